@@ -1,0 +1,35 @@
+# Two commands on a fresh machine: `make demo` scans a real server, `make test` runs the whole suite.
+# Both create .venv, install the project, make sure a Docker engine answers and build the runtime images first.
+VENV ?= .venv
+PY := $(VENV)/bin/python
+CLI := $(VENV)/bin/mcp-sandbox
+DEMO_TARGET ?= npm:@modelcontextprotocol/server-everything
+
+.PHONY: setup engine images demo test bench gc clean-images
+
+setup: $(VENV)/.installed
+
+$(VENV)/.installed: pyproject.toml
+	python3 -m venv $(VENV)
+	$(PY) -m pip install -q --disable-pip-version-check --upgrade pip
+	$(PY) -m pip install -q --disable-pip-version-check -e '.[test]'
+	touch $@
+
+engine:
+	bash scripts/ensure-engine.sh
+
+images: engine setup
+	bash scripts/ensure-base-image.sh
+	$(CLI) images build
+
+demo: images
+	$(CLI) scan $(DEMO_TARGET) --fail-on never -- stdio
+
+test: images
+	$(PY) -m pytest -q
+
+bench: images
+	$(PY) benchmarks/bench_sandbox.py
+
+gc: setup
+	$(CLI) gc

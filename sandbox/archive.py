@@ -1,0 +1,45 @@
+"""Tar helpers for copying files into and out of containers through the Docker API."""
+
+from __future__ import annotations
+
+import io
+import tarfile
+from pathlib import Path
+
+SKIP_DIRS = frozenset({".git", "node_modules", ".venv", "venv", "__pycache__", ".mypy_cache", ".pytest_cache", "dist",
+                       "build", ".tox"})
+
+
+def pack_path(source: Path, arcname: str, uid: int, gid: int) -> bytes:
+    """A tar of a folder (without VCS, virtualenv and build folders) or a single file, owned by uid:gid."""
+    buffer = io.BytesIO()
+
+    def owned(info: tarfile.TarInfo) -> tarfile.TarInfo | None:
+        parts = Path(info.name).parts
+        if any(part in SKIP_DIRS for part in parts[1:]):
+            return None
+        info.uid, info.gid, info.uname, info.gname = uid, gid, "", ""
+        info.mode = info.mode & 0o755 if not info.issym() else info.mode
+        return info
+
+    with tarfile.open(fileobj=buffer, mode="w") as tar:
+        tar.add(str(source), arcname=arcname, recursive=True, filter=owned)
+    return buffer.getvalue()
+
+
+def read_member(stream_chunks, max_bytes: int = 64 * 1024 * 1024) -> bytes:  # type: ignore[no-untyped-def]
+    """The bytes of the single regular file in a tar stream from `get_archive`, refusing more than max_bytes."""
+    buffer = io.BytesIO()
+    for chunk in stream_chunks:
+        buffer.write(chunk)
+        if buffer.tell() > max_bytes + 1024 * 1024:
+            raise ValueError(f"archive larger than {max_bytes} bytes")
+    buffer.seek(0)
+    with tarfile.open(fileobj=buffer, mode="r") as tar:
+        for member in tar:
+            if member.isfile():
+                extracted = tar.extractfile(member)
+                if extracted is None:
+                    break
+                return extracted.read(max_bytes + 1)[:max_bytes]
+    raise FileNotFoundError("no regular file in archive")

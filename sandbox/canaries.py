@@ -1,0 +1,159 @@
+"""Canaries: fake secrets planted in the sandbox HOME and environment, each a unique random token per run.
+
+A token showing up in a tool response or in egress traffic means the server read a secret and sent it somewhere.
+`find_canaries` also spots the tokens base64- or hex-encoded.
+"""
+
+from __future__ import annotations
+
+import base64
+import io
+import secrets
+import string
+import tarfile
+from dataclasses import dataclass
+from pathlib import PurePosixPath
+
+_ALPHANUMERIC = string.ascii_letters + string.digits
+_UPPER_ALPHANUMERIC = string.ascii_uppercase + string.digits
+CANARY_MTIME = 1_704_067_200
+GH_HOST = "github.invalid"  # test data names no real host
+
+ENV_CANARY_NAMES = ("GITHUB_TOKEN", "AWS_ACCESS_KEY_ID", "AWS_SECRET_ACCESS_KEY", "NPM_TOKEN", "OPENAI_API_KEY")
+
+
+@dataclass(frozen=True)
+class CanaryHit:
+    token: str
+    where: str  # where it was planted, e.g. "/home/probe/.ssh/id_rsa" or "env GITHUB_TOKEN"
+    encoding: str  # how it appeared: "plain", "base64" or "hex"
+
+
+@dataclass(frozen=True)
+class PlantedCanaries:
+    home_archive: bytes  # a tar to extract at HOME; member names are relative to HOME
+    env: dict[str, str]  # environment variables to set in the sandbox
+    locations: dict[str, str]  # token → where it was planted
+    files: tuple[str, ...]  # absolute paths of the planted files
+
+
+def random_token(length: int, alphabet: str = _ALPHANUMERIC) -> str:
+    return "".join(secrets.choice(alphabet) for _ in range(length))
+
+
+def github_token(prefix: str = "ghp_") -> str:
+    return prefix + random_token(36)
+
+
+def aws_access_key_id() -> str:
+    return "AKIA" + random_token(16, _UPPER_ALPHANUMERIC)
+
+
+def aws_secret_access_key() -> str:
+    return random_token(40)
+
+
+def plant_canaries(home: str, uid: int, gid: int) -> PlantedCanaries:
+    """Make fresh canaries: the HOME files as a tar (owned by uid:gid, private modes), the env vars, and the map."""
+    locations: dict[str, str] = {}
+    contents: dict[str, str] = {}
+
+    ssh_token = random_token(64)
+    contents[".ssh/id_rsa"] = _fake_private_key(ssh_token)
+    locations[ssh_token] = f"{home}/.ssh/id_rsa"
+
+    key_id, secret = aws_access_key_id(), aws_secret_access_key()
+    contents[".aws/credentials"] = (
+        f"[default]\naws_access_key_id = {key_id}\naws_secret_access_key = {secret}\nregion = us-east-1\n")
+    locations[key_id] = f"{home}/.aws/credentials (aws_access_key_id)"
+    locations[secret] = f"{home}/.aws/credentials (aws_secret_access_key)"
+
+    gh = github_token("gho_")
+    contents[".config/gh/hosts.yml"] = (
+        f"{GH_HOST}:\n    user: probe-user\n    oauth_token: {gh}\n    git_protocol: https\n")
+    locations[gh] = f"{home}/.config/gh/hosts.yml"
+
+    dotenv_github, dotenv_db = github_token(), random_token(32)
+    contents[".env"] = (
+        f"GITHUB_TOKEN={dotenv_github}\nDATABASE_URL=postgres://app:{dotenv_db}@db.example.invalid:5432/app\n")
+    locations[dotenv_github] = f"{home}/.env (GITHUB_TOKEN)"
+    locations[dotenv_db] = f"{home}/.env (DATABASE_URL password)"
+
+    env = _env_canaries()
+    locations.update({value: f"env {name}" for name, value in env.items()})
+    return PlantedCanaries(
+        home_archive=_home_archive(contents, uid, gid),
+        env=env,
+        locations=locations,
+        files=tuple(f"{home}/{path}" for path in sorted(contents)),
+    )
+
+
+def find_canaries(blob: str | bytes, locations: dict[str, str]) -> list[CanaryHit]:
+    """Every canary token found in blob (plain, base64 or hex encoded), each once, in the order of locations."""
+    data = blob.encode("utf-8", errors="surrogateescape") if isinstance(blob, str) else blob
+    lowered = data.lower()
+    hits: list[CanaryHit] = []
+    for token, where in locations.items():
+        raw = token.encode()
+        if raw in data:
+            hits.append(CanaryHit(token, where, "plain"))
+        elif any(form in data for form in base64_forms(raw)):
+            hits.append(CanaryHit(token, where, "base64"))
+        elif raw.hex().encode() in lowered:
+            hits.append(CanaryHit(token, where, "hex"))
+    return hits
+
+
+def base64_forms(raw: bytes) -> list[bytes]:
+    """The stable core of raw's base64 encoding at each of the three byte alignments (standard and URL-safe)."""
+    forms: list[bytes] = []
+    for shift in range(3):
+        encoded = base64.b64encode(b"\0" * shift + raw)
+        # Drop the characters mixed with the unknown neighbouring bytes: 4 at the front when shifted, 4 at the end.
+        core = encoded[4 if shift else 0: len(encoded) - 4]
+        if len(core) >= 16:
+            forms.append(core)
+            forms.append(core.replace(b"+", b"-").replace(b"/", b"_"))
+    return forms
+
+
+def _env_canaries() -> dict[str, str]:
+    return {
+        "GITHUB_TOKEN": github_token(),
+        "AWS_ACCESS_KEY_ID": aws_access_key_id(),
+        "AWS_SECRET_ACCESS_KEY": aws_secret_access_key(),
+        "NPM_TOKEN": "npm_" + random_token(36),
+        "OPENAI_API_KEY": "sk-proj-" + random_token(48),
+    }
+
+
+def _fake_private_key(token: str) -> str:
+    """An OpenSSH-style private key block whose body carries the token on a line of its own (not a usable key),
+    so the token stays contiguous in whatever copy of the file leaks."""
+    lines = ["b3BlbnNzaC1rZXktdjEAAAAABG5vbmUAAAAEbm9uZQAAAAAAAAABAAABlwAAAAdzc2gtcn", token,
+             random_token(70), random_token(70), random_token(24)]
+    return "-----BEGIN OPENSSH PRIVATE KEY-----\n" + "\n".join(lines) + "\n-----END OPENSSH PRIVATE KEY-----\n"
+
+
+def _home_archive(contents: dict[str, str], uid: int, gid: int) -> bytes:
+    buffer = io.BytesIO()
+    with tarfile.open(fileobj=buffer, mode="w", format=tarfile.PAX_FORMAT) as archive:
+        parents = {str(parent) for path in contents for parent in PurePosixPath(path).parents}
+        dirs = sorted(parents - {"."})
+        for directory in dirs:
+            info = _info(directory, 0o700, uid, gid)
+            info.type = tarfile.DIRTYPE
+            archive.addfile(info)
+        for path in sorted(contents):
+            data = contents[path].encode()
+            info = _info(path, 0o600, uid, gid)
+            info.size = len(data)
+            archive.addfile(info, io.BytesIO(data))
+    return buffer.getvalue()
+
+
+def _info(name: str, mode: int, uid: int, gid: int) -> tarfile.TarInfo:
+    info = tarfile.TarInfo(name)
+    info.mode, info.uid, info.gid, info.mtime = mode, uid, gid, CANARY_MTIME
+    return info

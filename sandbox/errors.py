@@ -1,0 +1,17 @@
+"""Errors raised by the sandbox layer. The CLI turns them into one line and an exit code."""
+
+
+class SandboxError(Exception):
+    """Something in the sandbox went wrong that is not the user's fault (engine failure, image build failure)."""
+
+
+class UserInputError(SandboxError):
+    """The user asked for something that cannot work (unknown package, missing entry point): exit 2, one line."""
+
+
+class EngineUnavailable(SandboxError):
+    """No Docker engine answers."""
+
+
+class PolicyNotApplied(SandboxError):
+    """The engine did not apply a part of the sandbox policy that was asked for: the scan must not go on."""

@@ -1,0 +1,64 @@
+"""Labels on everything the sandbox creates, so teardown and `gc` can find it all."""
+
+from __future__ import annotations
+
+import os
+import socket
+import time
+from pathlib import Path
+
+PREFIX = "io.mcp-sandbox"
+SESSION = f"{PREFIX}.session"
+CREATED = f"{PREFIX}.created"
+OWNER_PID = f"{PREFIX}.pid"
+OWNER_PID_START = f"{PREFIX}.pid-start"
+OWNER_HOST = f"{PREFIX}.host"
+ROLE = f"{PREFIX}.role"
+KIND = f"{PREFIX}.kind"
+
+KIND_INSTALLED = "installed"
+KIND_RUNTIME = "runtime"
+
+
+def process_start_ticks(pid: int) -> str | None:
+    """The process's start time in clock ticks since boot (from /proc), which tells a live pid from a reused one."""
+    try:
+        stat = Path(f"/proc/{pid}/stat").read_text()
+    except OSError:
+        return None
+    # Field 22; the command name (field 2) may hold spaces and parentheses, so split after its last ')'.
+    fields = stat[stat.rfind(")") + 2 :].split()
+    return fields[19] if len(fields) > 19 else None
+
+
+def session_labels(session_id: str, role: str) -> dict[str, str]:
+    """Labels for a resource of this scanner process's session."""
+    pid = os.getpid()
+    return {
+        SESSION: session_id,
+        CREATED: str(int(time.time())),
+        OWNER_PID: str(pid),
+        OWNER_PID_START: process_start_ticks(pid) or "",
+        OWNER_HOST: socket.gethostname(),
+        ROLE: role,
+    }
+
+
+FOREIGN_SESSION_MAX_AGE_SECONDS = 24 * 3600
+
+
+def owner_alive(labels: dict[str, str], now: float | None = None) -> bool:
+    """Whether the scanner process that created a labelled resource may still be running.
+
+    On this host the pid and its start time answer exactly. A session of another host sharing the engine (a scanner
+    in a container with the socket mounted) cannot be checked, so it counts as alive for a day.
+    """
+    if labels.get(OWNER_HOST) != socket.gethostname():
+        created = float(labels.get(CREATED, "0") or 0)
+        return (now or time.time()) - created < FOREIGN_SESSION_MAX_AGE_SECONDS
+    try:
+        pid = int(labels.get(OWNER_PID, ""))
+    except ValueError:
+        return False
+    start = process_start_ticks(pid)
+    return start is not None and start == labels.get(OWNER_PID_START)

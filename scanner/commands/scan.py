@@ -1,0 +1,154 @@
+"""`mcp-sandbox scan TARGET`, `images build` and `gc`: the sandbox commands."""
+
+from __future__ import annotations
+
+import json
+import re
+import sys
+from pathlib import Path
+
+import typer
+from rich.console import Console
+
+from sandbox import engine, gc, images
+from sandbox.policy import RunPolicy
+from scanner.commands.check import STDOUT, _validate_flags, _write, exit_code
+from scanner.config import load as load_config
+from scanner.errors import UsageError
+from scanner.inventory import Timeouts
+from scanner.reports.markdown import to_markdown
+from scanner.reports.sarif import to_sarif
+from scanner.reports.terminal import render
+from scanner.scan import ScanOptions, run_scan
+
+EXIT_SCAN_INCOMPLETE = 3
+SIZE = re.compile(r"^(\d+(?:\.\d+)?)([kmg]?)b?$", re.IGNORECASE)
+ENV_NAME = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
+
+images_app = typer.Typer(help="Build or list the runtime images the sandbox runs servers in.", no_args_is_help=True)
+
+
+def parse_size(text: str, flag: str) -> int:
+    match = SIZE.match(text.strip())
+    if not match:
+        raise UsageError(f"{flag} {text!r} is not a size; use e.g. 512m or 1g")
+    number, unit = float(match.group(1)), match.group(2).lower()
+    value = int(number * {"": 1, "k": 1024, "m": 1024**2, "g": 1024**3}[unit])
+    if value < 32 * 1024**2:
+        raise UsageError(f"{flag} {text!r} is under 32m; no server starts in that")
+    return value
+
+
+def parse_env(pairs: list[str]) -> dict[str, str]:
+    env: dict[str, str] = {}
+    for pair in pairs:
+        name, sep, value = pair.partition("=")
+        if not sep or not ENV_NAME.match(name):
+            raise UsageError(f"--env {pair!r} must look like NAME=VALUE")
+        if name in ("PATH", "HOME"):
+            raise UsageError(f"--env {name} cannot be changed; the sandbox sets it")
+        env[name] = value
+    return env
+
+
+def scan(
+    target: str = typer.Argument(..., metavar="TARGET", help="npm:NAME[@VERSION], pypi:NAME[==VERSION], or a path to "
+                                 "a package folder, .tgz, .whl or .tar.gz."),
+    server_args: list[str] | None = typer.Argument(None, metavar="[-- SERVER ARGS...]",
+                                                   help="Arguments for the server, after --."),
+    command: str | None = typer.Option(None, "--command", help="Launch command inside the sandbox (default: the "
+                                       "package's bin / console script)."),
+    env: list[str] = typer.Option([], "--env", metavar="NAME=VALUE", help="Set a variable for the server (repeat). "
+                                  "The host's environment never reaches it."),
+    memory: str = typer.Option("512m", "--memory", help="Memory limit (memory+swap) of the server."),
+    cpus: float = typer.Option(1.0, "--cpus", min=0.1, max=64, help="CPU quota of the server."),
+    pids: int = typer.Option(128, "--pids", min=8, max=4096, help="Process/thread limit of the server."),
+    startup_timeout: float = typer.Option(60.0, "--startup-timeout", min=1, help="Seconds to wait for the handshake "
+                                          "and each request."),
+    request_timeout: float = typer.Option(30.0, "--request-timeout", min=1, help="Seconds to wait for each listing."),
+    install_timeout: int = typer.Option(600, "--install-timeout", min=10, help="Seconds the install may take."),
+    no_cache: bool = typer.Option(False, "--no-cache", help="Install afresh even if this version was installed."),
+    ignore_scripts: bool = typer.Option(False, "--ignore-scripts", help="Do not run npm install scripts."),
+    ca_bundle: Path | None = typer.Option(None, "--ca-bundle", help="CA bundle the install trusts (default: the "
+                                          "host's, for TLS-intercepting proxies)."),
+    json_path: str | None = typer.Option(None, "--json", metavar="PATH", help="Write the JSON report (- for stdout)."),
+    sarif_path: str | None = typer.Option(None, "--sarif", metavar="PATH", help="Write a SARIF 2.1.0 report."),
+    markdown_path: str | None = typer.Option(None, "--markdown", metavar="PATH", help="Write a Markdown report."),
+    fail_on: str = typer.Option("error", "--fail-on", help="Exit 1 on a finding at or above: info|warning|error|never."),
+    fail_under: int | None = typer.Option(None, "--fail-under", help="Exit 1 when the score is under N (0-100)."),
+    min_severity: str = typer.Option("info", "--min-severity", help="Terminal shows findings at or above this."),
+    quiet: bool = typer.Option(False, "--quiet", "-q", help="No terminal report; only the files asked for."),
+    config_path: Path | None = typer.Option(None, "--config", help="Config file (default: ./mcp-sandbox.toml or "
+                                            "[tool.mcp-sandbox] in ./pyproject.toml)."),
+) -> None:
+    """Install TARGET in a throwaway sandbox, run it with no network, read its tools, lint them, and tear it all down.
+
+    Exit codes: 0 clean; 1 a finding at/above --fail-on (or score under --fail-under); 2 bad input;
+    3 the scan could not complete (no engine, install failed, server did not answer, teardown incomplete).
+    """
+    _validate_flags(fail_on, min_severity, fail_under, [json_path, sarif_path, markdown_path])
+    if ca_bundle is not None and not ca_bundle.is_file():
+        raise UsageError(f"--ca-bundle {ca_bundle} is not a file")
+    policy = RunPolicy(memory_bytes=parse_size(memory, "--memory"), nano_cpus=int(cpus * 1e9), pids_limit=pids,
+                       env=parse_env(env))
+    options = ScanOptions(
+        target=target, server_args=list(server_args or []), command=command, policy=policy,
+        timeouts=Timeouts(startup=startup_timeout, request=request_timeout), use_cache=not no_cache,
+        ca_bundle=ca_bundle, ignore_scripts=ignore_scripts, install_timeout=install_timeout,
+        config=load_config(config_path),
+    )
+    to_stdout = STDOUT in (json_path, sarif_path, markdown_path)
+    console = Console(stderr=True, highlight=False)
+    try:
+        with console.status("scanning", spinner="dots") as status:
+            report = run_scan(options, progress=lambda step: status.update(step))
+    except KeyboardInterrupt:
+        # run_scan has torn the sandbox down in its finally block by now.
+        print("interrupted; the sandbox was torn down", file=sys.stderr)
+        raise typer.Exit(130) from None
+    if not quiet:
+        render(report, Console(stderr=to_stdout, highlight=False, soft_wrap=False), min_severity)  # type: ignore[arg-type]
+    if json_path:
+        _write(json_path, report.model_dump_json(indent=2) + "\n", "JSON")
+    if sarif_path:
+        _write(sarif_path, json.dumps(to_sarif(report), indent=2, ensure_ascii=False) + "\n", "SARIF")
+    if markdown_path:
+        _write(markdown_path, to_markdown(report), "Markdown")
+    teardown = report.sandbox.teardown if report.sandbox else None
+    if report.errors or not report.tools and not report.server.name or (teardown and not teardown.complete):
+        raise typer.Exit(EXIT_SCAN_INCOMPLETE)
+    raise typer.Exit(exit_code(report.findings, report.score.value if report.score else None, fail_on, fail_under))
+
+
+def build_images(
+    rebuild: bool = typer.Option(False, "--rebuild", help="Build even if an image with the same hash exists."),
+    ca_bundle: Path | None = typer.Option(None, "--ca-bundle", help="CA bundle the build trusts."),
+) -> None:
+    """Build the node and python runtime images (tagged by project version and build-context hash)."""
+    client = engine.connect()
+    console = Console(stderr=True, highlight=False)
+    for runtime in images.RUNTIMES:
+        with console.status(f"{runtime}: checking", spinner="dots") as status:
+            image = images.ensure_runtime_image(client, runtime, ca_bundle=ca_bundle, rebuild=rebuild,
+                                                progress=lambda line: status.update(f"{runtime}: {line[:100]}"))
+        console.print(f"{runtime}: {image.tag} ({'built' if image.built else 'up to date'})", markup=False)
+
+
+def collect_garbage(
+    everything: bool = typer.Option(False, "--all", help="Remove every labelled container, network and volume, even "
+                                    "of scans still running."),
+    cached_images: bool = typer.Option(False, "--images", help="Also remove cached installs (installed-server "
+                                       "images)."),
+) -> None:
+    """Remove what crashed or killed scans left behind (containers, networks, volumes labelled io.mcp-sandbox.*)."""
+    result = gc.sweep(engine.connect(), everything=everything, images=cached_images)
+    print(f"removed {len(result.containers)} containers, {len(result.networks)} networks, "
+          f"{len(result.volumes)} volumes, {len(result.images)} images"
+          + (f"; kept {len(result.kept_live_sessions)} live sessions" if result.kept_live_sessions else ""))
+
+
+def register(app: typer.Typer) -> None:
+    app.command("scan")(scan)
+    images_app.command("build")(build_images)
+    app.add_typer(images_app, name="images")
+    app.command("gc")(collect_garbage)

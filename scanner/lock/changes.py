@@ -1,0 +1,85 @@
+"""What can change between a lock and a later run, and how much each change matters."""
+
+from __future__ import annotations
+
+from typing import Literal
+
+from pydantic import BaseModel, ConfigDict
+
+from scanner.report import Severity
+
+ChangeKind = Literal[
+    "tool_added",
+    "tool_removed",
+    "duplicate_tool",
+    "description_changed",
+    "title_changed",
+    "schema_text_changed",
+    "schema_widened",
+    "schema_changed",
+    "output_schema_changed",
+    "annotations_changed",
+    "meta_changed",
+    "definition_changed",
+    "instructions_changed",
+    "instructions_unchecked",
+    "server_changed",
+    "provenance_changed",
+    "provenance_unchecked",
+]
+
+# The usual severity of each kind. A few kinds are raised or lowered per change (annotations that claim more safety
+# are errors; a lost signature is an error); those decisions live next to the check that makes them.
+DEFAULT_SEVERITY: dict[str, Severity] = {
+    "tool_added": "warning",
+    "tool_removed": "info",
+    "duplicate_tool": "error",
+    "description_changed": "warning",
+    "title_changed": "info",
+    "schema_text_changed": "warning",
+    "schema_widened": "warning",
+    "schema_changed": "info",
+    "output_schema_changed": "warning",
+    "annotations_changed": "warning",
+    "meta_changed": "info",
+    "definition_changed": "info",
+    "instructions_changed": "warning",
+    "instructions_unchecked": "warning",
+    "server_changed": "warning",
+    "provenance_changed": "error",
+    "provenance_unchecked": "info",
+}
+
+SEVERITY_RANK: dict[str, int] = {"info": 0, "warning": 1, "error": 2}
+FAIL_ON_LEVELS = ("info", "warning", "error", "never")
+
+
+class Change(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+    kind: ChangeKind
+    severity: Severity
+    tool: str | None = None
+    message: str
+    old: str | None = None
+    new: str | None = None
+
+
+def change(kind: ChangeKind, message: str, *, tool: str | None = None, severity: Severity | None = None,
+           old: str | None = None, new: str | None = None) -> Change:
+    return Change(kind=kind, severity=severity or DEFAULT_SEVERITY[kind], tool=tool, message=message, old=old, new=new)
+
+
+def worst(severities: list[Severity]) -> Severity:
+    return max(severities, key=lambda s: SEVERITY_RANK[s])
+
+
+def at_or_above(changes: list[Change], level: str) -> list[Change]:
+    """The changes that meet a --fail-on level (`never` meets none)."""
+    if level == "never":
+        return []
+    return [c for c in changes if SEVERITY_RANK[c.severity] >= SEVERITY_RANK[level]]
+
+
+def counts(changes: list[Change]) -> dict[str, int]:
+    return {level: sum(1 for c in changes if c.severity == level) for level in ("error", "warning", "info")}

@@ -1,0 +1,58 @@
+"""diff(old, new): every change between a lock and a later run, most severe first."""
+
+from __future__ import annotations
+
+from scanner.lock.changes import SEVERITY_RANK, Change, change
+from scanner.lock.model import LockedTool, LockFile
+from scanner.lock.provenance_diff import provenance_changes
+from scanner.lock.server_diff import duplicate_changes, entry_changes, instructions_changes, server_changes
+from scanner.lock.text import quoted, stored
+from scanner.lock.tool_diff import tool_changes
+
+
+def diff(old: LockFile, new: LockFile) -> list[Change]:
+    changes = [
+        *duplicate_changes(new),
+        *tool_set_changes(old, new),
+        *instructions_changes(old.server, new.server),
+        *server_changes(old.server, new.server),
+        *entry_changes("prompt", old.prompts, new.prompts),
+        *entry_changes("resource", old.resources, new.resources),
+        *entry_changes("resource template", old.resource_templates, new.resource_templates),
+        *provenance_changes(old, new),
+    ]
+    return sorted(changes, key=lambda c: -SEVERITY_RANK[c.severity])
+
+
+def _first_by_name(tools: list[LockedTool]) -> dict[str, LockedTool]:
+    first: dict[str, LockedTool] = {}
+    for tool in tools:
+        first.setdefault(tool.name, tool)
+    return first
+
+
+def tool_set_changes(old: LockFile, new: LockFile) -> list[Change]:
+    before, after = _first_by_name(old.tools), _first_by_name(new.tools)
+    added = sorted(set(after) - set(before))
+    removed = sorted(set(before) - set(after))
+    out = [_added(after[name], removed) for name in added]
+    out += [_removed(before[name], added) for name in removed]
+    for name in sorted(set(before) & set(after)):
+        if before[name].fingerprint != after[name].fingerprint:
+            out += tool_changes(name, before[name].definition, after[name].definition)
+    return out
+
+
+def _added(tool: LockedTool, removed: list[str]) -> Change:
+    description = tool.definition.get("description")
+    message = f"tool {quoted(tool.name)} added; its description reads {quoted(description)}"
+    if removed:
+        message += f" (removed in the same run: {', '.join(quoted(n) for n in removed)}; a rename shows as both)"
+    return change("tool_added", message, tool=tool.name, new=stored(description))
+
+
+def _removed(tool: LockedTool, added: list[str]) -> Change:
+    message = f"tool {quoted(tool.name)} removed"
+    if added:
+        message += f" (added in the same run: {', '.join(quoted(n) for n in added)})"
+    return change("tool_removed", message, tool=tool.name, old=stored(tool.definition.get("description")))

@@ -1,0 +1,91 @@
+"""Changes at server level: instructions, server identity and capabilities, prompts and resources."""
+
+from __future__ import annotations
+
+from scanner.lock.canonical import same_json
+from scanner.lock.changes import Change, change
+from scanner.lock.model import LockedEntry, LockedServer, LockFile
+from scanner.lock.text import quoted, stored
+from scanner.report import Severity
+
+_FIELD_SEVERITY: tuple[tuple[str, Severity], ...] = (("name", "warning"), ("version", "info"),
+                                                     ("protocol_version", "info"))
+
+
+def instructions_changes(old: LockedServer, new: LockedServer) -> list[Change]:
+    if old.instructions_known and new.instructions_known:
+        if old.instructions == new.instructions:
+            return []
+        return [change("instructions_changed", f"the server's instructions changed; they now read "
+                       f"{quoted(new.instructions)}", old=stored(old.instructions), new=stored(new.instructions))]
+    if old.instructions_known:
+        return [change("instructions_unchecked", "the lock records the server's instructions but the input does "
+                       "not carry them (a bare tools/list), so they were not compared; give an input with "
+                       "\"instructions\" or a saved report", old=stored(old.instructions))]
+    if new.instructions_known:
+        return [change("instructions_unchecked", "the lock does not record the server's instructions, so they "
+                       "were not compared; refresh the lock to pin them", severity="info",
+                       new=stored(new.instructions))]
+    return [change("instructions_unchecked", "neither the lock nor the input carries the server's instructions; "
+                   "they were not compared", severity="info")]
+
+
+def server_changes(old: LockedServer, new: LockedServer) -> list[Change]:
+    out: list[Change] = []
+    for field, severity in _FIELD_SEVERITY:
+        before, after = getattr(old, field), getattr(new, field)
+        if before == after:
+            continue
+        if after is None:
+            out.append(change("server_changed", f"server {field} is not in the input, so it was not compared "
+                              f"(the lock has {quoted(before)})", severity="info"))
+        else:
+            out.append(change("server_changed", f"server {field} changed: {quoted(before)} -> {quoted(after)}",
+                              severity=severity, old=stored(before), new=stored(after)))
+    out += _capability_changes(old, new)
+    return out
+
+
+def _capability_changes(old: LockedServer, new: LockedServer) -> list[Change]:
+    if same_json(old.capabilities, new.capabilities):
+        return []
+    added = sorted(set(new.capabilities) - set(old.capabilities))
+    detail = f"capabilities changed: {quoted(old.capabilities)} -> {quoted(new.capabilities)}"
+    return [change("server_changed", (f"new capabilities {', '.join(added)}; " if added else "") + detail,
+                   severity="warning" if added else "info")]
+
+
+def entry_changes(what: str, old: list[LockedEntry], new: list[LockedEntry]) -> list[Change]:
+    """Prompts, resources and resource templates: added or changed is a warning (their text reaches the model)."""
+    before = {e.key: e for e in reversed(old)}
+    after = {e.key: e for e in reversed(new)}
+    out: list[Change] = []
+    for key in sorted(set(after) - set(before)):
+        description = after[key].definition.get("description")
+        out.append(change("server_changed", f"{what} {quoted(key)} added; its description reads "
+                          f"{quoted(description)}", new=stored(after[key].definition)))
+    for key in sorted(set(before) - set(after)):
+        out.append(change("server_changed", f"{what} {quoted(key)} removed", severity="info",
+                          old=stored(before[key].definition)))
+    for key in sorted(set(before) & set(after)):
+        if before[key].fingerprint != after[key].fingerprint:
+            fields = _moved_fields(before[key], after[key])
+            out.append(change("server_changed", f"{what} {quoted(key)} changed ({fields})",
+                              old=stored(before[key].definition), new=stored(after[key].definition)))
+    return out
+
+
+def _moved_fields(old: LockedEntry, new: LockedEntry) -> str:
+    keys = set(old.definition) | set(new.definition)
+    moved = sorted(k for k in keys if not same_json(old.definition.get(k), new.definition.get(k))
+                   or (k in old.definition) != (k in new.definition))
+    return ", ".join(moved) if moved else "definition"
+
+
+def duplicate_changes(lock: LockFile) -> list[Change]:
+    seen: dict[str, int] = {}
+    for tool in lock.tools:
+        seen[tool.name] = seen.get(tool.name, 0) + 1
+    return [change("duplicate_tool", f"{count} tools share the name {quoted(name)}: a client may call any of "
+                   "them; only the first is compared", tool=name)
+            for name, count in sorted(seen.items()) if count > 1]

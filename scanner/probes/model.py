@@ -1,0 +1,153 @@
+"""The record of one probe call: what was sent, what came back, how long it took and roughly what it costs an agent."""
+
+from __future__ import annotations
+
+import json
+import math
+from typing import Any, Literal
+
+from pydantic import BaseModel, ConfigDict, Field
+
+from scanner.untrusted import cap_json, cap_text
+
+ProbeKind = Literal["generated", "fixture", "error"]
+CallStatus = Literal["ok", "tool_error", "protocol_error", "timeout", "crashed"]
+ErrorProbeKind = Literal["missing_required", "wrong_type", "invalid_enum", "unknown_value"]
+
+CHARS_PER_TOKEN = 4
+PREVIEW_CHARS = 400
+MAX_RESPONSE_CHARS = 200_000  # the most of a response kept for the rules and for --include-responses
+MAX_ARGUMENT_STRING = 4_096
+
+
+class ProbeResult(BaseModel):
+    """One tools/call made by a probe and its outcome. Everything server-sent is untrusted, capped text."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    tool: str
+    label: str
+    kind: ProbeKind
+    error_probe: ErrorProbeKind | None = Field(default=None, description="Which bad input an error probe sent.")
+    expect_error: bool | None = Field(default=None, description="True when the call should fail; None: either way.")
+    target: str | None = Field(default=None, description="The argument an error probe got wrong.")
+    arguments: dict[str, Any] = Field(default_factory=dict)
+    status: CallStatus
+    is_error: bool = Field(default=False, description="The result's isError flag as the server set it.")
+    latency_ms: float = 0.0
+    tokens: int = Field(default=0, description="Estimated tokens of the response (4 characters ≈ 1 token).")
+    response_chars: int = 0
+    content_types: list[str] = Field(default_factory=list)
+    preview: str = Field(default="", description="The first 400 characters of the response text.")
+    response: str | None = Field(default=None, description="The response text (capped); kept with --include-responses.")
+    error: str | None = Field(default=None, description="Protocol error, timeout or crash message (capped).")
+
+    def text(self) -> str:
+        """The response text as far as it was kept: the full (capped) response, else the preview, else the error."""
+        if self.response is not None:
+            return self.response
+        return self.preview or (self.error or "")
+
+    def without_response(self) -> ProbeResult:
+        """A copy for a report written without --include-responses."""
+        return self.model_copy(update={"response": None})
+
+
+def estimate_tokens(text: str) -> int:
+    """Rough token count: 4 characters ≈ 1 token."""
+    return math.ceil(len(text) / CHARS_PER_TOKEN)
+
+
+def response_text(call_result: dict[str, Any]) -> str:
+    """The text an agent reads from a tools/call result (wire format): text blocks and embedded text resources.
+
+    Falls back to the JSON of structuredContent when there is no text block. Binary blocks are not counted."""
+    parts: list[str] = []
+    content = call_result.get("content")
+    for block in content if isinstance(content, list) else []:
+        if not isinstance(block, dict):
+            continue
+        if block.get("type") == "text" and isinstance(block.get("text"), str):
+            parts.append(block["text"])
+        elif block.get("type") == "resource" and isinstance(block.get("resource"), dict):
+            embedded = block["resource"].get("text")
+            if isinstance(embedded, str):
+                parts.append(embedded)
+        elif block.get("type") == "resource_link":
+            parts.append(" ".join(str(block.get(key, "")) for key in ("uri", "name", "description")).strip())
+    if not parts:
+        structured = call_result.get("structuredContent", call_result.get("structured_content"))
+        if structured is not None:
+            parts.append(json.dumps(structured, ensure_ascii=False))
+    return "\n".join(parts)
+
+
+def content_types(call_result: dict[str, Any]) -> list[str]:
+    content = call_result.get("content")
+    blocks = content if isinstance(content, list) else []
+    return [cap_text(str(block.get("type", "?")), 40) for block in blocks if isinstance(block, dict)]
+
+
+def result_from_call(
+    *,
+    tool: str,
+    label: str,
+    kind: ProbeKind,
+    arguments: dict[str, Any],
+    call_result: dict[str, Any],
+    latency_ms: float,
+    error_probe: ErrorProbeKind | None = None,
+    expect_error: bool | None = None,
+    target: str | None = None,
+) -> ProbeResult:
+    """Record a call that returned a result (wire-format dict of CallToolResult)."""
+    text = response_text(call_result)
+    is_error = call_result.get("isError", call_result.get("is_error")) is True
+    return ProbeResult(
+        tool=tool,
+        label=label,
+        kind=kind,
+        error_probe=error_probe,
+        expect_error=expect_error,
+        target=target,
+        arguments=cap_json(arguments, max_string=MAX_ARGUMENT_STRING),
+        status="tool_error" if is_error else "ok",
+        is_error=is_error,
+        latency_ms=round(latency_ms, 1),
+        tokens=estimate_tokens(text),
+        response_chars=len(text),
+        content_types=content_types(call_result),
+        preview=text[:PREVIEW_CHARS],
+        response=cap_text(text, MAX_RESPONSE_CHARS),
+    )
+
+
+def result_from_failure(
+    *,
+    tool: str,
+    label: str,
+    kind: ProbeKind,
+    arguments: dict[str, Any],
+    status: Literal["protocol_error", "timeout", "crashed"],
+    error: str,
+    latency_ms: float,
+    error_probe: ErrorProbeKind | None = None,
+    expect_error: bool | None = None,
+    target: str | None = None,
+) -> ProbeResult:
+    """Record a call that returned no result: a JSON-RPC error, a timeout or a server that died."""
+    return ProbeResult(
+        tool=tool,
+        label=label,
+        kind=kind,
+        error_probe=error_probe,
+        expect_error=expect_error,
+        target=target,
+        arguments=cap_json(arguments, max_string=MAX_ARGUMENT_STRING),
+        status=status,
+        latency_ms=round(latency_ms, 1),
+        tokens=estimate_tokens(error),
+        response_chars=len(error),
+        preview=error[:PREVIEW_CHARS],
+        error=cap_text(error, MAX_RESPONSE_CHARS),
+    )

@@ -1,0 +1,188 @@
+"""Read the MCP server entries of client configs: Claude Desktop, Claude Code (~/.claude.json incl.
+projects.*.mcpServers, .mcp.json), Cursor (mcp.json) and VS Code (mcp.json `servers`, settings.json `mcp.servers`).
+
+Environment values are never kept: only their names. Remote entries keep only scheme and host.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Literal
+
+from scanner.errors import UsageError
+from scanner.provenance.redact import origin_only
+
+MAX_CONFIG_BYTES = 64 * 1024 * 1024
+ConfigFormat = Literal["claude-desktop", "claude-code", "cursor", "vscode", "mcp-json"]
+Transport = Literal["stdio", "remote", "unknown"]
+
+
+@dataclass
+class ServerEntry:
+    name: str
+    scope: str | None = None  # the project path for Claude Code project entries
+    transport: Transport = "unknown"
+    command: str | None = None  # kept in memory for linting; never printed whole
+    args: list[str] = field(default_factory=list)
+    env_names: list[str] = field(default_factory=list)
+    remote: str | None = None  # scheme://host[:port] only
+    disabled: bool = False
+    problem: str | None = None  # why the entry could not be read
+
+
+@dataclass
+class ClientConfig:
+    path: str
+    format: ConfigFormat
+    servers: list[ServerEntry]
+
+
+def read_client_config(path: Path) -> ClientConfig:
+    """Read one config file; a file that is missing, unreadable or not an MCP config is a UsageError."""
+    data = _load_json(path)
+    fmt = _detect_format(path, data)
+    return ClientConfig(str(path), fmt, list(_entries(fmt, data)))
+
+
+def _load_json(path: Path) -> dict[str, Any]:
+    if not path.is_file():
+        raise UsageError(f"{path}: no such file; give the path of an MCP client config (e.g. ~/.claude.json)")
+    if path.stat().st_size > MAX_CONFIG_BYTES:
+        raise UsageError(f"{path}: larger than {MAX_CONFIG_BYTES // (1024 * 1024)} MiB; that is not an MCP config")
+    try:
+        text = path.read_text("utf-8-sig")
+    except (OSError, UnicodeDecodeError) as exc:
+        raise UsageError(f"{path}: cannot be read as UTF-8 text ({exc.__class__.__name__})") from exc
+    try:
+        data = json.loads(strip_jsonc(text))
+    except json.JSONDecodeError as exc:
+        raise UsageError(f"{path}: not valid JSON at line {exc.lineno} column {exc.colno}; fix the file "
+                         "and run again") from exc
+    if not isinstance(data, dict):
+        raise UsageError(f"{path}: the top level is not a JSON object, so it is not an MCP client config")
+    return data
+
+
+def strip_jsonc(text: str) -> str:
+    """Remove // and /* */ comments, then trailing commas, outside strings (VS Code files are JSON with comments)."""
+    return _drop_trailing_commas(_drop_comments(text))
+
+
+def _string_end(text: str, start: int) -> int:
+    """Index just past the JSON string that opens at text[start] (or the end of text)."""
+    i = start + 1
+    while i < len(text):
+        if text[i] == "\\":
+            i += 2
+            continue
+        if text[i] == '"':
+            return i + 1
+        i += 1
+    return len(text)
+
+
+def _drop_comments(text: str) -> str:
+    out: list[str] = []
+    i = 0
+    while i < len(text):
+        if text[i] == '"':
+            end = _string_end(text, i)
+            out.append(text[i:end])
+            i = end
+        elif text.startswith("//", i):
+            end = text.find("\n", i)
+            i = len(text) if end < 0 else end
+        elif text.startswith("/*", i):
+            end = text.find("*/", i + 2)
+            i = len(text) if end < 0 else end + 2
+        else:
+            out.append(text[i])
+            i += 1
+    return "".join(out)
+
+
+def _drop_trailing_commas(text: str) -> str:
+    out: list[str] = []
+    i = 0
+    while i < len(text):
+        if text[i] == '"':
+            end = _string_end(text, i)
+            out.append(text[i:end])
+            i = end
+            continue
+        if text[i] == ",":
+            rest = text[i + 1:].lstrip(" \t\r\n")
+            if rest[:1] in ("}", "]"):
+                i += 1
+                continue
+        out.append(text[i])
+        i += 1
+    return "".join(out)
+
+
+def _detect_format(path: Path, data: dict[str, Any]) -> ConfigFormat:
+    if isinstance(data.get("servers"), dict) or isinstance(_get(data, "mcp", "servers"), dict):
+        return "vscode"
+    if isinstance(data.get("projects"), dict):
+        return "claude-code"
+    if isinstance(data.get("mcpServers"), dict):
+        lowered = str(path).replace("\\", "/").lower()
+        if "claude_desktop_config" in lowered:
+            return "claude-desktop"
+        if "/.cursor/" in lowered or lowered.startswith(".cursor/"):
+            return "cursor"
+        if lowered.endswith(".claude.json"):
+            return "claude-code"
+        return "mcp-json"
+    raise UsageError(f"{path}: no MCP servers found (expected `mcpServers`, `projects.*.mcpServers`, `servers` or "
+                     "`mcp.servers`); give a Claude Desktop, Claude Code, Cursor or VS Code MCP config")
+
+
+def _get(data: dict[str, Any], *keys: str) -> Any:
+    value: Any = data
+    for key in keys:
+        if not isinstance(value, dict):
+            return None
+        value = value.get(key)
+    return value
+
+
+def _entries(fmt: ConfigFormat, data: dict[str, Any]) -> list[ServerEntry]:
+    if fmt == "vscode":
+        servers = data.get("servers") if isinstance(data.get("servers"), dict) else _get(data, "mcp", "servers")
+        return [read_entry(str(k), v) for k, v in servers.items()]
+    out = [read_entry(str(k), v) for k, v in (data.get("mcpServers") or {}).items()] \
+        if isinstance(data.get("mcpServers"), dict) else []
+    for project, settings in (data.get("projects") or {}).items():
+        servers = settings.get("mcpServers") if isinstance(settings, dict) else None
+        if isinstance(servers, dict):
+            out.extend(read_entry(str(k), v, scope=str(project)) for k, v in servers.items())
+    return out
+
+
+def read_entry(name: str, raw: Any, scope: str | None = None) -> ServerEntry:
+    """One server entry; anything malformed is kept as a problem (reported as I1), never raised."""
+    entry = ServerEntry(name=name, scope=scope)
+    if not isinstance(raw, dict):
+        entry.problem = "the entry is not a JSON object"
+        return entry
+    entry.disabled = raw.get("disabled") is True
+    env = raw.get("env")
+    if isinstance(env, dict):
+        entry.env_names = sorted(str(k) for k in env)
+    url = raw.get("url", raw.get("serverUrl"))
+    command = raw.get("command")
+    if isinstance(url, str) and not command:
+        entry.transport, entry.remote = "remote", origin_only(url)
+        return entry
+    if not isinstance(command, str) or not command.strip():
+        entry.problem = "no `command` string and no `url`"
+        return entry
+    args = raw.get("args", [])
+    if not isinstance(args, list) or not all(isinstance(a, (str, int, float)) for a in args):
+        entry.problem = "`args` is not a list of strings"
+        return entry
+    entry.transport, entry.command, entry.args = "stdio", command, [str(a) for a in args]
+    return entry

@@ -1,0 +1,53 @@
+"""Findings for each server of a client config: I1 launch lint, I8 known-bad, I9 typosquats."""
+
+from __future__ import annotations
+
+from pydantic import BaseModel, ConfigDict, Field
+
+from scanner.provenance.client_config import ClientConfig, ServerEntry
+from scanner.provenance.launch import analyse_launch
+from scanner.provenance.rules import finding
+from scanner.report import Finding
+
+
+class ServerResult(BaseModel):
+    """What check-config reports for one server. Holds no argument, env value, URL path, user info or query."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    name: str
+    scope: str | None = Field(default=None, description="Project path for Claude Code project entries.")
+    transport: str
+    runner: str | None = None
+    packages: list[str] = Field(default_factory=list, description="What the launch would fetch (redacted).")
+    remote: str | None = Field(default=None, description="scheme://host of a remote server.")
+    env_names: list[str] = Field(default_factory=list)
+    disabled: bool = False
+    findings: list[Finding] = Field(default_factory=list)
+
+
+class ConfigResult(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+    path: str
+    format: str
+    servers: list[ServerResult]
+
+
+def lint_config(config: ClientConfig) -> ConfigResult:
+    return ConfigResult(path=config.path, format=config.format, servers=[lint_entry(e) for e in config.servers])
+
+
+def lint_entry(entry: ServerEntry) -> ServerResult:
+    result = ServerResult(name=entry.name, scope=entry.scope, transport=entry.transport, remote=entry.remote,
+                          env_names=entry.env_names, disabled=entry.disabled)
+    if entry.problem:
+        result.findings.append(finding("I1", f"Unreadable server entry: {entry.problem}.", evidence=entry.problem))
+        return result
+    if entry.transport != "stdio" or entry.command is None:
+        return result
+    analysis = analyse_launch(entry.command, entry.args)
+    result.runner = analysis.runner
+    result.packages = [p.display for p in analysis.packages]
+    result.findings = analysis.findings
+    return result

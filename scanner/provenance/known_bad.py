@@ -1,0 +1,59 @@
+"""I8: known-bad releases, refused before anything is installed or launched. The list is data."""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass
+from importlib import resources
+from pathlib import Path
+
+from scanner.provenance.model import Ecosystem
+from scanner.provenance.names import comparison_name
+from scanner.provenance.rules import finding
+from scanner.provenance.versions import could_resolve_to, exact_version, normalise_version
+from scanner.report import Finding
+
+
+@dataclass(frozen=True)
+class BadRelease:
+    ecosystem: Ecosystem
+    name: str
+    version: str  # normalised
+    reason: str
+
+
+def load_known_bad(path: Path | None = None) -> list[BadRelease]:
+    """Read the known-bad list (the shipped scanner/data/known_bad.json unless a path is given)."""
+    text = path.read_text("utf-8") if path else resources.files("scanner.data").joinpath("known_bad.json").read_text(
+        "utf-8")
+    data = json.loads(text)
+    out: list[BadRelease] = []
+    for entry in data["releases"]:
+        eco = entry["ecosystem"]
+        for version in entry["versions"]:
+            out.append(BadRelease(eco, entry["name"], normalise_version(eco, version) or version, entry["reason"]))
+    return out
+
+
+def known_bad_finding(ecosystem: Ecosystem, name: str, version_spec: str,
+                      known_bad: list[BadRelease] | None = None) -> Finding | None:
+    """I8 when name@version_spec is, or could resolve to, a known-bad release; None otherwise.
+
+    version_spec is what the user asked for: an exact version, a range, a tag or "" (any). A spec that could still
+    resolve to a bad release (a range containing it, a tag, no version) is refused too.
+    """
+    wanted = comparison_name(name)
+    listed = [b for b in (known_bad if known_bad is not None else load_known_bad())
+              if b.ecosystem == ecosystem and comparison_name(b.name) == wanted]
+    hits = [b for b in listed if could_resolve_to(ecosystem, version_spec, b.version)]
+    if not hits:
+        return None
+    versions = ", ".join(b.version for b in hits)
+    spec_shown = version_spec.strip() or "(no version: any)"
+    exact = exact_version(ecosystem, version_spec)
+    how = "is" if exact else "could resolve to"
+    return finding(
+        "I8",
+        f"{ecosystem} package {name} {spec_shown} {how} a known-bad release ({versions}): {hits[0].reason}.",
+        evidence=f"{ecosystem}:{hits[0].name} known-bad versions {versions}; requested {spec_shown}",
+    )

@@ -1,0 +1,120 @@
+"""I5 from the lockfile an npm install produced: every resolved package, git/URL dependencies, install scripts."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+from urllib.parse import urlsplit
+
+from scanner.errors import UsageError
+from scanner.provenance.model import Dependency, DependencyTree, SourceKind
+from scanner.provenance.redact import without_secrets
+from scanner.provenance.rules import finding
+from scanner.report import Finding
+
+INSTALL_SCRIPTS = ("preinstall", "install", "postinstall")
+REGISTRY_HOSTS = frozenset({"registry.npmjs.org", "registry.yarnpkg.com"})
+MAX_NAMED = 20
+
+
+def read_npm_lockfile(path: Path, node_modules_parent: Path | None = None) -> DependencyTree:
+    """Read package-lock.json / npm-shrinkwrap.json (v1, v2, v3). node_modules_parent: the install folder, to
+    name each flagged package's actual install scripts from its package.json."""
+    try:
+        data = json.loads(path.read_text("utf-8"))
+    except (OSError, ValueError) as exc:
+        raise UsageError(f"{path}: not a readable npm lockfile ({exc.__class__.__name__})") from exc
+    if not isinstance(data, dict):
+        raise UsageError(f"{path}: not an npm lockfile (top level is not an object)")
+    if isinstance(data.get("packages"), dict):
+        deps = [_from_v2(key, entry, node_modules_parent) for key, entry in data["packages"].items()
+                if key and isinstance(entry, dict)]
+    else:
+        deps = list(_from_v1(data.get("dependencies") or {}))
+    return DependencyTree(lockfile=path.name, total=len(deps), dependencies=deps)
+
+
+def _name_from_key(key: str) -> str:
+    return key.rsplit("node_modules/", 1)[-1]
+
+
+def _from_v2(key: str, entry: dict[str, Any], root: Path | None) -> Dependency:
+    name = str(entry.get("name") or _name_from_key(key))
+    resolved = entry.get("resolved") if isinstance(entry.get("resolved"), str) else None
+    source = "link" if entry.get("link") is True else classify(resolved, str(entry.get("version") or ""))
+    scripts: list[str] = []
+    if entry.get("hasInstallScript") is True:
+        scripts = _scripts_on_disk(root / key if root else None) or ["install script (hasInstallScript)"]
+    return Dependency(name=name, version=_str(entry.get("version")), integrity=_str(entry.get("integrity")),
+                      source=source, resolved=without_secrets(resolved) if resolved else None,
+                      install_scripts=scripts, dev=entry.get("dev") is True)
+
+
+def _from_v1(dependencies: dict[str, Any]) -> list[Dependency]:
+    out: list[Dependency] = []
+    stack = list(dependencies.items())
+    while stack:
+        name, entry = stack.pop()
+        if not isinstance(entry, dict):
+            continue
+        version = str(entry.get("version") or "")
+        resolved = entry.get("resolved") if isinstance(entry.get("resolved"), str) else None
+        out.append(Dependency(name=name, version=version or None, integrity=_str(entry.get("integrity")),
+                              source=classify(resolved or version, version),
+                              resolved=without_secrets(resolved) if resolved else None, dev=entry.get("dev") is True))
+        stack.extend((entry.get("dependencies") or {}).items())
+    return sorted(out, key=lambda d: d.name)
+
+
+def _str(value: Any) -> str | None:
+    return value if isinstance(value, str) else None
+
+
+def classify(resolved: str | None, version: str) -> SourceKind:
+    """Where a locked package came from: the registry, git, another URL, or a local file."""
+    spec = resolved or version
+    if not spec:
+        return "unknown"
+    if spec.startswith(("git+", "git:", "github:", "gitlab:", "bitbucket:")):
+        return "git"
+    if spec.startswith("file:"):
+        return "file"
+    if spec.startswith(("http://", "https://")):
+        return "registry" if urlsplit(spec).hostname in REGISTRY_HOSTS else "url"
+    return "registry" if resolved is None else "unknown"
+
+
+def _scripts_on_disk(package_dir: Path | None) -> list[str]:
+    if package_dir is None:
+        return []
+    try:
+        manifest = json.loads((package_dir / "package.json").read_text("utf-8"))
+    except (OSError, ValueError):
+        return []
+    scripts = manifest.get("scripts") if isinstance(manifest, dict) else None
+    if not isinstance(scripts, dict):
+        return []
+    return [f"{k}: {str(scripts[k])[:200]}" for k in INSTALL_SCRIPTS if isinstance(scripts.get(k), str)]
+
+
+def tree_findings(tree: DependencyTree) -> list[Finding]:
+    """I5 for git/URL dependencies and for packages with install scripts anywhere in the tree, naming them."""
+    out: list[Finding] = []
+    remote = tree.non_registry
+    if remote:
+        names = _names(remote)
+        out.append(finding("I5", f"{len(remote)} dependencies are fetched from git or a URL, outside the registry: "
+                                 f"{names}.", evidence=names))
+    scripted = tree.with_install_scripts
+    if scripted:
+        names = _names(scripted)
+        out.append(finding("I5", f"{len(scripted)} packages run install scripts: {names}.",
+                           evidence="; ".join(f"{d.name}@{d.version}: {', '.join(d.install_scripts)}"
+                                              for d in scripted[:MAX_NAMED])))
+    return out
+
+
+def _names(deps: list[Dependency]) -> str:
+    shown = ", ".join(f"{d.name}@{d.version or '?'}" for d in deps[:MAX_NAMED])
+    return shown + (f" and {len(deps) - MAX_NAMED} more" if len(deps) > MAX_NAMED else "")

@@ -1,0 +1,212 @@
+"""PyPI checks of one resolved release: JSON API vs PEP 691 hashes and downloaded/installed bytes (I2),
+yanked (I6), sdist-only (I5), PEP 740 provenance (I4, recorded; offline verification not built yet)."""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from collections.abc import Mapping
+from typing import Any
+from urllib.parse import urljoin, urlsplit
+
+import httpx
+
+from scanner.provenance.http import MAX_ARTIFACT_BYTES, PYPI_INDEX, REGISTRY_HOSTS, Fetched, fetch
+from scanner.provenance.model import Check, PackageProvenance, Pins
+from scanner.provenance.names import pep503_name
+
+SIMPLE_JSON = "application/vnd.pypi.simple.v1+json"
+
+
+def check_pypi_package(client: httpx.Client, name: str, version: str, *, index: str = PYPI_INDEX,
+                       installed: Mapping[str, str] | None = None, download: bool = True) -> PackageProvenance:
+    """Check name==version. installed: file name → sha256 of what was installed (from the install report); when
+    None and download is set, the preferred file (a pure wheel, else the sdist) is fetched and hashed."""
+    result = PackageProvenance(ecosystem="pypi", name=name, version=version, pins=Pins(version=version))
+    project = pep503_name(name)
+    json_url = f"{index.rstrip('/')}/pypi/{project}/{version}/json"
+    got_json = fetch(client, json_url, accept="application/json")
+    release = _release(got_json)
+    if release is None and got_json.status == 404:  # some mirrors serve only the project document
+        json_url = f"{index.rstrip('/')}/pypi/{project}/json"
+        got_json = fetch(client, json_url, accept="application/json")
+        release = _release_from_project(got_json, version)
+    got_simple = fetch(client, f"{index.rstrip('/')}/simple/{project}/", accept=SIMPLE_JSON)
+    simple = _simple_files(got_simple)
+    if release is None:
+        reason = got_json.reason or f"the JSON API lists no release {version}"
+        result.checks = [Check(name=n, outcome="unavailable", evidence=reason, rule_id=r)
+                         for n, r in (("index-hashes", "I2"), ("file-hashes", "I2"), ("yanked", "I6"),
+                                      ("wheel", "I5"), ("attestation", "I4"))]
+        return result
+    files = {u["filename"]: u for u in release["urls"] if isinstance(u, dict) and isinstance(u.get("filename"), str)}
+    result.checks.append(index_hashes_check(files, simple, got_simple.reason))
+    result.checks.append(file_hashes_check(client, json_url, files, installed, download))
+    result.checks.append(yanked_check(release, files))
+    result.checks.append(wheel_check(files, installed))
+    result.checks.append(attestation_check(files, simple))
+    verified = (c := result.check("file-hashes")) is not None and c.outcome == "verified"
+    digests = installed if installed is not None else {f: _sha256(u) for f, u in files.items()}
+    result.pins = Pins(version=version, sha256={k: v for k, v in digests.items() if v} if verified else {})
+    return result
+
+
+def _release(got: Fetched) -> dict[str, Any] | None:
+    if not got.ok:
+        return None
+    try:
+        data = json.loads(got.content)
+    except ValueError:
+        return None
+    return data if isinstance(data, dict) and isinstance(data.get("urls"), list) else None
+
+
+def _release_from_project(got: Fetched, version: str) -> dict[str, Any] | None:
+    """The release out of a project document (`releases[version]`); per-file yanked flags still apply."""
+    if not got.ok:
+        return None
+    try:
+        data = json.loads(got.content)
+    except ValueError:
+        return None
+    releases = data.get("releases") if isinstance(data, dict) else None
+    files = releases.get(version) if isinstance(releases, dict) else None
+    if not isinstance(files, list):
+        return None
+    info = data.get("info") if isinstance(data.get("info"), dict) and data["info"].get("version") == version else {}
+    return {"info": info, "urls": files}
+
+
+def _simple_files(got: Fetched) -> dict[str, dict[str, Any]] | None:
+    if not got.ok:
+        return None
+    try:
+        data = json.loads(got.content)
+    except ValueError:
+        return None
+    files = data.get("files") if isinstance(data, dict) else None
+    if not isinstance(files, list):
+        return None
+    return {f["filename"]: f for f in files if isinstance(f, dict) and isinstance(f.get("filename"), str)}
+
+
+def _sha256(entry: Mapping[str, Any]) -> str | None:
+    digests = entry.get("digests") or entry.get("hashes")
+    value = digests.get("sha256") if isinstance(digests, dict) else None
+    return value.lower() if isinstance(value, str) else None
+
+
+def index_hashes_check(files: dict[str, dict[str, Any]], simple: dict[str, dict[str, Any]] | None,
+                       simple_reason: str) -> Check:
+    """The JSON API's digests and the PEP 691 Simple API's hashes must agree for every file of the release."""
+    if simple is None:
+        return Check(name="index-hashes", outcome="unavailable", rule_id="I2",
+                     evidence=f"PEP 691 Simple API not readable ({simple_reason or 'not JSON'})")
+    if not files:
+        return Check(name="index-hashes", outcome="absent", rule_id="I2", evidence="the release has no files")
+    for filename, entry in files.items():
+        json_hash, simple_entry = _sha256(entry), simple.get(filename)
+        simple_hash = _sha256(simple_entry) if simple_entry else None
+        if json_hash is None or simple_hash is None:
+            return Check(name="index-hashes", outcome="unavailable", rule_id="I2",
+                         evidence=f"{filename}: sha256 missing from the "
+                                  f"{'JSON API' if json_hash is None else 'Simple API'}")
+        if json_hash != simple_hash:
+            return Check(name="index-hashes", outcome="failed", rule_id="I2",
+                         evidence=f"{filename}: JSON API sha256 {json_hash} but Simple API sha256 {simple_hash}")
+    return Check(name="index-hashes", outcome="verified", rule_id="I2",
+                 evidence=f"JSON API and Simple API agree on the sha256 of {len(files)} file(s)")
+
+
+def file_hashes_check(client: httpx.Client, json_url: str, files: dict[str, dict[str, Any]],
+                      installed: Mapping[str, str] | None, download: bool) -> Check:
+    """What was installed (or a downloaded file) must have the sha256 the registry publishes."""
+    if installed is not None:
+        return _installed_hashes(files, installed)
+    chosen = _preferred_file(files)
+    if chosen is None:
+        return Check(name="file-hashes", outcome="absent", rule_id="I2", evidence="the release has no files")
+    if not download:
+        return Check(name="file-hashes", outcome="unavailable", rule_id="I2",
+                     evidence="no installed files given and download disabled")
+    expected = _sha256(files[chosen])
+    url = urljoin(json_url, str(files[chosen].get("url", "")))
+    if urlsplit(url).hostname not in REGISTRY_HOSTS:
+        return Check(name="file-hashes", outcome="unavailable", rule_id="I2",
+                     evidence=f"{chosen}: file URL is off the registry hosts; not fetched")
+    got = fetch(client, url, max_bytes=MAX_ARTIFACT_BYTES)
+    if not got.ok or expected is None:
+        return Check(name="file-hashes", outcome="unavailable", rule_id="I2",
+                     evidence=f"{chosen}: {got.reason or 'no published sha256'}")
+    actual = hashlib.sha256(got.content).hexdigest()
+    if actual != expected:
+        return Check(name="file-hashes", outcome="failed", rule_id="I2",
+                     evidence=f"{chosen}: downloaded sha256 {actual}, registry says {expected}")
+    return Check(name="file-hashes", outcome="verified", rule_id="I2",
+                 evidence=f"{chosen}: {len(got.content)} bytes, sha256 {actual} as published")
+
+
+def _installed_hashes(files: dict[str, dict[str, Any]], installed: Mapping[str, str]) -> Check:
+    if not installed:
+        return Check(name="file-hashes", outcome="unavailable", rule_id="I2", evidence="no installed files given")
+    for filename, digest in installed.items():
+        expected = _sha256(files[filename]) if filename in files else None
+        if expected is None:
+            return Check(name="file-hashes", outcome="failed", rule_id="I2",
+                         evidence=f"{filename} was installed but the registry lists no such file for this release")
+        if digest.lower() != expected:
+            return Check(name="file-hashes", outcome="failed", rule_id="I2",
+                         evidence=f"{filename}: installed sha256 {digest.lower()}, registry says {expected}")
+    return Check(name="file-hashes", outcome="verified", rule_id="I2",
+                 evidence=f"{len(installed)} installed file(s) have the published sha256")
+
+
+def _preferred_file(files: dict[str, dict[str, Any]]) -> str | None:
+    wheels = sorted(f for f in files if f.endswith(".whl"))
+    pure = [f for f in wheels if f.endswith("-none-any.whl")]
+    sdists = sorted(f for f in files if not f.endswith(".whl"))
+    return (pure or wheels or sdists or [None])[0]
+
+
+def yanked_check(release: dict[str, Any], files: dict[str, dict[str, Any]]) -> Check:
+    info = release.get("info") if isinstance(release.get("info"), dict) else {}
+    yanked = bool(info.get("yanked")) or any(u.get("yanked") is True for u in files.values())
+    if yanked:
+        reason = info.get("yanked_reason") or next((u.get("yanked_reason") for u in files.values()
+                                                    if u.get("yanked_reason")), None)
+        return Check(name="yanked", outcome="failed", rule_id="I6",
+                     evidence=f"the release is yanked (reason: {str(reason or 'none given')[:200]})")
+    return Check(name="yanked", outcome="verified", rule_id="I6", evidence="the release is not yanked")
+
+
+def wheel_check(files: dict[str, dict[str, Any]], installed: Mapping[str, str] | None) -> Check:
+    """I5: an sdist-only release (or an install from the sdist) runs build code at install time."""
+    if installed:
+        sdists = [f for f in installed if not f.endswith(".whl")]
+        if sdists:
+            return Check(name="wheel", outcome="failed", rule_id="I5",
+                         evidence=f"installed from source distribution {sdists[0]}: its build code ran at install")
+        return Check(name="wheel", outcome="verified", rule_id="I5", evidence="installed from wheel(s) only")
+    if not files:
+        return Check(name="wheel", outcome="absent", rule_id="I5", evidence="the release has no files")
+    if not any(f.endswith(".whl") for f in files):
+        return Check(name="wheel", outcome="failed", rule_id="I5",
+                     evidence="the release has no wheel (sdist only): installing it runs its build code")
+    return Check(name="wheel", outcome="verified", rule_id="I5", evidence="a wheel is published")
+
+
+def attestation_check(files: dict[str, dict[str, Any]], simple: dict[str, dict[str, Any]] | None) -> Check:
+    """PEP 740: the Simple API's `provenance` key per file (null = none published)."""
+    if simple is None:
+        return Check(name="attestation", outcome="unavailable", rule_id="I4", evidence="Simple API not readable")
+    entries = [simple[f] for f in files if f in simple]
+    if not entries or not all("provenance" in e for e in entries):
+        return Check(name="attestation", outcome="unavailable", rule_id="I4",
+                     evidence="the index does not serve PEP 740 provenance data (no `provenance` key)")
+    published = [e["provenance"] for e in entries if e["provenance"]]
+    if not published:
+        return Check(name="attestation", outcome="absent", rule_id="I4",
+                     evidence="the index says no PEP 740 provenance was published")
+    return Check(name="attestation", outcome="unavailable", rule_id="I4",
+                 evidence=f"PEP 740 provenance is published for {len(published)} file(s) but offline verification "
+                          "is not implemented in this version; not checked")

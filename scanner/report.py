@@ -1,0 +1,145 @@
+"""The one report model. The terminal, JSON, SARIF and Markdown outputs are views of it."""
+
+from __future__ import annotations
+
+from typing import Any, Literal
+
+from pydantic import BaseModel, ConfigDict, Field
+
+from scanner import __version__
+from scanner.provenance.model import ProvenanceReport
+
+SCHEMA_VERSION = "1"
+
+Severity = Literal["error", "warning", "info"]
+Category = Literal["security", "conformance", "ergonomics", "metadata"]
+Verdict = Literal["pass", "review", "block"]
+TargetKind = Literal["npm", "pypi", "folder", "archive", "file"]
+
+
+class _Model(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+
+class ScannerInfo(_Model):
+    name: str = "mcp-sandbox"
+    version: str = __version__
+
+
+class TargetInfo(_Model):
+    kind: TargetKind
+    name: str
+    requested: str = Field(description="The target exactly as the user gave it.")
+    version: str | None = Field(default=None, description="The resolved version that was installed.")
+    ecosystem: Literal["npm", "pypi"] | None = None
+
+
+class ServerInfo(_Model):
+    name: str | None = None
+    version: str | None = None
+    protocol_version: str | None = None
+    capabilities: dict[str, Any] = Field(default_factory=dict)
+    instructions: str | None = None
+
+
+class Finding(_Model):
+    rule_id: str
+    rule_name: str
+    severity: Severity
+    category: Category
+    tool: str | None = Field(default=None, description="The tool the finding is about; null for server-level.")
+    message: str
+    fix: str = ""
+    evidence: str | None = None
+
+
+class InstallInfo(_Model):
+    image: str = Field(description="Tag of the image holding the installed server.")
+    image_id: str
+    runtime_image: str
+    cached: bool = Field(description="True when an earlier install of the same resolved package was reused.")
+    command: list[str] = Field(description="The launch command inside the sandbox.")
+    installer_output: str = Field(default="", description="Tail of the installer's output, size-capped.")
+    seconds: float = 0.0
+
+
+class AppliedPolicy(_Model):
+    """The sandbox policy as the engine applied it, read back from `docker inspect`."""
+
+    network_mode: str
+    read_only_rootfs: bool
+    cap_drop: list[str]
+    cap_add: list[str]
+    no_new_privileges: bool
+    privileged: bool
+    user: str
+    pids_limit: int | None
+    memory_bytes: int
+    memory_swap_bytes: int
+    nano_cpus: int
+    init: bool
+    restart_policy: str
+    tmpfs: dict[str, str]
+    mounts: list[str] = Field(description="Host paths mounted into the container (must be empty).")
+    env_names: list[str] = Field(description="Names of the environment variables set (values are not recorded).")
+    image: str
+    image_id: str
+
+
+class TeardownInfo(_Model):
+    complete: bool
+    seconds: float
+    removed: list[str] = Field(default_factory=list)
+    leftovers: list[str] = Field(default_factory=list)
+
+
+class SandboxInfo(_Model):
+    session: str
+    applied: AppliedPolicy | None = None
+    teardown: TeardownInfo | None = None
+    stderr: str = Field(default="", description="The server's stderr (tail, size-capped, untrusted).")
+    stderr_truncated: bool = False
+    exit_code: int | None = None
+
+
+class Timings(_Model):
+    install: float | None = None
+    start: float | None = None
+    first_tools_list: float | None = None
+    total: float | None = None
+
+
+class ToolScore(_Model):
+    tool: str
+    score: int = Field(ge=0, le=100)
+    tokens: int = Field(description="Estimated tokens of this tool's definition (4 characters of compact JSON ≈ 1 token).")
+    wasted_tokens: int = Field(description="Estimated tokens an agent wastes per session on this tool (an estimate).")
+
+
+class Score(_Model):
+    """Token-weighted quality score; security findings feed the verdict, not this score."""
+
+    value: int = Field(ge=0, le=100, description="Server score 0-100; halves per 10,000 estimated wasted tokens.")
+    tokens: int = Field(description="Estimated tokens of all definitions (4 characters of compact JSON ≈ 1 token).")
+    wasted_tokens: int = Field(description="Estimated wasted tokens per session, summed over tools and server-level findings.")
+    estimate: str = Field(default="4 characters of compact JSON ≈ 1 token", description="How tokens are estimated.")
+    tools: list[ToolScore] = Field(default_factory=list)
+
+
+class Report(_Model):
+    schema_version: str = SCHEMA_VERSION
+    scanner: ScannerInfo = Field(default_factory=ScannerInfo)
+    target: TargetInfo
+    verdict: Verdict | None = None
+    score: Score | None = None
+    findings: list[Finding] = Field(default_factory=list)
+    server: ServerInfo = Field(default_factory=ServerInfo)
+    tools: list[dict[str, Any]] = Field(default_factory=list, description="Tool definitions as served (capped).")
+    prompts: list[dict[str, Any]] = Field(default_factory=list)
+    resources: list[dict[str, Any]] = Field(default_factory=list)
+    resource_templates: list[dict[str, Any]] = Field(default_factory=list)
+    install: InstallInfo | None = None
+    sandbox: SandboxInfo | None = None
+    provenance: ProvenanceReport | None = None
+    timings: Timings = Field(default_factory=Timings)
+    errors: list[str] = Field(default_factory=list, description="What stopped part of the scan, one line each.")

@@ -1,0 +1,34 @@
+"""S7 unbounded-list: list_* / get_all_* tools with no limit, paging or filter parameter."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+
+from scanner.report import Finding
+from scanner.rules.catalog import S7
+from scanner.rules.context import LintContext, ToolView
+from scanner.rules.text import name_tokens
+
+BOUNDING_TOKENS = frozenset({
+    "limit", "max", "maximum", "page", "pages", "cursor", "offset", "skip", "top", "first", "last", "count", "size",
+    "filter", "filters", "query", "q", "search", "since", "until", "after", "before", "where", "pattern", "prefix",
+    "glob", "match", "token", "start", "end", "from", "to", "range", "per", "batch", "tail", "head", "n",
+})
+
+
+def _is_list_tool(tool: ToolView) -> bool:
+    """list_x, listX, get_all_x, getAllX, also behind a service prefix (github_list_issues)."""
+    tokens = tool.tokens
+    start = 1 if len(tokens) > 2 and tokens[1] in ("list", "get") and tokens[0] not in ("list", "get") else 0
+    return tokens[start:start + 1] == ["list"] or tokens[start:start + 2] == ["get", "all"]
+
+
+def _bounds(tool: ToolView) -> bool:
+    return any(set(name_tokens(p.name)) & BOUNDING_TOKENS for p in tool.params)
+
+
+def check(ctx: LintContext) -> Iterator[Finding]:
+    for tool in ctx.tools:
+        if tool.name_is_string and _is_list_tool(tool) and not _bounds(tool):
+            yield S7.finding(tool.name, "list tool has no limit, paging or filter parameter",
+                             evidence=", ".join(p.name for p in tool.params) or "(no parameters)")

@@ -1,0 +1,169 @@
+"""`scan`: install the target in the sandbox, run it, read its tools, tear everything down, and build the report."""
+
+from __future__ import annotations
+
+import json
+import time
+from typing import Any
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import anyio
+
+from sandbox import engine, gc, images, install, run
+from sandbox.attach import AttachedStdio
+from sandbox.install import InstalledServer, InstallRequest
+from sandbox.policy import RunPolicy
+from sandbox.session import SandboxSession
+from scanner.config import Config
+from scanner.interrupts import terminate_as_interrupt, uninterruptible
+from scanner.inventory import Inventory, Timeouts, collect
+from scanner.launch import choose_command
+from scanner.mcp_transport import WireHealth
+from scanner.report import (AppliedPolicy, InstallInfo, Report, SandboxInfo, ServerInfo, TargetInfo, TeardownInfo,
+                            Timings)
+from scanner.resolve import http_client, resolve
+from scanner.rules.engine import run_rules
+from scanner.score import compute
+from scanner.targets import Target, content_hash, parse_target
+from scanner.untrusted import cap_json, cap_text, decode_bytes
+
+Progress = Callable[[str], None]
+
+
+@dataclass(frozen=True)
+class ScanOptions:
+    target: str
+    server_args: list[str] = field(default_factory=list)
+    command: str | None = None
+    policy: RunPolicy = field(default_factory=RunPolicy)
+    timeouts: Timeouts = field(default_factory=Timeouts)
+    use_cache: bool = True
+    ca_bundle: Path | None = None
+    ignore_scripts: bool = False
+    install_timeout: int = 600
+    config: Config = field(default_factory=Config)
+
+
+def run_scan(options: ScanOptions, progress: Progress = lambda _: None) -> Report:
+    began = time.monotonic()
+    target = parse_target(options.target)
+    request = _install_request(target, options, progress)
+    client = engine.connect()
+    gc.sweep(client)  # what killed scanners left behind
+    runtime = "node" if target.ecosystem == "npm" else "python"
+    progress(f"runtime image ({runtime})")
+    runtime_image = images.ensure_runtime_image(client, runtime, ca_bundle=options.ca_bundle, progress=progress)
+    report = Report(target=_target_info(target, None))
+    session = SandboxSession(client)
+    report.sandbox = SandboxInfo(session=session.id)
+    try:
+        with terminate_as_interrupt():
+            _install_and_inspect(session, request, runtime_image, options, report, progress)
+    finally:
+        with uninterruptible():
+            result = session.teardown()
+        report.sandbox.teardown = TeardownInfo(complete=result.complete, seconds=result.seconds,
+                                               removed=result.removed, leftovers=result.leftovers)
+        report.timings.total = round(time.monotonic() - began, 3)
+    return report
+
+
+def _install_request(target: Target, options: ScanOptions, progress: Progress) -> InstallRequest:
+    if target.path is not None:
+        arcname = "pkg" if target.path.is_dir() else target.path.name
+        return InstallRequest(
+            target.ecosystem, f"/opt/src/{arcname}", target.name, f"local:{content_hash(target.path)}",
+            local_path=target.path, ignore_scripts=options.ignore_scripts, ca_bundle=_ca(options),
+            timeout_seconds=options.install_timeout,
+        )
+    progress(f"resolving {target.requested}")
+    with http_client(options.ca_bundle) as http:
+        resolved = resolve(target, http)
+    spec = f"{resolved.name}@{resolved.version}" if target.ecosystem == "npm" else f"{resolved.name}=={resolved.version}"
+    return InstallRequest(
+        target.ecosystem, spec, resolved.name, f"{target.ecosystem}:{resolved.name}@{resolved.version}",
+        ignore_scripts=options.ignore_scripts, ca_bundle=_ca(options), timeout_seconds=options.install_timeout,
+    )
+
+
+def _ca(options: ScanOptions) -> Path | None:
+    if options.ca_bundle is not None:
+        return options.ca_bundle
+    return images.DEFAULT_CA_BUNDLE if images.DEFAULT_CA_BUNDLE.is_file() else None
+
+
+def _install_and_inspect(session: SandboxSession, request: InstallRequest, runtime_image: images.RuntimeImage,
+                         options: ScanOptions, report: Report, progress: Progress) -> None:
+    progress(f"installing {request.spec}")
+    installed = install.install(session, request, runtime_image.tag, runtime_image.image_id,
+                                use_cache=options.use_cache)
+    report.target.version = installed.version
+    report.timings.install = installed.seconds
+    command = choose_command(installed.name, installed.entry_points, options.command, options.server_args)
+    report.install = _install_info(installed, command)
+    progress("starting the server in the sandbox")
+    server = run.start_server(session, installed.image, command, options.policy)
+    assert report.sandbox is not None
+    report.sandbox.applied = AppliedPolicy(**server.applied.as_dict())
+    report.timings.start = server.start_seconds
+    stdio = AttachedStdio(server.socket)
+    health = WireHealth()
+    progress("listing tools")
+    try:
+        inventory = anyio.run(collect, stdio, health, options.timeouts, server.started_at)
+    finally:
+        server.socket.close()
+        report.sandbox.stderr, report.sandbox.stderr_truncated = decode_bytes(bytes(stdio.stderr.data))
+        report.sandbox.stderr_truncated |= stdio.stderr.truncated
+    report.sandbox.exit_code = run.exit_code(session, server.container_id)
+    _fill_inventory(report, inventory, health, options.config)
+
+
+def _fill_inventory(report: Report, inventory: Inventory, health: WireHealth, config: Config) -> None:
+    report.server = _server_info(inventory.server)
+    report.tools = cap_json(inventory.tools)
+    report.prompts = cap_json(inventory.prompts)
+    report.resources = cap_json(inventory.resources)
+    report.resource_templates = cap_json(inventory.resource_templates)
+    if inventory.connected:
+        _lint(report, inventory, config)
+    report.timings.first_tools_list = inventory.first_tools_list_seconds
+    report.errors.extend(inventory.errors)
+    if health.noise_lines:
+        samples = " | ".join(health.noise_samples)
+        report.errors.append(cap_text(f"the server wrote {health.noise_lines} non-JSON-RPC lines to stdout "
+                                      f"(first: {samples})", 1000))
+    if report.sandbox and report.sandbox.exit_code is not None and not inventory.connected:
+        report.errors.append(f"the server exited with code {report.sandbox.exit_code} before the session started")
+
+
+def _server_info(served: dict[str, Any]) -> ServerInfo:
+    def text(key: str, limit: int) -> str | None:
+        value = served.get(key)
+        return cap_text(value, limit) if isinstance(value, str) else None
+
+    return ServerInfo(name=text("name", 256), version=text("version", 256),
+                      protocol_version=text("protocol_version", 64),
+                      capabilities=cap_json(served.get("capabilities") or {}), instructions=text("instructions", 16_384))
+
+
+def _lint(report: Report, inventory: Inventory, config: Config) -> None:
+    """Static rules on the live definitions as served (uncapped), then the score and the verdict."""
+    payload = len(json.dumps({"tools": inventory.tools}, ensure_ascii=False).encode())
+    server_info = {"name": inventory.server.get("name"), "version": inventory.server.get("version")}
+    report.findings.extend(run_rules(inventory.tools, inventory.prompts, inventory.server.get("instructions"),
+                                     server_info, config, payload_bytes=payload))
+    report.score, report.verdict = compute(report.findings, inventory.tools)
+
+
+def _install_info(installed: InstalledServer, command: list[str]) -> InstallInfo:
+    return InstallInfo(image=installed.image, image_id=installed.image_id, runtime_image=installed.runtime_image,
+                       cached=installed.cached, command=command, installer_output=installed.installer_output,
+                       seconds=installed.seconds)
+
+
+def _target_info(target: Target, version: str | None) -> TargetInfo:
+    return TargetInfo(kind=target.kind, name=target.name, requested=target.requested, version=version,
+                      ecosystem=target.ecosystem)

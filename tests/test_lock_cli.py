@@ -1,0 +1,173 @@
+"""`mcp-sandbox lock`: write, --check, --fail-on, --json, --accept, --sign/--sign-env, --key, and exit codes."""
+
+from __future__ import annotations
+
+import json
+import sys
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from scanner.cli import main
+from scanner.signing import write_keypair
+
+TOOLS: dict[str, Any] = {
+    "tools": [{"name": "read_file", "description": "Read a file inside the workspace.",
+               "inputSchema": {"type": "object", "properties": {"path": {"type": "string"}}},
+               "annotations": {"readOnlyHint": True}}],
+    "instructions": "Use read_file.",
+}
+
+
+def run_cli(monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str], *args: Any) -> tuple[int, str]:
+    monkeypatch.setattr(sys, "argv", ["mcp-sandbox", *map(str, args)])
+    with pytest.raises(SystemExit) as exc:
+        main()
+    captured = capsys.readouterr()
+    return int(exc.value.code or 0), " ".join((captured.out + captured.err).split())
+
+
+@pytest.fixture()
+def cli(monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]) -> Any:
+    return lambda *args: run_cli(monkeypatch, capsys, *args)
+
+
+def write_tools(path: Path, edit: Any = None) -> Path:
+    document = json.loads(json.dumps(TOOLS))
+    if edit:
+        edit(document)
+    path.write_text(json.dumps(document))
+    return path
+
+
+def test_lock_then_unchanged_check_passes(tmp_path: Path, cli: Any) -> None:
+    tools, lock = write_tools(tmp_path / "tools.json"), tmp_path / "mcp-sandbox.lock"
+    code, out = cli("lock", "--from", tools, "--lock", lock)
+    assert code == 0 and "wrote" in out and lock.is_file()
+    code, out = cli("lock", "--check", "--from", tools, "--lock", lock)
+    assert code == 0 and "no changes" in out
+
+
+def test_default_lock_path_is_mcp_sandbox_lock(tmp_path: Path, cli: Any, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.chdir(tmp_path)
+    assert cli("lock", "--from", write_tools(tmp_path / "t.json"))[0] == 0
+    assert (tmp_path / "mcp-sandbox.lock").is_file()
+
+
+def test_check_exit_codes_follow_fail_on(tmp_path: Path, cli: Any) -> None:
+    lock = tmp_path / "l.lock"
+    cli("lock", "--from", write_tools(tmp_path / "t.json"), "--lock", lock)
+    changed = write_tools(tmp_path / "t2.json", lambda d: d["tools"][0].update(description="Read any file at all."))
+    code, out = cli("lock", "--check", "--from", changed, "--lock", lock)
+    assert code == 1 and "description_changed" in out and "Read any file at all." in out
+    assert cli("lock", "--check", "--from", changed, "--lock", lock, "--fail-on", "error")[0] == 0
+    assert cli("lock", "--check", "--from", changed, "--lock", lock, "--fail-on", "never")[0] == 0
+    info_only = write_tools(tmp_path / "t3.json", lambda d: d["tools"][0].update(_meta={"x": 1}))
+    assert cli("lock", "--check", "--from", info_only, "--lock", lock)[0] == 0
+    assert cli("lock", "--check", "--from", info_only, "--lock", lock, "--fail-on", "info")[0] == 1
+
+
+def test_check_writes_changes_as_json(tmp_path: Path, cli: Any) -> None:
+    lock, report = tmp_path / "l.lock", tmp_path / "changes.json"
+    cli("lock", "--from", write_tools(tmp_path / "t.json"), "--lock", lock)
+    renamed = write_tools(tmp_path / "t2.json", lambda d: d["tools"][0].update(name="read_any", description="\u202e"))
+    code, _ = cli("lock", "--check", "--from", renamed, "--lock", lock, "--json", report)
+    document = json.loads(report.read_text())
+    assert code == 1 and document["failed"] is True and document["counts"]["warning"] == 1
+    assert sorted(c["kind"] for c in document["changes"]) == ["tool_added", "tool_removed"]
+    report.read_bytes().decode("ascii")  # hidden characters are escaped in the JSON too
+
+
+def test_hidden_characters_are_escaped_in_the_terminal(tmp_path: Path, cli: Any) -> None:
+    lock = tmp_path / "l.lock"
+    cli("lock", "--from", write_tools(tmp_path / "t.json"), "--lock", lock)
+    hidden = write_tools(tmp_path / "t2.json", lambda d: d.update(instructions="ok\x1b[2J\u202e"))
+    code, out = cli("lock", "--check", "--from", hidden, "--lock", lock)
+    assert code == 1 and "\x1b" not in out and "\u202e" not in out and "\\u001b[2J\\u202e" in out
+
+
+def test_refreshing_a_lock_with_error_changes_needs_accept(tmp_path: Path, cli: Any) -> None:
+    lock, tools = tmp_path / "l.lock", write_tools(tmp_path / "t.json", lambda d: d["tools"][0].update(annotations={}))
+    cli("lock", "--from", tools, "--lock", lock)
+    before = lock.read_bytes()
+    safer = write_tools(tmp_path / "t2.json", lambda d: d["tools"][0].update(annotations={"readOnlyHint": True}))
+    code, out = cli("lock", "--from", safer, "--lock", lock)
+    assert code == 1 and "annotations_changed" in out and "--accept" in out and lock.read_bytes() == before
+    code, out = cli("lock", "--from", safer, "--lock", lock, "--accept")
+    assert code == 0 and "annotations_changed" in out and lock.read_bytes() != before
+    assert cli("lock", "--check", "--from", safer, "--lock", lock)[0] == 0
+
+
+def test_refreshing_with_only_warnings_shows_them_and_writes(tmp_path: Path, cli: Any) -> None:
+    lock = tmp_path / "l.lock"
+    cli("lock", "--from", write_tools(tmp_path / "t.json"), "--lock", lock)
+    code, out = cli("lock", "--from", write_tools(tmp_path / "t2.json", lambda d: d.update(instructions="x")),
+                    "--lock", lock)
+    assert code == 0 and "instructions_changed" in out and "wrote" in out
+
+
+def test_sign_then_check_with_key(tmp_path: Path, cli: Any, monkeypatch: pytest.MonkeyPatch) -> None:
+    private, public, key_id = write_keypair(tmp_path / "k", "ed25519")
+    tools, lock = write_tools(tmp_path / "t.json"), tmp_path / "l.lock"
+    code, out = cli("lock", "--from", tools, "--lock", lock, "--sign", private)
+    assert code == 0 and key_id in out and (tmp_path / "l.lock.intoto.json").is_file()
+    assert "PRIVATE" not in out
+    code, out = cli("lock", "--check", "--from", tools, "--lock", lock, "--key", public)
+    assert code == 0 and "verified" in out
+    monkeypatch.setenv("MCP_SANDBOX_TEST_SIGNING_KEY", private.read_text())
+    assert cli("lock", "--from", tools, "--lock", lock, "--sign-env", "MCP_SANDBOX_TEST_SIGNING_KEY")[0] == 0
+    assert cli("verify", tmp_path / "l.lock.intoto.json", "--key", public)[0] == 0
+
+
+def test_check_with_key_refuses_a_tampered_or_unsigned_lock(tmp_path: Path, cli: Any) -> None:
+    private, public, _ = write_keypair(tmp_path / "k", "ed25519")
+    tools, lock = write_tools(tmp_path / "t.json"), tmp_path / "l.lock"
+    cli("lock", "--from", tools, "--lock", lock, "--sign", private)
+    data = bytearray(lock.read_bytes())
+    data[-3] ^= 1
+    lock.write_bytes(bytes(data))
+    code, out = cli("lock", "--check", "--from", tools, "--lock", lock, "--key", public)
+    assert code == 1 and "cannot be trusted" in out and str(lock) in out
+    unsigned = tmp_path / "u.lock"
+    cli("lock", "--from", tools, "--lock", unsigned)
+    code, out = cli("lock", "--check", "--from", tools, "--lock", unsigned, "--key", public)
+    assert code == 1 and "is not signed" in out
+
+
+def test_refresh_without_sign_warns_that_the_old_envelope_is_stale(tmp_path: Path, cli: Any) -> None:
+    private, _, _ = write_keypair(tmp_path / "k", "ed25519")
+    lock = tmp_path / "l.lock"
+    cli("lock", "--from", write_tools(tmp_path / "t.json"), "--lock", lock, "--sign", private)
+    code, out = cli("lock", "--from", write_tools(tmp_path / "t2.json", lambda d: d.update(instructions="y")),
+                    "--lock", lock)
+    assert code == 0 and "no longer matches" in out
+
+
+@pytest.mark.parametrize("args,words", [
+    (["lock", "npm:some-server"], "live TARGET is not available"),
+    (["lock"], "give --from FILE"),
+    (["lock", "--from", "{missing}"], "does not exist"),
+    (["lock", "--from", "{tools}", "--fail-on", "loud"], "--fail-on must be one of"),
+    (["lock", "--check", "--from", "{tools}", "--accept"], "--check only compares"),
+    (["lock", "--from", "{tools}", "--key", "{tools}"], "use it with --check"),
+    (["lock", "--check", "--from", "{tools}", "--lock", "{missing}"], "no lock at"),
+    (["lock", "--from", "{tools}", "--sign", "{missing}"], "does not exist"),
+    (["lock", "--from", "{tools}", "--sign-env", "MCP_SANDBOX_SURELY_UNSET_VAR"], "is not set"),
+    (["lock", "--from", "{tools}", "--sign", "{tools}", "--sign-env", "X"], "not both"),
+    (["lock", "--from", "{bad}"], "not valid JSON"),
+    (["lock", "--check", "--from", "{tools}", "--lock", "{bad}"], "not valid JSON"),
+])
+def test_user_errors_exit_2_with_one_line(tmp_path: Path, cli: Any, args: list[str], words: str) -> None:
+    tools = write_tools(tmp_path / "t.json")
+    bad = tmp_path / "bad.json"
+    bad.write_text("{oops")
+    paths = {"{tools}": str(tools), "{missing}": str(tmp_path / "missing"), "{bad}": str(bad)}
+    code, out = cli(*[paths.get(a, a) for a in args])
+    assert code == 2 and out.startswith("error:") and words in out and "Traceback" not in out
+
+
+def test_a_failed_sign_leaves_no_lock_behind(tmp_path: Path, cli: Any) -> None:
+    lock = tmp_path / "l.lock"
+    assert cli("lock", "--from", write_tools(tmp_path / "t.json"), "--lock", lock, "--sign", tmp_path / "nokey")[0] == 2
+    assert not lock.exists()

@@ -1,0 +1,141 @@
+"""Fixture files: loading, variable expansion, schema checks with reasons, and the starter-file writer."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+import jsonschema
+import pytest
+
+from sandbox.workspace_seed import seed_manifest
+from scanner.errors import UsageError
+from scanner.probes.fixtures import (
+    FixtureFile,
+    expand,
+    load_fixtures,
+    plan_fixtures,
+    schema_mismatch,
+    write_starter_fixtures,
+)
+
+READ_FILE = {"name": "read_file", "inputSchema": {
+    "type": "object", "properties": {"path": {"type": "string"}, "head": {"type": "integer", "minimum": 1}},
+    "required": ["path"]}}
+SET_MODE = {"name": "set_mode", "inputSchema": {
+    "type": "object", "properties": {"mode": {"enum": ["on", "off"]}}, "required": ["mode"]}}
+
+
+def write(tmp_path: Path, document: Any) -> Path:
+    path = tmp_path / "fixtures.json"
+    path.write_text(json.dumps(document))
+    return path
+
+
+def test_load_expands_fixtures_dir_and_env(tmp_path: Path) -> None:
+    path = write(tmp_path, {"version": 1, "probes": [
+        {"tool": "read_file", "label": "readme", "args": {"path": "${FIXTURES_DIR}/README.md",
+                                                         "token": "${API_TOKEN}", "alt": "${ENV:API_TOKEN}",
+                                                         "literal": "$${NOT_EXPANDED}"}}]})
+    fixtures = load_fixtures(path, env={"API_TOKEN": "t-123"})
+    args = fixtures.probes[0].args
+    assert args == {"path": f"{tmp_path.resolve()}/README.md", "token": "t-123", "alt": "t-123",
+                    "literal": "${NOT_EXPANDED}"}
+
+
+def test_fixtures_dir_can_point_into_the_sandbox(tmp_path: Path) -> None:
+    path = write(tmp_path, {"version": 1, "probes": [{"tool": "t", "args": {"p": "${FIXTURES_DIR}/a"}}]})
+    fixtures = load_fixtures(path, env={}, fixtures_dir="/workspace/fixtures")
+    assert fixtures.probes[0].args == {"p": "/workspace/fixtures/a"}
+
+
+def test_defaults_of_a_probe(tmp_path: Path) -> None:
+    probe = load_fixtures(write(tmp_path, {"version": 1, "probes": [{"tool": "t"}]}), env={}).probes[0]
+    assert (probe.args, probe.expect_error, probe.allow_destructive, probe.skip) == ({}, False, False, False)
+    assert probe.display_label() == "fixture: t"
+
+
+@pytest.mark.parametrize(("document", "message"), [
+    ({"version": 1, "probes": [{"tool": "t", "args": {"p": "${MISSING_VAR}"}}]}, "MISSING_VAR"),
+    ({"version": 2, "probes": []}, "version 2"),
+    ({"version": 1, "probes": [{"tool": "t", "expect_eror": True}]}, "expect_eror"),
+    ({"version": 1, "probes": [{"args": {}}]}, "tool"),
+])
+def test_bad_files_are_usage_errors(tmp_path: Path, document: Any, message: str) -> None:
+    with pytest.raises(UsageError, match=message):
+        load_fixtures(write(tmp_path, document), env={})
+
+
+def test_not_json_and_missing_file_are_usage_errors(tmp_path: Path) -> None:
+    bad = tmp_path / "bad.json"
+    bad.write_text("probes: []")
+    with pytest.raises(UsageError, match="not valid JSON"):
+        load_fixtures(bad, env={})
+    with pytest.raises(UsageError, match="not found"):
+        load_fixtures(tmp_path / "nope.json", env={})
+
+
+def test_expand_leaves_non_strings_alone() -> None:
+    assert expand({"n": 3, "b": True, "l": ["${X}"], "none": None}, {"X": "y"}) == {
+        "n": 3, "b": True, "l": ["y"], "none": None}
+
+
+def test_schema_mismatch_gives_the_reason_and_where() -> None:
+    schema = READ_FILE["inputSchema"]
+    assert schema_mismatch({"path": "/workspace/a"}, schema) is None
+    assert "'path' is a required property" in schema_mismatch({}, schema)
+    reason = schema_mismatch({"path": "/workspace/a", "head": 0}, schema)
+    assert reason.startswith("at '/head'") and "minimum" in reason
+
+
+def test_invalid_tool_schema_is_a_refusal_reason() -> None:
+    assert "invalid" in schema_mismatch({}, {"type": "no-such-type"})
+
+
+def test_plan_refuses_bad_args_and_unknown_tools_and_drops_skipped() -> None:
+    fixtures = FixtureFile.model_validate({"version": 1, "probes": [
+        {"tool": "read_file", "label": "good", "args": {"path": "/workspace/README.md"}},
+        {"tool": "read_file", "label": "wrong type", "args": {"path": 3}},
+        {"tool": "set_mode", "label": "bad choice", "args": {"mode": "sideways"}},
+        {"tool": "nope", "label": "ghost"},
+        {"tool": "nope", "label": "skipped", "skip": True},
+        {"tool": "set_mode", "label": "expected failure", "args": {"mode": "on"}, "expect_error": True},
+    ]})
+    accepted, refused = plan_fixtures(fixtures, [READ_FILE, SET_MODE])
+    assert [probe.label for probe in accepted] == ["good", "expected failure"]
+    reasons = {refusal.label: refusal.reason for refusal in refused}
+    assert set(reasons) == {"wrong type", "bad choice", "ghost"}
+    assert "not of type 'string'" in reasons["wrong type"]
+    assert "'sideways' is not one of" in reasons["bad choice"]
+    assert "no tool named 'nope'" in reasons["ghost"]
+
+
+def test_starter_file_round_trips_and_its_args_validate(tmp_path: Path) -> None:
+    path = tmp_path / "starter.json"
+    count = write_starter_fixtures(path, [READ_FILE, SET_MODE], seed_manifest())
+    assert count == 2
+    fixtures = load_fixtures(path, env={})
+    assert [probe.tool for probe in fixtures.probes] == ["read_file", "set_mode"]
+    for probe, definition in zip(fixtures.probes, [READ_FILE, SET_MODE], strict=True):
+        jsonschema.validate(probe.args, definition["inputSchema"])
+    accepted, refused = plan_fixtures(fixtures, [READ_FILE, SET_MODE])
+    assert len(accepted) == 2 and refused == []
+
+
+def test_starter_file_does_not_overwrite(tmp_path: Path) -> None:
+    path = tmp_path / "starter.json"
+    path.write_text("keep me")
+    with pytest.raises(UsageError, match="already exists"):
+        write_starter_fixtures(path, [READ_FILE], seed_manifest())
+    assert path.read_text() == "keep me"
+    write_starter_fixtures(path, [READ_FILE], seed_manifest(), overwrite=True)
+    assert json.loads(path.read_text())["version"] == 1
+
+
+def test_unresolvable_or_endless_schemas_are_refusal_reasons_not_crashes() -> None:
+    remote = {"type": "object", "properties": {"a": {"$ref": "https://schemas.example.invalid/a.json"}}}
+    assert "can't be resolved" in schema_mismatch({"a": 1}, remote)
+    dangling = {"type": "object", "properties": {"a": {"$ref": "#/$defs/nope"}}}
+    assert "can't be resolved" in schema_mismatch({"a": 1}, dangling)
+    assert "refers to itself" in schema_mismatch({}, {"$ref": "#"})

@@ -1,0 +1,64 @@
+"""Recording probe calls: token estimate, preview, content types, status from isError, failures."""
+
+from __future__ import annotations
+
+from scanner.probes.model import (
+    PREVIEW_CHARS,
+    estimate_tokens,
+    response_text,
+    result_from_call,
+    result_from_failure,
+)
+
+
+def test_estimate_tokens_is_four_chars_per_token_rounded_up() -> None:
+    assert estimate_tokens("") == 0
+    assert estimate_tokens("abcd") == 1
+    assert estimate_tokens("abcde") == 2
+    assert estimate_tokens("x" * 4000) == 1000
+
+
+def test_result_from_call_records_text_preview_and_types() -> None:
+    text = "line\n" * 200
+    call = {"content": [{"type": "text", "text": text}, {"type": "image", "data": "AAAA", "mimeType": "image/png"}]}
+    result = result_from_call(tool="read", label="generated", kind="generated", arguments={"path": "/workspace/a"},
+                              call_result=call, latency_ms=12.345)
+    assert result.status == "ok" and result.is_error is False
+    assert result.content_types == ["text", "image"]
+    assert result.preview == text[:PREVIEW_CHARS] and len(result.preview) == PREVIEW_CHARS
+    assert result.tokens == estimate_tokens(text)
+    assert result.response == text
+    assert result.latency_ms == 12.3
+    assert result.without_response().response is None
+    assert result.without_response().text() == result.preview
+
+
+def test_is_error_makes_a_tool_error() -> None:
+    call = {"content": [{"type": "text", "text": "path 'x' not found"}], "isError": True}
+    result = result_from_call(tool="read", label="e", kind="error", arguments={}, call_result=call, latency_ms=1,
+                              error_probe="unknown_value", target="path")
+    assert result.status == "tool_error" and result.is_error and result.target == "path"
+
+
+def test_structured_content_counts_when_there_is_no_text() -> None:
+    call = {"content": [], "structuredContent": {"items": [1, 2, 3]}}
+    assert response_text(call) == '{"items": [1, 2, 3]}'
+
+
+def test_embedded_text_resources_count_as_text() -> None:
+    call = {"content": [{"type": "resource", "resource": {"uri": "file:///workspace/a", "text": "hello"}}]}
+    assert response_text(call) == "hello"
+
+
+def test_huge_argument_strings_are_capped() -> None:
+    call = {"content": [{"type": "text", "text": "ok"}]}
+    result = result_from_call(tool="t", label="l", kind="fixture", arguments={"blob": "x" * 100_000},
+                              call_result=call, latency_ms=0)
+    assert len(result.arguments["blob"]) < 10_000
+
+
+def test_failure_records_status_and_error() -> None:
+    result = result_from_failure(tool="t", label="l", kind="generated", arguments={}, status="timeout",
+                                 error="no answer within 30 s", latency_ms=30_000)
+    assert result.status == "timeout" and result.error == "no answer within 30 s"
+    assert result.text() == "no answer within 30 s"

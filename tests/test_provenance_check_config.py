@@ -1,0 +1,114 @@
+"""`mcp-sandbox check-config`: client config formats, output, exit codes, and no secret ever in the output."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+from typer.testing import CliRunner
+
+from scanner.cli import app
+from scanner.provenance.client_config import read_client_config, strip_jsonc
+
+CONFIGS = Path(__file__).parent / "fixtures" / "provenance" / "configs"
+ALL = [CONFIGS / "claude_desktop_config.json", CONFIGS / "claude.json", CONFIGS / ".cursor" / "mcp.json",
+       CONFIGS / ".vscode" / "mcp.json"]
+SECRETS = ["pm-secret-value-do-not-print", "alice", "hunter2", "sk-query-secret", "header-secret", "api_key",
+           "/v1/mcp", "sk-arg-secret", "ghp_cursor_secret", "cursor-query-secret", "token="]
+REPO = Path(__file__).parents[1]
+
+
+def run(*args: str) -> subprocess.CompletedProcess[str]:
+    """The real entry point, as a user runs it (UsageError → exit 2 is handled in scanner.cli.main)."""
+    env = dict(os.environ, PYTHONPATH=str(REPO), COLUMNS="200")
+    return subprocess.run([sys.executable, "-c", "from scanner.cli import main; main()", *args],
+                          capture_output=True, text=True, env=env, timeout=60)
+
+
+def test_formats_are_recognised() -> None:
+    formats = {p.name if p.parent == CONFIGS else p.parent.name: read_client_config(p).format for p in ALL}
+    assert formats == {"claude_desktop_config.json": "claude-desktop", "claude.json": "claude-code",
+                       ".cursor": "cursor", ".vscode": "vscode"}
+
+
+def test_claude_code_project_servers_are_read() -> None:
+    config = read_client_config(CONFIGS / "claude.json")
+    assert {(s.name, s.scope) for s in config.servers} == {
+        ("remote-api", None), ("typo", "/home/someone/project-a"), ("broken", "/home/someone/project-a"),
+        ("shell", "/home/someone/project-b")}
+
+
+def test_terminal_output_and_exit_code() -> None:
+    result = run("check-config", *map(str, ALL))
+    assert result.returncode == 1, result.stderr
+    out = result.stdout
+    assert "error I8 known-bad-release" in out and "postmark-mcp@1.0.16" in out
+    assert "warning I9 possible-typosquat" in out
+    assert "cannot be parsed" in out
+    assert "Unreadable server entry" in out
+    assert "https://mcp.example.invalid:8443" in out
+    assert "env: POSTMARK_SERVER_TOKEN (values not shown)" in out
+    for secret in SECRETS:
+        assert secret not in out and secret not in result.stderr, secret
+
+
+def test_json_output_and_no_secrets() -> None:
+    result = run("check-config", "--json", *map(str, ALL))
+    doc = json.loads(result.stdout)
+    assert doc["summary"]["servers"] == 11
+    assert doc["summary"]["findings"]["error"] == 2
+    servers = {s["name"]: s for f in doc["files"] for s in f["servers"]}
+    assert servers["remote-api"]["remote"] == "https://mcp.example.invalid:8443"
+    assert servers["remote"]["remote"] == "https://mcp.example.invalid"
+    assert servers["postmark"]["env_names"] == ["POSTMARK_SERVER_TOKEN"]
+    assert [f["rule_id"] for f in servers["litellm"]["findings"]] == ["I1", "I1", "I8"]
+    assert servers["pinned-image"]["findings"] == [] and servers["git"]["findings"] == []
+    for secret in SECRETS:
+        assert secret not in result.stdout, secret
+
+
+@pytest.mark.parametrize("flags, code", [
+    ([], 0), (["--fail-on", "warning"], 1), (["--fail-on", "info"], 1), (["--fail-on", "never"], 0)])
+def test_fail_on(flags: list[str], code: int) -> None:
+    result = CliRunner().invoke(app, ["check-config", *flags, str(CONFIGS / "claude.json")])
+    assert result.exit_code == code, result.output  # claude.json has warnings only
+
+
+def test_min_severity_filters_shown_findings_not_the_exit_code() -> None:
+    result = CliRunner().invoke(app, ["check-config", "--json", "--min-severity", "error",
+                                      str(CONFIGS / "claude_desktop_config.json")])
+    doc = json.loads(result.stdout)
+    shown = [f["rule_id"] for f in doc["files"][0]["servers"][1]["findings"]]
+    assert shown == ["I8"] and all(not s["findings"] for i, s in enumerate(doc["files"][0]["servers"]) if i != 1)
+    assert result.exit_code == 1
+
+
+@pytest.mark.parametrize("args, message", [
+    (["check-config", str(CONFIGS / "missing.json")], "no such file"),
+    (["check-config", str(CONFIGS / "broken.json")], "not valid JSON"),
+    (["check-config", str(CONFIGS / "not_mcp.json")], "no MCP servers found"),
+    (["check-config", "--fail-on", "bogus", str(CONFIGS / "claude.json")], "--fail-on"),
+    (["check-config", "--min-severity", "loud", str(CONFIGS / "claude.json")], "--min-severity"),
+])
+def test_bad_input_is_exit_2_with_one_error_line(args: list[str], message: str) -> None:
+    result = run(*args)
+    assert result.returncode == 2
+    assert result.stderr.startswith("error: ") and message in result.stderr
+    assert "Traceback" not in result.stderr
+
+
+def test_jsonc_comments_and_trailing_commas() -> None:
+    text = '{"a": "x // not a comment", /* c */ "b": [1, 2,], // end\n}'
+    assert json.loads(strip_jsonc(text)) == {"a": "x // not a comment", "b": [1, 2]}
+
+
+def test_terminal_output_escapes_control_characters(tmp_path: Path) -> None:
+    path = tmp_path / "mcp.json"
+    path.write_text(json.dumps({"mcpServers": {"evil\x1b[31mname": {"command": "npx", "args": ["x-srv\x1b]0;"]}}}))
+    result = run("check-config", str(path))
+    assert "\x1b" not in result.stdout
+    assert "evil\\e[31mname" in result.stdout

@@ -1,0 +1,122 @@
+"""I1 launch-command lint (with I8/I9 per package) over the runners MCP client configs use."""
+
+from __future__ import annotations
+
+import pytest
+
+from scanner.provenance.launch import analyse_launch, parse_npm_spec, parse_pypi_spec
+
+SHA = "0123456789abcdef0123456789abcdef01234567"
+DIGEST = "sha256:" + "a" * 64
+
+
+def rules(command: str, args: list[str] | None = None) -> list[str]:
+    return [f.rule_id for f in analyse_launch(command, args).findings]
+
+
+@pytest.mark.parametrize("command, args", [
+    ("npx", ["-y", "@modelcontextprotocol/server-filesystem", "/tmp"]),
+    ("npx", ["--yes", "@modelcontextprotocol/server-filesystem@latest"]),
+    ("npx", ["-y", "@modelcontextprotocol/server-filesystem@^2025.1.0"]),
+    ("pnpx", ["firecrawl-mcp"]),
+    ("bunx", ["firecrawl-mcp@next"]),
+    ("npm", ["exec", "--yes", "--", "firecrawl-mcp"]),
+    ("pnpm", ["dlx", "@playwright/mcp@latest"]),
+    ("yarn", ["dlx", "-p", "@playwright/mcp", "mcp"]),
+    ("npx", ["-y", "github:someone/server#main"]),
+    ("npx", ["git+https://git.example.invalid/s.git#v1.0.0"]),
+    ("npx", ["https://files.example.invalid/s-1.0.0.tgz"]),
+    ("uvx", ["mcp-server-fetch"]),
+    ("uvx", ["mcp-server-fetch@latest"]),
+    ("uvx", ["--from", "mcp-server-fetch>=1", "mcp-server-fetch"]),
+    ("uv", ["tool", "run", "mcp-server-time"]),
+    ("uv", ["run", "--with", "mcp-server-time", "mcp-server-time"]),
+    ("pipx", ["run", "mcp-server-time"]),
+    ("pipx", ["run", "--spec", f"git+https://git.example.invalid/s.git@main", "s"]),
+    ("pip", ["install", "mcp-server-time==1.0.0"]),  # pinned, but no hashes on a command line
+    ("python3", ["-m", "pip", "install", "-r", "requirements.txt"]),
+    ("docker", ["run", "-i", "--rm", "-e", "TOKEN", "ghcr.io/example/server:1.0"]),
+    ("docker", ["run", "-i", "--rm", "ghcr.io/example/server"]),
+    ("podman", ["run", "--rm", "-it", "--env=A=b", "-v", "/a:/b", "quay.io/example/server:latest"]),
+    ("env", ["API_KEY=x", "npx", "-y", "firecrawl-mcp"]),
+    ("sh", ["-c", "cd /srv && exec npx -y firecrawl-mcp"]),
+    ("bash", ["-lc", "uvx mcp-server-fetch"]),
+    ("npx -y firecrawl-mcp", None),  # a whole command line in `command`
+    ("C:\\Program Files\\nodejs\\npx.cmd", ["-y", "firecrawl-mcp"]),
+])
+def test_unpinned_launches_are_I1(command: str, args: list[str] | None) -> None:
+    assert "I1" in rules(command, args)
+
+
+@pytest.mark.parametrize("command, args", [
+    ("npx", ["-y", "@modelcontextprotocol/server-filesystem@2025.8.21", "/tmp"]),
+    ("npm", ["exec", "--", "firecrawl-mcp@1.2.3"]),
+    ("pnpm", ["dlx", "@playwright/mcp@0.0.30"]),
+    ("yarn", ["dlx", "-p", "firecrawl-mcp@1.2.3", "firecrawl-mcp"]),
+    ("npx", [f"github:someone/server#{SHA}"]),
+    ("uvx", ["mcp-server-fetch@2025.4.7"]),
+    ("uvx", ["--from", "mcp-server-fetch==2025.4.7", "mcp-server-fetch"]),
+    ("uv", ["run", "--with", "mcp-server-time==2025.1.1", "mcp-server-time"]),
+    ("pipx", ["run", "--spec", f"git+https://git.example.invalid/s.git@{SHA}", "s"]),
+    ("pip", ["install", "--require-hashes", "-r", "requirements.txt"]),
+    ("docker", ["run", "-i", "--rm", "-e", "TOKEN", f"ghcr.io/example/server@{DIGEST}"]),
+    ("env", ["-u", "HOME", "A=b", "npx", "-y", "firecrawl-mcp@1.2.3"]),
+    ("sh", ["-c", "exec npx -y firecrawl-mcp@1.2.3"]),
+    ("node", ["/srv/server/index.js"]),  # a local program: nothing fetched
+    ("python", ["-m", "my_local_server"]),
+])
+def test_pinned_or_local_launches_pass(command: str, args: list[str] | None) -> None:
+    assert rules(command, args) == []
+
+
+@pytest.mark.parametrize("command, args", [
+    ("sh", ["-c", "npx -y 'unterminated"]),
+    ("npx -y \"unterminated", None),
+    ("env", ["-S", "npx 'x"]),
+])
+def test_unparseable_shell_strings_are_I1(command: str, args: list[str] | None) -> None:
+    found = analyse_launch(command, args).findings
+    assert [f.rule_id for f in found] == ["I1"]
+    assert "cannot be parsed" in found[0].message
+
+
+def test_known_bad_and_typosquat_run_per_package() -> None:
+    assert "I8" in rules("npx", ["-y", "postmark-mcp@1.0.16"])
+    assert "I8" in rules("uvx", ["litellm@1.82.8"])
+    assert "I8" in rules("sh", ["-c", "pip install 'litellm>=1.80'"])
+    assert "I9" in rules("npx", ["-y", "@modelcontextprotocol/server-filesytem@1.0.0"])
+    assert rules("npx", ["-y", "postmark-mcp@1.0.15"]) == []
+
+
+def test_findings_never_quote_arguments_or_url_credentials() -> None:
+    analysis = analyse_launch("sh", ["-c", "API_KEY=sk-secret-1 npx -y "
+                                           "git+https://user:tok-secret-2@git.example.invalid/s.git?k=q-secret-3#main "
+                                           "--token sk-secret-4"])
+    text = " ".join(f"{f.message} {f.evidence}" for f in analysis.findings) + " ".join(
+        p.display for p in analysis.packages)
+    assert analysis.findings
+    for secret in ("sk-secret-1", "tok-secret-2", "q-secret-3", "sk-secret-4", "user:"):
+        assert secret not in text
+
+
+def test_package_refs() -> None:
+    assert parse_npm_spec("@scope/name@1.2.3").name == "@scope/name"
+    assert parse_npm_spec("@scope/name@1.2.3").pinned
+    assert parse_npm_spec("npm:name@1.2.3").name == "name"
+    assert parse_npm_spec("./local").source == "file"
+    assert parse_npm_spec(f"someone/repo#{SHA}").source == "git"
+    assert parse_pypi_spec("demo[extra]==1.0").name == "demo"
+    assert parse_pypi_spec("demo @ https://files.example.invalid/demo-1.0.tar.gz#sha256=" + "0" * 64).pinned
+    assert not parse_pypi_spec("https://files.example.invalid/demo-1.0.tar.gz").pinned
+    assert analyse_launch("docker", ["run", "-i", "--rm", "img@" + DIGEST]).packages[0].source == "image"
+
+
+def test_wrappers_nested_too_deep_are_reported_not_skipped() -> None:
+    found = analyse_launch("env", ["env"] * 12 + ["npx", "-y", "firecrawl-mcp@1.2.3"]).findings
+    assert [f.rule_id for f in found] == ["I1"]
+    assert "nested" in found[0].message
+
+
+def test_many_shell_assignments_do_not_hide_the_command() -> None:
+    script = " ".join(f"V{i}=1" for i in range(40)) + " npx -y firecrawl-mcp"
+    assert "I1" in rules("sh", ["-c", script])

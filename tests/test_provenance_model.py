@@ -1,0 +1,39 @@
+"""The provenance section of the report and how failed checks become findings."""
+
+from __future__ import annotations
+
+from scanner.provenance.model import Check, PackageProvenance, ProvenanceReport
+from scanner.provenance.rules import RULES, check_findings
+from scanner.report import Report, TargetInfo
+
+
+def test_report_carries_the_provenance_section_and_round_trips() -> None:
+    pkg = PackageProvenance(ecosystem="npm", name="x-server", version="1.0.0", checks=[
+        Check(name="integrity", outcome="verified", evidence="ok", rule_id="I2"),
+        Check(name="registry-signature", outcome="unavailable", evidence="stripped", rule_id="I3"),
+        Check(name="attestation", outcome="failed", evidence="subject digest differs", rule_id="I4"),
+    ])
+    report = Report(target=TargetInfo(kind="npm", name="x-server", requested="npm:x-server@1.0.0"),
+                    provenance=ProvenanceReport(packages=[pkg]))
+    again = Report.model_validate_json(report.model_dump_json())
+    assert again.provenance == report.provenance
+    assert [(n, c.name) for n, c in again.provenance.unchecked()] == [("x-server", "registry-signature")]
+    found = check_findings(pkg)
+    assert [(f.rule_id, f.severity) for f in found] == [("I4", "error")]
+    assert "npm:x-server@1.0.0" in found[0].message
+
+
+def test_every_rule_has_id_why_and_fix() -> None:
+    assert sorted(RULES) == [f"I{i}" for i in range(1, 10)]
+    for rule in RULES.values():
+        assert rule.why and rule.fix and rule.category in ("security", "metadata")
+
+
+def test_egress_outside_the_allowlist_is_I7() -> None:
+    from scanner.provenance.model import EgressAttempt
+    from scanner.provenance.rules import egress_finding
+    bad = egress_finding(EgressAttempt(host="collect.example.invalid", allowed=False, package="demo@1.0.0",
+                                       script="postinstall"))
+    assert bad is not None and (bad.rule_id, bad.severity) == ("I7", "error")
+    assert "demo@1.0.0 (postinstall)" in bad.message
+    assert egress_finding(EgressAttempt(host="registry.npmjs.org", allowed=True)) is None

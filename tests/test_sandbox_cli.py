@@ -1,0 +1,127 @@
+"""The scan command as a user runs it: bad input, interruption, SIGKILL + gc, and real registry packages."""
+
+from __future__ import annotations
+
+import json
+import signal
+import subprocess
+import time
+
+import pytest
+
+from tests.sandbox_helpers import CLI, REPO, ZOO, labelled_containers, run_cli
+
+pytestmark = pytest.mark.docker
+
+
+@pytest.mark.parametrize(
+    ("target", "expected"),
+    [
+        ("npm:Not_A_Valid_Name", "not a valid npm package name"),
+        ("pypi:mcp>=1.0", "exact version"),
+        ("./no/such/path", "neither a registry target nor an existing path"),
+        ("tests", "no package.json or pyproject.toml"),
+    ],
+)
+def test_bad_targets_exit_2_with_one_line(target, expected, docker_client, no_leftovers):
+    result = run_cli("scan", target)
+    assert result.returncode == 2
+    assert expected in result.stderr
+    assert result.stderr.strip().count("\n") == 0, result.stderr
+    assert "Traceback" not in result.stderr
+
+
+@pytest.mark.registry
+@pytest.mark.parametrize(
+    ("target", "expected"),
+    [
+        ("pypi:mcp-sandbox-no-such-project-7f3a", "was not found"),
+        ("npm:@modelcontextprotocol/server-everything@999.0.0", "has no version or tag '999.0.0'"),
+    ],
+)
+def test_unknown_packages_exit_2_before_any_container(target, expected, docker_client, no_leftovers):
+    result = run_cli("scan", target)
+    assert result.returncode == 2
+    assert expected in result.stderr
+    assert "Traceback" not in result.stderr
+
+
+def test_ambiguous_commands_are_listed(docker_client, no_leftovers):
+    result = run_cli("scan", str(ZOO))
+    assert result.returncode == 2
+    assert "installs several commands" in result.stderr and "zoo-inspector" in result.stderr
+    assert "--command" in result.stderr
+
+
+def _wait_for_run_container(docker_client, timeout: float = 120) -> str:
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        running = [c for c in labelled_containers(docker_client)
+                   if c["Labels"].get("io.mcp-sandbox.role") == "run" and c["State"] == "running"]
+        if running:
+            return running[0]["Labels"]["io.mcp-sandbox.session"]
+        time.sleep(0.2)
+    raise AssertionError("the scan never started its server")
+
+
+def _start_slow_scan() -> subprocess.Popen[str]:
+    return subprocess.Popen([*CLI, "scan", str(ZOO), "--command", "zoo-slowlist", "--startup-timeout", "300"],
+                            cwd=REPO, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+
+
+def test_sigterm_mid_scan_tears_everything_down(docker_client):
+    process = _start_slow_scan()
+    session = _wait_for_run_container(docker_client)
+    process.send_signal(signal.SIGTERM)
+    process.wait(timeout=60)
+    assert process.returncode != 0
+    assert labelled_containers(docker_client, session) == []
+
+
+def test_sigint_mid_scan_tears_everything_down(docker_client):
+    process = _start_slow_scan()
+    session = _wait_for_run_container(docker_client)
+    process.send_signal(signal.SIGINT)
+    process.wait(timeout=60)
+    assert process.returncode == 130
+    assert "interrupted" in process.stderr.read()
+    assert labelled_containers(docker_client, session) == []
+
+
+def test_sigkill_leaves_work_for_gc_only(docker_client):
+    process = _start_slow_scan()
+    session = _wait_for_run_container(docker_client)
+    process.kill()
+    process.wait(timeout=30)
+    assert labelled_containers(docker_client, session) != []  # nothing could clean up...
+    result = run_cli("gc")
+    assert result.returncode == 0, result.stderr
+    assert "removed 1 containers" in result.stdout
+    assert labelled_containers(docker_client, session) == []  # ...until gc
+
+
+@pytest.mark.registry
+def test_real_npm_server_end_to_end(tmp_path, docker_client, no_leftovers):
+    out = tmp_path / "report.json"
+    result = run_cli("scan", "npm:@modelcontextprotocol/server-everything", "--json", str(out), "--fail-on",
+                     "never", "--", "stdio", timeout=600)
+    assert result.returncode == 0, result.stderr[-2000:]
+    report = json.loads(out.read_text())
+    assert report["target"]["version"]
+    assert report["server"]["name"] and report["server"]["protocol_version"]
+    assert "echo" in {t["name"] for t in report["tools"]}
+    assert report["prompts"] and report["resources"]
+    assert report["sandbox"]["applied"]["network_mode"] == "none"
+    assert report["sandbox"]["teardown"]["complete"] is True
+    assert report["install"]["command"][-1] == "stdio"
+
+
+@pytest.mark.registry
+def test_real_pypi_server_end_to_end(tmp_path, docker_client, no_leftovers):
+    out = tmp_path / "report.json"
+    result = run_cli("scan", "pypi:mcp-server-time", "--json", str(out), "--fail-on", "never", timeout=600)
+    assert result.returncode == 0, result.stderr[-2000:]
+    report = json.loads(out.read_text())
+    assert {"get_current_time", "convert_time"} <= {t["name"] for t in report["tools"]}
+    assert report["verdict"] in ("pass", "review", "block") and report["score"] is not None
+    assert report["sandbox"]["teardown"]["complete"] is True

@@ -1,0 +1,72 @@
+"""Servers that misbehave end the scan with a clear error, never a hang or a crash of the scanner."""
+
+from __future__ import annotations
+
+import io
+
+import pytest
+from rich.console import Console
+
+from scanner.inventory import Timeouts
+from scanner.reports.terminal import render
+from scanner.scan import ScanOptions, run_scan
+from tests.sandbox_helpers import ZOO, labelled_containers
+
+pytestmark = pytest.mark.docker
+
+
+def scan_zoo(command: str, startup: float = 20.0):
+    return run_scan(ScanOptions(target=str(ZOO), command=command, timeouts=Timeouts(startup=startup, request=10)))
+
+
+def test_all_pages_of_tools_are_listed(no_leftovers):
+    report = scan_zoo("zoo-paged")
+    assert [t["name"] for t in report.tools] == [f"zoo_tool_{i:02d}" for i in range(25)]
+    assert report.errors == []
+
+
+def test_stdout_flood_ends_the_scan_with_a_reason(no_leftovers):
+    report = scan_zoo("zoo-flood")
+    assert any("flooded stdout" in e for e in report.errors), report.errors
+    assert report.tools == []
+    assert report.sandbox.teardown.complete
+
+
+def test_a_50_mb_line_ends_the_scan_with_a_reason(no_leftovers):
+    report = scan_zoo("zoo-bigline")
+    assert any("line over 8 MiB" in e for e in report.errors), report.errors
+    assert report.sandbox.teardown.complete
+
+
+def test_a_server_that_never_answers_times_out(no_leftovers):
+    report = scan_zoo("zoo-hang", startup=3)
+    assert any("connecting" in e and ("did not answer" in e or "error" in e) for e in report.errors), report.errors
+    assert report.sandbox.teardown.complete
+
+
+def test_a_crashing_server_is_reported_with_its_stderr(no_leftovers):
+    report = scan_zoo("zoo-crash")
+    assert report.sandbox.exit_code == 3
+    assert "missing configuration ZOO_API_KEY" in report.sandbox.stderr
+    assert any("exited with code 3" in e for e in report.errors), report.errors
+
+
+def test_a_server_ignoring_eof_and_sigterm_is_torn_down(docker_client, no_leftovers):
+    report = scan_zoo("zoo-stubborn")
+    assert [t["name"] for t in report.tools] == ["echo_text"]
+    teardown = report.sandbox.teardown
+    assert teardown.complete and teardown.leftovers == []
+    # Killed, not waited on: a graceful `docker stop` would take its 10 s grace period.
+    assert teardown.seconds < 8
+    assert labelled_containers(docker_client, report.sandbox.session) == []
+
+
+def test_hostile_text_never_reaches_the_terminal_raw(no_leftovers):
+    report = scan_zoo("zoo-hostile-text")
+    assert "\x1b" in report.tools[0]["description"]  # kept as data in the report...
+    buffer = io.StringIO()
+    render(report, Console(file=buffer, width=200, color_system=None, force_terminal=False))
+    shown = buffer.getvalue()
+    for raw in ("\x1b", "\x07", "\r", "\u202e", "\U000e0072"):
+        assert raw not in shown, repr(raw)  # ...but never shown raw
+    assert "\\e" in shown or "\\x1b" in shown

@@ -1,0 +1,121 @@
+"""keygen: Ed25519 / ECDSA P-256 PEM pairs, 0600 private keys, keyid = SHA-256 of the DER public key; loading keys
+from files and environment variables without ever echoing them."""
+
+from __future__ import annotations
+
+import base64
+import hashlib
+import stat
+from pathlib import Path
+
+import pytest
+from cryptography.hazmat.primitives import serialization
+from cryptography.hazmat.primitives.asymmetric import ec, ed25519, rsa
+
+from scanner.errors import UsageError
+from scanner.signing.keys import (Signer, load_private_key_env, load_private_key_file, load_public_key, load_signer,
+                                  signature_valid, write_keypair)
+
+
+@pytest.mark.parametrize("algorithm,key_type", [("ed25519", ed25519.Ed25519PrivateKey),
+                                                ("ecdsa-p256", ec.EllipticCurvePrivateKey)])
+def test_keygen_writes_a_pem_pair_with_a_0600_private_key(tmp_path: Path, algorithm: str, key_type: type) -> None:
+    private_path, public_path, key_id = write_keypair(tmp_path / "signing", algorithm)  # type: ignore[arg-type]
+    assert public_path == tmp_path / "signing.pub"
+    assert stat.S_IMODE(private_path.stat().st_mode) == 0o600
+    assert private_path.read_bytes().startswith(b"-----BEGIN PRIVATE KEY-----")
+    assert public_path.read_bytes().startswith(b"-----BEGIN PUBLIC KEY-----")
+    private = load_private_key_file(private_path)
+    assert isinstance(private, key_type)
+    der = private.public_key().public_bytes(serialization.Encoding.DER,
+                                            serialization.PublicFormat.SubjectPublicKeyInfo)
+    assert key_id == hashlib.sha256(der).hexdigest() == Signer(private).keyid
+
+
+def test_keygen_is_0600_even_with_a_permissive_umask(tmp_path: Path) -> None:
+    import os
+    previous = os.umask(0)
+    try:
+        private_path, _, _ = write_keypair(tmp_path / "k", "ed25519")
+    finally:
+        os.umask(previous)
+    assert stat.S_IMODE(private_path.stat().st_mode) == 0o600
+
+
+def test_keygen_never_overwrites(tmp_path: Path) -> None:
+    (tmp_path / "k.pub").write_text("keep me")
+    with pytest.raises(UsageError, match="already exists"):
+        write_keypair(tmp_path / "k", "ed25519")
+    assert (tmp_path / "k.pub").read_text() == "keep me" and not (tmp_path / "k").exists()
+
+
+@pytest.mark.parametrize("algorithm", ["ed25519", "ecdsa-p256"])
+def test_sign_and_check_raw_signatures(tmp_path: Path, algorithm: str) -> None:
+    private_path, public_path, _ = write_keypair(tmp_path / "k", algorithm)  # type: ignore[arg-type]
+    signer = Signer(load_private_key_file(private_path))
+    signature = signer.sign(b"message")
+    public = load_public_key(public_path)
+    assert signature_valid(public, signature, b"message")
+    assert not signature_valid(public, signature, b"messagf")
+
+
+def test_key_from_environment_as_pem_or_base64(tmp_path: Path) -> None:
+    private_path, _, key_id = write_keypair(tmp_path / "k", "ed25519")
+    pem = private_path.read_text()
+    assert Signer(load_private_key_env("SIGN_KEY", {"SIGN_KEY": pem})).keyid == key_id
+    encoded = base64.b64encode(pem.encode()).decode()
+    assert Signer(load_private_key_env("SIGN_KEY", {"SIGN_KEY": encoded})).keyid == key_id
+
+
+def test_load_signer_from_options(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    private_path, _, key_id = write_keypair(tmp_path / "k", "ed25519")
+    monkeypatch.setenv("MCP_SANDBOX_TEST_KEY", private_path.read_text())
+    assert load_signer(None, None) is None
+    assert load_signer(private_path, None).keyid == key_id  # type: ignore[union-attr]
+    assert load_signer(None, "MCP_SANDBOX_TEST_KEY").keyid == key_id  # type: ignore[union-attr]
+    with pytest.raises(UsageError, match="not both"):
+        load_signer(private_path, "MCP_SANDBOX_TEST_KEY")
+
+
+def test_key_errors_never_contain_the_key(tmp_path: Path) -> None:
+    secret = "-----BEGIN PRIVATE KEY-----\nTOPSECRETMATERIAL\n-----END PRIVATE KEY-----\n"
+    with pytest.raises(UsageError) as exc:
+        load_private_key_env("SIGN_KEY", {"SIGN_KEY": secret})
+    assert "TOPSECRET" not in str(exc.value) and "SIGN_KEY" in str(exc.value)
+    path = tmp_path / "bad"
+    path.write_text(secret)
+    with pytest.raises(UsageError) as exc:
+        load_private_key_file(path)
+    assert "TOPSECRET" not in str(exc.value) and str(path) in str(exc.value)
+
+
+def test_unset_environment_variable() -> None:
+    with pytest.raises(UsageError, match="NOPE is not set"):
+        load_private_key_env("NOPE", {})
+
+
+def test_unsupported_and_encrypted_keys_are_refused(tmp_path: Path) -> None:
+    rsa_key = rsa.generate_private_key(public_exponent=65537, key_size=2048)
+    p384 = ec.generate_private_key(ec.SECP384R1())
+    encrypted = ed25519.Ed25519PrivateKey.generate().private_bytes(
+        serialization.Encoding.PEM, serialization.PrivateFormat.PKCS8,
+        serialization.BestAvailableEncryption(b"pw"))
+    cases = {
+        "rsa": (rsa_key.private_bytes(serialization.Encoding.PEM, serialization.PrivateFormat.PKCS8,
+                                      serialization.NoEncryption()), "unsupported type"),
+        "p384": (p384.private_bytes(serialization.Encoding.PEM, serialization.PrivateFormat.PKCS8,
+                                    serialization.NoEncryption()), "unsupported type"),
+        "enc": (encrypted, "encrypted"),
+    }
+    for name, (data, words) in cases.items():
+        (tmp_path / name).write_bytes(data)
+        with pytest.raises(UsageError, match=words):
+            load_private_key_file(tmp_path / name)
+
+
+def test_public_key_loading_refuses_a_private_key(tmp_path: Path) -> None:
+    private_path, _, _ = write_keypair(tmp_path / "k", "ed25519")
+    with pytest.raises(UsageError, match="is a private key"):
+        load_public_key(private_path)
+    with pytest.raises(UsageError, match="does not exist"):
+        load_public_key(tmp_path / "missing.pub")
