@@ -58,6 +58,17 @@ def exit_code(session: SandboxSession, container_id: str) -> int | None:
     return None if state.get("Running") else int(state.get("ExitCode", -1))
 
 
+def close_attach(server: RunningServer) -> None:
+    """Shut the attach connection down for real. A plain close() leaves the descriptor open while docker-py's
+    wrapper still references it; the engine would then block writing a chatty server's output into a socket nobody
+    reads, and removing the container would wait on that forever."""
+    try:
+        server.socket.shutdown(socket.SHUT_RDWR)
+    except OSError:
+        pass
+    server.socket.close()
+
+
 def _raw_socket(attached: Any) -> socket.socket:
     """docker-py returns a SocketIO wrapper for unix sockets; the event loop wants the socket itself."""
     raw = getattr(attached, "_sock", attached)

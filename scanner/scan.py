@@ -114,7 +114,7 @@ def _install_and_inspect(session: SandboxSession, request: InstallRequest, runti
     try:
         inventory = anyio.run(collect, stdio, health, options.timeouts, server.started_at)
     finally:
-        server.socket.close()
+        run.close_attach(server)
         report.sandbox.stderr, report.sandbox.stderr_truncated = decode_bytes(bytes(stdio.stderr.data))
         report.sandbox.stderr_truncated |= stdio.stderr.truncated
     report.sandbox.exit_code = run.exit_code(session, server.container_id)

@@ -70,3 +70,15 @@ def test_hostile_text_never_reaches_the_terminal_raw(no_leftovers):
     for raw in ("\x1b", "\x07", "\r", "\u202e", "\U000e0072"):
         assert raw not in shown, repr(raw)  # ...but never shown raw
     assert "\\e" in shown or "\\x1b" in shown
+
+
+def test_a_local_wheel_installs_and_runs(tmp_path, no_leftovers):
+    import subprocess
+    import sys
+
+    subprocess.run([sys.executable, "-m", "pip", "wheel", "-q", "--no-deps", "-w",
+                    str(tmp_path), str(ZOO)], check=True, capture_output=True)
+    wheel = next(tmp_path.glob("mcp_zoo-*.whl"))
+    report = run_scan(ScanOptions(target=str(wheel), command="zoo-plain"))
+    assert report.target.kind == "archive" and report.target.version == "0.1.0"
+    assert [t["name"] for t in report.tools] == ["echo_text"]

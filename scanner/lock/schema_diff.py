@@ -234,14 +234,21 @@ def _schema_maps(old: dict[str, Any], new: dict[str, Any], path: str, depth: int
         _schema_map(key, before or {}, after or {}, path, depth, out)
 
 
+# What a new or a removed name under each schema map means for the set of accepted inputs.
 _ADDED_MEANS: dict[str, tuple[Effect, str]] = {
-                "properties": ("widened", "new parameter"), "patternProperties": ("widened", "new pattern property"),
-                "$defs": ("changed", "definition added"), "definitions": ("changed", "definition added"),
-                "dependentSchemas": ("changed", "dependent schema added")}
-_REMOVED_MEANS: dict[str, tuple[Effect, str]] = {"properties": ("changed", "parameter removed"),
-                  "patternProperties": ("changed", "pattern property removed"),
-                  "$defs": ("changed", "definition removed"), "definitions": ("changed", "definition removed"),
-                  "dependentSchemas": ("widened", "dependent schema removed")}
+    "properties": ("widened", "new parameter"),
+    "patternProperties": ("widened", "new pattern property"),
+    "$defs": ("changed", "definition added"),
+    "definitions": ("changed", "definition added"),
+    "dependentSchemas": ("changed", "dependent schema added"),
+}
+_REMOVED_MEANS: dict[str, tuple[Effect, str]] = {
+    "properties": ("changed", "parameter removed"),
+    "patternProperties": ("changed", "pattern property removed"),
+    "$defs": ("changed", "definition removed"),
+    "definitions": ("changed", "definition removed"),
+    "dependentSchemas": ("widened", "dependent schema removed"),
+}
 
 
 def _schema_map(key: str, before: dict[str, Any], after: dict[str, Any], path: str, depth: int,
