@@ -21,7 +21,8 @@ from scanner.interrupts import terminate_as_interrupt, uninterruptible
 from scanner.inventory import Inventory, Timeouts, collect
 from scanner.launch import choose_command
 from scanner.mcp_transport import WireHealth
-from scanner.report import (AppliedPolicy, InstallInfo, Report, SandboxInfo, ServerInfo, TargetInfo, TeardownInfo,
+from scanner.provenance.known_bad import known_bad_finding
+from scanner.report import (AppliedPolicy, Finding, InstallInfo, Report, SandboxInfo, ServerInfo, TargetInfo, TeardownInfo,
                             Timings)
 from scanner.resolve import http_client, resolve
 from scanner.rules.engine import run_rules
@@ -49,6 +50,10 @@ class ScanOptions:
 def run_scan(options: ScanOptions, progress: Progress = lambda _: None) -> Report:
     began = time.monotonic()
     target = parse_target(options.target)
+    if target.path is None:
+        refused = known_bad_finding(target.ecosystem, target.name, target.version_spec or "")
+        if refused is not None:  # before anything is resolved, installed or launched
+            return _refused_report(target, refused, began)
     request = _install_request(target, options, progress)
     client = engine.connect()
     gc.sweep(client)  # what killed scanners left behind
@@ -67,6 +72,13 @@ def run_scan(options: ScanOptions, progress: Progress = lambda _: None) -> Repor
         report.sandbox.teardown = TeardownInfo(complete=result.complete, seconds=result.seconds,
                                                removed=result.removed, leftovers=result.leftovers)
         report.timings.total = round(time.monotonic() - began, 3)
+    return report
+
+
+def _refused_report(target: Target, finding: Finding, began: float) -> Report:
+    report = Report(target=_target_info(target, target.version_spec), findings=[finding])
+    report.score, report.verdict = compute(report.findings, [])
+    report.timings.total = round(time.monotonic() - began, 3)
     return report
 
 

@@ -125,3 +125,15 @@ def test_real_pypi_server_end_to_end(tmp_path, docker_client, no_leftovers):
     assert {"get_current_time", "convert_time"} <= {t["name"] for t in report["tools"]}
     assert report["verdict"] in ("pass", "review", "block") and report["score"] is not None
     assert report["sandbox"]["teardown"]["complete"] is True
+
+
+def test_known_bad_release_is_refused_before_any_container(tmp_path, docker_client, no_leftovers):
+    out = tmp_path / "report.json"
+    before = docker_client.api.containers(all=True)
+    result = run_cli("scan", "npm:postmark-mcp@1.0.16", "--json", str(out))
+    assert result.returncode == 1, result.stderr
+    report = json.loads(out.read_text())
+    assert report["verdict"] == "block"
+    assert [f["rule_id"] for f in report["findings"]] == ["I8"]
+    assert report["sandbox"] is None and report["install"] is None
+    assert docker_client.api.containers(all=True) == before

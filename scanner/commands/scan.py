@@ -115,7 +115,8 @@ def scan(
     if markdown_path:
         _write(markdown_path, to_markdown(report), "Markdown")
     teardown = report.sandbox.teardown if report.sandbox else None
-    if report.errors or not report.tools and not report.server.name or (teardown and not teardown.complete):
+    ran = report.sandbox is not None
+    if ran and (report.errors or not report.tools and not report.server.name or (teardown and not teardown.complete)):
         raise typer.Exit(EXIT_SCAN_INCOMPLETE)
     raise typer.Exit(exit_code(report.findings, report.score.value if report.score else None, fail_on, fail_under))
 
