@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import time
 from dataclasses import dataclass, field
+from collections.abc import Awaitable, Callable
 from typing import Any
 
 import anyio
@@ -43,9 +44,13 @@ _SESSION_ERRORS = (TimeoutError, MCPError, anyio.EndOfStream, anyio.ClosedResour
                    ConnectionError)
 
 
-async def collect(stdio: AttachedStdio, health: WireHealth, timeouts: Timeouts, started_at: float) -> Inventory:
-    """Connect over the attached stdio and list everything the server offers. Never raises for server misbehaviour:
-    what failed is in Inventory.errors."""
+AfterListing = Callable[[Client, "Inventory"], Awaitable[None]]
+
+
+async def collect(stdio: AttachedStdio, health: WireHealth, timeouts: Timeouts, started_at: float,
+                  after_listing: AfterListing | None = None) -> Inventory:
+    """Connect over the attached stdio and list everything the server offers, then run `after_listing` (the probes)
+    in the same session. Never raises for server misbehaviour: what failed is in Inventory.errors."""
     inventory = Inventory()
     client = Client(
         attached_transport(stdio, health),
@@ -63,6 +68,9 @@ async def collect(stdio: AttachedStdio, health: WireHealth, timeouts: Timeouts, 
                 inventory.server = _server_info(client)
                 step = "listing"
                 await _list_all(client, inventory, health, timeouts, started_at)
+                if after_listing is not None and not inventory.errors:
+                    step = "probing"
+                    await after_listing(client, inventory)
         except _SESSION_ERRORS as exc:
             inventory.errors.append(_explain(step, exc, health, timeouts.startup))
         except ExceptionGroup as group:  # the SDK's task groups wrap what ended the session
