@@ -68,7 +68,7 @@ def install(
     client = session.client
     tag = installed_tag(runtime_image_id, request)
     if use_cache:
-        cached = _cached(client, tag, runtime_image)
+        cached = _cached(session, tag, runtime_image, request.ecosystem)
         if cached is not None:
             return cached
     started = time.monotonic()
@@ -89,9 +89,9 @@ def install(
     )
 
 
-def _cached(client: docker.DockerClient, tag: str, runtime_image: str) -> InstalledServer | None:
+def _cached(session: SandboxSession, tag: str, runtime_image: str, ecosystem: Ecosystem) -> InstalledServer | None:
     try:
-        image = client.images.get(tag)
+        image = session.client.images.get(tag)
     except ImageNotFound:
         return None
     summary = json.loads(image.labels.get(MANIFEST_LABEL, "{}"))
@@ -100,8 +100,18 @@ def _cached(client: docker.DockerClient, tag: str, runtime_image: str) -> Instal
     return InstalledServer(
         image=tag, image_id=image.id, runtime_image=runtime_image, cached=True, name=summary["name"],
         version=summary["version"], entry_points=summary.get("entry_points") or {},
-        installer_output=summary.get("output", ""), seconds=0.0, manifest={},
+        installer_output=summary.get("output", ""), seconds=0.0, manifest=_manifest_from_image(session, tag, ecosystem),
     )
+
+
+def _manifest_from_image(session: SandboxSession, image: str, ecosystem: Ecosystem) -> dict[str, Any]:
+    """The install manifest (npm lockfile / Python install description) kept in an installed image."""
+    container_id = session.create_container("read-manifest", image=image, command=["/bin/false"], entrypoint=[],
+                                            network_disabled=True)
+    try:
+        return _read_manifest(session.client, container_id, ecosystem)
+    finally:
+        session.remove_container(container_id)
 
 
 def _install_command(request: InstallRequest) -> list[str]:

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, ConfigDict, Field, PrivateAttr
 
 from scanner import __version__
 from scanner.provenance.model import ProvenanceReport
@@ -143,3 +143,12 @@ class Report(_Model):
     provenance: ProvenanceReport | None = None
     timings: Timings = Field(default_factory=Timings)
     errors: list[str] = Field(default_factory=list, description="What stopped part of the scan, one line each.")
+    # The definitions exactly as served, uncapped (the fields above are capped for storage). Not serialized: the
+    # lockfile fingerprints these, so an edit past a size cap cannot slip through.
+    _served: dict[str, list[dict[str, Any]]] | None = PrivateAttr(default=None)
+
+    def as_served(self) -> Report:
+        """A copy whose tools, prompts and resources are the uncapped definitions (itself when there are none)."""
+        if self._served is None:
+            return self
+        return self.model_copy(update=self._served)

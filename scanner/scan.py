@@ -21,6 +21,7 @@ from scanner.interrupts import terminate_as_interrupt, uninterruptible
 from scanner.inventory import Inventory, Timeouts, collect
 from scanner.launch import choose_command
 from scanner.mcp_transport import WireHealth
+from scanner.provenance.installed import check_installed
 from scanner.provenance.known_bad import known_bad_finding
 from scanner.report import (AppliedPolicy, Finding, InstallInfo, Report, SandboxInfo, ServerInfo, TargetInfo, TeardownInfo,
                             Timings)
@@ -72,6 +73,8 @@ def run_scan(options: ScanOptions, progress: Progress = lambda _: None) -> Repor
         report.sandbox.teardown = TeardownInfo(complete=result.complete, seconds=result.seconds,
                                                removed=result.removed, leftovers=result.leftovers)
         report.timings.total = round(time.monotonic() - began, 3)
+    if report.verdict is None and report.findings:  # the server never listed its tools; other findings still count
+        report.score, report.verdict = compute(report.findings, [])
     return report
 
 
@@ -113,6 +116,11 @@ def _install_and_inspect(session: SandboxSession, request: InstallRequest, runti
                                 use_cache=options.use_cache)
     report.target.version = installed.version
     report.timings.install = installed.seconds
+    progress("checking provenance")
+    report.provenance, provenance_findings = check_installed(
+        request.ecosystem, installed.name, installed.version, local=request.local_path is not None,
+        manifest=installed.manifest or None)
+    report.findings.extend(provenance_findings)
     command = choose_command(installed.name, installed.entry_points, options.command, options.server_args)
     report.install = _install_info(installed, command)
     progress("starting the server in the sandbox")
@@ -139,6 +147,8 @@ def _fill_inventory(report: Report, inventory: Inventory, health: WireHealth, co
     report.prompts = cap_json(inventory.prompts)
     report.resources = cap_json(inventory.resources)
     report.resource_templates = cap_json(inventory.resource_templates)
+    report._served = {"tools": inventory.tools, "prompts": inventory.prompts, "resources": inventory.resources,
+                      "resource_templates": inventory.resource_templates}
     if inventory.connected:
         _lint(report, inventory, config)
     report.timings.first_tools_list = inventory.first_tools_list_seconds

@@ -145,8 +145,8 @@ def test_refresh_without_sign_warns_that_the_old_envelope_is_stale(tmp_path: Pat
 
 
 @pytest.mark.parametrize("args,words", [
-    (["lock", "npm:some-server"], "live TARGET is not available"),
-    (["lock"], "give --from FILE"),
+    (["lock", "npm:some-server", "--from", "{tools}"], "not both"),
+    (["lock"], "give a TARGET to scan"),
     (["lock", "--from", "{missing}"], "does not exist"),
     (["lock", "--from", "{tools}", "--fail-on", "loud"], "--fail-on must be one of"),
     (["lock", "--check", "--from", "{tools}", "--accept"], "--check only compares"),

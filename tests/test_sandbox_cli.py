@@ -114,6 +114,11 @@ def test_real_npm_server_end_to_end(tmp_path, docker_client, no_leftovers):
     assert report["sandbox"]["applied"]["network_mode"] == "none"
     assert report["sandbox"]["teardown"]["complete"] is True
     assert report["install"]["command"][-1] == "stdio"
+    package = report["provenance"]["packages"][0]
+    outcomes = {c["name"]: c["outcome"] for c in package["checks"]}
+    assert outcomes["integrity"] == "verified" and outcomes["installed-integrity"] == "verified"
+    assert outcomes["registry-signature"] in ("verified", "unavailable")  # this network strips signatures
+    assert report["provenance"]["dependency_tree"]["total"] > 10
 
 
 @pytest.mark.registry
@@ -123,6 +128,8 @@ def test_real_pypi_server_end_to_end(tmp_path, docker_client, no_leftovers):
     assert result.returncode == 0, result.stderr[-2000:]
     report = json.loads(out.read_text())
     assert {"get_current_time", "convert_time"} <= {t["name"] for t in report["tools"]}
+    outcomes = {c["name"]: c["outcome"] for c in report["provenance"]["packages"][0]["checks"]}
+    assert outcomes["file-hashes"] == "verified" and outcomes["yanked"] == "verified"
     assert report["verdict"] in ("pass", "review", "block") and report["score"] is not None
     assert report["sandbox"]["teardown"]["complete"] is True
 

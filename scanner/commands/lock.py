@@ -10,6 +10,8 @@ from rich.console import Console
 
 from scanner.commands.signing import print_verification
 from scanner.errors import UsageError
+from scanner.report import Report
+from scanner.scan import ScanOptions, run_scan
 from scanner.lock.atomic import atomic_write_bytes
 from scanner.lock.build import build_lock
 from scanner.lock.changes import FAIL_ON_LEVELS, Change, at_or_above, counts
@@ -22,10 +24,6 @@ from scanner.signing.keys import Signer, load_public_key, load_signer
 from scanner.signing.verify import VerificationFailed, verify_attestation
 from scanner.untrusted import escape_for_terminal
 
-LIVE_TARGET_MESSAGE = (
-    "locking a live TARGET is not available from `lock` yet; save the server's tools/list result (or an "
-    "mcp-sandbox JSON report) and run `mcp-sandbox lock --from FILE`"
-)
 SEVERITY_LABEL = {"error": "ERROR  ", "warning": "WARNING", "info": "info   "}
 
 
@@ -53,11 +51,11 @@ def write_changes_json(path: Path, changes: list[Change], lock_path: Path, fail_
 
 
 def _validate(target: str | None, from_file: Path | None, check: bool, fail_on: str, key: Path | None,
-              sign: Path | None, sign_env: str | None, accept: bool) -> Path:
-    if target is not None:
-        raise UsageError(LIVE_TARGET_MESSAGE)
-    if from_file is None:
-        raise UsageError("give --from FILE: a saved tools/list result (or an mcp-sandbox JSON report) to lock")
+              sign: Path | None, sign_env: str | None, accept: bool) -> Path | None:
+    if target is not None and from_file is not None:
+        raise UsageError("give either a live TARGET or --from FILE, not both")
+    if target is None and from_file is None:
+        raise UsageError("give a TARGET to scan (e.g. npm:NAME) or --from FILE (a saved tools/list or JSON report)")
     if fail_on not in FAIL_ON_LEVELS:
         raise UsageError(f"--fail-on must be one of {', '.join(FAIL_ON_LEVELS)}, not {fail_on!r}")
     if check and (sign is not None or sign_env is not None or accept):
@@ -85,7 +83,7 @@ def _verify_lock_signature(console: Console, lock_path: Path, key: Path) -> None
         raise typer.Exit(1)
 
 
-def _check(console: Console, new: LockFile, lock_path: Path, key: Path | None, json_path: Path | None,
+def check_against_lock(console: Console, new: LockFile, lock_path: Path, key: Path | None, json_path: Path | None,
            fail_on: str) -> None:
     if not lock_path.is_file():
         raise UsageError(f"no lock at {lock_path}: create one with `mcp-sandbox lock --from FILE` "
@@ -102,7 +100,7 @@ def _check(console: Console, new: LockFile, lock_path: Path, key: Path | None, j
         raise typer.Exit(1)
 
 
-def _write(console: Console, new: LockFile, lock_path: Path, signer: Signer | None, accept: bool,
+def write_with_changes(console: Console, new: LockFile, lock_path: Path, signer: Signer | None, accept: bool,
            json_path: Path | None) -> None:
     changes: list[Change] = []
     if lock_path.exists():
@@ -127,7 +125,11 @@ def _write(console: Console, new: LockFile, lock_path: Path, signer: Signer | No
 
 
 def lock(
-    target: str | None = typer.Argument(None, help="A live target (not available here yet: use --from)."),
+    target: str | None = typer.Argument(None, help="A live target to scan first: npm:NAME[@VERSION], "
+                                        "pypi:NAME[==VERSION] or a local package (as in `scan`)."),
+    server_args: list[str] | None = typer.Argument(None, metavar="[-- SERVER ARGS...]",
+                                                   help="Arguments for the server, after --."),
+    command: str | None = typer.Option(None, "--command", help="Launch command inside the sandbox (as in `scan`)."),
     from_file: Path | None = typer.Option(None, "--from", help="Saved tools/list result or mcp-sandbox JSON report."),
     lock_path: Path = typer.Option(Path(DEFAULT_LOCK_NAME), "--lock", help="The lockfile to write or check."),
     check: bool = typer.Option(False, "--check", help="Compare the input with the lock instead of writing it."),
@@ -142,13 +144,31 @@ def lock(
     later tools/list against the pins."""
     source_path = _validate(target, from_file, check, fail_on, key, sign, sign_env, accept)
     signer = None if check else load_signer(sign, sign_env)
-    source = load_source(source_path)
-    new = build_lock(source.report, instructions_known=source.instructions_known)
+    if source_path is None:
+        assert target is not None
+        report = live_report(target, list(server_args or []), command)
+        new = build_lock(report.as_served())
+    else:
+        source = load_source(source_path)
+        new = build_lock(source.report, instructions_known=source.instructions_known)
     console = _console()
     if check:
-        _check(console, new, lock_path, key, json_path, fail_on)
+        check_against_lock(console, new, lock_path, key, json_path, fail_on)
     else:
-        _write(console, new, lock_path, signer, accept, json_path)
+        write_with_changes(console, new, lock_path, signer, accept, json_path)
+
+
+def live_report(target: str, server_args: list[str], command: str | None) -> Report:
+    """Scan the target in the sandbox (default policy) for its live definitions; exit 3 when it could not list."""
+    console = Console(stderr=True, highlight=False)
+    with console.status("scanning", spinner="dots") as status:
+        report = run_scan(ScanOptions(target=target, server_args=server_args, command=command),
+                          progress=lambda step: status.update(step))
+    if report.errors or report.sandbox is None or not report.server.name and not report.tools:
+        for error in report.errors or ["the server listed nothing"]:
+            console.print(f"error: {escape_for_terminal(error)}", markup=False)
+        raise typer.Exit(3)
+    return report
 
 
 def register(app: typer.Typer) -> None:

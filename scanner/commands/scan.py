@@ -14,12 +14,16 @@ from sandbox import engine, gc, images
 from sandbox.policy import RunPolicy
 from scanner.commands.check import STDOUT, _validate_flags, _write, exit_code
 from scanner.config import load as load_config
+from scanner.commands.lock import write_with_changes
 from scanner.errors import UsageError
+from scanner.lock.build import build_lock
 from scanner.inventory import Timeouts
 from scanner.reports.markdown import to_markdown
 from scanner.reports.sarif import to_sarif
 from scanner.reports.terminal import render
 from scanner.scan import ScanOptions, run_scan
+from scanner.signing.attest import attestation_path, write_attestation
+from scanner.signing.keys import load_signer
 
 EXIT_SCAN_INCOMPLETE = 3
 SIZE = re.compile(r"^(\d+(?:\.\d+)?)([kmg]?)b?$", re.IGNORECASE)
@@ -80,6 +84,13 @@ def scan(
     quiet: bool = typer.Option(False, "--quiet", "-q", help="No terminal report; only the files asked for."),
     config_path: Path | None = typer.Option(None, "--config", help="Config file (default: ./mcp-sandbox.toml or "
                                             "[tool.mcp-sandbox] in ./pyproject.toml)."),
+    lock_path: Path | None = typer.Option(None, "--lock", help="Also write (or refresh) this lockfile; changes "
+                                          "against an existing one are shown first."),
+    accept: bool = typer.Option(False, "--accept", help="Refresh --lock even when its changes include errors."),
+    sign: Path | None = typer.Option(None, "--sign", help="Sign the JSON report (and --lock) with this private key: "
+                                     "writes REPORT.intoto.json (DSSE, in-toto Statement v1)."),
+    sign_env: str | None = typer.Option(None, "--sign-env", metavar="VAR", help="Sign with the PEM private key in "
+                                        "this environment variable (for CI secrets)."),
 ) -> None:
     """Install TARGET in a throwaway sandbox, run it with no network, read its tools, lint them, and tear it all down.
 
@@ -87,6 +98,9 @@ def scan(
     3 the scan could not complete (no engine, install failed, server did not answer, teardown incomplete).
     """
     _validate_flags(fail_on, min_severity, fail_under, [json_path, sarif_path, markdown_path])
+    if (sign is not None or sign_env is not None) and (json_path is None or json_path == STDOUT):
+        raise UsageError("--sign/--sign-env sign the JSON report: also give --json PATH (a file, not -)")
+    signer = load_signer(sign, sign_env)
     if ca_bundle is not None and not ca_bundle.is_file():
         raise UsageError(f"--ca-bundle {ca_bundle} is not a file")
     policy = RunPolicy(memory_bytes=parse_size(memory, "--memory"), nano_cpus=int(cpus * 1e9), pids_limit=pids,
@@ -114,8 +128,15 @@ def scan(
         _write(sarif_path, json.dumps(to_sarif(report), indent=2, ensure_ascii=False) + "\n", "SARIF")
     if markdown_path:
         _write(markdown_path, to_markdown(report), "Markdown")
-    teardown = report.sandbox.teardown if report.sandbox else None
     ran = report.sandbox is not None
+    if lock_path is not None and ran and not report.errors:
+        write_with_changes(Console(stderr=True, highlight=False, soft_wrap=True), build_lock(report.as_served()),
+                           lock_path, signer, accept, None)
+    if signer is not None and json_path is not None:
+        envelope = write_attestation(signer, attestation_path(Path(json_path)), report_path=Path(json_path),
+                                     report=report, lock_path=lock_path if lock_path and lock_path.is_file() else None)
+        print(f"signed {json_path} -> {envelope} (keyid {signer.keyid})", file=sys.stderr)
+    teardown = report.sandbox.teardown if report.sandbox else None
     if ran and (report.errors or not report.tools and not report.server.name or (teardown and not teardown.complete)):
         raise typer.Exit(EXIT_SCAN_INCOMPLETE)
     raise typer.Exit(exit_code(report.findings, report.score.value if report.score else None, fail_on, fail_under))

@@ -72,6 +72,33 @@ def _tools(report: Report) -> RenderableType | None:
     return Group(table, counts)
 
 
+INSTALLER_TAIL_LINES = 6
+OUTCOME_STYLE = {"verified": "green", "absent": "yellow", "unavailable": "yellow", "failed": "bold red"}
+OUTCOME_LABEL = {"verified": "verified", "absent": "absent", "unavailable": "not checked", "failed": "FAILED"}
+
+
+def _provenance(report: Report) -> RenderableType | None:
+    """One row per check: `unavailable` reads "not checked", never as a pass."""
+    provenance = report.provenance
+    if provenance is None:
+        return None
+    table = Table(title="Provenance", title_justify="left", show_header=True, header_style="bold")
+    for column in ("package", "check", "outcome", "evidence"):
+        table.add_column(column, overflow="fold")
+    for package in provenance.packages:
+        label = f"{package.name}@{package.version or '?'}"
+        for check in package.checks:
+            table.add_row(safe(label, 120), safe(check.name, 40),
+                          Text(OUTCOME_LABEL[check.outcome], style=OUTCOME_STYLE[check.outcome]),
+                          safe(check.evidence, 160))
+    tree = provenance.dependency_tree
+    if tree is not None:
+        scripts = len(tree.with_install_scripts)
+        table.add_row(safe(report.target.name, 120), "dependency tree", Text(f"{tree.total} packages"),
+                      safe(f"{scripts} with install scripts, {len(tree.non_registry)} from git/URL", 160))
+    return table
+
+
 def _install(report: Report) -> RenderableType | None:
     install = report.install
     if install is None:
@@ -81,7 +108,8 @@ def _install(report: Report) -> RenderableType | None:
         ("cached", install.cached), ("command", " ".join(install.command)), ("seconds", f"{install.seconds:.1f}"),
     ]
     if install.installer_output:
-        rows.append(("installer output", install.installer_output))
+        tail = install.installer_output.strip().splitlines()[-INSTALLER_TAIL_LINES:]
+        rows.append(("installer output", "\n".join(tail)))
     return _kv_table("Install", rows)
 
 
@@ -183,7 +211,8 @@ def _verdict(report: Report) -> RenderableType:
 def renderables(report: Report, min_severity: Severity = "info") -> list[RenderableType]:
     """Every section of the report, in reading order; sections with nothing to show are left out."""
     sections: list[RenderableType | None] = [
-        _target(report), _server(report), _tools(report), _install(report), *_sandbox(report), _timings(report),
+        _target(report), _server(report), _tools(report), _install(report), _provenance(report), *_sandbox(report),
+        _timings(report),
         _errors(report), _findings(report, min_severity), _score(report), _verdict(report),
     ]
     return [s for s in sections if s is not None]

@@ -1,0 +1,74 @@
+"""Provenance of what a scan installed: registry checks of the package, and its dependency tree from the lockfile
+the install produced. Called by `scan` after the install phase."""
+
+from __future__ import annotations
+
+import json
+import tempfile
+from pathlib import Path
+from typing import Any, Literal
+
+from scanner.provenance.http import make_client
+from scanner.provenance.launch import package_findings
+from scanner.provenance.model import Check, PackageProvenance, ProvenanceReport
+from scanner.provenance.npm import check_npm_package
+from scanner.provenance.npm_lockfile import read_npm_lockfile, tree_findings
+from scanner.provenance.pypi import check_pypi_package
+from scanner.provenance.rules import check_findings
+from scanner.report import Finding
+
+Ecosystem = Literal["npm", "pypi"]
+
+
+def check_installed(ecosystem: Ecosystem, name: str, version: str, *, local: bool,
+                    manifest: dict[str, Any] | None) -> tuple[ProvenanceReport, list[Finding]]:
+    """Registry checks for a registry target (a local target has no registry metadata: `absent`), plus the tree."""
+    report = ProvenanceReport()
+    findings: list[Finding] = []
+    if local:
+        report.packages.append(PackageProvenance(
+            ecosystem=ecosystem, name=name, version=version,
+            checks=[Check(name="registry", outcome="absent",
+                          evidence="a local folder or archive: no registry metadata, signature or attestation")],
+        ))
+    else:
+        findings.extend(package_findings(ecosystem, name, version))
+        with make_client() as client:
+            package = (check_npm_package(client, name, version) if ecosystem == "npm"
+                       else check_pypi_package(client, name, version))
+        if ecosystem == "npm" and manifest:
+            package.checks.append(_installed_integrity(package, manifest, name))
+        report.packages.append(package)
+        findings.extend(check_findings(package))
+    if ecosystem == "npm" and manifest:
+        report.dependency_tree = _npm_tree(manifest)
+        report.install_scripts = [f"{d.name}@{d.version}: {', '.join(d.install_scripts)}"
+                                  for d in report.dependency_tree.with_install_scripts]
+        findings.extend(tree_findings(report.dependency_tree))
+    return report, findings
+
+
+def _installed_integrity(package: PackageProvenance, manifest: dict[str, Any], name: str) -> Check:
+    """What npm installed (its lockfile's integrity) against what the registry publishes for that version."""
+    entry = (manifest.get("packages") or {}).get(f"node_modules/{name}") or {}
+    installed = entry.get("integrity")
+    published = package.pins.integrity
+    if not isinstance(installed, str) or not installed:
+        return Check(name="installed-integrity", outcome="unavailable",
+                     evidence="the install's lockfile records no integrity for the package", rule_id="I2")
+    if not published:
+        return Check(name="installed-integrity", outcome="unavailable",
+                     evidence="the registry's integrity could not be verified, so nothing to compare with",
+                     rule_id="I2")
+    if installed != published:
+        return Check(name="installed-integrity", outcome="failed", rule_id="I2",
+                     evidence=f"installed {installed[:30]}… but the registry publishes {published[:30]}…")
+    return Check(name="installed-integrity", outcome="verified", rule_id="I2",
+                 evidence="the installed tarball's integrity equals the registry's dist.integrity")
+
+
+def _npm_tree(manifest: dict[str, Any]):  # type: ignore[no-untyped-def]
+    with tempfile.TemporaryDirectory(prefix="mcp-sandbox-lock-") as folder:
+        path = Path(folder) / "package-lock.json"
+        path.write_text(json.dumps(manifest), encoding="utf-8")
+        return read_npm_lockfile(path)
