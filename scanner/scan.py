@@ -21,7 +21,7 @@ from scanner.interrupts import terminate_as_interrupt, uninterruptible
 from scanner.inventory import Inventory, Timeouts, collect
 from scanner.launch import choose_command
 from scanner.mcp_transport import WireHealth
-from scanner.provenance.installed import check_installed
+from scanner.provenance.installed import advisory_source, check_installed
 from scanner.provenance.known_bad import known_bad_finding
 from scanner.report import (AppliedPolicy, Finding, InstallInfo, Report, SandboxInfo, ServerInfo, TargetInfo, TeardownInfo,
                             Timings)
@@ -46,6 +46,7 @@ class ScanOptions:
     ignore_scripts: bool = False
     install_timeout: int = 600
     config: Config = field(default_factory=Config)
+    advisories: str | None = None
 
 
 def run_scan(options: ScanOptions, progress: Progress = lambda _: None) -> Report:
@@ -119,7 +120,7 @@ def _install_and_inspect(session: SandboxSession, request: InstallRequest, runti
     progress("checking provenance")
     report.provenance, provenance_findings = check_installed(
         request.ecosystem, installed.name, installed.version, local=request.local_path is not None,
-        manifest=installed.manifest or None)
+        manifest=installed.manifest or None, advisories=advisory_source(options.advisories))
     report.findings.extend(provenance_findings)
     command = choose_command(installed.name, installed.entry_points, options.command, options.server_args)
     report.install = _install_info(installed, command)

@@ -124,12 +124,20 @@ def test_real_npm_server_end_to_end(tmp_path, docker_client, no_leftovers):
 @pytest.mark.registry
 def test_real_pypi_server_end_to_end(tmp_path, docker_client, no_leftovers):
     out = tmp_path / "report.json"
-    result = run_cli("scan", "pypi:mcp-server-time", "--json", str(out), "--fail-on", "never", timeout=600)
+    osv = tmp_path / "osv"
+    osv.mkdir()
+    (osv / "GHSA-test.json").write_text(json.dumps({"id": "GHSA-test", "summary": "every release", "affected": [
+        {"package": {"ecosystem": "PyPI", "name": "mcp-server-time"},
+         "ranges": [{"type": "ECOSYSTEM", "events": [{"introduced": "0"}]}]}]}))
+    result = run_cli("scan", "pypi:mcp-server-time", "--json", str(out), "--fail-on", "never", "--advisories",
+                     str(osv), timeout=600)
     assert result.returncode == 0, result.stderr[-2000:]
     report = json.loads(out.read_text())
     assert {"get_current_time", "convert_time"} <= {t["name"] for t in report["tools"]}
     outcomes = {c["name"]: c["outcome"] for c in report["provenance"]["packages"][0]["checks"]}
     assert outcomes["file-hashes"] == "verified" and outcomes["yanked"] == "verified"
+    assert outcomes["advisories"] == "failed"
+    assert [f["evidence"] for f in report["findings"] if f["rule_id"] == "I10"] == ["GHSA-test"]
     assert report["verdict"] in ("pass", "review", "block") and report["score"] is not None
     assert report["sandbox"]["teardown"]["complete"] is True
 

@@ -84,6 +84,9 @@ def scan(
     quiet: bool = typer.Option(False, "--quiet", "-q", help="No terminal report; only the files asked for."),
     config_path: Path | None = typer.Option(None, "--config", help="Config file (default: ./mcp-sandbox.toml or "
                                             "[tool.mcp-sandbox] in ./pyproject.toml)."),
+    advisories: str | None = typer.Option(None, "--advisories", metavar="DIR|osv", help="Advisory source: a local "
+                                          "OSV export folder, or `osv` for the OSV API. Without one, advisories "
+                                          "read \"not checked\"."),
     lock_path: Path | None = typer.Option(None, "--lock", help="Also write (or refresh) this lockfile; changes "
                                           "against an existing one are shown first."),
     accept: bool = typer.Option(False, "--accept", help="Refresh --lock even when its changes include errors."),
@@ -101,6 +104,8 @@ def scan(
     if (sign is not None or sign_env is not None) and (json_path is None or json_path == STDOUT):
         raise UsageError("--sign/--sign-env sign the JSON report: also give --json PATH (a file, not -)")
     signer = load_signer(sign, sign_env)
+    if advisories not in (None, "osv") and not Path(advisories).expanduser().is_dir():
+        raise UsageError(f"--advisories {advisories!r} is neither a folder of OSV JSON files nor `osv`")
     if ca_bundle is not None and not ca_bundle.is_file():
         raise UsageError(f"--ca-bundle {ca_bundle} is not a file")
     policy = RunPolicy(memory_bytes=parse_size(memory, "--memory"), nano_cpus=int(cpus * 1e9), pids_limit=pids,
@@ -109,7 +114,7 @@ def scan(
         target=target, server_args=list(server_args or []), command=command, policy=policy,
         timeouts=Timeouts(startup=startup_timeout, request=request_timeout), use_cache=not no_cache,
         ca_bundle=ca_bundle, ignore_scripts=ignore_scripts, install_timeout=install_timeout,
-        config=load_config(config_path),
+        config=load_config(config_path), advisories=advisories,
     )
     to_stdout = STDOUT in (json_path, sarif_path, markdown_path)
     console = Console(stderr=True, highlight=False)

@@ -8,6 +8,9 @@ import tempfile
 from pathlib import Path
 from typing import Any, Literal
 
+import httpx
+
+from scanner.provenance.advisories import AdvisorySource, LocalOsvExport, OsvApi, check_advisories
 from scanner.provenance.http import make_client
 from scanner.provenance.launch import package_findings
 from scanner.provenance.model import Check, PackageProvenance, ProvenanceReport
@@ -21,7 +24,8 @@ Ecosystem = Literal["npm", "pypi"]
 
 
 def check_installed(ecosystem: Ecosystem, name: str, version: str, *, local: bool,
-                    manifest: dict[str, Any] | None) -> tuple[ProvenanceReport, list[Finding]]:
+                    manifest: dict[str, Any] | None,
+                    advisories: AdvisorySource | None = None) -> tuple[ProvenanceReport, list[Finding]]:
     """Registry checks for a registry target (a local target has no registry metadata: `absent`), plus the tree."""
     report = ProvenanceReport()
     findings: list[Finding] = []
@@ -38,8 +42,12 @@ def check_installed(ecosystem: Ecosystem, name: str, version: str, *, local: boo
                        else check_pypi_package(client, name, version))
         if ecosystem == "npm" and manifest:
             package.checks.append(_installed_integrity(package, manifest, name))
-        report.packages.append(package)
         findings.extend(check_findings(package))
+        # After check_findings: a failed advisories check is reported once per advisory, not once more in bulk.
+        advisory_check, advisory_findings = check_advisories(advisories, ecosystem, name, version)
+        package.checks.append(advisory_check)
+        findings.extend(advisory_findings)
+        report.packages.append(package)
     if ecosystem == "npm" and manifest:
         report.dependency_tree = _npm_tree(manifest)
         report.install_scripts = [f"{d.name}@{d.version}: {', '.join(d.install_scripts)}"
@@ -72,3 +80,12 @@ def _npm_tree(manifest: dict[str, Any]):  # type: ignore[no-untyped-def]
         path = Path(folder) / "package-lock.json"
         path.write_text(json.dumps(manifest), encoding="utf-8")
         return read_npm_lockfile(path)
+
+
+def advisory_source(setting: str | None) -> AdvisorySource | None:
+    """`--advisories`: a local OSV export folder, `osv` for the OSV API (opt-in), or nothing."""
+    if not setting:
+        return None
+    if setting == "osv":
+        return OsvApi(httpx.Client(timeout=20.0))
+    return LocalOsvExport(Path(setting).expanduser())

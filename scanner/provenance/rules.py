@@ -1,4 +1,4 @@
-"""The install-provenance rules I1…I9: each is data (id, name, severity, category, why, fix)."""
+"""The install-provenance rules I1…I10: each is data (id, name, severity, category, why, fix)."""
 
 from __future__ import annotations
 
@@ -50,6 +50,9 @@ RULES: dict[str, Rule] = {
         Rule("I9", "possible-typosquat", "warning", "security",
              "The name is a small edit away from a well-known MCP server package but is not it.",
              "Check the spelling against the official package name before installing."),
+        Rule("I10", "known-advisory", "warning", "security",
+             "An advisory (OSV) lists this exact version as affected; MAL- advisories mean a malicious package.",
+             "Upgrade to a fixed version named in the advisory, or drop the package."),
     )
 }
 

@@ -1,0 +1,172 @@
+"""Known advisories for the installed release, from a pluggable OSV source.
+
+Sources: a local OSV export directory (the JSON files of https://osv.dev's per-ecosystem exports, searched
+recursively), or the OSV query API (opt-in: it is a third-party service). With no source configured, or one that
+cannot answer, the check is `unavailable` ("not checked"): never "no known vulnerabilities" when nothing was asked.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Protocol
+
+import httpx
+from packaging.version import InvalidVersion, Version
+
+from scanner.provenance.model import Check, Ecosystem
+from scanner.provenance.names import comparison_name
+from scanner.provenance.rules import finding
+from scanner.provenance.versions import parse_semver
+from scanner.report import Finding
+
+OSV_ECOSYSTEM = {"npm": "npm", "pypi": "PyPI"}
+OSV_QUERY_URL = "https://api.osv.dev/v1/query"
+MAX_ADVISORY_BYTES = 4 * 1024 * 1024
+
+
+class SourceUnavailable(Exception):
+    """The advisory source could not answer; the message says why."""
+
+
+class AdvisorySource(Protocol):
+    description: str
+
+    def advisories(self, ecosystem: Ecosystem, name: str) -> list[dict[str, Any]]: ...
+
+
+@dataclass
+class LocalOsvExport:
+    """Advisories from OSV JSON files in a folder (any depth), indexed by ecosystem and package name on first use."""
+
+    directory: Path
+    _index: dict[tuple[str, str], list[dict[str, Any]]] | None = field(default=None, repr=False)
+
+    @property
+    def description(self) -> str:
+        return f"local OSV export {self.directory}"
+
+    def advisories(self, ecosystem: Ecosystem, name: str) -> list[dict[str, Any]]:
+        if self._index is None:
+            self._index = self._load()
+        return self._index.get((OSV_ECOSYSTEM[ecosystem], comparison_name(name)), [])
+
+    def _load(self) -> dict[tuple[str, str], list[dict[str, Any]]]:
+        if not self.directory.is_dir():
+            raise SourceUnavailable(f"{self.directory} is not a folder of OSV JSON files")
+        index: dict[tuple[str, str], list[dict[str, Any]]] = {}
+        for path in sorted(self.directory.rglob("*.json")):
+            if path.stat().st_size > MAX_ADVISORY_BYTES:
+                continue
+            try:
+                advisory = json.loads(path.read_text("utf-8"))
+            except (ValueError, UnicodeDecodeError):
+                continue
+            for affected in advisory.get("affected") or [] if isinstance(advisory, dict) else []:
+                package = affected.get("package") or {} if isinstance(affected, dict) else {}
+                key = (str(package.get("ecosystem", "")), comparison_name(str(package.get("name", ""))))
+                index.setdefault(key, []).append(advisory)
+        return index
+
+
+@dataclass
+class OsvApi:
+    """The OSV query API (opt-in)."""
+
+    client: httpx.Client
+    url: str = OSV_QUERY_URL
+
+    @property
+    def description(self) -> str:
+        return f"OSV API {self.url}"
+
+    def advisories(self, ecosystem: Ecosystem, name: str) -> list[dict[str, Any]]:
+        body = {"package": {"name": name, "ecosystem": OSV_ECOSYSTEM[ecosystem]}}
+        try:
+            response = self.client.post(self.url, json=body)
+        except httpx.HTTPError as exc:
+            raise SourceUnavailable(f"{self.url} did not answer ({type(exc).__name__})") from exc
+        if response.status_code != 200:
+            raise SourceUnavailable(f"{self.url} answered HTTP {response.status_code}")
+        try:
+            return list(response.json().get("vulns") or [])
+        except (ValueError, AttributeError) as exc:
+            raise SourceUnavailable(f"{self.url} sent an unreadable answer") from exc
+
+
+def check_advisories(source: AdvisorySource | None, ecosystem: Ecosystem, name: str,
+                     version: str) -> tuple[Check, list[Finding]]:
+    """The `advisories` check for name@version, with an I10 finding per advisory that lists the version."""
+    if source is None:
+        return Check(name="advisories", outcome="unavailable", rule_id="I10",
+                     evidence="no advisory source configured (--advisories DIR for a local OSV export, or osv)"), []
+    try:
+        candidates = source.advisories(ecosystem, name)
+    except SourceUnavailable as exc:
+        return Check(name="advisories", outcome="unavailable", rule_id="I10", evidence=str(exc)), []
+    hits = [a for a in candidates if affects(a, ecosystem, name, version)]
+    if not hits:
+        return Check(name="advisories", outcome="verified", rule_id="I10",
+                     evidence=f"{source.description}: no advisory lists {name}@{version}"), []
+    ids = ", ".join(str(a.get("id", "?")) for a in hits)
+    findings = [finding("I10", f"{name}@{version} is affected by {a.get('id', '?')}: "
+                               f"{str(a.get('summary') or a.get('details') or '')[:200]}",
+                        evidence=str(a.get("id", "?")),
+                        severity="error" if str(a.get("id", "")).startswith("MAL-") else None)
+                for a in hits]
+    return Check(name="advisories", outcome="failed", rule_id="I10", evidence=f"{source.description}: {ids}"), findings
+
+
+def affects(advisory: dict[str, Any], ecosystem: Ecosystem, name: str, version: str) -> bool:
+    """Whether an OSV advisory lists name@version: in `versions`, or inside an ECOSYSTEM/SEMVER range."""
+    for affected in advisory.get("affected") or []:
+        if not isinstance(affected, dict):
+            continue
+        package = affected.get("package") or {}
+        if package.get("ecosystem") != OSV_ECOSYSTEM[ecosystem]:
+            continue
+        if comparison_name(str(package.get("name", ""))) != comparison_name(name):
+            continue
+        if version in (affected.get("versions") or []):
+            return True
+        if any(_in_range(r, ecosystem, version) for r in affected.get("ranges") or [] if isinstance(r, dict)):
+            return True
+    return False
+
+
+def _key(ecosystem: Ecosystem, version: str) -> Any:
+    """A sortable version, or None when it cannot be parsed ("0" is the start of time in OSV)."""
+    if version == "0":
+        return (0,)
+    if ecosystem == "pypi":
+        try:
+            return (1, Version(version))
+        except InvalidVersion:
+            return None
+    parsed = parse_semver(version)
+    return (1, parsed) if parsed is not None else None
+
+
+def _in_range(version_range: dict[str, Any], ecosystem: Ecosystem, version: str) -> bool:
+    if version_range.get("type") not in ("ECOSYSTEM", "SEMVER"):
+        return False
+    target = _key(ecosystem, version)
+    if target is None:
+        return False
+    affected = False
+    events = [e for e in version_range.get("events") or [] if isinstance(e, dict)]
+    keyed = []
+    for event in events:
+        kind, value = next(iter(event.items()), (None, None))
+        key = _key(ecosystem, str(value)) if value is not None else None
+        if key is not None and kind in ("introduced", "fixed", "last_affected", "limit"):
+            keyed.append((key, kind))
+    for key, kind in sorted(keyed, key=lambda pair: pair[0]):
+        if kind == "introduced" and target >= key:
+            affected = True
+        elif kind == "fixed" and target >= key:
+            affected = False
+        elif kind == "last_affected" and target > key:
+            affected = False
+    return affected

@@ -1,0 +1,81 @@
+"""I10: advisories from a local OSV export; no source means "not checked", never "no known vulnerabilities"."""
+
+from __future__ import annotations
+
+import json
+
+import httpx
+import pytest
+
+from scanner.provenance.advisories import LocalOsvExport, OsvApi, affects, check_advisories
+
+
+def _advisory(ident: str, ecosystem: str, name: str, *, versions=(), events=None, kind="ECOSYSTEM") -> dict:
+    affected = {"package": {"ecosystem": ecosystem, "name": name}, "versions": list(versions)}
+    if events is not None:
+        affected["ranges"] = [{"type": kind, "events": events}]
+    return {"id": ident, "summary": f"summary of {ident}", "affected": [affected]}
+
+
+@pytest.fixture
+def export(tmp_path):
+    folder = tmp_path / "osv" / "PyPI"
+    folder.mkdir(parents=True)
+    advisories = [
+        _advisory("GHSA-aaaa", "PyPI", "Example_Server", events=[{"introduced": "0"}, {"fixed": "1.5.0"},
+                                                                 {"introduced": "2.0"}, {"fixed": "2.1"}]),
+        _advisory("MAL-2026-1", "npm", "evil-mcp", versions=["1.0.16"]),
+        _advisory("GHSA-bbbb", "npm", "semver-pkg", events=[{"introduced": "1.2.0"}, {"last_affected": "1.4.2"}],
+                  kind="SEMVER"),
+    ]
+    for item in advisories:
+        (folder / f"{item['id']}.json").write_text(json.dumps(item))
+    (folder / "broken.json").write_text("{not json")
+    return LocalOsvExport(tmp_path / "osv")
+
+
+@pytest.mark.parametrize(
+    ("ecosystem", "name", "version", "expected"),
+    [
+        ("pypi", "example-server", "1.4.9", True),  # name normalised; inside [0, 1.5.0)
+        ("pypi", "example-server", "1.5.0", False),  # the fix
+        ("pypi", "example-server", "2.0.5", True),  # second introduced range
+        ("pypi", "example-server", "2.1", False),
+        ("npm", "semver-pkg", "1.4.2", True),  # last_affected is inclusive
+        ("npm", "semver-pkg", "1.4.3", False),
+        ("npm", "semver-pkg", "1.1.9", False),
+        ("npm", "other-pkg", "1.3.0", False),
+    ],
+)
+def test_range_and_version_matching(export, ecosystem, name, version, expected):
+    hits = [a for a in export.advisories(ecosystem, name) if affects(a, ecosystem, name, version)]
+    assert bool(hits) is expected
+
+
+def test_an_affected_release_fails_the_check_with_i10(export):
+    check, findings = check_advisories(export, "pypi", "example-server", "2.0.5")
+    assert check.outcome == "failed" and "GHSA-aaaa" in check.evidence
+    assert [(f.rule_id, f.severity) for f in findings] == [("I10", "warning")]
+
+
+def test_a_malicious_package_advisory_is_an_error(export):
+    _, findings = check_advisories(export, "npm", "evil-mcp", "1.0.16")
+    assert [(f.rule_id, f.severity) for f in findings] == [("I10", "error")]
+
+
+def test_a_clean_release_is_verified_against_the_named_source(export):
+    check, findings = check_advisories(export, "npm", "semver-pkg", "2.0.0")
+    assert check.outcome == "verified" and "local OSV export" in check.evidence and findings == []
+
+
+def test_no_source_or_a_missing_folder_is_not_checked(tmp_path):
+    assert check_advisories(None, "npm", "x", "1.0.0")[0].outcome == "unavailable"
+    check, findings = check_advisories(LocalOsvExport(tmp_path / "missing"), "npm", "x", "1.0.0")
+    assert check.outcome == "unavailable" and findings == []
+
+
+def test_an_api_that_cannot_answer_is_not_checked():
+    transport = httpx.MockTransport(lambda request: httpx.Response(503))
+    with httpx.Client(transport=transport) as client:
+        check, findings = check_advisories(OsvApi(client, url="https://osv.invalid/v1/query"), "npm", "x", "1.0.0")
+    assert check.outcome == "unavailable" and "503" in check.evidence and findings == []
