@@ -28,6 +28,7 @@ CONTAINER_CA_PATH = "/etc/ssl/certs/ca-certificates.crt"
 PROXY_VARIABLES = ("HTTP_PROXY", "HTTPS_PROXY", "NO_PROXY", "http_proxy", "https_proxy", "no_proxy")
 OUTPUT_TAIL_CHARS = 8_000
 MANIFEST_LABEL = f"{labels.PREFIX}.install"
+PYTHON_LOCKFILE = "/opt/server/requirements.txt"
 
 
 @dataclass(frozen=True)
@@ -123,13 +124,22 @@ def _install_command(request: InstallRequest) -> list[str]:
         if request.local_path is not None and request.local_path.is_dir():
             command.append("--install-links")
         return [*command, request.spec]
-    script = (
-        "set -e; uv venv --quiet --python /usr/bin/python3 /opt/server/venv; "
-        'uv pip install --python /opt/server/venv/bin/python --compile-bytecode "$1"; '
-        "/opt/server/venv/bin/python /usr/local/lib/mcp-sandbox/describe_install.py > /opt/server/install.json"
-    )
+    venv = "set -e; uv venv --quiet --python /usr/bin/python3 /opt/server/venv; "
+    describe = "/opt/server/venv/bin/python /usr/local/lib/mcp-sandbox/describe_install.py > /opt/server/install.json"
+    if request.local_path is not None:
+        install = 'uv pip install --python /opt/server/venv/bin/python --compile-bytecode "$1"; '
+    else:
+        # A registry package: resolve the whole tree with hashes first, then install with hashes required, so
+        # every file is checked against the index's sha256 and the pinned tree is kept as the install's lockfile.
+        install = (
+            f'printf "%s\\n" "$1" > /tmp/requested.txt; '
+            "uv pip compile --quiet --no-header --generate-hashes --python /opt/server/venv/bin/python "
+            f"/tmp/requested.txt -o {PYTHON_LOCKFILE}; "
+            "uv pip install --python /opt/server/venv/bin/python --compile-bytecode --require-hashes "
+            f"-r {PYTHON_LOCKFILE}; "
+        )
     # The package spec is passed as an argument ($1), never interpolated into the script.
-    return ["sh", "-c", script, "mcp-sandbox-install", request.spec]
+    return ["sh", "-c", venv + install + describe, "mcp-sandbox-install", request.spec]
 
 
 def _install_environment(request: InstallRequest) -> dict[str, str]:
@@ -209,9 +219,16 @@ def _read_manifest(client: docker.DockerClient, container_id: str, ecosystem: Ec
     path = "/opt/server/package-lock.json" if ecosystem == "npm" else "/opt/server/install.json"
     try:
         stream, _ = client.api.get_archive(container_id, path)
-        return json.loads(read_member(stream))
+        manifest = json.loads(read_member(stream))
     except (NotFound, FileNotFoundError, json.JSONDecodeError) as exc:
         raise SandboxError(f"the installer finished but left no readable {path}: {exc}") from exc
+    if ecosystem == "pypi" and isinstance(manifest, dict):
+        try:
+            stream, _ = client.api.get_archive(container_id, PYTHON_LOCKFILE)
+            manifest["requirements"] = read_member(stream).decode("utf-8", errors="replace")
+        except (NotFound, FileNotFoundError):
+            manifest["requirements"] = None  # a local target: installed without a hash-pinned tree
+    return manifest
 
 
 def _describe(manifest: dict[str, Any], request: InstallRequest) -> tuple[str, dict[str, str]]:

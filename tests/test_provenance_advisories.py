@@ -79,3 +79,16 @@ def test_an_api_that_cannot_answer_is_not_checked():
     with httpx.Client(transport=transport) as client:
         check, findings = check_advisories(OsvApi(client, url="https://osv.invalid/v1/query"), "npm", "x", "1.0.0")
     assert check.outcome == "unavailable" and "503" in check.evidence and findings == []
+
+
+def test_python_tree_reads_the_hash_pinned_requirements():
+    from scanner.provenance.installed import python_tree
+
+    text = (
+        "anyio==4.16.0 \\\n    --hash=sha256:" + "a" * 64 + " \\\n    --hash=sha256:" + "b" * 64 + "\n"
+        "    # via mcp\n"
+        "mcp==2.3.0 \\\n    --hash=sha256:" + "c" * 64 + "\n"
+    )
+    tree = python_tree(text)
+    assert [(d.name, d.version, d.integrity) for d in tree.dependencies] == [
+        ("anyio", "4.16.0", "sha256:" + "a" * 64), ("mcp", "2.3.0", "sha256:" + "c" * 64)]

@@ -137,6 +137,8 @@ def test_real_pypi_server_end_to_end(tmp_path, docker_client, no_leftovers):
     outcomes = {c["name"]: c["outcome"] for c in report["provenance"]["packages"][0]["checks"]}
     assert outcomes["file-hashes"] == "verified" and outcomes["yanked"] == "verified"
     assert outcomes["advisories"] == "failed"
+    tree = report["provenance"]["dependency_tree"]  # installed with --require-hashes from a compiled, hashed tree
+    assert tree["total"] > 5 and all(d["integrity"].startswith("sha256:") for d in tree["dependencies"])
     assert [f["evidence"] for f in report["findings"] if f["rule_id"] == "I10"] == ["GHSA-test"]
     assert report["verdict"] in ("pass", "review", "block") and report["score"] is not None
     assert report["sandbox"]["teardown"]["complete"] is True

@@ -4,6 +4,7 @@ the install produced. Called by `scan` after the install phase."""
 from __future__ import annotations
 
 import json
+import re
 import tempfile
 from pathlib import Path
 from typing import Any, Literal
@@ -13,7 +14,7 @@ import httpx
 from scanner.provenance.advisories import AdvisorySource, LocalOsvExport, OsvApi, check_advisories
 from scanner.provenance.http import make_client
 from scanner.provenance.launch import package_findings
-from scanner.provenance.model import Check, PackageProvenance, ProvenanceReport
+from scanner.provenance.model import Check, Dependency, DependencyTree, PackageProvenance, ProvenanceReport
 from scanner.provenance.npm import check_npm_package
 from scanner.provenance.npm_lockfile import read_npm_lockfile, tree_findings
 from scanner.provenance.pypi import check_pypi_package
@@ -48,6 +49,8 @@ def check_installed(ecosystem: Ecosystem, name: str, version: str, *, local: boo
         package.checks.append(advisory_check)
         findings.extend(advisory_findings)
         report.packages.append(package)
+    if ecosystem == "pypi" and manifest and isinstance(manifest.get("requirements"), str):
+        report.dependency_tree = python_tree(manifest["requirements"])
     if ecosystem == "npm" and manifest:
         report.dependency_tree = _npm_tree(manifest)
         report.install_scripts = [f"{d.name}@{d.version}: {', '.join(d.install_scripts)}"
@@ -73,6 +76,21 @@ def _installed_integrity(package: PackageProvenance, manifest: dict[str, Any], n
                      evidence=f"installed {installed[:30]}… but the registry publishes {published[:30]}…")
     return Check(name="installed-integrity", outcome="verified", rule_id="I2",
                  evidence="the installed tarball's integrity equals the registry's dist.integrity")
+
+
+def python_tree(requirements: str) -> DependencyTree:
+    """The hash-pinned tree `uv pip compile --generate-hashes` wrote for the install (and that uv then installed
+    with --require-hashes): one dependency per `name==version`, its first sha256 as integrity."""
+    dependencies: list[Dependency] = []
+    for block in re.split(r"\n(?=\S)", requirements):
+        head = block.strip().split()[0] if block.strip() else ""
+        if not head or head.startswith("#") or "==" not in head:
+            continue
+        name, _, version = head.partition("==")
+        hashes = re.findall(r"--hash=(sha256:[0-9a-f]{64})", block)
+        dependencies.append(Dependency(name=name, version=version, integrity=hashes[0] if hashes else None))
+    return DependencyTree(lockfile="requirements.txt (uv pip compile --generate-hashes)", total=len(dependencies),
+                          dependencies=dependencies)
 
 
 def _npm_tree(manifest: dict[str, Any]):  # type: ignore[no-untyped-def]
