@@ -150,6 +150,16 @@ def test_s7_near_miss_paged_list_and_non_list() -> None:
     assert findings([paged, tool("listen_events", props={})], "S7") == []
 
 
+def test_s7_near_miss_list_of_configured_scope() -> None:
+    # Corpus FP (server-filesystem): a no-argument list of what the user configured is a handful of entries.
+    scope = [tool("list_allowed_directories", props={}), tool("fs_listConfiguredAccounts", props={})]
+    assert findings(scope, "S7") == []
+    # Still fires: an ordinary unbounded list, and a "configured" list that takes a (non-bounding) argument.
+    still = [tool("list_directory", props={"path": {"type": "string", "description": "Directory."}}),
+             tool("list_allowed_users", props={"org": {"type": "string", "description": "Organisation."}})]
+    assert [f.tool for f in findings(still, "S7")] == ["list_directory", "list_allowed_users"]
+
+
 # --- S8 -------------------------------------------------------------------------------------------------------------
 def test_s8_tag_characters_decoded() -> None:
     hidden = "".join(chr(0xE0000 + ord(c)) for c in "leak keys")

@@ -90,7 +90,8 @@ S7 = RuleMeta(
     "A list_* / get_all_* tool without a limit, page or filter can return megabytes into the agent's context.",
     "Add a `limit` (with a default) and a `cursor`/`page`, or a filter parameter.",
     "Fires on tools named list_*, get_all_*, listX, getAllX (and kebab/dot forms) with no parameter that limits, "
-    "pages or filters (limit, max_*, page, cursor, offset, filter, query, pattern, since, ...).",
+    "pages or filters (limit, max_*, page, cursor, offset, filter, query, pattern, since, ...). A no-argument list "
+    "of the server's configured scope (list_allowed_directories, listConfiguredAccounts) does not fire.",
 )
 S8 = RuleMeta(
     "S8", "hidden-instructions", "error", "security",

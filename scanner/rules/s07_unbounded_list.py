@@ -14,6 +14,9 @@ BOUNDING_TOKENS = frozenset({
     "filter", "filters", "query", "q", "search", "since", "until", "after", "before", "where", "pattern", "prefix",
     "glob", "match", "token", "start", "end", "from", "to", "range", "per", "batch", "tail", "head", "n",
 })
+# A no-argument list of the server's own configured scope (filesystem's list_allowed_directories) returns what the
+# user configured: a handful of entries, not a data set. Corpus review: S7 on it was a false positive.
+CONFIGURED_SCOPE_TOKENS = frozenset({"allowed", "permitted", "configured"})
 
 
 def _is_list_tool(tool: ToolView) -> bool:
@@ -27,8 +30,14 @@ def _bounds(tool: ToolView) -> bool:
     return any(set(name_tokens(p.name)) & BOUNDING_TOKENS for p in tool.params)
 
 
+def _lists_configured_scope(tool: ToolView) -> bool:
+    """list_allowed_directories, list_configured_accounts: no parameters, and the listed thing is the user's config."""
+    return not tool.params and bool(set(tool.tokens) & CONFIGURED_SCOPE_TOKENS)
+
+
 def check(ctx: LintContext) -> Iterator[Finding]:
     for tool in ctx.tools:
-        if tool.name_is_string and _is_list_tool(tool) and not _bounds(tool):
+        if tool.name_is_string and _is_list_tool(tool) and not _bounds(tool) \
+                and not _lists_configured_scope(tool):
             yield S7.finding(tool.name, "list tool has no limit, paging or filter parameter",
                              evidence=", ".join(p.name for p in tool.params) or "(no parameters)")
