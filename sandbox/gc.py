@@ -47,9 +47,10 @@ def sweep(client: docker.DockerClient, *, everything: bool = False, images: bool
         if stale(container.get("Labels")):
             _ignore_gone(lambda: api.remove_container(container["Id"], force=True, v=True))
             result.containers.append(container["Id"][:12])
+    # Networks after containers: a session's network (e.g. the install proxy's internal one) can only go once its
+    # containers are gone. One still in use by a container outside any stale session is kept, not an error.
     for network in api.networks(filters=session_filter):
-        if stale(network.get("Labels")):
-            _ignore_gone(lambda: api.remove_network(network["Id"]))
+        if stale(network.get("Labels")) and _remove_network(api, network["Id"]):
             result.networks.append(network["Name"])
     for volume in (api.volumes(filters=session_filter) or {}).get("Volumes") or []:
         if stale(volume.get("Labels")):
@@ -60,6 +61,19 @@ def sweep(client: docker.DockerClient, *, everything: bool = False, images: bool
             _ignore_gone(lambda: api.remove_image(image["Id"], force=True))
             result.images.append((image.get("RepoTags") or [image["Id"]])[0])
     return result
+
+
+def _remove_network(api, network_id: str) -> bool:  # type: ignore[no-untyped-def]
+    """Remove a network; False when it is still in use (403/409), True when it is gone."""
+    try:
+        api.remove_network(network_id)
+    except NotFound:
+        return True
+    except APIError as exc:
+        if exc.status_code in (403, 409):
+            return False
+        raise
+    return True
 
 
 def _ignore_gone(action) -> None:  # type: ignore[no-untyped-def]

@@ -1,5 +1,6 @@
-"""Runtime images (node, python): built from images/<name>/ and tagged by project version and build-context hash,
-so a changed Dockerfile rebuilds and an unchanged one is reused."""
+"""The images the sandbox builds from images/<name>/: the runtimes (node, python), the egress sink and the install
+proxy. Each is tagged by project version and build-context hash, so a changed Dockerfile rebuilds and an unchanged
+one is reused."""
 
 from __future__ import annotations
 
@@ -18,6 +19,8 @@ from sandbox.errors import SandboxError
 
 VERSION = "0.1.0"
 RUNTIMES = ("node", "python")
+REPOSITORIES = {"node": "mcp-sandbox-runtime-node", "python": "mcp-sandbox-runtime-python",
+                "sink": "mcp-sandbox-sink", "proxy": "mcp-sandbox-proxy"}
 DEFAULT_BASE_IMAGE = "debian:trixie-slim"
 IMAGES_DIR = Path(__file__).resolve().parent.parent / "images"
 DEFAULT_CA_BUNDLE = Path("/etc/ssl/certs/ca-certificates.crt")
@@ -34,25 +37,30 @@ class RuntimeImage:
 
 
 def context_dir(runtime: str) -> Path:
-    if runtime not in RUNTIMES:
-        raise ValueError(f"unknown runtime {runtime!r}")
+    if runtime not in REPOSITORIES:
+        raise ValueError(f"unknown image {runtime!r}")
     path = IMAGES_DIR / runtime
     if not (path / "Dockerfile").is_file():
-        raise SandboxError(f"runtime image definition {path}/Dockerfile not found; run from a source checkout")
+        raise SandboxError(f"image definition {path}/Dockerfile not found; run from a source checkout")
     return path
+
+
+def _context_files(runtime: str) -> list[Path]:
+    root = context_dir(runtime)
+    return sorted(p for p in root.rglob("*") if p.is_file() and "__pycache__" not in p.parts)
 
 
 def context_hash(runtime: str, base_image: str = DEFAULT_BASE_IMAGE) -> str:
     """SHA-256 over the base image name and every file of the build context (names and bytes), first 12 hex."""
     digest = hashlib.sha256(base_image.encode())
     root = context_dir(runtime)
-    for path in sorted(p for p in root.rglob("*") if p.is_file()):
+    for path in _context_files(runtime):
         digest.update(str(path.relative_to(root)).encode() + b"\0" + path.read_bytes() + b"\0")
     return digest.hexdigest()[:12]
 
 
 def image_tag(runtime: str, base_image: str = DEFAULT_BASE_IMAGE) -> str:
-    return f"mcp-sandbox-runtime-{runtime}:{VERSION}-{context_hash(runtime, base_image)}"
+    return f"{REPOSITORIES[runtime]}:{VERSION}-{context_hash(runtime, base_image)}"
 
 
 def ensure_runtime_image(
@@ -64,7 +72,7 @@ def ensure_runtime_image(
     rebuild: bool = False,
     progress: ProgressFn | None = None,
 ) -> RuntimeImage:
-    """Return the runtime image for `runtime`, building it when missing (or when rebuild is asked)."""
+    """Return the image `runtime` (node, python, sink, proxy), building it when missing (or when rebuild is asked)."""
     tag = image_tag(runtime, base_image)
     if not rebuild:
         try:
@@ -86,7 +94,7 @@ def _build_context(runtime: str, ca_bundle: Path) -> bytes:
     buffer = io.BytesIO()
     with tarfile.open(fileobj=buffer, mode="w") as tar:
         root = context_dir(runtime)
-        for path in sorted(p for p in root.rglob("*") if p.is_file()):
+        for path in _context_files(runtime):
             tar.add(path, arcname=str(path.relative_to(root)))
         ca_bytes = ca_bundle.read_bytes() if ca_bundle.is_file() else b""
         info = tarfile.TarInfo("ca-bundle.crt")

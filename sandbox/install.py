@@ -3,6 +3,7 @@ installed tree as an image (labelled, tagged by the resolved identity) that ever
 
 from __future__ import annotations
 
+import dataclasses
 import hashlib
 import json
 import os
@@ -19,6 +20,8 @@ from requests.exceptions import ReadTimeout
 from sandbox import labels
 from sandbox.archive import pack_path, read_member
 from sandbox.errors import SandboxError
+from sandbox.install_egress import (EgressAttempt, denied, install_network_settings, registry_hosts,
+                                     start_install_proxy)
 from sandbox.session import SandboxSession
 
 Ecosystem = Literal["npm", "pypi"]
@@ -41,6 +44,7 @@ class InstallRequest:
     ignore_scripts: bool = False
     ca_bundle: Path | None = None
     timeout_seconds: int = 600
+    registries: Path | None = None  # the registry allowlist file (default: sandbox/assets/registries.json)
 
 
 @dataclass(frozen=True)
@@ -55,6 +59,7 @@ class InstalledServer:
     installer_output: str
     seconds: float
     manifest: dict[str, Any]
+    egress: list[EgressAttempt] = field(default_factory=list)
 
 
 def installed_tag(runtime_image_id: str, request: InstallRequest) -> str:
@@ -73,20 +78,37 @@ def install(
         if cached is not None:
             return cached
     started = time.monotonic()
-    container_id = _create_install_container(session, request, runtime_image)
+    # The install reaches only the registry: an internal network whose one way out is an allowlisting proxy.
+    proxy = start_install_proxy(session, registry_hosts(request.ecosystem, config=request.registries))
+    network = install_network_settings(proxy)
+    attempts: list[EgressAttempt] = []
+    container_id = _create_install_container(session, request, runtime_image, network)
     try:
-        output = _run_to_completion(client, container_id, request.timeout_seconds, request)
+        try:
+            output = _run_to_completion(client, container_id, request.timeout_seconds, request)
+        except SandboxError as exc:
+            session.remove_container(container_id)
+            attempts = proxy.attempts()
+            refused = ", ".join(sorted({a.host for a in denied(attempts)}))
+            raise SandboxError(f"{exc}" + (f"; during the install it tried to reach {refused} (refused)"
+                                            if refused else "")) from None
         manifest = _read_manifest(client, container_id, request.ecosystem)
         version, entry_points = _describe(manifest, request)
+        # The installer has exited, so its connections are closed and logged; kept in the image so a cached
+        # re-scan still reports what the install tried.
+        attempts = proxy.attempts()
         summary = {"name": request.name, "version": version, "entry_points": entry_points,
-                   "output": output[-2000:], "ecosystem": request.ecosystem}
+                   "output": output[-2000:], "ecosystem": request.ecosystem,
+                   "egress": [dataclasses.asdict(a) for a in attempts]}
         image_id = _commit(client, container_id, tag, request, summary)
     finally:
         session.remove_container(container_id)
+        attempts = proxy.attempts() or attempts  # after the container is gone: every tunnel closed and logged
+        proxy.close()
     return InstalledServer(
         image=tag, image_id=image_id, runtime_image=runtime_image, cached=False, name=request.name, version=version,
         entry_points=entry_points, installer_output=output, seconds=round(time.monotonic() - started, 3),
-        manifest=manifest,
+        manifest=manifest, egress=attempts,
     )
 
 
@@ -102,7 +124,14 @@ def _cached(session: SandboxSession, tag: str, runtime_image: str, ecosystem: Ec
         image=tag, image_id=image.id, runtime_image=runtime_image, cached=True, name=summary["name"],
         version=summary["version"], entry_points=summary.get("entry_points") or {},
         installer_output=summary.get("output", ""), seconds=0.0, manifest=_manifest_from_image(session, tag, ecosystem),
+        egress=[_attempt(record) for record in summary.get("egress") or []],
     )
+
+
+def _attempt(record: dict[str, Any]) -> EgressAttempt:
+    return EgressAttempt(host=str(record["host"]), port=record.get("port"), allowed=bool(record["allowed"]),
+                         count=int(record.get("count", 1)), via=str(record.get("via", "proxy")),
+                         methods=tuple(record.get("methods") or ()), statuses=tuple(record.get("statuses") or ()))
 
 
 def _manifest_from_image(session: SandboxSession, image: str, ecosystem: Ecosystem) -> dict[str, Any]:
@@ -142,7 +171,7 @@ def _install_command(request: InstallRequest) -> list[str]:
     return ["sh", "-c", venv + install + describe, "mcp-sandbox-install", request.spec]
 
 
-def _install_environment(request: InstallRequest) -> dict[str, str]:
+def _install_environment(request: InstallRequest, proxy_environment: dict[str, str]) -> dict[str, str]:
     env = {
         "HOME": "/home/mcp-install",
         "NPM_CONFIG_CAFILE": CONTAINER_CA_PATH,
@@ -157,12 +186,15 @@ def _install_environment(request: InstallRequest) -> dict[str, str]:
         "UV_CACHE_DIR": "/home/mcp-install/.cache/uv",
         "LANG": "C.UTF-8",
     }
-    # Proxy settings reach the install phase only; the run phase never sees them.
+    # Proxy settings reach the install phase only; the run phase never sees them. The egress proxy's win: the
+    # internal network has no other way out.
     env.update({name: os.environ[name] for name in PROXY_VARIABLES if os.environ.get(name)})
+    env.update(proxy_environment)
     return env
 
 
-def _create_install_container(session: SandboxSession, request: InstallRequest, runtime_image: str) -> str:
+def _create_install_container(session: SandboxSession, request: InstallRequest, runtime_image: str,
+                              network: dict[str, Any]) -> str:
     api = session.client.api
     binds = {}
     ca_bundle = request.ca_bundle
@@ -182,13 +214,15 @@ def _create_install_container(session: SandboxSession, request: InstallRequest, 
         nano_cpus=2_000_000_000,
         init=True,
         restart_policy={"Name": "no"},
+        network_mode=network["network_mode"],
+        dns=network["dns"],
     )
     container_id = session.create_container(
         "install",
         image=runtime_image,
         # The environment goes in through `env` on the command line, not the container config: `docker commit`
         # would carry config variables (proxies, CA paths) into the installed image and so into the run phase.
-        command=["env", *(f"{k}={v}" for k, v in _install_environment(request).items()), *_install_command(request)],
+        command=["env", *(f"{k}={v}" for k, v in _install_environment(request, network["environment"]).items()), *_install_command(request)],
         user=f"{INSTALL_UID}:{INSTALL_UID}",
         working_dir="/opt/server",
         host_config=host_config,

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 from dataclasses import asdict, dataclass, field
 from typing import Any
 
@@ -13,6 +14,14 @@ HOME = "/home/mcp"
 WORKSPACE = "/workspace"
 SERVER_PATH = "/opt/server/node_modules/.bin:/opt/server/venv/bin:/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin"
 TMPFS_OPTIONS = "rw,noexec,nosuid,nodev"
+STRICT_NETWORK = "none"  # only lo, DNS fails
+# "observe": join the namespace of this session's egress sink (sandbox/egress.py), which answers and logs all traffic.
+_SINK_NETWORK = re.compile(r"container:[0-9a-f]{64}")
+
+
+def network_mode_allowed(network_mode: str) -> bool:
+    """`none`, or `container:<full id>` of an egress sink. Anything else (bridge, host, a name) could reach out."""
+    return network_mode == STRICT_NETWORK or bool(_SINK_NETWORK.fullmatch(network_mode))
 
 
 @dataclass(frozen=True)
@@ -29,6 +38,10 @@ class RunPolicy:
     user: str = f"{RUN_UID}:{RUN_GID}"
     env: dict[str, str] = field(default_factory=dict)
 
+    def __post_init__(self) -> None:
+        if not network_mode_allowed(self.network_mode):
+            raise ValueError(f"run network mode must be 'none' or 'container:<sink id>', not {self.network_mode!r}")
+
     def environment(self) -> dict[str, str]:
         """Only PATH, HOME and LANG, plus what the user passed. Never the host's environment."""
         return {"PATH": SERVER_PATH, "HOME": HOME, "LANG": "C.UTF-8", **self.env}
@@ -37,7 +50,7 @@ class RunPolicy:
         owned = f"uid={RUN_UID},gid={RUN_GID}"
         return {
             "/tmp": f"{TMPFS_OPTIONS},size={self.tmp_size},mode=1777",
-            HOME: f"{TMPFS_OPTIONS},size={self.home_size},{owned},mode=0700",
+            HOME: f"{TMPFS_OPTIONS},size={self.home_size},{owned},mode=0700,strictatime",  # canary reads move atime
             WORKSPACE: f"{TMPFS_OPTIONS},size={self.workspace_size},{owned},mode=0755",
         }
 
@@ -133,6 +146,8 @@ def mismatches(requested: RunPolicy, applied: AppliedPolicy) -> list[str]:
         "mounts": [],
         "cap_add": [],
     }
+    if not network_mode_allowed(applied.network_mode):
+        problems.append(f"network_mode: engine applied {applied.network_mode!r}, neither none nor a sink namespace")
     for name, wanted in expect.items():
         got = getattr(applied, name)
         if got != wanted:

@@ -1,4 +1,5 @@
-"""A sandbox session: every container it creates is labelled and tracked, and teardown removes them all, verified."""
+"""A sandbox session: every container and network it creates is labelled and tracked, and teardown removes them all
+(containers first, then networks), verified."""
 
 from __future__ import annotations
 
@@ -22,12 +23,13 @@ class TeardownResult:
 
 
 class SandboxSession:
-    """Owns the containers of one scan. Use as a context manager, or call teardown() in a finally block."""
+    """Owns the containers and networks of one scan. Use as a context manager, or call teardown() in a finally block."""
 
     def __init__(self, client: docker.DockerClient, session_id: str | None = None) -> None:
         self.client = client
         self.id = session_id or uuid.uuid4().hex
         self._containers: list[str] = []
+        self._networks: list[str] = []
         self.teardown_result: TeardownResult | None = None
 
     def labels(self, role: str) -> dict[str, str]:
@@ -49,8 +51,24 @@ class SandboxSession:
         if not _exists(self.client, container_id):
             self._containers = [c for c in self._containers if c != container_id]
 
+    def create_network(self, role: str, *, internal: bool = True) -> str:
+        """Create a labelled bridge network (by default `internal`: no route off the machine) and track it; returns
+        its name. Teardown removes it after the containers."""
+        name = f"mcp-sandbox-{self.id[:12]}-{role}-net{len(self._networks)}"
+        self.client.api.create_network(name, driver="bridge", internal=internal, labels=self.labels(role),
+                                       check_duplicate=True)
+        self._networks.append(name)
+        return name
+
+    def remove_network(self, name: str) -> None:
+        """Remove one tracked network now (its containers must be gone or are disconnected first)."""
+        _remove_network(self.client, name)
+        if not _network_exists(self.client, name):
+            self._networks = [n for n in self._networks if n != name]
+
     def teardown(self) -> TeardownResult:
-        """Kill and remove every container of the session, then also sweep by label, and verify nothing is left."""
+        """Kill and remove every container of the session, then its networks; also sweep both by label, and verify
+        nothing is left."""
         started = time.monotonic()
         removed: list[str] = []
         for container_id in list(self._containers):
@@ -60,10 +78,14 @@ class SandboxSession:
             _force_remove(self.client, container)
             if container[:12] not in removed:
                 removed.append(container[:12])
+        for network in [*self._networks, *(n for n in self._labelled_networks() if n not in self._networks)]:
+            _remove_network(self.client, network)
+            removed.append(network)
         leftovers = [c[:12] for c in self._containers if _exists(self.client, c)] + [
             c[:12] for c in self._labelled_containers()
-        ]
+        ] + [n for n in self._networks if _network_exists(self.client, n)] + self._labelled_networks()
         self._containers = []
+        self._networks = []
         self.teardown_result = TeardownResult(
             complete=not leftovers, seconds=round(time.monotonic() - started, 3), removed=removed,
             leftovers=sorted(set(leftovers)),
@@ -73,6 +95,10 @@ class SandboxSession:
     def _labelled_containers(self) -> list[str]:
         found = self.client.api.containers(all=True, quiet=True, filters={"label": f"{labels.SESSION}={self.id}"})
         return [str(c["Id"]) for c in found]
+
+    def _labelled_networks(self) -> list[str]:
+        found = self.client.api.networks(filters={"label": f"{labels.SESSION}={self.id}"})
+        return [str(n["Name"]) for n in found]
 
     def __enter__(self) -> SandboxSession:
         return self
@@ -106,3 +132,36 @@ def _wait_gone(client: docker.DockerClient, container_id: str, timeout: float) -
     deadline = time.monotonic() + timeout
     while time.monotonic() < deadline and _exists(client, container_id):
         time.sleep(0.1)
+
+
+def _remove_network(client: docker.DockerClient, name: str) -> None:
+    """Remove a network; endpoints still attached (a container removed concurrently, or one not of this session)
+    are force-disconnected first."""
+    try:
+        client.api.remove_network(name)
+        return
+    except NotFound:
+        return
+    except APIError as exc:
+        if exc.status_code not in (403, 409):  # 403: "has active endpoints"
+            raise
+    try:
+        attached = client.api.inspect_network(name).get("Containers") or {}
+        for container_id in attached:
+            try:
+                client.api.disconnect_container_from_network(container_id, name, force=True)
+            except (NotFound, APIError):
+                pass
+        client.api.remove_network(name)
+    except NotFound:
+        return
+    except APIError:
+        return  # reported as a leftover by the caller
+
+
+def _network_exists(client: docker.DockerClient, name: str) -> bool:
+    try:
+        client.api.inspect_network(name)
+    except NotFound:
+        return False
+    return True

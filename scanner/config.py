@@ -76,10 +76,15 @@ def load(path: Path | None = None, cwd: Path | None = None) -> Config:
         data = _read_toml(path)
         table = data.get("tool", {}).get("mcp-sandbox", data) if path.name == PYPROJECT else data
         return parse(table if isinstance(table, dict) else {}, str(path))
-    base = cwd or Path.cwd()
-    if (base / CONFIG_FILE).is_file():
+    try:
+        base = cwd or Path.cwd()
+        has_config, has_pyproject = (base / CONFIG_FILE).is_file(), (base / PYPROJECT).is_file()
+    except OSError as exc:
+        raise UsageError(f"cannot look for {CONFIG_FILE} in the current folder ({exc.strerror or exc}); run from a "
+                         "readable folder or pass --config FILE") from exc
+    if has_config:
         return parse(_read_toml(base / CONFIG_FILE), str(base / CONFIG_FILE))
-    if (base / PYPROJECT).is_file():
+    if has_pyproject:
         table = _read_toml(base / PYPROJECT).get("tool", {}).get("mcp-sandbox")
         if isinstance(table, dict):
             return parse(table, f"{base / PYPROJECT} [tool.mcp-sandbox]")

@@ -7,6 +7,7 @@ from typing import Any, Literal
 from pydantic import BaseModel, ConfigDict, Field, PrivateAttr
 
 from scanner import __version__
+from scanner.probes.model import ProbeResult
 from scanner.provenance.model import ProvenanceReport
 
 SCHEMA_VERSION = "1"
@@ -95,6 +96,9 @@ class TeardownInfo(_Model):
 
 class SandboxInfo(_Model):
     session: str
+    network: Literal["observe", "none"] | None = Field(
+        default=None, description="observe: an egress sink answers and logs every DNS query and connection; "
+        "none: loopback only.")
     applied: AppliedPolicy | None = None
     teardown: TeardownInfo | None = None
     stderr: str = Field(default="", description="The server's stderr (tail, size-capped, untrusted).")
@@ -126,6 +130,50 @@ class Score(_Model):
     tools: list[ToolScore] = Field(default_factory=list)
 
 
+class FileChanges(_Model):
+    created: list[str] = Field(default_factory=list)
+    modified: list[str] = Field(default_factory=list)
+    deleted: list[str] = Field(default_factory=list)
+    truncated: bool = Field(default=False, description="Too many files to list them all.")
+
+
+class CanaryEvent(_Model):
+    where: str = Field(description="Where the canary was planted (file, or env variable).")
+    how: Literal["read", "response", "egress"] = Field(description="Read (atime moved), or seen in a tool response or "
+                                                       "in egress traffic.")
+    encoding: str | None = Field(default=None, description="plain, base64 or hex, for a canary seen in data.")
+
+
+class ProcessSeen(_Model):
+    pid: int
+    args: str = Field(description="Command line (untrusted, capped).")
+
+
+class ResourceUse(_Model):
+    memory_peak_bytes: int | None = Field(default=None, description="Peak memory of the sandbox so far (cgroup).")
+    memory_peak_raised: bool = Field(default=False, description="This call raised the peak.")
+    memory_limit_hit: bool = False
+    oom_killed: bool = False
+    pids_peak: int | None = None
+    pids_limit_hit: bool = Field(default=False, description="Forks or threads were refused at the pids limit.")
+    cpu_seconds: float | None = Field(default=None, description="CPU time the sandbox used during the call.")
+
+
+class CallBehavior(_Model):
+    """What one probe call did, seen from outside the server (files, canaries, processes, resources, egress)."""
+
+    call: int = Field(description="Index into `probes`; -1 for the server's start-up and listing.")
+    tool: str | None = None
+    label: str
+    sandbox: int = Field(default=0, description="Which sandbox ran the call: 0 the first, 1.. after restarts.")
+    files: FileChanges = Field(default_factory=FileChanges)
+    canaries: list[CanaryEvent] = Field(default_factory=list)
+    processes: list[ProcessSeen] = Field(default_factory=list, description="New processes still alive after the call.")
+    resources: ResourceUse = Field(default_factory=ResourceUse)
+    egress: list[dict[str, Any]] = Field(default_factory=list, description="Network attempts during the call (B2).")
+    observed: bool = Field(default=True, description="False when the sandbox could not be looked at (it had died).")
+
+
 class Report(_Model):
     schema_version: str = SCHEMA_VERSION
     scanner: ScannerInfo = Field(default_factory=ScannerInfo)
@@ -141,6 +189,8 @@ class Report(_Model):
     install: InstallInfo | None = None
     sandbox: SandboxInfo | None = None
     provenance: ProvenanceReport | None = None
+    probes: list[ProbeResult] = Field(default_factory=list, description="Every probe call and its outcome.")
+    behavior: list[CallBehavior] = Field(default_factory=list, description="What each call did, seen from outside.")
     timings: Timings = Field(default_factory=Timings)
     errors: list[str] = Field(default_factory=list, description="What stopped part of the scan, one line each.")
     # The definitions exactly as served, uncapped (the fields above are capped for storage). Not serialized: the

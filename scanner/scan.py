@@ -2,9 +2,10 @@
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import time
-from typing import Any
+from typing import Any, Literal
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -13,6 +14,7 @@ import anyio
 
 from sandbox import engine, gc, images, install, run
 from sandbox.attach import AttachedStdio
+from sandbox.egress import Sink, start_sink
 from sandbox.install import InstalledServer, InstallRequest
 from sandbox.policy import RunPolicy
 from sandbox.session import SandboxSession
@@ -21,10 +23,15 @@ from scanner.interrupts import terminate_as_interrupt, uninterruptible
 from scanner.inventory import Inventory, Timeouts, collect
 from scanner.launch import choose_command
 from scanner.mcp_transport import WireHealth
+from scanner.probes import phase as probe_phase
+from scanner.probes.behavior import egress_findings
+from scanner.probes.egress_drain import EgressDrain
+from scanner.probes.runner import ProbeOptions
 from scanner.provenance.installed import advisory_source, check_installed
 from scanner.provenance.known_bad import known_bad_finding
-from scanner.report import (AppliedPolicy, Finding, InstallInfo, Report, SandboxInfo, ServerInfo, TargetInfo, TeardownInfo,
-                            Timings)
+from scanner.provenance.model import EgressAttempt as InstallEgress
+from scanner.provenance.rules import egress_finding
+from scanner.report import (AppliedPolicy, Finding, InstallInfo, Report, SandboxInfo, ServerInfo, TargetInfo, TeardownInfo)
 from scanner.resolve import http_client, resolve
 from scanner.rules.engine import run_rules
 from scanner.score import compute
@@ -47,6 +54,8 @@ class ScanOptions:
     install_timeout: int = 600
     config: Config = field(default_factory=Config)
     advisories: str | None = None
+    probes: ProbeOptions = field(default_factory=ProbeOptions)
+    network: Literal["observe", "none"] = "observe"
 
 
 def run_scan(options: ScanOptions, progress: Progress = lambda _: None) -> Report:
@@ -122,24 +131,53 @@ def _install_and_inspect(session: SandboxSession, request: InstallRequest, runti
         request.ecosystem, installed.name, installed.version, local=request.local_path is not None,
         manifest=installed.manifest or None, advisories=advisory_source(options.advisories))
     report.findings.extend(provenance_findings)
+    _record_install_egress(report, installed, f"{installed.name}@{installed.version}")
     command = choose_command(installed.name, installed.entry_points, options.command, options.server_args)
     report.install = _install_info(installed, command)
+    policy = options.policy
+    sink: Sink | None = None
+    if options.network == "observe":
+        progress("starting the egress sink")
+        sink = start_sink(session, progress=progress)
+        policy = dataclasses.replace(policy, network_mode=sink.network_mode)
+    report.sandbox.network = options.network
     progress("starting the server in the sandbox")
-    server = run.start_server(session, installed.image, command, options.policy)
+    plan = probe_phase.prepare(options.probes, policy)  # canaries and the workspace seed
+    server = run.start_server(session, installed.image, command, plan.policy)
     assert report.sandbox is not None
     report.sandbox.applied = AppliedPolicy(**server.applied.as_dict())
     report.timings.start = server.start_seconds
     stdio = AttachedStdio(server.socket)
     health = WireHealth()
+    drain = EgressDrain(sink) if sink is not None else None
+    after_listing, probed = probe_phase.make_after_listing(
+        session, server, plan, lambda: run.start_server(session, installed.image, command, plan.policy),
+        startup_timeout=options.timeouts.startup, request_timeout=options.timeouts.request, progress=progress,
+        drain_egress=drain)
     progress("listing tools")
     try:
-        inventory = anyio.run(collect, stdio, health, options.timeouts, server.started_at)
+        inventory = anyio.run(collect, stdio, health, options.timeouts, server.started_at, after_listing)
     finally:
         run.close_attach(server)
         report.sandbox.stderr, report.sandbox.stderr_truncated = decode_bytes(bytes(stdio.stderr.data))
         report.sandbox.stderr_truncated |= stdio.stderr.truncated
     report.sandbox.exit_code = run.exit_code(session, server.container_id)
     _fill_inventory(report, inventory, health, options.config)
+    probe_phase.apply_to_report(report, probed)
+    if drain is not None:  # what no probe call took: start-up without probes, or late after the last call
+        report.findings.extend(egress_findings(drain(server.container_id), during="outside any probe call"))
+
+
+def _record_install_egress(report: Report, installed: InstalledServer, package: str) -> None:
+    """Every host the install tried, from the egress proxy's logs; one outside the registry allowlist is I7."""
+    assert report.provenance is not None
+    for attempt in installed.egress:
+        host = f"{attempt.host}:{attempt.port}" if attempt.port else attempt.host
+        recorded = InstallEgress(host=host, allowed=attempt.allowed, package=package, script=None)
+        report.provenance.egress.append(recorded)
+        refused = egress_finding(recorded)
+        if refused is not None:
+            report.findings.append(refused)
 
 
 def _fill_inventory(report: Report, inventory: Inventory, health: WireHealth, config: Config) -> None:

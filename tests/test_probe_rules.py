@@ -94,6 +94,14 @@ def test_p3_silent_when_the_response_says_what_is_left() -> None:
     assert check_no_paging_hint(tool(), [ok(words(6_000) + "\nShowing 50 of 900 results.")]) == []
 
 
+def test_p3_is_not_silenced_by_the_scanners_own_size_cap_mark() -> None:
+    from scanner.untrusted import cap_text
+
+    capped = cap_text(words(60_000), 200_000)
+    assert "truncated" in capped
+    assert len(check_no_paging_hint(tool(), [ok(capped)])) == 1
+
+
 # ---- P4 ----
 
 def test_p4_stack_trace_is_flagged() -> None:

@@ -6,6 +6,7 @@ import os
 
 import pytest
 
+from sandbox.canaries import ENV_CANARY_NAMES
 from scanner.inventory import Timeouts
 from scanner.scan import ScanOptions, run_scan
 from tests.sandbox_helpers import ZOO, evidence_from_stderr, labelled_containers
@@ -18,11 +19,13 @@ VIRTUAL_FS = {"overlay", "proc", "tmpfs", "sysfs", "cgroup", "cgroup2", "mqueue"
 DOCKER_MANAGED = {"/etc/hosts", "/etc/hostname", "/etc/resolv.conf", "/usr/sbin/docker-init"}
 
 
-@pytest.fixture(scope="module")
-def inspected(docker_client):
+@pytest.fixture(scope="module", params=["none", "observe"])
+def inspected(request, docker_client):
+    """The inspector's evidence in both network modes: every containment claim holds in each."""
     os.environ[HOST_SECRET] = "host-value-that-must-not-leak"
     try:
-        report = run_scan(ScanOptions(target=str(ZOO), command="zoo-inspector", timeouts=Timeouts(startup=60)))
+        report = run_scan(ScanOptions(target=str(ZOO), command="zoo-inspector", timeouts=Timeouts(startup=60),
+                                      network=request.param))
     finally:
         del os.environ[HOST_SECRET]
     return report, evidence_from_stderr(report.sandbox.stderr)
@@ -41,14 +44,20 @@ def test_no_capabilities_and_no_new_privileges(inspected):
 
 
 def test_no_network_but_loopback(inspected):
-    _, seen = inspected
+    report, seen = inspected
     assert seen["interfaces"] == ["lo"]
-    assert seen["dns_example_invalid"].startswith("error")
+    if report.sandbox.network == "none":
+        assert seen["dns_example_invalid"].startswith("error")
+    else:  # the sink answered the lookup, logged it, and the scan reports it (B2)
+        assert seen["dns_example_invalid"] == "resolved"
+        assert any(f.rule_id == "B2" and "sandbox-check.example.invalid" in f.message for f in report.findings)
 
 
 def test_environment_is_only_what_the_sandbox_sets(inspected):
     _, seen = inspected
-    assert set(seen["env"]) <= {"PATH", "HOME", "LANG", "HOSTNAME"}
+    # Besides these, only the probe phase's canaries (fresh fake secrets, never the host's values).
+    assert set(seen["env"]) <= {"PATH", "HOME", "LANG", "HOSTNAME", *ENV_CANARY_NAMES}
+    assert all(seen["env"][name] != os.environ.get(name) for name in ENV_CANARY_NAMES if name in seen["env"])
     assert HOST_SECRET not in seen["env"]
     assert seen["env"]["HOME"] == "/home/mcp"
 
@@ -89,7 +98,10 @@ def test_resource_limits_are_visible_inside(inspected):
 def test_report_records_policy_as_applied_and_teardown(inspected, docker_client):
     report, _ = inspected
     applied = report.sandbox.applied
-    assert applied.network_mode == "none"
+    if report.sandbox.network == "none":
+        assert applied.network_mode == "none"
+    else:  # the sink's namespace: no interface but lo, every route via lo
+        assert applied.network_mode.startswith("container:")
     assert applied.read_only_rootfs and applied.no_new_privileges and applied.init
     assert applied.cap_drop == ["ALL"] and applied.cap_add == []
     assert applied.user == "10002:10002"

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import os
 import re
 import sys
 from pathlib import Path
@@ -18,6 +19,8 @@ from scanner.commands.lock import write_with_changes
 from scanner.errors import UsageError
 from scanner.lock.build import build_lock
 from scanner.inventory import Timeouts
+from scanner.probes.fixtures import load_fixtures, write_starter_fixtures
+from scanner.probes.runner import ProbeOptions
 from scanner.reports.markdown import to_markdown
 from scanner.reports.sarif import to_sarif
 from scanner.reports.terminal import render
@@ -64,6 +67,9 @@ def scan(
                                        "package's bin / console script)."),
     env: list[str] = typer.Option([], "--env", metavar="NAME=VALUE", help="Set a variable for the server (repeat). "
                                   "The host's environment never reaches it."),
+    network: str = typer.Option("observe", "--network", help="observe (default): no route off the host, but an "
+                                "egress sink answers and logs every DNS query and connection (B2 findings); none: "
+                                "loopback only, nothing answers."),
     memory: str = typer.Option("512m", "--memory", help="Memory limit (memory+swap) of the server."),
     cpus: float = typer.Option(1.0, "--cpus", min=0.1, max=64, help="CPU quota of the server."),
     pids: int = typer.Option(128, "--pids", min=8, max=4096, help="Process/thread limit of the server."),
@@ -94,8 +100,19 @@ def scan(
                                      "writes REPORT.intoto.json (DSSE, in-toto Statement v1)."),
     sign_env: str | None = typer.Option(None, "--sign-env", metavar="VAR", help="Sign with the PEM private key in "
                                         "this environment variable (for CI secrets)."),
+    no_probes: bool = typer.Option(False, "--no-probes", help="Only list and lint the tools; call none of them."),
+    no_destructive: bool = typer.Option(False, "--no-destructive", help="Call only tools annotated read-only "
+                                        "(and fixture probes marked allow_destructive)."),
+    no_error_probes: bool = typer.Option(False, "--no-error-probes", help="Skip the bad-input probes."),
+    fixtures: Path | None = typer.Option(None, "--fixtures", metavar="FILE", help="Hand-written probe calls "
+                                         "(JSON, mcp-linter format); they replace the generated ones per tool."),
+    include_responses: bool = typer.Option(False, "--include-responses", help="Keep each probe's full response "
+                                           "(capped) in the report, not just a 400-character preview."),
+    probe_timeout: float = typer.Option(30.0, "--probe-timeout", min=1, help="Seconds each probe call may take "
+                                        "before it is cancelled."),
 ) -> None:
-    """Install TARGET in a throwaway sandbox, run it with no network, read its tools, lint them, and tear it all down.
+    """Install TARGET in a throwaway sandbox, run it with no route off the host, list and call its tools, and tear it
+    all down.
 
     Exit codes: 0 clean; 1 a finding at/above --fail-on (or score under --fail-under); 2 bad input;
     3 the scan could not complete (no engine, install failed, server did not answer, teardown incomplete).
@@ -108,13 +125,18 @@ def scan(
         raise UsageError(f"--advisories {advisories!r} is neither a folder of OSV JSON files nor `osv`")
     if ca_bundle is not None and not ca_bundle.is_file():
         raise UsageError(f"--ca-bundle {ca_bundle} is not a file")
+    if network not in ("observe", "none"):
+        raise UsageError(f"--network must be observe or none, not {network!r}")
     policy = RunPolicy(memory_bytes=parse_size(memory, "--memory"), nano_cpus=int(cpus * 1e9), pids_limit=pids,
                        env=parse_env(env))
     options = ScanOptions(
         target=target, server_args=list(server_args or []), command=command, policy=policy,
         timeouts=Timeouts(startup=startup_timeout, request=request_timeout), use_cache=not no_cache,
         ca_bundle=ca_bundle, ignore_scripts=ignore_scripts, install_timeout=install_timeout,
-        config=load_config(config_path), advisories=advisories,
+        config=load_config(config_path), advisories=advisories, network=network,  # type: ignore[arg-type]
+        probes=ProbeOptions(enabled=not no_probes, no_destructive=no_destructive, error_probes=not no_error_probes,
+                            fixtures=load_fixtures(fixtures, env=os.environ) if fixtures is not None else None,
+                            include_responses=include_responses, timeout=probe_timeout),
     )
     to_stdout = STDOUT in (json_path, sarif_path, markdown_path)
     console = Console(stderr=True, highlight=False)
@@ -151,10 +173,11 @@ def build_images(
     rebuild: bool = typer.Option(False, "--rebuild", help="Build even if an image with the same hash exists."),
     ca_bundle: Path | None = typer.Option(None, "--ca-bundle", help="CA bundle the build trusts."),
 ) -> None:
-    """Build the node and python runtime images (tagged by project version and build-context hash)."""
+    """Build the images a scan uses: the node and python runtimes, the egress sink and the install proxy (tagged by
+    project version and build-context hash)."""
     client = engine.connect()
     console = Console(stderr=True, highlight=False)
-    for runtime in images.RUNTIMES:
+    for runtime in images.REPOSITORIES:
         with console.status(f"{runtime}: checking", spinner="dots") as status:
             image = images.ensure_runtime_image(client, runtime, ca_bundle=ca_bundle, rebuild=rebuild,
                                                 progress=lambda line: status.update(f"{runtime}: {line[:100]}"))
@@ -174,8 +197,31 @@ def collect_garbage(
           + (f"; kept {len(result.kept_live_sessions)} live sessions" if result.kept_live_sessions else ""))
 
 
+def init_fixtures(
+    path: Path = typer.Argument(..., metavar="FILE", help="The fixtures file to write (never overwritten)."),
+    target: str = typer.Argument(..., metavar="TARGET", help="The server, as for `scan`."),
+    command: str | None = typer.Option(None, "--command", help="Launch command inside the sandbox."),
+) -> None:
+    """Write a starter fixtures file: one probe per live tool of TARGET, with generated arguments to edit."""
+    from sandbox.workspace_seed import seed_manifest
+
+    if path.exists():
+        raise UsageError(f"{path} already exists; choose another file name or remove it first")
+    console = Console(stderr=True, highlight=False)
+    with console.status("listing tools", spinner="dots") as status:
+        report = run_scan(ScanOptions(target=target, command=command, probes=ProbeOptions(enabled=False)),
+                          progress=lambda step: status.update(step))
+    if report.errors or not report.tools:
+        for line in report.errors or ["the server served no tools"]:
+            print(f"error: {line}", file=sys.stderr)
+        raise typer.Exit(EXIT_SCAN_INCOMPLETE)
+    count = write_starter_fixtures(path, report.tools, seed_manifest())
+    print(f"wrote {count} probes to {path}")
+
+
 def register(app: typer.Typer) -> None:
     app.command("scan")(scan)
+    app.command("init-fixtures")(init_fixtures)
     images_app.command("build")(build_images)
     app.add_typer(images_app, name="images")
     app.command("gc")(collect_garbage)

@@ -19,7 +19,7 @@ from scanner.probes.model import CHARS_PER_TOKEN, ProbeResult
 from scanner.probes.opaque_ids import unlabelled_id_chars
 from scanner.probes.tooldef import input_schema, name_words, tool_name
 from scanner.report import Category, Finding, Severity
-from scanner.untrusted import cap_json, cap_text
+from scanner.untrusted import TRUNCATION_MARK, cap_json, cap_text
 
 # ---- thresholds and token-waste estimates, all in one place ---------------------------------------------------------
 TOKEN_BUDGET = 2_000  # P1 waste: response tokens over this budget
@@ -176,10 +176,18 @@ def has_paging_parameters(tool: dict[str, Any]) -> bool:
     return any(set(name_words(name)) & PAGING_PARAMS for name in _property_names(tool))
 
 
+_OUR_TRUNCATION = re.compile(re.escape(TRUNCATION_MARK).replace(re.escape("{n}"), r"\d+"))
+
+
+def _without_our_marks(text: str) -> str:
+    """The response without the scanner's own size-cap marks, which are no paging hint of the server's."""
+    return _OUR_TRUNCATION.sub("", text)
+
+
 def check_no_paging_hint(tool: dict[str, Any], results: list[ProbeResult]) -> list[ProbeFinding]:
     """P3: a response over ~5k tokens that says nothing of what's left (warning; info if the tool has paging params)."""
     large = [result for result in _answered(results) if result.tokens > P3_TOKENS and not PAGING_HINT.search(
-        result.text())]
+        _without_our_marks(result.text()))]
     largest = _largest(large)
     if largest is None:
         return []

@@ -18,6 +18,9 @@ VERDICT_STYLE = {"block": "bold white on red", "review": "bold black on yellow",
 SERVER_GROUP = "(server)"
 MAX_SCORE_ROWS = 25
 MAX_TOOL_ROWS = 50
+MAX_PROBE_ROWS = 60
+STATUS_STYLE = {"ok": "green", "tool_error": "yellow", "protocol_error": "yellow", "timeout": "bold red",
+                "crashed": "bold red"}
 
 
 def safe(value: Any, limit: int = 2_000) -> Text:
@@ -97,6 +100,45 @@ def _provenance(report: Report) -> RenderableType | None:
         table.add_row(safe(report.target.name, 120), "dependency tree", Text(f"{tree.total} packages"),
                       safe(f"{scripts} with install scripts, {len(tree.non_registry)} from git/URL", 160))
     return table
+
+
+def _probes(report: Report) -> RenderableType | None:
+    """One row per probe call: tool, label, status, ~tokens, latency; what the call did, when it did anything."""
+    if not report.probes:
+        return None
+    behaviour = {record.call: record for record in report.behavior}
+    table = Table(title=f"Probes ({len(report.probes)} calls)", title_justify="left")
+    for column, justify in (("tool", "left"), ("label", "left"), ("status", "left"), ("~tokens", "right"),
+                            ("latency", "right"), ("seen", "left")):
+        table.add_column(column, justify=justify)  # type: ignore[arg-type]
+    for index, probe in enumerate(report.probes[:MAX_PROBE_ROWS]):
+        table.add_row(safe(probe.tool, 80), safe(probe.label, 80), Text(probe.status, style=STATUS_STYLE.get(
+            probe.status, "")), f"{probe.tokens:,}", f"{probe.latency_ms / 1000:.2f} s",
+            safe(_seen(behaviour.get(index)), 120))
+    more = len(report.probes) - MAX_PROBE_ROWS
+    return Group(table, Text(f"  … {more} more calls (see --json)", style="dim")) if more > 0 else table
+
+
+def _seen(record: Any) -> str:
+    if record is None:
+        return ""
+    parts = []
+    files = record.files
+    for label, paths in (("created", files.created), ("modified", files.modified), ("deleted", files.deleted)):
+        if paths:
+            parts.append(f"{label} {len(paths)}")
+    if record.canaries:
+        parts.append("canary " + ",".join(sorted({event.how for event in record.canaries})))
+    if record.processes:
+        parts.append(f"{len(record.processes)} procs left")
+    if record.egress:
+        parts.append(f"{len(record.egress)} egress")
+    resources = record.resources
+    if resources.oom_killed:
+        parts.append("OOM")
+    if resources.pids_limit_hit:
+        parts.append("pids limit")
+    return ", ".join(parts)
 
 
 def _install(report: Report) -> RenderableType | None:
@@ -211,7 +253,7 @@ def _verdict(report: Report) -> RenderableType:
 def renderables(report: Report, min_severity: Severity = "info") -> list[RenderableType]:
     """Every section of the report, in reading order; sections with nothing to show are left out."""
     sections: list[RenderableType | None] = [
-        _target(report), _server(report), _tools(report), _install(report), _provenance(report), *_sandbox(report),
+        _target(report), _server(report), _tools(report), _probes(report), _install(report), _provenance(report), *_sandbox(report),
         _timings(report),
         _errors(report), _findings(report, min_severity), _score(report), _verdict(report),
     ]

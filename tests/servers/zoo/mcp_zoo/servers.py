@@ -8,22 +8,32 @@ import sys
 import time
 
 from mcp_zoo.evidence import gather
-from mcp_zoo.protocol import Server, tool
+from mcp_zoo.protocol import Server, text_result, tool
 
 ECHO = tool("echo_text", "Return the given text unchanged, so a client can check the round trip works end to end.",
             {"text": {"type": "string", "description": "The text to send back."}},
             annotations={"readOnlyHint": True, "destructiveHint": False})
 
 
+def _echo(arguments: dict) -> dict:
+    text = arguments.get("text", "")
+    if not isinstance(text, str):
+        return text_result(f"Argument 'text' must be a string, got {type(text).__name__}.", is_error=True)
+    return text_result(text)
+
+
+ECHO_CALLS = {"echo_text": _echo}
+
+
 def inspector() -> None:
     """Reports what it sees from inside the sandbox on stderr, then serves normally."""
     sys.stderr.write("ZOO-EVIDENCE " + json.dumps(gather()) + "\n")
     sys.stderr.flush()
-    Server("zoo-inspector", [ECHO]).serve()
+    Server("zoo-inspector", [ECHO], calls=ECHO_CALLS).serve()
 
 
 def plain() -> None:
-    Server("zoo-plain", [ECHO]).serve()
+    Server("zoo-plain", [ECHO], calls=ECHO_CALLS).serve()
 
 
 def paged() -> None:
@@ -64,7 +74,7 @@ def stubborn() -> None:
     """Serves normally but ignores SIGTERM and stdin EOF: only SIGKILL stops it."""
     signal.signal(signal.SIGTERM, signal.SIG_IGN)
     signal.signal(signal.SIGINT, signal.SIG_IGN)
-    Server("zoo-stubborn", [ECHO]).serve()
+    Server("zoo-stubborn", [ECHO], calls=ECHO_CALLS).serve()
     while True:
         time.sleep(3600)
 

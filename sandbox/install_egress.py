@@ -1,0 +1,334 @@
+"""Install-phase egress: the install container reaches only the package registry, through a real proxy, and every
+host it tried is recorded.
+
+`start_install_proxy(session, allow_hosts)` creates, through the session (so teardown and `gc` remove them):
+
+- a labelled `--internal` bridge network: no route off the machine;
+- a proxy container from `images/proxy/` (Debian's squid + dnsmasq, non-root, no capabilities, read-only root)
+  attached to that network *and* to the default bridge, so it alone reaches the registries. squid allows only the
+  allowlisted hosts on the allowlisted ports (CONNECT for https) and logs one line per request with its verdict;
+  dnsmasq answers every DNS query from the install container with NXDOMAIN and logs the name.
+
+The install container joins only the internal network, with `install_network_settings(proxy)`: the proxy variables
+point at the proxy's address on that network and its resolver is the proxy's dnsmasq. A proxy-aware client reaches
+the registry; anything else (another host through the proxy, a raw socket, a DNS lookup) fails and is recorded.
+
+The allowlist is data: `sandbox/assets/registries.json` (npm, pypi), overridable by a file passed as `config` or
+named by MCP_SANDBOX_REGISTRIES, or by passing hosts to `start_install_proxy` directly.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import time
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from docker.errors import NotFound
+
+from sandbox import images
+from sandbox.errors import SandboxError, UserInputError
+from sandbox.images import DEFAULT_BASE_IMAGE
+from sandbox.session import SandboxSession
+
+REGISTRIES_FILE = Path(__file__).resolve().parent / "assets" / "registries.json"
+REGISTRIES_ENV = "MCP_SANDBOX_REGISTRIES"
+PROXY_PORT = 3128
+PROXY_ROLE = "install-proxy"
+NETWORK_ROLE = "install"
+READY_TIMEOUT_SECONDS = 30.0
+DEFAULT_PORTS = (443,)
+NO_PROXY = "localhost,127.0.0.1,::1"
+MAX_HOST_CHARS = 253
+
+_HOST_RE = re.compile(r"^\.?(?=.{1,253}$)[A-Za-z0-9](?:[A-Za-z0-9-]{0,61}[A-Za-z0-9])?(?:\.[A-Za-z0-9](?:[A-Za-z0-9-]{0,61}[A-Za-z0-9])?)*$")
+_SQUID_LINE = re.compile(r"^MCPEGRESS (?P<time>\S+) (?P<client>\S+) (?P<method>\S+) (?P<host>\S+) (?P<port>\S+) "
+                         r"(?P<status>\S+)/(?P<code>\S+)(?: (?P<bytes>\S+))?$")
+_DNS_LINE = re.compile(r"^dnsmasq\[\d+\]: query\[(?P<type>[A-Za-z0-9]+)\] (?P<name>\S+) from (?P<client>\S+)$")
+_SQUID_READY = "Accepting HTTP Socket connections"
+_DNS_READY = "dnsmasq["
+
+ProgressFn = Callable[[str], None]
+
+
+# --------------------------------------------------------------------------------------------------------- allowlist
+
+@dataclass(frozen=True)
+class RegistryAllowlist:
+    hosts: tuple[str, ...]
+    ports: tuple[int, ...] = DEFAULT_PORTS
+
+
+def load_registries(config: Path | str | None = None) -> dict[str, RegistryAllowlist]:
+    """The registry allowlists per ecosystem: from `config`, else the file named by MCP_SANDBOX_REGISTRIES, else the
+    shipped defaults (sandbox/assets/registries.json). A bad file is the user's error (exit 2)."""
+    path = Path(config or os.environ.get(REGISTRIES_ENV) or REGISTRIES_FILE)
+    try:
+        data = json.loads(path.read_text(encoding="utf-8"))
+    except (OSError, ValueError) as exc:
+        raise UserInputError(f"cannot read the registry allowlist {path}: {exc}") from None
+    if not isinstance(data, dict):
+        raise UserInputError(f"registry allowlist {path}: expected a JSON object of ecosystems")
+    result: dict[str, RegistryAllowlist] = {}
+    for ecosystem, entry in data.items():
+        if ecosystem.startswith("_"):
+            continue
+        if not isinstance(entry, dict) or not isinstance(entry.get("hosts"), list):
+            raise UserInputError(f"registry allowlist {path}: {ecosystem!r} needs a list of hosts")
+        ports = entry.get("ports", list(DEFAULT_PORTS))
+        try:
+            result[ecosystem] = RegistryAllowlist(validate_hosts(entry["hosts"]), validate_ports(ports))
+        except ValueError as exc:
+            raise UserInputError(f"registry allowlist {path}: {ecosystem}: {exc}") from None
+    return result
+
+
+def registry_hosts(ecosystem: str, *, config: Path | str | None = None,
+                   extra_hosts: Iterable[str] = ()) -> RegistryAllowlist:
+    """The allowlist of one ecosystem (`npm`, `pypi`) from configuration, plus `extra_hosts` (e.g. a private mirror)."""
+    registries = load_registries(config)
+    if ecosystem not in registries:
+        raise UserInputError(f"no registry allowlist for {ecosystem!r} (have: {', '.join(sorted(registries))})")
+    entry = registries[ecosystem]
+    return RegistryAllowlist(validate_hosts([*entry.hosts, *extra_hosts]), entry.ports)
+
+
+def validate_hosts(hosts: Iterable[str]) -> tuple[str, ...]:
+    """Lower-cased, de-duplicated host names; a name covered by a `.domain` entry is dropped (squid refuses both)."""
+    cleaned: list[str] = []
+    for host in hosts:
+        if not isinstance(host, str) or not _HOST_RE.match(host) or _is_ip_literal(host.lstrip(".")):
+            raise ValueError(f"not a host name: {host!r}")
+        host = host.lower()
+        if host not in cleaned:
+            cleaned.append(host)
+    wildcards = [h for h in cleaned if h.startswith(".")]
+    kept = [h for h in cleaned
+            if not any(h != w and (h == w[1:] or h.endswith(w)) for w in wildcards)]
+    if not kept:
+        raise ValueError("the allowlist is empty")
+    return tuple(kept)
+
+
+def validate_ports(ports: Iterable[Any]) -> tuple[int, ...]:
+    result: list[int] = []
+    for port in ports:
+        if isinstance(port, bool) or not isinstance(port, int) or not 0 < port < 65536:
+            raise ValueError(f"not a port: {port!r}")
+        if port not in result:
+            result.append(port)
+    if not result:
+        raise ValueError("no ports")
+    return tuple(result)
+
+
+def host_allowed(host: str, allow_hosts: Iterable[str]) -> bool:
+    host = host.lower().rstrip(".")
+    return any(host == h or (h.startswith(".") and (host == h[1:] or host.endswith(h))) for h in allow_hosts)
+
+
+def _is_ip_literal(text: str) -> bool:
+    return bool(re.fullmatch(r"[0-9.]+", text))
+
+
+# ------------------------------------------------------------------------------------------------------------- proxy
+
+@dataclass(frozen=True)
+class EgressAttempt:
+    """A host the install tried to reach. `via` is "proxy" (an HTTP request or CONNECT through squid; `port` set) or
+    "dns" (a name looked up by a client that did not use the proxy; nothing is ever resolved, `port` is None).
+    `allowed` is the proxy's verdict (for "dns": whether the name is on the allowlist)."""
+
+    host: str
+    port: int | None
+    allowed: bool
+    count: int
+    via: str = "proxy"
+    methods: tuple[str, ...] = ()
+    statuses: tuple[str, ...] = field(default=(), metadata={"doc": "squid status/HTTP code, e.g. TCP_DENIED/403"})
+
+
+@dataclass
+class InstallProxy:
+    session: SandboxSession
+    container_id: str
+    network: str
+    address: str
+    allow: RegistryAllowlist
+    image: str
+    start_seconds: float
+    closed: bool = False
+
+    @property
+    def proxy_url(self) -> str:
+        return f"http://{self.address}:{PROXY_PORT}"
+
+    def attempts(self) -> list[EgressAttempt]:
+        """Every host tried so far, grouped by (via, host, port, verdict) in first-seen order.
+
+        squid logs a request when it ends: call this after the install container has exited (its tunnels are closed
+        then). The proxy's own log lines are the only source; nothing the install container writes is trusted.
+        """
+        raw = self.session.client.api.logs(self.container_id, stdout=True, stderr=True)
+        return parse_attempts(raw.decode("utf-8", errors="replace"), self.allow.hosts)
+
+    def log_tail(self, lines: int = 20) -> str:
+        raw = self.session.client.api.logs(self.container_id, stdout=True, stderr=True, tail=lines)
+        return raw.decode("utf-8", errors="replace")
+
+    def close(self) -> None:
+        """Remove the proxy container and the internal network now (teardown would do it too)."""
+        if self.closed:
+            return
+        self.session.remove_container(self.container_id)
+        self.session.remove_network(self.network)
+        self.closed = True
+
+
+def start_install_proxy(session: SandboxSession, allow_hosts: Iterable[str] | RegistryAllowlist, *,
+                        allow_ports: Iterable[int] | None = None, base_image: str = DEFAULT_BASE_IMAGE,
+                        ready_timeout: float = READY_TIMEOUT_SECONDS,
+                        progress: ProgressFn | None = None) -> InstallProxy:
+    """Create the session's internal network and start the egress proxy on it (and on the default bridge).
+
+    `allow_hosts`: host names (`.example.org` = and its subdomains), or a RegistryAllowlist from registry_hosts().
+    Returns once squid accepts connections and dnsmasq answers; raises SandboxError (the session still owns and
+    removes whatever was created).
+    """
+    started = time.monotonic()
+    if isinstance(allow_hosts, RegistryAllowlist):
+        allow = RegistryAllowlist(validate_hosts(allow_hosts.hosts),
+                                  validate_ports(allow_ports if allow_ports is not None else allow_hosts.ports))
+    else:
+        allow = RegistryAllowlist(validate_hosts(allow_hosts),
+                                  validate_ports(allow_ports if allow_ports is not None else DEFAULT_PORTS))
+    image = images.ensure_runtime_image(session.client, "proxy", base_image=base_image, progress=progress)
+    api = session.client.api
+    network = session.create_network(NETWORK_ROLE, internal=True)
+    host_config = api.create_host_config(
+        network_mode=network,
+        cap_drop=["ALL"],
+        security_opt=["no-new-privileges"],
+        read_only=True,
+        tmpfs={"/tmp": "rw,nosuid,nodev,noexec,size=64m,mode=1777"},
+        # dnsmasq binds port 53 as the unprivileged `proxy` user: allowed by this namespaced sysctl, no capability.
+        sysctls={"net.ipv4.ip_unprivileged_port_start": "0"},
+        pids_limit=128,
+        mem_limit=256 * 1024**2,
+        memswap_limit=256 * 1024**2,
+        nano_cpus=1_000_000_000,
+        init=True,
+        restart_policy={"Name": "no"},
+    )
+    container_id = session.create_container(
+        PROXY_ROLE,
+        image=image.tag,
+        environment={"MCP_EGRESS_ALLOW_DOMAINS": " ".join(allow.hosts),
+                     "MCP_EGRESS_ALLOW_PORTS": " ".join(str(p) for p in allow.ports)},
+        host_config=host_config,
+    )
+    # The default bridge is the proxy's only way out (to the registries); connected before start.
+    api.connect_container_to_network(container_id, "bridge")
+    api.start(container_id)
+    _wait_ready(session, container_id, ready_timeout)
+    networks = (api.inspect_container(container_id).get("NetworkSettings") or {}).get("Networks") or {}
+    address = str((networks.get(network) or {}).get("IPAddress") or "")
+    if not address:
+        raise SandboxError(f"the install proxy has no address on {network}")
+    _check_network(session, network)
+    return InstallProxy(session=session, container_id=container_id, network=network, address=address, allow=allow,
+                        image=image.tag, start_seconds=round(time.monotonic() - started, 3))
+
+
+def install_network_settings(proxy: InstallProxy) -> dict[str, Any]:
+    """What the install container needs to use the proxy, and nothing else:
+
+    - `network_mode`: the internal network (pass to create_host_config; the container joins no other network);
+    - `dns`: the proxy's dnsmasq (every name is NXDOMAIN and logged; only the session network's container names
+      resolve, answered by Docker's embedded DNS);
+    - `environment`: proxy variables for npm, uv, pip, git, curl, Python and Node clients; they must override any
+      proxy variables inherited from the host (an upstream proxy is not reachable from the internal network).
+    """
+    url = proxy.proxy_url
+    env = {
+        "HTTP_PROXY": url, "HTTPS_PROXY": url, "http_proxy": url, "https_proxy": url,
+        "NO_PROXY": NO_PROXY, "no_proxy": NO_PROXY,
+        "ALL_PROXY": url, "all_proxy": url,
+        "NPM_CONFIG_PROXY": url, "NPM_CONFIG_HTTPS_PROXY": url, "NPM_CONFIG_NOPROXY": NO_PROXY,
+    }
+    return {"network_mode": proxy.network, "dns": [proxy.address], "environment": env}
+
+
+def parse_attempts(log: str, allow_hosts: Iterable[str]) -> list[EgressAttempt]:
+    """Group squid access-log lines (`MCPEGRESS …`) and dnsmasq query lines into attempts."""
+    allow_hosts = tuple(allow_hosts)
+    groups: dict[tuple[str, str, int | None, bool], dict[str, Any]] = {}
+    for line in log.splitlines():
+        line = line.strip()
+        key: tuple[str, str, int | None, bool] | None = None
+        method = status = ""
+        squid = _SQUID_LINE.match(line)
+        if squid:
+            host = _clean_host(squid["host"])
+            port = int(squid["port"]) if squid["port"].isdigit() else None
+            status = f"{squid['status']}/{squid['code']}"
+            method = squid["method"]
+            key = ("proxy", host, port, not squid["status"].startswith("TCP_DENIED") and host != "-"
+                   and squid["code"] != "400")
+        else:
+            dns = _DNS_LINE.match(line)
+            if dns:
+                host = _clean_host(dns["name"])
+                method = dns["type"]
+                key = ("dns", host, None, host_allowed(host, allow_hosts))
+        if key is None:
+            continue
+        group = groups.setdefault(key, {"count": 0, "methods": [], "statuses": []})
+        group["count"] += 1
+        if method and method not in group["methods"]:
+            group["methods"].append(method)
+        if status and status not in group["statuses"]:
+            group["statuses"].append(status)
+    return [EgressAttempt(host=host, port=port, allowed=allowed, count=g["count"], via=via,
+                          methods=tuple(g["methods"]), statuses=tuple(g["statuses"]))
+            for (via, host, port, allowed), g in groups.items()]
+
+
+def denied(attempts: Iterable[EgressAttempt]) -> list[EgressAttempt]:
+    """The attempts that are I7 material: hosts outside the allowlist."""
+    return [a for a in attempts if not a.allowed]
+
+
+def _clean_host(text: str) -> str:
+    text = text.rstrip(".").lower()
+    text = "".join(ch if 0x21 <= ord(ch) < 0x7F else f"\\x{ord(ch):02x}" for ch in text)
+    return text[:MAX_HOST_CHARS] or "-"
+
+
+def _wait_ready(session: SandboxSession, container_id: str, timeout: float) -> None:
+    api = session.client.api
+    deadline = time.monotonic() + timeout
+    while True:
+        log = api.logs(container_id, stdout=True, stderr=True).decode("utf-8", errors="replace")
+        if _SQUID_READY in log and _DNS_READY in log and "started" in log:
+            return
+        state = api.inspect_container(container_id).get("State") or {}
+        if not state.get("Running") or "MCPEGRESS-ERROR" in log or time.monotonic() > deadline:
+            tail = " | ".join(line.strip() for line in log.strip().splitlines()[-6:])
+            what = "exited" if not state.get("Running") else "did not become ready"
+            raise SandboxError(f"the install egress proxy {what}: {tail or 'no output'}")
+        time.sleep(0.05)
+
+
+def _check_network(session: SandboxSession, network: str) -> None:
+    """The install network must be internal (no route out): read back from the engine, not assumed."""
+    try:
+        info = session.client.api.inspect_network(network)
+    except NotFound:
+        raise SandboxError(f"the install network {network} vanished") from None
+    if not info.get("Internal"):
+        raise SandboxError(f"the engine did not make {network} internal; refusing to install on it")

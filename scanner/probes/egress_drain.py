@@ -1,0 +1,39 @@
+"""Hand the egress sink's events to the probe runner call by call: each call gets the events not handed out yet."""
+
+from __future__ import annotations
+
+import dataclasses
+from typing import Any
+
+from sandbox.egress import EgressEvent, Sink
+
+MAX_EVENTS_PER_DRAIN = 200
+
+
+class EgressDrain:
+    """Callable `drain(container_id) -> list[dict]` for the runner. Events are keyed, not cut by time: the sink logs a
+    TCP connection only after reading its first bytes, with the time it was accepted, so a late line may carry an
+    earlier timestamp than one already handed out."""
+
+    def __init__(self, sink: Sink) -> None:
+        self.sink = sink
+        self._seen: set[tuple[Any, ...]] = set()
+
+    def __call__(self, _container_id: str) -> list[dict[str, Any]]:
+        fresh = []
+        for event in self.sink.events():
+            key = (event.ts, event.kind, event.host, event.port, event.original_dst, event.query, event.qtype)
+            if key in self._seen:
+                continue
+            self._seen.add(key)
+            fresh.append(as_record(event))
+        return fresh[:MAX_EVENTS_PER_DRAIN]
+
+
+def as_record(event: EgressEvent) -> dict[str, Any]:
+    """A JSON-ready record: the captured bytes as text (canary tokens are ASCII), without the raw log line."""
+    record = {k: v for k, v in dataclasses.asdict(event).items() if k not in ("raw", "first_bytes") and v not in
+              (None, (), b"", False)}
+    if event.first_bytes:
+        record["first_bytes"] = event.first_bytes.decode("utf-8", errors="replace")
+    return record

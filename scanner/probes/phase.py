@@ -1,0 +1,147 @@
+"""The probe phase as the scan sees it: three calls.
+
+    plan = prepare(probe_options, run_policy)          # canaries + workspace seed; the policy gains the canary env
+    server = run.start_server(..., plan.policy)
+    hook, holder = make_after_listing(session, server, plan, restart, timeouts=..., progress=...)
+    inventory = anyio.run(collect, ..., hook)           # probes run in the same MCP session, after listing
+    apply_to_report(report, holder)                     # probes, behaviour, P1–P8 and B1–B6, score and verdict
+
+`restart` starts a fresh server from the installed image with `plan.policy` (used when the server crashed or hung).
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from collections.abc import Awaitable, Callable
+from dataclasses import dataclass, field
+from typing import Any
+
+from sandbox.canaries import PlantedCanaries, plant_canaries
+from sandbox.observe import ObserveError
+from sandbox.policy import HOME, RUN_GID, RUN_UID, RunPolicy
+from sandbox.run import RunningServer
+from sandbox.session import SandboxSession
+from sandbox.workspace_seed import WorkspaceSeed, build_workspace_seed
+from scanner.probes.behavior import evaluate_behavior
+from scanner.probes.rules import evaluate_probes
+from scanner.probes.runner import (
+    ProbeOptions,
+    ProbeOutcome,
+    ProbeRunner,
+    SandboxAccess,
+    seed,
+)
+from scanner.report import Finding, Report
+from scanner.score import (
+    SERVER_HALF_LIFE_TOKENS,
+    TOOL_HALF_LIFE_TOKENS,
+    compute,
+    halving_score,
+)
+
+Progress = Callable[[str], None]
+
+
+@dataclass(frozen=True)
+class ProbePlan:
+    options: ProbeOptions
+    policy: RunPolicy  # the run policy, with the canary variables added (the user's --env wins)
+    canaries: PlantedCanaries | None = None
+    workspace: WorkspaceSeed | None = None
+
+
+@dataclass
+class ProbePhaseResult:
+    options: ProbeOptions
+    cpus: float = 1.0
+    outcome: ProbeOutcome | None = None
+    tools: list[dict[str, Any]] = field(default_factory=list)  # as served at listing (uncapped), for the score
+    errors: list[str] = field(default_factory=list)
+
+
+def prepare(options: ProbeOptions, policy: RunPolicy) -> ProbePlan:
+    """Fresh canaries and the workspace seed for this scan; nothing when probing is off."""
+    if not options.enabled:
+        return ProbePlan(options=options, policy=policy)
+    canaries = plant_canaries(HOME, RUN_UID, RUN_GID)
+    workspace = build_workspace_seed(RUN_UID, RUN_GID)
+    with_canaries = dataclasses.replace(policy, env={**canaries.env, **policy.env})
+    return ProbePlan(options=options, policy=with_canaries, canaries=canaries, workspace=workspace)
+
+
+def make_after_listing(session: SandboxSession, server: RunningServer, plan: ProbePlan,
+                       restart: Callable[[], RunningServer], *, startup_timeout: float = 60.0,
+                       request_timeout: float = 30.0, progress: Progress = lambda _: None,
+                       drain_egress: Callable[[str], list[dict[str, Any]]] | None = None,
+                       ) -> tuple[Callable[[Any, Any], Awaitable[None]] | None, ProbePhaseResult]:
+    """Seed the running sandbox now (before the handshake) and return the hook `collect` runs after listing.
+
+    `drain_egress` (the egress sink, when the run is in "observe" mode) returns the attempts logged for a container
+    since the last call; each call's record gets them, and B2 reports them."""
+    holder = ProbePhaseResult(options=plan.options, cpus=plan.policy.nano_cpus / 1e9)
+    if not plan.options.enabled or plan.canaries is None or plan.workspace is None:
+        return None, holder
+    access = SandboxAccess(docker=session.client, server=server, manifest=plan.workspace.manifest,
+                           workspace_archive=plan.workspace.archive, canaries=plan.canaries, restart=restart,
+                           startup_timeout=startup_timeout, request_timeout=request_timeout, cpus=holder.cpus,
+                           drain_egress=drain_egress)
+    try:
+        baseline = seed(access, server)
+    except ObserveError as exc:
+        holder.errors.append(f"probing skipped: could not seed the sandbox: {exc}")
+        return None, holder
+    runner = ProbeRunner(access, plan.options, baseline, progress)
+
+    async def after_listing(client: Any, inventory: Any) -> None:
+        holder.tools = list(inventory.tools)
+        holder.outcome = await runner.run(client, inventory.tools)
+
+    return after_listing, holder
+
+
+def apply_to_report(report: Report, holder: ProbePhaseResult) -> None:
+    """Put the calls, the behaviour and their findings into the report; redo the score (probe token waste) and
+    the verdict (behaviour findings are security findings)."""
+    report.errors.extend(holder.errors)
+    outcome = holder.outcome
+    if outcome is None:
+        return
+    options = holder.options
+    report.probes = [result if options.include_responses else result.without_response() for result in outcome.results]
+    report.behavior = outcome.behavior
+    probe_findings = evaluate_probes(holder.tools, outcome.results)
+    findings: list[Finding] = [item.finding for item in probe_findings]
+    findings.extend(outcome.findings)
+    findings.extend(evaluate_behavior(holder.tools, outcome.results, outcome.behavior, cpus=holder.cpus))
+    findings.extend(_refusal_finding(refusal.tool, refusal.label, refusal.reason) for refusal in outcome.refused)
+    report.findings.extend(findings)
+    report.errors.extend(outcome.errors)
+    waste: dict[str, int] = {}
+    for item in probe_findings:
+        if item.token_waste > 0 and item.finding.tool is not None and item.finding.category != "security":
+            waste[item.finding.tool] = waste.get(item.finding.tool, 0) + item.token_waste
+    if report.score is not None:
+        report.score, report.verdict = _rescore(report.findings, holder.tools, waste)
+
+
+def _refusal_finding(tool: str, label: str, reason: str) -> Finding:
+    return Finding(rule_id="FX", rule_name="fixture-refused", severity="warning", category="conformance", tool=tool,
+                   message=f"Fixture probe '{label}' was not called: {reason}.",
+                   fix="Correct the fixture's tool name or arguments to match the tool's input schema.")
+
+
+def _rescore(findings: list[Finding], tools: list[dict[str, Any]], waste: dict[str, int]) -> tuple[Any, Any]:
+    """The static score plus each tool's probe token waste (P1–P5), as mcp-linter adds it."""
+    score, verdict = compute(findings, tools)
+    added = 0
+    seen: set[str] = set()
+    for tool_score in score.tools:
+        extra = waste.get(tool_score.tool, 0)
+        if extra and tool_score.tool not in seen:
+            seen.add(tool_score.tool)
+            tool_score.wasted_tokens += extra
+            tool_score.score = halving_score(tool_score.wasted_tokens, TOOL_HALF_LIFE_TOKENS)
+            added += extra
+    score.wasted_tokens += added
+    score.value = halving_score(score.wasted_tokens, SERVER_HALF_LIFE_TOKENS)
+    return score, verdict

@@ -1,0 +1,437 @@
+"""The probe phase: call every tool in the sandbox and watch what each call does.
+
+Runs inside the MCP session the inventory opened (`inventory.collect(..., after_listing=...)`). For each planned call:
+snapshot → tools/call with a timeout → snapshot, process list and cgroup counters → diff → re-list the tools. A hung
+call is cancelled; if the server then no longer answers a ping, or if it died, the call is recorded (P7 / P6) and a
+fresh sandbox is started from the installed image for the remaining probes.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable
+from contextlib import AsyncExitStack
+from dataclasses import dataclass, field
+from typing import Any, Literal
+
+import anyio
+import docker
+import mcp_types
+from mcp import Client
+from mcp.shared.exceptions import MCPError
+from mcp_types import Implementation
+
+from sandbox import observe, run
+from sandbox.attach import AttachedStdio
+from sandbox.canaries import PlantedCanaries, find_canaries
+from sandbox.observe import ObserveError, Process, Snapshot
+from sandbox.policy import HOME, WORKSPACE
+from sandbox.run import RunningServer
+from sandbox.workspace_seed import SeedManifest
+from scanner import __version__
+from scanner.mcp_transport import WireHealth, attached_transport
+from scanner.probes import arguments as args_mod
+from scanner.probes.fixtures import FixtureFile, Refusal, plan_fixtures
+from scanner.probes.model import (
+    ErrorProbeKind,
+    ProbeKind,
+    ProbeResult,
+    result_from_call,
+    result_from_failure,
+)
+from scanner.probes.rules import (
+    crash_finding,
+    definition_change_findings,
+    timeout_finding,
+)
+from scanner.probes.tooldef import tool_name
+from scanner.report import (
+    CallBehavior,
+    CanaryEvent,
+    FileChanges,
+    Finding,
+    ProcessSeen,
+    ResourceUse,
+)
+from scanner.untrusted import cap_json
+
+PING_TIMEOUT = 2.0
+TIMEOUT_GRACE = 5.0  # the SDK's own read timeout fires first; this bounds everything else
+MAX_RESTARTS = 5
+MAX_CALLS = 500
+MAX_LISTED_PATHS = 200
+
+Progress = Callable[[str], None]
+Restart = Callable[[], RunningServer]
+
+
+@dataclass(frozen=True)
+class ProbeOptions:
+    enabled: bool = True
+    no_destructive: bool = False
+    error_probes: bool = True
+    fixtures: FixtureFile | None = None
+    include_responses: bool = False
+    timeout: float = 30.0
+    max_calls: int = MAX_CALLS
+
+
+@dataclass(frozen=True)
+class PlannedCall:
+    tool: str
+    label: str
+    arguments: dict[str, Any]
+    kind: ProbeKind
+    error_probe: ErrorProbeKind | None = None
+    expect_error: bool | None = None
+    target: str | None = None
+
+
+@dataclass
+class ProbeOutcome:
+    """Everything the probe phase found; `phase.apply_to_report` puts it into the report."""
+
+    results: list[ProbeResult] = field(default_factory=list)
+    behavior: list[CallBehavior] = field(default_factory=list)
+    findings: list[Finding] = field(default_factory=list)  # P6–P8 (events); P1–P5 and B1–B6 are derived later
+    refused: list[Refusal] = field(default_factory=list)
+    skipped: list[str] = field(default_factory=list)  # tools not probed (--no-destructive), by name
+    tools_before: list[dict[str, Any]] = field(default_factory=list)
+    tools_after: list[dict[str, Any]] = field(default_factory=list)
+    list_changed_notifications: int = 0
+    restarts: int = 0
+    errors: list[str] = field(default_factory=list)
+    seconds: float = 0.0
+    ran: bool = False
+
+
+@dataclass
+class SandboxAccess:
+    """What the runner needs to look at and restart the sandbox."""
+
+    docker: docker.DockerClient
+    server: RunningServer
+    manifest: SeedManifest
+    workspace_archive: bytes
+    canaries: PlantedCanaries
+    restart: Restart
+    startup_timeout: float = 60.0
+    request_timeout: float = 30.0
+    cpus: float = 1.0
+    # B2 hook for the egress sink: given the server's container id, the attempts logged since the last drain
+    # (dicts with e.g. host / sni / query / destination and first_bytes). Drained after every call.
+    drain_egress: Callable[[str], list[dict[str, Any]]] | None = None
+
+
+def plan_calls(tools: list[dict[str, Any]], manifest: SeedManifest, options: ProbeOptions,
+               outcome: ProbeOutcome) -> list[PlannedCall]:
+    """Read-only tools first; per tool its generated (or fixture) probes, then its error probes."""
+    fixture_calls: dict[str, list[PlannedCall]] = {}
+    allowed: dict[str, bool] = {}
+    if options.fixtures is not None:
+        accepted, outcome.refused = plan_fixtures(options.fixtures, tools)
+        for probe in accepted:
+            fixture_calls.setdefault(probe.tool, []).append(PlannedCall(
+                tool=probe.tool, label=probe.display_label(), arguments=probe.args, kind="fixture",
+                expect_error=True if probe.expect_error else None))
+            allowed[probe.tool] = allowed.get(probe.tool, False) or probe.allow_destructive
+    planned: list[PlannedCall] = []
+    for tool in args_mod.order_tools(tools):
+        name = tool_name(tool)
+        if not name:
+            continue
+        if not args_mod.may_probe(tool, no_destructive=options.no_destructive):
+            if fixture_calls.get(name) and allowed.get(name):
+                planned.extend(fixture_calls[name])
+            else:
+                outcome.skipped.append(name)
+            continue
+        if name in fixture_calls:  # hand-written probes replace the generated ones
+            planned.extend(fixture_calls[name])
+        else:
+            planned.extend(PlannedCall(name, p.label, p.arguments, p.kind, p.error_probe, p.expect_error, p.target)
+                           for p in args_mod.generated_probes(tool, manifest))
+        if options.error_probes:
+            planned.extend(PlannedCall(name, p.label, p.arguments, p.kind, p.error_probe, p.expect_error, p.target)
+                           for p in args_mod.error_probes(tool, manifest))
+    return planned[: options.max_calls]
+
+
+def seed(access: SandboxAccess, server: RunningServer) -> Snapshot:
+    """Fill the workspace and plant the canaries in HOME of a running sandbox; returns the baseline snapshot."""
+    observe.extract_tar(access.docker, server.container_id, access.workspace_archive, WORKSPACE)
+    observe.extract_tar(access.docker, server.container_id, access.canaries.home_archive, HOME)
+    return observe.snapshot(access.docker, server.container_id)
+
+
+class ProbeRunner:
+    def __init__(self, access: SandboxAccess, options: ProbeOptions, baseline: Snapshot | None,
+                 progress: Progress = lambda _: None) -> None:
+        self.access = access
+        self.options = options
+        self.progress = progress
+        self.outcome = ProbeOutcome()
+        self.server = access.server
+        self.client: Client | None = None
+        self.sandbox_index = 0
+        self.last_snapshot = baseline
+        self.last_processes: set[int] | None = None
+        self.current_tools: list[dict[str, Any]] = []
+        self.restart_needed = False
+        self._stack = AsyncExitStack()
+
+    # ---- the phase ---------------------------------------------------------------------------------------------------
+
+    async def run(self, client: Client, tools: list[dict[str, Any]]) -> ProbeOutcome:
+        began = time.monotonic()
+        self.client = client
+        self._watch_notifications(client)
+        self.current_tools = list(tools)
+        self.outcome.tools_before = list(tools)
+        self.outcome.ran = True
+        try:
+            await self._startup_record()
+            planned = plan_calls(tools, self.access.manifest, self.options, self.outcome)
+            for number, call in enumerate(planned, start=1):
+                if self.restart_needed:
+                    if self.outcome.restarts >= MAX_RESTARTS:
+                        self.outcome.errors.append(f"probing stopped after {MAX_RESTARTS} restarts of the server; "
+                                                   f"{len(planned) - number + 1} probes were not run")
+                        break
+                    if not await self._restart():
+                        break
+                self.progress(f"probing {call.tool} ({number}/{len(planned)}): {call.label}"[:120])
+                await self._call(call)
+        finally:
+            await self._stack.aclose()
+            self.outcome.tools_after = list(self.current_tools)
+            self.outcome.seconds = round(time.monotonic() - began, 3)
+        return self.outcome
+
+    # ---- one call ----------------------------------------------------------------------------------------------------
+
+    async def _call(self, call: PlannedCall) -> None:
+        assert self.client is not None
+        index = len(self.outcome.results)
+        if self.last_snapshot is None:
+            self.last_snapshot = await self._snapshot()
+        before = self.last_snapshot
+        if self.last_processes is None:
+            self.last_processes = {p.pid for p in await self._processes()}
+        timeout = self.options.timeout
+        common: dict[str, Any] = {"tool": call.tool, "label": call.label, "kind": call.kind,
+                                  "arguments": call.arguments, "error_probe": call.error_probe,
+                                  "expect_error": call.expect_error, "target": call.target}
+        started = time.monotonic()
+        try:
+            with anyio.fail_after(timeout + TIMEOUT_GRACE):
+                answer = await self.client.call_tool(call.tool, call.arguments, read_timeout_seconds=timeout)
+            wire = answer.model_dump(mode="json", by_alias=True, exclude_none=True)
+            result = result_from_call(call_result=wire, latency_ms=_ms(started), **common)
+        except TimeoutError:
+            result = result_from_failure(status="timeout", error=f"no answer within {timeout:g} s; cancelled",
+                                         latency_ms=_ms(started), **common)
+        except MCPError as exc:
+            code = exc.error.code
+            status: Literal["protocol_error", "timeout", "crashed"] = ("timeout" if code == mcp_types.REQUEST_TIMEOUT else
+                      "crashed" if code == mcp_types.CONNECTION_CLOSED else "protocol_error")
+            result = result_from_failure(status=status, error=f"error {exc.error.code}: {exc.error.message}",
+                                         latency_ms=_ms(started), **common)
+        except (anyio.EndOfStream, anyio.ClosedResourceError, anyio.BrokenResourceError, ConnectionError) as exc:
+            result = result_from_failure(status="crashed", error=f"the connection closed ({type(exc).__name__})",
+                                         latency_ms=_ms(started), **common)
+        state = await anyio.to_thread.run_sync(observe.exit_state, self.access.docker, self.server.container_id)
+        record = CallBehavior(call=index, tool=call.tool, label=call.label, sandbox=self.sandbox_index)
+        if not state.running:
+            tail = await anyio.to_thread.run_sync(observe.stderr_tail, self.access.docker, self.server.container_id)
+            if result.status != "crashed":
+                result = result_from_failure(status="crashed", error=(result.error or result.preview or "")[:200]
+                                             + f"\nthe server exited with code {state.exit_code}\n{tail}"[-4000:],
+                                             latency_ms=result.latency_ms, **common)
+            self.outcome.findings.append(crash_finding(call.tool, call.label, exit_code=state.exit_code,
+                                                       stderr_tail=tail))
+            record.observed = False
+            record.resources = ResourceUse(oom_killed=state.oom_killed)
+            self.restart_needed = True
+        else:
+            if result.status == "timeout":
+                self.outcome.findings.append(timeout_finding(call.tool, call.label, timeout_s=timeout))
+            await self._observe_after(record, before)
+            if result.status in ("timeout", "crashed") and not await self._answers_ping():
+                self.restart_needed = True
+        self._canaries_in_response(record, result)
+        await self._attach_egress(record)
+        self.outcome.results.append(result)
+        self.outcome.behavior.append(record)
+        if not self.restart_needed:
+            await self._relist(after_call=f"probe '{call.label}' of tool '{call.tool}'")
+
+    async def _observe_after(self, record: CallBehavior, before: Snapshot) -> None:
+        try:
+            after = await self._snapshot()
+            now = await self._processes()
+        except ObserveError as exc:
+            record.observed = False
+            self.outcome.errors.append(f"could not observe probe '{record.label}' of '{record.tool}': {exc}"[:300])
+            self.last_snapshot = None
+            self.last_processes = None
+            return
+        _fill_record(record, before, after, self.access.canaries.locations)
+        known = self.last_processes or set()
+        record.processes = [ProcessSeen(pid=p.pid, args=p.args) for p in now
+                            if p.pid not in known and not _is_ours(p)]
+        self.last_snapshot = after
+        self.last_processes = {p.pid for p in now}
+
+    def _canaries_in_response(self, record: CallBehavior, result: ProbeResult) -> None:
+        text = result.response if result.response is not None else result.text()
+        for hit in find_canaries(text or "", self.access.canaries.locations):
+            record.canaries.append(CanaryEvent(where=hit.where, how="response", encoding=hit.encoding))
+
+    async def _attach_egress(self, record: CallBehavior) -> None:
+        """B2: the egress attempts made during the call, and any canary inside their captured bytes."""
+        if self.access.drain_egress is None:
+            return
+        try:
+            events = await anyio.to_thread.run_sync(self.access.drain_egress, self.server.container_id)
+        except Exception as exc:  # noqa: BLE001 - the sink failing loses evidence, it must not stop probing
+            self.outcome.errors.append(f"could not read the egress log: {exc}"[:300])
+            return
+        record.egress = [cap_json(event, max_string=2_000) for event in events[:100]]
+        for event in events:
+            for hit in find_canaries(str(event.get("first_bytes") or event.get("data") or ""),
+                                     self.access.canaries.locations):
+                record.canaries.append(CanaryEvent(where=hit.where, how="egress", encoding=hit.encoding))
+
+    async def _startup_record(self) -> None:
+        """What the server did between the seeding and the first probe (start-up and listing)."""
+        if self.last_snapshot is None:
+            return
+        record = CallBehavior(call=-1, tool=None, label="start-up and listing", sandbox=self.sandbox_index)
+        await self._observe_after(record, self.last_snapshot)
+        record.processes = []  # the server's own processes at start-up are not "left running by a call"
+        if record.files.created or record.files.modified or record.files.deleted or record.canaries:
+            self.outcome.behavior.append(record)
+
+    # ---- the sandbox -------------------------------------------------------------------------------------------------
+
+    async def _snapshot(self) -> Snapshot:
+        return await anyio.to_thread.run_sync(observe.snapshot, self.access.docker, self.server.container_id)
+
+    async def _processes(self) -> list[Process]:
+        return await anyio.to_thread.run_sync(observe.processes, self.access.docker, self.server.container_id)
+
+    async def _answers_ping(self) -> bool:
+        """Whether the server still answers (tools/list: ping is gone from the 2026 protocol)."""
+        assert self.client is not None
+        try:
+            with anyio.fail_after(PING_TIMEOUT):
+                await self.client.list_tools()
+            return True
+        except Exception:  # noqa: BLE001 - any failure means the server can't be used any more
+            return False
+
+    async def _restart(self) -> bool:
+        """Stop the old sandbox and start a fresh one from the installed image, seeded, with a new MCP session."""
+        self.restart_needed = False
+        self.outcome.restarts += 1
+        self.progress("restarting the server in a fresh sandbox")
+        await anyio.to_thread.run_sync(observe.kill, self.access.docker, self.server.container_id)
+        try:
+            server = await anyio.to_thread.run_sync(self.access.restart)
+            self.server = server
+            self._stack.callback(run.close_attach, server)
+            self._stack.callback(observe.kill, self.access.docker, server.container_id)
+            self.last_snapshot = await anyio.to_thread.run_sync(seed, self.access, server)
+            self.last_processes = None
+            stdio = AttachedStdio(server.socket)
+            await self._stack.enter_async_context(stdio)
+            client = Client(attached_transport(stdio, WireHealth()), mode="auto",
+                            read_timeout_seconds=self.access.startup_timeout, cache=None,
+                            client_info=Implementation(name="mcp-sandbox", version=__version__),
+                            message_handler=self._on_message)
+            # The client's own read timeout bounds the handshake: its task group must not sit in a scope of ours.
+            await self._stack.enter_async_context(client)
+        except Exception as exc:  # noqa: BLE001 - the restart failing ends probing, not the scan
+            self.outcome.errors.append(f"restarting the server for the remaining probes failed: "
+                                       f"{type(exc).__name__}: {exc}"[:300])
+            return False
+        self.client = client
+        self.sandbox_index += 1
+        await self._relist(after_call="the restart")
+        return True
+
+    # ---- definitions -------------------------------------------------------------------------------------------------
+
+    def _watch_notifications(self, client: Client) -> None:
+        """Count notifications/tools/list_changed on the session the inventory opened (it took no handler)."""
+        session = getattr(client, "_session", None)
+        previous = getattr(session, "_message_handler", None)
+        if session is None or previous is None:
+            return
+
+        async def handler(message: Any) -> None:
+            await self._on_message(message)
+            await previous(message)
+
+        session._message_handler = handler
+
+    async def _on_message(self, message: Any) -> None:
+        if isinstance(message, mcp_types.ToolListChangedNotification):
+            self.outcome.list_changed_notifications += 1
+
+    async def _relist(self, *, after_call: str) -> None:
+        assert self.client is not None
+        tools: list[dict[str, Any]] = []
+        try:
+            cursor: str | None = None
+            for _ in range(100):
+                with anyio.fail_after(self.access.request_timeout):
+                    page = await (self.client.list_tools(cursor=cursor) if cursor else self.client.list_tools())
+                tools.extend(item.model_dump(mode="json", by_alias=True, exclude_none=True) for item in page.tools)
+                cursor = page.next_cursor
+                if not cursor:
+                    break
+        except Exception:  # noqa: BLE001 - a failed re-list is not a finding by itself
+            return
+        changes = definition_change_findings(self.current_tools, tools, after_call=after_call)
+        if changes:
+            seen = {(f.tool, f.message) for f in self.outcome.findings}
+            self.outcome.findings.extend(f for f in changes if (f.tool, f.message) not in seen)
+            self.current_tools = tools
+
+
+def _fill_record(record: CallBehavior, before: Snapshot, after: Snapshot, canaries: dict[str, str]) -> None:
+    changes = observe.diff(before, after)
+    truncated = any(len(items) > MAX_LISTED_PATHS for items in (changes.created, changes.modified, changes.deleted))
+    record.files = FileChanges(created=changes.created[:MAX_LISTED_PATHS], modified=changes.modified[:MAX_LISTED_PATHS],
+                               deleted=changes.deleted[:MAX_LISTED_PATHS], truncated=truncated or after.truncated)
+    planted_files = {where.split(" (")[0] for where in canaries.values() if not where.startswith("env ")}
+    for path in changes.read:
+        if path in planted_files:
+            record.canaries.append(CanaryEvent(where=path, how="read"))
+    old, new = before.counters, after.counters
+    record.resources = ResourceUse(
+        memory_peak_bytes=new.memory_peak_bytes,
+        memory_peak_raised=bool(new.memory_peak_bytes and old.memory_peak_bytes
+                                and new.memory_peak_bytes > old.memory_peak_bytes),
+        memory_limit_hit=_rose(old.memory_limit_hits, new.memory_limit_hits),
+        oom_killed=_rose(old.oom_kills, new.oom_kills),
+        pids_peak=new.pids_peak,
+        pids_limit_hit=_rose(old.pids_limit_hits, new.pids_limit_hits),
+        cpu_seconds=None if new.cpu_seconds is None or old.cpu_seconds is None
+        else round(new.cpu_seconds - old.cpu_seconds, 3),
+    )
+
+
+def _rose(old: int | None, new: int | None) -> bool:
+    return old is not None and new is not None and new > old
+
+
+def _is_ours(process: Process) -> bool:
+    """The snapshot exec's own processes, should one still be winding down."""
+    return "@@MCP-SANDBOX-CGROUP@@" in process.args or process.args.startswith("tar -x -f -")
+
+
+def _ms(started: float) -> float:
+    return (time.monotonic() - started) * 1000

@@ -1,0 +1,399 @@
+#!/usr/bin/env python3
+"""The mcp-sandbox GitHub Action (action.yml) in one script: validate the inputs, scan, check or refresh the lock,
+write the job summary and the step outputs.
+
+It reads what GitHub gives a step: INPUT_* variables (action.yml maps each input to one, hyphens as underscores),
+GITHUB_OUTPUT and GITHUB_STEP_SUMMARY (files), and MCP_SANDBOX_BIN (the scanner the install step put in a venv;
+default `mcp-sandbox` on PATH). Every input is validated first: a bad one prints one line `error: input "NAME": ...`
+and exits 2 before anything runs. Inputs are passed to the scanner as separate arguments (`--flag=value`), never
+through a shell.
+
+Exit code: the most serious of the steps' codes: 130 interrupted, 3 the scan could not complete, 2 bad input,
+1 findings at/above `fail-on` (or score under `fail-under`) or lock changes at/above `lock-fail-on`, 0 clean.
+Standard library only: it runs under whatever Python the runner has."""
+
+from __future__ import annotations
+
+import html
+import json
+import os
+import re
+import shlex
+import subprocess
+import sys
+import unicodedata
+import uuid
+from dataclasses import dataclass, field
+from pathlib import Path
+
+# Every input action.yml declares, with its default there ("" = none). tests/test_action.py checks the two agree.
+INPUTS: dict[str, str] = {
+    "target": "",
+    "command": "",
+    "server-args": "",
+    "server-env": "",
+    "working-directory": ".",
+    "fail-on": "error",
+    "fail-under": "",
+    "sarif": "",
+    "report-dir": "",
+    "lock": "",
+    "lock-mode": "check",
+    "lock-fail-on": "warning",
+    "lock-key": "",
+    "sign-key-env": "",
+    "summary": "true",
+}
+# Every output the script writes; action.yml exposes each as steps.scan.outputs.<name>.
+OUTPUTS = ("verdict", "score", "sarif", "report", "markdown", "attestation", "lock-failed", "lock-changes",
+           "exit-code")
+
+LEVELS = ("info", "warning", "error", "never")
+ENV_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*\Z")
+SUMMARY_LIMIT = 900_000  # GitHub refuses a step summary over 1 MiB
+MAX_CHANGE_ROWS = 100
+_MARKDOWN_SPECIAL = re.compile(r"([\\`*_{}\[\]()#+!|~>])")
+
+
+class InputError(Exception):
+    def __init__(self, name: str, message: str) -> None:
+        super().__init__(f'input "{name}": {message}')
+
+
+@dataclass
+class Config:
+    workdir: Path
+    target: str
+    command: str | None
+    server_args: list[str]
+    server_env: list[str]
+    fail_on: str
+    fail_under: int | None
+    sarif: Path
+    report_dir: Path
+    lock: Path | None
+    lock_mode: str
+    lock_fail_on: str
+    lock_key: Path | None
+    sign_env: str | None
+    summary: bool
+    report: Path = field(init=False)
+    markdown: Path = field(init=False)
+    changes: Path = field(init=False)
+
+    def __post_init__(self) -> None:
+        self.report = self.report_dir / "report.json"
+        self.markdown = self.report_dir / "report.md"
+        self.changes = self.report_dir / "lock-changes.json"
+
+
+def read_input(name: str) -> str:
+    return os.environ.get("INPUT_" + name.upper().replace("-", "_"), INPUTS[name]).strip()
+
+
+def _no_control(name: str, value: str) -> str:
+    if any(ch in value for ch in "\x00\r\n"):
+        raise InputError(name, "must be a single line")
+    return value
+
+
+def _path(name: str, value: str, base: Path) -> Path:
+    if not value:
+        raise InputError(name, "must not be empty")
+    _no_control(name, value)
+    path = Path(value)
+    return path if path.is_absolute() else base / path
+
+
+def _level(name: str) -> str:
+    value = read_input(name)
+    if value not in LEVELS:
+        raise InputError(name, f"must be one of {', '.join(LEVELS)}, not {value!r}")
+    return value
+
+
+def _bool(name: str) -> bool:
+    value = read_input(name).lower()
+    if value not in ("true", "false"):
+        raise InputError(name, f"must be true or false, not {value!r}")
+    return value == "true"
+
+
+def load_config() -> Config:
+    raw_workdir = read_input("working-directory") or "."
+    _no_control("working-directory", raw_workdir)
+    workdir = Path(raw_workdir).resolve()
+    if not workdir.is_dir():
+        raise InputError("working-directory", f"{raw_workdir!r} is not a directory")
+
+    target = _no_control("target", read_input("target"))
+    if not target:
+        raise InputError("target", "is required: npm:NAME[@VERSION], pypi:NAME[==VERSION], a folder, .tgz, .whl or .tar.gz")
+    if target.startswith("-"):
+        raise InputError("target", f"must not start with '-': {target!r}")
+    if not target.startswith(("npm:", "pypi:")) and not (workdir / target).exists():
+        raise InputError("target", f"{target!r} is neither npm:NAME, pypi:NAME nor an existing path under {workdir}")
+
+    command = _no_control("command", read_input("command")) or None
+    try:
+        server_args = shlex.split(read_input("server-args"))
+    except ValueError as exc:
+        raise InputError("server-args", f"cannot be split into arguments ({exc})") from None
+    if any(ch in arg for arg in server_args for ch in "\x00\r\n"):
+        raise InputError("server-args", "an argument must not contain NUL or line breaks")
+
+    server_env = []
+    for line in read_input("server-env").splitlines():
+        line = line.strip()
+        if not line:
+            continue
+        name, sep, _value = line.partition("=")
+        if not sep or not ENV_NAME.match(name) or "\x00" in line:
+            raise InputError("server-env", f"each line must be NAME=VALUE with NAME like ABC_1, not {name!r}")
+        server_env.append(line)
+
+    fail_under = None
+    if raw := read_input("fail-under"):
+        if not re.fullmatch(r"\d{1,3}", raw) or int(raw) > 100:
+            raise InputError("fail-under", f"must be a whole number from 0 to 100, not {raw!r}")
+        fail_under = int(raw)
+
+    # Reports default to the runner's temp folder, never into the folder being scanned (a local target is copied
+    # into the sandbox whole).
+    raw = read_input("report-dir")
+    report_dir = (_path("report-dir", raw, workdir) if raw
+                  else Path(os.environ.get("RUNNER_TEMP") or workdir) / "mcp-sandbox-report")
+    if report_dir.exists() and not report_dir.is_dir():
+        raise InputError("report-dir", f"{report_dir} exists and is not a directory")
+    raw = read_input("sarif")
+    sarif = _path("sarif", raw, workdir) if raw else report_dir / "mcp-sandbox.sarif"
+    if sarif.is_dir():
+        raise InputError("sarif", f"{sarif} is a directory; give a file path")
+
+    lock_mode = read_input("lock-mode")
+    if lock_mode not in ("check", "update"):
+        raise InputError("lock-mode", f"must be check or update, not {lock_mode!r}")
+    lock = _path("lock", raw, workdir) if (raw := read_input("lock")) else None
+    if lock is not None and lock_mode == "check" and not lock.is_file():
+        raise InputError("lock", f"{lock} does not exist; create it with lock-mode: update (or `mcp-sandbox lock "
+                                 "--from report.json`) and commit it")
+    lock_key = _path("lock-key", raw, workdir) if (raw := read_input("lock-key")) else None
+    if lock_key is not None:
+        if lock is None or lock_mode != "check":
+            raise InputError("lock-key", "only applies with a lock and lock-mode: check")
+        if not lock_key.is_file():
+            raise InputError("lock-key", f"{lock_key} is not a file (the signer's public key, PEM)")
+
+    sign_env = read_input("sign-key-env") or None
+    if sign_env is not None:
+        if not ENV_NAME.match(sign_env):
+            raise InputError("sign-key-env", f"must be an environment variable name like SIGNING_KEY, not {sign_env!r}")
+        if not os.environ.get(sign_env):
+            raise InputError("sign-key-env", f"the variable {sign_env} is not set or empty; map a secret to it in the "
+                                             "step's env:")
+
+    return Config(workdir=workdir, target=target, command=command, server_args=server_args, server_env=server_env,
+                  fail_on=_level("fail-on"), fail_under=fail_under, sarif=sarif, report_dir=report_dir, lock=lock,
+                  lock_mode=lock_mode, lock_fail_on=_level("lock-fail-on"), lock_key=lock_key, sign_env=sign_env,
+                  summary=_bool("summary"))
+
+
+def scanner() -> list[str]:
+    return shlex.split(os.environ.get("MCP_SANDBOX_BIN") or "mcp-sandbox")
+
+
+def scan_argv(cfg: Config) -> list[str]:
+    argv = [*scanner(), "scan", cfg.target, f"--json={cfg.report}", f"--sarif={cfg.sarif}",
+            f"--markdown={cfg.markdown}", f"--fail-on={cfg.fail_on}"]
+    if cfg.fail_under is not None:
+        argv.append(f"--fail-under={cfg.fail_under}")
+    if cfg.command:
+        argv.append(f"--command={cfg.command}")
+    argv += [f"--env={item}" for item in cfg.server_env]
+    if cfg.sign_env:
+        argv.append(f"--sign-env={cfg.sign_env}")
+    if cfg.server_args:
+        argv += ["--", *cfg.server_args]
+    return argv
+
+
+def lock_argv(cfg: Config) -> list[str]:
+    assert cfg.lock is not None
+    if cfg.lock_mode == "update":
+        argv = [*scanner(), "lock", f"--from={cfg.report}", f"--lock={cfg.lock}"]
+        return argv + ([f"--sign-env={cfg.sign_env}"] if cfg.sign_env else [])
+    argv = [*scanner(), "lock", "--check", f"--from={cfg.report}", f"--lock={cfg.lock}", f"--json={cfg.changes}",
+            f"--fail-on={cfg.lock_fail_on}"]
+    return argv + ([f"--key={cfg.lock_key}"] if cfg.lock_key else [])
+
+
+def run(argv: list[str], cfg: Config, *, with_key: bool) -> int:
+    """Run one scanner command; the signing key's variable reaches only the commands that sign."""
+    env = dict(os.environ)
+    if cfg.sign_env and not with_key:
+        env.pop(cfg.sign_env, None)
+    print("::group::" if _on_github() else "==>", shlex.join(argv), flush=True)
+    try:
+        return subprocess.run(argv, cwd=cfg.workdir, env=env, check=False).returncode
+    except FileNotFoundError:
+        print(f"error: the scanner {argv[0]!r} was not found (MCP_SANDBOX_BIN)", file=sys.stderr)
+        return 3
+    finally:
+        if _on_github():
+            print("::endgroup::", flush=True)
+
+
+def combine(*codes: int) -> int:
+    for code in (130, 3, 2, 1):
+        if code in codes:
+            return code
+    return max(codes, key=abs) if any(codes) else 0
+
+
+def md(text: object, limit: int = 300) -> str:
+    """Untrusted text made inert in Markdown/HTML: invisible and control characters as visible escapes."""
+    value = str(text if text is not None else "")
+    if len(value) > limit:
+        value = value[:limit] + f"…(+{len(value) - limit} chars)"
+    shown = []
+    for ch in value:
+        if unicodedata.category(ch) in ("Cc", "Cf", "Co", "Cs", "Cn", "Zl", "Zp"):
+            code = ord(ch)
+            shown.append(f"\\x{code:02x}" if code < 0x100 else f"\\u{code:04x}" if code < 0x10000 else f"\\U{code:08x}")
+        else:
+            shown.append(ch)
+    escaped = _MARKDOWN_SPECIAL.sub(r"\\\1", html.escape("".join(shown), quote=False))
+    return escaped.replace("@", "&#64;")
+
+
+def lock_summary(cfg: Config, code: int | None) -> str:
+    assert cfg.lock is not None
+    name = md(cfg.lock.name, 200)
+    if code is None:
+        return f"\n### Lock {name}\n\nNot compared: the scan did not complete.\n"
+    if cfg.lock_mode == "update":
+        state = "refreshed" if code == 0 else f"not refreshed (exit {code}; errors need `mcp-sandbox lock --accept`)"
+        return f"\n### Lock {name}\n\nLock {state}.\n"
+    try:
+        data = json.loads(cfg.changes.read_text(encoding="utf-8"))
+        changes = list(data["changes"])
+        counts = data["counts"]
+    except (OSError, ValueError, KeyError, TypeError):
+        return f"\n### Lock {name}\n\nThe lock check did not complete (exit {code}); see the log.\n"
+    icon = "⛔" if data.get("failed") else "✅"
+    lines = ["", f"### {icon} Lock check against {name}: {len(changes)} changes", "",
+             (f"**{counts.get('error', 0)}** errors · **{counts.get('warning', 0)}** warnings · "
+              f"**{counts.get('info', 0)}** info · fails at `{cfg.lock_fail_on}`")]
+    if changes:
+        lines += ["", "| severity | kind | tool | change |", "| --- | --- | --- | --- |"]
+        for change in changes[:MAX_CHANGE_ROWS]:
+            tool = "(server)" if change.get("tool") is None else md(change.get("tool"), 120)
+            lines.append(f"| {md(change.get('severity'), 20)} | {md(change.get('kind'), 40)} | {tool} | "
+                         f"{md(change.get('message'))} |")
+        if len(changes) > MAX_CHANGE_ROWS:
+            lines += ["", f"…and {len(changes) - MAX_CHANGE_ROWS} more (see {md(cfg.changes.name)})."]
+    return "\n".join(lines) + "\n"
+
+
+def write_summary(cfg: Config, scan_code: int, lock_code: int | None) -> None:
+    target = os.environ.get("GITHUB_STEP_SUMMARY")
+    if not cfg.summary or not target:
+        return
+    try:
+        text = cfg.markdown.read_text(encoding="utf-8", errors="replace")
+    except OSError:
+        text = f"## mcp-sandbox: no report for {md(cfg.target)}\n\nThe scan exited with code {scan_code}; see the log.\n"
+    if cfg.lock is not None:
+        text += lock_summary(cfg, lock_code)
+    if len(text) > SUMMARY_LIMIT:
+        text = text[:SUMMARY_LIMIT].rsplit("\n", 1)[0] + "\n\n…summary cut; see the JSON report.\n"
+    with open(target, "a", encoding="utf-8", errors="backslashreplace") as handle:
+        handle.write(text + "\n")
+
+
+def write_outputs(values: dict[str, str]) -> None:
+    target = os.environ.get("GITHUB_OUTPUT")
+    unknown = set(values) - set(OUTPUTS)
+    assert not unknown, unknown
+    if not target:
+        for name, value in values.items():
+            print(f"{name}={value}")
+        return
+    with open(target, "a", encoding="utf-8") as handle:
+        for name, value in values.items():
+            delimiter = f"ghadelimiter_{uuid.uuid4()}"
+            handle.write(f"{name}<<{delimiter}\n{value}\n{delimiter}\n")
+
+
+def read_report(path: Path) -> tuple[str, str]:
+    """(verdict, score) from the JSON report; empty strings when it has none."""
+    try:
+        report = json.loads(path.read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return "", ""
+    verdict = report.get("verdict") if isinstance(report, dict) else None
+    score = report.get("score") if isinstance(report, dict) else None
+    value = score.get("value") if isinstance(score, dict) else None
+    return (verdict if isinstance(verdict, str) else "",
+            str(value) if isinstance(value, int) and not isinstance(value, bool) else "")
+
+
+def _on_github() -> bool:
+    return os.environ.get("GITHUB_ACTIONS") == "true"
+
+
+def _error(message: str) -> None:
+    line = f"error: {message}"
+    if _on_github():  # an annotation; %, CR and LF escaped so a value cannot inject another workflow command
+        line = "::error title=mcp-sandbox::" + line.replace("%", "%25").replace("\r", "%0D").replace("\n", "%0A")
+    print(line, file=sys.stderr, flush=True)
+
+
+def main() -> int:
+    try:
+        cfg = load_config()
+    except InputError as exc:
+        _error(str(exc))
+        return 2
+    cfg.report_dir.mkdir(parents=True, exist_ok=True)
+    cfg.sarif.parent.mkdir(parents=True, exist_ok=True)
+    for stale in (cfg.report, cfg.markdown, cfg.sarif, cfg.changes):
+        stale.unlink(missing_ok=True)  # never report a previous run's files as this run's
+
+    scan_code = run(scan_argv(cfg), cfg, with_key=True)
+    if scan_code in (0, 1) and not cfg.report.is_file():
+        _error(f"the scan exited with {scan_code} but wrote no report at {cfg.report}")
+        scan_code = 3
+    lock_code = None
+    if cfg.lock is not None and scan_code in (0, 1):
+        lock_code = run(lock_argv(cfg), cfg, with_key=cfg.lock_mode == "update")
+
+    verdict, score = read_report(cfg.report)
+    attestation = cfg.report.with_name(cfg.report.name + ".intoto.json")
+    changes = ""
+    if lock_code is not None and cfg.lock_mode == "check":
+        try:
+            changes = str(len(json.loads(cfg.changes.read_text(encoding="utf-8"))["changes"]))
+        except (OSError, ValueError, KeyError, TypeError):
+            changes = ""
+    code = combine(scan_code, lock_code or 0)
+    write_outputs({
+        "verdict": verdict,
+        "score": score,
+        "sarif": str(cfg.sarif) if cfg.sarif.is_file() else "",
+        "report": str(cfg.report) if cfg.report.is_file() else "",
+        "markdown": str(cfg.markdown) if cfg.markdown.is_file() else "",
+        "attestation": str(attestation) if attestation.is_file() else "",
+        "lock-failed": "" if lock_code is None else str(lock_code != 0).lower(),
+        "lock-changes": changes,
+        "exit-code": str(code),
+    })
+    write_summary(cfg, scan_code, lock_code)
+    if code:
+        _error(f"mcp-sandbox: verdict {verdict or 'none'}, score {score or 'none'}, scan exit {scan_code}"
+               + (f", lock exit {lock_code}" if lock_code is not None else "") + f" -> exit {code}")
+    return code
+
+
+if __name__ == "__main__":
+    sys.exit(main())

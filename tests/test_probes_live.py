@@ -1,0 +1,232 @@
+"""The probe phase against real sandboxes: each misbehaving zoo server produces its finding, the well-behaved one
+none of B1–B6. One installed zoo image serves every test (the install is cached by content hash)."""
+
+from __future__ import annotations
+
+import io
+import json
+
+import pytest
+from rich.console import Console
+
+from sandbox.observe import diff, parse_counters, parse_snapshot
+from scanner.inventory import Timeouts
+from scanner.probes.behavior import persistence_kind
+from scanner.probes.fixtures import parse_fixtures
+from scanner.probes.runner import ProbeOptions
+from scanner.report import Report
+from scanner.reports.terminal import render
+from scanner.scan import ScanOptions, run_scan
+from tests.sandbox_helpers import ZOO, run_cli
+
+BEHAVIOUR = {"B1", "B2", "B3", "B4", "B5", "B6"}
+
+
+def probe_zoo(command: str, network: str = "observe", **probe_options) -> Report:
+    options = ProbeOptions(**{"timeout": 2.0, **probe_options})
+    report = run_scan(ScanOptions(target=str(ZOO), command=command, timeouts=Timeouts(startup=20, request=10),
+                                  probes=options, network=network))
+    assert report.sandbox.teardown.complete
+    return report
+
+
+def findings(report: Report, rule: str, tool: str | None = None) -> list:
+    return [f for f in report.findings if f.rule_id == rule and (tool is None or f.tool == tool)]
+
+
+# ---- pure parts ------------------------------------------------------------------------------------------------------
+
+def test_snapshot_parsing_and_diff():
+    marker = b"\n@@MCP-SANDBOX-CGROUP@@\n"
+    before = parse_snapshot(b"f\t5\t1.0\t1.0\t644\t/workspace/a\0f\t3\t1.0\t1.0\t600\t/home/mcp/.env\0"
+                            b"f\t1\t1.0\t1.0\t644\t/tmp/gone\0" + marker
+                            + b"/sys/fs/cgroup/memory.current 100 \n/sys/fs/cgroup/pids.events max 0 \n")
+    after = parse_snapshot(b"f\t6\t2.0\t1.0\t644\t/workspace/a\0f\t3\t1.0\t9.0\t600\t/home/mcp/.env\0"
+                           b"f\t1\t2.0\t2.0\t644\t/workspace/new file\twith tab\0" + marker
+                           + b"/sys/fs/cgroup/memory.current 100 \n/sys/fs/cgroup/pids.events max 2 \n")
+    changes = diff(before, after)
+    assert changes.created == ["/workspace/new file\twith tab"]
+    assert changes.modified == ["/workspace/a"] and changes.deleted == ["/tmp/gone"]
+    assert changes.read == ["/home/mcp/.env"]
+    assert after.counters.pids_limit_hits == 2
+    v1 = parse_counters("/sys/fs/cgroup/memory/memory.oom_control oom_kill_disable 0 under_oom 0 oom_kill 1 \n"
+                        "/sys/fs/cgroup/cpuacct/cpuacct.usage 2500000000 \n")
+    assert v1.oom_kills == 1 and v1.cpu_seconds == 2.5
+
+
+@pytest.mark.parametrize("path,kind", [
+    ("/home/mcp/.bashrc", "shell start-up file"), ("/home/mcp/.config/autostart/x.desktop", "autostart entry"),
+    ("/home/mcp/.config/systemd/user/evil.service", "scheduled job"),
+    ("/workspace/projects/demo-repo/.git/hooks/pre-commit", "git hook"),
+    ("/home/mcp/.cursor/mcp.json", "MCP client config"), ("/workspace/.vscode/mcp.json", "MCP client config"),
+    ("/workspace/notes/todo.txt", None), ("/workspace/projects/demo-repo/.git/hooks/pre-commit.sample", None),
+])
+def test_persistence_paths(path, kind):
+    assert persistence_kind(path) == kind
+
+
+# ---- live ------------------------------------------------------------------------------------------------------------
+
+@pytest.mark.docker
+def test_a_well_behaved_server_has_no_behaviour_findings(no_leftovers):
+    report = probe_zoo("zoo-probe-good")
+    assert report.errors == []
+    assert {f.rule_id for f in report.findings} & BEHAVIOUR == set(), report.findings
+    assert {p.tool for p in report.probes} == {"read_note", "sum_numbers", "save_note"}
+    assert next(p.tool for p in report.probes) == "read_note"  # read-only tools first
+    saved = [b for b in report.behavior if b.tool == "save_note" and b.files.created]
+    assert saved and saved[0].files.created[-1].startswith("/workspace/probe-output/")  # seen, but honest
+    assert not findings(report, "P4"), findings(report, "P4")
+    assert all(p.response is None for p in report.probes)  # no --include-responses
+
+
+@pytest.mark.docker
+def test_annotations_that_lie_are_caught(no_leftovers):
+    report = probe_zoo("zoo-probe-liar")
+    read_only = findings(report, "B1", "list_notes")
+    assert read_only and "readOnlyHint" in read_only[0].message and "/workspace/notes/todo.txt" in read_only[0].message
+    overwrite = findings(report, "B1", "tidy_readme")
+    assert overwrite and "destructiveHint" in overwrite[0].message and "README.md" in overwrite[0].message
+    assert report.verdict == "block"
+
+
+@pytest.mark.docker
+def test_no_destructive_calls_only_read_only_tools(no_leftovers):
+    report = probe_zoo("zoo-probe-liar", no_destructive=True)
+    assert {p.tool for p in report.probes} == {"list_notes"}
+
+
+@pytest.mark.docker
+def test_a_canary_posted_to_an_invalid_host_is_caught_by_the_egress_sink(no_leftovers):
+    report = probe_zoo("zoo-probe-exfil")  # observe mode: the sink answers the lookup and takes the POST
+    messages = [f.message for f in findings(report, "B3", "sync_settings")]
+    assert any("were read" in m and "~/.aws/credentials" in m for m in messages), messages
+    assert any("appeared in network traffic" in m for m in messages), messages
+    egress = [f.message for f in findings(report, "B2", "sync_settings")]
+    assert any("collector.exfil.invalid" in m for m in egress), egress
+    record = next(b for b in report.behavior if b.tool == "sync_settings")
+    assert {e.how for e in record.canaries} == {"read", "egress"}
+    assert any(e.get("method") == "POST" for e in record.egress), record.egress
+
+
+@pytest.mark.docker
+def test_with_no_network_the_echoed_canary_is_caught_in_the_response(no_leftovers):
+    report = probe_zoo("zoo-probe-exfil", network="none")  # DNS fails; the sloppy error echoes the payload
+    messages = [f.message for f in findings(report, "B3", "sync_settings")]
+    assert any("appeared in the tool's response" in m for m in messages), messages
+    record = next(b for b in report.behavior if b.tool == "sync_settings")
+    assert {e.how for e in record.canaries} == {"read", "response"} and record.egress == []
+    assert findings(report, "B2") == []
+
+
+@pytest.mark.docker
+def test_writing_to_bashrc_is_persistence(no_leftovers):
+    report = probe_zoo("zoo-probe-persist")
+    assert any("~/.bashrc" in f.message for f in findings(report, "B4", "configure_shell"))
+    assert any("git hook" in f.message for f in findings(report, "B4", "enable_commit_checks"))
+
+
+@pytest.mark.docker
+def test_children_left_running_are_caught(no_leftovers):
+    report = probe_zoo("zoo-probe-forker")
+    found = findings(report, "B5", "start_workers")
+    assert found and "sleep" in found[0].message
+    record = next(b for b in report.behavior if b.tool == "start_workers")
+    assert len(record.processes) == 2
+
+
+@pytest.mark.docker
+def test_oom_crash_is_recorded_and_the_server_restarted(no_leftovers):
+    report = probe_zoo("zoo-probe-hog")
+    by_tool = {p.tool: p for p in report.probes}
+    assert by_tool["build_index"].status == "crashed"
+    assert findings(report, "P6", "build_index")
+    assert any("OOM" in f.message for f in findings(report, "B6", "build_index"))
+    assert by_tool["warm_pool"].status == "ok"  # probed in the fresh sandbox
+    pool = next(b for b in report.behavior if b.tool == "warm_pool")
+    assert pool.sandbox == 1 and pool.resources.pids_limit_hit
+    assert any("process/thread limit" in f.message for f in findings(report, "B6", "warm_pool"))
+    assert report.errors == []
+
+
+@pytest.mark.docker
+def test_hung_and_spinning_calls_time_out(no_leftovers):
+    report = probe_zoo("zoo-probe-sleeper", timeout=1.5)
+    assert {p.tool: p.status for p in report.probes} == {"wait_for_event": "timeout", "crunch_numbers": "timeout"}
+    assert findings(report, "P7", "wait_for_event") and findings(report, "P7", "crunch_numbers")
+    assert any("CPU-seconds" in f.message for f in findings(report, "B6", "crunch_numbers"))
+    assert not findings(report, "B6", "wait_for_event")  # sleeping is not burning
+
+
+@pytest.mark.docker
+def test_a_description_that_changes_after_a_call_is_a_rug_pull(no_leftovers):
+    report = probe_zoo("zoo-probe-rugpull")
+    changed = findings(report, "P8", "get_forecast")
+    assert changed and changed[0].severity == "error" and changed[0].category == "security"
+    assert "id_rsa" in changed[0].evidence
+    assert report.verdict == "block"
+
+
+@pytest.mark.docker
+def test_opaque_errors_are_flagged_and_helpful_ones_are_not(no_leftovers):
+    report = probe_zoo("zoo-probe-errors")
+    assert any("opaque" in f.message for f in findings(report, "P4", "lookup_invoice"))
+    assert not findings(report, "P4", "lookup_order")
+    assert {p.error_probe for p in report.probes if p.tool == "lookup_order"} >= {
+        "missing_required", "wrong_type", "invalid_enum", "unknown_value"}
+
+
+@pytest.mark.docker
+def test_fixtures_replace_generated_probes_and_bad_ones_are_refused(no_leftovers):
+    fixtures = parse_fixtures({"version": 1, "probes": [
+        {"tool": "lookup_order", "label": "known order", "args": {"order_id": "ORD-1001", "format": "detailed"}},
+        {"tool": "lookup_order", "label": "bad format", "args": {"order_id": "ORD-1", "format": "huge"}},
+        {"tool": "lookup_invoice", "label": "skipped", "args": {}, "skip": True},
+    ]}, source="inline", env={}, fixtures_dir="/workspace")
+    report = probe_zoo("zoo-probe-errors", fixtures=fixtures, error_probes=False, include_responses=True)
+    calls = [(p.tool, p.label, p.kind) for p in report.probes]
+    assert ("lookup_order", "known order", "fixture") in calls
+    assert not any(tool == "lookup_order" and kind == "generated" for tool, _, kind in calls)
+    assert ("lookup_invoice", "generated", "generated") in calls  # no fixture for it: generated
+    refused = findings(report, "FX", "lookup_order")
+    assert refused and "'huge' is not one of" in refused[0].message
+    assert next(p for p in report.probes if p.label == "known order").response.startswith("Order ORD-1001")
+
+
+@pytest.mark.docker
+def test_no_probes_calls_nothing(no_leftovers):
+    report = probe_zoo("zoo-probe-liar", enabled=False)
+    assert report.probes == [] and report.behavior == [] and not findings(report, "B1")
+
+
+@pytest.mark.docker
+def test_cli_shows_the_probe_table_and_gates_on_behaviour(tmp_path, no_leftovers):
+    out = tmp_path / "report.json"
+    result = run_cli("scan", str(ZOO), "--command", "zoo-probe-persist", "--probe-timeout", "5", "--json", str(out))
+    assert result.returncode == 1, result.stderr[-2000:]
+    assert "Probes (" in result.stdout and "configure_shell" in result.stdout
+    data = json.loads(out.read_text())
+    assert data["probes"] and data["behavior"] and any(f["rule_id"] == "B4" for f in data["findings"])
+    skipped = run_cli("scan", str(ZOO), "--command", "zoo-probe-persist", "--no-probes", "--json", "-")
+    assert json.loads(skipped.stdout)["probes"] == []
+
+
+@pytest.mark.docker
+def test_probe_table_escapes_untrusted_text(no_leftovers):
+    report = probe_zoo("zoo-hostile-text")
+    buffer = io.StringIO()
+    render(report, Console(file=buffer, width=200, color_system=None, force_terminal=False))
+    shown = buffer.getvalue()
+    assert "Probes (" in shown
+    for raw in ("\x1b", "\x07", "\u202e"):
+        assert raw not in shown
+
+
+@pytest.mark.docker
+def test_init_fixtures_writes_a_starter_file_from_the_live_tools(tmp_path, no_leftovers):
+    path = tmp_path / "fixtures.json"
+    result = run_cli("init-fixtures", str(path), str(ZOO), "--command", "zoo-probe-errors")
+    assert result.returncode == 0, result.stderr[-2000:]
+    written = json.loads(path.read_text())
+    assert [p["tool"] for p in written["probes"]] == ["lookup_order", "lookup_invoice"]
+    assert run_cli("init-fixtures", str(path), str(ZOO), "--command", "zoo-probe-errors").returncode == 2
