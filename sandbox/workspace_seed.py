@@ -22,6 +22,7 @@ WORKSPACE_ROOT = "/workspace"
 LARGE_FILE_LINES = 20_000
 SEED_MTIME = 1_704_067_200  # 2024-01-01T00:00:00Z: fixed, so the archive does not depend on when it was built
 GIT_REPO_DIR = "projects/demo-repo"
+PROBE_OUTPUT_DIR = "probe-output"
 _GIT_IDENTITY = ("Probe Author", "probe@example.invalid")
 _GIT_DATES = ("2024-01-02T10:00:00+00:00", "2024-01-03T15:30:00+00:00")
 _DIR_MODE = 0o755
@@ -49,7 +50,7 @@ class SeedManifest:
 
     def new_path(self, name: str) -> str:
         """A not-yet-existing path under the workspace for write probes to create."""
-        return f"{self.root}/probe-output/{name}"
+        return f"{self.root}/{PROBE_OUTPUT_DIR}/{name}"
 
 
 @dataclass(frozen=True)
@@ -127,7 +128,9 @@ def build_workspace_seed(uid: int, gid: int, root: str = WORKSPACE_ROOT) -> Work
     buffer = io.BytesIO()
     with tarfile.open(fileobj=buffer, mode="w", format=tarfile.PAX_FORMAT) as archive:
         plain = seed_files()
-        for directory in sorted(_parent_dirs([*plain, GIT_REPO_DIR])):
+        # probe-output/ exists (empty) so that write probes, which target new paths in it, can create files there
+        # like a user's write would: tools that do not create parent folders would otherwise only report ENOENT.
+        for directory in sorted(_parent_dirs([*plain, GIT_REPO_DIR]) | {PROBE_OUTPUT_DIR}):
             archive.addfile(_dir_info(directory, uid, gid))
         for path in sorted(plain):
             _add_file(archive, path, plain[path].encode(), uid, gid)

@@ -173,3 +173,21 @@ def test_an_install_script_phoning_home_is_refused_and_reported_as_i7(tmp_path, 
     assert len(i7) == 1 and "mcp-zoo-phone-home@0.1.0" in i7[0]["message"]
     assert any(f["rule_id"] == "I5" and "mcp-zoo-phone-home" in f["message"] for f in report["findings"])
     assert [t["name"] for t in report["tools"]] == ["ping_home"]
+
+
+@pytest.mark.registry
+def test_real_filesystem_server_is_probed_write_tools_included(tmp_path, docker_client, no_leftovers):
+    out = tmp_path / "report.json"
+    result = run_cli("scan", "npm:@modelcontextprotocol/server-filesystem", "--json", str(out), "--fail-on", "never",
+                     "--quiet", "--", "/workspace", timeout=600)
+    assert result.returncode == 0, result.stderr[-2000:]
+    report = json.loads(out.read_text())
+    write = next(p for p in report["probes"] if p["tool"] == "write_file" and p["label"] == "generated")
+    assert write["status"] == "ok"  # the write tool really wrote, inside the throwaway workspace
+    written = next(b for b in report["behavior"] if b["tool"] == "write_file" and b["label"] == "generated")
+    assert written["files"]["created"] == [write["arguments"]["path"]]
+    findings = {(f["rule_id"], f["tool"]) for f in report["findings"]}
+    assert {("P1", "read_text_file"), ("P3", "read_text_file")} <= findings  # the 20,000-line read is caught
+    assert not [f for f in report["findings"] if f["rule_id"].startswith("B")]  # honest annotations, nothing leaks
+    assert all(b["egress"] == [] for b in report["behavior"])
+    assert report["sandbox"]["teardown"]["complete"] is True
