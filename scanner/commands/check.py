@@ -16,7 +16,8 @@ from scanner.report import Finding, Report, ServerInfo, TargetInfo
 from scanner.reports.markdown import to_markdown
 from scanner.reports.sarif import artifact_uri_for, to_sarif
 from scanner.reports.terminal import SEVERITY_RANK, render
-from scanner.rules.catalog import RuleMeta, lookup
+from scanner.rule import Rule
+from scanner.rule_catalog import lookup
 from scanner.rules.engine import run_rules
 from scanner.rules.toolsfile import ToolsFile, load_tools_file
 from scanner.score import compute
@@ -28,7 +29,7 @@ SEVERITIES = ("info", "warning", "error")
 STDOUT = "-"
 
 
-def explain(rule: RuleMeta) -> str:
+def explain(rule: Rule) -> str:
     """The docs of one rule as plain text."""
     return (f"{rule.id} {rule.name}  (default severity: {rule.severity}, category: {rule.category})\n\n"
             f"Why: {rule.why}\nFix: {rule.fix}\n\n{rule.docs}\n")
@@ -104,7 +105,7 @@ def check(
     if explain_rule is not None:
         rule = lookup(explain_rule)
         if rule is None:
-            raise UsageError(f"unknown rule {explain_rule!r}; rules are S1-S14 or their names (e.g. unbounded-list)")
+            raise UsageError(f"unknown rule {explain_rule!r}; rules are S1-S14, P1-P8, B1-B6, I1-I10 or their names (e.g. unbounded-list)")
         print(explain(rule), end="")
         raise typer.Exit(0)
     if file is None:

@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import re
 from collections.abc import Iterable
-from dataclasses import dataclass
 from pathlib import PurePosixPath
 from typing import Any
 
@@ -18,7 +17,8 @@ from sandbox.policy import HOME
 from scanner.probes.arguments import is_annotated_read_only
 from scanner.probes.model import ProbeResult
 from scanner.probes.tooldef import annotation, tool_name
-from scanner.report import CallBehavior, Category, Finding, Severity
+from scanner.rule import Rule
+from scanner.report import CallBehavior, Finding, Severity
 from scanner.untrusted import cap_text
 
 CPU_BURN_SHARE = 0.5  # a timed-out call that used at least this share of the CPU quota for its whole duration
@@ -26,38 +26,28 @@ MAX_PATHS_IN_MESSAGE = 5
 STARTUP = "(start-up)"
 
 
-@dataclass(frozen=True)
-class BehaviorRule:
-    id: str
-    name: str
-    severity: Severity
-    category: Category
-    why: str
-    fix: str
-
-
-RULES: dict[str, BehaviorRule] = {rule.id: rule for rule in (
-    BehaviorRule("B1", "annotation-dishonest", "error", "security",
+RULES: dict[str, Rule] = {rule.id: rule for rule in (
+    Rule("B1", "annotation-dishonest", "error", "security",
                  "Clients skip the user's approval for read-only and non-destructive tools; a tool whose hints "
                  "understate what it does gets to change or delete files unchecked.",
                  "Make the annotations say what the tool does (readOnlyHint: false, destructiveHint: true), or stop "
                  "the tool from writing."),
-    BehaviorRule("B2", "egress-attempt", "error", "security",
+    Rule("B2", "egress-attempt", "error", "security",
                  "A tool that opens network connections nobody asked for can send the user's data anywhere.",
                  "Declare the hosts the server talks to (openWorldHint) and talk to no others."),
-    BehaviorRule("B3", "canary-touched", "error", "security",
+    Rule("B3", "canary-touched", "error", "security",
                  "The sandbox HOME and environment hold fake secrets; a server that reads them or sends them back "
                  "would read and leak the user's real ones.",
                  "Never read credentials the tool was not given; take tokens only from the server's own config."),
-    BehaviorRule("B4", "persistence-attempt", "error", "security",
+    Rule("B4", "persistence-attempt", "error", "security",
                  "Writes to shell start-up files, autostart entries, scheduled jobs, git hooks or MCP client configs "
                  "make code run again later, outside any tool call the user approved.",
                  "Don't touch files that run code or configure other clients; ask the user to do it if needed."),
-    BehaviorRule("B5", "process-left-running", "warning", "security",
+    Rule("B5", "process-left-running", "warning", "security",
                  "Processes a call starts and leaves running (daemons, shells, downloaders) keep acting after the "
                  "call returned, where no client sees them.",
                  "Wait for child processes inside the call, or document and bound the background work."),
-    BehaviorRule("B6", "resource-exhaustion", "warning", "security",
+    Rule("B6", "resource-exhaustion", "warning", "security",
                  "A call that exhausts memory or process slots, or spins the CPU until the timeout, can take the "
                  "user's machine down with it.",
                  "Bound the tool's memory, threads and work; stream or page large jobs."),
@@ -88,10 +78,8 @@ PERSISTENCE_PATTERNS: tuple[tuple[str, re.Pattern[str]], ...] = tuple((label, re
 
 def _finding(rule_id: str, *, tool: str | None, message: str, evidence: str | None = None,
              severity: Severity | None = None) -> Finding:
-    rule = RULES[rule_id]
-    return Finding(rule_id=rule.id, rule_name=rule.name, severity=severity or rule.severity, category=rule.category,
-                   tool=tool, message=cap_text(message, 1_000), fix=rule.fix,
-                   evidence=None if evidence is None else cap_text(evidence, 1_200))
+    return RULES[rule_id].finding(tool, cap_text(message, 1_000), severity=severity,
+                                  evidence=None if evidence is None else cap_text(evidence, 1_200))
 
 
 def _paths(paths: Iterable[str]) -> str:

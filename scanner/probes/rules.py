@@ -18,6 +18,7 @@ from typing import Any
 from scanner.probes.model import CHARS_PER_TOKEN, ProbeResult
 from scanner.probes.opaque_ids import unlabelled_id_chars
 from scanner.probes.tooldef import input_schema, name_words, tool_name
+from scanner.rule import Rule
 from scanner.report import Category, Finding, Severity
 from scanner.untrusted import TRUNCATION_MARK, cap_json, cap_text
 
@@ -65,16 +66,6 @@ ERROR_WORDS = re.compile(
 
 
 @dataclass(frozen=True)
-class ProbeRule:
-    id: str
-    name: str
-    severity: Severity  # the default; some rules grade by size
-    category: Category
-    why: str
-    fix: str
-
-
-@dataclass(frozen=True)
 class ProbeFinding:
     """A finding and the tokens an agent wastes because of it (feeds the score)."""
 
@@ -82,30 +73,30 @@ class ProbeFinding:
     token_waste: int = 0
 
 
-RULES: dict[str, ProbeRule] = {rule.id: rule for rule in (
-    ProbeRule("P1", "oversized-response", "warning", "ergonomics",
+RULES: dict[str, Rule] = {rule.id: rule for rule in (
+    Rule("P1", "oversized-response", "warning", "ergonomics",
               "Responses over ~5k tokens crowd the agent's context; over ~25k agents' output caps cut them off.",
               "Return less by default: page the results, summarise, or let the caller ask for detail."),
-    ProbeRule("P2", "opaque-ids", "info", "ergonomics",
+    Rule("P2", "opaque-ids", "info", "ergonomics",
               "IDs without readable labels make the agent call again just to learn what they name.",
               "Return a readable name or title next to every ID."),
-    ProbeRule("P3", "no-paging-hint", "warning", "ergonomics",
+    Rule("P3", "no-paging-hint", "warning", "ergonomics",
               "A large response that doesn't say what is left leaves the agent unable to ask for the rest.",
               "Add a cursor or limit/offset parameters and say in the response how to get the next part."),
-    ProbeRule("P4", "unhelpful-error", "warning", "ergonomics",
+    Rule("P4", "unhelpful-error", "warning", "ergonomics",
               "Errors an agent can't act on (stack traces, opaque text, no mention of the bad input, no isError) make "
               "it retry blindly.",
               "Return isError: true with a message naming the bad argument, what was expected and how to fix it."),
-    ProbeRule("P5", "no-way-to-ask-for-less", "info", "ergonomics",
+    Rule("P5", "no-way-to-ask-for-less", "info", "ergonomics",
               "A tool that returns a lot with no way to ask for less wastes tokens on every call.",
               "Offer a response_format (concise/detailed), a fields selector or a verbosity parameter."),
-    ProbeRule("P6", "server-crashed", "error", "conformance",
+    Rule("P6", "server-crashed", "error", "conformance",
               "The server died during a call; every later call of a real client would fail.",
               "Catch errors inside tool handlers and return them as isError results."),
-    ProbeRule("P7", "call-timed-out", "warning", "conformance",
+    Rule("P7", "call-timed-out", "warning", "conformance",
               "A call that hangs blocks the agent until its own timeout.",
               "Bound the tool's work with timeouts and report progress or partial results."),
-    ProbeRule("P8", "definitions-changed", "error", "security",
+    Rule("P8", "definitions-changed", "error", "security",
               "Tool definitions that change during a session can switch a reviewed tool for another (rug pull).",
               "Keep tool definitions stable for the life of a session."),
 )}
@@ -113,10 +104,8 @@ RULES: dict[str, ProbeRule] = {rule.id: rule for rule in (
 
 def _finding(rule_id: str, *, tool: str | None, message: str, evidence: str | None = None,
              severity: Severity | None = None, category: Category | None = None) -> Finding:
-    rule = RULES[rule_id]
-    return Finding(rule_id=rule.id, rule_name=rule.name, severity=severity or rule.severity,
-                   category=category or rule.category, tool=tool, message=message, fix=rule.fix,
-                   evidence=None if evidence is None else cap_text(evidence, EVIDENCE_CHARS * 4))
+    return RULES[rule_id].finding(tool, message, severity=severity, category=category,
+                                  evidence=None if evidence is None else cap_text(evidence, EVIDENCE_CHARS * 4))
 
 
 def _excerpt(text: str) -> str:

@@ -2,20 +2,10 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass
 
 from scanner.provenance.model import EgressAttempt, PackageProvenance
-from scanner.report import Category, Finding, Severity
-
-
-@dataclass(frozen=True)
-class Rule:
-    id: str
-    name: str
-    severity: Severity
-    category: Category
-    why: str
-    fix: str
+from scanner.rule import Rule
+from scanner.report import Finding, Severity
 
 
 RULES: dict[str, Rule] = {
@@ -60,9 +50,7 @@ RULES: dict[str, Rule] = {
 def finding(rule_id: str, message: str, *, evidence: str | None = None,
             severity: Severity | None = None) -> Finding:
     """Make the Finding of a rule; severity may be raised or lowered for a specific case."""
-    rule = RULES[rule_id]
-    return Finding(rule_id=rule.id, rule_name=rule.name, severity=severity or rule.severity,
-                   category=rule.category, tool=None, message=message, fix=rule.fix, evidence=evidence)
+    return RULES[rule_id].finding(None, message, evidence=evidence, severity=severity)
 
 
 def check_findings(package: PackageProvenance) -> list[Finding]:

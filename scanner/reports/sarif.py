@@ -9,7 +9,8 @@ from typing import Any
 from urllib.parse import quote
 
 from scanner.report import Finding, Report
-from scanner.rules.catalog import RULES, RuleMeta, lookup
+from scanner.rule import Rule
+from scanner.rule_catalog import ALL_RULES, lookup
 
 SARIF_SCHEMA = "https://json.schemastore.org/sarif-2.1.0.json"
 SARIF_VERSION = "2.1.0"
@@ -18,12 +19,12 @@ LEVELS = {"error": "error", "warning": "warning", "info": "note"}
 _NUMBERS = re.compile(r"\d+(\.\d+)?")
 
 
-def _rule(meta: RuleMeta) -> dict[str, Any]:
+def _rule(meta: Rule) -> dict[str, Any]:
     return {
         "id": meta.id,
         "name": meta.name,
         "shortDescription": {"text": meta.why},
-        "fullDescription": {"text": meta.docs},
+        "fullDescription": {"text": meta.docs or meta.why},
         "help": {"text": f"{meta.why}\nFix: {meta.fix}\n\n{meta.docs}",
                  "markdown": f"**{meta.id} {meta.name}** ({meta.category})\n\n{meta.why}\n\n**Fix:** {meta.fix}"
                              f"\n\n{meta.docs}"},
@@ -71,7 +72,7 @@ def _result(finding: Finding, index: dict[str, int], server: str, artifact_uri: 
 
 
 def _extra_rules(findings: list[Finding]) -> list[dict[str, Any]]:
-    """Catalogue entries for findings of rules outside S1-S14 (probes, provenance), from what the findings say."""
+    """Catalogue entries for findings of rules no catalogue knows, from what the findings say."""
     extra: dict[str, dict[str, Any]] = {}
     for finding in findings:
         if lookup(finding.rule_id) is None and finding.rule_id not in extra:
@@ -88,7 +89,7 @@ def artifact_uri_for(path: str) -> str:
 
 def to_sarif(report: Report, artifact_uri: str | None = None) -> dict[str, Any]:
     """The SARIF log as a JSON-ready dict."""
-    rules = [_rule(meta) for meta in RULES] + _extra_rules(report.findings)
+    rules = [_rule(meta) for meta in ALL_RULES] + _extra_rules(report.findings)
     index = {rule["id"]: i for i, rule in enumerate(rules)}
     server = report.server.name or report.target.name
     seen: dict[tuple[str, str | None, str], int] = {}
