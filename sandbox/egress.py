@@ -22,7 +22,7 @@ from typing import Any
 from sandbox import images
 from sandbox.errors import SandboxError
 from sandbox.images import DEFAULT_BASE_IMAGE, ProgressFn
-from sandbox.policy import STRICT_NETWORK, network_mode_allowed
+from sandbox.policy import STRICT_NETWORK, hardened_host_config, network_mode_allowed
 from sandbox.session import SandboxSession
 
 SINK_ROLE = "sink"
@@ -155,18 +155,11 @@ def start_sink(session: SandboxSession, *, base_image: str = DEFAULT_BASE_IMAGE,
         image=image.tag,
         user="0:0",
         network_disabled=False,
-        host_config=api.create_host_config(
+        host_config=hardened_host_config(
+            api, memory_bytes=SINK_MEMORY_BYTES, nano_cpus=SINK_NANO_CPUS, pids_limit=SINK_PIDS, init=False,
             network_mode="none",
-            cap_drop=["ALL"],
             cap_add=SINK_CAPABILITIES,
-            security_opt=["no-new-privileges"],
             read_only=True,
-            privileged=False,
-            pids_limit=SINK_PIDS,
-            mem_limit=SINK_MEMORY_BYTES,
-            memswap_limit=SINK_MEMORY_BYTES,
-            nano_cpus=SINK_NANO_CPUS,
-            restart_policy={"Name": "no"},
             binds=[],
             ipc_mode="private",
             sysctls=SINK_SYSCTLS,

@@ -22,6 +22,7 @@ from sandbox.archive import pack_path, read_member
 from sandbox.errors import SandboxError
 from sandbox.install_egress import (EgressAttempt, denied, install_network_settings, registry_hosts,
                                      start_install_proxy)
+from sandbox.policy import hardened_host_config
 from sandbox.session import SandboxSession
 
 Ecosystem = Literal["npm", "pypi"]
@@ -202,18 +203,11 @@ def _create_install_container(session: SandboxSession, request: InstallRequest, 
         if not ca_bundle.is_file():
             raise SandboxError(f"CA bundle {ca_bundle} is not a readable file; pass --ca-bundle PATH")
         binds[str(ca_bundle.resolve())] = {"bind": CONTAINER_CA_PATH, "mode": "ro"}
-    host_config = api.create_host_config(
+    host_config = hardened_host_config(
+        api, memory_bytes=2 * 1024**3, nano_cpus=2_000_000_000, pids_limit=512,
         binds=binds,
         tmpfs={"/home/mcp-install": f"rw,nosuid,nodev,size=1g,uid={INSTALL_UID},gid={INSTALL_UID},mode=0700",
                "/tmp": "rw,nosuid,nodev,size=1g,mode=1777"},
-        cap_drop=["ALL"],
-        security_opt=["no-new-privileges"],
-        pids_limit=512,
-        mem_limit=2 * 1024**3,
-        memswap_limit=2 * 1024**3,
-        nano_cpus=2_000_000_000,
-        init=True,
-        restart_policy={"Name": "no"},
         network_mode=network["network_mode"],
         dns=network["dns"],
     )

@@ -33,6 +33,7 @@ from docker.errors import NotFound
 from sandbox import images
 from sandbox.errors import SandboxError, UserInputError
 from sandbox.images import DEFAULT_BASE_IMAGE
+from sandbox.policy import hardened_host_config
 from sandbox.session import SandboxSession
 
 REGISTRIES_FILE = Path(__file__).resolve().parent / "assets" / "registries.json"
@@ -209,20 +210,13 @@ def start_install_proxy(session: SandboxSession, allow_hosts: Iterable[str] | Re
     image = images.ensure_runtime_image(session.client, "proxy", base_image=base_image, progress=progress)
     api = session.client.api
     network = session.create_network(NETWORK_ROLE, internal=True)
-    host_config = api.create_host_config(
+    host_config = hardened_host_config(
+        api, memory_bytes=256 * 1024**2, nano_cpus=1_000_000_000, pids_limit=128,
         network_mode=network,
-        cap_drop=["ALL"],
-        security_opt=["no-new-privileges"],
         read_only=True,
         tmpfs={"/tmp": "rw,nosuid,nodev,noexec,size=64m,mode=1777"},
         # dnsmasq binds port 53 as the unprivileged `proxy` user: allowed by this namespaced sysctl, no capability.
         sysctls={"net.ipv4.ip_unprivileged_port_start": "0"},
-        pids_limit=128,
-        mem_limit=256 * 1024**2,
-        memswap_limit=256 * 1024**2,
-        nano_cpus=1_000_000_000,
-        init=True,
-        restart_policy={"Name": "no"},
     )
     container_id = session.create_container(
         PROXY_ROLE,

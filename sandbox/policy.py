@@ -55,22 +55,22 @@ class RunPolicy:
         }
 
     def host_config(self, api: Any) -> dict[str, Any]:
-        return api.create_host_config(
-            network_mode=self.network_mode,
-            read_only=True,
-            tmpfs=self.tmpfs(),
-            cap_drop=["ALL"],
-            security_opt=["no-new-privileges"],
-            pids_limit=self.pids_limit,
-            mem_limit=self.memory_bytes,
-            memswap_limit=self.memory_bytes,
-            nano_cpus=self.nano_cpus,
-            init=True,
-            restart_policy={"Name": "no"},
-            privileged=False,
-            binds=[],
-            ipc_mode="private",
+        return hardened_host_config(
+            api, memory_bytes=self.memory_bytes, nano_cpus=self.nano_cpus, pids_limit=self.pids_limit,
+            network_mode=self.network_mode, read_only=True, tmpfs=self.tmpfs(), binds=[], ipc_mode="private",
         )
+
+
+def hardened_host_config(api: Any, *, memory_bytes: int, nano_cpus: int, pids_limit: int,
+                         **settings: Any) -> dict[str, Any]:
+    """The baseline of every container the sandbox starts (install, run, sink, proxy): all capabilities dropped
+    (a container that needs one adds it back by name with cap_add), no-new-privileges, not privileged, memory equal
+    to memory+swap, a CPU quota, a pids limit, docker-init as PID 1, no restart. `settings` adds the rest."""
+    return api.create_host_config(
+        cap_drop=["ALL"], security_opt=["no-new-privileges"], privileged=False, pids_limit=pids_limit,
+        mem_limit=memory_bytes, memswap_limit=memory_bytes, nano_cpus=nano_cpus, restart_policy={"Name": "no"},
+        **{"init": True, **settings},
+    )
 
 
 @dataclass(frozen=True)
