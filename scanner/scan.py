@@ -74,17 +74,18 @@ def run_scan(options: ScanOptions, progress: Progress = lambda _: None) -> Repor
     report = Report(target=_target_info(target, None))
     session = SandboxSession(client)
     report.sandbox = SandboxInfo(session=session.id)
+    measured_waste: dict[str, int] = {}
     try:
         with terminate_as_interrupt():
-            _install_and_inspect(session, request, runtime_image, options, report, progress)
+            measured_waste = _install_and_inspect(session, request, runtime_image, options, report, progress)
     finally:
         with uninterruptible():
             result = session.teardown()
         report.sandbox.teardown = TeardownInfo(complete=result.complete, seconds=result.seconds,
                                                removed=result.removed, leftovers=result.leftovers)
         report.timings.total = round(time.monotonic() - began, 3)
-    if report.verdict is None and report.findings:  # the server never listed its tools; other findings still count
-        report.score, report.verdict = compute(report.findings, [])
+    if report.findings or report.server.protocol_version:  # once, over every finding: provenance, static, probes
+        report.score, report.verdict = compute(report.findings, report.as_served().tools, measured_waste)
     return report
 
 
@@ -120,7 +121,8 @@ def _ca(options: ScanOptions) -> Path | None:
 
 
 def _install_and_inspect(session: SandboxSession, request: InstallRequest, runtime_image: images.RuntimeImage,
-                         options: ScanOptions, report: Report, progress: Progress) -> None:
+                         options: ScanOptions, report: Report, progress: Progress) -> dict[str, int]:
+    """Install, check provenance, run, list, lint and probe; returns the probes' measured token waste per tool."""
     progress(f"installing {request.spec}")
     installed = install.install(session, request, runtime_image.tag, runtime_image.image_id,
                                 use_cache=options.use_cache)
@@ -163,9 +165,10 @@ def _install_and_inspect(session: SandboxSession, request: InstallRequest, runti
         report.sandbox.stderr_truncated |= stdio.stderr.truncated
     report.sandbox.exit_code = run.exit_code(session, server.container_id)
     _fill_inventory(report, inventory, health, options.config)
-    probe_phase.apply_to_report(report, probed)
+    measured_waste = probe_phase.apply_to_report(report, probed)
     if drain is not None:  # what no probe call took: start-up without probes, or late after the last call
         report.findings.extend(egress_findings(drain(server.container_id), during="outside any probe call"))
+    return measured_waste
 
 
 def _record_install_egress(report: Report, installed: InstalledServer, package: str) -> None:
@@ -211,12 +214,11 @@ def _server_info(served: dict[str, Any]) -> ServerInfo:
 
 
 def _lint(report: Report, inventory: Inventory, config: Config) -> None:
-    """Static rules on the live definitions as served (uncapped), then the score and the verdict."""
+    """Static rules on the live definitions as served (uncapped); run_scan scores all findings at the end."""
     payload = len(json.dumps({"tools": inventory.tools}, ensure_ascii=False).encode())
     server_info = {"name": inventory.server.get("name"), "version": inventory.server.get("version")}
     report.findings.extend(run_rules(inventory.tools, inventory.prompts, inventory.server.get("instructions"),
                                      server_info, config, payload_bytes=payload))
-    report.score, report.verdict = compute(report.findings, inventory.tools)
 
 
 def _install_info(installed: InstalledServer, command: list[str]) -> InstallInfo:

@@ -9,6 +9,7 @@ findings never change the score: they decide the verdict.
 from __future__ import annotations
 
 import json
+from collections.abc import Mapping
 from typing import Any
 
 from scanner.report import Finding, Score, ToolScore, Verdict
@@ -93,9 +94,13 @@ def verdict_of(findings: list[Finding]) -> Verdict:
     return "pass"
 
 
-def compute(findings: list[Finding], tools: list[Any]) -> tuple[Score, Verdict]:
-    """Score the tools (raw tools/list entries) given all findings, and the verdict of the whole scan."""
-    waste_by_tool: dict[str, int] = {}
+def compute(findings: list[Finding], tools: list[Any],
+            measured_waste: Mapping[str, int] | None = None) -> tuple[Score, Verdict]:
+    """Score the tools (raw tools/list entries) given all findings, and the verdict of the whole scan.
+
+    measured_waste: tokens per tool that probes measured being wasted (P1-P5 on real responses), added to the
+    fixed estimates per finding."""
+    waste_by_tool: dict[str, int] = dict(measured_waste or {})
     server_waste = 0
     for finding in findings:
         if finding.tool is None:

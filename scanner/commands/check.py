@@ -77,7 +77,18 @@ def _write(target: str, text: str, what: str) -> None:
         raise UsageError(f"cannot write the {what} report to {target}: {exc.strerror or exc}") from exc
 
 
-def _validate_flags(fail_on: str, min_severity: str, fail_under: int | None, outputs: list[str | None]) -> None:
+def write_reports(report: Report, json_path: str | None, sarif_path: str | None, markdown_path: str | None,
+                  artifact_uri: str | None = None) -> None:
+    """Write the JSON, SARIF and Markdown views of the report that were asked for (`-` is stdout)."""
+    if json_path:
+        _write(json_path, report.model_dump_json(indent=2) + "\n", "JSON")
+    if sarif_path:
+        _write(sarif_path, json.dumps(to_sarif(report, artifact_uri), indent=2, ensure_ascii=False) + "\n", "SARIF")
+    if markdown_path:
+        _write(markdown_path, to_markdown(report), "Markdown")
+
+
+def validate_flags(fail_on: str, min_severity: str, fail_under: int | None, outputs: list[str | None]) -> None:
     if fail_on not in FAIL_ON_CHOICES:
         raise UsageError(f"--fail-on must be one of {', '.join(FAIL_ON_CHOICES)}, not {fail_on!r}")
     if min_severity not in SEVERITIES:
@@ -110,18 +121,12 @@ def check(
         raise typer.Exit(0)
     if file is None:
         raise UsageError("give a tools/list JSON FILE to check (or --explain RULE)")
-    _validate_flags(fail_on, min_severity, fail_under, [json_path, sarif_path, markdown_path])
+    validate_flags(fail_on, min_severity, fail_under, [json_path, sarif_path, markdown_path])
     config = load(config_path)
     report = build_report(file, load_tools_file(file), config)
     to_stdout = STDOUT in (json_path, sarif_path, markdown_path)
     render(report, Console(stderr=to_stdout, highlight=False, soft_wrap=False), min_severity)  # type: ignore[arg-type]
-    if json_path:
-        _write(json_path, report.model_dump_json(indent=2) + "\n", "JSON")
-    if sarif_path:
-        sarif = to_sarif(report, artifact_uri_for(str(file)))
-        _write(sarif_path, json.dumps(sarif, indent=2, ensure_ascii=False) + "\n", "SARIF")
-    if markdown_path:
-        _write(markdown_path, to_markdown(report), "Markdown")
+    write_reports(report, json_path, sarif_path, markdown_path, artifact_uri_for(str(file)))
     raise typer.Exit(exit_code(report.findings, report.score.value if report.score else None, fail_on, fail_under))
 
 

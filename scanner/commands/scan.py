@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import json
 import os
 import re
 import sys
@@ -13,7 +12,7 @@ from rich.console import Console
 
 from sandbox import engine, gc, images
 from sandbox.policy import RunPolicy
-from scanner.commands.check import STDOUT, _validate_flags, _write, exit_code
+from scanner.commands.check import STDOUT, exit_code, validate_flags, write_reports
 from scanner.config import load as load_config
 from scanner.commands.lock import write_with_changes
 from scanner.errors import UsageError
@@ -21,8 +20,6 @@ from scanner.lock.build import build_lock
 from scanner.inventory import Timeouts
 from scanner.probes.fixtures import load_fixtures, write_starter_fixtures
 from scanner.probes.runner import ProbeOptions
-from scanner.reports.markdown import to_markdown
-from scanner.reports.sarif import to_sarif
 from scanner.reports.terminal import render
 from scanner.scan import ScanOptions, run_scan
 from scanner.signing.attest import attestation_path, write_attestation
@@ -117,7 +114,7 @@ def scan(
     Exit codes: 0 clean; 1 a finding at/above --fail-on (or score under --fail-under); 2 bad input;
     3 the scan could not complete (no engine, install failed, server did not answer, teardown incomplete).
     """
-    _validate_flags(fail_on, min_severity, fail_under, [json_path, sarif_path, markdown_path])
+    validate_flags(fail_on, min_severity, fail_under, [json_path, sarif_path, markdown_path])
     if (sign is not None or sign_env is not None) and (json_path is None or json_path == STDOUT):
         raise UsageError("--sign/--sign-env sign the JSON report: also give --json PATH (a file, not -)")
     signer = load_signer(sign, sign_env)
@@ -149,12 +146,7 @@ def scan(
         raise typer.Exit(130) from None
     if not quiet:
         render(report, Console(stderr=to_stdout, highlight=False, soft_wrap=False), min_severity)  # type: ignore[arg-type]
-    if json_path:
-        _write(json_path, report.model_dump_json(indent=2) + "\n", "JSON")
-    if sarif_path:
-        _write(sarif_path, json.dumps(to_sarif(report), indent=2, ensure_ascii=False) + "\n", "SARIF")
-    if markdown_path:
-        _write(markdown_path, to_markdown(report), "Markdown")
+    write_reports(report, json_path, sarif_path, markdown_path)
     ran = report.sandbox is not None
     if lock_path is not None and ran and not report.errors:
         write_with_changes(Console(stderr=True, highlight=False, soft_wrap=True), build_lock(report.as_served()),

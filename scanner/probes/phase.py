@@ -4,7 +4,7 @@
     server = run.start_server(..., plan.policy)
     hook, holder = make_after_listing(session, server, plan, restart, timeouts=..., progress=...)
     inventory = anyio.run(collect, ..., hook)           # probes run in the same MCP session, after listing
-    apply_to_report(report, holder)                     # probes, behaviour, P1–P8 and B1–B6, score and verdict
+    apply_to_report(report, holder)                     # probes, behaviour, P1–P8 and B1–B6; probe waste
 
 `restart` starts a fresh server from the installed image with `plan.policy` (used when the server crashed or hung).
 """
@@ -32,12 +32,6 @@ from scanner.probes.runner import (
     seed,
 )
 from scanner.report import Finding, Report
-from scanner.score import (
-    SERVER_HALF_LIFE_TOKENS,
-    TOOL_HALF_LIFE_TOKENS,
-    compute,
-    halving_score,
-)
 
 Progress = Callable[[str], None]
 
@@ -99,13 +93,13 @@ def make_after_listing(session: SandboxSession, server: RunningServer, plan: Pro
     return after_listing, holder
 
 
-def apply_to_report(report: Report, holder: ProbePhaseResult) -> None:
-    """Put the calls, the behaviour and their findings into the report; redo the score (probe token waste) and
-    the verdict (behaviour findings are security findings)."""
+def apply_to_report(report: Report, holder: ProbePhaseResult) -> dict[str, int]:
+    """Put the calls, the behaviour and their findings into the report; return the tokens per tool the probes
+    measured being wasted (P1-P5), for the score the scan computes once over all findings."""
     report.errors.extend(holder.errors)
     outcome = holder.outcome
     if outcome is None:
-        return
+        return {}
     options = holder.options
     report.probes = [result if options.include_responses else result.without_response() for result in outcome.results]
     report.behavior = outcome.behavior
@@ -120,28 +114,10 @@ def apply_to_report(report: Report, holder: ProbePhaseResult) -> None:
     for item in probe_findings:
         if item.token_waste > 0 and item.finding.tool is not None and item.finding.category != "security":
             waste[item.finding.tool] = waste.get(item.finding.tool, 0) + item.token_waste
-    if report.score is not None:
-        report.score, report.verdict = _rescore(report.findings, holder.tools, waste)
+    return waste
 
 
 def _refusal_finding(tool: str, label: str, reason: str) -> Finding:
     return Finding(rule_id="FX", rule_name="fixture-refused", severity="warning", category="conformance", tool=tool,
                    message=f"Fixture probe '{label}' was not called: {reason}.",
                    fix="Correct the fixture's tool name or arguments to match the tool's input schema.")
-
-
-def _rescore(findings: list[Finding], tools: list[dict[str, Any]], waste: dict[str, int]) -> tuple[Any, Any]:
-    """The static score plus each tool's probe token waste (P1–P5), as mcp-linter adds it."""
-    score, verdict = compute(findings, tools)
-    added = 0
-    seen: set[str] = set()
-    for tool_score in score.tools:
-        extra = waste.get(tool_score.tool, 0)
-        if extra and tool_score.tool not in seen:
-            seen.add(tool_score.tool)
-            tool_score.wasted_tokens += extra
-            tool_score.score = halving_score(tool_score.wasted_tokens, TOOL_HALF_LIFE_TOKENS)
-            added += extra
-    score.wasted_tokens += added
-    score.value = halving_score(score.wasted_tokens, SERVER_HALF_LIFE_TOKENS)
-    return score, verdict

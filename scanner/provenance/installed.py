@@ -3,9 +3,7 @@ the install produced. Called by `scan` after the install phase."""
 
 from __future__ import annotations
 
-import json
 import re
-import tempfile
 from pathlib import Path
 from typing import Any, Literal
 
@@ -16,7 +14,7 @@ from scanner.provenance.http import make_client
 from scanner.provenance.launch import package_findings
 from scanner.provenance.model import Check, Dependency, DependencyTree, PackageProvenance, ProvenanceReport
 from scanner.provenance.npm import check_npm_package
-from scanner.provenance.npm_lockfile import read_npm_lockfile, tree_findings
+from scanner.provenance.npm_lockfile import lockfile_tree, tree_findings
 from scanner.provenance.pypi import check_pypi_package
 from scanner.provenance.rules import check_findings
 from scanner.report import Finding
@@ -93,11 +91,8 @@ def python_tree(requirements: str) -> DependencyTree:
                           dependencies=dependencies)
 
 
-def _npm_tree(manifest: dict[str, Any]):  # type: ignore[no-untyped-def]
-    with tempfile.TemporaryDirectory(prefix="mcp-sandbox-lock-") as folder:
-        path = Path(folder) / "package-lock.json"
-        path.write_text(json.dumps(manifest), encoding="utf-8")
-        return read_npm_lockfile(path)
+def _npm_tree(manifest: dict[str, Any]) -> DependencyTree:
+    return lockfile_tree(manifest, "package-lock.json")
 
 
 def advisory_source(setting: str | None) -> AdvisorySource | None:

@@ -27,12 +27,17 @@ def read_npm_lockfile(path: Path, node_modules_parent: Path | None = None) -> De
         raise UsageError(f"{path}: not a readable npm lockfile ({exc.__class__.__name__})") from exc
     if not isinstance(data, dict):
         raise UsageError(f"{path}: not an npm lockfile (top level is not an object)")
+    return lockfile_tree(data, path.name, node_modules_parent)
+
+
+def lockfile_tree(data: dict[str, Any], name: str, node_modules_parent: Path | None = None) -> DependencyTree:
+    """The dependency tree of an already parsed lockfile (v1, v2, v3)."""
     if isinstance(data.get("packages"), dict):
         deps = [_from_v2(key, entry, node_modules_parent) for key, entry in data["packages"].items()
                 if key and isinstance(entry, dict)]
     else:
         deps = list(_from_v1(data.get("dependencies") or {}))
-    return DependencyTree(lockfile=path.name, total=len(deps), dependencies=deps)
+    return DependencyTree(lockfile=name, total=len(deps), dependencies=deps)
 
 
 def _name_from_key(key: str) -> str:
