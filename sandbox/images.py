@@ -1,6 +1,7 @@
 """The images the sandbox builds from images/<name>/: the runtimes (node, python), the egress sink and the install
 proxy. Each is tagged by project version and build-context hash, so a changed Dockerfile rebuilds and an unchanged
-one is reused."""
+one is reused. Files several images share (images/common/, e.g. users.sh) are in every build context under `common/`
+and in its hash, because a Docker build context cannot reach outside its own directory."""
 
 from __future__ import annotations
 
@@ -23,6 +24,8 @@ REPOSITORIES = {"node": "mcp-sandbox-runtime-node", "python": "mcp-sandbox-runti
                 "sink": "mcp-sandbox-sink", "proxy": "mcp-sandbox-proxy"}
 DEFAULT_BASE_IMAGE = "debian:trixie-slim"
 IMAGES_DIR = Path(__file__).resolve().parent.parent / "images"
+COMMON_DIR = IMAGES_DIR / "common"
+COMMON_PREFIX = "common"
 DEFAULT_CA_BUNDLE = Path("/etc/ssl/certs/ca-certificates.crt")
 
 ProgressFn = Callable[[str], None]
@@ -45,17 +48,26 @@ def context_dir(runtime: str) -> Path:
     return path
 
 
-def _context_files(runtime: str) -> list[Path]:
-    root = context_dir(runtime)
+def _files_under(root: Path) -> list[Path]:
     return sorted(p for p in root.rglob("*") if p.is_file() and "__pycache__" not in p.parts)
+
+
+def _context_files(runtime: str) -> list[tuple[str, Path]]:
+    """(name in the build context, file): images/<runtime>/ at the root and images/common/ under `common/`. The build
+    and the context hash both read this one list, so a change to a shared file rebuilds every image."""
+    root = context_dir(runtime)
+    if (root / COMMON_PREFIX).exists():
+        raise SandboxError(f"{root}/{COMMON_PREFIX} would shadow the shared files of {COMMON_DIR}; rename it")
+    own = [(str(path.relative_to(root)), path) for path in _files_under(root)]
+    shared = [(f"{COMMON_PREFIX}/{path.relative_to(COMMON_DIR)}", path) for path in _files_under(COMMON_DIR)]
+    return sorted(own + shared)
 
 
 def context_hash(runtime: str, base_image: str = DEFAULT_BASE_IMAGE) -> str:
     """SHA-256 over the base image name and every file of the build context (names and bytes), first 12 hex."""
     digest = hashlib.sha256(base_image.encode())
-    root = context_dir(runtime)
-    for path in _context_files(runtime):
-        digest.update(str(path.relative_to(root)).encode() + b"\0" + path.read_bytes() + b"\0")
+    for name, path in _context_files(runtime):
+        digest.update(name.encode() + b"\0" + path.read_bytes() + b"\0")
     return digest.hexdigest()[:12]
 
 
@@ -90,12 +102,12 @@ def ensure_runtime_image(
 
 
 def _build_context(runtime: str, ca_bundle: Path) -> bytes:
-    """The build context as a tar: images/<runtime>/ plus the CA bundle (used only by build stages)."""
+    """The build context as a tar: images/<runtime>/, images/common/ as common/, plus the CA bundle (used only by
+    build stages)."""
     buffer = io.BytesIO()
     with tarfile.open(fileobj=buffer, mode="w") as tar:
-        root = context_dir(runtime)
-        for path in _context_files(runtime):
-            tar.add(path, arcname=str(path.relative_to(root)))
+        for name, path in _context_files(runtime):
+            tar.add(path, arcname=name)
         ca_bytes = ca_bundle.read_bytes() if ca_bundle.is_file() else b""
         info = tarfile.TarInfo("ca-bundle.crt")
         info.size = len(ca_bytes)

@@ -1,12 +1,14 @@
 """Install phase: install the package in a container that reaches only the package registry, then commit the
-installed tree as an image (labelled, tagged by the resolved identity) that every run starts from."""
+installed tree as an image (labelled, tagged by the resolved identity) that every run starts from.
+
+The container idles while the host runs the install in it as steps (sandbox/install_steps.py, install_phases.py), so
+every host the install tries is given to the package and script whose step was running (install_windows.py)."""
 
 from __future__ import annotations
 
 import dataclasses
 import hashlib
 import json
-import os
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -14,25 +16,28 @@ from typing import Any, Literal
 
 import docker
 from docker.errors import APIError, ImageNotFound, NotFound
-from requests.exceptions import ConnectionError as RequestsConnectionError
-from requests.exceptions import ReadTimeout
 
 from sandbox import labels
 from sandbox.archive import pack_path, read_member
 from sandbox.errors import SandboxError
-from sandbox.install_egress import (EgressAttempt, denied, install_network_settings, registry_hosts,
+from sandbox.install_egress import (EgressAttempt, InstallProxy, denied, install_network_settings, registry_hosts,
                                      start_install_proxy)
-from sandbox.policy import hardened_host_config
+from sandbox.install_phases import PYTHON_LOCKFILE, InstallSteps, install_npm, install_pypi
+from sandbox.install_steps import IDLE_COMMAND, StepRunner, StepTimeout
+from sandbox.install_windows import Window
+from sandbox.policy import RUN_UID, hardened_host_config
 from sandbox.session import SandboxSession
+from sandbox.upstream_proxy import UpstreamProxy
 
 Ecosystem = Literal["npm", "pypi"]
 INSTALL_UID = 10001
 INSTALLED_REPO = "mcp-sandbox-installed"
 CONTAINER_CA_PATH = "/etc/ssl/certs/ca-certificates.crt"
-PROXY_VARIABLES = ("HTTP_PROXY", "HTTPS_PROXY", "NO_PROXY", "http_proxy", "https_proxy", "no_proxy")
 OUTPUT_TAIL_CHARS = 8_000
 MANIFEST_LABEL = f"{labels.PREFIX}.install"
-PYTHON_LOCKFILE = "/opt/server/requirements.txt"
+# Part of the installed image's tag: bumped when an install records something earlier ones did not (2: every egress
+# attempt names the step that made it), so a cached image never answers for an install it cannot describe.
+INSTALL_FORMAT = 2
 
 
 @dataclass(frozen=True)
@@ -46,6 +51,8 @@ class InstallRequest:
     ca_bundle: Path | None = None
     timeout_seconds: int = 600
     registries: Path | None = None  # the registry allowlist file (default: sandbox/assets/registries.json)
+    # The user's proxy the install proxy chains to (--upstream-proxy / the host's HTTPS_PROXY); its repr is masked.
+    upstream_proxy: UpstreamProxy | None = None
 
 
 @dataclass(frozen=True)
@@ -64,7 +71,8 @@ class InstalledServer:
 
 
 def installed_tag(runtime_image_id: str, request: InstallRequest) -> str:
-    material = json.dumps([runtime_image_id, request.ecosystem, request.identity, request.ignore_scripts])
+    material = json.dumps([runtime_image_id, request.ecosystem, request.identity, request.ignore_scripts,
+                           INSTALL_FORMAT])
     return f"{INSTALLED_REPO}:{hashlib.sha256(material.encode()).hexdigest()[:20]}"
 
 
@@ -80,31 +88,30 @@ def install(
             return cached
     started = time.monotonic()
     # The install reaches only the registry: an internal network whose one way out is an allowlisting proxy.
-    proxy = start_install_proxy(session, registry_hosts(request.ecosystem, config=request.registries))
+    proxy = start_install_proxy(session, registry_hosts(request.ecosystem, config=request.registries),
+                                upstream=request.upstream_proxy)
     network = install_network_settings(proxy)
     attempts: list[EgressAttempt] = []
+    windows: list[Window] = []
     container_id = _create_install_container(session, request, runtime_image, network)
     try:
         try:
-            output = _run_to_completion(client, container_id, request.timeout_seconds, request)
+            output = _run_steps(session, container_id, request, network["environment"], windows)
         except SandboxError as exc:
             session.remove_container(container_id)
-            attempts = proxy.attempts()
-            refused = ", ".join(sorted({a.host for a in denied(attempts)}))
-            raise SandboxError(f"{exc}" + (f"; during the install it tried to reach {refused} (refused)"
-                                            if refused else "")) from None
+            raise SandboxError(f"{exc}{_refused_note(proxy, windows)}") from None
         manifest = _read_manifest(client, container_id, request.ecosystem)
         version, entry_points = _describe(manifest, request)
-        # The installer has exited, so its connections are closed and logged; kept in the image so a cached
-        # re-scan still reports what the install tried.
-        attempts = proxy.attempts()
+        # Every process of the install has ended (after each step), so its connections are closed and logged; kept
+        # in the image so a cached re-scan still reports what the install tried, and which step tried it.
+        attempts = proxy.attempts(windows)
         summary = {"name": request.name, "version": version, "entry_points": entry_points,
                    "output": output[-2000:], "ecosystem": request.ecosystem,
                    "egress": [dataclasses.asdict(a) for a in attempts]}
         image_id = _commit(client, container_id, tag, request, summary)
     finally:
         session.remove_container(container_id)
-        attempts = proxy.attempts() or attempts  # after the container is gone: every tunnel closed and logged
+        attempts = proxy.attempts(windows) or attempts  # after the container is gone: every tunnel closed and logged
         proxy.close()
     return InstalledServer(
         image=tag, image_id=image_id, runtime_image=runtime_image, cached=False, name=request.name, version=version,
@@ -132,7 +139,37 @@ def _cached(session: SandboxSession, tag: str, runtime_image: str, ecosystem: Ec
 def _attempt(record: dict[str, Any]) -> EgressAttempt:
     return EgressAttempt(host=str(record["host"]), port=record.get("port"), allowed=bool(record["allowed"]),
                          count=int(record.get("count", 1)), via=str(record.get("via", "proxy")),
-                         methods=tuple(record.get("methods") or ()), statuses=tuple(record.get("statuses") or ()))
+                         methods=tuple(record.get("methods") or ()), statuses=tuple(record.get("statuses") or ()),
+                         package=_optional_text(record.get("package")), script=_optional_text(record.get("script")))
+
+
+def _optional_text(value: Any) -> str | None:
+    return str(value) if value is not None else None
+
+
+def _run_steps(session: SandboxSession, container_id: str, request: InstallRequest, proxy_environment: dict[str, str],
+               windows: list[Window]) -> str:
+    """Start the idle install container and run the ecosystem's steps in it, all within request.timeout_seconds;
+    `windows` receives the window each step opened (also when a step fails). Returns the output tail."""
+    api = session.client.api
+    api.start(container_id)
+    runner = StepRunner(api, container_id, user=f"{INSTALL_UID}:{INSTALL_UID}",
+                        environment=_install_environment(request, proxy_environment),
+                        deadline=time.monotonic() + request.timeout_seconds, tail_chars=OUTPUT_TAIL_CHARS)
+    steps = InstallSteps(runner, request.spec, windows)
+    try:
+        (install_npm if request.ecosystem == "npm" else install_pypi)(steps, request)
+    except StepTimeout:
+        raise SandboxError(f"installing {request.spec} took longer than {request.timeout_seconds} s; "
+                           "raise --install-timeout") from None
+    return steps.output(OUTPUT_TAIL_CHARS)
+
+
+def _refused_note(proxy: InstallProxy, windows: list[Window]) -> str:
+    """For a failed install's one-line error: the refused hosts, and the step that tried each."""
+    refused = sorted({f"{a.host} ({a.script} of {a.package})" if a.package and a.script else a.host
+                      for a in denied(proxy.attempts(windows))})
+    return f"; during the install it tried to reach {', '.join(refused)} (refused)" if refused else ""
 
 
 def _manifest_from_image(session: SandboxSession, image: str, ecosystem: Ecosystem) -> dict[str, Any]:
@@ -143,33 +180,6 @@ def _manifest_from_image(session: SandboxSession, image: str, ecosystem: Ecosyst
         return _read_manifest(session.client, container_id, ecosystem)
     finally:
         session.remove_container(container_id)
-
-
-def _install_command(request: InstallRequest) -> list[str]:
-    if request.ecosystem == "npm":
-        command = ["npm", "install", "--prefix", "/opt/server", "--omit=dev", "--no-audit", "--no-fund",
-                   "--loglevel=warn"]
-        if request.ignore_scripts:
-            command.append("--ignore-scripts")
-        if request.local_path is not None and request.local_path.is_dir():
-            command.append("--install-links")
-        return [*command, request.spec]
-    venv = "set -e; uv venv --quiet --python /usr/bin/python3 /opt/server/venv; "
-    describe = "/opt/server/venv/bin/python /usr/local/lib/mcp-sandbox/describe_install.py > /opt/server/install.json"
-    if request.local_path is not None:
-        install = 'uv pip install --python /opt/server/venv/bin/python --compile-bytecode "$1"; '
-    else:
-        # A registry package: resolve the whole tree with hashes first, then install with hashes required, so
-        # every file is checked against the index's sha256 and the pinned tree is kept as the install's lockfile.
-        install = (
-            f'printf "%s\\n" "$1" > /tmp/requested.txt; '
-            "uv pip compile --quiet --no-header --generate-hashes --python /opt/server/venv/bin/python "
-            f"/tmp/requested.txt -o {PYTHON_LOCKFILE}; "
-            "uv pip install --python /opt/server/venv/bin/python --compile-bytecode --require-hashes "
-            f"-r {PYTHON_LOCKFILE}; "
-        )
-    # The package spec is passed as an argument ($1), never interpolated into the script.
-    return ["sh", "-c", venv + install + describe, "mcp-sandbox-install", request.spec]
 
 
 def _install_environment(request: InstallRequest, proxy_environment: dict[str, str]) -> dict[str, str]:
@@ -187,9 +197,8 @@ def _install_environment(request: InstallRequest, proxy_environment: dict[str, s
         "UV_CACHE_DIR": "/home/mcp-install/.cache/uv",
         "LANG": "C.UTF-8",
     }
-    # Proxy settings reach the install phase only; the run phase never sees them. The egress proxy's win: the
-    # internal network has no other way out.
-    env.update({name: os.environ[name] for name in PROXY_VARIABLES if os.environ.get(name)})
+    # Only the install proxy's own variables: the host's (which may hold an upstream's credentials) never reach the
+    # container, whose command line `docker inspect` shows; an upstream is chained by the install proxy instead.
     env.update(proxy_environment)
     return env
 
@@ -214,10 +223,12 @@ def _create_install_container(session: SandboxSession, request: InstallRequest, 
     container_id = session.create_container(
         "install",
         image=runtime_image,
-        # The environment goes in through `env` on the command line, not the container config: `docker commit`
-        # would carry config variables (proxies, CA paths) into the installed image and so into the run phase.
-        command=["env", *(f"{k}={v}" for k, v in _install_environment(request, network["environment"]).items()), *_install_command(request)],
-        user=f"{INSTALL_UID}:{INSTALL_UID}",
+        # It only idles; the host runs each step with `docker exec` (sandbox/install_steps.py), the environment passed
+        # through `env` on each step's command line, not the container config: `docker commit` would carry config
+        # variables (proxies, CA paths) into the installed image and so into the run phase. The idle process runs as
+        # another user than the install, so ending the install user's leftovers after a step never stops it.
+        command=IDLE_COMMAND,
+        user=f"{RUN_UID}:{RUN_UID}",
         working_dir="/opt/server",
         host_config=host_config,
     )
@@ -226,21 +237,6 @@ def _create_install_container(session: SandboxSession, request: InstallRequest, 
         data = pack_path(request.local_path, arcname, INSTALL_UID, INSTALL_UID)
         api.put_archive(container_id, "/opt/src", data)
     return container_id
-
-
-def _run_to_completion(client: docker.DockerClient, container_id: str, timeout: int, request: InstallRequest) -> str:
-    api = client.api
-    api.start(container_id)
-    try:
-        status = api.wait(container_id, timeout=timeout)
-    except (ReadTimeout, RequestsConnectionError):
-        raise SandboxError(f"installing {request.spec} took longer than {timeout} s; raise --install-timeout") from None
-    output = api.logs(container_id, stdout=True, stderr=True).decode("utf-8", errors="replace")[-OUTPUT_TAIL_CHARS:]
-    code = int(status.get("StatusCode", -1))
-    if code != 0:
-        tail = " | ".join(line.strip() for line in output.strip().splitlines()[-6:])
-        raise SandboxError(f"installing {request.spec} failed (exit {code}): {tail}")
-    return output
 
 
 def _read_manifest(client: docker.DockerClient, container_id: str, ecosystem: Ecosystem) -> dict[str, Any]:

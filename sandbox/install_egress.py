@@ -13,6 +13,10 @@ The install container joins only the internal network, with `install_network_set
 point at the proxy's address on that network and its resolver is the proxy's dnsmasq. A proxy-aware client reaches
 the registry; anything else (another host through the proxy, a raw socket, a DNS lookup) fails and is recorded.
 
+Behind a corporate proxy, `start_install_proxy(..., upstream=UpstreamProxy)` makes squid forward what it allows
+through that proxy (a `cache_peer` parent; `never_direct`), except allowlisted hosts the host's NO_PROXY names
+(`always_direct`); see sandbox/upstream_proxy.py. The allowlist and the log are the same either way.
+
 The allowlist is data: `sandbox/assets/registries.json` (npm, pypi), overridable by a file passed as `config` or
 named by MCP_SANDBOX_REGISTRIES, or by passing hosts to `start_install_proxy` directly.
 """
@@ -22,8 +26,9 @@ from __future__ import annotations
 import json
 import os
 import re
+import socket
 import time
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -33,8 +38,10 @@ from docker.errors import NotFound
 from sandbox import images
 from sandbox.errors import SandboxError, UserInputError
 from sandbox.images import DEFAULT_BASE_IMAGE
+from sandbox.install_windows import Window, split_received, squid_started, window_at
 from sandbox.policy import hardened_host_config
 from sandbox.session import SandboxSession
+from sandbox.upstream_proxy import UpstreamProxy, chain_settings, scrub
 
 REGISTRIES_FILE = Path(__file__).resolve().parent / "assets" / "registries.json"
 REGISTRIES_ENV = "MCP_SANDBOX_REGISTRIES"
@@ -48,7 +55,7 @@ MAX_HOST_CHARS = 253
 
 _HOST_RE = re.compile(r"^\.?(?=.{1,253}$)[A-Za-z0-9](?:[A-Za-z0-9-]{0,61}[A-Za-z0-9])?(?:\.[A-Za-z0-9](?:[A-Za-z0-9-]{0,61}[A-Za-z0-9])?)*$")
 _SQUID_LINE = re.compile(r"^MCPEGRESS (?P<time>\S+) (?P<client>\S+) (?P<method>\S+) (?P<host>\S+) (?P<port>\S+) "
-                         r"(?P<status>\S+)/(?P<code>\S+)(?: (?P<bytes>\S+))?$")
+                         r"(?P<status>\S+)/(?P<code>\S+)(?: (?P<bytes>\S+))?(?: (?P<elapsed>\d+))?$")
 _DNS_LINE = re.compile(r"^dnsmasq\[\d+\]: query\[(?P<type>[A-Za-z0-9]+)\] (?P<name>\S+) from (?P<client>\S+)$")
 _SQUID_READY = "Accepting HTTP Socket connections"
 _DNS_READY = "dnsmasq["
@@ -151,6 +158,8 @@ class EgressAttempt:
     via: str = "proxy"
     methods: tuple[str, ...] = ()
     statuses: tuple[str, ...] = field(default=(), metadata={"doc": "squid status/HTTP code, e.g. TCP_DENIED/403"})
+    package: str | None = field(default=None, metadata={"doc": "name@version whose step was running (see Window)"})
+    script: str | None = field(default=None, metadata={"doc": "its script(s), or the phase when no package's runs"})
 
 
 @dataclass
@@ -163,23 +172,26 @@ class InstallProxy:
     image: str
     start_seconds: float
     closed: bool = False
+    upstream: UpstreamProxy | None = None  # what allowed requests are forwarded through (None: direct)
 
     @property
     def proxy_url(self) -> str:
         return f"http://{self.address}:{PROXY_PORT}"
 
-    def attempts(self) -> list[EgressAttempt]:
-        """Every host tried so far, grouped by (via, host, port, verdict) in first-seen order.
+    def attempts(self, windows: Sequence[Window] = ()) -> list[EgressAttempt]:
+        """Every host tried so far, grouped by (via, host, port, verdict, package, script) in first-seen order; with
+        `windows` (the install's steps as the host ran them), each attempt names the step that was running.
 
-        squid logs a request when it ends: call this after the install container has exited (its tunnels are closed
-        then). The proxy's own log lines are the only source; nothing the install container writes is trusted.
+        squid logs a request when it ends: call this after the install's processes have ended (their tunnels are
+        closed then). The proxy's own log lines and the engine's timestamps on them are the only source; nothing the
+        install container writes is trusted.
         """
-        raw = self.session.client.api.logs(self.container_id, stdout=True, stderr=True)
-        return parse_attempts(raw.decode("utf-8", errors="replace"), self.allow.hosts)
+        raw = self.session.client.api.logs(self.container_id, stdout=True, stderr=True, timestamps=bool(windows))
+        return parse_attempts(raw.decode("utf-8", errors="replace"), self.allow.hosts, windows)
 
     def log_tail(self, lines: int = 20) -> str:
         raw = self.session.client.api.logs(self.container_id, stdout=True, stderr=True, tail=lines)
-        return raw.decode("utf-8", errors="replace")
+        return scrub(raw.decode("utf-8", errors="replace"), self.upstream.secrets() if self.upstream else ())
 
     def close(self) -> None:
         """Remove the proxy container and the internal network now (teardown would do it too)."""
@@ -191,14 +203,16 @@ class InstallProxy:
 
 
 def start_install_proxy(session: SandboxSession, allow_hosts: Iterable[str] | RegistryAllowlist, *,
-                        allow_ports: Iterable[int] | None = None, base_image: str = DEFAULT_BASE_IMAGE,
-                        ready_timeout: float = READY_TIMEOUT_SECONDS,
+                        allow_ports: Iterable[int] | None = None, upstream: UpstreamProxy | None = None,
+                        base_image: str = DEFAULT_BASE_IMAGE, ready_timeout: float = READY_TIMEOUT_SECONDS,
                         progress: ProgressFn | None = None) -> InstallProxy:
     """Create the session's internal network and start the egress proxy on it (and on the default bridge).
 
     `allow_hosts`: host names (`.example.org` = and its subdomains), or a RegistryAllowlist from registry_hosts().
-    Returns once squid accepts connections and dnsmasq answers; raises SandboxError (the session still owns and
-    removes whatever was created).
+    `upstream`: the user's proxy to forward allowed requests through (sandbox/upstream_proxy.py); the allowlist
+    applies first either way. Its login is handed to the container on stdin, never in its configuration, and is
+    scrubbed from any error text. Returns once squid accepts connections and dnsmasq answers; raises SandboxError
+    (the session still owns and removes whatever was created).
     """
     started = time.monotonic()
     if isinstance(allow_hosts, RegistryAllowlist):
@@ -208,6 +222,7 @@ def start_install_proxy(session: SandboxSession, allow_hosts: Iterable[str] | Re
         allow = RegistryAllowlist(validate_hosts(allow_hosts),
                                   validate_ports(allow_ports if allow_ports is not None else DEFAULT_PORTS))
     image = images.ensure_runtime_image(session.client, "proxy", base_image=base_image, progress=progress)
+    chain = chain_settings(upstream, allow.hosts)
     api = session.client.api
     network = session.create_network(NETWORK_ROLE, internal=True)
     host_config = hardened_host_config(
@@ -217,25 +232,51 @@ def start_install_proxy(session: SandboxSession, allow_hosts: Iterable[str] | Re
         tmpfs={"/tmp": "rw,nosuid,nodev,noexec,size=64m,mode=1777"},
         # dnsmasq binds port 53 as the unprivileged `proxy` user: allowed by this namespaced sysctl, no capability.
         sysctls={"net.ipv4.ip_unprivileged_port_start": "0"},
+        # A loopback upstream (cntlm, px on 127.0.0.1) is the host's, reached at the default bridge's gateway.
+        **({"extra_hosts": chain.extra_hosts} if chain.extra_hosts else {}),
     )
     container_id = session.create_container(
         PROXY_ROLE,
         image=image.tag,
         environment={"MCP_EGRESS_ALLOW_DOMAINS": " ".join(allow.hosts),
-                     "MCP_EGRESS_ALLOW_PORTS": " ".join(str(p) for p in allow.ports)},
+                     "MCP_EGRESS_ALLOW_PORTS": " ".join(str(p) for p in allow.ports), **chain.environment},
         host_config=host_config,
+        stdin_open=chain.stdin is not None,  # docker-py then sets StdinOnce: stdin closes after our one write
     )
-    # The default bridge is the proxy's only way out (to the registries); connected before start.
+    # The default bridge is the proxy's only way out (to the registries or the upstream); connected before start.
     api.connect_container_to_network(container_id, "bridge")
-    api.start(container_id)
-    _wait_ready(session, container_id, ready_timeout)
+    _start(api, container_id, chain.stdin)
+    _wait_ready(session, container_id, ready_timeout, upstream.secrets() if upstream else ())
     networks = (api.inspect_container(container_id).get("NetworkSettings") or {}).get("Networks") or {}
     address = str((networks.get(network) or {}).get("IPAddress") or "")
     if not address:
         raise SandboxError(f"the install proxy has no address on {network}")
     _check_network(session, network)
     return InstallProxy(session=session, container_id=container_id, network=network, address=address, allow=allow,
-                        image=image.tag, start_seconds=round(time.monotonic() - started, 3))
+                        image=image.tag, start_seconds=round(time.monotonic() - started, 3), upstream=upstream)
+
+
+def _start(api: Any, container_id: str, stdin: bytes | None) -> None:
+    """Start the container; with `stdin`, attach to its stdin first and hand the bytes over once, then close it (the
+    container was created with stdin_once, so its entry point reads them and then sees end of file)."""
+    if stdin is None:
+        api.start(container_id)
+        return
+    attached = api.attach_socket(container_id, params={"stdin": 1, "stream": 1})
+    raw = getattr(attached, "_sock", attached)
+    if not isinstance(raw, socket.socket):
+        raise SandboxError(f"cannot hand the upstream login to the install proxy over a {type(raw).__name__}")
+    try:
+        api.start(container_id)
+        raw.sendall(stdin)
+    finally:
+        try:
+            raw.shutdown(socket.SHUT_RDWR)  # end of file for the entry point; nothing is read back
+        except OSError:
+            pass
+        if attached is not raw:
+            attached.close()  # docker-py's wrapper holds the descriptor too (see sandbox/run.py close_attach)
+        raw.close()
 
 
 def install_network_settings(proxy: InstallProxy) -> dict[str, Any]:
@@ -257,13 +298,20 @@ def install_network_settings(proxy: InstallProxy) -> dict[str, Any]:
     return {"network_mode": proxy.network, "dns": [proxy.address], "environment": env}
 
 
-def parse_attempts(log: str, allow_hosts: Iterable[str]) -> list[EgressAttempt]:
-    """Group squid access-log lines (`MCPEGRESS …`) and dnsmasq query lines into attempts."""
+AttemptKey = tuple[str, str, int | None, bool, str | None, str | None]
+
+
+def parse_attempts(log: str, allow_hosts: Iterable[str], windows: Sequence[Window] = ()) -> list[EgressAttempt]:
+    """Group squid access-log lines (`MCPEGRESS …`) and dnsmasq query lines into attempts. With `windows`, the lines
+    carry the engine's `--timestamps` prefix and each attempt is given to the step running when it began
+    (sandbox/install_windows.py); an attempt with no window (or without windows) names no package or script."""
     allow_hosts = tuple(allow_hosts)
-    groups: dict[tuple[str, str, int | None, bool], dict[str, Any]] = {}
-    for line in log.splitlines():
+    groups: dict[AttemptKey, dict[str, Any]] = {}
+    for raw_line in log.splitlines():
+        received, line = split_received(raw_line.strip())
         line = line.strip()
         key: tuple[str, str, int | None, bool] | None = None
+        began: float | None = None
         method = status = ""
         squid = _SQUID_LINE.match(line)
         if squid:
@@ -273,23 +321,27 @@ def parse_attempts(log: str, allow_hosts: Iterable[str]) -> list[EgressAttempt]:
             method = squid["method"]
             key = ("proxy", host, port, not squid["status"].startswith("TCP_DENIED") and host != "-"
                    and squid["code"] != "400")
+            began = squid_started(squid["time"], squid["elapsed"])
         else:
             dns = _DNS_LINE.match(line)
             if dns:
                 host = _clean_host(dns["name"])
                 method = dns["type"]
                 key = ("dns", host, None, host_allowed(host, allow_hosts))
+                began = received
         if key is None:
             continue
-        group = groups.setdefault(key, {"count": 0, "methods": [], "statuses": []})
+        window = window_at(windows, began)
+        full_key: AttemptKey = (*key, window.package if window else None, window.script if window else None)
+        group = groups.setdefault(full_key, {"count": 0, "methods": [], "statuses": []})
         group["count"] += 1
         if method and method not in group["methods"]:
             group["methods"].append(method)
         if status and status not in group["statuses"]:
             group["statuses"].append(status)
     return [EgressAttempt(host=host, port=port, allowed=allowed, count=g["count"], via=via,
-                          methods=tuple(g["methods"]), statuses=tuple(g["statuses"]))
-            for (via, host, port, allowed), g in groups.items()]
+                          methods=tuple(g["methods"]), statuses=tuple(g["statuses"]), package=package, script=script)
+            for (via, host, port, allowed, package, script), g in groups.items()]
 
 
 def denied(attempts: Iterable[EgressAttempt]) -> list[EgressAttempt]:
@@ -303,7 +355,7 @@ def _clean_host(text: str) -> str:
     return text[:MAX_HOST_CHARS] or "-"
 
 
-def _wait_ready(session: SandboxSession, container_id: str, timeout: float) -> None:
+def _wait_ready(session: SandboxSession, container_id: str, timeout: float, secrets: tuple[str, ...] = ()) -> None:
     api = session.client.api
     deadline = time.monotonic() + timeout
     while True:
@@ -312,7 +364,7 @@ def _wait_ready(session: SandboxSession, container_id: str, timeout: float) -> N
             return
         state = api.inspect_container(container_id).get("State") or {}
         if not state.get("Running") or "MCPEGRESS-ERROR" in log or time.monotonic() > deadline:
-            tail = " | ".join(line.strip() for line in log.strip().splitlines()[-6:])
+            tail = scrub(" | ".join(line.strip() for line in log.strip().splitlines()[-6:]), secrets)
             what = "exited" if not state.get("Running") else "did not become ready"
             raise SandboxError(f"the install egress proxy {what}: {tail or 'no output'}")
         time.sleep(0.05)

@@ -73,9 +73,11 @@ def hardened_host_config(api: Any, *, memory_bytes: int, nano_cpus: int, pids_li
     )
 
 
+# Also the report's model (scanner.report.SandboxInfo.applied): the docstring and metadata["description"] are its
+# JSON Schema text, so the field list exists once.
 @dataclass(frozen=True)
 class AppliedPolicy:
-    """The policy as the engine applied it, read back from `docker inspect` of the run container."""
+    """The sandbox policy as the engine applied it, read back from `docker inspect`."""
 
     network_mode: str
     read_only_rootfs: bool
@@ -91,8 +93,9 @@ class AppliedPolicy:
     init: bool
     restart_policy: str
     tmpfs: dict[str, str]
-    mounts: list[str]
-    env_names: list[str]
+    mounts: list[str] = field(metadata={"description": "Host paths mounted into the container (must be empty)."})
+    env_names: list[str] = field(
+        metadata={"description": "Names of the environment variables set (values are not recorded)."})
     image: str
     image_id: str
 

@@ -9,6 +9,7 @@ from typing import Any
 
 import anyio
 from mcp import Client
+from mcp.client import IncomingMessage
 from mcp.shared.exceptions import MCPError
 from mcp_types import Implementation
 
@@ -44,7 +45,16 @@ _SESSION_ERRORS = (TimeoutError, MCPError, anyio.EndOfStream, anyio.ClosedResour
                    ConnectionError)
 
 
-AfterListing = Callable[[Client, "Inventory"], Awaitable[None]]
+MessageHandler = Callable[[IncomingMessage], Awaitable[None]]
+
+
+@dataclass(frozen=True)
+class AfterListing:
+    """What `collect` runs in the session after listing (the probes), and the handler that sees the server's
+    notifications (e.g. tools/list_changed) on that session: the SDK takes it only when the Client is made."""
+
+    run: Callable[[Client, Inventory], Awaitable[None]]
+    on_message: MessageHandler | None = None
 
 
 async def collect(stdio: AttachedStdio, health: WireHealth, timeouts: Timeouts, started_at: float,
@@ -59,6 +69,7 @@ async def collect(stdio: AttachedStdio, health: WireHealth, timeouts: Timeouts, 
         read_timeout_seconds=timeouts.startup,
         client_info=Implementation(name="mcp-sandbox", version=__version__),
         cache=None,
+        message_handler=after_listing.on_message if after_listing is not None else None,
     )
     step = "connecting (initialize)"
     async with stdio:
@@ -70,7 +81,7 @@ async def collect(stdio: AttachedStdio, health: WireHealth, timeouts: Timeouts, 
                 await _list_all(client, inventory, health, timeouts, started_at)
                 if after_listing is not None and not inventory.errors:
                     step = "probing"
-                    await after_listing(client, inventory)
+                    await after_listing.run(client, inventory)
         except _SESSION_ERRORS as exc:
             inventory.errors.append(_explain(step, exc, health, timeouts.startup))
         except ExceptionGroup as group:  # the SDK's task groups wrap what ended the session

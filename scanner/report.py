@@ -6,6 +6,7 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, PrivateAttr
 
+from sandbox.policy import AppliedPolicy  # the sandbox's dataclass is the report's model: one field list
 from scanner import __version__
 from scanner.probes.model import ProbeResult
 from scanner.provenance.model import ProvenanceReport
@@ -64,29 +65,6 @@ class InstallInfo(_Model):
     seconds: float = 0.0
 
 
-class AppliedPolicy(_Model):
-    """The sandbox policy as the engine applied it, read back from `docker inspect`."""
-
-    network_mode: str
-    read_only_rootfs: bool
-    cap_drop: list[str]
-    cap_add: list[str]
-    no_new_privileges: bool
-    privileged: bool
-    user: str
-    pids_limit: int | None
-    memory_bytes: int
-    memory_swap_bytes: int
-    nano_cpus: int
-    init: bool
-    restart_policy: str
-    tmpfs: dict[str, str]
-    mounts: list[str] = Field(description="Host paths mounted into the container (must be empty).")
-    env_names: list[str] = Field(description="Names of the environment variables set (values are not recorded).")
-    image: str
-    image_id: str
-
-
 class TeardownInfo(_Model):
     complete: bool
     seconds: float
@@ -99,6 +77,8 @@ class SandboxInfo(_Model):
     network: Literal["observe", "none"] | None = Field(
         default=None, description="observe: an egress sink answers and logs every DNS query and connection; "
         "none: loopback only.")
+    # A stdlib dataclass from sandbox/: pydantic validates and serialises it with this model's config (extra
+    # forbidden) and takes field descriptions from its dataclasses.field metadata, so the fields are listed once.
     applied: AppliedPolicy | None = None
     teardown: TeardownInfo | None = None
     stderr: str = Field(default="", description="The server's stderr (tail, size-capped, untrusted).")

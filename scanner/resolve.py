@@ -2,22 +2,21 @@
 
 from __future__ import annotations
 
+import json
 import os
-import ssl
 from dataclasses import dataclass
-from pathlib import Path
-from urllib.parse import quote
+from urllib.parse import quote, urlsplit
 
 import httpx
 
 from sandbox.errors import SandboxError
 from scanner.errors import UsageError
+from scanner.provenance.http import NPM_REGISTRY as DEFAULT_NPM_REGISTRY
+from scanner.provenance.http import PYPI_INDEX, fetch
 from scanner.targets import Target
 
-NPM_REGISTRY = os.environ.get("MCP_SANDBOX_NPM_REGISTRY", "https://registry.npmjs.org")
-PYPI_JSON = os.environ.get("MCP_SANDBOX_PYPI_JSON", "https://pypi.org/pypi")
-DEFAULT_CA_BUNDLE = Path("/etc/ssl/certs/ca-certificates.crt")
-TIMEOUT = httpx.Timeout(20.0, connect=10.0)
+NPM_REGISTRY = os.environ.get("MCP_SANDBOX_NPM_REGISTRY", DEFAULT_NPM_REGISTRY)
+PYPI_JSON = os.environ.get("MCP_SANDBOX_PYPI_JSON", f"{PYPI_INDEX}/pypi")
 
 
 @dataclass(frozen=True)
@@ -26,12 +25,10 @@ class Resolved:
     version: str
 
 
-def http_client(ca_bundle: Path | None) -> httpx.Client:
-    """An HTTP client that trusts the given CA bundle (corporate TLS interception), else the system's."""
-    bundle = ca_bundle or (DEFAULT_CA_BUNDLE if DEFAULT_CA_BUNDLE.is_file() else None)
-    verify: ssl.SSLContext | bool = ssl.create_default_context(cafile=str(bundle)) if bundle else True
-    return httpx.Client(timeout=TIMEOUT, verify=verify, follow_redirects=True,
-                        headers={"User-Agent": "mcp-sandbox", "Accept": "application/json"})
+def endpoint_hosts() -> tuple[str, ...]:
+    """The hosts resolution asks: the registries, or the endpoints an operator set in MCP_SANDBOX_NPM_REGISTRY /
+    MCP_SANDBOX_PYPI_JSON (a mirror), which the registry client must then also reach."""
+    return tuple(host for host in (urlsplit(NPM_REGISTRY).hostname, urlsplit(PYPI_JSON).hostname) if host)
 
 
 def resolve(target: Target, client: httpx.Client) -> Resolved:
@@ -41,16 +38,18 @@ def resolve(target: Target, client: httpx.Client) -> Resolved:
 
 
 def _get_json(client: httpx.Client, url: str, what: str) -> dict | None:
-    try:
-        response = client.get(url)
-    except httpx.HTTPError as exc:
-        raise SandboxError(f"cannot reach the registry for {what} ({type(exc).__name__}: {exc})") from exc
-    if response.status_code == 404:
+    """The JSON document at url (bounded read), None when the registry says 404; anything else is an error."""
+    got = fetch(client, url, accept="application/json")
+    if got.status == 404:
         return None
-    if response.status_code != 200:
-        raise SandboxError(f"the registry answered HTTP {response.status_code} for {what}")
+    if got.status is None:
+        raise SandboxError(f"cannot reach the registry for {what} ({got.reason})")
+    if got.status != 200:
+        raise SandboxError(f"the registry answered HTTP {got.status} for {what}")
+    if not got.ok:
+        raise SandboxError(f"the registry's answer for {what} was not read: {got.reason}")
     try:
-        data = response.json()
+        data = json.loads(got.content)
     except ValueError as exc:
         raise SandboxError(f"the registry sent invalid JSON for {what}") from exc
     return data if isinstance(data, dict) else None

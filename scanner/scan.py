@@ -16,8 +16,10 @@ from sandbox import engine, gc, images, install, run
 from sandbox.attach import AttachedStdio
 from sandbox.egress import Sink, start_sink
 from sandbox.install import InstalledServer, InstallRequest
+from sandbox.install_egress import EgressAttempt as SandboxEgressAttempt
 from sandbox.policy import RunPolicy
 from sandbox.session import SandboxSession
+from sandbox.upstream_proxy import UpstreamProxy
 from scanner.config import Config
 from scanner.interrupts import terminate_as_interrupt, uninterruptible
 from scanner.inventory import Inventory, Timeouts, collect
@@ -31,14 +33,16 @@ from scanner.provenance.installed import advisory_source, check_installed
 from scanner.provenance.known_bad import known_bad_finding
 from scanner.provenance.model import EgressAttempt as InstallEgress
 from scanner.provenance.rules import egress_finding
-from scanner.report import (AppliedPolicy, Finding, InstallInfo, Report, SandboxInfo, ServerInfo, TargetInfo, TeardownInfo)
-from scanner.resolve import http_client, resolve
+from scanner.provenance.http import make_client
+from scanner.report import Finding, InstallInfo, Report, SandboxInfo, ServerInfo, TargetInfo, TeardownInfo
+from scanner.resolve import endpoint_hosts, resolve
 from scanner.rules.engine import run_rules
 from scanner.score import compute
 from scanner.targets import Target, content_hash, parse_target
-from scanner.untrusted import cap_json, cap_text, decode_bytes
+from scanner.untrusted import cap_json, cap_text, decode_bytes, escape_for_terminal
 
 Progress = Callable[[str], None]
+MAX_ATTRIBUTION_CHARS = 300  # an install egress attempt's package or script, as stored in the report
 
 
 @dataclass(frozen=True)
@@ -56,6 +60,8 @@ class ScanOptions:
     advisories: str | None = None
     probes: ProbeOptions = field(default_factory=ProbeOptions)
     network: Literal["observe", "none"] = "observe"
+    # The proxy the install proxy chains to; the CLI resolves --upstream-proxy / HTTPS_PROXY into it. None: direct.
+    upstream_proxy: UpstreamProxy | None = None
 
 
 def run_scan(options: ScanOptions, progress: Progress = lambda _: None) -> Report:
@@ -102,15 +108,16 @@ def _install_request(target: Target, options: ScanOptions, progress: Progress) -
         return InstallRequest(
             target.ecosystem, f"/opt/src/{arcname}", target.name, f"local:{content_hash(target.path)}",
             local_path=target.path, ignore_scripts=options.ignore_scripts, ca_bundle=_ca(options),
-            timeout_seconds=options.install_timeout,
+            timeout_seconds=options.install_timeout, upstream_proxy=options.upstream_proxy,
         )
     progress(f"resolving {target.requested}")
-    with http_client(options.ca_bundle) as http:
+    with make_client(ca_bundle=options.ca_bundle, extra_hosts=endpoint_hosts()) as http:
         resolved = resolve(target, http)
     spec = f"{resolved.name}@{resolved.version}" if target.ecosystem == "npm" else f"{resolved.name}=={resolved.version}"
     return InstallRequest(
         target.ecosystem, spec, resolved.name, f"{target.ecosystem}:{resolved.name}@{resolved.version}",
         ignore_scripts=options.ignore_scripts, ca_bundle=_ca(options), timeout_seconds=options.install_timeout,
+        upstream_proxy=options.upstream_proxy,
     )
 
 
@@ -131,7 +138,8 @@ def _install_and_inspect(session: SandboxSession, request: InstallRequest, runti
     progress("checking provenance")
     report.provenance, provenance_findings = check_installed(
         request.ecosystem, installed.name, installed.version, local=request.local_path is not None,
-        manifest=installed.manifest or None, advisories=advisory_source(options.advisories))
+        manifest=installed.manifest or None, advisories=advisory_source(options.advisories),
+        ca_bundle=options.ca_bundle)
     report.findings.extend(provenance_findings)
     _record_install_egress(report, installed, f"{installed.name}@{installed.version}")
     command = choose_command(installed.name, installed.entry_points, options.command, options.server_args)
@@ -147,7 +155,7 @@ def _install_and_inspect(session: SandboxSession, request: InstallRequest, runti
     plan = probe_phase.prepare(options.probes, policy)  # canaries and the workspace seed
     server = run.start_server(session, installed.image, command, plan.policy)
     assert report.sandbox is not None
-    report.sandbox.applied = AppliedPolicy(**server.applied.as_dict())
+    report.sandbox.applied = server.applied
     report.timings.start = server.start_seconds
     stdio = AttachedStdio(server.socket)
     health = WireHealth()
@@ -172,15 +180,28 @@ def _install_and_inspect(session: SandboxSession, request: InstallRequest, runti
 
 
 def _record_install_egress(report: Report, installed: InstalledServer, package: str) -> None:
-    """Every host the install tried, from the egress proxy's logs; one outside the registry allowlist is I7."""
+    """Every host the install tried, from the egress proxy's logs, with the package and script whose install step
+    tried it; one outside the registry allowlist is I7."""
     assert report.provenance is not None
     for attempt in installed.egress:
-        host = f"{attempt.host}:{attempt.port}" if attempt.port else attempt.host
-        recorded = InstallEgress(host=host, allowed=attempt.allowed, package=package, script=None)
+        recorded = _install_egress(attempt, package)
         report.provenance.egress.append(recorded)
         refused = egress_finding(recorded)
         if refused is not None:
             report.findings.append(refused)
+
+
+def _install_egress(attempt: SandboxEgressAttempt, installed_package: str) -> InstallEgress:
+    """The report's record of one attempt. Package and script were read from files the install wrote (escaped and
+    capped there, and again here as untrusted text); an attempt that no install step claims is charged to the
+    installed package as a whole."""
+    host = f"{attempt.host}:{attempt.port}" if attempt.port else attempt.host
+    package, script = attempt.package, attempt.script
+    if package is None and script is None:
+        package = installed_package
+    return InstallEgress(host=host, allowed=attempt.allowed,
+                         package=escape_for_terminal(package, MAX_ATTRIBUTION_CHARS) if package else None,
+                         script=escape_for_terminal(script, MAX_ATTRIBUTION_CHARS) if script else None)
 
 
 def _fill_inventory(report: Report, inventory: Inventory, health: WireHealth, config: Config) -> None:

@@ -8,16 +8,22 @@ from __future__ import annotations
 
 import json
 import signal
+import tarfile
 import subprocess
 import sys
 import textwrap
+import time
+import uuid
 
 import pytest
 
-from sandbox import gc, images, labels
+from sandbox import gc, images, install, labels
 from sandbox import install_egress as ie
-from sandbox.errors import UserInputError
+from sandbox import install_windows as iw
+from sandbox.errors import SandboxError, UserInputError
 from sandbox.session import SandboxSession
+from scanner.provenance.model import EgressAttempt as ProvenanceEgress
+from scanner.provenance.rules import egress_finding
 from tests.sandbox_helpers import REPO, labelled_containers
 
 CA = "/etc/ssl/certs/ca-certificates.crt"
@@ -93,6 +99,80 @@ def test_parse_attempts_groups_squid_and_dnsmasq_lines():
     assert ("proxy", "bad\\x01host.invalid", 443) in by_key  # control characters never reach a report raw
     assert [a.host for a in ie.denied(attempts)] == [PHONE_HOME, PHONE_HOME, "-", "raw.example.invalid",
                                                      "bad\\x01host.invalid"]
+
+
+# ------------------------------------------------------------------------------------ attribution windows (unit)
+
+FETCH = iw.Window(1795982669.000, None, "npm install --ignore-scripts (fetching the tree; no install script runs)")
+GUILTY = iw.Window(1795982670.000, "guilty@1.0.0", "postinstall")
+INNOCENT = iw.Window(1795982671.000, "innocent@2.0.0", "preinstall, postinstall")
+
+
+def _stamp(seconds: float) -> str:
+    """The engine's `docker logs --timestamps` prefix for a moment (UTC, nanoseconds)."""
+    whole = int(seconds)
+    return time.strftime("%Y-%m-%dT%H:%M:%S", time.gmtime(whole)) + f".{round((seconds - whole) * 1e9):09d}Z"
+
+
+def test_each_attempt_goes_to_the_step_running_when_it_began():
+    log = "\n".join([
+        f"{_stamp(1795982668.500)} 2026/11/29 20:04:22| Accepting HTTP Socket connections at conn2",
+        # Before the first window: not the install's doing, names nothing.
+        f"{_stamp(1795982668.600)} dnsmasq[9]: query[A] early.example.invalid from 172.18.0.3",
+        # npm fetching: a registry tunnel that stays open across the next two windows is logged when it closes
+        # (squid time 1795982671.500) but began at 1795982669.300 (response time 2200 ms): the fetch window.
+        f"{_stamp(1795982671.501)} MCPEGRESS 1795982671.500 172.18.0.3 CONNECT registry.npmjs.org 443 "
+        "TCP_TUNNEL/200 22067 2200",
+        # The guilty package's postinstall: a denied CONNECT and a DNS lookup, both inside its window.
+        f"{_stamp(1795982670.201)} MCPEGRESS 1795982670.200 172.18.0.3 CONNECT exfil.example.invalid 443 "
+        "TCP_DENIED/403 3368 0",
+        f"{_stamp(1795982670.300)} dnsmasq[9]: query[A] guilty.example.invalid from 172.18.0.3",
+        f"{_stamp(1795982670.301)} dnsmasq[9]: query[AAAA] guilty.example.invalid from 172.18.0.3",
+        # The innocent package: only the registry.
+        f"{_stamp(1795982671.400)} MCPEGRESS 1795982671.399 172.18.0.3 CONNECT registry.npmjs.org 443 "
+        "TCP_TUNNEL/200 100 50",
+        # The engine's timestamp is the one that counts, whatever a looked-up name looks like.
+        f"{_stamp(1795982671.600)} dnsmasq[9]: query[A] 1795982669.000.example.invalid from 172.18.0.3",
+    ])
+    attempts = ie.parse_attempts(log, ["registry.npmjs.org"], [FETCH, GUILTY, INNOCENT])
+    got = {(a.host, a.port, a.package, a.script, a.count) for a in attempts}
+    assert got == {
+        ("early.example.invalid", None, None, None, 1),
+        ("registry.npmjs.org", 443, None, FETCH.script, 1),
+        ("exfil.example.invalid", 443, "guilty@1.0.0", "postinstall", 1),
+        ("guilty.example.invalid", None, "guilty@1.0.0", "postinstall", 2),
+        ("registry.npmjs.org", 443, "innocent@2.0.0", "preinstall, postinstall", 1),
+        ("1795982669.000.example.invalid", None, "innocent@2.0.0", "preinstall, postinstall", 1),
+    }
+    assert {a.package for a in ie.denied(attempts)} == {None, "guilty@1.0.0", "innocent@2.0.0"}
+    # Without windows (or without the engine's timestamps) nothing is attributed, as before.
+    assert all(a.package is None and a.script is None for a in ie.parse_attempts(log, ["registry.npmjs.org"]))
+
+
+def test_window_boundaries_and_clocks():
+    windows = [FETCH, GUILTY, INNOCENT]
+    assert iw.window_at(windows, GUILTY.begins) is GUILTY  # a window owns the instant it opens
+    assert iw.window_at(windows, GUILTY.begins - 1e-6) is FETCH
+    assert iw.window_at(windows, 1e12) is INNOCENT  # the last step's window never closes
+    assert iw.window_at(windows, FETCH.begins - 1) is None and iw.window_at(windows, None) is None
+    assert iw.window_at([], 1.0) is None
+    assert iw.squid_started("1795982671.500", "2200") == pytest.approx(1795982669.300)
+    assert iw.squid_started("1795982671.500", None) == pytest.approx(1795982671.500)
+    assert iw.squid_started("garbage", "1") is None
+    assert iw.engine_time("2026-11-29T21:36:15.460732244Z") == pytest.approx(1795988175.460732244, abs=1e-6)
+    assert iw.engine_time("2026-11-29T22:36:15.5+01:00") == pytest.approx(1795988175.5)
+    assert iw.engine_time("2026-11-29T21:36:15Z") == 1795988175.0
+    assert iw.engine_time("yesterday") is None and iw.engine_time("2026-13-45T99:99:99Z") is None
+    assert iw.split_received(f"{_stamp(1795988175.25)} dnsmasq[9]: x") == (pytest.approx(1795988175.25),
+                                                                         "dnsmasq[9]: x")
+    assert iw.split_received("MCPEGRESS 1 2") == (None, "MCPEGRESS 1 2")
+
+
+def test_untrusted_labels_are_escaped_and_capped():
+    assert iw.untrusted_label("left-pad@1.3.0") == "left-pad@1.3.0"
+    assert iw.untrusted_label("evil\x1b[2J\u202ename\n") == "evil\\x1b[2J\\u202ename\\x0a"
+    capped = iw.untrusted_label("a" * 1000, limit=50)
+    assert len(capped) == 50 and capped.endswith("…")
 
 
 def test_network_settings_override_every_proxy_variable():
@@ -234,6 +314,121 @@ def test_teardown_removes_an_untracked_labelled_network_and_its_containers(docke
     assert session.teardown_result.complete, session.teardown_result
     assert name in session.teardown_result.removed
     assert _session_networks(docker_client, session.id) == []
+
+
+SCRIPT_TREE = REPO / "tests" / "servers" / "npm-script-tree"
+GUILTY_PACKAGE = "mcp-zoo-guilty@0.1.0"
+
+
+@pytest.fixture
+def script_tree(tmp_path):
+    """A .tgz of two packages with postinstall scripts: mcp-zoo-script-tree (harmless) bundling mcp-zoo-guilty
+    (phones home, and leaves a process behind that would phone home again during the next package's step)."""
+    path = tmp_path / "script-tree.tgz"
+    with tarfile.open(path, "w:gz") as tar:
+        tar.add(SCRIPT_TREE / "root", arcname="package")
+        tar.add(SCRIPT_TREE / "guilty", arcname="package/node_modules/mcp-zoo-guilty")
+    return path
+
+
+def _install_tree(client, tgz, *, ignore_scripts):
+    runtime = images.ensure_runtime_image(client, "node")
+    request = install.InstallRequest(
+        "npm", f"/opt/src/{tgz.name}", "mcp-zoo-script-tree", f"test:{uuid.uuid4()}", local_path=tgz,
+        ignore_scripts=ignore_scripts, ca_bundle=images.DEFAULT_CA_BUNDLE if images.DEFAULT_CA_BUNDLE.is_file() else None)
+    with SandboxSession(client) as session:
+        installed = install.install(session, request, runtime.tag, runtime.image_id, use_cache=False)
+    assert session.teardown_result is not None and session.teardown_result.complete
+    return installed
+
+
+@pytest.mark.docker
+def test_install_egress_names_the_guilty_package_and_script_only(docker_client, script_tree, no_leftovers):
+    installed = _install_tree(docker_client, script_tree, ignore_scripts=False)
+    try:
+        refused = ie.denied(installed.egress)
+        assert {(a.host, a.via) for a in refused} == {("exfil.example.invalid", "proxy"),
+                                                      ("guilty.example.invalid", "dns")}
+        assert {(a.package, a.script) for a in refused} == {(GUILTY_PACKAGE, "postinstall")}
+        # The process the guilty script left behind was ended before the innocent package's step: never blamed on it.
+        assert not any(a.package == "mcp-zoo-script-tree@0.1.0" for a in installed.egress)
+        assert "late.example.invalid" not in {a.host for a in installed.egress}
+        # Both scripts ran (the harmless one wrote its marker), and the attribution survives the image cache.
+        with SandboxSession(docker_client) as session:
+            cached = install._cached(session, installed.image, installed.runtime_image, "npm")
+        assert cached is not None and cached.egress == installed.egress
+        bundled = installed.manifest["packages"]["node_modules/mcp-zoo-script-tree/node_modules/mcp-zoo-guilty"]
+        assert bundled["inBundle"] is True
+        marker = docker_client.containers.run(installed.image, ["cat", "/opt/server/node_modules/mcp-zoo-script-tree/"
+                                                                "postinstall-ran"], entrypoint=[], remove=True,
+                                              network_disabled=True)
+        assert marker == b"harmless"
+        # What the report's I7 finding says.
+        finding = egress_finding(ProvenanceEgress(host="exfil.example.invalid:443", allowed=False,
+                                                  package=refused[0].package, script=refused[0].script))
+        assert finding is not None and finding.message == (
+            f"install script postinstall of {GUILTY_PACKAGE} tried to reach exfil.example.invalid:443 (refused)")
+    finally:
+        docker_client.images.remove(installed.image, force=True)
+
+
+@pytest.mark.docker
+def test_ignore_scripts_runs_no_script_step(docker_client, script_tree, no_leftovers):
+    installed = _install_tree(docker_client, script_tree, ignore_scripts=True)
+    try:
+        assert ie.denied(installed.egress) == []
+        assert all(a.package is None for a in installed.egress)
+        assert "postinstall-ran" not in docker_client.containers.run(
+            installed.image, ["ls", "/opt/server/node_modules/mcp-zoo-script-tree"], entrypoint=[], remove=True,
+            network_disabled=True).decode()
+    finally:
+        docker_client.images.remove(installed.image, force=True)
+
+
+@pytest.mark.docker
+def test_a_failing_install_script_stops_the_install_with_one_line_naming_it(docker_client, tmp_path, no_leftovers):
+    package = tmp_path / "failing"
+    package.mkdir()
+    (package / "package.json").write_text(json.dumps({
+        "name": "mcp-zoo-failing", "version": "0.1.0",
+        "scripts": {"postinstall": "node -e \"require('dns').lookup('fail.example.invalid', () => process.exit(3))\""}}))
+    runtime = images.ensure_runtime_image(docker_client, "node")
+    request = install.InstallRequest("npm", "/opt/src/pkg", "mcp-zoo-failing", f"test:{uuid.uuid4()}",
+                                     local_path=package)
+    with SandboxSession(docker_client) as session:
+        with pytest.raises(SandboxError) as raised:
+            install.install(session, request, runtime.tag, runtime.image_id, use_cache=False)
+    message = str(raised.value)
+    assert "\n" not in message
+    assert message.startswith("installing /opt/src/pkg failed (exit 3) in the postinstall script of "
+                              "mcp-zoo-failing@0.1.0: ")
+    assert message.endswith("; during the install it tried to reach fail.example.invalid "
+                            "(postinstall of mcp-zoo-failing@0.1.0) (refused)")
+    assert session.teardown_result is not None and session.teardown_result.complete
+
+
+@pytest.mark.docker
+@pytest.mark.registry
+def test_a_pypi_sdist_is_built_in_its_own_step(docker_client, no_leftovers):
+    """docopt 0.6.2 exists only as an sdist: its build backend runs alone, so what it tries is charged to it."""
+    runtime = images.ensure_runtime_image(docker_client, "python")
+    request = install.InstallRequest(
+        "pypi", "docopt==0.6.2", "docopt", f"test:{uuid.uuid4()}",
+        ca_bundle=images.DEFAULT_CA_BUNDLE if images.DEFAULT_CA_BUNDLE.is_file() else None)
+    with SandboxSession(docker_client) as session:
+        installed = install.install(session, request, runtime.tag, runtime.image_id, use_cache=False)
+    try:
+        assert "> build backend of docopt@0.6.2" in installed.installer_output
+        assert "Built docopt==0.6.2" in installed.installer_output
+        assert installed.egress and all(a.allowed for a in installed.egress)
+        for attempt in installed.egress:  # every step named: resolving (docopt's backend may run), building, wheels
+            assert (attempt.package, attempt.script) in {
+                (None, "uv pip compile (resolving the tree); build backends may run for metadata: docopt@0.6.2"),
+                ("docopt@0.6.2", "build backend"),
+                (None, "uv pip install (wheels only, nothing built; installed .pth files may run)")}, attempt
+        assert installed.manifest["requirements"].startswith("docopt==0.6.2")
+    finally:
+        docker_client.images.remove(installed.image, force=True)
 
 
 KILLED_SCANNER = """

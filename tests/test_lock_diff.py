@@ -266,3 +266,23 @@ def test_a_lock_for_another_package_is_an_error() -> None:
 
     changes = diff(registry_lock("@scope/files"), registry_lock("@scope/fi1es"))
     assert kinds(changes) == [("provenance_changed", "error")] and "@scope/fi1es" in changes[0].message
+
+
+WORKFLOW = "https://github.com/scope/files/.github/workflows/publish.yml@refs/tags/v1.2.3"
+
+
+@pytest.mark.parametrize("update,expected", [
+    ({"workflow": "https://github.com/scope/files/.github/workflows/other.yml@refs/tags/v1.2.3"},
+     [("provenance_changed", "error")]),
+    ({"workflow": None}, [("provenance_changed", "error")]),
+    ({"workflow": None, "unchecked": ["attestation_digest"]}, [("provenance_unchecked", "warning")]),
+    # another release is built from its own tag by the same workflow file: only the version change shows
+    ({"workflow": WORKFLOW.replace("v1.2.3", "v1.2.4"), "version": "1.2.4"}, [("provenance_changed", "warning")]),
+    ({"workflow": WORKFLOW.replace("publish.yml@refs/tags/v1.2.3", "evil.yml@refs/tags/v1.2.4"),
+      "version": "1.2.4"}, [("provenance_changed", "error"), ("provenance_changed", "warning")]),
+])
+def test_build_workflow_changes(update: dict[str, Any], expected: list[tuple[str, str]]) -> None:
+    old_pins = PINS.model_copy(update={"workflow": WORKFLOW, "attestation_digest": None})
+    new_pins = old_pins.model_copy(update=update)
+    assert kinds(diff(lock_of([BASE_TOOL], provenance=old_pins), lock_of([BASE_TOOL], provenance=new_pins))) == \
+        expected

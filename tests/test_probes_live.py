@@ -11,6 +11,7 @@ from rich.console import Console
 
 from sandbox.observe import diff, parse_counters, parse_snapshot
 from scanner.inventory import Timeouts
+from scanner.probes import phase as probe_phase
 from scanner.probes.behavior import persistence_kind
 from scanner.probes.fixtures import parse_fixtures
 from scanner.probes.runner import ProbeOptions
@@ -159,12 +160,18 @@ def test_hung_and_spinning_calls_time_out(no_leftovers):
 
 
 @pytest.mark.docker
-def test_a_description_that_changes_after_a_call_is_a_rug_pull(no_leftovers):
+def test_a_description_that_changes_after_a_call_is_a_rug_pull(no_leftovers, monkeypatch):
+    outcomes = []
+    apply = probe_phase.apply_to_report
+    monkeypatch.setattr(probe_phase, "apply_to_report",
+                        lambda report, holder: outcomes.append(holder.outcome) or apply(report, holder))
     report = probe_zoo("zoo-probe-rugpull")
     changed = findings(report, "P8", "get_forecast")
     assert changed and changed[0].severity == "error" and changed[0].category == "security"
     assert "id_rsa" in changed[0].evidence
     assert report.verdict == "block"
+    # the server's notifications/tools/list_changed reached the runner through the SDK's public message_handler
+    assert outcomes and outcomes[0].list_changed_notifications >= 1
 
 
 @pytest.mark.docker

@@ -35,5 +35,23 @@ def test_egress_outside_the_allowlist_is_I7() -> None:
     bad = egress_finding(EgressAttempt(host="collect.example.invalid", allowed=False, package="demo@1.0.0",
                                        script="postinstall"))
     assert bad is not None and (bad.rule_id, bad.severity) == ("I7", "error")
-    assert "demo@1.0.0 (postinstall)" in bad.message
+    assert bad.message == "install script postinstall of demo@1.0.0 tried to reach collect.example.invalid (refused)"
     assert egress_finding(EgressAttempt(host="registry.npmjs.org", allowed=True)) is None
+
+
+def test_I7_names_the_step_that_tried() -> None:
+    from scanner.provenance.model import EgressAttempt
+    from scanner.provenance.rules import egress_finding
+
+    def message(**kwargs: str) -> str:
+        found = egress_finding(EgressAttempt(host="x.example.invalid:443", allowed=False, **kwargs))
+        assert found is not None
+        return found.message
+
+    assert message(package="a@1", script="preinstall, postinstall").startswith(
+        "install scripts preinstall, postinstall of a@1 tried")
+    assert message(package="docopt@0.6.2", script="build backend").startswith("build backend of docopt@0.6.2 tried")
+    assert message(script="npm install --ignore-scripts (fetching the tree; no install script runs)").startswith(
+        "npm install --ignore-scripts (fetching the tree; no install script runs) tried to reach x.example.invalid:443")
+    assert message(package="b@2").startswith("the install of b@2 tried")
+    assert message().startswith("an install step tried")

@@ -170,7 +170,10 @@ def test_an_install_script_phoning_home_is_refused_and_reported_as_i7(tmp_path, 
     assert {"host": "phone-home.example.invalid", "allowed": False} in [
         {"host": e["host"], "allowed": e["allowed"]} for e in egress]
     i7 = [f for f in report["findings"] if f["rule_id"] == "I7"]
-    assert len(i7) == 1 and "mcp-zoo-phone-home@0.1.0" in i7[0]["message"]
+    assert [f["message"] for f in i7] == [
+        "install script postinstall of mcp-zoo-phone-home@0.1.0 tried to reach phone-home.example.invalid (refused)"]
+    assert {(e["package"], e["script"]) for e in egress if not e["allowed"]} == {
+        ("mcp-zoo-phone-home@0.1.0", "postinstall")}
     assert any(f["rule_id"] == "I5" and "mcp-zoo-phone-home" in f["message"] for f in report["findings"])
     assert [t["name"] for t in report["tools"]] == ["ping_home"]
 

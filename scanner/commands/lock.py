@@ -8,7 +8,9 @@ from pathlib import Path
 import typer
 from rich.console import Console
 
+from sandbox.upstream_proxy import UpstreamProxy
 from scanner.commands.signing import print_verification
+from scanner.commands.upstream import upstream_from_cli, upstream_proxy_option
 from scanner.errors import UsageError
 from scanner.report import Report
 from scanner.scan import ScanOptions, run_scan
@@ -139,14 +141,17 @@ def lock(
     sign: Path | None = typer.Option(None, "--sign", help="Sign the lock with this private key file."),
     sign_env: str | None = typer.Option(None, "--sign-env", help="Sign with the PEM key in this environment variable."),
     accept: bool = typer.Option(False, "--accept", help="Refresh the lock even when its changes include errors."),
+    upstream_proxy: str | None = upstream_proxy_option(),
 ) -> None:
     """Pin a server's tools (fingerprints over RFC 8785 JSON), instructions, prompts and resources, or --check a
     later tools/list against the pins."""
     source_path = _validate(target, from_file, check, fail_on, key, sign, sign_env, accept)
+    if source_path is not None and upstream_proxy is not None:
+        raise UsageError("--upstream-proxy applies to installing a live TARGET; drop it with --from")
     signer = None if check else load_signer(sign, sign_env)
     if source_path is None:
         assert target is not None
-        report = live_report(target, list(server_args or []), command)
+        report = live_report(target, list(server_args or []), command, upstream_from_cli(upstream_proxy))
         new = build_lock(report.as_served())
     else:
         source = load_source(source_path)
@@ -158,11 +163,13 @@ def lock(
         write_with_changes(console, new, lock_path, signer, accept, json_path)
 
 
-def live_report(target: str, server_args: list[str], command: str | None) -> Report:
+def live_report(target: str, server_args: list[str], command: str | None,
+                upstream_proxy: UpstreamProxy | None = None) -> Report:
     """Scan the target in the sandbox (default policy) for its live definitions; exit 3 when it could not list."""
     console = Console(stderr=True, highlight=False)
     with console.status("scanning", spinner="dots") as status:
-        report = run_scan(ScanOptions(target=target, server_args=server_args, command=command),
+        report = run_scan(ScanOptions(target=target, server_args=server_args, command=command,
+                                      upstream_proxy=upstream_proxy),
                           progress=lambda step: status.update(step))
     if report.errors or report.sandbox is None or not report.server.name and not report.tools:
         for error in report.errors or ["the server listed nothing"]:

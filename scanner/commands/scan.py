@@ -15,6 +15,7 @@ from sandbox.policy import RunPolicy
 from scanner.commands.check import STDOUT, exit_code, validate_flags, write_reports
 from scanner.config import load as load_config
 from scanner.commands.lock import write_with_changes
+from scanner.commands.upstream import upstream_from_cli, upstream_proxy_option
 from scanner.errors import UsageError
 from scanner.lock.build import build_lock
 from scanner.inventory import Timeouts
@@ -76,8 +77,9 @@ def scan(
     install_timeout: int = typer.Option(600, "--install-timeout", min=10, help="Seconds the install may take."),
     no_cache: bool = typer.Option(False, "--no-cache", help="Install afresh even if this version was installed."),
     ignore_scripts: bool = typer.Option(False, "--ignore-scripts", help="Do not run npm install scripts."),
-    ca_bundle: Path | None = typer.Option(None, "--ca-bundle", help="CA bundle the install trusts (default: the "
-                                          "host's, for TLS-intercepting proxies)."),
+    ca_bundle: Path | None = typer.Option(None, "--ca-bundle", help="CA bundle the install and the registry "
+                                          "lookups trust (default: the host's, for TLS-intercepting proxies)."),
+    upstream_proxy: str | None = upstream_proxy_option(),
     json_path: str | None = typer.Option(None, "--json", metavar="PATH", help="Write the JSON report (- for stdout)."),
     sarif_path: str | None = typer.Option(None, "--sarif", metavar="PATH", help="Write a SARIF 2.1.0 report."),
     markdown_path: str | None = typer.Option(None, "--markdown", metavar="PATH", help="Write a Markdown report."),
@@ -124,12 +126,13 @@ def scan(
         raise UsageError(f"--ca-bundle {ca_bundle} is not a file")
     if network not in ("observe", "none"):
         raise UsageError(f"--network must be observe or none, not {network!r}")
+    upstream = upstream_from_cli(upstream_proxy)
     policy = RunPolicy(memory_bytes=parse_size(memory, "--memory"), nano_cpus=int(cpus * 1e9), pids_limit=pids,
                        env=parse_env(env))
     options = ScanOptions(
         target=target, server_args=list(server_args or []), command=command, policy=policy,
         timeouts=Timeouts(startup=startup_timeout, request=request_timeout), use_cache=not no_cache,
-        ca_bundle=ca_bundle, ignore_scripts=ignore_scripts, install_timeout=install_timeout,
+        ca_bundle=ca_bundle, ignore_scripts=ignore_scripts, install_timeout=install_timeout, upstream_proxy=upstream,
         config=load_config(config_path), advisories=advisories, network=network,  # type: ignore[arg-type]
         probes=ProbeOptions(enabled=not no_probes, no_destructive=no_destructive, error_probes=not no_error_probes,
                             fixtures=load_fixtures(fixtures, env=os.environ) if fixtures is not None else None,
@@ -193,15 +196,18 @@ def init_fixtures(
     path: Path = typer.Argument(..., metavar="FILE", help="The fixtures file to write (never overwritten)."),
     target: str = typer.Argument(..., metavar="TARGET", help="The server, as for `scan`."),
     command: str | None = typer.Option(None, "--command", help="Launch command inside the sandbox."),
+    upstream_proxy: str | None = upstream_proxy_option(),
 ) -> None:
     """Write a starter fixtures file: one probe per live tool of TARGET, with generated arguments to edit."""
     from sandbox.workspace_seed import seed_manifest
 
     if path.exists():
         raise UsageError(f"{path} already exists; choose another file name or remove it first")
+    upstream = upstream_from_cli(upstream_proxy)
     console = Console(stderr=True, highlight=False)
     with console.status("listing tools", spinner="dots") as status:
-        report = run_scan(ScanOptions(target=target, command=command, probes=ProbeOptions(enabled=False)),
+        report = run_scan(ScanOptions(target=target, command=command, probes=ProbeOptions(enabled=False),
+                                      upstream_proxy=upstream),
                           progress=lambda step: status.update(step))
     if report.errors or not report.tools:
         for line in report.errors or ["the server served no tools"]:

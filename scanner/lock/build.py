@@ -81,7 +81,7 @@ def _pins(package: PackageProvenance) -> ProvenancePins:
     return ProvenancePins(ecosystem=package.ecosystem, package=package.name, version=pins.version or package.version,
                           integrity=pins.integrity, sha256=dict(pins.sha256), signature_keyid=pins.signature_keyid,
                           attestation_digest=pins.attestation_digest, publisher=pins.publisher,
-                          source_repository=pins.source_repository, unchecked=unchecked)
+                          source_repository=pins.source_repository, workflow=pins.workflow, unchecked=unchecked)
 
 
 def build_lock(report: Report, *, instructions_known: bool = True,

@@ -62,6 +62,7 @@ class ProvenancePins(_Model):
     attestation_digest: str | None = None
     publisher: str | None = None
     source_repository: str | None = None
+    workflow: str | None = Field(default=None, description="The CI workflow a verified build attestation names.")
     unchecked: list[str] = Field(default_factory=list, description="Pins whose check could not run in this install "
                                  "(unavailable): a missing value there means 'not checked', not 'gone'.")
 

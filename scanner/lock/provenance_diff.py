@@ -31,7 +31,8 @@ def _pin_changes(old: ProvenancePins | None, new: ProvenancePins | None) -> list
         return [change("provenance_unchecked", "the input carries no install provenance (an offline input), so "
                        "the lock's provenance pins were not compared")]
     same_version = old.version == new.version
-    checks = (_package, _version, _integrity, _file_hashes, _publisher, _source_repository, _signature, _attestation)
+    checks = (_package, _version, _integrity, _file_hashes, _publisher, _source_repository, _workflow, _signature,
+              _attestation)
     return [c for check in checks if (c := check(old, new, same_version)) is not None]
 
 
@@ -95,6 +96,18 @@ def _source_repository(old: ProvenancePins, new: ProvenancePins, same_version: b
         return _lost("attestation_digest", "the source repository", old.source_repository, new)
     return change("provenance_changed", f"source repository {quoted(old.source_repository)} -> "
                   f"{quoted(new.source_repository)}")
+
+
+def _workflow(old: ProvenancePins, new: ProvenancePins, same_version: bool) -> Change | None:
+    if old.workflow is None or old.workflow == new.workflow:
+        return None
+    if new.workflow is None:
+        return _lost("attestation_digest", "the build workflow", old.workflow, new)
+    # Another release is built from another tag: only the workflow file (before @ref) must stay the same.
+    if not same_version and old.workflow.split("@")[0] == new.workflow.split("@")[0]:
+        return None
+    return change("provenance_changed", f"built by another workflow: {quoted(old.workflow)} -> "
+                  f"{quoted(new.workflow)}")
 
 
 def _signature(old: ProvenancePins, new: ProvenancePins, same_version: bool) -> Change | None:

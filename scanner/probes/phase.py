@@ -12,9 +12,11 @@
 from __future__ import annotations
 
 import dataclasses
-from collections.abc import Awaitable, Callable
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
+
+from mcp import Client
 
 from sandbox.canaries import PlantedCanaries, plant_canaries
 from sandbox.observe import ObserveError
@@ -22,6 +24,7 @@ from sandbox.policy import HOME, RUN_GID, RUN_UID, RunPolicy
 from sandbox.run import RunningServer
 from sandbox.session import SandboxSession
 from sandbox.workspace_seed import WorkspaceSeed, build_workspace_seed
+from scanner.inventory import AfterListing, Inventory
 from scanner.probes.behavior import evaluate_behavior
 from scanner.probes.rules import evaluate_probes
 from scanner.probes.runner import (
@@ -67,7 +70,7 @@ def make_after_listing(session: SandboxSession, server: RunningServer, plan: Pro
                        restart: Callable[[], RunningServer], *, startup_timeout: float = 60.0,
                        request_timeout: float = 30.0, progress: Progress = lambda _: None,
                        drain_egress: Callable[[str], list[dict[str, Any]]] | None = None,
-                       ) -> tuple[Callable[[Any, Any], Awaitable[None]] | None, ProbePhaseResult]:
+                       ) -> tuple[AfterListing | None, ProbePhaseResult]:
     """Seed the running sandbox now (before the handshake) and return the hook `collect` runs after listing.
 
     `drain_egress` (the egress sink, when the run is in "observe" mode) returns the attempts logged for a container
@@ -86,11 +89,11 @@ def make_after_listing(session: SandboxSession, server: RunningServer, plan: Pro
         return None, holder
     runner = ProbeRunner(access, plan.options, baseline, progress)
 
-    async def after_listing(client: Any, inventory: Any) -> None:
+    async def after_listing(client: Client, inventory: Inventory) -> None:
         holder.tools = list(inventory.tools)
         holder.outcome = await runner.run(client, inventory.tools)
 
-    return after_listing, holder
+    return AfterListing(run=after_listing, on_message=runner.on_message), holder
 
 
 def apply_to_report(report: Report, holder: ProbePhaseResult) -> dict[str, int]:

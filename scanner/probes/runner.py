@@ -18,6 +18,7 @@ import anyio
 import docker
 import mcp_types
 from mcp import Client
+from mcp.client import IncomingMessage
 from mcp.shared.exceptions import MCPError
 from mcp_types import Implementation
 
@@ -185,7 +186,6 @@ class ProbeRunner:
     async def run(self, client: Client, tools: list[dict[str, Any]]) -> ProbeOutcome:
         began = time.monotonic()
         self.client = client
-        self._watch_notifications(client)
         self.current_tools = list(tools)
         self.outcome.tools_before = list(tools)
         self.outcome.ran = True
@@ -349,7 +349,7 @@ class ProbeRunner:
             client = Client(attached_transport(stdio, WireHealth()), mode="auto",
                             read_timeout_seconds=self.access.startup_timeout, cache=None,
                             client_info=Implementation(name="mcp-sandbox", version=__version__),
-                            message_handler=self._on_message)
+                            message_handler=self.on_message)
             # The client's own read timeout bounds the handshake: its task group must not sit in a scope of ours.
             await self._stack.enter_async_context(client)
         except Exception as exc:  # noqa: BLE001 - the restart failing ends probing, not the scan
@@ -363,21 +363,10 @@ class ProbeRunner:
 
     # ---- definitions -------------------------------------------------------------------------------------------------
 
-    def _watch_notifications(self, client: Client) -> None:
-        """Count notifications/tools/list_changed on the session the inventory opened (it took no handler)."""
-        session = getattr(client, "_session", None)
-        previous = getattr(session, "_message_handler", None)
-        if session is None or previous is None:
-            return
-
-        async def handler(message: Any) -> None:
-            await self._on_message(message)
-            await previous(message)
-
-        session._message_handler = handler
-
-    async def _on_message(self, message: Any) -> None:
-        if isinstance(message, mcp_types.ToolListChangedNotification):
+    async def on_message(self, message: IncomingMessage) -> None:
+        """The MCP client's message handler (given to every Client of the phase, the inventory's included): counts
+        notifications/tools/list_changed once probing runs; the re-list after each call finds what changed (P8)."""
+        if self.outcome.ran and isinstance(message, mcp_types.ToolListChangedNotification):
             self.outcome.list_changed_notifications += 1
 
     async def _relist(self, *, after_call: str) -> None:

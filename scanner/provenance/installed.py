@@ -10,7 +10,7 @@ from typing import Any, Literal
 import httpx
 
 from scanner.provenance.advisories import AdvisorySource, LocalOsvExport, OsvApi, check_advisories
-from scanner.provenance.http import make_client
+from scanner.provenance.http import make_client, trusted_ssl_context
 from scanner.provenance.launch import package_findings
 from scanner.provenance.model import Check, Dependency, DependencyTree, PackageProvenance, ProvenanceReport
 from scanner.provenance.npm import check_npm_package
@@ -24,8 +24,10 @@ Ecosystem = Literal["npm", "pypi"]
 
 def check_installed(ecosystem: Ecosystem, name: str, version: str, *, local: bool,
                     manifest: dict[str, Any] | None,
-                    advisories: AdvisorySource | None = None) -> tuple[ProvenanceReport, list[Finding]]:
-    """Registry checks for a registry target (a local target has no registry metadata: `absent`), plus the tree."""
+                    advisories: AdvisorySource | None = None,
+                    ca_bundle: Path | None = None) -> tuple[ProvenanceReport, list[Finding]]:
+    """Registry checks for a registry target (a local target has no registry metadata: `absent`), plus the tree.
+    `ca_bundle`: the one `--ca-bundle` gave, which the registry client trusts instead of the system bundle."""
     report = ProvenanceReport()
     findings: list[Finding] = []
     if local:
@@ -36,7 +38,7 @@ def check_installed(ecosystem: Ecosystem, name: str, version: str, *, local: boo
         ))
     else:
         findings.extend(package_findings(ecosystem, name, version))
-        with make_client() as client:
+        with make_client(ca_bundle=ca_bundle) as client:
             package = (check_npm_package(client, name, version) if ecosystem == "npm"
                        else check_pypi_package(client, name, version))
         if ecosystem == "npm" and manifest:
@@ -100,5 +102,5 @@ def advisory_source(setting: str | None) -> AdvisorySource | None:
     if not setting:
         return None
     if setting == "osv":
-        return OsvApi(httpx.Client(timeout=20.0))
+        return OsvApi(httpx.Client(timeout=20.0, verify=trusted_ssl_context()))  # the system CA: corporate proxies
     return LocalOsvExport(Path(setting).expanduser())

@@ -47,7 +47,10 @@ class Pins(_Model):
     signature_keyid: str | None = None
     attestation_digest: str | None = None
     publisher: str | None = Field(default=None, description="Publisher identity (npm user / trusted publisher).")
-    source_repository: str | None = None
+    source_repository: str | None = Field(default=None, description="Where it was built from: the repository a "
+                                          "verified build attestation names, else the package's own claim.")
+    workflow: str | None = Field(default=None, description="The CI workflow (file@ref) a verified build "
+                                 "attestation names.")
 
 
 class PackageProvenance(_Model):

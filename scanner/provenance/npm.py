@@ -1,4 +1,5 @@
-"""npm registry checks of one resolved package: tarball integrity (I2), registry signatures (I3), attestations (I4)."""
+"""npm registry checks of one resolved package: tarball integrity (I2), registry signatures (I3), attestations (I4,
+verified offline by npm_attestations)."""
 
 from __future__ import annotations
 
@@ -14,9 +15,12 @@ import httpx
 from cryptography.exceptions import InvalidSignature
 from cryptography.hazmat.primitives import hashes
 from cryptography.hazmat.primitives.asymmetric import ec
+from sigstore.verify import Verifier
 
 from scanner.provenance.http import MAX_ARTIFACT_BYTES, NPM_REGISTRY, fetch
-from scanner.provenance.model import Check, PackageProvenance, Pins
+from scanner.provenance.model import Check, Outcome, PackageProvenance, Pins
+from scanner.provenance.npm_attestations import NpmAttestationResult, Subject, sha512_hex_of_integrity, \
+    verify_npm_attestations
 from scanner.provenance.npm_keys import RegistryKey, load_pinned_keys, parse_time
 from scanner.provenance.redact import without_secrets
 
@@ -33,8 +37,9 @@ def packument_url(name: str, registry: str = NPM_REGISTRY) -> str:
 
 def check_npm_package(client: httpx.Client, name: str, version: str, *, registry: str = NPM_REGISTRY,
                       keys: dict[str, RegistryKey] | None = None, tarball: bytes | None = None,
-                      now: datetime | None = None) -> PackageProvenance:
-    """Check name@version against the registry. tarball: the bytes that were installed (fetched when None)."""
+                      now: datetime | None = None, verifier: Verifier | None = None) -> PackageProvenance:
+    """Check name@version against the registry. tarball: the bytes that were installed (fetched when None);
+    verifier: the offline Sigstore verifier for attestations (made when needed)."""
     result = PackageProvenance(ecosystem="npm", name=name, version=version, pins=Pins(version=version))
     got = fetch(client, packument_url(name, registry), accept="application/json")
     doc = _version_doc(got.content, version) if got.ok else None
@@ -52,10 +57,12 @@ def check_npm_package(client: httpx.Client, name: str, version: str, *, registry
     result.checks.append(integrity_check(dist, tarball, reason))
     published = parse_time(_str(packument.get("time", {}).get(version))) if isinstance(
         packument.get("time"), dict) else None
-    result.checks.append(signature_check(name, version, dist, keys if keys is not None else load_pinned_keys(),
-                                         published, now or datetime.now(timezone.utc)))
-    result.checks.append(attestation_check(dist, signatures_stripped=not dist.get("signatures")))
-    result.pins = _pins(version, doc, dist, result)
+    keys = keys if keys is not None else load_pinned_keys()
+    result.checks.append(signature_check(name, version, dist, keys, published, now or datetime.now(timezone.utc)))
+    attested = attestation_check(client, dist, name, version, keys=keys, repository=_repository(doc),
+                                 registry=registry, verifier=verifier)
+    result.checks.append(attested.check)
+    result.pins = _pins(version, doc, dist, result, attested)
     return result
 
 
@@ -160,27 +167,46 @@ def _signature_problem(sig: Any, keys: dict[str, RegistryKey], message: bytes, w
     return None
 
 
-def attestation_check(dist: dict[str, Any], *, signatures_stripped: bool = False) -> Check:
-    """I4: record whether attestations are published; offline Sigstore verification is not built yet.
+def attestation_check(client: httpx.Client, dist: dict[str, Any], name: str, version: str, *,
+                      keys: dict[str, RegistryKey], repository: str | None, registry: str = NPM_REGISTRY,
+                      verifier: Verifier | None = None) -> NpmAttestationResult:
+    """I4: fetch the attestations named by dist.attestations and verify them offline (npm_attestations).
 
     When the registry signatures were stripped, a missing dist.attestations may have been stripped too: that is
     "unavailable", not "absent".
     """
     attestations = dist.get("attestations")
-    if attestations is None and signatures_stripped:
-        return Check(name="attestation", outcome="unavailable", rule_id="I4",
-                     evidence="no dist.attestations, but the signatures were removed too, so absent and removed "
-                              "cannot be told apart")
+    if attestations is None and not dist.get("signatures"):
+        return _att("unavailable", "no dist.attestations, but the signatures were removed too, so absent and "
+                                   "removed cannot be told apart")
     if attestations is None:
-        return Check(name="attestation", outcome="absent", rule_id="I4",
-                     evidence="the version document has no dist.attestations")
-    predicate = attestations.get("provenance", {}).get("predicateType") if isinstance(attestations, dict) else None
-    return Check(name="attestation", outcome="unavailable", rule_id="I4",
-                 evidence=f"attestations are published (provenance {str(predicate)[:100]}) but offline Sigstore "
-                          "verification is not implemented in this version; not checked")
+        return _att("absent", "the version document has no dist.attestations")
+    url = _str(attestations.get("url")) if isinstance(attestations, dict) else None
+    if not url:
+        return _att("unavailable", "dist.attestations carries no URL to fetch them from")
+    if urlsplit(url).hostname != urlsplit(registry).hostname:
+        return _att("unavailable", f"dist.attestations points off the registry ({without_secrets(url)}); not fetched")
+    sha512 = sha512_hex_of_integrity(_str(dist.get("integrity")) or "")
+    if sha512 is None:
+        return _att("unavailable", "no sha512 dist.integrity to hold the attestation subject to")
+    got = fetch(client, url, accept="application/json")
+    if not got.ok:
+        return _att("unavailable", f"attestations not fetched: {got.reason}")
+    return verify_npm_attestations(got.content, Subject(name, version, sha512), keys=keys, repository=repository,
+                                   verifier=verifier)
 
 
-def _pins(version: str, doc: dict[str, Any], dist: dict[str, Any], result: PackageProvenance) -> Pins:
+def _att(outcome: Outcome, evidence: str) -> NpmAttestationResult:
+    return NpmAttestationResult(Check(name="attestation", outcome=outcome, rule_id="I4", evidence=evidence))
+
+
+def _repository(doc: dict[str, Any]) -> str | None:
+    repo = doc.get("repository")
+    return _str(repo.get("url")) if isinstance(repo, dict) else _str(repo)
+
+
+def _pins(version: str, doc: dict[str, Any], dist: dict[str, Any], result: PackageProvenance,
+          attested: NpmAttestationResult) -> Pins:
     integrity_ok = (c := result.check("integrity")) is not None and c.outcome == "verified"
     signature_ok = (s := result.check("registry-signature")) is not None and s.outcome == "verified"
     signatures = dist.get("signatures") if isinstance(dist.get("signatures"), list) else []
@@ -189,11 +215,14 @@ def _pins(version: str, doc: dict[str, Any], dist: dict[str, Any], result: Packa
     trusted = user.get("trustedPublisher")
     if isinstance(trusted, dict) and _str(trusted.get("id")):
         publisher = f"{publisher} (trusted publisher: {trusted['id']})"
-    repo = doc.get("repository")
-    repo_url = _str(repo.get("url")) if isinstance(repo, dict) else _str(repo)
+    # The repository a verified build certificate names, else what the package claims.
+    build = attested.build if attested.check.outcome == "verified" else None
+    repo_url = build.source_repository if build and build.source_repository else _repository(doc)
     return Pins(version=version,
                 integrity=_str(dist.get("integrity")) if integrity_ok else None,
                 shasum=_str(dist.get("shasum")) if integrity_ok else None,
                 signature_keyid=_str(signatures[0].get("keyid")) if signature_ok and signatures else None,
+                attestation_digest=attested.digest if build else None,
                 publisher=publisher,
-                source_repository=without_secrets(repo_url) if repo_url else None)
+                source_repository=without_secrets(repo_url) if repo_url else None,
+                workflow=build.workflow if build else None)

@@ -1,5 +1,5 @@
 """PyPI checks of one resolved release: JSON API vs PEP 691 hashes and downloaded/installed bytes (I2),
-yanked (I6), sdist-only (I5), PEP 740 provenance (I4, recorded; offline verification not built yet)."""
+yanked (I6), sdist-only (I5), PEP 740 provenance (I4, verified offline by pep740)."""
 
 from __future__ import annotations
 
@@ -12,8 +12,9 @@ from urllib.parse import urljoin, urlsplit
 import httpx
 
 from scanner.provenance.http import MAX_ARTIFACT_BYTES, PYPI_INDEX, REGISTRY_HOSTS, Fetched, fetch
-from scanner.provenance.model import Check, PackageProvenance, Pins
+from scanner.provenance.model import Check, Outcome, PackageProvenance, Pins
 from scanner.provenance.names import pep503_name
+from scanner.provenance.pep740 import Pep740Result, verify_provenance
 
 SIMPLE_JSON = "application/vnd.pypi.simple.v1+json"
 
@@ -44,11 +45,27 @@ def check_pypi_package(client: httpx.Client, name: str, version: str, *, index: 
     result.checks.append(file_hashes_check(client, json_url, files, installed, download))
     result.checks.append(yanked_check(release, files))
     result.checks.append(wheel_check(files, installed))
-    result.checks.append(attestation_check(files, simple))
+    attested = attestation_check(client, _attested_files(files, installed), simple)
+    result.checks.append(attested.check)
     verified = (c := result.check("file-hashes")) is not None and c.outcome == "verified"
     digests = installed if installed is not None else {f: _sha256(u) for f, u in files.items()}
-    result.pins = Pins(version=version, sha256={k: v for k, v in digests.items() if v} if verified else {})
+    publisher = attested.publisher if attested.check.outcome == "verified" else None
+    result.pins = Pins(version=version, sha256={k: v for k, v in digests.items() if v} if verified else {},
+                       attestation_digest=attested.digest if publisher else None,
+                       publisher=publisher.identity if publisher else None,
+                       source_repository=publisher.source_repository if publisher else None,
+                       workflow=publisher.workflow if publisher else None)
     return result
+
+
+def _attested_files(files: dict[str, dict[str, Any]], installed: Mapping[str, str] | None) -> dict[str, str]:
+    """The files whose provenance matters, with the sha256 to hold it to: what was installed, else the file a
+    default install would pick, at the index's published sha256."""
+    if installed is not None:
+        return {f: d.lower() for f, d in installed.items()}
+    chosen = _preferred_file(files)
+    digest = _sha256(files[chosen]) if chosen else None
+    return {chosen: digest} if chosen and digest else {}
 
 
 def _release(got: Fetched) -> dict[str, Any] | None:
@@ -195,18 +212,33 @@ def wheel_check(files: dict[str, dict[str, Any]], installed: Mapping[str, str] |
     return Check(name="wheel", outcome="verified", rule_id="I5", evidence="a wheel is published")
 
 
-def attestation_check(files: dict[str, dict[str, Any]], simple: dict[str, dict[str, Any]] | None) -> Check:
-    """PEP 740: the Simple API's `provenance` key per file (null = none published)."""
+def attestation_check(client: httpx.Client, attested: Mapping[str, str],
+                      simple: dict[str, dict[str, Any]] | None) -> Pep740Result:
+    """PEP 740: the Simple API's `provenance` key per file names its provenance object (null = none published);
+    each one is fetched from the registry and verified offline (pep740)."""
     if simple is None:
-        return Check(name="attestation", outcome="unavailable", rule_id="I4", evidence="Simple API not readable")
-    entries = [simple[f] for f in files if f in simple]
-    if not entries or not all("provenance" in e for e in entries):
-        return Check(name="attestation", outcome="unavailable", rule_id="I4",
-                     evidence="the index does not serve PEP 740 provenance data (no `provenance` key)")
-    published = [e["provenance"] for e in entries if e["provenance"]]
-    if not published:
-        return Check(name="attestation", outcome="absent", rule_id="I4",
-                     evidence="the index says no PEP 740 provenance was published")
-    return Check(name="attestation", outcome="unavailable", rule_id="I4",
-                 evidence=f"PEP 740 provenance is published for {len(published)} file(s) but offline verification "
-                          "is not implemented in this version; not checked")
+        return _att("unavailable", "Simple API not readable")
+    if not attested:
+        return _att("unavailable", "no file with a known sha256 to hold provenance to")
+    entries = {f: simple.get(f) for f in attested}
+    if not all(isinstance(e, dict) and "provenance" in e for e in entries.values()):
+        return _att("unavailable", "the index does not serve PEP 740 provenance data (no `provenance` key)")
+    missing = [f for f, e in entries.items() if not (e or {}).get("provenance")]
+    if missing:
+        return _att("absent", f"no PEP 740 provenance was published for {', '.join(sorted(missing))}")
+    result = _att("unavailable", "nothing verified")
+    for filename, entry in sorted(entries.items()):
+        url = str((entry or {}).get("provenance"))
+        if urlsplit(url).hostname not in REGISTRY_HOSTS:
+            return _att("unavailable", f"{filename}: the provenance URL is off the registry hosts; not fetched")
+        got = fetch(client, url, accept="application/json")
+        if not got.ok:
+            return _att("unavailable", f"{filename}: provenance not fetched: {got.reason}")
+        result = verify_provenance(got.content, filename, attested[filename])
+        if result.check.outcome != "verified":
+            return result
+    return result
+
+
+def _att(outcome: Outcome, evidence: str) -> Pep740Result:
+    return Pep740Result(Check(name="attestation", outcome=outcome, rule_id="I4", evidence=evidence))

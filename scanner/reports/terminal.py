@@ -168,7 +168,7 @@ def _sandbox(report: Report) -> list[RenderableType]:
         parts.append(_kv_table("Sandbox policy (applied)", [
             (key, ", ".join(map(str, value)) if isinstance(value, list)
              else ", ".join(f"{k}={v}" for k, v in value.items()) if isinstance(value, dict) else value)
-            for key, value in sandbox.applied.model_dump().items()]))
+            for key, value in sandbox.applied.as_dict().items()]))
     if sandbox.teardown is not None:
         teardown = sandbox.teardown
         parts.append(_kv_table("Teardown", [

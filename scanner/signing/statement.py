@@ -75,7 +75,7 @@ def build_predicate(report: Report | None, lock: LockFile | None) -> dict[str, A
         "score": report.score.value if report and report.score else None,
         "findings": _finding_counts(report) if report else None,
         "tools": len(report.tools) if report else (len(lock.tools) if lock else None),
-        "sandbox_policy": applied.model_dump(mode="json") if applied else None,
+        "sandbox_policy": applied.as_dict() if applied else None,
         "image_digest": image_digest,
         "runtime_image": runtime_image,
     }

@@ -1,5 +1,6 @@
 #!/bin/sh
-# Users of the sandbox images: mcp-install (uid 10001) owns the installed code; mcp-run (uid 10002) runs the server.
+# Users of the sandbox images (node and python; images/common/ is in every build context as common/): mcp-install
+# (uid 10001) owns the installed code; mcp-run (uid 10002) runs the server.
 set -eu
 groupadd -g 10001 mcp-install
 useradd -u 10001 -g 10001 -M -d /home/mcp-install -s /usr/sbin/nologin mcp-install

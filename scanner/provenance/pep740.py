@@ -1,0 +1,94 @@
+"""PyPI PEP 740 provenance (I4): verify a file's provenance object offline with `pypi-attestations`.
+
+The Simple API names, per file, a provenance URL (PyPI's integrity API). The provenance object groups attestations by
+the Trusted Publisher that made them (GitHub, GitLab, Google Cloud, CircleCI). Each attestation is verified against
+that publisher as its policy (the Sigstore certificate must have been issued to exactly that identity), against the
+production trust root `sigstore` ships (offline: the bundle carries its log entry), and its subject must be this file
+with the sha256 the index publishes and the install was held to (`--require-hashes`).
+"""
+
+from __future__ import annotations
+
+import hashlib
+from dataclasses import dataclass
+
+from pydantic import ValidationError
+from pypi_attestations import (CircleCIPublisher, Distribution, GitHubPublisher, GitLabPublisher,
+                               GooglePublisher, Provenance, Publisher)
+from sigstore.errors import Error as SigstoreError
+
+from scanner.provenance.model import Check, Outcome
+from scanner.provenance.sigstore_offline import TrustRootUnavailable, offline_verifier
+
+MAX_FIELD_CHARS = 200
+
+
+@dataclass(frozen=True)
+class TrustedPublisher:
+    """Who published a file, as its verified provenance says."""
+
+    identity: str
+    source_repository: str | None = None
+    workflow: str | None = None
+
+
+@dataclass(frozen=True)
+class Pep740Result:
+    check: Check
+    publisher: TrustedPublisher | None = None
+    digest: str | None = None  # sha256 of the verified publish statement, pinned in the lock
+
+
+def describe_publisher(publisher: Publisher) -> TrustedPublisher:
+    """The publisher as one line, plus the repository and workflow when the kind has them."""
+    if isinstance(publisher, GitHubPublisher):
+        repository = publisher.repository[:MAX_FIELD_CHARS]
+        environment = f", environment {publisher.environment[:MAX_FIELD_CHARS]}" if publisher.environment else ""
+        return TrustedPublisher(f"GitHub {repository} (workflow {publisher.workflow[:MAX_FIELD_CHARS]}{environment})",
+                                f"https://github.com/{repository}", publisher.workflow[:MAX_FIELD_CHARS])
+    if isinstance(publisher, GitLabPublisher):
+        repository = publisher.repository[:MAX_FIELD_CHARS]
+        path = publisher.workflow_filepath[:MAX_FIELD_CHARS]
+        return TrustedPublisher(f"GitLab {repository} (pipeline {path})", f"https://gitlab.com/{repository}", path)
+    if isinstance(publisher, GooglePublisher):
+        return TrustedPublisher(f"Google Cloud service account {publisher.email[:MAX_FIELD_CHARS]}")
+    if isinstance(publisher, CircleCIPublisher):
+        return TrustedPublisher(f"CircleCI project {publisher.project_id[:MAX_FIELD_CHARS]}")
+    return TrustedPublisher(f"{str(getattr(publisher, 'kind', 'unknown'))[:MAX_FIELD_CHARS]} publisher")
+
+
+def verify_provenance(document: bytes, filename: str, sha256: str) -> Pep740Result:
+    """Verify every attestation in a provenance object for the file `filename` whose sha256 is `sha256`."""
+    try:
+        provenance = Provenance.model_validate_json(document)
+    except ValidationError as exc:
+        return _result("failed", f"{filename}: the provenance object is malformed "
+                                 f"({exc.error_count()} validation error(s))")
+    if not provenance.attestation_bundles or not any(b.attestations for b in provenance.attestation_bundles):
+        return _result("failed", f"{filename}: the provenance object carries no attestations")
+    try:
+        dist = Distribution(name=filename, digest=sha256)
+    except ValidationError:
+        return _result("unavailable", f"{filename}: not a distribution file name pypi-attestations accepts")
+    try:
+        offline_verifier()  # load the trust root once up front: a broken cache is "not checked", not "failed"
+    except TrustRootUnavailable as exc:
+        return _result("unavailable", str(exc))
+    publisher, digest = describe_publisher(provenance.attestation_bundles[0].publisher), None
+    for bundle in provenance.attestation_bundles:
+        publisher = describe_publisher(bundle.publisher)
+        for attestation in bundle.attestations:
+            try:
+                attestation.verify(bundle.publisher, dist, offline=True)
+            except (SigstoreError, ValueError) as exc:  # AttestationError is a ValueError; so is a bad certificate
+                return _result("failed", f"{filename}: the attestation by {publisher.identity} does not verify: "
+                                         f"{str(exc)[:300]}")
+            digest = digest or "sha256:" + hashlib.sha256(attestation.envelope.statement).hexdigest()
+    return Pep740Result(Check(name="attestation", outcome="verified", rule_id="I4",
+                              evidence=f"{filename}: PEP 740 provenance by trusted publisher {publisher.identity}; "
+                                       "Sigstore certificate and Rekor entry verified offline; subject sha256 "
+                                       "matches the index"), publisher=publisher, digest=digest)
+
+
+def _result(outcome: Outcome, evidence: str) -> Pep740Result:
+    return Pep740Result(Check(name="attestation", outcome=outcome, rule_id="I4", evidence=evidence))

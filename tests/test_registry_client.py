@@ -1,0 +1,149 @@
+"""The one registry HTTP client (scanner.provenance.http): its hosts come from the install allowlist, redirects stay on
+them, the CA bundle is the user's or the system's, and resolving a target goes through it. Only the network is
+mocked (httpx.MockTransport)."""
+
+from __future__ import annotations
+
+import datetime
+import json
+import ssl
+from collections.abc import Callable
+from pathlib import Path
+
+import httpx
+import pytest
+from cryptography import x509
+from cryptography.hazmat.primitives import hashes, serialization
+from cryptography.hazmat.primitives.asymmetric import ec
+from cryptography.x509.oid import NameOID
+
+from sandbox.errors import SandboxError
+from sandbox.install_egress import load_registries
+from scanner.errors import UsageError
+from scanner.provenance.http import (REGISTRY_HOSTS, fetch, is_registry_host, make_client, registry_hosts,
+                                     trusted_ssl_context)
+from scanner.resolve import endpoint_hosts, resolve
+from scanner.targets import parse_target
+
+Handler = Callable[[httpx.Request], httpx.Response]
+
+
+def recording(handler: Handler) -> tuple[httpx.MockTransport, list[str]]:
+    """A transport answering with handler that records every URL actually sent."""
+    sent: list[str] = []
+
+    def record(request: httpx.Request) -> httpx.Response:
+        sent.append(str(request.url))
+        return handler(request)
+
+    return httpx.MockTransport(record), sent
+
+
+def test_the_hosts_are_the_install_allowlist() -> None:
+    shipped = {host for allowlist in load_registries().values() for host in allowlist.hosts}
+    assert set(registry_hosts()) == shipped
+    assert {"registry.npmjs.org", "pypi.org", "files.pythonhosted.org"} <= shipped
+    assert "pypi.org" in REGISTRY_HOSTS and "evil.example" not in REGISTRY_HOSTS and None not in REGISTRY_HOSTS
+
+
+def test_an_allowlist_override_is_honoured_with_wildcards(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    override = tmp_path / "registries.json"
+    override.write_text(json.dumps({"npm": {"hosts": [".mirror.example"]}}))
+    monkeypatch.setenv("MCP_SANDBOX_REGISTRIES", str(override))
+    assert is_registry_host("npm.mirror.example") and not is_registry_host("registry.npmjs.org")
+    transport, sent = recording(lambda request: httpx.Response(200, content=b"{}"))
+    with make_client(transport=transport) as client:
+        assert fetch(client, "https://npm.mirror.example/x").ok
+        assert not fetch(client, "https://registry.npmjs.org/x").ok
+    assert sent == ["https://npm.mirror.example/x"]
+
+
+def test_other_hosts_are_refused_before_anything_is_sent() -> None:
+    transport, sent = recording(lambda request: httpx.Response(200, content=b"secret"))
+    with make_client(transport=transport) as client:
+        got = fetch(client, "https://evil.example/steal")
+    assert not got.ok and got.status is None and "OffRegistryHost" in got.reason and sent == []
+
+
+def test_redirects_are_followed_only_between_registry_hosts() -> None:
+    def handler(request: httpx.Request) -> httpx.Response:
+        if request.url.path == "/to-files":
+            return httpx.Response(302, headers={"Location": "https://files.pythonhosted.org/pkg.whl"})
+        if request.url.path == "/to-elsewhere":
+            return httpx.Response(302, headers={"Location": "https://evil.example/pkg.whl"})
+        return httpx.Response(200, content=b"wheel")
+
+    transport, sent = recording(handler)
+    with make_client(transport=transport) as client:
+        assert fetch(client, "https://pypi.org/to-files").content == b"wheel"
+        refused = fetch(client, "https://pypi.org/to-elsewhere")
+    assert not refused.ok and "evil.example" in refused.reason
+    assert sent == ["https://pypi.org/to-files", "https://files.pythonhosted.org/pkg.whl",
+                    "https://pypi.org/to-elsewhere"]
+
+
+def test_reads_are_bounded() -> None:
+    transport, _ = recording(lambda request: httpx.Response(200, content=b"x" * 2048))
+    with make_client(transport=transport) as client:
+        got = fetch(client, "https://pypi.org/big", max_bytes=1024)
+    assert not got.ok and got.status == 200 and "larger than 1024" in got.reason
+
+
+def _ca_pem(common_name: str) -> bytes:
+    key = ec.generate_private_key(ec.SECP256R1())
+    name = x509.Name([x509.NameAttribute(NameOID.COMMON_NAME, common_name)])
+    now = datetime.datetime.now(datetime.timezone.utc)
+    cert = (x509.CertificateBuilder().subject_name(name).issuer_name(name).public_key(key.public_key())
+            .serial_number(x509.random_serial_number()).not_valid_before(now)
+            .not_valid_after(now + datetime.timedelta(days=1))
+            .add_extension(x509.BasicConstraints(ca=True, path_length=None), critical=True)
+            .sign(key, hashes.SHA256()))
+    return cert.public_bytes(serialization.Encoding.PEM)
+
+
+def test_the_given_ca_bundle_is_trusted_instead_of_the_system_one(tmp_path: Path) -> None:
+    bundle = tmp_path / "proxy-ca.crt"
+    bundle.write_bytes(_ca_pem("mcp-sandbox test intercepting proxy"))
+    context = trusted_ssl_context(bundle)
+    assert isinstance(context, ssl.SSLContext)
+    subjects = [dict(item[0] for item in cert["subject"]) for cert in context.get_ca_certs()]
+    assert subjects == [{"commonName": "mcp-sandbox test intercepting proxy"}]
+
+
+def test_without_a_bundle_the_system_one_is_trusted() -> None:
+    system = Path("/etc/ssl/certs/ca-certificates.crt")
+    if not system.is_file():
+        pytest.skip("no system CA bundle on this machine")
+    context = trusted_ssl_context(None)
+    assert isinstance(context, ssl.SSLContext) and context.cert_store_stats()["x509_ca"] > 0
+
+
+def _npm_registry(request: httpx.Request) -> httpx.Response:
+    if request.url.path == "/left-pad":
+        assert request.headers["accept"] == "application/json"
+        return httpx.Response(200, json={"dist-tags": {"latest": "1.3.0"}, "versions": {"1.2.0": {}, "1.3.0": {}}})
+    if request.url.path == "/broken":
+        return httpx.Response(503)
+    return httpx.Response(404, json={"error": "Not found"})
+
+
+def test_resolving_goes_through_the_registry_client() -> None:
+    assert set(endpoint_hosts()) <= set(registry_hosts())  # defaults: no extra host
+    transport, sent = recording(_npm_registry)
+    with make_client(transport=transport, extra_hosts=endpoint_hosts()) as client:
+        assert resolve(parse_target("npm:left-pad"), client).version == "1.3.0"
+        assert resolve(parse_target("npm:left-pad@1.2.0"), client).version == "1.2.0"
+        with pytest.raises(UsageError, match="was not found"):
+            resolve(parse_target("npm:no-such-package"), client)
+        with pytest.raises(SandboxError, match="HTTP 503"):
+            resolve(parse_target("npm:broken"), client)
+    assert sent[0] == "https://registry.npmjs.org/left-pad"
+
+
+def test_an_unreachable_registry_is_a_sandbox_error() -> None:
+    def refuse(request: httpx.Request) -> httpx.Response:
+        raise httpx.ConnectError("connection refused", request=request)
+
+    with make_client(transport=httpx.MockTransport(refuse)) as client:
+        with pytest.raises(SandboxError, match="cannot reach the registry .*ConnectError"):
+            resolve(parse_target("pypi:mcp-server-git"), client)
