@@ -5,9 +5,11 @@ host it tried is recorded.
 
 - a labelled `--internal` bridge network: no route off the machine;
 - a proxy container from `images/proxy/` (Debian's squid + dnsmasq, non-root, no capabilities, read-only root)
-  attached to that network *and* to the default bridge, so it alone reaches the registries. squid allows only the
-  allowlisted hosts on the allowlisted ports (CONNECT for https) and logs one line per request with its verdict;
-  dnsmasq answers every DNS query from the install container with NXDOMAIN and logs the name.
+  attached to that network *and* to the default bridge, so it alone reaches the registries. squid allows only
+  CONNECT tunnels to the allowlisted hosts on the allowlisted ports (plain GET/HEAD only to an allowlisted port 80;
+  its cache manager never) and logs one line per request with its verdict and a random per-start marker to stdout;
+  dnsmasq answers every DNS query from the install container with NXDOMAIN and logs the name to stderr. Each stream
+  is read for its own daemon's lines only, and squid's diagnostic log (which quotes client requests) is off.
 
 The install container joins only the internal network, with `install_network_settings(proxy)`: the proxy variables
 point at the proxy's address on that network and its resolver is the proxy's dnsmasq. A proxy-aware client reaches
@@ -15,7 +17,9 @@ the registry; anything else (another host through the proxy, a raw socket, a DNS
 
 Behind a corporate proxy, `start_install_proxy(..., upstream=UpstreamProxy)` makes squid forward what it allows
 through that proxy (a `cache_peer` parent; `never_direct`), except allowlisted hosts the host's NO_PROXY names
-(`always_direct`); see sandbox/upstream_proxy.py. The allowlist and the log are the same either way.
+(`always_direct`); see sandbox/upstream_proxy.py. The allowlist and the log are the same either way. An upstream
+the install network itself can reach (a proxy on the Docker host listening on a bridge address) is refused: a
+throwaway container on that network tries it first (`upstream_probe_targets`).
 
 The allowlist is data: `sandbox/assets/registries.json` (npm, pypi), overridable by a file passed as `config` or
 named by MCP_SANDBOX_REGISTRIES, or by passing hosts to `start_install_proxy` directly.
@@ -23,9 +27,12 @@ named by MCP_SANDBOX_REGISTRIES, or by passing hosts to `start_install_proxy` di
 
 from __future__ import annotations
 
+import hmac
+import ipaddress
 import json
 import os
 import re
+import secrets
 import socket
 import time
 from collections.abc import Callable, Iterable, Sequence
@@ -33,7 +40,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from docker.errors import NotFound
+from docker.errors import APIError, NotFound
+from requests.exceptions import RequestException
 
 from sandbox import images
 from sandbox.errors import SandboxError, UserInputError
@@ -41,7 +49,7 @@ from sandbox.images import DEFAULT_BASE_IMAGE
 from sandbox.install_windows import Window, split_received, squid_started, window_at
 from sandbox.policy import hardened_host_config
 from sandbox.session import SandboxSession
-from sandbox.upstream_proxy import UpstreamProxy, chain_settings, scrub
+from sandbox.upstream_proxy import HOST_GATEWAY, HOST_GATEWAY_NAME, UpstreamProxy, chain_settings, scrub
 
 REGISTRIES_FILE = Path(__file__).resolve().parent / "assets" / "registries.json"
 REGISTRIES_ENV = "MCP_SANDBOX_REGISTRIES"
@@ -54,11 +62,26 @@ NO_PROXY = "localhost,127.0.0.1,::1"
 MAX_HOST_CHARS = 253
 
 _HOST_RE = re.compile(r"^\.?(?=.{1,253}$)[A-Za-z0-9](?:[A-Za-z0-9-]{0,61}[A-Za-z0-9])?(?:\.[A-Za-z0-9](?:[A-Za-z0-9-]{0,61}[A-Za-z0-9])?)*$")
-_SQUID_LINE = re.compile(r"^MCPEGRESS (?P<time>\S+) (?P<client>\S+) (?P<method>\S+) (?P<host>\S+) (?P<port>\S+) "
-                         r"(?P<status>\S+)/(?P<code>\S+)(?: (?P<bytes>\S+))?(?: (?P<elapsed>\d+))?$")
-_DNS_LINE = re.compile(r"^dnsmasq\[\d+\]: query\[(?P<type>[A-Za-z0-9]+)\] (?P<name>\S+) from (?P<client>\S+)$")
-_SQUID_READY = "Accepting HTTP Socket connections"
-_DNS_READY = "dnsmasq["
+# squid's access log (stdout): the per-start marker first, so only squid's own lines count (nothing else writes
+# there, and no field of a line can hold a space or a line break a client chose).
+_SQUID_LINE = re.compile(r"^MCPEGRESS (?P<marker>[A-Za-z0-9]+) (?P<time>\S+) (?P<client>\S+) (?P<method>\S+) "
+                         r"(?P<host>\S+) (?P<port>\S+) (?P<status>\S+)/(?P<code>\S+)(?: (?P<bytes>\S+))?"
+                         r"(?: (?P<elapsed>\d+))?$")
+# dnsmasq's query log (stderr). A name may hold spaces (DNS labels are bytes), and dnsmasq writes one with
+# unprintable bytes as `<name unprintable>`: the name is everything up to the last " from ". An unknown record type
+# is written as `type=65`.
+_DNS_LINE = re.compile(r"^dnsmasq\[\d+\]: query\[(?P<type>[A-Za-z0-9=]+)\] (?P<name>.+?) from (?P<client>\S+)$")
+# Printed by the entry point once squid listens on 3128 and dnsmasq on 53 (squid's own log is off).
+_READY = "MCPEGRESS-READY"
+MARKER_BYTES = 16  # 32 hex characters; render-config.sh accepts 16-64 letters and digits
+# The upstream reachability probe (_start_upstream_probe): one TCP connect per target, in parallel, each given
+# this long. Every target that matters is an address of this machine, where a listening port answers at once.
+PROBE_CONNECT_SECONDS = 1
+PROBE_ROLE = "upstream-probe"
+_PROBE_SCRIPT = ('for target in "$@"; do '
+                 f'( timeout {PROBE_CONNECT_SECONDS} bash -c \'exec 3<>"/dev/tcp/${{1%:*}}/${{1##*:}}"\' probe '
+                 '"$target" 2>/dev/null && echo "OPEN $target" ) & '
+                 'done; wait')
 
 ProgressFn = Callable[[str], None]
 
@@ -173,6 +196,8 @@ class InstallProxy:
     start_seconds: float
     closed: bool = False
     upstream: UpstreamProxy | None = None  # what allowed requests are forwarded through (None: direct)
+    # The random marker this proxy's squid writes on every access-log line (only such lines are read).
+    log_marker: str = field(default="", repr=False)
 
     @property
     def proxy_url(self) -> str:
@@ -184,10 +209,15 @@ class InstallProxy:
 
         squid logs a request when it ends: call this after the install's processes have ended (their tunnels are
         closed then). The proxy's own log lines and the engine's timestamps on them are the only source; nothing the
-        install container writes is trusted.
+        install container writes is trusted. Each daemon's lines are read from its own stream only: squid's access
+        log (with this proxy's marker) from stdout, dnsmasq's queries from stderr.
         """
-        raw = self.session.client.api.logs(self.container_id, stdout=True, stderr=True, timestamps=bool(windows))
-        return parse_attempts(raw.decode("utf-8", errors="replace"), self.allow.hosts, windows)
+        api = self.session.client.api
+        # Always with the engine's timestamps: they order the two streams' lines back into one sequence.
+        access = api.logs(self.container_id, stdout=True, stderr=False, timestamps=True)
+        queries = api.logs(self.container_id, stdout=False, stderr=True, timestamps=True)
+        return parse_attempts(access.decode("utf-8", errors="replace"), self.allow.hosts, windows,
+                              marker=self.log_marker, dns_log=queries.decode("utf-8", errors="replace"))
 
     def log_tail(self, lines: int = 20) -> str:
         raw = self.session.client.api.logs(self.container_id, stdout=True, stderr=True, tail=lines)
@@ -211,8 +241,10 @@ def start_install_proxy(session: SandboxSession, allow_hosts: Iterable[str] | Re
     `allow_hosts`: host names (`.example.org` = and its subdomains), or a RegistryAllowlist from registry_hosts().
     `upstream`: the user's proxy to forward allowed requests through (sandbox/upstream_proxy.py); the allowlist
     applies first either way. Its login is handed to the container on stdin, never in its configuration, and is
-    scrubbed from any error text. Returns once squid accepts connections and dnsmasq answers; raises SandboxError
-    (the session still owns and removes whatever was created).
+    scrubbed from any error text. With an upstream, a throwaway container on the new internal network first checks
+    that the upstream cannot be reached from there (upstream_probe_targets): if it could, an install script
+    could use it directly, past the allowlist and the log, and this refuses. Returns once squid accepts connections
+    and dnsmasq answers; raises SandboxError (the session still owns and removes whatever was created).
     """
     started = time.monotonic()
     if isinstance(allow_hosts, RegistryAllowlist):
@@ -225,6 +257,9 @@ def start_install_proxy(session: SandboxSession, allow_hosts: Iterable[str] | Re
     chain = chain_settings(upstream, allow.hosts)
     api = session.client.api
     network = session.create_network(NETWORK_ROLE, internal=True)
+    # Started now, read after the proxy is up: its connect timeouts overlap the proxy's start-up.
+    probe = _start_upstream_probe(session, image.tag, network, upstream) if upstream is not None else None
+    marker = secrets.token_hex(MARKER_BYTES)
     host_config = hardened_host_config(
         api, memory_bytes=256 * 1024**2, nano_cpus=1_000_000_000, pids_limit=128,
         network_mode=network,
@@ -238,8 +273,11 @@ def start_install_proxy(session: SandboxSession, allow_hosts: Iterable[str] | Re
     container_id = session.create_container(
         PROXY_ROLE,
         image=image.tag,
+        # The marker is in the proxy's environment, which only the engine's users can read (`docker inspect`): no
+        # container, the install's included, can read another's.
         environment={"MCP_EGRESS_ALLOW_DOMAINS": " ".join(allow.hosts),
-                     "MCP_EGRESS_ALLOW_PORTS": " ".join(str(p) for p in allow.ports), **chain.environment},
+                     "MCP_EGRESS_ALLOW_PORTS": " ".join(str(p) for p in allow.ports),
+                     "MCP_EGRESS_LOG_MARKER": marker, **chain.environment},
         host_config=host_config,
         stdin_open=chain.stdin is not None,  # docker-py then sets StdinOnce: stdin closes after our one write
     )
@@ -252,8 +290,11 @@ def start_install_proxy(session: SandboxSession, allow_hosts: Iterable[str] | Re
     if not address:
         raise SandboxError(f"the install proxy has no address on {network}")
     _check_network(session, network)
+    if probe is not None and upstream is not None:
+        _finish_upstream_probe(session, probe, upstream)
     return InstallProxy(session=session, container_id=container_id, network=network, address=address, allow=allow,
-                        image=image.tag, start_seconds=round(time.monotonic() - started, 3), upstream=upstream)
+                        image=image.tag, start_seconds=round(time.monotonic() - started, 3), upstream=upstream,
+                        log_marker=marker)
 
 
 def _start(api: Any, container_id: str, stdin: bytes | None) -> None:
@@ -301,20 +342,25 @@ def install_network_settings(proxy: InstallProxy) -> dict[str, Any]:
 AttemptKey = tuple[str, str, int | None, bool, str | None, str | None]
 
 
-def parse_attempts(log: str, allow_hosts: Iterable[str], windows: Sequence[Window] = ()) -> list[EgressAttempt]:
-    """Group squid access-log lines (`MCPEGRESS …`) and dnsmasq query lines into attempts. With `windows`, the lines
-    carry the engine's `--timestamps` prefix and each attempt is given to the step running when it began
-    (sandbox/install_windows.py); an attempt with no window (or without windows) names no package or script."""
+def parse_attempts(access_log: str, allow_hosts: Iterable[str], windows: Sequence[Window] = (), *, marker: str,
+                   dns_log: str = "") -> list[EgressAttempt]:
+    """Group squid access-log lines (`MCPEGRESS <marker> …`, from `access_log`: the proxy's stdout) and dnsmasq query
+    lines (from `dns_log`: its stderr) into attempts. A squid line counts only in `access_log` and only with this
+    proxy's `marker`; a dnsmasq line only in `dns_log`. With `windows`, the lines carry the engine's `--timestamps`
+    prefix and each attempt is given to the step running when it began (sandbox/install_windows.py); an attempt with
+    no window (or without windows) names no package or script."""
     allow_hosts = tuple(allow_hosts)
     groups: dict[AttemptKey, dict[str, Any]] = {}
-    for raw_line in log.splitlines():
+    lines = [(True, raw) for raw in access_log.splitlines()] + [(False, raw) for raw in dns_log.splitlines()]
+    lines.sort(key=lambda item: _sort_time(item[1]))  # first-seen order across both streams (a stable sort)
+    for from_squid, raw_line in lines:
         received, line = split_received(raw_line.strip())
         line = line.strip()
         key: tuple[str, str, int | None, bool] | None = None
         began: float | None = None
         method = status = ""
-        squid = _SQUID_LINE.match(line)
-        if squid:
+        squid = _SQUID_LINE.match(line) if from_squid else None
+        if squid and marker and hmac.compare_digest(squid["marker"], marker):
             host = _clean_host(squid["host"])
             port = int(squid["port"]) if squid["port"].isdigit() else None
             status = f"{squid['status']}/{squid['code']}"
@@ -322,7 +368,7 @@ def parse_attempts(log: str, allow_hosts: Iterable[str], windows: Sequence[Windo
             key = ("proxy", host, port, not squid["status"].startswith("TCP_DENIED") and host != "-"
                    and squid["code"] != "400")
             began = squid_started(squid["time"], squid["elapsed"])
-        else:
+        elif not from_squid:
             dns = _DNS_LINE.match(line)
             if dns:
                 host = _clean_host(dns["name"])
@@ -349,6 +395,12 @@ def denied(attempts: Iterable[EgressAttempt]) -> list[EgressAttempt]:
     return [a for a in attempts if not a.allowed]
 
 
+def _sort_time(line: str) -> float:
+    """The engine's receipt time of a `--timestamps` line (0 without one: the order within a stream is kept)."""
+    received, _ = split_received(line.strip())
+    return received or 0.0
+
+
 def _clean_host(text: str) -> str:
     text = text.rstrip(".").lower()
     text = "".join(ch if 0x21 <= ord(ch) < 0x7F else f"\\x{ord(ch):02x}" for ch in text)
@@ -360,7 +412,7 @@ def _wait_ready(session: SandboxSession, container_id: str, timeout: float, secr
     deadline = time.monotonic() + timeout
     while True:
         log = api.logs(container_id, stdout=True, stderr=True).decode("utf-8", errors="replace")
-        if _SQUID_READY in log and _DNS_READY in log and "started" in log:
+        if _READY in log:
             return
         state = api.inspect_container(container_id).get("State") or {}
         if not state.get("Running") or "MCPEGRESS-ERROR" in log or time.monotonic() > deadline:
@@ -378,3 +430,120 @@ def _check_network(session: SandboxSession, network: str) -> None:
         raise SandboxError(f"the install network {network} vanished") from None
     if not info.get("Internal"):
         raise SandboxError(f"the engine did not make {network} internal; refusing to install on it")
+
+
+# ---------------------------------------------------------------------------------------- upstream reachability
+
+@dataclass(frozen=True)
+class ProbeTarget:
+    host: str  # what the probe container connects to (an IPv4 address, or host.docker.internal)
+    port: int
+    what: str  # how the message names it
+
+    @property
+    def address(self) -> str:
+        return f"{self.host}:{self.port}"
+
+
+@dataclass(frozen=True)
+class _Probe:
+    container_id: str
+    targets: tuple[ProbeTarget, ...]
+
+
+def upstream_probe_targets(upstream: UpstreamProxy, install_gateway: str | None,
+                           resolve: Callable[[str], Sequence[str]] | None = None) -> tuple[ProbeTarget, ...]:
+    """Where the install container could reach `upstream` directly: its address as the install proxy reaches it (a
+    loopback upstream: the host gateway, `host.docker.internal`; a name: its IPv4 addresses, resolved on this host)
+    and the install network's gateway (an address of the Docker host, where a host-local upstream listening on all
+    interfaces answers too), each on the upstream's port. Loopback, unspecified and multicast answers are dropped:
+    from a container they would be its own."""
+    hosts: list[tuple[str, str]] = []
+    if upstream.loopback:
+        hosts.append((HOST_GATEWAY_NAME, "the Docker host's bridge gateway"))
+    else:
+        for address in (resolve or _resolve_ipv4)(upstream.host):
+            try:
+                ip = ipaddress.IPv4Address(address)
+            except ValueError:
+                continue
+            if not (ip.is_loopback or ip.is_unspecified or ip.is_multicast):
+                hosts.append((str(ip), "the upstream's address"))
+    if install_gateway:
+        hosts.append((install_gateway, "the install network's gateway, an address of the Docker host"))
+    seen: set[str] = set()
+    targets = []
+    for host, what in hosts:
+        if host not in seen:
+            seen.add(host)
+            targets.append(ProbeTarget(host, upstream.port, what))
+    return tuple(targets)
+
+
+def upstream_reachable_message(upstream: UpstreamProxy, reachable: Sequence[ProbeTarget]) -> str:
+    """The one-line refusal when the install network reaches the upstream."""
+    where = " and ".join(f"{t.address} ({t.what})" for t in reachable)
+    return (f"the upstream proxy {upstream.redacted} is reachable from the isolated install network ({where} "
+            "accepted a connection), so an install script could use it directly, bypassing the install proxy's "
+            "allowlist and log; block Docker's user-defined bridges from that port on this host (e.g. `iptables -I "
+            f"INPUT -i br-+ -p tcp --dport {upstream.port} -j DROP`, which leaves docker0, the install proxy's way "
+            "to it, open) or run the upstream proxy on another host")
+
+
+def _resolve_ipv4(host: str) -> list[str]:
+    try:
+        return [str(ipaddress.IPv4Address(host))]
+    except ValueError:
+        pass
+    try:
+        infos = socket.getaddrinfo(host, None, socket.AF_INET, socket.SOCK_STREAM)
+    except (OSError, UnicodeError):
+        return []  # then the install proxy cannot reach it either (its resolver forwards to this host's)
+    return list(dict.fromkeys(str(info[4][0]) for info in infos))
+
+
+def _network_gateway(session: SandboxSession, network: str) -> str | None:
+    info = session.client.api.inspect_network(network)
+    for config in (info.get("IPAM") or {}).get("Config") or []:
+        gateway = str((config or {}).get("Gateway") or "").partition("/")[0]
+        try:
+            return str(ipaddress.IPv4Address(gateway))
+        except ValueError:
+            continue
+    return None
+
+
+def _start_upstream_probe(session: SandboxSession, image: str, network: str, upstream: UpstreamProxy) -> _Probe:
+    """Start a throwaway container on the install network (hardened like the others, owned by the session) that
+    tries a TCP connection to every target and prints `OPEN host:port` for each that accepts."""
+    targets = upstream_probe_targets(upstream, _network_gateway(session, network))
+    api = session.client.api
+    host_config = hardened_host_config(
+        api, memory_bytes=32 * 1024**2, nano_cpus=250_000_000, pids_limit=64, network_mode=network, read_only=True,
+        **({"extra_hosts": {HOST_GATEWAY_NAME: HOST_GATEWAY}} if upstream.loopback else {}),
+    )
+    container_id = session.create_container(
+        PROBE_ROLE, image=image, entrypoint=["bash", "-c", _PROBE_SCRIPT, "mcp-sandbox-probe"],
+        command=[t.address for t in targets], host_config=host_config)
+    api.start(container_id)
+    return _Probe(container_id, targets)
+
+
+def _finish_upstream_probe(session: SandboxSession, probe: _Probe, upstream: UpstreamProxy) -> None:
+    """Wait for the probe, remove it, and refuse (SandboxError, one line) when any target accepted a connection."""
+    api = session.client.api
+    try:
+        status = api.wait(probe.container_id, timeout=PROBE_CONNECT_SECONDS + 30)
+        output = api.logs(probe.container_id, stdout=True, stderr=False).decode("utf-8", errors="replace")
+    except (APIError, RequestException) as exc:  # the engine's error or timeout: no check, so no install
+        raise SandboxError(f"could not check whether the upstream proxy is reachable from the install network: "
+                           f"{exc}") from None
+    finally:
+        session.remove_container(probe.container_id)
+    if int(status.get("StatusCode", -1)) != 0:
+        raise SandboxError("could not check whether the upstream proxy is reachable from the install network "
+                           f"(the probe exited with {status.get('StatusCode')})")
+    opened = {line.split(" ", 1)[1].strip() for line in output.splitlines() if line.startswith("OPEN ")}
+    reachable = [t for t in probe.targets if t.address in opened]
+    if reachable:
+        raise SandboxError(upstream_reachable_message(upstream, reachable))

@@ -21,7 +21,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from sandbox.errors import SandboxError
-from sandbox.install_steps import StepResult, StepRunner
+from sandbox.install_steps import StepLeftover, StepResult, StepRunner
 from sandbox.install_windows import Window
 from sandbox.npm_scripts import ScriptPackage, script_names, script_packages
 from sandbox.pypi_builds import SourceBuild, source_builds
@@ -33,7 +33,7 @@ NPM_PREFIX = "/opt/server"
 NPM_LOCKFILE = f"{NPM_PREFIX}/package-lock.json"
 PYTHON_LOCKFILE = "/opt/server/requirements.txt"
 PYLOCK = "/tmp/pylock.mcp-sandbox.toml"  # PEP 751: a lock file is named pylock.toml or pylock.NAME.toml
-SDIST_REQUIREMENT = "/tmp/mcp-sandbox-sdist.txt"
+SDIST_REQUIREMENT = '"$TMPDIR/mcp-sandbox-sdist.txt"'  # in the step's own TMPDIR (a shell word): nothing left there
 VENV_PYTHON = "/opt/server/venv/bin/python"
 MAX_PACKAGE_JSON_BYTES = 4 * 1024 * 1024
 MAX_PYLOCK_BYTES = 16 * 1024 * 1024
@@ -50,30 +50,63 @@ UV_LOCAL = "uv pip install of the local target (builds it and anything it needs 
 
 
 class InstallSteps:
-    """The steps run so far: the window each opened (in order) and its output, for one install of `spec`."""
+    """The steps run so far: the window each opened (in order) and its output, for one install of `spec`.
+
+    A step's window opens at the engine's clock. When the engine gives no usable time, steps can no longer be told
+    apart: the window that was open stops naming its step, no later one opens, and `attribution_note` says why (the
+    report's install section shows it)."""
 
     def __init__(self, runner: StepRunner, spec: str, windows: list[Window] | None = None) -> None:
         self.runner = runner
         self.spec = spec
         self.windows: list[Window] = windows if windows is not None else []  # the caller's list: kept on failure
         self.outputs: list[str] = []
+        self.attribution_note: str | None = None
+        self._running = ""  # the step being run, as a message names it
 
     def run(self, command: list[str], *, package: str | None, script: str | None, heading: str = "") -> StepResult:
         """Open a window (the engine's clock, read before the step starts), then run the step in it."""
-        self.windows.append(Window(self.runner.engine_now(), package, script))
+        self._open_window(package, script)
+        self._running = f"{script} of {package}" if package and script else (script or package or "an install step")
         return self.run_in_window(command, heading=heading)
 
     def run_in_window(self, command: list[str], *, heading: str = "") -> StepResult:
         """Run a step that belongs to the window already open (e.g. removing a failed optional package)."""
-        result = self.runner.run(command)
+        try:
+            result = self.runner.run(command)
+        except StepLeftover as exc:
+            # Its process would run on into the next step and be blamed on it: no step runs after this one.
+            raise SandboxError(f"installing {self.spec} stopped after the {self._running}: {exc} (it would have "
+                               "run on into the next step and been blamed on it)") from None
         text = result.output.strip()
         if text and text != NPM_REBUILT:
             self.outputs.append(f"{heading}\n{result.output}" if heading else result.output)
         return result
 
     def relabel(self, package: str | None, script: str | None) -> None:
-        """Name the last window again, once the step has shown what ran in it."""
-        self.windows[-1] = dataclasses.replace(self.windows[-1], package=package, script=script)
+        """Name the last window again, once the step has shown what ran in it (not once steps are no longer timed)."""
+        if self.attribution_note is None and self.windows:
+            self.windows[-1] = dataclasses.replace(self.windows[-1], package=package, script=script)
+
+    def _open_window(self, package: str | None, script: str | None) -> None:
+        if self.attribution_note is not None:
+            return
+        begins = self.runner.engine_now()
+        if begins is not None and (not self.windows or begins >= self.windows[-1].begins):
+            self.windows.append(Window(begins, package, script))
+            return
+        # No usable time (none, or earlier than the last window's): where this step begins is unknown, so neither it
+        # nor the one before can be told apart from what follows.
+        problem = "no usable clock" if begins is None else "a clock that went backwards"
+        if self.windows:
+            last = self.windows[-1]
+            since = f"{last.script} of {last.package}" if last.package and last.script else last.script or "?"
+            self.windows[-1] = dataclasses.replace(last, package=None, script=None)
+            self.attribution_note = (f"the engine reported {problem} (GET /info SystemTime) before a step; install "
+                                     f"egress from the step '{since}' on names no package or script")
+        else:
+            self.attribution_note = (f"the engine reported {problem} (GET /info SystemTime), so no install step "
+                                     "could be timed; install egress names no package or script")
 
     def require_success(self, result: StepResult, context: str = "") -> None:
         if result.exit_code != 0:

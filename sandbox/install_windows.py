@@ -11,8 +11,9 @@ clocks, never from anything the install container prints:
   after the query.
 
 squid, dnsmasq and the engine all read the clock of the engine's kernel, which no container can set. Between two
-steps the host ends every process the previous step left behind, so nothing of one step is still running when the
-next window opens.
+steps the host ends every process the previous step left behind and checks from outside the container that none is
+left (else the install stops), so nothing of one step is still running when the next window opens. Without a usable
+engine time no window opens (sandbox/install_phases.py): the host's clock is never used instead.
 """
 
 from __future__ import annotations

@@ -44,7 +44,18 @@ _MIN_SCRUB_CHARS = 4  # shorter values are not searched for in free text (they w
 
 
 class UpstreamProxyError(UserInputError):
-    """The upstream proxy setting cannot be used (exit 2). The message names its source, never its credentials."""
+    """The upstream proxy setting cannot be used (exit 2). The message names its source, never its credentials;
+    `source`, `shown` (the value with its credentials masked, or "") and `problem` are its parts."""
+
+    def __init__(self, message: str, *, source: str = FLAG, shown: str = "", problem: str = "") -> None:
+        super().__init__(message)
+        self.source = source
+        self.shown = shown
+        self.problem = problem or message
+
+    @property
+    def from_environment(self) -> bool:
+        return self.source != FLAG
 
 
 class Credentials:
@@ -126,8 +137,9 @@ class UpstreamProxy:
 def resolve_upstream_proxy(flag: str | None, environ: Mapping[str, str]) -> UpstreamProxy | None:
     """The upstream to chain to: the flag's URL, else the host's proxy variables; None for `none` or when unset.
 
-    A value that cannot be used is an error rather than ignored: behind a proxy, silently going direct would only
-    turn into an install that times out with no hint why."""
+    A value that cannot be used raises UpstreamProxyError (its `from_environment` says whether it came from a proxy
+    variable): the CLI refuses a bad flag, and ignores a bad environment value with a warning
+    (scanner/commands/upstream.py), so an unrelated HTTPS_PROXY never stops a scan."""
     no_proxy = no_proxy_entries(environ)
     if flag is not None:
         if flag.strip().lower() == DISABLED:
@@ -173,7 +185,7 @@ def _error(source: str, shown: str, problem: str) -> UpstreamProxyError:
     """One line: where the value came from, the value with its credentials masked (when showing it helps), what is
     wrong, and what to do."""
     where = f"{source} {shown!r}" if shown else source
-    return UpstreamProxyError(f"{where}: {problem}; {USAGE}")
+    return UpstreamProxyError(f"{where}: {problem}; {USAGE}", source=source, shown=shown, problem=problem)
 
 
 def _split_path(location: str) -> tuple[str, str]:

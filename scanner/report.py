@@ -63,6 +63,10 @@ class InstallInfo(_Model):
     command: list[str] = Field(description="The launch command inside the sandbox.")
     installer_output: str = Field(default="", description="Tail of the installer's output, size-capped.")
     seconds: float = 0.0
+    attribution_note: str | None = Field(
+        default=None, description="Why install egress attempts (provenance.egress) name no package or script, when "
+        "the install could not time its steps (the engine reported no usable clock); null when every attempt names "
+        "the step that made it.")
 
 
 class TeardownInfo(_Model):

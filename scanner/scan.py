@@ -245,7 +245,10 @@ def _lint(report: Report, inventory: Inventory, config: Config) -> None:
 def _install_info(installed: InstalledServer, command: list[str]) -> InstallInfo:
     return InstallInfo(image=installed.image, image_id=installed.image_id, runtime_image=installed.runtime_image,
                        cached=installed.cached, command=command, installer_output=installed.installer_output,
-                       seconds=installed.seconds)
+                       seconds=installed.seconds,
+                       # Names a step from its package's lockfile entry: untrusted text.
+                       attribution_note=escape_for_terminal(installed.attribution_note, 1000)
+                       if installed.attribution_note else None)
 
 
 def _target_info(target: Target, version: str | None) -> TargetInfo:

@@ -95,36 +95,35 @@ def test_subject_is_the_tarball_sha512() -> None:
     assert sha512_hex_of_integrity(PW_DOC["versions"]["0.1.1"]["dist"]["integrity"]) == PW_SHA512
 
 
-@pytest.mark.parametrize("mutate, why", [
+@pytest.mark.parametrize("mutate, reason", [
+    # SLSA statement's digest edited: its signature no longer verifies
     (edit_statement(1, lambda s: s["subject"][0]["digest"].update(sha512="0" * 128)),
-     "SLSA statement's digest edited: its signature no longer verifies"),
-    (edit_statement(0, lambda s: s["predicate"].update(version="0.1.2")),
-     "publish statement edited: the registry key's signature no longer verifies"),
+     "SLSA provenance does not verify"),
+    # publish statement edited: the registry key's signature no longer verifies
+    (edit_statement(0, lambda s: s["predicate"].update(version="0.1.2")), "signature by SHA256:DhQ8"),
     (lambda d: d["attestations"][0]["bundle"]["dsseEnvelope"]["signatures"][0].update(
-        sig=d["attestations"][1]["bundle"]["dsseEnvelope"]["signatures"][0]["sig"]),
-     "publish signature swapped for another"),
+        sig=d["attestations"][1]["bundle"]["dsseEnvelope"]["signatures"][0]["sig"]), "does not verify"),
     (lambda d: d["attestations"][0]["bundle"]["dsseEnvelope"]["signatures"][0].update(keyid="SHA256:not-a-key"),
-     "publish attestation by an unknown key"),
+     "not a known npm registry key"),
     (lambda d: d["attestations"][1]["bundle"]["verificationMaterial"]["certificate"].update(
         rawBytes=d["attestations"][1]["bundle"]["verificationMaterial"]["certificate"]["rawBytes"][:-40] + "A" * 40),
-     "signing certificate corrupted"),
+     "SLSA provenance does not verify"),
+    # the log entry's time edited: the inclusion promise (SET) no longer verifies
     (lambda d: d["attestations"][1]["bundle"]["verificationMaterial"]["tlogEntries"][0].update(
-        integratedTime="1600000000"),
-     "log entry's time edited: the inclusion promise no longer verifies"),
+        integratedTime="1600000000"), "SLSA provenance does not verify"),
     (lambda d: d["attestations"][1]["bundle"]["verificationMaterial"]["tlogEntries"][0]["inclusionProof"].update(
         hashes=list(reversed(d["attestations"][1]["bundle"]["verificationMaterial"]["tlogEntries"][0][
-            "inclusionProof"]["hashes"]))),
-     "inclusion proof scrambled"),
+            "inclusionProof"]["hashes"]))), "SLSA provenance does not verify"),
     (lambda d: d["attestations"][0]["bundle"]["verificationMaterial"]["tlogEntries"][0].update(
         canonicalizedBody=d["attestations"][1]["bundle"]["verificationMaterial"]["tlogEntries"][0][
-            "canonicalizedBody"]),
-     "publish attestation's log entry records another envelope"),
-    (lambda d: d.update(attestations=[]), "no attestations"),
+            "canonicalizedBody"]), "log entry records another envelope"),
+    (lambda d: d.update(attestations=[]), "lists no attestations"),
 ])
-def test_tampered_npm_attestations_fail(mutate: Callable[[dict[str, Any]], None], why: str) -> None:
+def test_tampered_npm_attestations_fail(mutate: Callable[[dict[str, Any]], None], reason: str) -> None:
     check = verify(tampered(mutate))
-    assert check.outcome == "failed", why
+    assert check.outcome == "failed"
     assert check.rule_id == "I4"
+    assert reason in check.evidence
 
 
 def test_attestations_of_another_version_fail() -> None:
@@ -151,12 +150,41 @@ def test_provenance_without_declared_repository_fails() -> None:
     assert "declares no repository" in check.evidence
 
 
-def test_registry_key_expired_before_the_attestation_was_logged_fails() -> None:
+def test_registry_key_expired_before_publication_fails_and_unknown_time_means_now() -> None:
     keyid = "SHA256:DhQ8wR5APBvFHLF/+Tc+AYvPOdTpcIDqOhxsBHRwC7U"
-    expired = {keyid: replace(KEYS[keyid], expires=datetime(2025, 1, 1, tzinfo=timezone.utc))}
-    check = verify(json.dumps(PW_ATTESTATIONS).encode(), keys=expired)
-    assert check.outcome == "failed"
-    assert "expired" in check.evidence
+    expiring = {keyid: replace(KEYS[keyid], expires=datetime(2026, 3, 1, tzinfo=timezone.utc))}
+    document = json.dumps(PW_ATTESTATIONS).encode()
+    before = verify_npm_attestations(document, PW, keys=expiring, repository=PW_REPO,
+                                     published=datetime(2026, 2, 14, tzinfo=timezone.utc)).check
+    after = verify_npm_attestations(document, PW, keys=expiring, repository=PW_REPO,
+                                    published=datetime(2026, 3, 2, tzinfo=timezone.utc)).check
+    unknown = verify_npm_attestations(document, PW, keys=expiring, repository=PW_REPO).check  # now: after expiry
+    assert before.outcome == "verified"
+    assert after.outcome == "failed" and "expired" in after.evidence
+    assert unknown.outcome == "failed" and "expired" in unknown.evidence
+
+
+def publish_only(doc: dict[str, Any]) -> None:
+    doc["attestations"] = doc["attestations"][:1]
+
+
+def test_provenance_stripped_from_the_document_is_a_downgrade_when_declared() -> None:
+    document = tampered(publish_only)
+    declared = verify_npm_attestations(document, PW, keys=KEYS, repository=PW_REPO, provenance_declared=True).check
+    undeclared = verify_npm_attestations(document, PW, keys=KEYS, repository=PW_REPO).check
+    assert declared.outcome == "failed" and "declares SLSA provenance" in declared.evidence
+    assert undeclared.outcome == "verified" and "no SLSA build provenance" in undeclared.evidence
+    pkg = check_npm_package(serve(npm_routes(attestations=json.loads(document))), "@playwright/cli", "0.1.1")
+    assert pkg.check("attestation").outcome == "failed"  # type: ignore[union-attr]  # the packument declares it
+
+
+def test_subject_is_held_to_the_tarball_bytes_not_only_the_claimed_integrity() -> None:
+    routes = npm_routes()
+    routes["/@playwright/cli/-/cli-0.1.1.tgz"] = (200, PW_TGZ + b"appended")
+    pkg = check_npm_package(serve(routes), "@playwright/cli", "0.1.1")
+    assert pkg.check("integrity").outcome == "failed"  # type: ignore[union-attr]
+    attestation = pkg.check("attestation")
+    assert attestation is not None and attestation.outcome == "failed" and "sha512" in attestation.evidence
 
 
 def test_not_json_is_failed_and_unreachable_is_unavailable() -> None:
@@ -174,7 +202,7 @@ def test_failed_attestation_is_an_I4_error_finding() -> None:
     assert pkg.check("attestation").outcome == "failed"  # type: ignore[union-attr]
     findings = [f for f in check_findings(pkg) if f.rule_id == "I4"]
     assert findings and findings[0].severity == "error"
-    assert pkg.pins.source_repository == "github:attacker/playwright-cli"  # the claim, not a verified build
+    assert pkg.pins.source_repository is None  # pins hold only what a verified build names, never the claim
 
 
 @pytest.mark.parametrize("declared, expected", [
@@ -263,3 +291,29 @@ def test_pypi_provenance_for_a_file_with_another_hash_fails_and_404_is_unavailab
     missing = check_pypi_package(serve(pypi_routes(None)), "gcb-attestation-test", "0.0.0")
     assert missing.check("attestation").outcome == "unavailable"  # type: ignore[union-attr]
     assert missing.pins.publisher is None
+
+
+def test_pep740_empty_bundle_naming_another_publisher_fails_and_is_never_pinned() -> None:
+    extra = {"attestations": [], "publisher": {"kind": "GitHub", "repository": "attacker/evil",
+                                               "workflow": "release.yml", "environment": None}}
+    result = verify_provenance(gcb(lambda d: d["attestation_bundles"].append(extra)), GCB_FILE, GCB_SHA256)
+    assert result.check.outcome == "failed" and result.publisher is None
+    assert "attacker" not in result.check.evidence
+
+
+def test_pep740_second_bundle_by_another_publisher_must_verify_too() -> None:
+    def copy_as_github(d: dict[str, Any]) -> None:
+        forged = copy.deepcopy(d["attestation_bundles"][0])
+        forged["publisher"] = {"kind": "GitHub", "repository": "attacker/evil", "workflow": "release.yml",
+                               "environment": None}
+        d["attestation_bundles"].append(forged)
+    result = verify_provenance(gcb(copy_as_github), GCB_FILE, GCB_SHA256)
+    assert result.check.outcome == "failed"  # the certificate was issued to the Google account, not the repo
+    assert result.publisher is None
+
+
+def test_pep740_two_bundles_by_the_same_real_publisher_name_it_once() -> None:
+    result = verify_provenance(gcb(lambda d: d["attestation_bundles"].append(copy.deepcopy(
+        d["attestation_bundles"][0]))), GCB_FILE, GCB_SHA256)
+    assert result.check.outcome == "verified"
+    assert result.publisher is not None and result.publisher.identity.count("919436158236") == 1

@@ -122,3 +122,18 @@ def test_published_schema_is_up_to_date() -> None:
 def test_reports_validate_against_the_published_schema(report: Report) -> None:
     jsonschema.Draft202012Validator(report_schema()).validate(json.loads(report.model_dump_json()))
     assert json.loads(report.model_dump_json())["verdict"] in (None, "pass", "review", "block")
+
+
+def test_markdown_lists_provenance_checks_with_not_checked_spelled_out() -> None:
+    from scanner.provenance.model import Check, PackageProvenance, ProvenanceReport
+
+    report = full_report()
+    report.provenance = ProvenanceReport(packages=[PackageProvenance(
+        ecosystem="npm", name="demo", version="1.0.0",
+        checks=[Check(name="integrity", outcome="verified", evidence="11137 bytes match sha512-…"),
+                Check(name="attestation", outcome="unavailable", evidence="HTTP 404 from registry <b>" + EVIL)])])
+    text = to_markdown(report)
+    assert "| demo&#64;1.0.0 | integrity | verified |" in text
+    assert "| attestation | not checked |" in text
+    assert "<b>" not in text and "\x1b" not in text
+    assert "provenance" not in to_markdown(full_report()).lower()  # no section without a provenance report

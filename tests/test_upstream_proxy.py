@@ -13,21 +13,23 @@ import base64
 import dataclasses
 import json
 import os
+import socket
 import subprocess
 import time
 from urllib.parse import quote
 
 import pytest
 
-from sandbox import images
+from sandbox import images, labels
 from sandbox import install_egress as ie
 from sandbox import upstream_proxy as up
-from sandbox.errors import UserInputError
+from sandbox.errors import SandboxError, UserInputError
 from sandbox.install import InstallRequest
 from sandbox.policy import hardened_host_config
 from sandbox.session import SandboxSession
+from scanner.commands import upstream as cli_upstream
 from scanner.scan import ScanOptions
-from tests.sandbox_helpers import REPO, run_cli
+from tests.sandbox_helpers import REPO, labelled_containers, run_cli
 
 PROXY_DIR = REPO / "images" / "proxy"
 USER = "mcp-test-user"
@@ -193,13 +195,52 @@ def test_chain_settings_put_nothing_secret_in_the_environment():
     assert loopback.extra_hosts == {"host.docker.internal": "host-gateway"} and loopback.stdin is None
 
 
+# ----------------------------------------------------------------------------- reachability probe targets (unit)
+
+def test_probe_targets_are_the_upstreams_address_and_the_install_gateway_on_its_port():
+    gateway = "172.30.0.1"
+    loopback = ie.upstream_probe_targets(up.parse_upstream_proxy("http://127.0.0.1:3128"), gateway)
+    assert [t.address for t in loopback] == ["host.docker.internal:3128", "172.30.0.1:3128"]
+    literal = ie.upstream_probe_targets(up.parse_upstream_proxy("http://172.17.0.9:8080"), gateway)
+    assert [t.address for t in literal] == ["172.17.0.9:8080", "172.30.0.1:8080"]
+    # A name: its IPv4 addresses as this host resolves them; a loopback answer would be the container's own.
+    named = ie.upstream_probe_targets(up.parse_upstream_proxy("http://proxy.corp.invalid:3128"), gateway,
+                                      resolve=lambda host: ["10.1.2.3", "127.0.0.1", "10.1.2.3", "::1", "x"])
+    assert [t.address for t in named] == ["10.1.2.3:3128", "172.30.0.1:3128"]
+    unresolved = ie.upstream_probe_targets(up.parse_upstream_proxy("http://proxy.corp.invalid:3128"), gateway,
+                                           resolve=lambda host: [])
+    assert [t.address for t in unresolved] == ["172.30.0.1:3128"]
+    same = ie.upstream_probe_targets(up.parse_upstream_proxy("http://172.30.0.1:3128"), gateway)
+    assert [t.address for t in same] == ["172.30.0.1:3128"]
+    assert [t.address for t in ie.upstream_probe_targets(up.parse_upstream_proxy("localhost:1"), None)] == [
+        "host.docker.internal:1"]
+
+
+def test_the_refusal_is_one_line_saying_what_to_do_without_the_login():
+    upstream = up.parse_upstream_proxy(URL_WITH_LOGIN.replace("proxy.corp.invalid", "127.0.0.1"))
+    targets = ie.upstream_probe_targets(upstream, "172.30.0.1")
+    message = ie.upstream_reachable_message(upstream, targets)
+    assert message.startswith("the upstream proxy http://***@127.0.0.1:3128 is reachable from the isolated install "
+                              "network (host.docker.internal:3128 (the Docker host's bridge gateway) and "
+                              "172.30.0.1:3128 (the install network's gateway")
+    assert "iptables -I INPUT -i br-+ -p tcp --dport 3128 -j DROP" in message and "another host" in message
+    assert "\n" not in message
+    for secret in upstream.secrets():
+        assert secret not in message
+
+
 # ------------------------------------------------------------------------------------- config rendering (unit, sh)
 
+MARKER = "0f3c9a7e5b1d4c2a8e6f0b9d7c5a3e1f"
+
+
 def _render(env: dict[str, str], stdin: str = "") -> subprocess.CompletedProcess[str]:
-    """images/proxy/render-config.sh as the proxy's entry point runs it, here with the host's sh and sed."""
+    """images/proxy/render-config.sh as the proxy's entry point runs it, here with the host's sh and sed (with a log
+    marker unless `env` says otherwise)."""
     return subprocess.run(["sh", str(PROXY_DIR / "render-config.sh"), str(PROXY_DIR / "squid.conf.template")],
                           input=stdin, capture_output=True, text=True, timeout=30, check=False,
-                          env={"PATH": os.environ.get("PATH", "/usr/bin:/bin"), **env})
+                          env={"PATH": os.environ.get("PATH", "/usr/bin:/bin"), "MCP_EGRESS_LOG_MARKER": MARKER,
+                               **env})
 
 
 def _directives(config: str) -> list[str]:
@@ -215,6 +256,47 @@ def test_rendering_without_an_upstream_goes_direct():
     assert "@" not in "\n".join(lines)  # every placeholder filled (or commented out)
 
 
+def test_rendering_refuses_the_cache_manager_first_and_allows_only_connect():
+    result = _render({"MCP_EGRESS_ALLOW_DOMAINS": "registry.npmjs.org", "MCP_EGRESS_ALLOW_PORTS": "443 8443"})
+    assert result.returncode == 0, result.stderr
+    lines = _directives(result.stdout)
+    access = [line for line in lines if line.startswith("http_access ")]
+    assert access == ["http_access deny manager", "http_access allow CONNECT registry_hosts registry_ports",
+                      "http_access deny all"]
+    assert "cachemgr_passwd disable all" in lines and "acl registry_ports port 443 8443" in lines
+    assert not [line for line in lines if "plain" in line]  # no GET/HEAD without port 80 on the allowlist
+    # squid's diagnostic log is off (it quotes client requests); access-log lines carry the marker.
+    assert "cache_log /dev/null" in lines and "debug_options ALL,0" in lines
+    assert f"logformat mcpegress MCPEGRESS {MARKER} %ts.%03tu %>a %rm %>rd %>rP %Ss/%>Hs %<st %tr" in lines
+    assert "access_log stdio:/dev/stdout mcpegress" in lines
+    assert not [line for line in lines if "stderr" in line]
+
+
+def test_rendering_with_port_80_allows_plain_get_and_head_there_only():
+    result = _render({"MCP_EGRESS_ALLOW_DOMAINS": "mirror.example.invalid", "MCP_EGRESS_ALLOW_PORTS": "443 80"})
+    assert result.returncode == 0, result.stderr
+    lines = _directives(result.stdout)
+    assert [line for line in lines if line.startswith("http_access ")] == [
+        "http_access deny manager", "http_access allow CONNECT registry_hosts registry_ports",
+        "http_access allow plain_methods registry_hosts plain_port", "http_access deny all"]
+    assert "acl plain_methods method GET HEAD" in lines and "acl plain_port port 80" in lines
+    # 8080 is not 80: no plain http.
+    other = _directives(_render({"MCP_EGRESS_ALLOW_DOMAINS": "m.invalid", "MCP_EGRESS_ALLOW_PORTS": "8080"}).stdout)
+    assert not [line for line in other if "plain" in line]
+
+
+@pytest.mark.parametrize(("marker", "expected"), [
+    ("", "log marker is missing"), ("short1", "16 to 64 characters"), ("a" * 65, "16 to 64 characters"),
+    ("0123456789abcdef/", "not letters and digits"), ("0123456789abcdef 443", "not letters and digits"),
+    ("0123456789abcdef\nhttp_access allow all", "not letters and digits"),
+    ("0123456789abcdef&%", "not letters and digits"),
+])
+def test_rendering_refuses_a_bad_log_marker(marker, expected):
+    result = _render({"MCP_EGRESS_ALLOW_DOMAINS": "registry.npmjs.org", "MCP_EGRESS_LOG_MARKER": marker})
+    assert result.returncode == 64 and result.stdout == "", result
+    assert result.stderr.startswith("MCPEGRESS-ERROR ") and expected in result.stderr
+
+
 def test_rendering_with_an_upstream_login_and_direct_hosts():
     proxy = up.parse_upstream_proxy(URL_WITH_LOGIN)
     result = _render({"MCP_EGRESS_ALLOW_DOMAINS": "registry.npmjs.org .example.invalid",
@@ -228,7 +310,7 @@ def test_rendering_with_an_upstream_login_and_direct_hosts():
             f"login={proxy.credentials.squid_login()}") in chain
     assert "acl direct_hosts dstdomain -n .cdn.example.invalid" in chain
     assert chain.index("always_direct allow direct_hosts") < chain.index("never_direct allow all")
-    assert lines[lines.index("http_access allow registry_hosts registry_ports") + 1] == "http_access deny all"
+    assert lines[lines.index("http_access allow CONNECT registry_hosts registry_ports") + 1] == "http_access deny all"
     assert "@" not in "\n".join(lines)
 
 
@@ -280,8 +362,9 @@ def test_the_image_ships_the_renderer():
 @pytest.mark.parametrize(("args", "env", "expected"), [
     (["scan", "npm:x", "--upstream-proxy", "https://bob:hunter22@proxy.corp.invalid:3128"], {},
      "error: --upstream-proxy 'https://***@proxy.corp.invalid:3128': https:// is not supported"),
-    (["scan", "npm:x"], {"HTTPS_PROXY": "http://bob:hunter22@proxy.corp.invalid"},
-     "error: HTTPS_PROXY (from the environment) 'http://***@proxy.corp.invalid': has no port"),
+    (["scan", "npm:x", "--upstream-proxy", "http://bob:hunter22@proxy.corp.invalid"],
+     {"HTTPS_PROXY": "http://proxy.corp.invalid:3128"},
+     "error: --upstream-proxy 'http://***@proxy.corp.invalid': has no port"),
     (["init-fixtures", "/nonexistent/fixtures.json", "npm:x", "--upstream-proxy", "http://proxy.corp.invalid"], {},
      "has no port"),
     (["lock", "--from", "tools.json", "--upstream-proxy", "none"], {}, "applies to installing a live TARGET"),
@@ -291,6 +374,46 @@ def test_cli_rejects_bad_upstreams_with_one_line_and_exit_2(args, env, expected)
     assert result.returncode == 2, result
     assert expected in result.stderr and result.stderr.strip().count("\n") == 0, result.stderr
     assert "hunter" not in result.stderr + result.stdout and "Traceback" not in result.stderr
+
+
+@pytest.mark.parametrize("value", ["https://bob:hunter22@proxy.corp.invalid:3128", "socks5://proxy.corp.invalid:1080",
+                                   "http://bob:hunter22@proxy.corp.invalid"])
+def test_an_unusable_environment_proxy_is_ignored_with_one_warning(value):
+    """HTTPS_PROXY is the host's general setting: one the install proxy cannot chain to must not stop every scan
+    (a cached one, one on a host that reaches the registry directly); the install goes direct, with a warning."""
+    warnings: list[str] = []
+    assert cli_upstream.upstream_from_cli(None, {"HTTPS_PROXY": value}, warn=warnings.append) is None
+    [warning] = warnings
+    assert warning.startswith("warning: ignoring HTTPS_PROXY (from the environment) '")
+    assert "the install proxy reaches the registry directly" in warning and "--upstream-proxy none" in warning
+    assert "\n" not in warning and "hunter" not in warning
+    # `none` silences it; a usable value is used without a word; the flag wins over the environment.
+    assert cli_upstream.upstream_from_cli("none", {"HTTPS_PROXY": value}, warn=warnings.append) is None
+    shadowed = cli_upstream.upstream_from_cli(None, {"HTTPS_PROXY": value, "HTTP_PROXY": "http://other.invalid:1"},
+                                              warn=warnings.append)
+    assert shadowed is None  # HTTPS_PROXY is the one read; it is unusable, HTTP_PROXY is not a fallback for it
+    used = cli_upstream.upstream_from_cli(None, {"HTTPS_PROXY": "http://p.corp.invalid:3128"}, warn=warnings.append)
+    assert used is not None and used.host == "p.corp.invalid"
+    assert len(warnings) == 2
+
+
+def test_a_bad_flag_is_still_an_error():
+    with pytest.raises(up.UpstreamProxyError, match=r"^--upstream-proxy 'https://\*\*\*@p.corp.invalid:1': https://"):
+        cli_upstream.upstream_from_cli("https://bob:hunter22@p.corp.invalid:1", {"HTTPS_PROXY": "http://ok.invalid:1"},
+                                       warn=lambda _: pytest.fail("a bad flag must not be a warning"))
+
+
+def test_the_cli_warns_about_an_unusable_https_proxy_and_goes_on():
+    """Through the CLI: the warning, then the scan goes on to its next check (here a bad --memory, so nothing is
+    installed), where before the HTTPS_PROXY alone was exit 2."""
+    result = run_cli("scan", "npm:x", "--memory", "1k",
+                     env={"HTTPS_PROXY": "socks5://bob:hunter22@proxy.corp.invalid:1080"}, timeout=60)
+    lines = result.stderr.strip().splitlines()
+    assert result.returncode == 2 and len(lines) == 2, result.stderr
+    assert lines[0].startswith("warning: ignoring HTTPS_PROXY (from the environment) 'socks5://***@proxy.corp.inv")
+    assert "socks5:// is not supported" in lines[0]
+    assert lines[1].startswith("error: --memory '1k'")
+    assert "hunter" not in result.stderr + result.stdout
 
 
 # ------------------------------------------------------------------------------------------------------ real engine
@@ -450,7 +573,9 @@ def test_no_proxy_hosts_go_direct_and_the_rest_through_the_upstream(docker_clien
         assert f"CONNECT {PHONE_HOME}:443 403" in output, output  # the upstream's refusal, relayed
         requests = upstream_box.requests(session)
         assert not [line for line in requests if "registry.npmjs.org" in line], requests  # NO_PROXY: direct
-        assert [line.split()[2:6] for line in requests] == [["CONNECT", PHONE_HOME, "443", "TCP_DENIED/403"]]
+        # squid says TCP_DENIED_ABORTED/403 when the client hung up before it finished logging: still a refusal
+        assert [(*line.split()[2:5], line.split()[5].split("/")[1], line.split()[5].startswith("TCP_DENIED"))
+                for line in requests] == [("CONNECT", PHONE_HOME, "443", "403", True)], requests
 
 
 @pytest.mark.docker
@@ -514,3 +639,91 @@ def test_a_scan_chains_to_https_proxy_and_its_login_stays_out_of_every_output(do
         installed = docker_client.api.inspect_image(json.loads(report)["install"]["image"])
         _assert_hidden(upstream.secrets(), report, result.stdout, result.stderr, json.dumps(installed))
     print(f"cold scan of pypi:mcp-server-time through the upstream: {seconds:.1f} s")
+
+
+
+def _host_listener(address: str) -> socket.socket:
+    """A TCP port listening on this machine (the Docker host), as a host-local cntlm/px told to listen on the
+    bridge: the kernel completes connections to it from its backlog."""
+    listener = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
+    try:
+        listener.bind((address, 0))
+    except OSError as exc:
+        listener.close()
+        pytest.skip(f"the engine is not on this machine ({address} is not a local address: {exc})")
+    listener.listen(16)
+    return listener
+
+
+def _probe_containers(client, session: SandboxSession) -> list[dict]:
+    return [c for c in labelled_containers(client, session.id) if c["Labels"].get(labels.ROLE) == ie.PROBE_ROLE]
+
+
+@pytest.mark.docker
+def test_an_upstream_the_install_network_can_reach_is_refused(docker_client, no_leftovers):
+    """Containers on an --internal network still reach services of the Docker host at its addresses (the bridge
+    gateways): a host-local upstream listening there would let an install script skip the install proxy. A probe
+    on the install network finds it, and the install proxy refuses to start, with one line saying what to do."""
+    gateway = _bridge_gateway(docker_client)
+    on_gateway = _host_listener(gateway)
+    everywhere = _host_listener("0.0.0.0")
+    port, any_port = on_gateway.getsockname()[1], everywhere.getsockname()[1]
+    try:
+        cases = [
+            # cntlm/px on 127.0.0.1 in the URL, listening on the docker0 address as the README used to advise
+            (f"http://{USER}:{quote(PASSWORD, safe='')}@127.0.0.1:{port}", [f"host.docker.internal:{port}"]),
+            (f"http://{gateway}:{port}", [f"{gateway}:{port}"]),
+            # listening on all interfaces: also at the install network's own gateway
+            (f"http://127.0.0.1:{any_port}", [f"host.docker.internal:{any_port}", "the install network's gateway"]),
+        ]
+        for url, named in cases:
+            upstream = up.parse_upstream_proxy(url)
+            with SandboxSession(docker_client) as session:
+                with pytest.raises(SandboxError) as raised:
+                    ie.start_install_proxy(session, ie.registry_hosts("npm"), upstream=upstream)
+                assert _probe_containers(docker_client, session) == []  # removed as soon as it answered
+            message = str(raised.value)
+            assert message.startswith(f"the upstream proxy {upstream.redacted} is reachable from the isolated "
+                                      "install network (") and "\n" not in message, message
+            assert all(text in message for text in named), message
+            assert f"--dport {upstream.port} -j DROP" in message
+            _assert_hidden(upstream.secrets(), message)
+            assert session.teardown_result is not None and session.teardown_result.complete
+    finally:
+        on_gateway.close()
+        everywhere.close()
+
+
+@pytest.mark.docker
+def test_an_upstream_only_the_bridge_reaches_is_accepted_and_hides_behind_the_cache_manager_refusal(
+        docker_client, no_leftovers):
+    """An upstream in another container on the default bridge: the install proxy reaches it, the install network
+    does not (the probe ran, and found nothing). Through the chained proxy, squid's cache manager (which would list
+    the upstream with its login) is refused."""
+    script = r"""node -e '
+const http = require("http"); const proxy = new URL(process.env.HTTP_PROXY);
+for (const path of ["cache_object://registry.npmjs.org:443/server_list", "cache_object://registry.npmjs.org:443/config"]) {
+  http.get({host: proxy.hostname, port: proxy.port, path, headers: {Host: "registry.npmjs.org:443"}}, r => {
+    let body = ""; r.on("data", d => body += d);
+    r.on("end", () => console.log("MANAGER", r.statusCode, JSON.stringify(body)));
+  });
+}'"""
+    with SandboxSession(docker_client) as session:
+        upstream_box = _start_upstream(session)
+        upstream = up.parse_upstream_proxy(f"http://{USER}:{quote(PASSWORD, safe='')}@{upstream_box.address}:3128")
+        since = time.time() - 1
+        proxy = ie.start_install_proxy(session, ie.registry_hosts("npm"), upstream=upstream)
+        events = docker_client.api.events(
+            since=since, until=time.time() + 1, decode=True,
+            filters={"type": "container", "label": [f"{labels.SESSION}={session.id}", f"{labels.ROLE}={ie.PROBE_ROLE}"]})
+        actions = [event.get("Action") or event.get("status") for event in events]
+        assert "start" in actions and "destroy" in actions, actions  # the probe ran, and is gone
+        assert _probe_containers(docker_client, session) == []
+        code, output, _ = _run_client(session, proxy, script)
+        assert code == 0 and output.count("MANAGER 403") == 2, output
+        assert "neighbors" not in output and "login" not in output and "cache_peer" not in output, output
+        _assert_hidden(upstream.secrets(), output)
+        manager = [a for a in proxy.attempts() if a.host == "registry.npmjs.org" and not a.allowed]
+        assert manager and manager[0].statuses == ("TCP_DENIED/403",)
+        assert upstream_box.requests(session) == []  # a refused request never reaches the upstream
+    assert session.teardown_result is not None and session.teardown_result.complete

@@ -13,7 +13,6 @@ from scanner.commands.signing import print_verification
 from scanner.commands.upstream import upstream_from_cli, upstream_proxy_option
 from scanner.errors import UsageError
 from scanner.report import Report
-from scanner.scan import ScanOptions, run_scan
 from scanner.lock.atomic import atomic_write_bytes
 from scanner.lock.build import build_lock
 from scanner.lock.changes import FAIL_ON_LEVELS, Change, at_or_above, counts
@@ -166,6 +165,8 @@ def lock(
 def live_report(target: str, server_args: list[str], command: str | None,
                 upstream_proxy: UpstreamProxy | None = None) -> Report:
     """Scan the target in the sandbox (default policy) for its live definitions; exit 3 when it could not list."""
+    from scanner.scan import ScanOptions, run_scan  # the scan machinery only when a live scan runs
+
     console = Console(stderr=True, highlight=False)
     with console.status("scanning", spinner="dots") as status:
         report = run_scan(ScanOptions(target=target, server_args=server_args, command=command,

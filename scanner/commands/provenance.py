@@ -4,15 +4,17 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import typer
 from rich.console import Console
 
 from scanner.errors import UsageError
-from scanner.provenance.client_config import read_client_config
-from scanner.provenance.config_lint import ConfigResult, ServerResult, lint_config
 from scanner.report import Finding
 from scanner.untrusted import escape_for_terminal
+
+if TYPE_CHECKING:
+    from scanner.provenance.config_lint import ConfigResult, ServerResult
 
 _RANK = {"info": 0, "warning": 1, "error": 2}
 _FAIL_ON = ("error", "warning", "info", "never")
@@ -39,6 +41,9 @@ def check_config(
         raise UsageError(f"--fail-on {fail_on!r} is not one of {', '.join(_FAIL_ON)}")
     if min_severity not in _RANK:
         raise UsageError(f"--min-severity {min_severity!r} is not one of error, warning, info")
+    from scanner.provenance.client_config import read_client_config  # loaded only when the command runs
+    from scanner.provenance.config_lint import lint_config
+
     results = [lint_config(read_client_config(path.expanduser())) for path in files]
     all_findings = [f for r in results for s in r.servers for f in s.findings]
     shown = [_filtered(r, min_severity) for r in results]

@@ -1,4 +1,7 @@
-"""`mcp-sandbox scan TARGET`, `images build` and `gc`: the sandbox commands."""
+"""`mcp-sandbox scan TARGET`, `images build` and `gc`: the sandbox commands.
+
+The scan machinery (mcp, docker, sigstore) is imported inside the commands that run it, so `--help`, `check` and
+`verify` start without paying for it."""
 
 from __future__ import annotations
 
@@ -10,7 +13,6 @@ from pathlib import Path
 import typer
 from rich.console import Console
 
-from sandbox import engine, gc, images
 from sandbox.policy import RunPolicy
 from scanner.commands.check import STDOUT, exit_code, validate_flags, write_reports
 from scanner.config import load as load_config
@@ -18,11 +20,7 @@ from scanner.commands.lock import write_with_changes
 from scanner.commands.upstream import upstream_from_cli, upstream_proxy_option
 from scanner.errors import UsageError
 from scanner.lock.build import build_lock
-from scanner.inventory import Timeouts
-from scanner.probes.fixtures import load_fixtures, write_starter_fixtures
-from scanner.probes.runner import ProbeOptions
 from scanner.reports.terminal import render
-from scanner.scan import ScanOptions, run_scan
 from scanner.signing.attest import attestation_path, write_attestation
 from scanner.signing.keys import load_signer
 
@@ -116,6 +114,11 @@ def scan(
     Exit codes: 0 clean; 1 a finding at/above --fail-on (or score under --fail-under); 2 bad input;
     3 the scan could not complete (no engine, install failed, server did not answer, teardown incomplete).
     """
+    from scanner.inventory import Timeouts
+    from scanner.probes.fixtures import load_fixtures
+    from scanner.probes.runner import ProbeOptions
+    from scanner.scan import ScanOptions, run_scan
+
     validate_flags(fail_on, min_severity, fail_under, [json_path, sarif_path, markdown_path])
     if (sign is not None or sign_env is not None) and (json_path is None or json_path == STDOUT):
         raise UsageError("--sign/--sign-env sign the JSON report: also give --json PATH (a file, not -)")
@@ -170,6 +173,8 @@ def build_images(
 ) -> None:
     """Build the images a scan uses: the node and python runtimes, the egress sink and the install proxy (tagged by
     project version and build-context hash)."""
+    from sandbox import engine, images
+
     client = engine.connect()
     console = Console(stderr=True, highlight=False)
     for runtime in images.REPOSITORIES:
@@ -186,6 +191,8 @@ def collect_garbage(
                                        "images)."),
 ) -> None:
     """Remove what crashed or killed scans left behind (containers, networks, volumes labelled io.mcp-sandbox.*)."""
+    from sandbox import engine, gc
+
     result = gc.sweep(engine.connect(), everything=everything, images=cached_images)
     print(f"removed {len(result.containers)} containers, {len(result.networks)} networks, "
           f"{len(result.volumes)} volumes, {len(result.images)} images"
@@ -200,6 +207,9 @@ def init_fixtures(
 ) -> None:
     """Write a starter fixtures file: one probe per live tool of TARGET, with generated arguments to edit."""
     from sandbox.workspace_seed import seed_manifest
+    from scanner.probes.fixtures import write_starter_fixtures
+    from scanner.probes.runner import ProbeOptions
+    from scanner.scan import ScanOptions, run_scan
 
     if path.exists():
         raise UsageError(f"{path} already exists; choose another file name or remove it first")

@@ -60,7 +60,7 @@ def check_npm_package(client: httpx.Client, name: str, version: str, *, registry
     keys = keys if keys is not None else load_pinned_keys()
     result.checks.append(signature_check(name, version, dist, keys, published, now or datetime.now(timezone.utc)))
     attested = attestation_check(client, dist, name, version, keys=keys, repository=_repository(doc),
-                                 registry=registry, verifier=verifier)
+                                 tarball=tarball, published=published, registry=registry, verifier=verifier)
     result.checks.append(attested.check)
     result.pins = _pins(version, doc, dist, result, attested)
     return result
@@ -168,9 +168,11 @@ def _signature_problem(sig: Any, keys: dict[str, RegistryKey], message: bytes, w
 
 
 def attestation_check(client: httpx.Client, dist: dict[str, Any], name: str, version: str, *,
-                      keys: dict[str, RegistryKey], repository: str | None, registry: str = NPM_REGISTRY,
+                      keys: dict[str, RegistryKey], repository: str | None, tarball: bytes | None = None,
+                      published: datetime | None = None, registry: str = NPM_REGISTRY,
                       verifier: Verifier | None = None) -> NpmAttestationResult:
-    """I4: fetch the attestations named by dist.attestations and verify them offline (npm_attestations).
+    """I4: fetch the attestations named by dist.attestations and verify them offline (npm_attestations), about the
+    tarball's own sha512 when its bytes are at hand, else dist.integrity's.
 
     When the registry signatures were stripped, a missing dist.attestations may have been stripped too: that is
     "unavailable", not "absent".
@@ -186,14 +188,17 @@ def attestation_check(client: httpx.Client, dist: dict[str, Any], name: str, ver
         return _att("unavailable", "dist.attestations carries no URL to fetch them from")
     if urlsplit(url).hostname != urlsplit(registry).hostname:
         return _att("unavailable", f"dist.attestations points off the registry ({without_secrets(url)}); not fetched")
-    sha512 = sha512_hex_of_integrity(_str(dist.get("integrity")) or "")
+    sha512 = hashlib.sha512(tarball).hexdigest() if tarball is not None else \
+        sha512_hex_of_integrity(_str(dist.get("integrity")) or "")
     if sha512 is None:
-        return _att("unavailable", "no sha512 dist.integrity to hold the attestation subject to")
+        return _att("unavailable", "neither the tarball nor a sha512 dist.integrity to hold the attestation "
+                                   "subject to")
     got = fetch(client, url, accept="application/json")
     if not got.ok:
         return _att("unavailable", f"attestations not fetched: {got.reason}")
+    declared = isinstance(attestations.get("provenance"), dict)
     return verify_npm_attestations(got.content, Subject(name, version, sha512), keys=keys, repository=repository,
-                                   verifier=verifier)
+                                   published=published, provenance_declared=declared, verifier=verifier)
 
 
 def _att(outcome: Outcome, evidence: str) -> NpmAttestationResult:
@@ -215,9 +220,10 @@ def _pins(version: str, doc: dict[str, Any], dist: dict[str, Any], result: Packa
     trusted = user.get("trustedPublisher")
     if isinstance(trusted, dict) and _str(trusted.get("id")):
         publisher = f"{publisher} (trusted publisher: {trusted['id']})"
-    # The repository a verified build certificate names, else what the package claims.
+    # Only what a verified build certificate names: a claim would differ in spelling from a verified value and
+    # make locks taken with and without attestations disagree.
     build = attested.build if attested.check.outcome == "verified" else None
-    repo_url = build.source_repository if build and build.source_repository else _repository(doc)
+    repo_url = build.source_repository if build else None
     return Pins(version=version,
                 integrity=_str(dist.get("integrity")) if integrity_ok else None,
                 shasum=_str(dist.get("shasum")) if integrity_ok else None,

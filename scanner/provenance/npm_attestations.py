@@ -80,16 +80,27 @@ def sha512_hex_of_integrity(integrity: str) -> str | None:
 
 
 def verify_npm_attestations(document: bytes, subject: Subject, *, keys: dict[str, RegistryKey],
-                            repository: str | None, verifier: Verifier | None = None) -> NpmAttestationResult:
-    """Verify every attestation in the registry's attestations document for `subject`."""
+                            repository: str | None, published: datetime | None = None,
+                            provenance_declared: bool = False,
+                            verifier: Verifier | None = None) -> NpmAttestationResult:
+    """Verify every attestation in the registry's attestations document for `subject`.
+
+    published: the version's publish time from the packument (the registry key must have been valid then; unknown
+    means now, as for registry signatures). provenance_declared: the packument's dist.attestations promises SLSA
+    provenance, so a document without it is a downgrade, not "none published".
+    """
     try:
         attestations = _attestations(document)
         publish = [b for p, b in attestations if p == PUBLISH_PREDICATE]
         provenance = [b for p, b in attestations if p.startswith(SLSA_PREDICATE_PREFIX)]
         if not publish and not provenance:
             raise AttestationInvalid("the attestations document has neither a publish attestation nor provenance")
+        if provenance_declared and not provenance:
+            raise AttestationInvalid("the version document declares SLSA provenance, but the attestations document "
+                                     "carries none")
+        when = published or datetime.now(timezone.utc)
         for bundle in publish:
-            _verify_publish(bundle, subject, keys)
+            _verify_publish(bundle, subject, keys, when)
         build, digest = None, None
         for bundle in provenance:
             build, digest = _verify_provenance(bundle, subject, repository, verifier)
@@ -176,20 +187,20 @@ def _check_subject(subjects: Any, subject: Subject) -> None:
     raise AttestationInvalid(f"the statement is about {named}, not {subject.purl}")
 
 
-def _verify_publish(bundle: dict[str, Any], subject: Subject, keys: dict[str, RegistryKey]) -> None:
-    """The registry-signed publish attestation: pinned key by keyid, valid at log time; the log entry binds it."""
+def _verify_publish(bundle: dict[str, Any], subject: Subject, keys: dict[str, RegistryKey], when: datetime) -> None:
+    """The registry-signed publish attestation: a pinned key by keyid, valid when the version was published (the
+    log entry's own time is not authenticated here: its inclusion proof is not checked); the log entry binds it."""
     payload_type, payload, signatures = _envelope(bundle)
     entry = _log_entry(bundle)
-    logged_at = _integrated_time(entry)
     for signature in signatures:
         keyid = str(signature.get("keyid", "")) if isinstance(signature, dict) else ""
         key = keys.get(keyid)
         if key is None:
             raise AttestationInvalid(f"the publish attestation is signed with keyid {keyid[:80]!r}, which is not a "
                                      "known npm registry key")
-        if key.expires is not None and logged_at is not None and logged_at > key.expires:
-            raise AttestationInvalid(f"registry key {keyid} expired {key.expires.isoformat()} before the publish "
-                                     f"attestation was logged ({logged_at.isoformat()})")
+        if key.expires is not None and when > key.expires:
+            raise AttestationInvalid(f"registry key {keyid} expired {key.expires.isoformat()} before the version "
+                                     f"was published ({when.isoformat()})")
         try:
             raw = base64.b64decode(str(signature.get("sig", "")), validate=True)
             key.public_key.verify(raw, pae(payload_type, payload), ec.ECDSA(hashes.SHA256()))
@@ -209,13 +220,6 @@ def _log_entry(bundle: dict[str, Any]) -> dict[str, Any]:
     if not isinstance(entries, list) or not entries or not isinstance(entries[0], dict):
         raise AttestationInvalid("the publish attestation has no transparency log entry")
     return entries[0]
-
-
-def _integrated_time(entry: dict[str, Any]) -> datetime | None:
-    try:
-        return datetime.fromtimestamp(int(entry.get("integratedTime", "")), tz=timezone.utc)
-    except (TypeError, ValueError, OverflowError):
-        return None
 
 
 def _check_log_body(entry: dict[str, Any], payload: bytes, signature: str) -> None:

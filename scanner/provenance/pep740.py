@@ -64,8 +64,10 @@ def verify_provenance(document: bytes, filename: str, sha256: str) -> Pep740Resu
     except ValidationError as exc:
         return _result("failed", f"{filename}: the provenance object is malformed "
                                  f"({exc.error_count()} validation error(s))")
-    if not provenance.attestation_bundles or not any(b.attestations for b in provenance.attestation_bundles):
-        return _result("failed", f"{filename}: the provenance object carries no attestations")
+    if not provenance.attestation_bundles:
+        return _result("failed", f"{filename}: the provenance object carries no attestation bundles")
+    if not all(b.attestations for b in provenance.attestation_bundles):
+        return _result("failed", f"{filename}: a bundle names a publisher but carries no attestation by it")
     try:
         dist = Distribution(name=filename, digest=sha256)
     except ValidationError:
@@ -74,7 +76,8 @@ def verify_provenance(document: bytes, filename: str, sha256: str) -> Pep740Resu
         offline_verifier()  # load the trust root once up front: a broken cache is "not checked", not "failed"
     except TrustRootUnavailable as exc:
         return _result("unavailable", str(exc))
-    publisher, digest = describe_publisher(provenance.attestation_bundles[0].publisher), None
+    verified: list[TrustedPublisher] = []
+    digest = None
     for bundle in provenance.attestation_bundles:
         publisher = describe_publisher(bundle.publisher)
         for attestation in bundle.attestations:
@@ -84,10 +87,22 @@ def verify_provenance(document: bytes, filename: str, sha256: str) -> Pep740Resu
                 return _result("failed", f"{filename}: the attestation by {publisher.identity} does not verify: "
                                          f"{str(exc)[:300]}")
             digest = digest or "sha256:" + hashlib.sha256(attestation.envelope.statement).hexdigest()
+        if publisher not in verified:  # named only once every attestation it made has verified
+            verified.append(publisher)
+    names = "; ".join(p.identity for p in verified)
     return Pep740Result(Check(name="attestation", outcome="verified", rule_id="I4",
-                              evidence=f"{filename}: PEP 740 provenance by trusted publisher {publisher.identity}; "
-                                       "Sigstore certificate and Rekor entry verified offline; subject sha256 "
-                                       "matches the index"), publisher=publisher, digest=digest)
+                              evidence=f"{filename}: PEP 740 provenance by trusted publisher {names}; Sigstore "
+                                       "certificate and Rekor entry verified offline; subject sha256 matches the "
+                                       "index"), publisher=_merged(verified), digest=digest)
+
+
+def _merged(publishers: list[TrustedPublisher]) -> TrustedPublisher:
+    """One publisher as is; several (rare: more than one trusted publisher attested the file) joined."""
+    if len(publishers) == 1:
+        return publishers[0]
+    return TrustedPublisher("; ".join(p.identity for p in publishers),
+                            "; ".join(p.source_repository for p in publishers if p.source_repository) or None,
+                            "; ".join(p.workflow for p in publishers if p.workflow) or None)
 
 
 def _result(outcome: Outcome, evidence: str) -> Pep740Result:

@@ -8,6 +8,7 @@ from __future__ import annotations
 import html
 import re
 
+from scanner.provenance.model import OUTCOME_LABELS
 from scanner.report import Finding, Report
 from scanner.untrusted import escape_for_terminal
 
@@ -70,9 +71,24 @@ def _score_table(report: Report) -> list[str]:
     return lines + ["", "</details>"]
 
 
+def _provenance_table(report: Report) -> list[str]:
+    """Every provenance check with its outcome: "not checked" is spelled out, never folded into a pass."""
+    provenance = report.provenance
+    if provenance is None or not provenance.packages:
+        return []
+    lines = ["", "<details><summary>Provenance</summary>", "", "| package | check | outcome | evidence |",
+             "| --- | --- | --- | --- |"]
+    for package in provenance.packages:
+        label = md(f"{package.name}@{package.version or '?'}", 120)
+        lines += [f"| {label} | {md(c.name, 40)} | {OUTCOME_LABELS[c.outcome]} | {md(c.evidence, 300)} |"
+                  for c in package.checks[:MAX_ROWS]]
+    return lines + ["", "</details>"]
+
+
 def to_markdown(report: Report) -> str:
     """The whole Markdown document, capped in size."""
-    text = "\n".join(_summary(report) + _findings_table(report) + _score_table(report)) + "\n"
+    sections = _summary(report) + _findings_table(report) + _provenance_table(report) + _score_table(report)
+    text = "\n".join(sections) + "\n"
     if len(text) > MAX_CHARS:
         cut = text[:MAX_CHARS].rsplit("\n", 1)[0]
         text = cut + "\n\n…report cut to fit a comment; see the JSON or SARIF report.\n"

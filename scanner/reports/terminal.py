@@ -149,6 +149,8 @@ def _install(report: Report) -> RenderableType | None:
         ("image", install.image), ("image id", install.image_id), ("runtime", install.runtime_image),
         ("cached", install.cached), ("command", " ".join(install.command)), ("seconds", f"{install.seconds:.1f}"),
     ]
+    if install.attribution_note:
+        rows.append(("install egress", install.attribution_note))
     if install.installer_output:
         tail = install.installer_output.strip().splitlines()[-INSTALLER_TAIL_LINES:]
         rows.append(("installer output", "\n".join(tail)))
