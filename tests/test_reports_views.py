@@ -137,3 +137,15 @@ def test_markdown_lists_provenance_checks_with_not_checked_spelled_out() -> None
     assert "| attestation | not checked |" in text
     assert "<b>" not in text and "\x1b" not in text
     assert "provenance" not in to_markdown(full_report()).lower()  # no section without a provenance report
+
+
+def test_terminal_prints_each_rules_fix_hint_once_and_skips_evidence_the_message_quotes() -> None:
+    tools = [{"name": f"tool_{i}", "description": "Does a thing with the given path.",
+              "inputSchema": {"type": "object", "properties": {"path": {"type": "string"}}}} for i in range(5)]
+    findings = [f for f in run_rules(tools) if f.rule_id == "S3"]
+    assert len(findings) == 5 and all(f.fix and f.evidence for f in findings)
+    report = Report(target=TargetInfo(kind="npm", name="demo", requested="demo@1"), findings=findings, tools=tools)
+    text = terminal_text(report)
+    assert text.count("fix: ") == 1
+    assert text.count("S3 ") == 5  # every finding is still listed
+    assert "evidence: path" not in text  # the message already says "parameter `path` …"

@@ -190,15 +190,18 @@ def _errors(report: Report) -> RenderableType | None:
     return Group(Text("Errors", style="bold red"), *(Text("  • ") + safe(e) for e in report.errors))
 
 
-def _finding_lines(finding: Finding) -> list[Text]:
+def _finding_lines(finding: Finding, fixes_shown: set[tuple[str, str]]) -> list[Text]:
+    """A finding's line, its evidence unless the message already quotes it, and its fix hint the first time that
+    rule's hint appears (later ones would repeat it word for word)."""
     head = Text("  ")
     head.append(f"{finding.severity:<7}", style=SEVERITY_STYLE[finding.severity])
     head.append(f" {finding.rule_id} {finding.rule_name}: ", style="bold")
     head.append_text(safe(finding.message, 500))
     lines = [head]
-    if finding.evidence:
+    if finding.evidence and finding.evidence not in finding.message:
         lines.append(Text("      evidence: ", style="dim") + safe(finding.evidence, 300))
-    if finding.fix:
+    if finding.fix and (finding.rule_id, finding.fix) not in fixes_shown:
+        fixes_shown.add((finding.rule_id, finding.fix))
         lines.append(Text(f"      fix: {finding.fix}", style="italic dim"))
     return lines
 
@@ -215,11 +218,12 @@ def _findings(report: Report, min_severity: Severity) -> RenderableType:
     if not shown:
         parts.append(Text("  none", style="green"))
     order = sorted(groups, key=lambda g: (g != SERVER_GROUP,))
+    fixes_shown: set[tuple[str, str]] = set()
     for group in order:
         parts.append(Text(SERVER_GROUP, style="bold magenta") if group == SERVER_GROUP
                      else Text("tool ", style="bold magenta") + safe(group, 200))
         for finding in sorted(groups[group], key=lambda f: -SEVERITY_RANK[f.severity]):
-            parts.extend(_finding_lines(finding))
+            parts.extend(_finding_lines(finding, fixes_shown))
     return Group(*parts)
 
 
