@@ -33,3 +33,30 @@ def evidence_from_stderr(stderr: str) -> dict[str, Any]:
         if line.startswith("ZOO-EVIDENCE "):
             return json.loads(line[len("ZOO-EVIDENCE "):])
     raise AssertionError(f"the inspector reported no evidence; stderr was: {stderr[:500]!r}")
+
+
+HOST_CA = "/etc/ssl/certs/ca-certificates.crt"
+PHONE_HOME = "phone-home.example.invalid"
+
+
+def run_on_install_network(session: Any, proxy: Any, image: str, script: str) -> tuple[int, str, dict[str, Any]]:
+    """A container on the install network only, configured like the install container (no capabilities, the host
+    CA, the proxy's settings), running `script` with PHONE replaced by PHONE_HOME: (exit code, output, inspect)."""
+    from sandbox import install_egress
+
+    client = session.client
+    settings = install_egress.install_network_settings(proxy)
+    host_config = client.api.create_host_config(
+        network_mode=settings["network_mode"], dns=settings["dns"], cap_drop=["ALL"],
+        security_opt=["no-new-privileges"], binds={HOST_CA: {"bind": HOST_CA, "mode": "ro"}},
+        tmpfs={"/tmp": "rw,nosuid,nodev,size=256m,mode=1777"})
+    env = {"HOME": "/tmp", "NPM_CONFIG_CAFILE": HOST_CA, "NODE_EXTRA_CA_CERTS": HOST_CA, **settings["environment"]}
+    container = session.create_container(
+        "install", image=image, user="10001:10001", host_config=host_config,
+        command=["env", *(f"{k}={v}" for k, v in env.items()), "sh", "-c", script.replace("PHONE", PHONE_HOME)])
+    client.api.start(container)
+    status = client.api.wait(container, timeout=300)
+    output = client.api.logs(container, stdout=True, stderr=True).decode("utf-8", "replace")
+    inspect = client.api.inspect_container(container)
+    session.remove_container(container)
+    return int(status["StatusCode"]), output, inspect

@@ -28,10 +28,8 @@ from sandbox.errors import SandboxError, UserInputError
 from sandbox.session import SandboxSession
 from scanner.provenance.model import EgressAttempt as ProvenanceEgress
 from scanner.provenance.rules import egress_finding
-from tests.sandbox_helpers import REPO, labelled_containers, run_cli
+from tests.sandbox_helpers import PHONE_HOME, REPO, labelled_containers, run_cli, run_on_install_network
 
-CA = "/etc/ssl/certs/ca-certificates.crt"
-PHONE_HOME = "phone-home.example.invalid"
 MARKER = "0f3c9a7e5b1d4c2a8e6f0b9d7c5a3e1f"  # what a proxy's start would generate (secrets.token_hex(16))
 
 # --------------------------------------------------------------------------------------------------- allowlist (unit)
@@ -386,23 +384,6 @@ def _session_networks(client, session_id=None):
     return client.api.networks(filters={"label": label})
 
 
-def _run_install_like(session, proxy, image, script):
-    client = session.client
-    settings = ie.install_network_settings(proxy)
-    host_config = client.api.create_host_config(
-        network_mode=settings["network_mode"], dns=settings["dns"], cap_drop=["ALL"],
-        security_opt=["no-new-privileges"], binds={CA: {"bind": CA, "mode": "ro"}},
-        tmpfs={"/tmp": "rw,nosuid,nodev,size=256m,mode=1777"})
-    env = {"HOME": "/tmp", "NPM_CONFIG_CAFILE": CA, "NODE_EXTRA_CA_CERTS": CA, **settings["environment"]}
-    container = session.create_container(
-        "install", image=image, user="10001:10001", host_config=host_config,
-        command=["env", *(f"{k}={v}" for k, v in env.items()), "sh", "-c", script.replace("PHONE", PHONE_HOME)])
-    client.api.start(container)
-    status = client.api.wait(container, timeout=300)
-    output = client.api.logs(container, stdout=True, stderr=True).decode("utf-8", "replace")
-    inspect = client.api.inspect_container(container)
-    session.remove_container(container)
-    return int(status["StatusCode"]), output, inspect
 
 
 @pytest.mark.docker
@@ -410,7 +391,7 @@ def _run_install_like(session, proxy, image, script):
 def test_registry_allowed_phone_home_denied_and_recorded(docker_client, npm_runtime, no_leftovers):
     with SandboxSession(docker_client) as session:
         proxy = ie.start_install_proxy(session, ie.registry_hosts("npm"))
-        code, output, inspect = _run_install_like(session, proxy, npm_runtime, INSTALL_LIKE)
+        code, output, inspect = run_on_install_network(session, proxy, npm_runtime, INSTALL_LIKE)
         assert code == 0, output
         # The install container is on the internal network only, resolving through the proxy's dnsmasq.
         assert set(inspect["NetworkSettings"]["Networks"]) == {proxy.network}
@@ -463,7 +444,7 @@ http.request({host: proxy.hostname, port: proxy.port, method: "CONNECT", path: "
   .on("connect", (r, sock) => { console.log("PORT22", r.statusCode); sock.destroy(); }).end();'"""
     with SandboxSession(docker_client) as session:
         proxy = ie.start_install_proxy(session, ["allowed.example.invalid"])
-        code, output, _ = _run_install_like(session, proxy, npm_runtime, script)
+        code, output, _ = run_on_install_network(session, proxy, npm_runtime, script)
         assert code == 0 and "PORT22 403" in output, output
         assert [(a.host, a.port, a.allowed) for a in proxy.attempts()] == [("allowed.example.invalid", 22, False)]
 
@@ -666,10 +647,14 @@ def test_install_egress_names_the_guilty_package_and_script_only(docker_client, 
         assert cached is not None and cached.egress == installed.egress
         bundled = installed.manifest["packages"]["node_modules/mcp-zoo-script-tree/node_modules/mcp-zoo-guilty"]
         assert bundled["inBundle"] is True
-        marker = docker_client.containers.run(installed.image, ["cat", "/opt/server/node_modules/mcp-zoo-script-tree/"
-                                                                "postinstall-ran"], entrypoint=[], remove=True,
-                                              network_disabled=True)
-        assert marker == b"harmless"
+        # Read through the archive API: `docker run … cat` can return no output under load.
+        container = docker_client.containers.create(installed.image, ["/bin/false"], entrypoint=[],
+                                                    network_disabled=True)
+        try:
+            stream, _ = container.get_archive("/opt/server/node_modules/mcp-zoo-script-tree/postinstall-ran")
+            assert read_member(stream) == b"harmless"
+        finally:
+            container.remove(force=True)
         # What the report's I7 finding says.
         finding = egress_finding(ProvenanceEgress(host="exfil.example.invalid:443", allowed=False,
                                                   package=refused[0].package, script=refused[0].script))
@@ -685,9 +670,15 @@ def test_ignore_scripts_runs_no_script_step(docker_client, script_tree, no_lefto
     try:
         assert ie.denied(installed.egress) == []
         assert all(a.package is None for a in installed.egress)
-        assert "postinstall-ran" not in docker_client.containers.run(
-            installed.image, ["ls", "/opt/server/node_modules/mcp-zoo-script-tree"], entrypoint=[], remove=True,
-            network_disabled=True).decode()
+        container = docker_client.containers.create(installed.image, ["/bin/false"], entrypoint=[],
+                                                    network_disabled=True)
+        try:  # the package is installed (its package.json is there), but its postinstall never ran
+            stream, _ = container.get_archive("/opt/server/node_modules/mcp-zoo-script-tree/package.json")
+            assert b"mcp-zoo-script-tree" in read_member(stream)
+            with pytest.raises(NotFound):
+                container.get_archive("/opt/server/node_modules/mcp-zoo-script-tree/postinstall-ran")
+        finally:
+            container.remove(force=True)
     finally:
         docker_client.images.remove(installed.image, force=True)
 

@@ -29,13 +29,12 @@ from sandbox.policy import hardened_host_config
 from sandbox.session import SandboxSession
 from scanner.commands import upstream as cli_upstream
 from scanner.scan import ScanOptions
-from tests.sandbox_helpers import REPO, labelled_containers, run_cli
+from tests.sandbox_helpers import PHONE_HOME, REPO, labelled_containers, run_cli, run_on_install_network
 
 PROXY_DIR = REPO / "images" / "proxy"
 USER = "mcp-test-user"
 PASSWORD = "s3cr3t p@ss:w%rd/x#"  # every character a URL or squid.conf could trip on
 URL_WITH_LOGIN = f"http://{USER}:{quote(PASSWORD, safe='')}@proxy.corp.invalid:3128"
-PHONE_HOME = "phone-home.example.invalid"
 
 
 # ----------------------------------------------------------------------------------------------------- parsing (unit)
@@ -493,23 +492,7 @@ def _start_upstream(session: SandboxSession, *, publish: bool = False) -> Upstre
 
 def _run_client(session: SandboxSession, proxy: ie.InstallProxy, script: str) -> tuple[int, str, dict]:
     """A container on the install network only, configured like the install container, running `script`."""
-    client = session.client
-    settings = ie.install_network_settings(proxy)
-    ca = "/etc/ssl/certs/ca-certificates.crt"
-    host_config = client.api.create_host_config(
-        network_mode=settings["network_mode"], dns=settings["dns"], cap_drop=["ALL"],
-        security_opt=["no-new-privileges"], binds={ca: {"bind": ca, "mode": "ro"}},
-        tmpfs={"/tmp": "rw,nosuid,nodev,size=256m,mode=1777"})
-    env = {"HOME": "/tmp", "NPM_CONFIG_CAFILE": ca, "NODE_EXTRA_CA_CERTS": ca, **settings["environment"]}
-    container = session.create_container(
-        "install", image=images.ensure_runtime_image(client, "node").tag, user="10001:10001", host_config=host_config,
-        command=["env", *(f"{k}={v}" for k, v in env.items()), "sh", "-c", script.replace("PHONE", PHONE_HOME)])
-    client.api.start(container)
-    status = client.api.wait(container, timeout=300)
-    output = client.api.logs(container, stdout=True, stderr=True).decode("utf-8", "replace")
-    inspect = client.api.inspect_container(container)
-    session.remove_container(container)
-    return int(status["StatusCode"]), output, inspect
+    return run_on_install_network(session, proxy, images.ensure_runtime_image(session.client, "node").tag, script)
 
 
 def _assert_hidden(secrets: tuple[str, ...], *texts: str) -> None:
