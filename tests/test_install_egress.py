@@ -32,6 +32,19 @@ from tests.sandbox_helpers import PHONE_HOME, REPO, labelled_containers, run_cli
 
 MARKER = "0f3c9a7e5b1d4c2a8e6f0b9d7c5a3e1f"  # what a proxy's start would generate (secrets.token_hex(16))
 
+
+def image_file(client, image: str, path: str) -> bytes | None:
+    """A file of an image through the archive API (`docker run … cat` can return no output under load), or None."""
+    container = client.containers.create(image, ["/bin/false"], entrypoint=[], network_disabled=True)
+    try:
+        stream, _ = container.get_archive(path)
+        return read_member(stream)
+    except NotFound:
+        return None
+    finally:
+        container.remove(force=True)
+
+
 # --------------------------------------------------------------------------------------------------- allowlist (unit)
 
 
@@ -647,14 +660,8 @@ def test_install_egress_names_the_guilty_package_and_script_only(docker_client, 
         assert cached is not None and cached.egress == installed.egress
         bundled = installed.manifest["packages"]["node_modules/mcp-zoo-script-tree/node_modules/mcp-zoo-guilty"]
         assert bundled["inBundle"] is True
-        # Read through the archive API: `docker run … cat` can return no output under load.
-        container = docker_client.containers.create(installed.image, ["/bin/false"], entrypoint=[],
-                                                    network_disabled=True)
-        try:
-            stream, _ = container.get_archive("/opt/server/node_modules/mcp-zoo-script-tree/postinstall-ran")
-            assert read_member(stream) == b"harmless"
-        finally:
-            container.remove(force=True)
+        assert image_file(docker_client, installed.image,
+                          "/opt/server/node_modules/mcp-zoo-script-tree/postinstall-ran") == b"harmless"
         # What the report's I7 finding says.
         finding = egress_finding(ProvenanceEgress(host="exfil.example.invalid:443", allowed=False,
                                                   package=refused[0].package, script=refused[0].script))
@@ -670,15 +677,10 @@ def test_ignore_scripts_runs_no_script_step(docker_client, script_tree, no_lefto
     try:
         assert ie.denied(installed.egress) == []
         assert all(a.package is None for a in installed.egress)
-        container = docker_client.containers.create(installed.image, ["/bin/false"], entrypoint=[],
-                                                    network_disabled=True)
-        try:  # the package is installed (its package.json is there), but its postinstall never ran
-            stream, _ = container.get_archive("/opt/server/node_modules/mcp-zoo-script-tree/package.json")
-            assert b"mcp-zoo-script-tree" in read_member(stream)
-            with pytest.raises(NotFound):
-                container.get_archive("/opt/server/node_modules/mcp-zoo-script-tree/postinstall-ran")
-        finally:
-            container.remove(force=True)
+        # the package is installed (its package.json is there), but its postinstall never ran
+        folder = "/opt/server/node_modules/mcp-zoo-script-tree"
+        assert b"mcp-zoo-script-tree" in (image_file(docker_client, installed.image, f"{folder}/package.json") or b"")
+        assert image_file(docker_client, installed.image, f"{folder}/postinstall-ran") is None
     finally:
         docker_client.images.remove(installed.image, force=True)
 
@@ -803,15 +805,9 @@ def test_a_package_cannot_get_its_attempts_blamed_on_a_later_one(docker_client, 
         assert hosts <= {"forger.example.invalid", "lingering.example.invalid"}
         # The innocent package's own script did run (with the image's shell, not the planted one), and the planted
         # project npmrc is not part of the installed image.
-        container = docker_client.containers.create(installed.image, ["/bin/false"], entrypoint=[],
-                                                    network_disabled=True)
-        try:
-            stream, _ = container.get_archive("/opt/server/node_modules/mcp-zoo-innocent/postinstall-ran")
-            assert read_member(stream) == b"innocent"
-            with pytest.raises(NotFound):
-                container.get_archive("/opt/server/.npmrc")
-        finally:
-            container.remove(force=True)
+        assert image_file(docker_client, installed.image,
+                          "/opt/server/node_modules/mcp-zoo-innocent/postinstall-ran") == b"innocent"
+        assert image_file(docker_client, installed.image, "/opt/server/.npmrc") is None
     finally:
         docker_client.images.remove(installed.image, force=True)
 

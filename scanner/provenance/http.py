@@ -10,7 +10,7 @@
 from __future__ import annotations
 
 import ssl
-from collections.abc import Container, Iterable
+from collections.abc import Iterable
 from dataclasses import dataclass
 from pathlib import Path
 from urllib.parse import urlsplit
@@ -55,14 +55,6 @@ def is_registry_host(host: str | None, extra_hosts: Iterable[str] = ()) -> bool:
     return bool(host) and host_allowed(str(host), (*registry_hosts(), *extra_hosts))
 
 
-class _RegistryHosts(Container[object]):
-    """`hostname in REGISTRY_HOSTS` for callers that test membership: answered from the allowlist at call time."""
-
-    def __contains__(self, host: object) -> bool:
-        return isinstance(host, str) and is_registry_host(host)
-
-
-REGISTRY_HOSTS: Container[object] = _RegistryHosts()
 
 
 def trusted_ssl_context(ca_bundle: Path | None = None) -> ssl.SSLContext | bool:

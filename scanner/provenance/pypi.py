@@ -11,7 +11,7 @@ from urllib.parse import urljoin, urlsplit
 
 import httpx
 
-from scanner.provenance.http import MAX_ARTIFACT_BYTES, PYPI_INDEX, REGISTRY_HOSTS, Fetched, fetch
+from scanner.provenance.http import MAX_ARTIFACT_BYTES, PYPI_INDEX, Fetched, fetch, is_registry_host
 from scanner.provenance.model import Check, Outcome, PackageProvenance, Pins
 from scanner.provenance.names import pep503_name
 from scanner.provenance.pep740 import Pep740Result, verify_provenance
@@ -148,7 +148,7 @@ def file_hashes_check(client: httpx.Client, json_url: str, files: dict[str, dict
                      evidence="no installed files given and download disabled")
     expected = _sha256(files[chosen])
     url = urljoin(json_url, str(files[chosen].get("url", "")))
-    if urlsplit(url).hostname not in REGISTRY_HOSTS:
+    if not is_registry_host(urlsplit(url).hostname):
         return Check(name="file-hashes", outcome="unavailable", rule_id="I2",
                      evidence=f"{chosen}: file URL is off the registry hosts; not fetched")
     got = fetch(client, url, max_bytes=MAX_ARTIFACT_BYTES)
@@ -229,7 +229,7 @@ def attestation_check(client: httpx.Client, attested: Mapping[str, str],
     result = _att("unavailable", "nothing verified")
     for filename, entry in sorted(entries.items()):
         url = str((entry or {}).get("provenance"))
-        if urlsplit(url).hostname not in REGISTRY_HOSTS:
+        if not is_registry_host(urlsplit(url).hostname):
             return _att("unavailable", f"{filename}: the provenance URL is off the registry hosts; not fetched")
         got = fetch(client, url, accept="application/json")
         if not got.ok:
