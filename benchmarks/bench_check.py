@@ -17,11 +17,11 @@ import tracemalloc
 from pathlib import Path
 from typing import Any
 
-from scanner.commands.check import build_report
+from scanner.cli.check import build_report
 from scanner.config import Config
-from scanner.reports.markdown import to_markdown
-from scanner.reports.sarif import to_sarif
-from scanner.rules.toolsfile import load_tools_file
+from scanner.report.markdown import to_markdown
+from scanner.report.sarif import to_sarif
+from scanner.tools_file import load_tools_file
 
 VERBS = ["get", "list", "create", "update", "delete", "search", "send", "run", "fetch", "write"]
 NOUNS = ["user", "order", "invoice", "ticket", "file", "repo", "issue", "comment", "event", "report", "page", "task",

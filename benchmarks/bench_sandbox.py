@@ -14,7 +14,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from scanner.scan import ScanOptions, run_scan  # noqa: E402
+from scanner.pipeline.scan import ScanOptions, run_scan
 
 
 def measure(target: str, server_args: list[str], runs: int, use_cache: bool) -> list[dict[str, float]]:

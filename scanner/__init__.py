@@ -1,3 +1,5 @@
-"""mcp-sandbox, host side: CLI, rules, probes, provenance, lock, signing, score and reports."""
+"""mcp-sandbox, host side: CLI, scan pipeline, rules, probes, provenance, registry, lock, signing and reports."""
 
-__version__ = "0.1.0"
+from sandbox import __version__
+
+__all__ = ["__version__"]

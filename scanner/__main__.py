@@ -1,3 +1,3 @@
-from scanner.cli import main
+from scanner.cli.app import main
 
 main()

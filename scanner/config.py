@@ -29,7 +29,7 @@ class Config:
 
 
 def _rule_id(key: object, where: str) -> str:
-    from scanner.rules.catalog import lookup  # the catalogue imports the report model only; no cycle at runtime
+    from scanner.rules.static.catalog import lookup
 
     rule = lookup(key) if isinstance(key, str) else None
     if rule is None:

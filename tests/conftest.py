@@ -6,13 +6,13 @@ import os
 
 import pytest
 
-from sandbox import labels
+from sandbox.core import labels
 from tests.sandbox_helpers import labelled_containers
 
 
 @pytest.fixture(scope="session")
 def docker_client():
-    from sandbox import engine
+    from sandbox.core import engine
 
     return engine.connect()
 

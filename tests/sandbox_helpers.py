@@ -11,7 +11,7 @@ from typing import Any
 
 import docker
 
-from sandbox import labels
+from sandbox.core import labels
 
 REPO = Path(__file__).resolve().parent.parent
 ZOO = REPO / "tests" / "servers" / "zoo"
@@ -42,7 +42,7 @@ PHONE_HOME = "phone-home.example.invalid"
 def run_on_install_network(session: Any, proxy: Any, image: str, script: str) -> tuple[int, str, dict[str, Any]]:
     """A container on the install network only, configured like the install container (no capabilities, the host
     CA, the proxy's settings), running `script` with PHONE replaced by PHONE_HOME: (exit code, output, inspect)."""
-    from sandbox import install_egress
+    from sandbox.install.proxy import container as install_egress
 
     client = session.client
     settings = install_egress.install_network_settings(proxy)

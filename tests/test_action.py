@@ -472,7 +472,7 @@ def test_install_step_builds_a_venv_from_the_action_checkout(tmp_path):
     assert outputs == {"bin": f"{tmp_path}/mcp-sandbox-venv/bin/mcp-sandbox",
                        "python": f"{tmp_path}/mcp-sandbox-venv/bin/python"}
     # editable: the runtime image definitions are read from the action's checkout
-    where = subprocess.run([outputs["python"], "-c", "import sandbox.images as i; print(i.IMAGES_DIR)"],
+    where = subprocess.run([outputs["python"], "-c", "import sandbox.core.images as i; print(i.IMAGES_DIR)"],
                            capture_output=True, text=True, check=True, cwd=tmp_path)
     assert where.stdout.strip() == str(checkout / "images")
     marker = tmp_path / "mcp-sandbox-venv" / "pyvenv.cfg"

@@ -6,7 +6,7 @@ import base64
 import io
 import tarfile
 
-from sandbox.canaries import find_canaries, plant_canaries
+from sandbox.run.canaries import find_canaries, plant_canaries
 
 HOME = "/home/probe"
 

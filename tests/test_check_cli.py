@@ -18,7 +18,7 @@ GOOD = {"tools": [{"name": "svc_get_item", "description": "Reads one item from t
 
 
 def run(*args: str, cwd: Path | None = None) -> subprocess.CompletedProcess[str]:
-    return subprocess.run([sys.executable, "-c", "from scanner.cli import main; main()", "check", *args],
+    return subprocess.run([sys.executable, "-c", "from scanner.cli.app import main; main()", "check", *args],
                           capture_output=True, text=True, cwd=cwd or ROOT, timeout=60,
                           env={"PYTHONPATH": str(ROOT), "PATH": "/usr/bin:/bin", "COLUMNS": "120"})
 

@@ -12,7 +12,7 @@ from pathlib import Path
 import docker
 import pytest
 
-from sandbox.images import DEFAULT_CA_BUNDLE
+from sandbox.core.images import DEFAULT_CA_BUNDLE
 from tests.sandbox_helpers import REPO, ZOO
 
 pytestmark = pytest.mark.docker

@@ -12,10 +12,11 @@ import secrets
 import pytest
 from docker.errors import NotFound
 
-from sandbox import egress, images
-from sandbox.egress import EgressEvent, start_sink
-from sandbox.policy import RunPolicy, mismatches, read_applied
-from sandbox.session import SandboxSession
+from sandbox.run import sink as egress
+from sandbox.core import images
+from sandbox.run.sink import EgressEvent, start_sink
+from sandbox.run.policy import RunPolicy, mismatches, read_applied
+from sandbox.core.session import SandboxSession
 from tests.sandbox_helpers import labelled_containers
 
 NAME = "exfil.example.invalid"
@@ -184,7 +185,7 @@ def test_run_policy_accepts_only_none_or_a_sink_namespace():
 def test_policy_check_compares_the_sink_namespace():
     import dataclasses
 
-    from sandbox.policy import AppliedPolicy
+    from sandbox.run.policy import AppliedPolicy
 
     policy = RunPolicy(network_mode="container:" + "a" * 64)
     good = AppliedPolicy(

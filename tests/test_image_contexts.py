@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from sandbox import images
+from sandbox.core import images
 
 
 def test_every_context_carries_the_shared_files() -> None:

@@ -20,14 +20,17 @@ import uuid
 import pytest
 from docker.errors import NotFound
 
-from sandbox import gc, images, install, install_phases, install_steps, labels
-from sandbox.archive import read_member
-from sandbox import install_egress as ie
-from sandbox import install_windows as iw
-from sandbox.errors import SandboxError, UserInputError
-from sandbox.session import SandboxSession
+from sandbox.core import gc, images, labels
+from sandbox.install import container as install, phases as install_phases, steps as install_steps
+from sandbox.core.archive import read_member
+from sandbox.install.proxy import container as ie
+from sandbox.install.proxy import allowlist as proxy_allowlist
+from sandbox.install.proxy import log as proxy_log
+from sandbox.install import windows as iw
+from sandbox.core.errors import SandboxError, UserInputError
+from sandbox.core.session import SandboxSession
 from scanner.provenance.model import EgressAttempt as ProvenanceEgress
-from scanner.provenance.rules import egress_finding
+from scanner.rules.provenance import egress_finding
 from tests.sandbox_helpers import PHONE_HOME, REPO, labelled_containers, run_cli, run_on_install_network
 
 MARKER = "0f3c9a7e5b1d4c2a8e6f0b9d7c5a3e1f"  # what a proxy's start would generate (secrets.token_hex(16))
@@ -49,23 +52,23 @@ def image_file(client, image: str, path: str) -> bytes | None:
 
 
 def test_default_allowlist_comes_from_the_data_file():
-    data = json.loads(ie.REGISTRIES_FILE.read_text())
-    assert ie.registry_hosts("npm").hosts == tuple(data["npm"]["hosts"]) == ("registry.npmjs.org",)
-    assert ie.registry_hosts("pypi").hosts == ("pypi.org", "files.pythonhosted.org")
-    assert ie.registry_hosts("pypi").ports == (443,)
+    data = json.loads(proxy_allowlist.REGISTRIES_FILE.read_text())
+    assert proxy_allowlist.registry_hosts("npm").hosts == tuple(data["npm"]["hosts"]) == ("registry.npmjs.org",)
+    assert proxy_allowlist.registry_hosts("pypi").hosts == ("pypi.org", "files.pythonhosted.org")
+    assert proxy_allowlist.registry_hosts("pypi").ports == (443,)
 
 
 def test_allowlist_override_file_and_environment(tmp_path, monkeypatch):
     custom = tmp_path / "registries.json"
     custom.write_text(json.dumps({"npm": {"hosts": ["npm.mirror.example.invalid", ".cdn.example.invalid"],
                                           "ports": [443, 8443]}}))
-    assert ie.registry_hosts("npm", config=custom).hosts == ("npm.mirror.example.invalid", ".cdn.example.invalid")
-    assert ie.registry_hosts("npm", config=custom).ports == (443, 8443)
-    monkeypatch.setenv(ie.REGISTRIES_ENV, str(custom))
-    assert ie.registry_hosts("npm").hosts[0] == "npm.mirror.example.invalid"
-    assert ie.registry_hosts("npm", extra_hosts=["extra.example.invalid"]).hosts[-1] == "extra.example.invalid"
+    assert proxy_allowlist.registry_hosts("npm", config=custom).hosts == ("npm.mirror.example.invalid", ".cdn.example.invalid")
+    assert proxy_allowlist.registry_hosts("npm", config=custom).ports == (443, 8443)
+    monkeypatch.setenv(proxy_allowlist.REGISTRIES_ENV, str(custom))
+    assert proxy_allowlist.registry_hosts("npm").hosts[0] == "npm.mirror.example.invalid"
+    assert proxy_allowlist.registry_hosts("npm", extra_hosts=["extra.example.invalid"]).hosts[-1] == "extra.example.invalid"
     with pytest.raises(UserInputError, match="no registry allowlist for 'pypi'"):
-        ie.registry_hosts("pypi")
+        proxy_allowlist.registry_hosts("pypi")
 
 
 @pytest.mark.parametrize("content", ["not json", "[]", '{"npm": {"hosts": "x"}}', '{"npm": {"hosts": ["a b"]}}',
@@ -76,16 +79,16 @@ def test_bad_allowlist_is_a_user_error(tmp_path, content):
     path = tmp_path / "r.json"
     path.write_text(content)
     with pytest.raises(UserInputError):
-        ie.load_registries(path)
+        proxy_allowlist.load_registries(path)
 
 
 def test_hosts_are_normalised_and_wildcards_absorb_their_subdomains():
-    assert ie.validate_hosts(["A.example.invalid", "a.example.invalid", ".Example.invalid", "b.other.invalid"]) == (
+    assert proxy_allowlist.validate_hosts(["A.example.invalid", "a.example.invalid", ".Example.invalid", "b.other.invalid"]) == (
         ".example.invalid", "b.other.invalid")
-    assert ie.host_allowed("x.example.invalid", [".example.invalid"])
-    assert ie.host_allowed("example.invalid.", [".example.invalid"])
-    assert not ie.host_allowed("badexample.invalid", [".example.invalid"])
-    assert not ie.host_allowed("registry.npmjs.org.evil.invalid", ["registry.npmjs.org"])
+    assert proxy_allowlist.host_allowed("x.example.invalid", [".example.invalid"])
+    assert proxy_allowlist.host_allowed("example.invalid.", [".example.invalid"])
+    assert not proxy_allowlist.host_allowed("badexample.invalid", [".example.invalid"])
+    assert not proxy_allowlist.host_allowed("registry.npmjs.org.evil.invalid", ["registry.npmjs.org"])
 
 
 def test_parse_attempts_groups_squid_and_dnsmasq_lines():
@@ -105,9 +108,9 @@ def test_parse_attempts_groups_squid_and_dnsmasq_lines():
         dnsmasq[9]: query[AAAA] raw.example.invalid from 172.18.0.3
         dnsmasq[9]: query[A] registry.npmjs.org from 172.18.0.3
         """)
-    attempts = ie.parse_attempts(access_log, ["registry.npmjs.org"], marker=MARKER, dns_log=dns_log)
+    attempts = proxy_log.parse_attempts(access_log, ["registry.npmjs.org"], marker=MARKER, dns_log=dns_log)
     by_key = {(a.via, a.host, a.port): a for a in attempts}
-    assert by_key[("proxy", "registry.npmjs.org", 443)] == ie.EgressAttempt(
+    assert by_key[("proxy", "registry.npmjs.org", 443)] == proxy_log.EgressAttempt(
         "registry.npmjs.org", 443, True, 2, "proxy", ("CONNECT",), ("TCP_TUNNEL/200",))
     assert not by_key[("proxy", PHONE_HOME, 80)].allowed
     assert by_key[("proxy", PHONE_HOME, 443)].count == 1 and not by_key[("proxy", PHONE_HOME, 443)].allowed
@@ -117,7 +120,7 @@ def test_parse_attempts_groups_squid_and_dnsmasq_lines():
     assert by_key[("dns", "registry.npmjs.org", None)].allowed
     assert ("proxy", "bad\\x01host.invalid", 443) in by_key  # control characters never reach a report raw
     # Without the engine's timestamps each stream keeps its order, squid's lines first.
-    assert [a.host for a in ie.denied(attempts)] == [PHONE_HOME, PHONE_HOME, "-", "bad\\x01host.invalid",
+    assert [a.host for a in proxy_log.denied(attempts)] == [PHONE_HOME, PHONE_HOME, "-", "bad\\x01host.invalid",
                                                      "raw.example.invalid"]
 
 
@@ -131,10 +134,10 @@ def test_only_marked_squid_lines_from_stdout_and_dnsmasq_lines_from_stderr_count
     real = f"MCPEGRESS {MARKER} 1795982669.100 172.18.0.3 CONNECT registry.npmjs.org 443 TCP_TUNNEL/200 1 2"
     access_log = "\n".join([forged_squid, guessed, forged_dns, real])
     dns_log = "\n".join([forged_marked, forged_squid, "dnsmasq[9]: query[A] real.example.invalid from 172.18.0.3"])
-    attempts = ie.parse_attempts(access_log, ["registry.npmjs.org"], marker=MARKER, dns_log=dns_log)
+    attempts = proxy_log.parse_attempts(access_log, ["registry.npmjs.org"], marker=MARKER, dns_log=dns_log)
     assert {(a.via, a.host) for a in attempts} == {("proxy", "registry.npmjs.org"), ("dns", "real.example.invalid")}
     # Without a marker (a proxy that never got one) no squid line counts at all.
-    assert [a.via for a in ie.parse_attempts(real, ["registry.npmjs.org"], marker="")] == []
+    assert [a.via for a in proxy_log.parse_attempts(real, ["registry.npmjs.org"], marker="")] == []
 
 
 @pytest.mark.parametrize(("line", "host", "kind"), [
@@ -142,10 +145,10 @@ def test_only_marked_squid_lines_from_stdout_and_dnsmasq_lines_from_stderr_count
     ("dnsmasq[9]: query[A] two words.invalid from 172.18.0.3", "two\\x20words.invalid", "A"),
     ("dnsmasq[9]: query[A] x.invalid from 1.2.3.4 from 172.18.0.3", "x.invalid\\x20from\\x201.2.3.4", "A"),
     ("dnsmasq[9]: query[type=65] svc.example.invalid from 172.18.0.3", "svc.example.invalid", "type=65"),
-    ("dnsmasq[9]: query[TXT] " + "a" * 400 + " from 172.18.0.3", "a" * ie.MAX_HOST_CHARS, "TXT"),
+    ("dnsmasq[9]: query[TXT] " + "a" * 400 + " from 172.18.0.3", "a" * proxy_allowlist.MAX_HOST_CHARS, "TXT"),
 ])
 def test_dnsmasq_names_with_spaces_or_unprintable_bytes_are_recorded_escaped(line, host, kind):
-    [attempt] = ie.parse_attempts("", [], marker=MARKER, dns_log=line)
+    [attempt] = proxy_log.parse_attempts("", [], marker=MARKER, dns_log=line)
     assert (attempt.via, attempt.host, attempt.methods, attempt.allowed) == ("dns", host, (kind,), False)
 
 
@@ -185,7 +188,7 @@ def test_each_attempt_goes_to_the_step_running_when_it_began():
     # squid's lines come from the proxy's stdout, dnsmasq's from its stderr.
     access_log = "\n".join(line for line in lines if " MCPEGRESS" in line)
     dns_log = "\n".join(line for line in lines if " MCPEGRESS" not in line)
-    attempts = ie.parse_attempts(access_log, ["registry.npmjs.org"], [FETCH, GUILTY, INNOCENT], marker=MARKER,
+    attempts = proxy_log.parse_attempts(access_log, ["registry.npmjs.org"], [FETCH, GUILTY, INNOCENT], marker=MARKER,
                                  dns_log=dns_log)
     got = {(a.host, a.port, a.package, a.script, a.count) for a in attempts}
     assert got == {
@@ -196,10 +199,10 @@ def test_each_attempt_goes_to_the_step_running_when_it_began():
         ("registry.npmjs.org", 443, "innocent@2.0.0", "preinstall, postinstall", 1),
         ("1795982669.000.example.invalid", None, "innocent@2.0.0", "preinstall, postinstall", 1),
     }
-    assert {a.package for a in ie.denied(attempts)} == {None, "guilty@1.0.0", "innocent@2.0.0"}
+    assert {a.package for a in proxy_log.denied(attempts)} == {None, "guilty@1.0.0", "innocent@2.0.0"}
     # Without windows (or without the engine's timestamps) nothing is attributed, as before.
     assert all(a.package is None and a.script is None
-               for a in ie.parse_attempts(access_log, ["registry.npmjs.org"], marker=MARKER, dns_log=dns_log))
+               for a in proxy_log.parse_attempts(access_log, ["registry.npmjs.org"], marker=MARKER, dns_log=dns_log))
 
 
 def test_window_boundaries_and_clocks():
@@ -230,7 +233,7 @@ def test_untrusted_labels_are_escaped_and_capped():
 
 def test_network_settings_override_every_proxy_variable():
     proxy = ie.InstallProxy(session=None, container_id="x", network="net", address="172.30.0.2",  # type: ignore[arg-type]
-                            allow=ie.RegistryAllowlist(("registry.npmjs.org",)), image="i", start_seconds=0.0)
+                            allow=proxy_allowlist.RegistryAllowlist(("registry.npmjs.org",)), image="i", start_seconds=0.0)
     settings = ie.install_network_settings(proxy)
     assert settings["network_mode"] == "net" and settings["dns"] == ["172.30.0.2"]
     env = settings["environment"]
@@ -294,7 +297,7 @@ def test_steps_stop_being_named_once_the_engine_gives_no_time():
                      f"{_stamp(101.5)} dnsmasq[9]: query[A] dep.example.invalid from 172.18.0.3",
                      f"{_stamp(102.5)} dnsmasq[9]: query[A] later.example.invalid from 172.18.0.3"])
     got = {(a.host, a.package, a.script)
-           for a in ie.parse_attempts("", ["registry.npmjs.org"], steps.windows, marker="m", dns_log=log)}
+           for a in proxy_log.parse_attempts("", ["registry.npmjs.org"], steps.windows, marker="m", dns_log=log)}
     assert got == {("fetch.example.invalid", None, "fetch"), ("dep.example.invalid", None, None),
                    ("later.example.invalid", None, None)}
 
@@ -338,7 +341,7 @@ def test_leftovers_are_live_processes_of_another_user_than_the_idle_ones():
 
 
 def test_the_reports_install_section_says_why_attempts_name_no_step():
-    from scanner.scan import _install_info
+    from scanner.pipeline.scan import _install_info
 
     installed = install.InstalledServer(
         image="i", image_id="sha256:1", runtime_image="r", cached=False, name="x", version="1", entry_points={},
@@ -403,7 +406,7 @@ def _session_networks(client, session_id=None):
 @pytest.mark.registry
 def test_registry_allowed_phone_home_denied_and_recorded(docker_client, npm_runtime, no_leftovers):
     with SandboxSession(docker_client) as session:
-        proxy = ie.start_install_proxy(session, ie.registry_hosts("npm"))
+        proxy = ie.start_install_proxy(session, proxy_allowlist.registry_hosts("npm"))
         code, output, inspect = run_on_install_network(session, proxy, npm_runtime, INSTALL_LIKE)
         assert code == 0, output
         # The install container is on the internal network only, resolving through the proxy's dnsmasq.
@@ -420,7 +423,7 @@ def test_registry_allowed_phone_home_denied_and_recorded(docker_client, npm_runt
         assert by_key[("proxy", PHONE_HOME, 80)].statuses == ("TCP_DENIED/403",)
         assert not by_key[("proxy", PHONE_HOME, 443)].allowed
         assert not by_key[("dns", f"raw.{PHONE_HOME}", None)].allowed
-        assert {a.host for a in ie.denied(attempts)} == {PHONE_HOME, f"raw.{PHONE_HOME}"}
+        assert {a.host for a in proxy_log.denied(attempts)} == {PHONE_HOME, f"raw.{PHONE_HOME}"}
         network, session_id = proxy.network, session.id
     assert session.teardown_result is not None and session.teardown_result.complete
     assert network in session.teardown_result.removed
@@ -541,7 +544,7 @@ def test_the_cache_manager_and_plain_http_are_refused_and_recorded(docker_client
                         "Connection: close\r\n\r\n",
     }
     with SandboxSession(docker_client) as session:
-        proxy = ie.start_install_proxy(session, ie.registry_hosts("npm"))
+        proxy = ie.start_install_proxy(session, proxy_allowlist.registry_hosts("npm"))
         results = _raw_requests(session, proxy, requests)
         for name in requests:
             assert _status(results[name]) == "HTTP/1.1 403 Forbidden", (name, results[name][:300])
@@ -552,7 +555,7 @@ def test_the_cache_manager_and_plain_http_are_refused_and_recorded(docker_client
         assert (manager.allowed, manager.count, manager.methods, manager.statuses) == (
             False, 4, ("GET",), ("TCP_DENIED/403",))
         assert not attempts[("proxy", "registry.npmjs.org", 80)].allowed
-        assert {(a.host, a.port) for a in ie.denied(attempts.values()) if a.via == "proxy"} == {
+        assert {(a.host, a.port) for a in proxy_log.denied(attempts.values()) if a.via == "proxy"} == {
             ("registry.npmjs.org", 443), ("registry.npmjs.org", 80)}
 
 
@@ -577,7 +580,7 @@ def test_forged_log_lines_sent_by_a_client_never_become_attempts(docker_client, 
     # Windows as an install's: the forged lines' squid time (1795982669) would fall into the "victim" step.
     windows = [iw.Window(1795982000.0, "victim@1.0.0", "postinstall")]
     with SandboxSession(docker_client) as session:
-        proxy = ie.start_install_proxy(session, ie.registry_hosts("npm"))
+        proxy = ie.start_install_proxy(session, proxy_allowlist.registry_hosts("npm"))
         results = _raw_requests(session, proxy, requests)
         assert all(_status(results[name]).startswith("HTTP/1.1 4") for name in requests), results
         assert results["dns-unprintable"] == 3 and results["dns-space"] == 3  # NXDOMAIN, and logged
@@ -597,8 +600,8 @@ def test_forged_log_lines_sent_by_a_client_never_become_attempts(docker_client, 
             assert {"<name\\x20unprintable>", "two\\x20words.example.invalid"} <= dns, dns
         # The same forged text parsed as if it had reached either stream still yields nothing.
         marker = proxy.log_marker
-        assert ie.parse_attempts(forged, ["registry.npmjs.org"], marker=marker) == []
-        assert {a.host for a in ie.parse_attempts("", ["registry.npmjs.org"], marker=marker, dns_log=forged)} == {
+        assert proxy_log.parse_attempts(forged, ["registry.npmjs.org"], marker=marker) == []
+        assert {a.host for a in proxy_log.parse_attempts("", ["registry.npmjs.org"], marker=marker, dns_log=forged)} == {
             "framed-dns.example.invalid"}  # a dnsmasq line counts only on stderr, where only dnsmasq writes
         assert len(marker) == 32 and marker not in json.dumps(results)
 
@@ -647,7 +650,7 @@ def _install_tree(client, tgz, *, ignore_scripts):
 def test_install_egress_names_the_guilty_package_and_script_only(docker_client, script_tree, no_leftovers):
     installed = _install_tree(docker_client, script_tree, ignore_scripts=False)
     try:
-        refused = ie.denied(installed.egress)
+        refused = proxy_log.denied(installed.egress)
         assert {(a.host, a.via) for a in refused} == {("exfil.example.invalid", "proxy"),
                                                       ("guilty.example.invalid", "dns")}
         assert {(a.package, a.script) for a in refused} == {(GUILTY_PACKAGE, "postinstall")}
@@ -675,7 +678,7 @@ def test_install_egress_names_the_guilty_package_and_script_only(docker_client, 
 def test_ignore_scripts_runs_no_script_step(docker_client, script_tree, no_leftovers):
     installed = _install_tree(docker_client, script_tree, ignore_scripts=True)
     try:
-        assert ie.denied(installed.egress) == []
+        assert proxy_log.denied(installed.egress) == []
         assert all(a.package is None for a in installed.egress)
         # the package is installed (its package.json is there), but its postinstall never ran
         folder = "/opt/server/node_modules/mcp-zoo-script-tree"
@@ -733,8 +736,9 @@ def test_a_pypi_sdist_is_built_in_its_own_step(docker_client, no_leftovers):
 
 KILLED_SCANNER = """
 import sys, time
-from sandbox import engine, install_egress
-from sandbox.session import SandboxSession
+from sandbox.core import engine
+from sandbox.core.session import SandboxSession
+from sandbox.install.proxy import container as install_egress
 session = SandboxSession(engine.connect())
 proxy = install_egress.start_install_proxy(session, ["registry.npmjs.org"])
 print(session.id, proxy.container_id, proxy.network, flush=True)
@@ -792,7 +796,7 @@ def test_a_package_cannot_get_its_attempts_blamed_on_a_later_one(docker_client, 
     with SandboxSession(docker_client) as session:
         installed = install.install(session, request, runtime.tag, runtime.image_id, use_cache=False)
     try:
-        refused = ie.denied(installed.egress)
+        refused = proxy_log.denied(installed.egress)
         assert not any(a.package == INNOCENT_PACKAGE for a in installed.egress), installed.egress
         for attempt in refused:
             assert attempt.package in (FORGER, None), attempt

@@ -5,8 +5,8 @@ from __future__ import annotations
 
 import textwrap
 
-from sandbox.npm_scripts import script_names, script_packages
-from sandbox.pypi_builds import requirement_lines, source_builds
+from sandbox.install.npm import script_names, script_packages
+from sandbox.install.pypi import requirement_lines, source_builds
 
 
 def _lock(**packages: dict) -> dict:

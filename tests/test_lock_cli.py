@@ -9,7 +9,7 @@ from typing import Any
 
 import pytest
 
-from scanner.cli import main
+from scanner.cli.app import main
 from scanner.signing import write_keypair
 
 TOOLS: dict[str, Any] = {

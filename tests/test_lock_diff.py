@@ -10,7 +10,7 @@ import pytest
 from scanner.lock import ProvenancePins, build_lock, diff
 from scanner.lock.changes import Change
 from scanner.lock.model import LockFile
-from scanner.report import Report, ServerInfo, TargetInfo
+from scanner.report.model import Report, ServerInfo, TargetInfo
 
 BASE_TOOL: dict[str, Any] = {
     "name": "read_file",

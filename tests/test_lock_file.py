@@ -13,7 +13,7 @@ import rfc8785
 from scanner.errors import UsageError
 from scanner.lock import build_lock, diff, load_lock, load_source, lock_bytes, write_lock
 from scanner.lock.canonical import canonical_json, fingerprint
-from scanner.report import AppliedPolicy, InstallInfo, Report, SandboxInfo, ServerInfo, TargetInfo
+from scanner.report.model import AppliedPolicy, InstallInfo, Report, SandboxInfo, ServerInfo, TargetInfo
 
 TOOL: dict[str, Any] = {
     "name": "search",

@@ -8,7 +8,7 @@ from urllib.parse import urlsplit
 import jsonschema
 import pytest
 
-from sandbox.workspace_seed import seed_manifest
+from sandbox.run.workspace_seed import seed_manifest
 from scanner.probes.arguments import (
     error_probes,
     generate_arguments,

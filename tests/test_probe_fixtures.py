@@ -9,7 +9,7 @@ from typing import Any
 import jsonschema
 import pytest
 
-from sandbox.workspace_seed import seed_manifest
+from sandbox.run.workspace_seed import seed_manifest
 from scanner.errors import UsageError
 from scanner.probes.fixtures import (
     FixtureFile,

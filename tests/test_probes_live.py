@@ -9,15 +9,15 @@ import json
 import pytest
 from rich.console import Console
 
-from sandbox.observe import diff, parse_counters, parse_snapshot
-from scanner.inventory import Timeouts
+from sandbox.run.observe import diff, parse_counters, parse_snapshot
+from scanner.pipeline.inventory import Timeouts
 from scanner.probes import phase as probe_phase
-from scanner.probes.behavior import persistence_kind
+from scanner.rules.behavior import persistence_kind
 from scanner.probes.fixtures import parse_fixtures
 from scanner.probes.runner import ProbeOptions
-from scanner.report import Report
-from scanner.reports.terminal import render
-from scanner.scan import ScanOptions, run_scan
+from scanner.report.model import Report
+from scanner.report.terminal import render
+from scanner.pipeline.scan import ScanOptions, run_scan
 from tests.sandbox_helpers import ZOO, run_cli
 
 BEHAVIOUR = {"B1", "B2", "B3", "B4", "B5", "B6"}

@@ -23,7 +23,7 @@ from scanner.provenance.npm_attestations import Subject, sha512_hex_of_integrity
 from scanner.provenance.npm_keys import load_pinned_keys
 from scanner.provenance.pep740 import verify_provenance
 from scanner.provenance.pypi import check_pypi_package
-from scanner.provenance.rules import check_findings
+from scanner.rules.provenance import check_findings
 from scanner.provenance.sigstore_identity import normalise_repository
 
 FIXTURES = Path(__file__).parent / "fixtures" / "provenance"

@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 from typer.testing import CliRunner
 
-from scanner.cli import app
+from scanner.cli.app import app
 from scanner.provenance.client_config import read_client_config, strip_jsonc
 
 CONFIGS = Path(__file__).parent / "fixtures" / "provenance" / "configs"
@@ -25,7 +25,7 @@ REPO = Path(__file__).parents[1]
 def run(*args: str) -> subprocess.CompletedProcess[str]:
     """The real entry point, as a user runs it (UsageError → exit 2 is handled in scanner.cli.main)."""
     env = dict(os.environ, PYTHONPATH=str(REPO), COLUMNS="200")
-    return subprocess.run([sys.executable, "-c", "from scanner.cli import main; main()", *args],
+    return subprocess.run([sys.executable, "-c", "from scanner.cli.app import main; main()", *args],
                           capture_output=True, text=True, env=env, timeout=60)
 
 

@@ -3,8 +3,8 @@
 from __future__ import annotations
 
 from scanner.provenance.model import Check, PackageProvenance, ProvenanceReport
-from scanner.provenance.rules import RULES, check_findings
-from scanner.report import Report, TargetInfo
+from scanner.rules.provenance import RULES, check_findings
+from scanner.report.model import Report, TargetInfo
 
 
 def test_report_carries_the_provenance_section_and_round_trips() -> None:
@@ -31,7 +31,7 @@ def test_every_rule_has_id_why_and_fix() -> None:
 
 def test_egress_outside_the_allowlist_is_I7() -> None:
     from scanner.provenance.model import EgressAttempt
-    from scanner.provenance.rules import egress_finding
+    from scanner.rules.provenance import egress_finding
     bad = egress_finding(EgressAttempt(host="collect.example.invalid", allowed=False, package="demo@1.0.0",
                                        script="postinstall"))
     assert bad is not None and (bad.rule_id, bad.severity) == ("I7", "error")
@@ -41,7 +41,7 @@ def test_egress_outside_the_allowlist_is_I7() -> None:
 
 def test_I7_names_the_step_that_tried() -> None:
     from scanner.provenance.model import EgressAttempt
-    from scanner.provenance.rules import egress_finding
+    from scanner.rules.provenance import egress_finding
 
     def message(**kwargs: str) -> str:
         found = egress_finding(EgressAttempt(host="x.example.invalid:443", allowed=False, **kwargs))

@@ -16,7 +16,7 @@ import pytest
 
 from scanner.provenance.npm import check_npm_package, packument_url, parse_sri
 from scanner.provenance.npm_keys import KeyDataError, keyid_of, load_pinned_keys, parse_key, refresh_keys
-from scanner.provenance.rules import check_findings
+from scanner.rules.provenance import check_findings
 
 FIXTURES = Path(__file__).parent / "fixtures" / "provenance" / "npm"
 TINY = json.loads((FIXTURES / "tiny-tarball.packument.json").read_text())

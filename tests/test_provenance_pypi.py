@@ -10,7 +10,7 @@ from typing import Any
 import httpx
 
 from scanner.provenance.pypi import check_pypi_package
-from scanner.provenance.rules import check_findings
+from scanner.rules.provenance import check_findings
 
 WHEEL = b"PK\x03\x04 pretend wheel bytes"
 SDIST = b"\x1f\x8b pretend sdist bytes"

@@ -7,10 +7,10 @@ import json
 
 import pytest
 
-from scanner.provenance.http import fetch, make_client
+from scanner.registry.client import fetch, make_client
 from scanner.provenance.npm import check_npm_package, packument_url
 from scanner.provenance.pypi import check_pypi_package
-from scanner.provenance.rules import check_findings
+from scanner.rules.provenance import check_findings
 
 pytestmark = pytest.mark.registry
 

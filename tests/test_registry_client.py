@@ -17,13 +17,12 @@ from cryptography.hazmat.primitives import hashes, serialization
 from cryptography.hazmat.primitives.asymmetric import ec
 from cryptography.x509.oid import NameOID
 
-from sandbox.errors import SandboxError
-from sandbox.install_egress import load_registries
+from sandbox.core.errors import SandboxError
+from sandbox.install.proxy.allowlist import load_registries
 from scanner.errors import UsageError
-from scanner.provenance.http import (fetch, is_registry_host, make_client, registry_hosts,
-                                     trusted_ssl_context)
-from scanner.resolve import endpoint_hosts, resolve
-from scanner.targets import parse_target
+from scanner.registry.client import fetch, is_registry_host, make_client, registry_hosts, trusted_ssl_context
+from scanner.registry.resolve import endpoint_hosts, resolve
+from scanner.pipeline.targets import parse_target
 
 Handler = Callable[[httpx.Request], httpx.Response]
 

@@ -8,10 +8,10 @@ import dataclasses
 import pydantic
 import pytest
 
-from sandbox.policy import AppliedPolicy, read_applied
-from scanner import report as report_module
-from scanner.report import Report, SandboxInfo, TargetInfo
-from scanner.reports.json_schema import report_schema
+from sandbox.run.policy import AppliedPolicy, read_applied
+from scanner.report import model as report_module
+from scanner.report.model import Report, SandboxInfo, TargetInfo
+from scanner.report.json_schema import report_schema
 
 INSPECT = {
     "HostConfig": {"NetworkMode": "none", "ReadonlyRootfs": True, "CapDrop": ["ALL"], "SecurityOpt":

@@ -10,14 +10,13 @@ import jsonschema
 import pytest
 from rich.console import Console
 
-from scanner.report import (AppliedPolicy, InstallInfo, Report, SandboxInfo, ServerInfo, TargetInfo, TeardownInfo,
-                            Timings)
-from scanner.reports.json_schema import SCHEMA_PATH, report_schema, schema_text
-from scanner.reports.markdown import to_markdown
-from scanner.reports.sarif import to_sarif
-from scanner.reports.terminal import render
-from scanner.rules import run_rules
-from scanner.score import compute
+from scanner.report.model import (AppliedPolicy, InstallInfo, Report, SandboxInfo, ServerInfo, TargetInfo, TeardownInfo, Timings)
+from scanner.report.json_schema import SCHEMA_PATH, report_schema, schema_text
+from scanner.report.markdown import to_markdown
+from scanner.report.sarif import to_sarif
+from scanner.report.terminal import render
+from scanner.rules.static.engine import run_rules
+from scanner.report.score import compute
 
 FIXTURES = Path(__file__).resolve().parent / "fixtures"
 EVIL = "evil\x1b]0;owned\x07\x1b[2J\r\u202e\U000e0041"

@@ -4,9 +4,9 @@ from __future__ import annotations
 
 import re
 
-from scanner.reports.sarif import to_sarif
-from scanner.report import Report, TargetInfo
-from scanner.rule_catalog import ALL_RULES, lookup
+from scanner.report.sarif import to_sarif
+from scanner.report.model import Report, TargetInfo
+from scanner.rules.registry import ALL_RULES, lookup
 
 
 def test_ids_and_names_are_unique_and_every_rule_says_why_and_how_to_fix():

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import re
 
-from scanner.rules import RULES, lookup
-from scanner.rules.engine import CHECKS
+from scanner.rules.static.catalog import RULES, lookup
+from scanner.rules.static.engine import CHECKS
 
 
 def test_every_rule_has_metadata_and_a_check() -> None:

@@ -8,7 +8,7 @@ import pytest
 
 from scanner.config import Config, load
 from scanner.errors import UsageError
-from scanner.rules import run_rules
+from scanner.rules.static.engine import run_rules
 
 TOOLS = [{"name": "list_users", "description": "Lists users.", "inputSchema": {"type": "object"}},
          {"name": "list_teams", "description": "Lists teams.", "inputSchema": {"type": "object"}}]

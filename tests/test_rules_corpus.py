@@ -28,10 +28,10 @@ from pathlib import Path
 
 import pytest
 
-from scanner.report import Report, TargetInfo
-from scanner.rules import run_rules
-from scanner.rules.toolsfile import load_tools_file
-from scanner.score import compute
+from scanner.report.model import Report, TargetInfo
+from scanner.rules.static.engine import run_rules
+from scanner.tools_file import load_tools_file
+from scanner.report.score import compute
 
 ROOT = Path(__file__).resolve().parent.parent
 CORPUS = ROOT / "tests" / "fixtures" / "corpus"

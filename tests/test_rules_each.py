@@ -6,8 +6,8 @@ from typing import Any
 
 import pytest
 
-from scanner.report import Finding
-from scanner.rules import run_rules
+from scanner.report.model import Finding
+from scanner.rules.static.engine import run_rules
 
 LONG = "Reads one record from the catalogue by its identifier and returns the fields as JSON for the caller to use."
 RO = {"readOnlyHint": True, "destructiveHint": False}

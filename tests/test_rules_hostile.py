@@ -5,8 +5,8 @@ from __future__ import annotations
 import time
 from typing import Any
 
-from scanner.rules import run_rules
-from scanner.rules.context import MAX_DEPTH
+from scanner.rules.static.engine import run_rules
+from scanner.rules.static.context import MAX_DEPTH
 
 
 def nested(depth: int) -> dict[str, Any]:

@@ -2,8 +2,8 @@
 
 from __future__ import annotations
 
-from scanner.report import Finding
-from scanner.score import FREE_TOKENS_PER_TOOL, WASTE_NO_DESCRIPTION, compute, halving_score, verdict_of, waste_of
+from scanner.report.model import Finding
+from scanner.report.score import (FREE_TOKENS_PER_TOOL, WASTE_NO_DESCRIPTION, compute, halving_score, verdict_of, waste_of)
 
 
 def f(rule: str, severity: str, category: str, tool: str | None = "t") -> Finding:

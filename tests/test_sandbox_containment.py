@@ -6,9 +6,9 @@ import os
 
 import pytest
 
-from sandbox.canaries import ENV_CANARY_NAMES
-from scanner.inventory import Timeouts
-from scanner.scan import ScanOptions, run_scan
+from sandbox.run.canaries import ENV_CANARY_NAMES
+from scanner.pipeline.inventory import Timeouts
+from scanner.pipeline.scan import ScanOptions, run_scan
 from tests.sandbox_helpers import ZOO, evidence_from_stderr, labelled_containers
 
 pytestmark = pytest.mark.docker

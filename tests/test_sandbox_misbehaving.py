@@ -7,9 +7,9 @@ import io
 import pytest
 from rich.console import Console
 
-from scanner.inventory import Timeouts
-from scanner.reports.terminal import render
-from scanner.scan import ScanOptions, run_scan
+from scanner.pipeline.inventory import Timeouts
+from scanner.report.terminal import render
+from scanner.pipeline.scan import ScanOptions, run_scan
 from tests.sandbox_helpers import ZOO, labelled_containers
 
 pytestmark = pytest.mark.docker

@@ -9,12 +9,12 @@ import struct
 import anyio
 import pytest
 
-from sandbox.attach import AttachedStdio, StreamFault, StreamLimits
-from sandbox.errors import PolicyNotApplied, UserInputError
-from sandbox.policy import AppliedPolicy, RunPolicy, enforce, mismatches
+from sandbox.run.attach import AttachedStdio, StreamFault, StreamLimits
+from sandbox.core.errors import PolicyNotApplied, UserInputError
+from sandbox.run.policy import AppliedPolicy, RunPolicy, enforce, mismatches
 from scanner.errors import UsageError
-from scanner.launch import choose_command
-from scanner.targets import parse_target
+from scanner.pipeline.launch import choose_command
+from scanner.pipeline.targets import parse_target
 
 
 @pytest.mark.parametrize(

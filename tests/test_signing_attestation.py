@@ -12,9 +12,9 @@ from typing import Any
 
 import pytest
 
-from scanner.cli import main
+from scanner.cli.app import main
 from scanner.lock import ProvenancePins, build_lock, write_lock
-from scanner.report import AppliedPolicy, Finding, InstallInfo, Report, SandboxInfo, Score, TargetInfo
+from scanner.report.model import AppliedPolicy, Finding, InstallInfo, Report, SandboxInfo, Score, TargetInfo
 from scanner.signing import (Signer, VerificationFailed, attestation_path, load_private_key_file, load_public_key,
                              verify_attestation, write_attestation, write_keypair)
 from scanner.signing.statement import PREDICATE_TYPE, package_subjects, purl

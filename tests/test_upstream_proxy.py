@@ -20,15 +20,18 @@ from urllib.parse import quote
 
 import pytest
 
-from sandbox import images, labels
-from sandbox import install_egress as ie
-from sandbox import upstream_proxy as up
-from sandbox.errors import SandboxError, UserInputError
-from sandbox.install import InstallRequest
-from sandbox.policy import hardened_host_config
-from sandbox.session import SandboxSession
-from scanner.commands import upstream as cli_upstream
-from scanner.scan import ScanOptions
+from sandbox.core import images, labels
+from sandbox.install.proxy import container as ie
+from sandbox.install.proxy import allowlist as proxy_allowlist
+from sandbox.install.proxy import log as proxy_log
+from sandbox.install.proxy import reachability
+from sandbox.install.proxy import upstream as up
+from sandbox.core.errors import SandboxError, UserInputError
+from sandbox.install.request import InstallRequest
+from sandbox.core.hardening import hardened_host_config
+from sandbox.core.session import SandboxSession
+from scanner.cli import options as cli_upstream
+from scanner.pipeline.scan import ScanOptions
 from tests.sandbox_helpers import PHONE_HOME, REPO, labelled_containers, run_cli, run_on_install_network
 
 PROXY_DIR = REPO / "images" / "proxy"
@@ -176,7 +179,7 @@ def test_redact_url(text, redacted):
 ])
 def test_no_proxy_matching_stays_inside_the_allowlist(allow, no_proxy, direct):
     assert up.direct_hosts(allow, no_proxy) == direct
-    assert all(ie.host_allowed(host.lstrip("."), allow) for host in direct)
+    assert all(proxy_allowlist.host_allowed(host.lstrip("."), allow) for host in direct)
 
 
 def test_chain_settings_put_nothing_secret_in_the_environment():
@@ -198,27 +201,27 @@ def test_chain_settings_put_nothing_secret_in_the_environment():
 
 def test_probe_targets_are_the_upstreams_address_and_the_install_gateway_on_its_port():
     gateway = "172.30.0.1"
-    loopback = ie.upstream_probe_targets(up.parse_upstream_proxy("http://127.0.0.1:3128"), gateway)
+    loopback = reachability.upstream_probe_targets(up.parse_upstream_proxy("http://127.0.0.1:3128"), gateway)
     assert [t.address for t in loopback] == ["host.docker.internal:3128", "172.30.0.1:3128"]
-    literal = ie.upstream_probe_targets(up.parse_upstream_proxy("http://172.17.0.9:8080"), gateway)
+    literal = reachability.upstream_probe_targets(up.parse_upstream_proxy("http://172.17.0.9:8080"), gateway)
     assert [t.address for t in literal] == ["172.17.0.9:8080", "172.30.0.1:8080"]
     # A name: its IPv4 addresses as this host resolves them; a loopback answer would be the container's own.
-    named = ie.upstream_probe_targets(up.parse_upstream_proxy("http://proxy.corp.invalid:3128"), gateway,
+    named = reachability.upstream_probe_targets(up.parse_upstream_proxy("http://proxy.corp.invalid:3128"), gateway,
                                       resolve=lambda host: ["10.1.2.3", "127.0.0.1", "10.1.2.3", "::1", "x"])
     assert [t.address for t in named] == ["10.1.2.3:3128", "172.30.0.1:3128"]
-    unresolved = ie.upstream_probe_targets(up.parse_upstream_proxy("http://proxy.corp.invalid:3128"), gateway,
+    unresolved = reachability.upstream_probe_targets(up.parse_upstream_proxy("http://proxy.corp.invalid:3128"), gateway,
                                            resolve=lambda host: [])
     assert [t.address for t in unresolved] == ["172.30.0.1:3128"]
-    same = ie.upstream_probe_targets(up.parse_upstream_proxy("http://172.30.0.1:3128"), gateway)
+    same = reachability.upstream_probe_targets(up.parse_upstream_proxy("http://172.30.0.1:3128"), gateway)
     assert [t.address for t in same] == ["172.30.0.1:3128"]
-    assert [t.address for t in ie.upstream_probe_targets(up.parse_upstream_proxy("localhost:1"), None)] == [
+    assert [t.address for t in reachability.upstream_probe_targets(up.parse_upstream_proxy("localhost:1"), None)] == [
         "host.docker.internal:1"]
 
 
 def test_the_refusal_is_one_line_saying_what_to_do_without_the_login():
     upstream = up.parse_upstream_proxy(URL_WITH_LOGIN.replace("proxy.corp.invalid", "127.0.0.1"))
-    targets = ie.upstream_probe_targets(upstream, "172.30.0.1")
-    message = ie.upstream_reachable_message(upstream, targets)
+    targets = reachability.upstream_probe_targets(upstream, "172.30.0.1")
+    message = reachability.upstream_reachable_message(upstream, targets)
     assert message.startswith("the upstream proxy http://***@127.0.0.1:3128 is reachable from the isolated install "
                               "network (host.docker.internal:3128 (the Docker host's bridge gateway) and "
                               "172.30.0.1:3128 (the install network's gateway")
@@ -509,7 +512,7 @@ def test_install_chains_through_the_upstream_with_its_login(docker_client, no_le
         upstream = up.parse_upstream_proxy(
             f"http://{USER}:{quote(PASSWORD, safe='')}@{upstream_box.address}:3128")
         started = time.monotonic()
-        proxy = ie.start_install_proxy(session, ie.registry_hosts("npm"), upstream=upstream)
+        proxy = ie.start_install_proxy(session, proxy_allowlist.registry_hosts("npm"), upstream=upstream)
         start_seconds = time.monotonic() - started
         code, output, install_inspect = _run_client(session, proxy, NPM_INSTALL_SCRIPT)
         assert code == 0, output
@@ -528,7 +531,7 @@ def test_install_chains_through_the_upstream_with_its_login(docker_client, no_le
         by_key = {(a.via, a.host, a.port): a for a in proxy.attempts()}
         assert by_key[("proxy", "registry.npmjs.org", 443)].allowed
         assert not by_key[("proxy", PHONE_HOME, 443)].allowed
-        assert {a.host for a in ie.denied(proxy.attempts())} == {PHONE_HOME}
+        assert {a.host for a in proxy_log.denied(proxy.attempts())} == {PHONE_HOME}
 
         # The login is nowhere an engine user or a report could read it.
         proxy_inspect = docker_client.api.inspect_container(proxy.container_id)
@@ -568,7 +571,7 @@ def test_a_loopback_upstream_is_reached_through_the_host_gateway(docker_client, 
     with SandboxSession(docker_client) as session:
         upstream_box = _start_upstream(session, publish=True)  # listens on the host's bridge gateway address
         upstream = up.parse_upstream_proxy(f"http://127.0.0.1:{upstream_box.published_port}")
-        proxy = ie.start_install_proxy(session, ie.registry_hosts("npm"), upstream=upstream)
+        proxy = ie.start_install_proxy(session, proxy_allowlist.registry_hosts("npm"), upstream=upstream)
         inspect = docker_client.api.inspect_container(proxy.container_id)
         assert inspect["HostConfig"]["ExtraHosts"] == ["host.docker.internal:host-gateway"]
         assert "MCP_EGRESS_UPSTREAM_HOST=host.docker.internal" in inspect["Config"]["Env"]
@@ -585,7 +588,7 @@ def test_an_unreachable_upstream_fails_the_request_not_the_allowlist(docker_clie
     with SandboxSession(docker_client) as session:
         # Port 1 on the host's bridge gateway: nothing listens, the connection is refused at once, on this machine.
         upstream = up.parse_upstream_proxy("http://127.0.0.1:1")
-        proxy = ie.start_install_proxy(session, ie.registry_hosts("npm"), upstream=upstream)
+        proxy = ie.start_install_proxy(session, proxy_allowlist.registry_hosts("npm"), upstream=upstream)
         code, output, _ = _run_client(session, proxy, CONNECT_SCRIPT)
         assert code == 0, output
         # squid answers a CONNECT it cannot forward with 500 (ERR_CANNOT_FORWARD); direct would have been a 200.
@@ -639,7 +642,7 @@ def _host_listener(address: str) -> socket.socket:
 
 
 def _probe_containers(client, session: SandboxSession) -> list[dict]:
-    return [c for c in labelled_containers(client, session.id) if c["Labels"].get(labels.ROLE) == ie.PROBE_ROLE]
+    return [c for c in labelled_containers(client, session.id) if c["Labels"].get(labels.ROLE) == reachability.PROBE_ROLE]
 
 
 @pytest.mark.docker
@@ -663,7 +666,7 @@ def test_an_upstream_the_install_network_can_reach_is_refused(docker_client, no_
             upstream = up.parse_upstream_proxy(url)
             with SandboxSession(docker_client) as session:
                 with pytest.raises(SandboxError) as raised:
-                    ie.start_install_proxy(session, ie.registry_hosts("npm"), upstream=upstream)
+                    ie.start_install_proxy(session, proxy_allowlist.registry_hosts("npm"), upstream=upstream)
                 assert _probe_containers(docker_client, session) == []  # removed as soon as it answered
             message = str(raised.value)
             assert message.startswith(f"the upstream proxy {upstream.redacted} is reachable from the isolated "
@@ -695,10 +698,10 @@ for (const path of ["cache_object://registry.npmjs.org:443/server_list", "cache_
         upstream_box = _start_upstream(session)
         upstream = up.parse_upstream_proxy(f"http://{USER}:{quote(PASSWORD, safe='')}@{upstream_box.address}:3128")
         since = time.time() - 1
-        proxy = ie.start_install_proxy(session, ie.registry_hosts("npm"), upstream=upstream)
+        proxy = ie.start_install_proxy(session, proxy_allowlist.registry_hosts("npm"), upstream=upstream)
         events = docker_client.api.events(
             since=since, until=time.time() + 1, decode=True,
-            filters={"type": "container", "label": [f"{labels.SESSION}={session.id}", f"{labels.ROLE}={ie.PROBE_ROLE}"]})
+            filters={"type": "container", "label": [f"{labels.SESSION}={session.id}", f"{labels.ROLE}={reachability.PROBE_ROLE}"]})
         actions = [event.get("Action") or event.get("status") for event in events]
         assert "start" in actions and "destroy" in actions, actions  # the probe ran, and is gone
         assert _probe_containers(docker_client, session) == []

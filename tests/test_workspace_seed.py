@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from sandbox.workspace_seed import LARGE_FILE_LINES, WorkspaceSeed, build_workspace_seed, seed_manifest
+from sandbox.run.workspace_seed import LARGE_FILE_LINES, WorkspaceSeed, build_workspace_seed, seed_manifest
 
 UID, GID = 4242, 4343
 

@@ -7,7 +7,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from scanner.lock.canonical import same_json
-from scanner.report import Severity
+from scanner.report.model import Severity
 
 # The MCP spec's defaults when a hint is absent, and the value that would make the tool look safer.
 HINT_DEFAULTS: dict[str, bool] = {"readOnlyHint": False, "destructiveHint": True, "idempotentHint": False,

@@ -8,7 +8,7 @@ from scanner.lock.canonical import canonical_json, fingerprint, normalised_copy,
 from scanner.lock.model import (LockedEntry, LockedInstall, LockedServer, LockedTarget, LockedTool, LockFile,
                                  ProvenancePins)
 from scanner.provenance.model import PackageProvenance
-from scanner.report import InstallInfo, Report, ScannerInfo, ServerInfo, TargetInfo
+from scanner.report.model import InstallInfo, Report, ScannerInfo, ServerInfo, TargetInfo
 
 REGISTRY_KINDS = ("npm", "pypi")
 # Provenance check name -> the pin it confirms.

@@ -6,7 +6,7 @@ from typing import Literal
 
 from pydantic import BaseModel, ConfigDict
 
-from scanner.report import Severity
+from scanner.report.model import Severity
 
 ChangeKind = Literal[
     "tool_added",

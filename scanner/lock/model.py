@@ -6,7 +6,7 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from scanner.report import AppliedPolicy, ScannerInfo, TargetKind
+from scanner.report.model import AppliedPolicy, ScannerInfo, TargetKind
 
 LOCK_VERSION: Literal["1"] = "1"
 DEFAULT_LOCK_NAME = "mcp-sandbox.lock"

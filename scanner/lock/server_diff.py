@@ -6,7 +6,7 @@ from scanner.lock.canonical import same_json
 from scanner.lock.changes import Change, change
 from scanner.lock.model import LockedEntry, LockedServer, LockFile
 from scanner.lock.text import quoted, stored
-from scanner.report import Severity
+from scanner.report.model import Severity
 
 _FIELD_SEVERITY: tuple[tuple[str, Severity], ...] = (("name", "warning"), ("version", "info"),
                                                      ("protocol_version", "info"))

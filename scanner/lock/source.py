@@ -11,7 +11,7 @@ from pydantic import ValidationError
 from scanner.errors import UsageError
 from scanner.lock.canonical import MAX_DEPTH, json_depth
 from scanner.lock.io import read_json_file
-from scanner.report import Report, ServerInfo, TargetInfo
+from scanner.report.model import Report, ServerInfo, TargetInfo
 
 MAX_INPUT_BYTES = 32 * 1024 * 1024
 

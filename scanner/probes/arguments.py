@@ -8,7 +8,7 @@ import re
 from dataclasses import dataclass, field
 from typing import Any
 
-from sandbox.workspace_seed import SeedManifest
+from sandbox.run.workspace_seed import SeedManifest
 from scanner.probes.model import ErrorProbeKind, ProbeKind
 from scanner.probes.patterns import string_for_pattern
 from scanner.probes.tooldef import annotation, input_schema, name_words, tool_name

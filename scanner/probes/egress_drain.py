@@ -5,7 +5,7 @@ from __future__ import annotations
 import dataclasses
 from typing import Any
 
-from sandbox.egress import EgressEvent, Sink
+from sandbox.run.sink import EgressEvent, Sink
 
 MAX_EVENTS_PER_DRAIN = 200
 

@@ -24,7 +24,7 @@ from jsonschema.exceptions import SchemaError
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 from referencing.exceptions import Unresolvable
 
-from sandbox.workspace_seed import SeedManifest
+from sandbox.run.workspace_seed import SeedManifest
 from scanner.errors import UsageError
 from scanner.probes.arguments import generate_arguments
 from scanner.probes.tooldef import input_schema, tool_name

@@ -18,15 +18,15 @@ from typing import Any
 
 from mcp import Client
 
-from sandbox.canaries import PlantedCanaries, plant_canaries
-from sandbox.observe import ObserveError
-from sandbox.policy import HOME, RUN_GID, RUN_UID, RunPolicy
-from sandbox.run import RunningServer
-from sandbox.session import SandboxSession
-from sandbox.workspace_seed import WorkspaceSeed, build_workspace_seed
-from scanner.inventory import AfterListing, Inventory
-from scanner.probes.behavior import evaluate_behavior
-from scanner.probes.rules import evaluate_probes
+from sandbox.run.canaries import PlantedCanaries, plant_canaries
+from sandbox.run.observe import ObserveError
+from sandbox.run.policy import HOME, RUN_GID, RUN_UID, RunPolicy
+from sandbox.run.server import RunningServer
+from sandbox.core.session import SandboxSession
+from sandbox.run.workspace_seed import WorkspaceSeed, build_workspace_seed
+from scanner.pipeline.inventory import AfterListing, Inventory
+from scanner.rules.behavior import evaluate_behavior
+from scanner.rules.probe import evaluate_probes
 from scanner.probes.runner import (
     ProbeOptions,
     ProbeOutcome,
@@ -34,7 +34,7 @@ from scanner.probes.runner import (
     SandboxAccess,
     seed,
 )
-from scanner.report import Finding, Report
+from scanner.report.model import Finding, Report
 
 Progress = Callable[[str], None]
 

@@ -22,15 +22,15 @@ from mcp.client import IncomingMessage
 from mcp.shared.exceptions import MCPError
 from mcp_types import Implementation
 
-from sandbox import observe, run
-from sandbox.attach import AttachedStdio
-from sandbox.canaries import PlantedCanaries, find_canaries
-from sandbox.observe import ObserveError, Process, Snapshot
-from sandbox.policy import HOME, WORKSPACE
-from sandbox.run import RunningServer
-from sandbox.workspace_seed import SeedManifest
+from sandbox.run import observe, server as run
+from sandbox.run.attach import AttachedStdio
+from sandbox.run.canaries import PlantedCanaries, find_canaries
+from sandbox.run.observe import ObserveError, Process, Snapshot
+from sandbox.run.policy import HOME, WORKSPACE
+from sandbox.run.server import RunningServer
+from sandbox.run.workspace_seed import SeedManifest
 from scanner import __version__
-from scanner.mcp_transport import WireHealth, attached_transport
+from scanner.pipeline.transport import WireHealth, attached_transport
 from scanner.probes import arguments as args_mod
 from scanner.probes.fixtures import FixtureFile, Refusal, plan_fixtures
 from scanner.probes.model import (
@@ -40,20 +40,9 @@ from scanner.probes.model import (
     result_from_call,
     result_from_failure,
 )
-from scanner.probes.rules import (
-    crash_finding,
-    definition_change_findings,
-    timeout_finding,
-)
+from scanner.rules.probe import crash_finding, definition_change_findings, timeout_finding
 from scanner.probes.tooldef import tool_name
-from scanner.report import (
-    CallBehavior,
-    CanaryEvent,
-    FileChanges,
-    Finding,
-    ProcessSeen,
-    ResourceUse,
-)
+from scanner.report.model import CallBehavior, CanaryEvent, FileChanges, Finding, ProcessSeen, ResourceUse
 from scanner.untrusted import cap_json
 
 PING_TIMEOUT = 2.0

@@ -17,9 +17,9 @@ from packaging.version import InvalidVersion, Version
 
 from scanner.provenance.model import Check, Ecosystem
 from scanner.provenance.names import comparison_name
-from scanner.provenance.rules import finding
+from scanner.rules.provenance import finding
 from scanner.provenance.versions import parse_semver
-from scanner.report import Finding
+from scanner.report.model import Finding
 
 OSV_ECOSYSTEM = {"npm": "npm", "pypi": "PyPI"}
 OSV_QUERY_URL = "https://api.osv.dev/v1/query"

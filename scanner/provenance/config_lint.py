@@ -6,8 +6,8 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from scanner.provenance.client_config import ClientConfig, ServerEntry
 from scanner.provenance.launch import analyse_launch
-from scanner.provenance.rules import finding
-from scanner.report import Finding
+from scanner.rules.provenance import finding
+from scanner.report.model import Finding
 
 
 class ServerResult(BaseModel):

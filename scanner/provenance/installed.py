@@ -10,14 +10,14 @@ from typing import Any, Literal
 import httpx
 
 from scanner.provenance.advisories import AdvisorySource, LocalOsvExport, OsvApi, check_advisories
-from scanner.provenance.http import make_client, trusted_ssl_context
+from scanner.registry.client import make_client, trusted_ssl_context
 from scanner.provenance.launch import package_findings
 from scanner.provenance.model import Check, Dependency, DependencyTree, PackageProvenance, ProvenanceReport
 from scanner.provenance.npm import check_npm_package
 from scanner.provenance.npm_lockfile import lockfile_tree, tree_findings
 from scanner.provenance.pypi import check_pypi_package
-from scanner.provenance.rules import check_findings
-from scanner.report import Finding
+from scanner.rules.provenance import check_findings
+from scanner.report.model import Finding
 
 Ecosystem = Literal["npm", "pypi"]
 

@@ -9,9 +9,9 @@ from pathlib import Path
 
 from scanner.provenance.model import Ecosystem
 from scanner.provenance.names import comparison_name
-from scanner.provenance.rules import finding
+from scanner.rules.provenance import finding
 from scanner.provenance.versions import could_resolve_to, exact_version, normalise_version
-from scanner.report import Finding
+from scanner.report.model import Finding
 
 
 @dataclass(frozen=True)

@@ -16,10 +16,10 @@ from packaging.requirements import InvalidRequirement, Requirement
 
 from scanner.provenance.known_bad import known_bad_finding
 from scanner.provenance.redact import without_secrets
-from scanner.provenance.rules import finding
+from scanner.rules.provenance import finding
 from scanner.provenance.typosquat import typosquat_finding
 from scanner.provenance.versions import exact_version
-from scanner.report import Finding
+from scanner.report.model import Finding
 
 RefEcosystem = Literal["npm", "pypi", "oci"]
 RefSource = Literal["registry", "git", "url", "file", "image"]

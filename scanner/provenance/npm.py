@@ -17,7 +17,7 @@ from cryptography.hazmat.primitives import hashes
 from cryptography.hazmat.primitives.asymmetric import ec
 from sigstore.verify import Verifier
 
-from scanner.provenance.http import MAX_ARTIFACT_BYTES, NPM_REGISTRY, fetch
+from scanner.registry.client import MAX_ARTIFACT_BYTES, NPM_REGISTRY, fetch
 from scanner.provenance.model import Check, Outcome, PackageProvenance, Pins
 from scanner.provenance.npm_attestations import NpmAttestationResult, Subject, sha512_hex_of_integrity, \
     verify_npm_attestations

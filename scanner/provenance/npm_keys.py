@@ -16,7 +16,7 @@ import httpx
 from cryptography.hazmat.primitives.asymmetric import ec
 from cryptography.hazmat.primitives.serialization import Encoding, PublicFormat, load_der_public_key
 
-from scanner.provenance.http import NPM_REGISTRY, fetch
+from scanner.registry.client import NPM_REGISTRY, fetch
 
 
 @dataclass(frozen=True)

@@ -10,8 +10,8 @@ from urllib.parse import urlsplit
 from scanner.errors import UsageError
 from scanner.provenance.model import Dependency, DependencyTree, SourceKind
 from scanner.provenance.redact import without_secrets
-from scanner.provenance.rules import finding
-from scanner.report import Finding
+from scanner.rules.provenance import finding
+from scanner.report.model import Finding
 
 INSTALL_SCRIPTS = ("preinstall", "install", "postinstall")
 REGISTRY_HOSTS = frozenset({"registry.npmjs.org", "registry.yarnpkg.com"})

@@ -11,7 +11,7 @@ from urllib.parse import urljoin, urlsplit
 
 import httpx
 
-from scanner.provenance.http import MAX_ARTIFACT_BYTES, PYPI_INDEX, Fetched, fetch, is_registry_host
+from scanner.registry.client import MAX_ARTIFACT_BYTES, PYPI_INDEX, Fetched, fetch, is_registry_host
 from scanner.provenance.model import Check, Outcome, PackageProvenance, Pins
 from scanner.provenance.names import pep503_name
 from scanner.provenance.pep740 import Pep740Result, verify_provenance

@@ -8,8 +8,8 @@ from pathlib import Path
 
 from scanner.provenance.model import Ecosystem
 from scanner.provenance.names import comparison_name, edit_distance, pep503_name
-from scanner.provenance.rules import finding
-from scanner.report import Finding
+from scanner.rules.provenance import finding
+from scanner.report.model import Finding
 
 # Names shorter than this (in comparison form) are not checked: too many honest near neighbours.
 MIN_CHECKED_LENGTH = 5

@@ -9,7 +9,7 @@ from scanner.errors import UsageError
 from scanner.lock.atomic import atomic_write_bytes
 from scanner.lock.build import pins_from_report
 from scanner.lock.model import LockFile, ProvenancePins
-from scanner.report import Report
+from scanner.report.model import Report
 from scanner.signing import dsse
 from scanner.signing.keys import Signer
 from scanner.signing.statement import build_predicate, build_statement, file_subject, package_subjects

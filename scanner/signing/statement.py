@@ -10,7 +10,7 @@ from urllib.parse import quote
 
 from scanner import __version__
 from scanner.lock.model import LockFile, ProvenancePins
-from scanner.report import Report
+from scanner.report.model import Report
 
 STATEMENT_TYPE = "https://in-toto.io/Statement/v1"
 PREDICATE_TYPE = "urn:mcp-sandbox:predicate:scan:v1"

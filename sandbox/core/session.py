@@ -1,0 +1,166 @@
+"""A sandbox session: every container and network it creates is labelled and tracked, and teardown removes them all
+(containers first, then networks), verified."""
+
+from __future__ import annotations
+
+import time
+import uuid
+from dataclasses import dataclass, field
+from typing import Any
+
+import docker
+from docker.errors import APIError, NotFound
+
+from sandbox.core import labels
+
+
+@dataclass
+class TeardownResult:
+    complete: bool
+    seconds: float
+    removed: list[str] = field(default_factory=list)
+    leftovers: list[str] = field(default_factory=list)
+
+
+class SandboxSession:
+    """Owns the containers and networks of one scan. Use as a context manager, or call teardown() in a finally block."""
+
+    def __init__(self, client: docker.DockerClient, session_id: str | None = None) -> None:
+        self.client = client
+        self.id = session_id or uuid.uuid4().hex
+        self._containers: list[str] = []
+        self._networks: list[str] = []
+        self.teardown_result: TeardownResult | None = None
+
+    def labels(self, role: str) -> dict[str, str]:
+        return labels.session_labels(self.id, role)
+
+    def name(self, role: str) -> str:
+        return f"mcp-sandbox-{self.id[:12]}-{role}-{len(self._containers)}"
+
+    def create_container(self, role: str, **kwargs: Any) -> str:
+        """Create a labelled container through the low-level API and track it; returns its id."""
+        created = self.client.api.create_container(labels=self.labels(role), name=self.name(role), **kwargs)
+        container_id = str(created["Id"])
+        self._containers.append(container_id)
+        return container_id
+
+    def remove_container(self, container_id: str) -> None:
+        """Kill and remove one tracked container now (e.g. a crashed server before a restart)."""
+        _force_remove(self.client, container_id)
+        if not _exists(self.client, container_id):
+            self._containers = [c for c in self._containers if c != container_id]
+
+    def create_network(self, role: str, *, internal: bool = True) -> str:
+        """Create a labelled bridge network (by default `internal`: no route off the machine) and track it; returns
+        its name. Teardown removes it after the containers."""
+        name = f"mcp-sandbox-{self.id[:12]}-{role}-net{len(self._networks)}"
+        self.client.api.create_network(name, driver="bridge", internal=internal, labels=self.labels(role),
+                                       check_duplicate=True)
+        self._networks.append(name)
+        return name
+
+    def remove_network(self, name: str) -> None:
+        """Remove one tracked network now (its containers must be gone or are disconnected first)."""
+        _remove_network(self.client, name)
+        if not _network_exists(self.client, name):
+            self._networks = [n for n in self._networks if n != name]
+
+    def teardown(self) -> TeardownResult:
+        """Kill and remove every container of the session, then its networks; also sweep both by label, and verify
+        nothing is left."""
+        started = time.monotonic()
+        removed: list[str] = []
+        for container_id in list(self._containers):
+            _force_remove(self.client, container_id)
+            removed.append(container_id[:12])
+        for container in self._labelled_containers():
+            _force_remove(self.client, container)
+            if container[:12] not in removed:
+                removed.append(container[:12])
+        for network in [*self._networks, *(n for n in self._labelled_networks() if n not in self._networks)]:
+            _remove_network(self.client, network)
+            removed.append(network)
+        # Everything the session made carries its label, so one query of each kind verifies it is all gone.
+        leftovers = [c[:12] for c in self._labelled_containers()] + self._labelled_networks()
+        self._containers = []
+        self._networks = []
+        self.teardown_result = TeardownResult(
+            complete=not leftovers, seconds=round(time.monotonic() - started, 3), removed=removed,
+            leftovers=sorted(set(leftovers)),
+        )
+        return self.teardown_result
+
+    def _labelled_containers(self) -> list[str]:
+        found = self.client.api.containers(all=True, quiet=True, filters={"label": f"{labels.SESSION}={self.id}"})
+        return [str(c["Id"]) for c in found]
+
+    def _labelled_networks(self) -> list[str]:
+        found = self.client.api.networks(filters={"label": f"{labels.SESSION}={self.id}"})
+        return [str(n["Name"]) for n in found]
+
+    def __enter__(self) -> SandboxSession:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        if self.teardown_result is None:
+            self.teardown()
+
+
+def _force_remove(client: docker.DockerClient, container_id: str) -> None:
+    try:
+        client.api.remove_container(container_id, force=True, v=True)
+    except NotFound:
+        return
+    except APIError as exc:
+        if exc.status_code == 409:  # removal already in progress
+            _wait_gone(client, container_id, 10.0)
+            return
+        raise
+
+
+def _exists(client: docker.DockerClient, container_id: str) -> bool:
+    try:
+        client.api.inspect_container(container_id)
+    except NotFound:
+        return False
+    return True
+
+
+def _wait_gone(client: docker.DockerClient, container_id: str, timeout: float) -> None:
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline and _exists(client, container_id):
+        time.sleep(0.1)
+
+
+def _remove_network(client: docker.DockerClient, name: str) -> None:
+    """Remove a network; endpoints still attached (a container removed concurrently, or one not of this session)
+    are force-disconnected first."""
+    try:
+        client.api.remove_network(name)
+        return
+    except NotFound:
+        return
+    except APIError as exc:
+        if exc.status_code not in (403, 409):  # 403: "has active endpoints"
+            raise
+    try:
+        attached = client.api.inspect_network(name).get("Containers") or {}
+        for container_id in attached:
+            try:
+                client.api.disconnect_container_from_network(container_id, name, force=True)
+            except (NotFound, APIError):
+                pass
+        client.api.remove_network(name)
+    except NotFound:
+        return
+    except APIError:
+        return  # reported as a leftover by the caller
+
+
+def _network_exists(client: docker.DockerClient, name: str) -> bool:
+    try:
+        client.api.inspect_network(name)
+    except NotFound:
+        return False
+    return True

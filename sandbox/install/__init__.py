@@ -1,0 +1,1 @@
+"""The install phase: a request, the install container and its steps, per-ecosystem step plans, and the allowlisting proxy."""

@@ -1,0 +1,352 @@
+"""Install phase: install the package in a container that reaches only the package registry, then commit the
+installed tree as an image (labelled, tagged by the resolved identity) that every run starts from.
+
+The container idles while the host runs the install in it as steps (sandbox/install_steps.py, install_phases.py), so
+every host the install tries is given to the package and script whose step was running (install_windows.py). Once
+the steps are over the container is stopped (every tunnel the install had open closes with it) and the proxy's
+attempts are read once, after it has logged them all: the same list is returned and kept in the image."""
+
+from __future__ import annotations
+
+import dataclasses
+import hashlib
+import json
+import time
+from typing import Any
+
+import docker
+import requests
+from docker.errors import APIError, ImageNotFound, NotFound
+
+from sandbox.core import labels
+from sandbox.core.archive import pack_path, read_member
+from sandbox.core.errors import SandboxError
+from sandbox.install.proxy.container import PROXY_PORT, InstallProxy, install_network_settings, start_install_proxy
+from sandbox.install.proxy.log import EgressAttempt, denied
+from sandbox.install.proxy.allowlist import registry_hosts
+from sandbox.install.phases import NPM_PREFIX, PYTHON_LOCKFILE, InstallSteps, install_npm, install_pypi
+from sandbox.install.steps import IDLE_COMMAND, StepRunner, StepTimeout
+from sandbox.install.windows import Window
+from sandbox.run.policy import RUN_UID
+from sandbox.core.hardening import hardened_host_config
+from sandbox.core.session import SandboxSession
+from sandbox.install.request import Ecosystem, InstalledServer, InstallRequest
+
+INSTALL_UID = 10001
+INSTALL_HOME = "/home/mcp-install"  # the install user's tmpfs; each step's HOME is a new folder in it
+INSTALLED_REPO = "mcp-sandbox-installed"
+CONTAINER_CA_PATH = "/etc/ssl/certs/ca-certificates.crt"
+OUTPUT_TAIL_CHARS = 8_000
+MANIFEST_LABEL = f"{labels.PREFIX}.install"
+# Part of the installed image's tag: bumped when an install records something earlier ones did not (2: every egress
+# attempt names the step that made it; 3: a step's leftover processes and configuration files no longer reach later
+# steps, and the attempts kept are all of them), so a cached image never answers for an install it cannot describe.
+INSTALL_FORMAT = 3
+# Paths an install step can leave that make a later step run its code, with no setting to switch them off: removed
+# after every step (sandbox/install_steps.py). npm reads the project's .npmrc (node-options, script-shell, …) from
+# --prefix whatever NPM_CONFIG_USERCONFIG says; uv's and pip's configuration files are off by environment.
+CLEANUP_PATHS = {"npm": (f"{NPM_PREFIX}/.npmrc",), "pypi": ()}
+# After the install container stopped: how long to wait for the proxy to have closed (and so logged) every
+# connection the install had open, then for the engine to have copied its last lines to the log.
+PROXY_SETTLE_SECONDS = 5.0
+PROXY_SETTLE_PAUSE = 0.05
+STOP_WAIT_SECONDS = 30
+
+
+def installed_tag(runtime_image_id: str, request: InstallRequest) -> str:
+    material = json.dumps([runtime_image_id, request.ecosystem, request.identity, request.ignore_scripts,
+                           INSTALL_FORMAT])
+    return f"{INSTALLED_REPO}:{hashlib.sha256(material.encode()).hexdigest()[:20]}"
+
+
+def install(
+    session: SandboxSession, request: InstallRequest, runtime_image: str, runtime_image_id: str, *, use_cache: bool = True
+) -> InstalledServer:
+    """Install the package (or reuse an earlier install of the same identity) and return the installed image."""
+    client = session.client
+    tag = installed_tag(runtime_image_id, request)
+    if use_cache:
+        cached = _cached(session, tag, runtime_image, request.ecosystem)
+        if cached is not None:
+            return cached
+    started = time.monotonic()
+    # The install reaches only the registry: an internal network whose one way out is an allowlisting proxy.
+    proxy = start_install_proxy(session, registry_hosts(request.ecosystem, config=request.registries),
+                                upstream=request.upstream_proxy)
+    network = install_network_settings(proxy)
+    windows: list[Window] = []
+    container_id = _create_install_container(session, request, runtime_image, network)
+    try:
+        steps: InstallSteps | None = None
+        failure: SandboxError | None = None
+        try:
+            steps = _run_steps(session, container_id, request, network["environment"], windows)
+        except SandboxError as exc:
+            failure = exc
+        # Stopped first: every process of the install ends with the container, so every tunnel it had open is closed
+        # and logged; the attempts are read once, after the proxy logged them, and the same list is kept in the
+        # image (for a cached re-scan) and returned.
+        _stop(client.api, container_id)
+        attempts = _settled_attempts(proxy, windows)
+        if failure is not None or steps is None:
+            raise SandboxError(f"{failure}{_refused_note(attempts)}") from None
+        output = steps.output(OUTPUT_TAIL_CHARS)
+        manifest = _read_manifest(client, container_id, request.ecosystem)
+        version, entry_points = _describe(manifest, request)
+        summary = {"name": request.name, "version": version, "entry_points": entry_points,
+                   "output": output[-2000:], "ecosystem": request.ecosystem,
+                   "egress": [dataclasses.asdict(a) for a in attempts],
+                   "attribution_note": steps.attribution_note}
+        image_id = _commit(client, container_id, tag, request, summary)  # a stopped container commits as well
+    finally:
+        session.remove_container(container_id)
+        proxy.close()
+    return InstalledServer(
+        image=tag, image_id=image_id, runtime_image=runtime_image, cached=False, name=request.name, version=version,
+        entry_points=entry_points, installer_output=output, seconds=round(time.monotonic() - started, 3),
+        manifest=manifest, egress=attempts, attribution_note=steps.attribution_note,
+    )
+
+
+def _cached(session: SandboxSession, tag: str, runtime_image: str, ecosystem: Ecosystem) -> InstalledServer | None:
+    try:
+        image = session.client.images.get(tag)
+    except ImageNotFound:
+        return None
+    summary = json.loads(image.labels.get(MANIFEST_LABEL, "{}"))
+    if not summary.get("version"):
+        return None
+    return InstalledServer(
+        image=tag, image_id=image.id, runtime_image=runtime_image, cached=True, name=summary["name"],
+        version=summary["version"], entry_points=summary.get("entry_points") or {},
+        installer_output=summary.get("output", ""), seconds=0.0, manifest=_manifest_from_image(session, tag, ecosystem),
+        egress=[_attempt(record) for record in summary.get("egress") or []],
+        attribution_note=_optional_text(summary.get("attribution_note")),
+    )
+
+
+def _attempt(record: dict[str, Any]) -> EgressAttempt:
+    return EgressAttempt(host=str(record["host"]), port=record.get("port"), allowed=bool(record["allowed"]),
+                         count=int(record.get("count", 1)), via=str(record.get("via", "proxy")),
+                         methods=tuple(record.get("methods") or ()), statuses=tuple(record.get("statuses") or ()),
+                         package=_optional_text(record.get("package")), script=_optional_text(record.get("script")))
+
+
+def _optional_text(value: Any) -> str | None:
+    return str(value) if value is not None else None
+
+
+def _run_steps(session: SandboxSession, container_id: str, request: InstallRequest, proxy_environment: dict[str, str],
+               windows: list[Window]) -> InstallSteps:
+    """Start the idle install container and run the ecosystem's steps in it, all within request.timeout_seconds;
+    `windows` receives the window each step opened (also when a step fails). Returns the steps run (their output
+    and whether they could all be timed)."""
+    runner = StepRunner(session.client.api, container_id, user=f"{INSTALL_UID}:{INSTALL_UID}",
+                        environment=_install_environment(request, proxy_environment),
+                        deadline=time.monotonic() + request.timeout_seconds, home_root=INSTALL_HOME,
+                        cleanup_paths=CLEANUP_PATHS[request.ecosystem], tail_chars=OUTPUT_TAIL_CHARS)
+    runner.start()
+    steps = InstallSteps(runner, request.spec, windows)
+    try:
+        (install_npm if request.ecosystem == "npm" else install_pypi)(steps, request)
+    except StepTimeout:
+        raise SandboxError(f"installing {request.spec} took longer than {request.timeout_seconds} s; "
+                           "raise --install-timeout") from None
+    return steps
+
+
+def _stop(api: Any, container_id: str) -> None:
+    """Kill the install container (docker-init, and with it every process left in it) and wait until it has stopped;
+    `docker commit` and the archive API work on a stopped container."""
+    try:
+        api.kill(container_id)
+    except APIError:
+        pass  # not running any more (out of memory, or a failed start)
+    try:
+        api.wait(container_id, timeout=STOP_WAIT_SECONDS)
+    except (APIError, requests.exceptions.RequestException) as exc:
+        raise SandboxError(f"the install container did not stop: {exc}") from None
+
+
+def _settled_attempts(proxy: InstallProxy, windows: list[Window]) -> list[EgressAttempt]:
+    """The proxy's attempts once it has logged everything the stopped install did: squid logs a request when it ends
+    (a CONNECT when its tunnel closes), so first until squid has closed every client connection (its own socket
+    table), then until two reads of the engine's copy of its log agree. Bounded by PROXY_SETTLE_SECONDS."""
+    deadline = time.monotonic() + PROXY_SETTLE_SECONDS
+    while open_proxy_connections(_proxy_socket_table(proxy)) and time.monotonic() < deadline:
+        time.sleep(PROXY_SETTLE_PAUSE)
+    attempts = proxy.attempts(windows)
+    while time.monotonic() < deadline:
+        time.sleep(PROXY_SETTLE_PAUSE)
+        again = proxy.attempts(windows)
+        if again == attempts:
+            break
+        attempts = again
+    return attempts
+
+
+def _proxy_socket_table(proxy: InstallProxy) -> str:
+    """The proxy container's TCP socket table (/proc/net/tcp and tcp6, read in the proxy container, which runs only
+    squid and dnsmasq); empty when it cannot be read."""
+    api = proxy.session.client.api
+    try:
+        exec_id = api.exec_create(proxy.container_id, ["cat", "/proc/net/tcp", "/proc/net/tcp6"], stdout=True,
+                                  stderr=False)
+        return bytes(api.exec_start(exec_id["Id"]) or b"").decode("ascii", errors="replace")
+    except APIError:
+        return ""
+
+
+# /proc/net/tcp states of a connection squid has not closed yet: established, half-open, closed by the client only.
+_OPEN_STATES = {"01", "03", "08"}
+
+
+def open_proxy_connections(socket_table: str, port: int = PROXY_PORT) -> int:
+    """How many client connections to the proxy's `port` are still open on its side, from /proc/net/tcp{,6} text
+    (`sl local_address rem_address st …`, addresses as HEX_IP:HEX_PORT, state in hex)."""
+    wanted = f"{port:04X}"
+    count = 0
+    for line in socket_table.splitlines():
+        fields = line.split()
+        if len(fields) < 4 or ":" not in fields[1]:
+            continue
+        if fields[1].rsplit(":", 1)[1].upper() == wanted and fields[3].upper() in _OPEN_STATES:
+            count += 1
+    return count
+
+
+def _refused_note(attempts: list[EgressAttempt]) -> str:
+    """For a failed install's one-line error: the refused hosts, and the step that tried each."""
+    refused = sorted({f"{a.host} ({a.script} of {a.package})" if a.package and a.script else a.host
+                      for a in denied(attempts)})
+    return f"; during the install it tried to reach {', '.join(refused)} (refused)" if refused else ""
+
+
+def _manifest_from_image(session: SandboxSession, image: str, ecosystem: Ecosystem) -> dict[str, Any]:
+    """The install manifest (npm lockfile / Python install description) kept in an installed image."""
+    container_id = session.create_container("read-manifest", image=image, command=["/bin/false"], entrypoint=[],
+                                            network_disabled=True)
+    try:
+        return _read_manifest(session.client, container_id, ecosystem)
+    finally:
+        session.remove_container(container_id)
+
+
+def _install_environment(request: InstallRequest, proxy_environment: dict[str, str]) -> dict[str, str]:
+    # HOME and TMPDIR: a new folder per step (sandbox/install_steps.py). No configuration file one step could write
+    # is read by a later one: npm's user and global files are off (npm refuses to load the same file for both, so
+    # the global one is a path that cannot exist), uv reads none (uv.toml, pyproject.toml), pip none (pip.conf).
+    env = {
+        "NPM_CONFIG_USERCONFIG": "/dev/null",
+        "NPM_CONFIG_GLOBALCONFIG": "/dev/null/npmrc",
+        "UV_NO_CONFIG": "1",
+        "PIP_CONFIG_FILE": "/dev/null",
+        "NPM_CONFIG_CAFILE": CONTAINER_CA_PATH,
+        "NODE_EXTRA_CA_CERTS": CONTAINER_CA_PATH,
+        "NPM_CONFIG_UPDATE_NOTIFIER": "false",
+        "NPM_CONFIG_FUND": "false",
+        "NPM_CONFIG_AUDIT": "false",
+        "SSL_CERT_FILE": CONTAINER_CA_PATH,
+        "UV_SYSTEM_CERTS": "1",
+        "UV_NO_PROGRESS": "1",
+        "UV_PYTHON_DOWNLOADS": "never",
+        "LANG": "C.UTF-8",
+    }
+    # Only the install proxy's own variables: the host's (which may hold an upstream's credentials) never reach the
+    # container, whose command line `docker inspect` shows; an upstream is chained by the install proxy instead.
+    env.update(proxy_environment)
+    return env
+
+
+def _create_install_container(session: SandboxSession, request: InstallRequest, runtime_image: str,
+                              network: dict[str, Any]) -> str:
+    api = session.client.api
+    binds = {}
+    ca_bundle = request.ca_bundle
+    if ca_bundle is not None:
+        if not ca_bundle.is_file():
+            raise SandboxError(f"CA bundle {ca_bundle} is not a readable file; pass --ca-bundle PATH")
+        binds[str(ca_bundle.resolve())] = {"bind": CONTAINER_CA_PATH, "mode": "ro"}
+    host_config = hardened_host_config(
+        api, memory_bytes=2 * 1024**3, nano_cpus=2_000_000_000, pids_limit=512,
+        binds=binds,
+        tmpfs={INSTALL_HOME: f"rw,nosuid,nodev,size=1g,uid={INSTALL_UID},gid={INSTALL_UID},mode=0700",
+               "/tmp": "rw,nosuid,nodev,size=1g,mode=1777"},
+        network_mode=network["network_mode"],
+        dns=network["dns"],
+    )
+    container_id = session.create_container(
+        "install",
+        image=runtime_image,
+        # It only idles; the host runs each step with `docker exec` (sandbox/install_steps.py), the environment passed
+        # through `env` on each step's command line, not the container config: `docker commit` would carry config
+        # variables (proxies, CA paths) into the installed image and so into the run phase. The idle process runs as
+        # another user than the install, so ending the install user's leftovers after a step never stops it.
+        command=IDLE_COMMAND,
+        user=f"{RUN_UID}:{RUN_UID}",
+        working_dir="/opt/server",
+        host_config=host_config,
+    )
+    if request.local_path is not None:
+        arcname = "pkg" if request.local_path.is_dir() else request.local_path.name
+        data = pack_path(request.local_path, arcname, INSTALL_UID, INSTALL_UID)
+        api.put_archive(container_id, "/opt/src", data)
+    return container_id
+
+
+def _read_manifest(client: docker.DockerClient, container_id: str, ecosystem: Ecosystem) -> dict[str, Any]:
+    path = "/opt/server/package-lock.json" if ecosystem == "npm" else "/opt/server/install.json"
+    try:
+        stream, _ = client.api.get_archive(container_id, path)
+        manifest = json.loads(read_member(stream))
+    except (NotFound, FileNotFoundError, json.JSONDecodeError) as exc:
+        raise SandboxError(f"the installer finished but left no readable {path}: {exc}") from exc
+    if ecosystem == "pypi" and isinstance(manifest, dict):
+        try:
+            stream, _ = client.api.get_archive(container_id, PYTHON_LOCKFILE)
+            manifest["requirements"] = read_member(stream).decode("utf-8", errors="replace")
+        except (NotFound, FileNotFoundError):
+            manifest["requirements"] = None  # a local target: installed without a hash-pinned tree
+    return manifest
+
+
+def _describe(manifest: dict[str, Any], request: InstallRequest) -> tuple[str, dict[str, str]]:
+    """The installed version and launch entry points of the requested package."""
+    if request.ecosystem == "npm":
+        package = (manifest.get("packages") or {}).get(f"node_modules/{request.name}")
+        if not package:
+            raise SandboxError(f"npm installed no package named {request.name!r} (see the installer output)")
+        bins = package.get("bin") or {}
+        if isinstance(bins, str):
+            bins = {request.name.split("/")[-1]: bins}
+        return str(package.get("version", "")), {str(k): f"/opt/server/node_modules/.bin/{k}" for k in bins}
+    wanted = _normalize_python_name(request.name)
+    for dist in manifest.get("distributions") or []:
+        if _normalize_python_name(str(dist.get("name", ""))) == wanted:
+            scripts = dist.get("console_scripts") or {}
+            return str(dist.get("version", "")), {str(k): f"/opt/server/venv/bin/{k}" for k in scripts}
+    raise SandboxError(f"uv installed no distribution named {request.name!r} (see the installer output)")
+
+
+def _normalize_python_name(name: str) -> str:
+    return "".join(ch for ch in name.lower() if ch.isalnum())
+
+
+def _commit(client: docker.DockerClient, container_id: str, tag: str, request: InstallRequest,
+            summary: dict[str, Any]) -> str:
+    repository, _, image_tag = tag.partition(":")
+    image_labels = {
+        labels.KIND: labels.KIND_INSTALLED,
+        labels.CREATED: str(int(time.time())),
+        f"{labels.PREFIX}.ecosystem": request.ecosystem,
+        f"{labels.PREFIX}.package": request.name,
+        f"{labels.PREFIX}.version": summary["version"],
+        MANIFEST_LABEL: json.dumps(summary),
+    }
+    conf = {"Labels": image_labels, "Env": ["PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin"],
+            "Cmd": ["/bin/false"], "User": "10002:10002", "WorkingDir": "/workspace"}
+    try:
+        committed = client.api.commit(container_id, repository=repository, tag=image_tag, conf=conf)
+    except APIError as exc:
+        raise SandboxError(f"could not save the installed server as an image: {exc}") from exc
+    return str(committed["Id"])

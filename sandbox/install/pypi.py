@@ -1,0 +1,88 @@
+"""Which distributions of a hash-pinned Python tree must be built from source here, and the requirement line of each,
+so every source build can run as its own install step and what its build backend tries is given to that package.
+
+uv resolves the tree into requirements.txt (`--generate-hashes`), then, offline and from the same resolution,
+writes it as a PEP 751 lock (`pylock.toml`), which lists per package the wheels that fit this interpreter and
+platform and the sdist: a package with an sdist and no fitting wheel is built. Both files are uv's output, written
+before any build of the install step runs (a build backend that ran during resolution, for an sdist's metadata, is
+the one exception: see README limitations).
+"""
+
+from __future__ import annotations
+
+import re
+import tomllib
+from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import Any
+
+from sandbox.install.windows import untrusted_label
+
+_REQUIREMENT_NAME = re.compile(r"^([A-Za-z0-9][A-Za-z0-9._-]*)")
+MAX_NAME_CHARS = 200
+MAX_VERSION_CHARS = 64
+
+
+@dataclass(frozen=True)
+class SourceBuild:
+    name: str  # normalised (PEP 503)
+    version: str
+    requirement: str  # its requirements.txt entry on one line: name==version --hash=sha256:… …
+
+    @property
+    def label(self) -> str:
+        return f"{untrusted_label(self.name, MAX_NAME_CHARS)}@{untrusted_label(self.version, MAX_VERSION_CHARS)}"
+
+
+def normalize(name: str) -> str:
+    return re.sub(r"[-_.]+", "-", name).lower()
+
+
+def source_builds(pylock: bytes, requirements: str) -> list[SourceBuild] | None:
+    """The packages to build from an sdist, sorted by name; None when the lock cannot be read (then no step may
+    assume that nothing is built)."""
+    try:
+        data = tomllib.loads(pylock.decode("utf-8"))
+    except (UnicodeDecodeError, tomllib.TOMLDecodeError):
+        return None
+    packages = data.get("packages")
+    if not isinstance(packages, list):
+        return None
+    lines = requirement_lines(requirements)
+    builds: list[SourceBuild] = []
+    for package in packages:
+        if not isinstance(package, Mapping) or not _built_from_source(package):
+            continue
+        name = normalize(str(package.get("name", "")))
+        if name not in lines:
+            return None  # the two files disagree: trust neither to split the install
+        builds.append(SourceBuild(name=name, version=str(package.get("version", "?")), requirement=lines[name]))
+    return sorted(builds, key=lambda b: b.name)
+
+
+def requirement_lines(requirements: str) -> dict[str, str]:
+    """Each entry of a uv requirements.txt (`name==version \\` then `--hash=…` continuation lines and `# via`
+    comments) as one line, by normalised name."""
+    entries: dict[str, str] = {}
+    current: list[str] = []
+
+    def flush() -> None:
+        if current:
+            match = _REQUIREMENT_NAME.match(current[0])
+            if match:
+                entries[normalize(match[1])] = " ".join(current)
+            current.clear()
+
+    for raw in requirements.splitlines():
+        text = raw.split(" #", 1)[0].strip() if not raw.lstrip().startswith("#") else ""
+        if not text:
+            continue
+        if not raw[:1].isspace():
+            flush()
+        current.append(text.rstrip("\\").strip())
+    flush()
+    return entries
+
+
+def _built_from_source(package: Mapping[str, Any]) -> bool:
+    return not package.get("wheels") and bool(package.get("sdist"))

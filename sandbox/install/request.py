@@ -1,0 +1,44 @@
+"""What the scanner asks the install phase for, and what it gets back."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Literal
+
+from sandbox.install.proxy.log import EgressAttempt
+from sandbox.install.proxy.upstream import UpstreamProxy
+
+Ecosystem = Literal["npm", "pypi"]
+
+
+@dataclass(frozen=True)
+class InstallRequest:
+    ecosystem: Ecosystem
+    spec: str = field(metadata={"doc": "What the installer is given: name@version, name==version or /opt/src/..."})
+    name: str
+    identity: str = field(metadata={"doc": "What makes two installs the same: registry name+version or content hash"})
+    local_path: Path | None = None
+    ignore_scripts: bool = False
+    ca_bundle: Path | None = None
+    timeout_seconds: int = 600
+    registries: Path | None = None  # the registry allowlist file (default: sandbox/install/proxy/registries.json)
+    # The user's proxy the install proxy chains to (--upstream-proxy / the host's HTTPS_PROXY); its repr is masked.
+    upstream_proxy: UpstreamProxy | None = None
+
+
+@dataclass(frozen=True)
+class InstalledServer:
+    image: str
+    image_id: str
+    runtime_image: str
+    cached: bool
+    name: str
+    version: str
+    entry_points: dict[str, str]
+    installer_output: str
+    seconds: float
+    manifest: dict[str, Any]
+    egress: list[EgressAttempt] = field(default_factory=list)
+    # Why the egress attempts (some or all) name no install step, when they do not (the engine gave no usable clock).
+    attribution_note: str | None = None

@@ -1,0 +1,324 @@
+"""Watching a running sandbox from outside: seed its scratch areas, snapshot them, list its processes, read its
+cgroup counters and its exit state. Every look goes through the engine (Docker exec, `top`, `inspect`); nothing of
+the host is shared with the container.
+
+A snapshot is one Docker exec, as the run uid, of `find -printf` over the writable areas (the workspace, HOME and
+/tmp: path, type, size, mtime, atime, mode) followed by the container's cgroup counters (memory, pids, CPU; cgroup v2
+or v1). HOME is a `strictatime` tmpfs (see sandbox.policy), so every read of a planted canary moves its atime.
+
+`tmpfs` mounts of a running container cannot be written with `docker cp`/put_archive, so seeding streams a tar into
+`tar -x` through an exec with stdin, after the container started and before the server is asked to do anything.
+"""
+
+from __future__ import annotations
+
+import socket
+import struct
+import time
+from dataclasses import dataclass, field
+from typing import Any
+
+import docker
+from docker.errors import APIError, NotFound
+
+from sandbox.run.policy import HOME, RUN_GID, RUN_UID, WORKSPACE
+
+WATCHED = (WORKSPACE, HOME, "/tmp")
+EXEC_USER = f"{RUN_UID}:{RUN_GID}"
+MAX_SNAPSHOT_BYTES = 8 * 1024 * 1024  # bounds what a server that makes millions of files can make us read
+SEED_TIMEOUT = 60.0
+_FRAME = struct.Struct(">BxxxI")
+_CGROUP_MARK = "@@MCP-SANDBOX-CGROUP@@"
+
+# One shell script per look: the file list (NUL-separated records, capped), then the cgroup counters (v2, else v1).
+_CGROUP_FILES = (
+    "/sys/fs/cgroup/memory.current", "/sys/fs/cgroup/memory.peak", "/sys/fs/cgroup/memory.events",
+    "/sys/fs/cgroup/pids.current", "/sys/fs/cgroup/pids.peak", "/sys/fs/cgroup/pids.events",
+    "/sys/fs/cgroup/cpu.stat",
+    "/sys/fs/cgroup/memory/memory.usage_in_bytes", "/sys/fs/cgroup/memory/memory.max_usage_in_bytes",
+    "/sys/fs/cgroup/memory/memory.failcnt", "/sys/fs/cgroup/memory/memory.oom_control",
+    "/sys/fs/cgroup/pids/pids.current", "/sys/fs/cgroup/pids/pids.peak", "/sys/fs/cgroup/pids/pids.events",
+    "/sys/fs/cgroup/cpuacct/cpuacct.usage", "/sys/fs/cgroup/cpu/cpu.stat",
+)
+_SNAPSHOT_SCRIPT = (
+    "find " + " ".join(WATCHED) + " -xdev -printf '%y\\t%s\\t%T@\\t%A@\\t%m\\t%p\\0' 2>/dev/null"
+    f" | head -c {MAX_SNAPSHOT_BYTES}; printf '\\n{_CGROUP_MARK}\\n'; "
+    "for f in " + " ".join(_CGROUP_FILES) + "; do [ -r \"$f\" ] && { printf '%s ' \"$f\"; tr '\\n' ' ' < \"$f\"; "
+    "printf '\\n'; }; done; true"
+)
+
+
+@dataclass(frozen=True)
+class FileEntry:
+    path: str
+    kind: str  # find's %y: f file, d directory, l symlink, ...
+    size: int
+    mtime: float
+    atime: float
+    mode: str
+
+
+@dataclass(frozen=True)
+class Counters:
+    """The container's cgroup counters at one moment (None: not available on this engine/kernel)."""
+
+    memory_bytes: int | None = None
+    memory_peak_bytes: int | None = None
+    memory_limit_hits: int | None = None  # v1 failcnt / v2 memory.events max
+    oom_kills: int | None = None
+    pids: int | None = None
+    pids_peak: int | None = None
+    pids_limit_hits: int | None = None  # pids.events max: forks refused at the limit
+    cpu_seconds: float | None = None
+
+
+@dataclass(frozen=True)
+class Snapshot:
+    taken_at: float
+    files: dict[str, FileEntry]
+    counters: Counters
+    truncated: bool = False
+
+
+@dataclass
+class FileDiff:
+    created: list[str] = field(default_factory=list)
+    modified: list[str] = field(default_factory=list)
+    deleted: list[str] = field(default_factory=list)
+    read: list[str] = field(default_factory=list)  # atime moved (only meaningful on the strictatime HOME)
+
+    def changed(self) -> bool:
+        return bool(self.created or self.modified or self.deleted)
+
+
+@dataclass(frozen=True)
+class Process:
+    pid: int
+    ppid: int
+    args: str
+
+
+@dataclass(frozen=True)
+class ExitState:
+    running: bool
+    exit_code: int | None
+    oom_killed: bool
+    error: str = ""
+
+
+class ObserveError(Exception):
+    """A look into the sandbox failed (the container is gone, or the engine refused the exec)."""
+
+
+# ---- seeding ----------------------------------------------------------------------------------------------------------
+
+def extract_tar(client: docker.DockerClient, container_id: str, archive: bytes, dest: str,
+                timeout: float = SEED_TIMEOUT) -> None:
+    """Stream a tar into `tar -x -C dest` inside the running container, as the run uid (works on tmpfs mounts)."""
+    api = client.api
+    command = ["tar", "-x", "-f", "-", "-C", dest, "--no-same-owner", "--delay-directory-restore"]
+    try:
+        exec_id = api.exec_create(container_id, command, stdin=True, stdout=True, stderr=True, user=EXEC_USER)["Id"]
+        attached = api.exec_start(exec_id, socket=True)
+    except (APIError, NotFound) as exc:
+        raise ObserveError(f"could not start tar in the sandbox: {_api_message(exc)}") from exc
+    raw: socket.socket = getattr(attached, "_sock", attached)
+    output = bytearray()
+    try:
+        raw.settimeout(timeout)
+        raw.sendall(archive)
+        raw.shutdown(socket.SHUT_WR)
+        while chunk := raw.recv(65_536):
+            if len(output) < 65_536:
+                output.extend(chunk)
+    except OSError as exc:
+        raise ObserveError(f"streaming the archive into {dest} failed: {exc}") from exc
+    finally:
+        raw.close()
+    code = _exec_exit_code(api, exec_id)
+    if code != 0:
+        raise ObserveError(f"tar -x into {dest} exited with {code}: {_demux_text(bytes(output))[:300]}")
+
+
+def _exec_exit_code(api: Any, exec_id: str, wait: float = 5.0) -> int | None:
+    deadline = time.monotonic() + wait
+    while True:
+        state = api.exec_inspect(exec_id)
+        if not state.get("Running") or time.monotonic() > deadline:
+            code = state.get("ExitCode")
+            return None if code is None else int(code)
+        time.sleep(0.02)
+
+
+def _demux_text(data: bytes) -> str:
+    """The payloads of multiplexed exec output frames, as text (tolerates a raw stream too)."""
+    out = bytearray()
+    view = memoryview(data)
+    while len(view) >= _FRAME.size:
+        kind, size = _FRAME.unpack(view[: _FRAME.size])
+        if kind not in (0, 1, 2):
+            return data.decode("utf-8", errors="replace")
+        out.extend(view[_FRAME.size: _FRAME.size + size])
+        view = view[_FRAME.size + size:]
+    return out.decode("utf-8", errors="replace")
+
+
+# ---- snapshots --------------------------------------------------------------------------------------------------------
+
+def snapshot(client: docker.DockerClient, container_id: str) -> Snapshot:
+    """The writable areas (path, type, size, mtime, atime, mode) and the cgroup counters, in one exec."""
+    api = client.api
+    try:
+        exec_id = api.exec_create(container_id, ["sh", "-c", _SNAPSHOT_SCRIPT], stdout=True, stderr=False,
+                                  user=EXEC_USER)["Id"]
+        output = api.exec_start(exec_id)
+    except (APIError, NotFound) as exc:
+        raise ObserveError(f"could not look into the sandbox: {_api_message(exc)}") from exc
+    return parse_snapshot(output if isinstance(output, bytes) else bytes(output), taken_at=time.time())
+
+
+def parse_snapshot(output: bytes, *, taken_at: float = 0.0) -> Snapshot:
+    marker = f"\n{_CGROUP_MARK}\n".encode()
+    listing, _, counters_text = output.rpartition(marker)
+    if not _:
+        listing, counters_text = output, b""
+    files: dict[str, FileEntry] = {}
+    records = listing.split(b"\0")
+    truncated = len(listing) >= MAX_SNAPSHOT_BYTES
+    for record in records:
+        fields = record.split(b"\t", 5)
+        if len(fields) != 6:
+            continue
+        kind, size, mtime, atime, mode, path = fields
+        try:
+            entry = FileEntry(path=path.decode("utf-8", errors="surrogateescape"), kind=kind.decode(),
+                              size=int(size), mtime=float(mtime), atime=float(atime), mode=mode.decode())
+        except ValueError:
+            continue
+        files[entry.path] = entry
+    return Snapshot(taken_at=taken_at, files=files, counters=parse_counters(counters_text.decode(errors="replace")),
+                    truncated=truncated)
+
+
+def parse_counters(text: str) -> Counters:
+    values: dict[str, list[str]] = {}
+    for line in text.splitlines():
+        name, _, rest = line.partition(" ")
+        if name:
+            values[name] = rest.split()
+
+    def number(path: str) -> int | None:
+        got = values.get(path)
+        return int(got[0]) if got and got[0].isdigit() else None
+
+    def keyed(path: str, key: str) -> int | None:
+        got = values.get(path) or []
+        for index in range(0, len(got) - 1, 2):
+            if got[index] == key and got[index + 1].isdigit():
+                return int(got[index + 1])
+        return None
+
+    v2 = "/sys/fs/cgroup/memory.current" in values
+    if v2:
+        usage = keyed("/sys/fs/cgroup/cpu.stat", "usage_usec")
+        return Counters(
+            memory_bytes=number("/sys/fs/cgroup/memory.current"), memory_peak_bytes=number("/sys/fs/cgroup/memory.peak"),
+            memory_limit_hits=keyed("/sys/fs/cgroup/memory.events", "max"),
+            oom_kills=keyed("/sys/fs/cgroup/memory.events", "oom_kill"),
+            pids=number("/sys/fs/cgroup/pids.current"), pids_peak=number("/sys/fs/cgroup/pids.peak"),
+            pids_limit_hits=keyed("/sys/fs/cgroup/pids.events", "max"),
+            cpu_seconds=None if usage is None else usage / 1e6)
+    usage_ns = number("/sys/fs/cgroup/cpuacct/cpuacct.usage")
+    return Counters(
+        memory_bytes=number("/sys/fs/cgroup/memory/memory.usage_in_bytes"),
+        memory_peak_bytes=number("/sys/fs/cgroup/memory/memory.max_usage_in_bytes"),
+        memory_limit_hits=number("/sys/fs/cgroup/memory/memory.failcnt"),
+        oom_kills=keyed("/sys/fs/cgroup/memory/memory.oom_control", "oom_kill"),
+        pids=number("/sys/fs/cgroup/pids/pids.current"), pids_peak=number("/sys/fs/cgroup/pids/pids.peak"),
+        pids_limit_hits=keyed("/sys/fs/cgroup/pids/pids.events", "max"),
+        cpu_seconds=None if usage_ns is None else usage_ns / 1e9)
+
+
+def diff(before: Snapshot, after: Snapshot) -> FileDiff:
+    """Files created, modified (content size, mtime or mode) and deleted between two snapshots, and files read
+    (atime moved). A directory counts only when it appears or disappears: its mtime moves with its entries."""
+    result = FileDiff()
+    for path, new in after.files.items():
+        old = before.files.get(path)
+        if old is None:
+            result.created.append(path)
+        elif new.kind != "d" and (new.kind != old.kind or new.size != old.size or new.mtime != old.mtime
+                                  or new.mode != old.mode):
+            result.modified.append(path)
+        elif new.kind == "f" and new.atime > old.atime:
+            result.read.append(path)
+    result.deleted = [path for path in before.files if path not in after.files]
+    for items in (result.created, result.modified, result.deleted, result.read):
+        items.sort()
+    return result
+
+
+# ---- processes, stats, exit state -------------------------------------------------------------------------------------
+
+def processes(client: docker.DockerClient, container_id: str) -> list[Process]:
+    """The container's processes (host pids), from the engine's `top`."""
+    try:
+        top = client.api.top(container_id, ps_args="-eo pid,ppid,args")
+    except (APIError, NotFound) as exc:
+        raise ObserveError(f"could not list the sandbox's processes: {_api_message(exc)}") from exc
+    titles = [str(title).upper() for title in top.get("Titles") or []]
+    found: list[Process] = []
+    try:
+        pid_at, ppid_at = titles.index("PID"), titles.index("PPID")
+    except ValueError:
+        return found
+    args_at = len(titles) - 1
+    for row in top.get("Processes") or []:
+        try:
+            found.append(Process(pid=int(row[pid_at]), ppid=int(row[ppid_at]), args=str(row[args_at])[:500]))
+        except (ValueError, IndexError):
+            continue
+    return found
+
+
+def engine_stats(client: docker.DockerClient, container_id: str) -> dict[str, Any]:
+    """Memory and pids as the engine's stats report them (one sample; empty if the engine refuses)."""
+    try:
+        stats = client.api.stats(container_id, stream=False, one_shot=True)
+    except (APIError, NotFound, TypeError):
+        return {}
+    memory = stats.get("memory_stats") or {}
+    return {"memory_bytes": memory.get("usage"), "memory_peak_bytes": memory.get("max_usage"),
+            "memory_limit_bytes": memory.get("limit"), "pids": (stats.get("pids_stats") or {}).get("current")}
+
+
+def exit_state(client: docker.DockerClient, container_id: str) -> ExitState:
+    try:
+        state = client.api.inspect_container(container_id).get("State") or {}
+    except NotFound:
+        return ExitState(running=False, exit_code=None, oom_killed=False, error="the container is gone")
+    running = bool(state.get("Running"))
+    return ExitState(running=running, exit_code=None if running else int(state.get("ExitCode", -1)),
+                     oom_killed=bool(state.get("OOMKilled")), error=str(state.get("Error") or ""))
+
+
+def stderr_tail(client: docker.DockerClient, container_id: str, lines: int = 40) -> str:
+    """The last lines the server wrote to stderr (from the engine's log), for crash evidence."""
+    try:
+        data = client.api.logs(container_id, stdout=False, stderr=True, tail=lines)
+    except (APIError, NotFound):
+        return ""
+    return (data if isinstance(data, bytes) else b"").decode("utf-8", errors="replace")[-4_000:]
+
+
+def kill(client: docker.DockerClient, container_id: str) -> None:
+    """Stop a stuck server now (the session's teardown removes the container later)."""
+    try:
+        client.api.kill(container_id)
+    except (APIError, NotFound):
+        pass
+
+
+def _api_message(exc: Exception) -> str:
+    explanation = getattr(exc, "explanation", None)
+    return str(explanation or exc)[:300]

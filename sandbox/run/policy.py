@@ -1,0 +1,162 @@
+"""The run-phase sandbox policy: what we ask the engine for, what it applied (read back), and the check between."""
+
+from __future__ import annotations
+
+import re
+from dataclasses import asdict, dataclass, field
+from typing import Any
+
+from sandbox.core.errors import PolicyNotApplied
+from sandbox.core.hardening import hardened_host_config
+
+RUN_UID = 10002
+RUN_GID = 10002
+HOME = "/home/mcp"
+WORKSPACE = "/workspace"
+SERVER_PATH = "/opt/server/node_modules/.bin:/opt/server/venv/bin:/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin"
+TMPFS_OPTIONS = "rw,noexec,nosuid,nodev"
+STRICT_NETWORK = "none"  # only lo, DNS fails
+# "observe": join the namespace of this session's egress sink (sandbox/egress.py), which answers and logs all traffic.
+_SINK_NETWORK = re.compile(r"container:[0-9a-f]{64}")
+
+
+def network_mode_allowed(network_mode: str) -> bool:
+    """`none`, or `container:<full id>` of an egress sink. Anything else (bridge, host, a name) could reach out."""
+    return network_mode == STRICT_NETWORK or bool(_SINK_NETWORK.fullmatch(network_mode))
+
+
+@dataclass(frozen=True)
+class RunPolicy:
+    """What the run container is asked for. Defaults are strict; the CLI may loosen limits, never drop the rest."""
+
+    network_mode: str = "none"
+    memory_bytes: int = 512 * 1024 * 1024
+    nano_cpus: int = 1_000_000_000
+    pids_limit: int = 128
+    tmp_size: str = "64m"
+    home_size: str = "64m"
+    workspace_size: str = "256m"
+    user: str = f"{RUN_UID}:{RUN_GID}"
+    env: dict[str, str] = field(default_factory=dict)
+
+    def __post_init__(self) -> None:
+        if not network_mode_allowed(self.network_mode):
+            raise ValueError(f"run network mode must be 'none' or 'container:<sink id>', not {self.network_mode!r}")
+
+    def environment(self) -> dict[str, str]:
+        """Only PATH, HOME and LANG, plus what the user passed. Never the host's environment."""
+        return {"PATH": SERVER_PATH, "HOME": HOME, "LANG": "C.UTF-8", **self.env}
+
+    def tmpfs(self) -> dict[str, str]:
+        owned = f"uid={RUN_UID},gid={RUN_GID}"
+        return {
+            "/tmp": f"{TMPFS_OPTIONS},size={self.tmp_size},mode=1777",
+            HOME: f"{TMPFS_OPTIONS},size={self.home_size},{owned},mode=0700,strictatime",  # canary reads move atime
+            WORKSPACE: f"{TMPFS_OPTIONS},size={self.workspace_size},{owned},mode=0755",
+        }
+
+    def host_config(self, api: Any) -> dict[str, Any]:
+        return hardened_host_config(
+            api, memory_bytes=self.memory_bytes, nano_cpus=self.nano_cpus, pids_limit=self.pids_limit,
+            network_mode=self.network_mode, read_only=True, tmpfs=self.tmpfs(), binds=[], ipc_mode="private",
+        )
+
+
+# Also the report's model (scanner.report.SandboxInfo.applied): the docstring and metadata["description"] are its
+# JSON Schema text, so the field list exists once.
+@dataclass(frozen=True)
+class AppliedPolicy:
+    """The sandbox policy as the engine applied it, read back from `docker inspect`."""
+
+    network_mode: str
+    read_only_rootfs: bool
+    cap_drop: list[str]
+    cap_add: list[str]
+    no_new_privileges: bool
+    privileged: bool
+    user: str
+    pids_limit: int | None
+    memory_bytes: int
+    memory_swap_bytes: int
+    nano_cpus: int
+    init: bool
+    restart_policy: str
+    tmpfs: dict[str, str]
+    mounts: list[str] = field(metadata={"description": "Host paths mounted into the container (must be empty)."})
+    env_names: list[str] = field(
+        metadata={"description": "Names of the environment variables set (values are not recorded)."})
+    image: str
+    image_id: str
+
+    def as_dict(self) -> dict[str, Any]:
+        return asdict(self)
+
+
+def read_applied(inspect: dict[str, Any]) -> AppliedPolicy:
+    """Build the applied policy from a container's inspect document."""
+    host = inspect.get("HostConfig") or {}
+    config = inspect.get("Config") or {}
+    security = host.get("SecurityOpt") or []
+    return AppliedPolicy(
+        network_mode=str(host.get("NetworkMode") or ""),
+        read_only_rootfs=bool(host.get("ReadonlyRootfs")),
+        cap_drop=sorted(host.get("CapDrop") or []),
+        cap_add=sorted(host.get("CapAdd") or []),
+        no_new_privileges=any(opt.split("=")[0].split(":")[0] == "no-new-privileges" and not opt.endswith("false")
+                              for opt in security),
+        privileged=bool(host.get("Privileged")),
+        user=str(config.get("User") or ""),
+        pids_limit=host.get("PidsLimit"),
+        memory_bytes=int(host.get("Memory") or 0),
+        memory_swap_bytes=int(host.get("MemorySwap") or 0),
+        nano_cpus=int(host.get("NanoCpus") or 0),
+        init=bool(host.get("Init")),
+        restart_policy=str((host.get("RestartPolicy") or {}).get("Name") or "no"),
+        tmpfs=dict(host.get("Tmpfs") or {}),
+        mounts=[str(m.get("Source")) for m in inspect.get("Mounts") or [] if m.get("Type") != "tmpfs"],
+        env_names=sorted(entry.split("=", 1)[0] for entry in config.get("Env") or []),
+        image=str(config.get("Image") or ""),
+        image_id=str(inspect.get("Image") or ""),
+    )
+
+
+def mismatches(requested: RunPolicy, applied: AppliedPolicy) -> list[str]:
+    """Every way the applied policy is weaker than the requested one. Empty means the engine applied all of it."""
+    problems: list[str] = []
+    expect = {
+        "network_mode": requested.network_mode,
+        "read_only_rootfs": True,
+        "no_new_privileges": True,
+        "privileged": False,
+        "user": requested.user,
+        "pids_limit": requested.pids_limit,
+        "memory_bytes": requested.memory_bytes,
+        "memory_swap_bytes": requested.memory_bytes,
+        "nano_cpus": requested.nano_cpus,
+        "init": True,
+        "restart_policy": "no",
+        "mounts": [],
+        "cap_add": [],
+    }
+    if not network_mode_allowed(applied.network_mode):
+        problems.append(f"network_mode: engine applied {applied.network_mode!r}, neither none nor a sink namespace")
+    for name, wanted in expect.items():
+        got = getattr(applied, name)
+        if got != wanted:
+            problems.append(f"{name}: asked {wanted!r}, engine applied {got!r}")
+    if "ALL" not in applied.cap_drop:
+        problems.append(f"cap_drop: asked ['ALL'], engine applied {applied.cap_drop!r}")
+    for path, options in requested.tmpfs().items():
+        if applied.tmpfs.get(path) != options:
+            problems.append(f"tmpfs {path}: asked {options!r}, engine applied {applied.tmpfs.get(path)!r}")
+    extra_env = set(applied.env_names) - set(requested.environment()) - {"HOSTNAME"}
+    if extra_env:
+        problems.append(f"environment: unexpected variables {sorted(extra_env)} (from the image?)")
+    return problems
+
+
+def enforce(requested: RunPolicy, applied: AppliedPolicy) -> None:
+    problems = mismatches(requested, applied)
+    if problems:
+        raise PolicyNotApplied("the engine did not apply the sandbox policy: " + "; ".join(problems))
+

@@ -1,0 +1,223 @@
+"""The "observe" network mode: a logging sink whose network namespace the run container joins.
+
+The sink container (images/sink/) starts with `--network none`, so its namespace has no interface but `lo`. Before
+the server starts, the sink gives `lo` the sink addresses and a default route, installs nftables NAT rules that
+redirect every outbound TCP connection and all UDP (DNS included) to its own listeners, and drops to a non-root uid
+with no capabilities. The run container joins that namespace (`network_mode="container:<sink id>"`): whatever the
+server resolves or connects to is answered by the sink and logged, and nothing can leave the host, because no
+interface leads anywhere. `Sink.events()` reads the log back as `EgressEvent`s.
+
+Both containers are created through the `SandboxSession`, so its teardown (and `gc`) removes the sink too.
+"""
+
+from __future__ import annotations
+
+import base64
+import json
+import time
+from dataclasses import dataclass, field
+from typing import Any
+
+
+from sandbox.core import images
+from sandbox.core.errors import SandboxError
+from sandbox.core.images import DEFAULT_BASE_IMAGE, ProgressFn
+from sandbox.run.policy import STRICT_NETWORK, network_mode_allowed
+from sandbox.core.hardening import hardened_host_config
+from sandbox.core.session import SandboxSession
+
+SINK_ROLE = "sink"
+SINK_UID = 10003
+READY_TIMEOUT_SECONDS = 30.0
+# Only what setup.sh needs: NET_ADMIN for the address, route and nftables rules; SETUID/SETGID/SETPCAP for setpriv to
+# drop to uid 10003 and empty the bounding set. The listener itself runs with no capability at all.
+SINK_CAPABILITIES = ["NET_ADMIN", "SETGID", "SETPCAP", "SETUID"]
+SINK_MEMORY_BYTES = 64 * 1024 * 1024
+SINK_PIDS = 64
+SINK_NANO_CPUS = 500_000_000
+SINK_LOG_MAX_SIZE = "20m"  # backstop; the listener itself stops logging after 2,000 events (< 14 MB)
+# IPv6 is off in Docker's containers by default; the sink enables it in its own namespace so AAAA answers and IPv6
+# connections are observed too (sysctls are per network namespace, and net.* ones are allowed for non-host modes).
+SINK_SYSCTLS = {"net.ipv6.conf.all.disable_ipv6": "0", "net.ipv6.conf.lo.disable_ipv6": "0"}
+EVENT_KINDS = ("dns", "tcp", "udp")
+
+
+@dataclass(frozen=True)
+class EgressEvent:
+    """One DNS query, TCP connection or UDP datagram the server sent, as the sink saw and answered it."""
+
+    ts: float
+    kind: str  # dns | tcp | udp
+    host: str | None = None  # best name: the query (dns); SNI, else HTTP Host, else the name resolved (tcp)
+    query: str | None = None
+    qtype: str | None = None
+    port: int | None = None
+    original_dst: str | None = None  # "ip:port" / "[ip6]:port" the connection was headed for (tcp)
+    resolved_name: str | None = None  # the name the sink's DNS gave that address for, if any
+    protocol: str | None = None  # tls | http | unknown | none (tcp)
+    sni: str | None = None
+    alpn: tuple[str, ...] = ()
+    http_host: str | None = None
+    method: str | None = None
+    path: str | None = None
+    first_bytes: bytes = b""  # at most 4 KiB
+    truncated: bool = False  # the client sent more than first_bytes
+    note: str | None = None
+    raw: dict[str, Any] = field(default_factory=dict, compare=False, repr=False)
+
+    @classmethod
+    def from_json(cls, data: dict[str, Any]) -> EgressEvent:
+        def opt_str(name: str) -> str | None:
+            value = data.get(name)
+            return None if value is None else str(value)
+
+        try:
+            first = base64.b64decode(str(data.get("first_bytes") or ""), validate=True)
+        except ValueError:
+            first = b""
+        port = data.get("port")
+        return cls(
+            ts=float(data.get("ts") or 0.0), kind=str(data.get("kind")), host=opt_str("host"), query=opt_str("query"),
+            qtype=opt_str("qtype"), port=int(port) if isinstance(port, int) else None,
+            original_dst=opt_str("original_dst"), resolved_name=opt_str("resolved_name"),
+            protocol=opt_str("protocol"), sni=opt_str("sni"), alpn=tuple(str(a) for a in data.get("alpn") or ()),
+            http_host=opt_str("http_host"), method=opt_str("method"), path=opt_str("path"), first_bytes=first,
+            truncated=bool(data.get("truncated")), note=opt_str("note"), raw=data,
+        )
+
+
+@dataclass
+class Sink:
+    session: SandboxSession
+    container_id: str
+    image: str
+    start_seconds: float
+    ready: dict[str, Any]
+    started_at: float  # wall-clock time the sink became ready (comparable with EgressEvent.ts)
+
+    @property
+    def network_mode(self) -> str:
+        """What the run container joins: `RunPolicy(network_mode=sink.network_mode)`."""
+        return f"container:{self.container_id}"
+
+    def events(self, since: float | None = None) -> list[EgressEvent]:
+        """Every dns/tcp/udp event logged so far (at or after `since`, a time.time() value), oldest first.
+
+        A TCP event is logged once the sink has read the connection's first bytes (at most ~2 s after the connect);
+        its `ts` is the time the connection was accepted.
+        """
+        events = [EgressEvent.from_json(line) for line in self._lines() if line.get("kind") in EVENT_KINDS]
+        if since is not None:
+            events = [e for e in events if e.ts >= since]
+        return sorted(events, key=lambda e: e.ts)
+
+    def limit_reached(self) -> bool:
+        """Whether the sink stopped logging because it hit its event cap (answering goes on)."""
+        return any(line.get("kind") == "limit" for line in self._lines())
+
+    def running(self) -> bool:
+        state = self.session.client.api.inspect_container(self.container_id).get("State") or {}
+        return bool(state.get("Running"))
+
+    def stop(self) -> None:
+        """Remove the sink now (teardown of the session does it anyway)."""
+        self.session.remove_container(self.container_id)
+
+    def _lines(self) -> list[dict[str, Any]]:
+        raw = self.session.client.api.logs(self.container_id, stdout=True, stderr=False)
+        return _parse_lines(raw)
+
+
+def _parse_lines(raw: bytes) -> list[dict[str, Any]]:
+    out = []
+    for line in raw.decode("utf-8", "replace").splitlines():
+        try:
+            item = json.loads(line)
+        except ValueError:
+            continue
+        if isinstance(item, dict):
+            out.append(item)
+    return out
+
+
+# --- starting the sink ---------------------------------------------------------------------------------------------
+
+def start_sink(session: SandboxSession, *, base_image: str = DEFAULT_BASE_IMAGE,
+               ready_timeout: float = READY_TIMEOUT_SECONDS, progress: ProgressFn | None = None) -> Sink:
+    """Create and start the sink container of this session and wait until its listeners are up, privileges dropped.
+
+    Raises SandboxError if the sink does not come up, or comes up with a uid or capabilities it should not have.
+    """
+    api = session.client.api
+    image = images.ensure_runtime_image(session.client, "sink", base_image=base_image, progress=progress)
+    began = time.monotonic()
+    container_id = session.create_container(
+        SINK_ROLE,
+        image=image.tag,
+        user="0:0",
+        network_disabled=False,
+        host_config=hardened_host_config(
+            api, memory_bytes=SINK_MEMORY_BYTES, nano_cpus=SINK_NANO_CPUS, pids_limit=SINK_PIDS, init=False,
+            network_mode="none",
+            cap_add=SINK_CAPABILITIES,
+            read_only=True,
+            binds=[],
+            ipc_mode="private",
+            sysctls=SINK_SYSCTLS,
+            log_config={"type": "json-file", "config": {"max-size": SINK_LOG_MAX_SIZE, "max-file": "1"}},
+        ),
+    )
+    _check_sink_policy(api.inspect_container(container_id))
+    api.start(container_id)
+    ready = _wait_ready(session, container_id, ready_timeout)
+    sink = Sink(session, container_id, image.tag, round(time.monotonic() - began, 3), ready, time.time())
+    return sink
+
+
+def _check_sink_policy(inspect: dict[str, Any]) -> None:
+    host = inspect.get("HostConfig") or {}
+    problems = []
+    if host.get("NetworkMode") != "none":
+        problems.append(f"network {host.get('NetworkMode')!r}")
+    if "ALL" not in (host.get("CapDrop") or []) or sorted(host.get("CapAdd") or []) != SINK_CAPABILITIES:
+        problems.append(f"capabilities drop={host.get('CapDrop')} add={host.get('CapAdd')}")
+    if host.get("Privileged") or not host.get("ReadonlyRootfs"):
+        problems.append("privileged or writable root")
+    if not any(opt.startswith("no-new-privileges") for opt in host.get("SecurityOpt") or []):
+        problems.append("no-new-privileges missing")
+    if [m for m in inspect.get("Mounts") or [] if m.get("Type") != "tmpfs"]:
+        problems.append("mounts present")
+    if problems:
+        raise SandboxError("the engine did not apply the sink's policy: " + "; ".join(problems))
+
+
+def _wait_ready(session: SandboxSession, container_id: str, timeout: float) -> dict[str, Any]:
+    api = session.client.api
+    deadline = time.monotonic() + timeout
+    delay = 0.01
+    while True:
+        raw = api.logs(container_id, stdout=True, stderr=False)
+        for line in _parse_lines(raw):
+            if line.get("kind") == "ready":
+                _check_ready(line)
+                return line
+        state = api.inspect_container(container_id).get("State") or {}
+        if not state.get("Running") and state.get("Status") != "created":
+            err = api.logs(container_id, stdout=False, stderr=True).decode("utf-8", "replace").strip()
+            raise SandboxError(f"the egress sink exited ({state.get('ExitCode')}) before it was ready: {err[-500:]}")
+        if time.monotonic() > deadline:
+            raise SandboxError(f"the egress sink was not ready after {timeout:.0f} s")
+        time.sleep(delay)
+        delay = min(delay * 1.5, 0.2)
+
+
+def _check_ready(ready: dict[str, Any]) -> None:
+    """The listener reports its uid and capability sets; it must have kept nothing."""
+    caps = {name: ready.get(name) for name in ("CapPrm", "CapEff", "CapBnd", "CapAmb", "CapInh")}
+    if ready.get("uid") != SINK_UID or any(value is None or int(str(value), 16) != 0 for value in caps.values()):
+        raise SandboxError(f"the egress sink did not drop its privileges: uid {ready.get('uid')}, {caps}")
+
+
+def is_sink_network_mode(network_mode: str) -> bool:
+    """Whether a network mode joins a sink's namespace (`container:` + a full 64-hex container id)."""
+    return network_mode != STRICT_NETWORK and network_mode_allowed(network_mode)

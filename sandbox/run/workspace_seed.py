@@ -1,0 +1,228 @@
+"""The workspace seed: realistic material put into the sandbox workspace before probing, as an in-memory tar archive.
+
+Small and large text files (one of 20,000 lines), JSON, a nested folder tree and a small real git repository, all
+owned by the sandbox user. The manifest says which paths exist, so probes can name files that are really there.
+"""
+
+from __future__ import annotations
+
+import io
+import json
+import os
+import shutil
+import subprocess
+import tarfile
+import tempfile
+from dataclasses import dataclass
+from pathlib import Path, PurePosixPath
+
+from sandbox.core.errors import SandboxError
+
+WORKSPACE_ROOT = "/workspace"
+LARGE_FILE_LINES = 20_000
+SEED_MTIME = 1_704_067_200  # 2024-01-01T00:00:00Z: fixed, so the archive does not depend on when it was built
+GIT_REPO_DIR = "projects/demo-repo"
+PROBE_OUTPUT_DIR = "probe-output"
+_GIT_IDENTITY = ("Probe Author", "probe@example.invalid")
+_GIT_DATES = ("2024-01-02T10:00:00+00:00", "2024-01-03T15:30:00+00:00")
+_DIR_MODE = 0o755
+_FILE_MODE = 0o644
+
+
+@dataclass(frozen=True)
+class SeedManifest:
+    """What the seeded workspace holds, as absolute paths inside the sandbox."""
+
+    root: str
+    files: tuple[str, ...]
+    dirs: tuple[str, ...]
+    large_file: str
+    json_files: tuple[str, ...]
+    git_repo: str
+
+    def small_text_file(self) -> str:
+        """A small existing text file, the natural target of a read probe."""
+        return f"{self.root}/README.md"
+
+    def missing_path(self, name: str = "does-not-exist.txt") -> str:
+        """A path under the workspace that the seed does not contain."""
+        return f"{self.root}/missing-probe-target/{name}"
+
+    def new_path(self, name: str) -> str:
+        """A not-yet-existing path under the workspace for write probes to create."""
+        return f"{self.root}/{PROBE_OUTPUT_DIR}/{name}"
+
+
+@dataclass(frozen=True)
+class WorkspaceSeed:
+    archive: bytes  # an uncompressed tar; member names are relative to the workspace root
+    manifest: SeedManifest
+
+
+def seed_files() -> dict[str, str]:
+    """The seeded plain files (outside the git repository): relative path → text. Pure and deterministic."""
+    files = {
+        "README.md": "# Workspace\n\nScratch space for the demo project.\n\nSee docs/guide/intro.md to get started.\n",
+        "notes/todo.txt": "- review the quarterly report\n- update dependencies\n- reply to the design thread\n",
+        "notes/meeting-2024-01-15.md": "# Planning meeting\n\nAttendees: Ana, Bo, Chen\n\n1. Scope for Q1\n2. Hiring\n",
+        "data/config.json": json.dumps(
+            {"name": "demo", "version": "1.4.2", "debug": False, "retries": 3,
+             "endpoints": {"api": "https://api.example.invalid/v1", "status": "https://status.example.invalid"}},
+            indent=2) + "\n",
+        "data/users.json": json.dumps(
+            [{"id": index, "name": name, "email": f"{name.lower()}@example.invalid", "active": index % 3 != 0}
+             for index, name in enumerate(["Ana", "Bo", "Chen", "Dara", "Eli", "Fay", "Gus", "Hana"], start=1)],
+            indent=2) + "\n",
+        "data/report.csv": "month,revenue,costs\n2024-01,1200,800\n2024-02,1350,820\n2024-03,1500,910\n",
+        "src/app/main.py": (
+            "from app.utils.helpers import greet\n\n\ndef main() -> None:\n    print(greet(\"world\"))\n"),
+        "src/app/utils/helpers.py": "def greet(name: str) -> str:\n    return f\"Hello, {name}!\"\n",
+        "docs/guide/intro.md": "# Introduction\n\nThis guide walks through the demo project.\n",
+        "docs/guide/advanced/tuning.md": "# Tuning\n\nRaise `retries` in data/config.json for flaky networks.\n",
+        "archive/2023/q4/summary.txt": "Q4 closed with 12 releases and 3 incidents.\n",
+        "logs/app.log": large_log_text(),
+    }
+    return files
+
+
+def large_log_text(lines: int = LARGE_FILE_LINES) -> str:
+    """A deterministic log file of the given number of lines."""
+    levels = ("INFO", "DEBUG", "WARN", "INFO", "ERROR")
+    out = []
+    for number in range(1, lines + 1):
+        second = number % 86_400
+        stamp = f"2024-01-01T{second // 3600:02d}:{second // 60 % 60:02d}:{second % 60:02d}Z"
+        level = levels[number % len(levels)]
+        out.append(f"{stamp} {level} worker-{number % 7} processed job {number} in {number % 97} ms")
+    return "\n".join(out) + "\n"
+
+
+def git_repo_commits() -> list[dict[str, str]]:
+    """The commits of the seeded repository, oldest first: the files each one writes and its message."""
+    return [
+        {"README.md": "# demo-repo\n\nA tiny library.\n",
+         "src/lib.py": "def add(a: int, b: int) -> int:\n    return a + b\n",
+         ".gitignore": "__pycache__/\n", "__message__": "Initial commit"},
+        {"src/lib.py": "def add(a: int, b: int) -> int:\n    return a + b\n\n\ndef sub(a: int, b: int) -> int:\n"
+                       "    return a - b\n", "__message__": "Add sub()"},
+    ]
+
+
+def seed_manifest(root: str = WORKSPACE_ROOT) -> SeedManifest:
+    """The manifest of the seed, without building the archive (pure and fast)."""
+    relative_files = sorted(seed_files()) + sorted(_git_working_files())
+    files = tuple(f"{root}/{path}" for path in relative_files)
+    dirs = tuple(f"{root}/{path}" for path in sorted(_parent_dirs(relative_files)))
+    return SeedManifest(
+        root=root,
+        files=files,
+        dirs=dirs,
+        large_file=f"{root}/logs/app.log",
+        json_files=tuple(path for path in files if path.endswith(".json")),
+        git_repo=f"{root}/{GIT_REPO_DIR}",
+    )
+
+
+def build_workspace_seed(uid: int, gid: int, root: str = WORKSPACE_ROOT) -> WorkspaceSeed:
+    """Build the seed archive (entries owned by uid:gid) and its manifest. Needs the `git` command on the host."""
+    buffer = io.BytesIO()
+    with tarfile.open(fileobj=buffer, mode="w", format=tarfile.PAX_FORMAT) as archive:
+        plain = seed_files()
+        # probe-output/ exists (empty) so that write probes, which target new paths in it, can create files there
+        # like a user's write would: tools that do not create parent folders would otherwise only report ENOENT.
+        for directory in sorted(_parent_dirs([*plain, GIT_REPO_DIR]) | {PROBE_OUTPUT_DIR}):
+            archive.addfile(_dir_info(directory, uid, gid))
+        for path in sorted(plain):
+            _add_file(archive, path, plain[path].encode(), uid, gid)
+        with tempfile.TemporaryDirectory(prefix="mcp-sandbox-seed-") as scratch:
+            repo = Path(scratch) / "repo"
+            _make_git_repo(repo)
+            _add_tree(archive, repo, GIT_REPO_DIR, uid, gid)
+    return WorkspaceSeed(archive=buffer.getvalue(), manifest=seed_manifest(root))
+
+
+def _git_working_files() -> set[str]:
+    names: set[str] = set()
+    for commit in git_repo_commits():
+        names.update(f"{GIT_REPO_DIR}/{name}" for name in commit if name != "__message__")
+    return names
+
+
+def _parent_dirs(relative_files: list[str]) -> set[str]:
+    dirs: set[str] = set()
+    for path in relative_files:
+        for parent in PurePosixPath(path).parents:
+            if str(parent) != ".":
+                dirs.add(str(parent))
+    return dirs
+
+
+def _dir_info(name: str, uid: int, gid: int) -> tarfile.TarInfo:
+    info = tarfile.TarInfo(name)
+    info.type = tarfile.DIRTYPE
+    return _owned(info, _DIR_MODE, uid, gid)
+
+
+def _add_file(archive: tarfile.TarFile, name: str, data: bytes, uid: int, gid: int, mode: int = _FILE_MODE) -> None:
+    info = _owned(tarfile.TarInfo(name), mode, uid, gid)
+    info.size = len(data)
+    archive.addfile(info, io.BytesIO(data))
+
+
+def _owned(info: tarfile.TarInfo, mode: int, uid: int, gid: int) -> tarfile.TarInfo:
+    info.mode = mode
+    info.uid, info.gid = uid, gid
+    info.uname = info.gname = ""
+    info.mtime = SEED_MTIME
+    return info
+
+
+def _add_tree(archive: tarfile.TarFile, source: Path, prefix: str, uid: int, gid: int) -> None:
+    """Add a host directory under prefix: directories and regular files only (git makes nothing else here)."""
+    archive.addfile(_dir_info(prefix, uid, gid))
+    for current, dirnames, filenames in os.walk(source):
+        dirnames.sort()
+        relative = Path(current).relative_to(source)
+        for dirname in dirnames:
+            archive.addfile(_dir_info(str(PurePosixPath(prefix) / relative.as_posix() / dirname), uid, gid))
+        for filename in sorted(filenames):
+            host_path = Path(current) / filename
+            if host_path.is_symlink() or not host_path.is_file():
+                raise SandboxError(f"unexpected non-regular file in the seed repository: {host_path.name}")
+            mode = 0o755 if os.access(host_path, os.X_OK) else _FILE_MODE
+            name = str(PurePosixPath(prefix) / relative.as_posix() / filename)
+            _add_file(archive, name, host_path.read_bytes(), uid, gid, mode)
+
+
+def _make_git_repo(repo: Path) -> None:
+    """Create the seeded repository with fixed author, committer and dates (so its commit ids are stable)."""
+    git = shutil.which("git")
+    if git is None:
+        raise SandboxError("building the workspace seed needs the `git` command on this machine; install git")
+    repo.mkdir()
+    _git(git, repo, _GIT_DATES[0], "init", "--quiet", "--template=", "--initial-branch=main")
+    for commit, date in zip(git_repo_commits(), _GIT_DATES, strict=True):
+        for name, text in commit.items():
+            if name == "__message__":
+                continue
+            target = repo / name
+            target.parent.mkdir(parents=True, exist_ok=True)
+            target.write_text(text)
+        _git(git, repo, date, "add", "--all")
+        _git(git, repo, date, "commit", "--quiet", "--no-verify", "--message", commit["__message__"])
+
+
+def _git(git: str, repo: Path, date: str, *args: str) -> None:
+    name, email = _GIT_IDENTITY
+    env = {
+        "PATH": os.environ.get("PATH", "/usr/bin:/bin"),
+        "HOME": str(repo.parent),
+        "GIT_CONFIG_NOSYSTEM": "1",
+        "GIT_CONFIG_GLOBAL": os.devnull,
+        "GIT_AUTHOR_NAME": name, "GIT_AUTHOR_EMAIL": email, "GIT_AUTHOR_DATE": date,
+        "GIT_COMMITTER_NAME": name, "GIT_COMMITTER_EMAIL": email, "GIT_COMMITTER_DATE": date,
+    }
+    command = [git, "-c", "commit.gpgsign=false", "-c", "core.hooksPath=/dev/null", "-C", str(repo), *args]
+    completed = subprocess.run(command, env=env, capture_output=True, text=True, timeout=60, check=False)
+    if completed.returncode != 0:
+        raise SandboxError(f"building the workspace seed: git {args[0]} failed: {completed.stderr.strip()[:300]}")

@@ -1,0 +1,74 @@
+"""The `mcp-sandbox` command line."""
+
+from __future__ import annotations
+
+import sys
+
+import typer
+# Typer vendors its own Click; its parse errors are these classes, not the `click` package's.
+from typer._click import exceptions as cli_errors
+
+from sandbox.core.errors import SandboxError, UserInputError
+from scanner import __version__
+from scanner.errors import UsageError
+from scanner.untrusted import escape_for_terminal
+
+app = typer.Typer(
+    name="mcp-sandbox",
+    help="Vet an untrusted MCP server before you install it: install and run it in a throwaway, hardened Docker "
+    "sandbox, read its tools, lint them, and report what it is.",
+    no_args_is_help=True,
+    add_completion=False,
+    pretty_exceptions_enable=False,
+)
+
+
+def _version(value: bool) -> None:
+    if value:
+        print(f"mcp-sandbox {__version__}")
+        raise typer.Exit(0)
+
+
+@app.callback()
+def _root(
+    version: bool = typer.Option(False, "--version", callback=_version, is_eager=True, help="Print the version."),
+) -> None:
+    """Vet an untrusted MCP server before you install it."""
+
+
+def _fail(message: str) -> None:
+    """One line on stderr, never wrapped, with control characters shown as escapes."""
+    print(escape_for_terminal(" ".join(message.split()), limit=1_000), file=sys.stderr)
+
+
+def main() -> None:
+    """Console entry point: user errors print one line and exit 2, never a traceback."""
+    try:
+        code = app(standalone_mode=False)
+    except cli_errors.NoArgsIsHelpError as exc:
+        print(exc.ctx.get_help() if exc.ctx else "", file=sys.stderr)
+        code = 2
+    except cli_errors.ClickException as exc:
+        if not isinstance(exc, cli_errors.UsageError):
+            _fail(f"error: {exc.format_message()}")
+            sys.exit(exc.exit_code)
+        command = exc.ctx.command_path if exc.ctx else "mcp-sandbox"
+        _fail(f"error: {exc.format_message()} (see `{command} --help`)")
+        code = 2
+    except (UsageError, UserInputError) as exc:
+        _fail(f"error: {exc}")
+        code = 2
+    except SandboxError as exc:  # includes EngineUnavailable: the scan could not run
+        _fail(f"error: {exc}")
+        code = 3
+    except (KeyboardInterrupt, typer.Abort):
+        _fail("interrupted; the sandbox was torn down")
+        code = 130
+    sys.exit(code if isinstance(code, int) else 0)
+
+
+# --- command registration (each module of scanner/cli adds its commands) ---
+from scanner.cli import check, check_config, lock, scan, signing  # noqa: E402
+
+for _module in (check_config, check, lock, signing, scan):
+    _module.register(app)

@@ -1,0 +1,183 @@
+"""`mcp-sandbox lock`: write a lockfile from a saved tools/list, or check a later one against it."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import typer
+from rich.console import Console
+
+from sandbox.install.proxy.upstream import UpstreamProxy
+from scanner.cli.signing import print_verification
+from scanner.cli.options import upstream_from_cli, upstream_proxy_option
+from scanner.errors import UsageError
+from scanner.report.model import Report
+from scanner.lock.atomic import atomic_write_bytes
+from scanner.lock.build import build_lock
+from scanner.lock.changes import FAIL_ON_LEVELS, Change, at_or_above, counts
+from scanner.lock.diff import diff
+from scanner.lock.io import load_lock, write_lock
+from scanner.lock.model import DEFAULT_LOCK_NAME, LockFile
+from scanner.lock.source import load_source
+from scanner.signing.attest import attestation_path, write_attestation
+from scanner.signing.keys import Signer, load_public_key, load_signer
+from scanner.signing.verify import VerificationFailed, verify_attestation
+from scanner.untrusted import escape_for_terminal
+
+SEVERITY_LABEL = {"error": "ERROR  ", "warning": "WARNING", "info": "info   "}
+
+
+def _console() -> Console:
+    return Console(highlight=False, soft_wrap=True)
+
+
+def render_changes(console: Console, changes: list[Change], lock_path: Path) -> None:
+    if not changes:
+        console.print(f"no changes: the input matches {lock_path}", markup=False)
+        return
+    for item in changes:
+        where = f"{escape_for_terminal(item.tool, 200)}: " if item.tool is not None else ""
+        console.print(f"{SEVERITY_LABEL[item.severity]}  {item.kind:<22} {where}{escape_for_terminal(item.message)}",
+                      markup=False)
+    tally = counts(changes)
+    console.print(f"{len(changes)} changes: {tally['error']} errors, {tally['warning']} warnings, "
+                  f"{tally['info']} info", markup=False)
+
+
+def write_changes_json(path: Path, changes: list[Change], lock_path: Path, fail_on: str, failed: bool) -> None:
+    document = {"lock": str(lock_path), "fail_on": fail_on, "failed": failed, "counts": counts(changes),
+                "changes": [c.model_dump(mode="json") for c in changes]}
+    atomic_write_bytes(path, (json.dumps(document, indent=2, ensure_ascii=True) + "\n").encode("ascii"))
+
+
+def _validate(target: str | None, from_file: Path | None, check: bool, fail_on: str, key: Path | None,
+              sign: Path | None, sign_env: str | None, accept: bool) -> Path | None:
+    if target is not None and from_file is not None:
+        raise UsageError("give either a live TARGET or --from FILE, not both")
+    if target is None and from_file is None:
+        raise UsageError("give a TARGET to scan (e.g. npm:NAME) or --from FILE (a saved tools/list or JSON report)")
+    if fail_on not in FAIL_ON_LEVELS:
+        raise UsageError(f"--fail-on must be one of {', '.join(FAIL_ON_LEVELS)}, not {fail_on!r}")
+    if check and (sign is not None or sign_env is not None or accept):
+        raise UsageError("--check only compares: drop --sign/--sign-env/--accept, which apply when writing a lock")
+    if not check and key is not None:
+        raise UsageError("--key verifies the lock's signature before a check: use it with --check")
+    return from_file
+
+
+def _verify_lock_signature(console: Console, lock_path: Path, key: Path) -> None:
+    public_key = load_public_key(key)
+    envelope = attestation_path(lock_path)
+    if not envelope.is_file():
+        console.print(f"FAIL  {lock_path} is not signed: no envelope {envelope}; the lock cannot be trusted",
+                      markup=False)
+        raise typer.Exit(1)
+    try:
+        result = verify_attestation(envelope, public_key, {"lockfile": lock_path})
+    except VerificationFailed as exc:
+        console.print(f"FAIL  {escape_for_terminal(str(exc))}; the lock cannot be trusted", markup=False)
+        raise typer.Exit(1) from None
+    print_verification(console, result)
+    if not result.ok or not any(c.role == "lockfile" and c.ok for c in result.checks):
+        console.print(f"verification failed: {lock_path} cannot be trusted", markup=False)
+        raise typer.Exit(1)
+
+
+def check_against_lock(console: Console, new: LockFile, lock_path: Path, key: Path | None, json_path: Path | None,
+           fail_on: str) -> None:
+    if not lock_path.is_file():
+        raise UsageError(f"no lock at {lock_path}: create one with `mcp-sandbox lock --from FILE` "
+                         "(or point --lock at it)")
+    if key is not None:
+        _verify_lock_signature(console, lock_path, key)
+    changes = diff(load_lock(lock_path), new)
+    failing = at_or_above(changes, fail_on)
+    render_changes(console, changes, lock_path)
+    if json_path is not None:
+        write_changes_json(json_path, changes, lock_path, fail_on, bool(failing))
+    if failing:
+        console.print(f"{len(failing)} changes at or above --fail-on {fail_on}", markup=False)
+        raise typer.Exit(1)
+
+
+def write_with_changes(console: Console, new: LockFile, lock_path: Path, signer: Signer | None, accept: bool,
+           json_path: Path | None) -> None:
+    changes: list[Change] = []
+    if lock_path.exists():
+        changes = diff(load_lock(lock_path), new)
+        render_changes(console, changes, lock_path)
+    errors = at_or_above(changes, "error")
+    if json_path is not None:
+        write_changes_json(json_path, changes, lock_path, "error", bool(errors) and not accept)
+    if errors and not accept:
+        console.print(f"lock not updated: {len(errors)} changes are errors; review them above and re-run with "
+                      "--accept to pin the new definitions", markup=False)
+        raise typer.Exit(1)
+    write_lock(new, lock_path)
+    console.print(f"wrote {lock_path} ({len(new.tools)} tools)", markup=False)
+    envelope = attestation_path(lock_path)
+    if signer is not None:
+        write_attestation(signer, envelope, lock_path=lock_path, lock=new)
+        console.print(f"signed {lock_path} -> {envelope} (keyid {signer.keyid})", markup=False)
+    elif envelope.exists():
+        console.print(f"warning: {envelope} signs the previous lock and no longer matches; re-sign with --sign",
+                      markup=False)
+
+
+def lock(
+    target: str | None = typer.Argument(None, help="A live target to scan first: npm:NAME[@VERSION], "
+                                        "pypi:NAME[==VERSION] or a local package (as in `scan`)."),
+    server_args: list[str] | None = typer.Argument(None, metavar="[-- SERVER ARGS...]",
+                                                   help="Arguments for the server, after --."),
+    command: str | None = typer.Option(None, "--command", help="Launch command inside the sandbox (as in `scan`)."),
+    from_file: Path | None = typer.Option(None, "--from", help="Saved tools/list result or mcp-sandbox JSON report."),
+    lock_path: Path = typer.Option(Path(DEFAULT_LOCK_NAME), "--lock", help="The lockfile to write or check."),
+    check: bool = typer.Option(False, "--check", help="Compare the input with the lock instead of writing it."),
+    json_path: Path | None = typer.Option(None, "--json", help="Write the changes as JSON to this file."),
+    fail_on: str = typer.Option("warning", "--fail-on", help="With --check: exit 1 at info|warning|error|never."),
+    key: Path | None = typer.Option(None, "--key", help="With --check: verify the lock's envelope with this key."),
+    sign: Path | None = typer.Option(None, "--sign", help="Sign the lock with this private key file."),
+    sign_env: str | None = typer.Option(None, "--sign-env", help="Sign with the PEM key in this environment variable."),
+    accept: bool = typer.Option(False, "--accept", help="Refresh the lock even when its changes include errors."),
+    upstream_proxy: str | None = upstream_proxy_option(),
+) -> None:
+    """Pin a server's tools (fingerprints over RFC 8785 JSON), instructions, prompts and resources, or --check a
+    later tools/list against the pins."""
+    source_path = _validate(target, from_file, check, fail_on, key, sign, sign_env, accept)
+    if source_path is not None and upstream_proxy is not None:
+        raise UsageError("--upstream-proxy applies to installing a live TARGET; drop it with --from")
+    signer = None if check else load_signer(sign, sign_env)
+    if source_path is None:
+        assert target is not None
+        report = live_report(target, list(server_args or []), command, upstream_from_cli(upstream_proxy))
+        new = build_lock(report.as_served())
+    else:
+        source = load_source(source_path)
+        new = build_lock(source.report, instructions_known=source.instructions_known)
+    console = _console()
+    if check:
+        check_against_lock(console, new, lock_path, key, json_path, fail_on)
+    else:
+        write_with_changes(console, new, lock_path, signer, accept, json_path)
+
+
+def live_report(target: str, server_args: list[str], command: str | None,
+                upstream_proxy: UpstreamProxy | None = None) -> Report:
+    """Scan the target in the sandbox (default policy) for its live definitions; exit 3 when it could not list."""
+    from scanner.pipeline.scan import ScanOptions, run_scan
+
+    console = Console(stderr=True, highlight=False)
+    with console.status("scanning", spinner="dots") as status:
+        report = run_scan(ScanOptions(target=target, server_args=server_args, command=command,
+                                      upstream_proxy=upstream_proxy),
+                          progress=lambda step: status.update(step))
+    if report.errors or report.sandbox is None or not report.server.name and not report.tools:
+        for error in report.errors or ["the server listed nothing"]:
+            console.print(f"error: {escape_for_terminal(error)}", markup=False)
+        raise typer.Exit(3)
+    return report
+
+
+def register(app: typer.Typer) -> None:
+    app.command("lock")(lock)

@@ -1,0 +1,235 @@
+"""`mcp-sandbox scan TARGET`, `images build` and `gc`: the sandbox commands.
+
+The scan machinery (mcp, docker, sigstore) is imported inside the commands that run it, so `--help`, `check` and
+`verify` start without paying for it."""
+
+from __future__ import annotations
+
+import os
+import re
+import sys
+from pathlib import Path
+
+import typer
+from rich.console import Console
+
+from sandbox.run.policy import RunPolicy
+from scanner.cli.check import STDOUT, exit_code, validate_flags, write_reports
+from scanner.config import load as load_config
+from scanner.cli.lock import write_with_changes
+from scanner.cli.options import upstream_from_cli, upstream_proxy_option
+from scanner.errors import UsageError
+from scanner.lock.build import build_lock
+from scanner.report.terminal import render
+from scanner.signing.attest import attestation_path, write_attestation
+from scanner.signing.keys import load_signer
+
+EXIT_SCAN_INCOMPLETE = 3
+SIZE = re.compile(r"^(\d+(?:\.\d+)?)([kmg]?)b?$", re.IGNORECASE)
+ENV_NAME = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
+
+images_app = typer.Typer(help="Build or list the runtime images the sandbox runs servers in.", no_args_is_help=True)
+
+
+def parse_size(text: str, flag: str) -> int:
+    match = SIZE.match(text.strip())
+    if not match:
+        raise UsageError(f"{flag} {text!r} is not a size; use e.g. 512m or 1g")
+    number, unit = float(match.group(1)), match.group(2).lower()
+    value = int(number * {"": 1, "k": 1024, "m": 1024**2, "g": 1024**3}[unit])
+    if value < 32 * 1024**2:
+        raise UsageError(f"{flag} {text!r} is under 32m; no server starts in that")
+    return value
+
+
+def parse_env(pairs: list[str]) -> dict[str, str]:
+    env: dict[str, str] = {}
+    for pair in pairs:
+        name, sep, value = pair.partition("=")
+        if not sep or not ENV_NAME.match(name):
+            raise UsageError(f"--env {pair!r} must look like NAME=VALUE")
+        if name in ("PATH", "HOME"):
+            raise UsageError(f"--env {name} cannot be changed; the sandbox sets it")
+        env[name] = value
+    return env
+
+
+def scan(
+    target: str = typer.Argument(..., metavar="TARGET", help="npm:NAME[@VERSION], pypi:NAME[==VERSION], or a path to "
+                                 "a package folder, .tgz, .whl or .tar.gz."),
+    server_args: list[str] | None = typer.Argument(None, metavar="[-- SERVER ARGS...]",
+                                                   help="Arguments for the server, after --."),
+    command: str | None = typer.Option(None, "--command", help="Launch command inside the sandbox (default: the "
+                                       "package's bin / console script)."),
+    env: list[str] = typer.Option([], "--env", metavar="NAME=VALUE", help="Set a variable for the server (repeat). "
+                                  "The host's environment never reaches it."),
+    network: str = typer.Option("observe", "--network", help="observe (default): no route off the host, but an "
+                                "egress sink answers and logs every DNS query and connection (B2 findings); none: "
+                                "loopback only, nothing answers."),
+    memory: str = typer.Option("512m", "--memory", help="Memory limit (memory+swap) of the server."),
+    cpus: float = typer.Option(1.0, "--cpus", min=0.1, max=64, help="CPU quota of the server."),
+    pids: int = typer.Option(128, "--pids", min=8, max=4096, help="Process/thread limit of the server."),
+    startup_timeout: float = typer.Option(60.0, "--startup-timeout", min=1, help="Seconds to wait for the handshake "
+                                          "and each request."),
+    request_timeout: float = typer.Option(30.0, "--request-timeout", min=1, help="Seconds to wait for each listing."),
+    install_timeout: int = typer.Option(600, "--install-timeout", min=10, help="Seconds the install may take."),
+    no_cache: bool = typer.Option(False, "--no-cache", help="Install afresh even if this version was installed."),
+    ignore_scripts: bool = typer.Option(False, "--ignore-scripts", help="Do not run npm install scripts."),
+    ca_bundle: Path | None = typer.Option(None, "--ca-bundle", help="CA bundle the install and the registry "
+                                          "lookups trust (default: the host's, for TLS-intercepting proxies)."),
+    upstream_proxy: str | None = upstream_proxy_option(),
+    json_path: str | None = typer.Option(None, "--json", metavar="PATH", help="Write the JSON report (- for stdout)."),
+    sarif_path: str | None = typer.Option(None, "--sarif", metavar="PATH", help="Write a SARIF 2.1.0 report."),
+    markdown_path: str | None = typer.Option(None, "--markdown", metavar="PATH", help="Write a Markdown report."),
+    fail_on: str = typer.Option("error", "--fail-on", help="Exit 1 on a finding at or above: info|warning|error|never."),
+    fail_under: int | None = typer.Option(None, "--fail-under", help="Exit 1 when the score is under N (0-100)."),
+    min_severity: str = typer.Option("info", "--min-severity", help="Terminal shows findings at or above this."),
+    quiet: bool = typer.Option(False, "--quiet", "-q", help="No terminal report; only the files asked for."),
+    config_path: Path | None = typer.Option(None, "--config", help="Config file (default: ./mcp-sandbox.toml or "
+                                            "[tool.mcp-sandbox] in ./pyproject.toml)."),
+    advisories: str | None = typer.Option(None, "--advisories", metavar="DIR|osv", help="Advisory source: a local "
+                                          "OSV export folder, or `osv` for the OSV API. Without one, advisories "
+                                          "read \"not checked\"."),
+    lock_path: Path | None = typer.Option(None, "--lock", help="Also write (or refresh) this lockfile; changes "
+                                          "against an existing one are shown first."),
+    accept: bool = typer.Option(False, "--accept", help="Refresh --lock even when its changes include errors."),
+    sign: Path | None = typer.Option(None, "--sign", help="Sign the JSON report (and --lock) with this private key: "
+                                     "writes REPORT.intoto.json (DSSE, in-toto Statement v1)."),
+    sign_env: str | None = typer.Option(None, "--sign-env", metavar="VAR", help="Sign with the PEM private key in "
+                                        "this environment variable (for CI secrets)."),
+    no_probes: bool = typer.Option(False, "--no-probes", help="Only list and lint the tools; call none of them."),
+    no_destructive: bool = typer.Option(False, "--no-destructive", help="Call only tools annotated read-only "
+                                        "(and fixture probes marked allow_destructive)."),
+    no_error_probes: bool = typer.Option(False, "--no-error-probes", help="Skip the bad-input probes."),
+    fixtures: Path | None = typer.Option(None, "--fixtures", metavar="FILE", help="Hand-written probe calls "
+                                         "(JSON, mcp-linter format); they replace the generated ones per tool."),
+    include_responses: bool = typer.Option(False, "--include-responses", help="Keep each probe's full response "
+                                           "(capped) in the report, not just a 400-character preview."),
+    probe_timeout: float = typer.Option(30.0, "--probe-timeout", min=1, help="Seconds each probe call may take "
+                                        "before it is cancelled."),
+) -> None:
+    """Install TARGET in a throwaway sandbox, run it with no route off the host, list and call its tools, and tear it
+    all down.
+
+    Exit codes: 0 clean; 1 a finding at/above --fail-on (or score under --fail-under); 2 bad input;
+    3 the scan could not complete (no engine, install failed, server did not answer, teardown incomplete).
+    """
+    from scanner.pipeline.inventory import Timeouts
+    from scanner.probes.fixtures import load_fixtures
+    from scanner.probes.runner import ProbeOptions
+    from scanner.pipeline.scan import ScanOptions, run_scan
+
+    validate_flags(fail_on, min_severity, fail_under, [json_path, sarif_path, markdown_path])
+    if (sign is not None or sign_env is not None) and (json_path is None or json_path == STDOUT):
+        raise UsageError("--sign/--sign-env sign the JSON report: also give --json PATH (a file, not -)")
+    signer = load_signer(sign, sign_env)
+    if advisories not in (None, "osv") and not Path(advisories).expanduser().is_dir():
+        raise UsageError(f"--advisories {advisories!r} is neither a folder of OSV JSON files nor `osv`")
+    if ca_bundle is not None and not ca_bundle.is_file():
+        raise UsageError(f"--ca-bundle {ca_bundle} is not a file")
+    if network not in ("observe", "none"):
+        raise UsageError(f"--network must be observe or none, not {network!r}")
+    upstream = upstream_from_cli(upstream_proxy)
+    policy = RunPolicy(memory_bytes=parse_size(memory, "--memory"), nano_cpus=int(cpus * 1e9), pids_limit=pids,
+                       env=parse_env(env))
+    options = ScanOptions(
+        target=target, server_args=list(server_args or []), command=command, policy=policy,
+        timeouts=Timeouts(startup=startup_timeout, request=request_timeout), use_cache=not no_cache,
+        ca_bundle=ca_bundle, ignore_scripts=ignore_scripts, install_timeout=install_timeout, upstream_proxy=upstream,
+        config=load_config(config_path), advisories=advisories, network=network,  # type: ignore[arg-type]
+        probes=ProbeOptions(enabled=not no_probes, no_destructive=no_destructive, error_probes=not no_error_probes,
+                            fixtures=load_fixtures(fixtures, env=os.environ) if fixtures is not None else None,
+                            include_responses=include_responses, timeout=probe_timeout),
+    )
+    to_stdout = STDOUT in (json_path, sarif_path, markdown_path)
+    console = Console(stderr=True, highlight=False)
+    try:
+        with console.status("scanning", spinner="dots") as status:
+            report = run_scan(options, progress=lambda step: status.update(step))
+    except KeyboardInterrupt:
+        # run_scan has torn the sandbox down in its finally block by now.
+        print("interrupted; the sandbox was torn down", file=sys.stderr)
+        raise typer.Exit(130) from None
+    if not quiet:
+        render(report, Console(stderr=to_stdout, highlight=False, soft_wrap=False), min_severity)  # type: ignore[arg-type]
+    write_reports(report, json_path, sarif_path, markdown_path)
+    ran = report.sandbox is not None
+    if lock_path is not None and ran and not report.errors:
+        write_with_changes(Console(stderr=True, highlight=False, soft_wrap=True), build_lock(report.as_served()),
+                           lock_path, signer, accept, None)
+    if signer is not None and json_path is not None:
+        envelope = write_attestation(signer, attestation_path(Path(json_path)), report_path=Path(json_path),
+                                     report=report, lock_path=lock_path if lock_path and lock_path.is_file() else None)
+        print(f"signed {json_path} -> {envelope} (keyid {signer.keyid})", file=sys.stderr)
+    teardown = report.sandbox.teardown if report.sandbox else None
+    if ran and (report.errors or not report.tools and not report.server.name or (teardown and not teardown.complete)):
+        raise typer.Exit(EXIT_SCAN_INCOMPLETE)
+    raise typer.Exit(exit_code(report.findings, report.score.value if report.score else None, fail_on, fail_under))
+
+
+def build_images(
+    rebuild: bool = typer.Option(False, "--rebuild", help="Build even if an image with the same hash exists."),
+    ca_bundle: Path | None = typer.Option(None, "--ca-bundle", help="CA bundle the build trusts."),
+) -> None:
+    """Build the images a scan uses: the node and python runtimes, the egress sink and the install proxy (tagged by
+    project version and build-context hash)."""
+    from sandbox.core import engine, images
+
+    client = engine.connect()
+    console = Console(stderr=True, highlight=False)
+    for runtime in images.REPOSITORIES:
+        with console.status(f"{runtime}: checking", spinner="dots") as status:
+            image = images.ensure_runtime_image(client, runtime, ca_bundle=ca_bundle, rebuild=rebuild,
+                                                progress=lambda line: status.update(f"{runtime}: {line[:100]}"))
+        console.print(f"{runtime}: {image.tag} ({'built' if image.built else 'up to date'})", markup=False)
+
+
+def collect_garbage(
+    everything: bool = typer.Option(False, "--all", help="Remove every labelled container, network and volume, even "
+                                    "of scans still running."),
+    cached_images: bool = typer.Option(False, "--images", help="Also remove cached installs (installed-server "
+                                       "images)."),
+) -> None:
+    """Remove what crashed or killed scans left behind (containers, networks, volumes labelled io.mcp-sandbox.*)."""
+    from sandbox.core import engine, gc
+
+    result = gc.sweep(engine.connect(), everything=everything, images=cached_images)
+    print(f"removed {len(result.containers)} containers, {len(result.networks)} networks, "
+          f"{len(result.volumes)} volumes, {len(result.images)} images"
+          + (f"; kept {len(result.kept_live_sessions)} live sessions" if result.kept_live_sessions else ""))
+
+
+def init_fixtures(
+    path: Path = typer.Argument(..., metavar="FILE", help="The fixtures file to write (never overwritten)."),
+    target: str = typer.Argument(..., metavar="TARGET", help="The server, as for `scan`."),
+    command: str | None = typer.Option(None, "--command", help="Launch command inside the sandbox."),
+    upstream_proxy: str | None = upstream_proxy_option(),
+) -> None:
+    """Write a starter fixtures file: one probe per live tool of TARGET, with generated arguments to edit."""
+    from sandbox.run.workspace_seed import seed_manifest
+    from scanner.probes.fixtures import write_starter_fixtures
+    from scanner.probes.runner import ProbeOptions
+    from scanner.pipeline.scan import ScanOptions, run_scan
+
+    if path.exists():
+        raise UsageError(f"{path} already exists; choose another file name or remove it first")
+    upstream = upstream_from_cli(upstream_proxy)
+    console = Console(stderr=True, highlight=False)
+    with console.status("listing tools", spinner="dots") as status:
+        report = run_scan(ScanOptions(target=target, command=command, probes=ProbeOptions(enabled=False),
+                                      upstream_proxy=upstream),
+                          progress=lambda step: status.update(step))
+    if report.errors or not report.tools:
+        for line in report.errors or ["the server served no tools"]:
+            print(f"error: {line}", file=sys.stderr)
+        raise typer.Exit(EXIT_SCAN_INCOMPLETE)
+    count = write_starter_fixtures(path, report.tools, seed_manifest())
+    print(f"wrote {count} probes to {path}")
+
+
+def register(app: typer.Typer) -> None:
+    app.command("scan")(scan)
+    app.command("init-fixtures")(init_fixtures)
+    images_app.command("build")(build_images)
+    app.add_typer(images_app, name="images")
+    app.command("gc")(collect_garbage)

@@ -1,1 +1,0 @@
-"""One module per CLI command group; each exposes register(app)."""

@@ -1,0 +1,158 @@
+"""Talk MCP to the sandboxed server: negotiate, then list its tools (all pages), prompts and resources."""
+
+from __future__ import annotations
+
+import time
+from dataclasses import dataclass, field
+from collections.abc import Awaitable, Callable
+from typing import Any
+
+import anyio
+from mcp import Client
+from mcp.client import IncomingMessage
+from mcp.shared.exceptions import MCPError
+from mcp_types import Implementation
+
+from sandbox.run.attach import AttachedStdio
+from scanner import __version__
+from scanner.pipeline.transport import WireHealth, attached_transport
+
+MAX_PAGES = 100
+MAX_ITEMS = 10_000
+
+
+@dataclass(frozen=True)
+class Timeouts:
+    startup: float = 60.0
+    request: float = 30.0
+
+
+@dataclass
+class Inventory:
+    """What the server served, as served (not yet capped: the rules measure real sizes; the report caps)."""
+
+    server: dict[str, Any] = field(default_factory=dict)
+    tools: list[dict[str, Any]] = field(default_factory=list)
+    prompts: list[dict[str, Any]] = field(default_factory=list)
+    resources: list[dict[str, Any]] = field(default_factory=list)
+    resource_templates: list[dict[str, Any]] = field(default_factory=list)
+    first_tools_list_seconds: float | None = None
+    errors: list[str] = field(default_factory=list)
+    connected: bool = False
+
+
+_SESSION_ERRORS = (TimeoutError, MCPError, anyio.EndOfStream, anyio.ClosedResourceError, anyio.BrokenResourceError,
+                   ConnectionError)
+
+
+MessageHandler = Callable[[IncomingMessage], Awaitable[None]]
+
+
+@dataclass(frozen=True)
+class AfterListing:
+    """What `collect` runs in the session after listing (the probes), and the handler that sees the server's
+    notifications (e.g. tools/list_changed) on that session: the SDK takes it only when the Client is made."""
+
+    run: Callable[[Client, Inventory], Awaitable[None]]
+    on_message: MessageHandler | None = None
+
+
+async def collect(stdio: AttachedStdio, health: WireHealth, timeouts: Timeouts, started_at: float,
+                  after_listing: AfterListing | None = None) -> Inventory:
+    """Connect over the attached stdio and list everything the server offers, then run `after_listing` (the probes)
+    in the same session. Never raises for server misbehaviour: what failed is in Inventory.errors."""
+    inventory = Inventory()
+    client = Client(
+        attached_transport(stdio, health),
+        mode="auto",
+        # Bounds every request, the handshake included; listing pages are bounded tighter below.
+        read_timeout_seconds=timeouts.startup,
+        client_info=Implementation(name="mcp-sandbox", version=__version__),
+        cache=None,
+        message_handler=after_listing.on_message if after_listing is not None else None,
+    )
+    step = "connecting (initialize)"
+    async with stdio:
+        try:
+            async with client:
+                inventory.connected = True
+                inventory.server = _server_info(client)
+                step = "listing"
+                await _list_all(client, inventory, health, timeouts, started_at)
+                if after_listing is not None and not inventory.errors:
+                    step = "probing"
+                    await after_listing.run(client, inventory)
+        except _SESSION_ERRORS as exc:
+            inventory.errors.append(_explain(step, exc, health, timeouts.startup))
+        except ExceptionGroup as group:  # the SDK's task groups wrap what ended the session
+            matched, rest = group.split(_SESSION_ERRORS)
+            if rest is not None or matched is None:
+                raise
+            inventory.errors.append(_explain(step, _first_leaf(matched), health, timeouts.startup))
+    return inventory
+
+
+def _server_info(client: Client) -> dict[str, Any]:
+    info = client.server_info
+    capabilities = client.server_capabilities
+    return {
+        "name": info.name if info else None,
+        "version": info.version if info else None,
+        "protocol_version": client.protocol_version,
+        "capabilities": capabilities.model_dump(mode="json", by_alias=True, exclude_none=True) if capabilities else {},
+        "instructions": client.instructions,
+    }
+
+
+async def _list_all(client: Client, inventory: Inventory, health: WireHealth, timeouts: Timeouts,
+                    started_at: float) -> None:
+    capabilities = inventory.server.get("capabilities") or {}
+    listings = [("tools", "tools", client.list_tools, inventory.tools)]
+    if "prompts" in capabilities:
+        listings.append(("prompts", "prompts", client.list_prompts, inventory.prompts))
+    if "resources" in capabilities:
+        listings.append(("resources", "resources", client.list_resources, inventory.resources))
+        listings.append(
+            ("resources/templates", "resource_templates", client.list_resource_templates, inventory.resource_templates)
+        )
+    for label, attribute, method, sink in listings:
+        try:
+            await _paginate(method, attribute, sink, timeouts.request)
+        except _SESSION_ERRORS as exc:
+            inventory.errors.append(_explain(f"listing {label}", exc, health, timeouts.request))
+            if health.fault or not isinstance(exc, MCPError):
+                return
+        if label == "tools" and inventory.first_tools_list_seconds is None:
+            inventory.first_tools_list_seconds = round(time.monotonic() - started_at, 3)
+
+
+async def _paginate(method: Any, attribute: str, sink: list[dict[str, Any]], timeout: float) -> None:
+    cursor: str | None = None
+    seen: set[str] = set()
+    for _ in range(MAX_PAGES):
+        with anyio.fail_after(timeout):
+            page = await method(cursor=cursor) if cursor else await method()
+        items = getattr(page, attribute, None) or []
+        for item in items:
+            if len(sink) >= MAX_ITEMS:
+                return
+            sink.append(item.model_dump(mode="json", by_alias=True, exclude_none=True))
+        cursor = page.next_cursor
+        if not cursor or cursor in seen:
+            return
+        seen.add(cursor)
+
+
+def _first_leaf(group: BaseExceptionGroup) -> BaseException:
+    first = group.exceptions[0]
+    return _first_leaf(first) if isinstance(first, BaseExceptionGroup) else first
+
+
+def _explain(step: str, exc: BaseException, health: WireHealth, timeout: float) -> str:
+    if health.fault:
+        return f"{step}: {health.fault}"
+    if isinstance(exc, TimeoutError):
+        return f"{step}: the server did not answer within {timeout:g} s"
+    if isinstance(exc, MCPError):
+        return f"{step}: the server answered with error {exc.error.code}: {exc.error.message[:300]}"
+    return f"{step}: the connection to the server closed ({type(exc).__name__})"

@@ -1,0 +1,35 @@
+"""Choose the command that starts the server inside the sandbox."""
+
+from __future__ import annotations
+
+import shlex
+
+from sandbox.core.errors import UserInputError
+
+
+def choose_command(package: str, entry_points: dict[str, str], override: str | None, server_args: list[str]) -> list[str]:
+    """The launch command: --command if given, else the package's only (or same-named) bin / console script."""
+    if override is not None:
+        try:
+            command = shlex.split(override)
+        except ValueError as exc:
+            raise UserInputError(f"--command {override!r} cannot be parsed: {exc}") from None
+        if not command:
+            raise UserInputError("--command is empty; give the program to run, e.g. --command 'my-server --stdio'")
+        return [*command, *server_args]
+    if not entry_points:
+        raise UserInputError(
+            f"{package} installs no command (no npm bin, no console script); pass --command 'PROGRAM ARGS'"
+        )
+    if len(entry_points) == 1:
+        return [next(iter(entry_points.values())), *server_args]
+    preferred = _normal(package.split("/")[-1])
+    for name, path in entry_points.items():
+        if _normal(name) == preferred:
+            return [path, *server_args]
+    names = ", ".join(sorted(entry_points))
+    raise UserInputError(f"{package} installs several commands ({names}); choose one with --command NAME")
+
+
+def _normal(name: str) -> str:
+    return "".join(ch for ch in name.lower() if ch.isalnum())

@@ -1,0 +1,143 @@
+"""What the user asked to scan: parse TARGET into a package identity (npm, PyPI, local folder or archive)."""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import re
+import tarfile
+import tomllib
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Literal
+
+from sandbox.core.archive import SKIP_DIRS
+from scanner.errors import UsageError
+
+NPM_NAME = re.compile(r"^(@[a-z0-9~-][a-z0-9._~-]*/)?[a-z0-9~-][a-z0-9._~-]*$")
+PYPI_NAME = re.compile(r"^([A-Za-z0-9]|[A-Za-z0-9][A-Za-z0-9._-]*[A-Za-z0-9])$")
+VERSION_TEXT = re.compile(r"^[A-Za-z0-9][A-Za-z0-9.+_-]*$")
+MAX_NAME = 214
+TARGET_HELP = "use npm:NAME[@VERSION], pypi:NAME[==VERSION], or a path to a folder, .tgz, .whl or .tar.gz"
+
+
+@dataclass(frozen=True)
+class Target:
+    kind: Literal["npm", "pypi", "folder", "archive"]
+    ecosystem: Literal["npm", "pypi"]
+    name: str
+    requested: str
+    version_spec: str | None = None
+    path: Path | None = None
+
+    @property
+    def is_local(self) -> bool:
+        return self.path is not None
+
+
+def parse_target(text: str) -> Target:
+    text = text.strip()
+    if text.startswith("npm:"):
+        return _parse_npm(text)
+    if text.startswith("pypi:"):
+        return _parse_pypi(text)
+    path = Path(text).expanduser()
+    if path.exists():
+        return _parse_local(text, path)
+    raise UsageError(f"{text!r} is neither a registry target nor an existing path; {TARGET_HELP}")
+
+
+def _parse_npm(text: str) -> Target:
+    spec = text[len("npm:"):]
+    at = spec.find("@", 1)
+    name, version = (spec[:at], spec[at + 1:]) if at > 0 else (spec, None)
+    if not name or len(name) > MAX_NAME or not NPM_NAME.match(name):
+        raise UsageError(f"{name!r} is not a valid npm package name (lowercase, optional @scope/); {TARGET_HELP}")
+    if version is not None and not VERSION_TEXT.match(version):
+        raise UsageError(f"npm version {version!r} of {name} must be an exact version or a dist-tag (e.g. 1.2.3)")
+    return Target("npm", "npm", name, text, version or None)
+
+
+def _parse_pypi(text: str) -> Target:
+    spec = text[len("pypi:"):]
+    name, sep, version = spec.partition("==")
+    if any(op in name for op in ("<", ">", "~", "!", "=", "@", ";", "[", " ")):
+        raise UsageError(f"pypi target {spec!r}: give an exact version with == (e.g. pypi:mcp-server-time==1.0.0)")
+    if not name or len(name) > MAX_NAME or not PYPI_NAME.match(name):
+        raise UsageError(f"{name!r} is not a valid PyPI project name; {TARGET_HELP}")
+    if sep and not VERSION_TEXT.match(version):
+        raise UsageError(f"PyPI version {version!r} of {name} must be an exact version (e.g. 1.2.3)")
+    return Target("pypi", "pypi", name, text, version or None)
+
+
+def _parse_local(text: str, path: Path) -> Target:
+    path = path.resolve()
+    if path.is_dir():
+        has_npm = (path / "package.json").is_file()
+        has_py = (path / "pyproject.toml").is_file()
+        if has_npm and has_py:
+            raise UsageError(f"{path} has both package.json and pyproject.toml; pass the archive you want instead")
+        if has_npm:
+            return Target("folder", "npm", _npm_folder_name(path / "package.json"), text, path=path)
+        if has_py:
+            return Target("folder", "pypi", _python_folder_name(path / "pyproject.toml"), text, path=path)
+        raise UsageError(f"{path} has no package.json or pyproject.toml; point at a package folder or archive")
+    name = path.name
+    if name.endswith(".tgz"):
+        return Target("archive", "npm", _npm_archive_name(path), text, path=path)
+    if name.endswith(".whl"):
+        return Target("archive", "pypi", name.split("-")[0], text, path=path)
+    if name.endswith(".tar.gz"):
+        return Target("archive", "pypi", name[: -len(".tar.gz")].rsplit("-", 1)[0], text, path=path)
+    raise UsageError(f"{path}: unknown archive type; expected .tgz (npm), .whl or .tar.gz (Python)")
+
+
+def _npm_folder_name(manifest: Path) -> str:
+    try:
+        name = json.loads(manifest.read_text()).get("name")
+    except (json.JSONDecodeError, UnicodeDecodeError, AttributeError) as exc:
+        raise UsageError(f"{manifest} is not valid JSON: {exc}") from None
+    if not isinstance(name, str) or not NPM_NAME.match(name):
+        raise UsageError(f"{manifest} has no valid \"name\"; add one")
+    return name
+
+
+def _npm_archive_name(path: Path) -> str:
+    try:
+        with tarfile.open(path, "r:gz") as tar:
+            member = tar.extractfile("package/package.json")
+            data = json.loads(member.read()) if member else {}
+    except (tarfile.TarError, KeyError, json.JSONDecodeError, OSError) as exc:
+        raise UsageError(f"{path} is not an npm package archive (no package/package.json): {exc}") from None
+    name = data.get("name") if isinstance(data, dict) else None
+    if not isinstance(name, str) or not NPM_NAME.match(name):
+        raise UsageError(f"{path}: package/package.json has no valid \"name\"")
+    return name
+
+
+def _python_folder_name(manifest: Path) -> str:
+    try:
+        name = tomllib.loads(manifest.read_text()).get("project", {}).get("name")
+    except (tomllib.TOMLDecodeError, UnicodeDecodeError) as exc:
+        raise UsageError(f"{manifest} is not valid TOML: {exc}") from None
+    if not isinstance(name, str) or not PYPI_NAME.match(name):
+        raise UsageError(f"{manifest} has no valid [project].name; add one")
+    return name
+
+
+def content_hash(path: Path) -> str:
+    """SHA-256 over a folder's files (relative names and bytes, build/VCS folders skipped) or an archive's bytes."""
+    digest = hashlib.sha256()
+    if path.is_file():
+        with path.open("rb") as handle:
+            for block in iter(lambda: handle.read(1 << 20), b""):
+                digest.update(block)
+        return digest.hexdigest()
+    for file in sorted(p for p in path.rglob("*") if p.is_file() and not p.is_symlink()):
+        relative = file.relative_to(path)
+        if any(part in SKIP_DIRS for part in relative.parts):
+            continue
+        digest.update(str(relative).encode() + b"\0" + file.read_bytes() + b"\0")
+    return digest.hexdigest()
+
+

@@ -1,0 +1,89 @@
+"""Adapt the sandbox's attached stdio (lines of bytes) to the MCP SDK's transport streams (SessionMessages).
+
+Stdout lines that are not JSON-RPC are counted and sampled as evidence; past a limit the server is flooding stdout
+and the session ends with that reason instead of spinning forever.
+"""
+
+from __future__ import annotations
+
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
+from dataclasses import dataclass, field
+
+import anyio
+import mcp_types
+from mcp.client._transport import TransportStreams
+from mcp.shared.message import SessionMessage
+
+from sandbox.run.attach import AttachedStdio, StreamFault
+from scanner.untrusted import cap_text
+
+MAX_NOISE_LINES = 200
+MAX_NOISE_BYTES = 1024 * 1024
+NOISE_SAMPLES = 5
+
+
+@dataclass
+class WireHealth:
+    """What went wrong on the wire, for the report: stdout noise and the reason the stream ended early."""
+
+    noise_lines: int = 0
+    noise_bytes: int = 0
+    noise_samples: list[str] = field(default_factory=list)
+    fault: str | None = None
+    messages: int = 0
+
+    def note_noise(self, line: bytes) -> None:
+        self.noise_lines += 1
+        self.noise_bytes += len(line)
+        if len(self.noise_samples) < NOISE_SAMPLES:
+            self.noise_samples.append(cap_text(line[:400].decode("utf-8", errors="replace"), 200))
+        if self.noise_lines > MAX_NOISE_LINES or self.noise_bytes > MAX_NOISE_BYTES:
+            self.fault = (
+                f"the server flooded stdout with {self.noise_lines} lines ({self.noise_bytes} bytes) that are not "
+                "JSON-RPC; MCP stdio servers must write only protocol messages to stdout"
+            )
+
+
+@asynccontextmanager
+async def attached_transport(stdio: AttachedStdio, health: WireHealth) -> AsyncIterator[TransportStreams]:
+    """A Transport for mcp.Client over an AttachedStdio."""
+    read_in, read_out = anyio.create_memory_object_stream[SessionMessage | Exception](16)
+    write_in, write_out = anyio.create_memory_object_stream[SessionMessage](16)
+
+    async def server_to_client() -> None:
+        async with read_in:
+            async for item in stdio.lines:
+                if isinstance(item, StreamFault):
+                    health.fault = item.reason
+                    return
+                if not item.strip():
+                    continue
+                try:
+                    message = mcp_types.jsonrpc_message_adapter.validate_json(item, by_name=False)
+                except ValueError:
+                    health.note_noise(item)
+                    if health.fault:
+                        return
+                    continue
+                health.messages += 1
+                await read_in.send(SessionMessage(message))
+
+    async def client_to_server() -> None:
+        async with write_out:
+            async for session_message in write_out:
+                data = session_message.message.model_dump_json(by_alias=True, exclude_unset=True)
+                try:
+                    await stdio.send(data.encode() + b"\n")
+                except (anyio.BrokenResourceError, anyio.ClosedResourceError, ConnectionError):
+                    health.fault = health.fault or "the server's stdin closed"
+                    await read_in.aclose()
+                    return
+
+    async with anyio.create_task_group() as tg:
+        tg.start_soon(server_to_client)
+        tg.start_soon(client_to_server)
+        try:
+            yield read_out, write_in
+        finally:
+            tg.cancel_scope.cancel()

@@ -1,0 +1,1 @@
+"""Package registries: the one HTTP client (`client`) and version resolution (`resolve`)."""

@@ -1,0 +1,2 @@
+"""The one report model (`model`), the score and verdict (`score`), and its views: terminal, JSON schema, SARIF,
+Markdown."""

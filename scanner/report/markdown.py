@@ -1,0 +1,95 @@
+"""Markdown view of a Report, for a pull-request comment or a CI job summary.
+
+Untrusted text is escaped for Markdown and HTML (no hidden comments, no raw tags, no @-mentions) and capped so the
+comment stays under the 65,536-character limit of common forges."""
+
+from __future__ import annotations
+
+import html
+import re
+
+from scanner.provenance.model import OUTCOME_LABELS
+from scanner.report.model import Finding, Report
+from scanner.untrusted import escape_for_terminal
+
+MAX_ROWS = 200
+MAX_CHARS = 60_000
+VERDICT_ICON = {"block": "⛔", "review": "⚠️", "pass": "✅"}
+SEVERITY_RANK = {"error": 0, "warning": 1, "info": 2}
+_MARKDOWN_SPECIAL = re.compile(r"([\\`*_{}\[\]()#+!|~>])")
+
+
+def md(text: str | None, limit: int = 300) -> str:
+    """Untrusted text made inert in Markdown and HTML: visible escapes, entities, escaped punctuation, no mentions."""
+    visible = escape_for_terminal(text or "", limit=limit)
+    escaped = _MARKDOWN_SPECIAL.sub(r"\\\1", html.escape(visible, quote=False))
+    return escaped.replace("@", "&#64;")
+
+
+def _finding_row(finding: Finding) -> str:
+    tool = "(server)" if finding.tool is None else md(finding.tool, 120)
+    evidence = f"<br>evidence: {md(finding.evidence, 160)}" if finding.evidence else ""
+    return (f"| {finding.severity} | {finding.rule_id} {finding.rule_name} | {tool} | {md(finding.message)}"
+            f"{evidence} |")
+
+
+def _summary(report: Report) -> list[str]:
+    verdict = report.verdict or "unknown"
+    counts = {s: sum(1 for f in report.findings if f.severity == s) for s in ("error", "warning", "info")}
+    lines = [f"## {VERDICT_ICON.get(verdict, '')} mcp-sandbox: **{verdict.upper()}** — {md(report.target.requested)}",
+             "",
+             f"**{counts['error']}** errors · **{counts['warning']}** warnings · **{counts['info']}** info"]
+    if report.score is not None:
+        lines.append(f" · score **{report.score.value}/100** (~{report.score.tokens:,} tokens of definitions, "
+                     f"~{report.score.wasted_tokens:,} wasted per session; {md(report.score.estimate)})")
+    server = report.server
+    if server.name or server.version:
+        lines += ["", f"Server: {md(server.name)} {md(server.version)} · {len(report.tools)} tools"]
+    if report.errors:
+        lines += ["", "**Errors**", ""] + [f"- {md(e)}" for e in report.errors]
+    return lines
+
+
+def _findings_table(report: Report) -> list[str]:
+    if not report.findings:
+        return ["", "No findings."]
+    ordered = sorted(report.findings, key=lambda f: (SEVERITY_RANK[f.severity], f.tool or "", f.rule_id))
+    lines = ["", "| severity | rule | tool | finding |", "| --- | --- | --- | --- |"]
+    lines += [_finding_row(f) for f in ordered[:MAX_ROWS]]
+    if len(ordered) > MAX_ROWS:
+        lines += ["", f"…and {len(ordered) - MAX_ROWS} more findings (see the JSON or SARIF report)."]
+    return lines
+
+
+def _score_table(report: Report) -> list[str]:
+    if report.score is None or not report.score.tools:
+        return []
+    worst = sorted(report.score.tools, key=lambda t: (t.score, t.tool))[:20]
+    lines = ["", "<details><summary>Lowest-scoring tools</summary>", "", "| tool | score | tokens | wasted |",
+             "| --- | ---: | ---: | ---: |"]
+    lines += [f"| {md(t.tool, 120)} | {t.score} | {t.tokens:,} | {t.wasted_tokens:,} |" for t in worst]
+    return lines + ["", "</details>"]
+
+
+def _provenance_table(report: Report) -> list[str]:
+    """Every provenance check with its outcome: "not checked" is spelled out, never folded into a pass."""
+    provenance = report.provenance
+    if provenance is None or not provenance.packages:
+        return []
+    lines = ["", "<details><summary>Provenance</summary>", "", "| package | check | outcome | evidence |",
+             "| --- | --- | --- | --- |"]
+    for package in provenance.packages:
+        label = md(f"{package.name}@{package.version or '?'}", 120)
+        lines += [f"| {label} | {md(c.name, 40)} | {OUTCOME_LABELS[c.outcome]} | {md(c.evidence, 300)} |"
+                  for c in package.checks[:MAX_ROWS]]
+    return lines + ["", "</details>"]
+
+
+def to_markdown(report: Report) -> str:
+    """The whole Markdown document, capped in size."""
+    sections = _summary(report) + _findings_table(report) + _provenance_table(report) + _score_table(report)
+    text = "\n".join(sections) + "\n"
+    if len(text) > MAX_CHARS:
+        cut = text[:MAX_CHARS].rsplit("\n", 1)[0]
+        text = cut + "\n\n…report cut to fit a comment; see the JSON or SARIF report.\n"
+    return text

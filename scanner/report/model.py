@@ -1,0 +1,188 @@
+"""The one report model. The terminal, JSON, SARIF and Markdown outputs are views of it."""
+
+from __future__ import annotations
+
+from typing import Any, Literal
+
+from pydantic import BaseModel, ConfigDict, Field, PrivateAttr
+
+from sandbox.run.policy import AppliedPolicy
+from scanner import __version__
+from scanner.probes.model import ProbeResult
+from scanner.provenance.model import ProvenanceReport
+
+SCHEMA_VERSION = "1"
+
+Severity = Literal["error", "warning", "info"]
+Category = Literal["security", "conformance", "ergonomics", "metadata"]
+Verdict = Literal["pass", "review", "block"]
+TargetKind = Literal["npm", "pypi", "folder", "archive", "file"]
+
+
+class _Model(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+
+class ScannerInfo(_Model):
+    name: str = "mcp-sandbox"
+    version: str = __version__
+
+
+class TargetInfo(_Model):
+    kind: TargetKind
+    name: str
+    requested: str = Field(description="The target exactly as the user gave it.")
+    version: str | None = Field(default=None, description="The resolved version that was installed.")
+    ecosystem: Literal["npm", "pypi"] | None = None
+
+
+class ServerInfo(_Model):
+    name: str | None = None
+    version: str | None = None
+    protocol_version: str | None = None
+    capabilities: dict[str, Any] = Field(default_factory=dict)
+    instructions: str | None = None
+
+
+class Finding(_Model):
+    rule_id: str
+    rule_name: str
+    severity: Severity
+    category: Category
+    tool: str | None = Field(default=None, description="The tool the finding is about; null for server-level.")
+    message: str
+    fix: str = ""
+    evidence: str | None = None
+
+
+class InstallInfo(_Model):
+    image: str = Field(description="Tag of the image holding the installed server.")
+    image_id: str
+    runtime_image: str
+    cached: bool = Field(description="True when an earlier install of the same resolved package was reused.")
+    command: list[str] = Field(description="The launch command inside the sandbox.")
+    installer_output: str = Field(default="", description="Tail of the installer's output, size-capped.")
+    seconds: float = 0.0
+    attribution_note: str | None = Field(
+        default=None, description="Why install egress attempts (provenance.egress) name no package or script, when "
+        "the install could not time its steps (the engine reported no usable clock); null when every attempt names "
+        "the step that made it.")
+
+
+class TeardownInfo(_Model):
+    complete: bool
+    seconds: float
+    removed: list[str] = Field(default_factory=list)
+    leftovers: list[str] = Field(default_factory=list)
+
+
+class SandboxInfo(_Model):
+    session: str
+    network: Literal["observe", "none"] | None = Field(
+        default=None, description="observe: an egress sink answers and logs every DNS query and connection; "
+        "none: loopback only.")
+    # A stdlib dataclass from sandbox/: pydantic validates and serialises it with this model's config (extra
+    # forbidden) and takes field descriptions from its dataclasses.field metadata, so the fields are listed once.
+    applied: AppliedPolicy | None = None
+    teardown: TeardownInfo | None = None
+    stderr: str = Field(default="", description="The server's stderr (tail, size-capped, untrusted).")
+    stderr_truncated: bool = False
+    exit_code: int | None = None
+
+
+class Timings(_Model):
+    install: float | None = None
+    start: float | None = None
+    first_tools_list: float | None = None
+    total: float | None = None
+
+
+class ToolScore(_Model):
+    tool: str
+    score: int = Field(ge=0, le=100)
+    tokens: int = Field(description="Estimated tokens of this tool's definition (4 characters of compact JSON ≈ 1 token).")
+    wasted_tokens: int = Field(description="Estimated tokens an agent wastes per session on this tool (an estimate).")
+
+
+class Score(_Model):
+    """Token-weighted quality score; security findings feed the verdict, not this score."""
+
+    value: int = Field(ge=0, le=100, description="Server score 0-100; halves per 10,000 estimated wasted tokens.")
+    tokens: int = Field(description="Estimated tokens of all definitions (4 characters of compact JSON ≈ 1 token).")
+    wasted_tokens: int = Field(description="Estimated wasted tokens per session, summed over tools and server-level findings.")
+    estimate: str = Field(default="4 characters of compact JSON ≈ 1 token", description="How tokens are estimated.")
+    tools: list[ToolScore] = Field(default_factory=list)
+
+
+class FileChanges(_Model):
+    created: list[str] = Field(default_factory=list)
+    modified: list[str] = Field(default_factory=list)
+    deleted: list[str] = Field(default_factory=list)
+    truncated: bool = Field(default=False, description="Too many files to list them all.")
+
+
+class CanaryEvent(_Model):
+    where: str = Field(description="Where the canary was planted (file, or env variable).")
+    how: Literal["read", "response", "egress"] = Field(description="Read (atime moved), or seen in a tool response or "
+                                                       "in egress traffic.")
+    encoding: str | None = Field(default=None, description="plain, base64 or hex, for a canary seen in data.")
+
+
+class ProcessSeen(_Model):
+    pid: int
+    args: str = Field(description="Command line (untrusted, capped).")
+
+
+class ResourceUse(_Model):
+    memory_peak_bytes: int | None = Field(default=None, description="Peak memory of the sandbox so far (cgroup).")
+    memory_peak_raised: bool = Field(default=False, description="This call raised the peak.")
+    memory_limit_hit: bool = False
+    oom_killed: bool = False
+    pids_peak: int | None = None
+    pids_limit_hit: bool = Field(default=False, description="Forks or threads were refused at the pids limit.")
+    cpu_seconds: float | None = Field(default=None, description="CPU time the sandbox used during the call.")
+
+
+class CallBehavior(_Model):
+    """What one probe call did, seen from outside the server (files, canaries, processes, resources, egress)."""
+
+    call: int = Field(description="Index into `probes`; -1 for the server's start-up and listing.")
+    tool: str | None = None
+    label: str
+    sandbox: int = Field(default=0, description="Which sandbox ran the call: 0 the first, 1.. after restarts.")
+    files: FileChanges = Field(default_factory=FileChanges)
+    canaries: list[CanaryEvent] = Field(default_factory=list)
+    processes: list[ProcessSeen] = Field(default_factory=list, description="New processes still alive after the call.")
+    resources: ResourceUse = Field(default_factory=ResourceUse)
+    egress: list[dict[str, Any]] = Field(default_factory=list, description="Network attempts during the call (B2).")
+    observed: bool = Field(default=True, description="False when the sandbox could not be looked at (it had died).")
+
+
+class Report(_Model):
+    schema_version: str = SCHEMA_VERSION
+    scanner: ScannerInfo = Field(default_factory=ScannerInfo)
+    target: TargetInfo
+    verdict: Verdict | None = None
+    score: Score | None = None
+    findings: list[Finding] = Field(default_factory=list)
+    server: ServerInfo = Field(default_factory=ServerInfo)
+    tools: list[dict[str, Any]] = Field(default_factory=list, description="Tool definitions as served (capped).")
+    prompts: list[dict[str, Any]] = Field(default_factory=list)
+    resources: list[dict[str, Any]] = Field(default_factory=list)
+    resource_templates: list[dict[str, Any]] = Field(default_factory=list)
+    install: InstallInfo | None = None
+    sandbox: SandboxInfo | None = None
+    provenance: ProvenanceReport | None = None
+    probes: list[ProbeResult] = Field(default_factory=list, description="Every probe call and its outcome.")
+    behavior: list[CallBehavior] = Field(default_factory=list, description="What each call did, seen from outside.")
+    timings: Timings = Field(default_factory=Timings)
+    errors: list[str] = Field(default_factory=list, description="What stopped part of the scan, one line each.")
+    # The definitions exactly as served, uncapped (the fields above are capped for storage). Not serialized: the
+    # lockfile fingerprints these, so an edit past a size cap cannot slip through.
+    _served: dict[str, list[dict[str, Any]]] | None = PrivateAttr(default=None)
+
+    def as_served(self) -> Report:
+        """A copy whose tools, prompts and resources are the uncapped definitions (itself when there are none)."""
+        if self._served is None:
+            return self
+        return self.model_copy(update=self._served)

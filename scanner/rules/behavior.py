@@ -1,0 +1,251 @@
+"""The behaviour rules B1–B6: what a tool call actually did in the sandbox, seen from outside the server.
+
+Each rule is data (id, name, severity, category, why, fix) plus a small function over the per-call records
+(`scanner.report.CallBehavior`) the probe runner builds from snapshots, process lists, cgroup counters and canaries.
+All are security findings, so they feed the verdict. B2 (egress) reads `CallBehavior.egress`, which the egress sink
+fills; until it does, B2 never fires.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterable
+from pathlib import PurePosixPath
+from typing import Any
+
+from sandbox.run.policy import HOME
+from scanner.probes.arguments import is_annotated_read_only
+from scanner.probes.model import ProbeResult
+from scanner.probes.tooldef import annotation, tool_name
+from scanner.rules.model import Rule
+from scanner.report.model import CallBehavior, Finding, Severity
+from scanner.untrusted import cap_text
+
+CPU_BURN_SHARE = 0.5  # a timed-out call that used at least this share of the CPU quota for its whole duration
+MAX_PATHS_IN_MESSAGE = 5
+STARTUP = "(start-up)"
+
+
+RULES: dict[str, Rule] = {rule.id: rule for rule in (
+    Rule("B1", "annotation-dishonest", "error", "security",
+                 "Clients skip the user's approval for read-only and non-destructive tools; a tool whose hints "
+                 "understate what it does gets to change or delete files unchecked.",
+                 "Make the annotations say what the tool does (readOnlyHint: false, destructiveHint: true), or stop "
+                 "the tool from writing."),
+    Rule("B2", "egress-attempt", "error", "security",
+                 "A tool that opens network connections nobody asked for can send the user's data anywhere.",
+                 "Declare the hosts the server talks to (openWorldHint) and talk to no others."),
+    Rule("B3", "canary-touched", "error", "security",
+                 "The sandbox HOME and environment hold fake secrets; a server that reads them or sends them back "
+                 "would read and leak the user's real ones.",
+                 "Never read credentials the tool was not given; take tokens only from the server's own config."),
+    Rule("B4", "persistence-attempt", "error", "security",
+                 "Writes to shell start-up files, autostart entries, scheduled jobs, git hooks or MCP client configs "
+                 "make code run again later, outside any tool call the user approved.",
+                 "Don't touch files that run code or configure other clients; ask the user to do it if needed."),
+    Rule("B5", "process-left-running", "warning", "security",
+                 "Processes a call starts and leaves running (daemons, shells, downloaders) keep acting after the "
+                 "call returned, where no client sees them.",
+                 "Wait for child processes inside the call, or document and bound the background work."),
+    Rule("B6", "resource-exhaustion", "warning", "security",
+                 "A call that exhausts memory or process slots, or spins the CPU until the timeout, can take the "
+                 "user's machine down with it.",
+                 "Bound the tool's memory, threads and work; stream or page large jobs."),
+)}
+
+_SHELLS_AND_FETCHERS = frozenset({
+    "sh", "bash", "dash", "zsh", "ash", "ksh", "fish", "busybox", "curl", "wget", "nc", "ncat", "netcat", "socat",
+    "telnet", "ssh", "scp", "ftp", "tftp", "python", "python3", "perl", "ruby", "node", "php",
+})
+
+# Paths (HOME shown as ~) whose change makes code run later or reconfigures other clients.
+PERSISTENCE_PATTERNS: tuple[tuple[str, re.Pattern[str]], ...] = tuple((label, re.compile(pattern)) for label, pattern in (
+    ("shell start-up file", (r"^~/\.(?:bashrc|bash_profile|bash_login|bash_logout|profile|zshrc|zshenv|zprofile|"
+                             r"zlogin|kshrc|mkshrc|inputrc|envrc)$|^~/\.config/fish/(?:config\.fish|conf\.d/.+)$")),
+    ("autostart entry", r"^~/\.config/autostart/.+|^~/Library/LaunchAgents/.+|^~/\.xprofile$|^~/\.xinitrc$"),
+    ("scheduled job", (r"^~/\.config/systemd/user/.+|^~/\.local/share/systemd/user/.+|^/var/spool/cron/.+|"
+                       r"^~/\.crontab$|^/etc/cron")),
+    ("git hook", (r"/\.git/hooks/(?!.*\.sample$).+|^~/\.gitconfig$|^~/\.config/git/config$|/\.githooks/.+|"
+                  r"/\.husky/.+")),
+    ("MCP client config", (r"(?:^|/)\.?mcp\.json$|/mcp_config\.json$|/claude_desktop_config\.json$|"
+                           r"^~/\.claude\.json$|^~/\.claude/settings(?:\.local)?\.json$|^~/\.cursor/.+\.json$|"
+                           r"^~/\.codeium/.+|^~/\.continue/config\.|^~/\.gemini/settings\.json$|"
+                           r"/\.vscode/(?:mcp|settings)\.json$")),
+    ("ssh access", r"^~/\.ssh/(?:authorized_keys2?|config|rc)$"),
+    ("Python start-up hook", r"\.pth$|/(?:sitecustomize|usercustomize)\.py$|^~/\.pythonrc"),
+))
+
+
+def _finding(rule_id: str, *, tool: str | None, message: str, evidence: str | None = None,
+             severity: Severity | None = None) -> Finding:
+    return RULES[rule_id].finding(tool, cap_text(message, 1_000), severity=severity,
+                                  evidence=None if evidence is None else cap_text(evidence, 1_200))
+
+
+def _paths(paths: Iterable[str]) -> str:
+    items = list(paths)
+    shown = ", ".join(items[:MAX_PATHS_IN_MESSAGE])
+    return shown + (f" and {len(items) - MAX_PATHS_IN_MESSAGE} more" if len(items) > MAX_PATHS_IN_MESSAGE else "")
+
+
+def _during(record: CallBehavior) -> str:
+    return "during start-up and listing" if record.call < 0 else f"during probe '{record.label}'"
+
+
+def home_relative(path: str, home: str = HOME) -> str:
+    return "~" + path[len(home):] if path == home or path.startswith(home + "/") else path
+
+
+# ---- B1 --------------------------------------------------------------------------------------------------------------
+
+def check_annotations(tool: dict[str, Any] | None, record: CallBehavior) -> list[Finding]:
+    """B1: readOnlyHint true but files changed; destructiveHint false but files deleted or overwritten."""
+    if tool is None or record.call < 0:
+        return []
+    files = record.files
+    name = tool_name(tool)
+    if is_annotated_read_only(tool) and (files.created or files.modified or files.deleted):
+        parts = [f"{label} {_paths(paths)}" for label, paths in
+                 (("created", files.created), ("modified", files.modified), ("deleted", files.deleted)) if paths]
+        return [_finding("B1", tool=name, message=f"Tool '{name}' is annotated readOnlyHint: true but "
+                         f"{_during(record)} it " + "; ".join(parts) + ".")]
+    if annotation(tool, "destructiveHint") is False and not is_annotated_read_only(tool) and (
+            files.deleted or files.modified):
+        parts = [f"{label} {_paths(paths)}" for label, paths in
+                 (("overwrote", files.modified), ("deleted", files.deleted)) if paths]
+        return [_finding("B1", tool=name, message=f"Tool '{name}' is annotated destructiveHint: false but "
+                         f"{_during(record)} it " + "; ".join(parts) + ".")]
+    return []
+
+
+# ---- B2 (hook for the egress sink) ----------------------------------------------------------------------------------
+
+def check_egress(record: CallBehavior) -> list[Finding]:
+    """B2: the network attempts the egress sink logged during the call, one finding per host."""
+    return egress_findings(record.egress, during=_during(record), tool=record.tool)
+
+
+def egress_findings(events: list[dict[str, Any]], *, during: str, tool: str | None = None) -> list[Finding]:
+    """B2 for sink events: one finding per host (a lookup and its connections are one attempt), naming what was
+    seen: ports, TLS SNI, HTTP method and path."""
+    by_host: dict[str, list[dict[str, Any]]] = {}
+    for event in events:
+        host = str(event.get("host") or event.get("sni") or event.get("query") or event.get("resolved_name")
+                   or event.get("original_dst") or "?")
+        by_host.setdefault(host, []).append(event)
+    findings = []
+    for host, seen in by_host.items():
+        kinds = sorted({str(e.get("kind")) for e in seen})
+        ports = sorted({int(e["port"]) for e in seen if isinstance(e.get("port"), int)})
+        detail = ", ".join(kinds) + (f" to port {', '.join(map(str, ports))}" if ports else "")
+        findings.append(_finding("B2", tool=tool, message=cap_text(f"A network attempt to {host} {during} "
+                                                                   f"({detail}).", 400),
+                                 evidence=cap_text("; ".join(str(e) for e in seen[:5]), 1_000)))
+    return findings
+
+
+# ---- B3 --------------------------------------------------------------------------------------------------------------
+
+def check_canaries(record: CallBehavior) -> list[Finding]:
+    """B3: a planted secret was read (atime), or appeared in a response or in egress traffic."""
+    findings = []
+    reads = [event.where for event in record.canaries if event.how == "read"]
+    if reads:
+        findings.append(_finding("B3", tool=record.tool, message=f"Planted secrets were read {_during(record)}: "
+                                 f"{_paths(home_relative(where) for where in reads)}."))
+    for how, words in (("response", "in the tool's response"), ("egress", "in network traffic")):
+        seen = [event for event in record.canaries if event.how == how]
+        if seen:
+            described = _paths(f"{home_relative(event.where)}" + (f" ({event.encoding})" if event.encoding and
+                               event.encoding != "plain" else "") for event in seen)
+            findings.append(_finding("B3", tool=record.tool, message=f"Planted secrets appeared {words} "
+                                     f"{_during(record)}: {described}."))
+    return findings
+
+
+# ---- B4 --------------------------------------------------------------------------------------------------------------
+
+def persistence_kind(path: str, home: str = HOME) -> str | None:
+    shown = home_relative(path, home)
+    for label, pattern in PERSISTENCE_PATTERNS:
+        if pattern.search(shown):
+            return label
+    return None
+
+
+def check_persistence(record: CallBehavior) -> list[Finding]:
+    """B4: writes to shell rc files, autostart, cron/systemd user units, git hooks or MCP client configs."""
+    hits: dict[str, list[str]] = {}
+    for path in [*record.files.created, *record.files.modified]:
+        kind = persistence_kind(path)
+        if kind is not None:
+            hits.setdefault(kind, []).append(home_relative(path))
+    return [_finding("B4", tool=record.tool, message=f"A write to a {kind} {_during(record)}: {_paths(paths)}.")
+            for kind, paths in hits.items()]
+
+
+# ---- B5 --------------------------------------------------------------------------------------------------------------
+
+def program_name(args: str) -> str:
+    first = args.split()[0] if args.split() else ""
+    return PurePosixPath(first).name
+
+
+def check_processes(record: CallBehavior) -> list[Finding]:
+    """B5: processes started during the call and still alive after it (error for shells and fetchers)."""
+    if not record.processes:
+        return []
+    names = sorted({program_name(process.args) for process in record.processes})
+    risky = [name for name in names if name in _SHELLS_AND_FETCHERS]
+    severity: Severity = "error" if risky else "warning"
+    evidence = "\n".join(f"{process.pid} {process.args}" for process in record.processes[:10])
+    return [_finding("B5", tool=record.tool, severity=severity,
+                     message=f"{len(record.processes)} process(es) started {_during(record)} were still running "
+                             f"after it: {', '.join(names)}.", evidence=evidence)]
+
+
+# ---- B6 --------------------------------------------------------------------------------------------------------------
+
+def check_resources(record: CallBehavior, result: ProbeResult | None, *, cpus: float) -> list[Finding]:
+    """B6: an OOM kill, the memory or pids limit hit, or the CPU quota burnt until the call timed out."""
+    use = record.resources
+    problems = []
+    if use.oom_killed:
+        problems.append("the kernel killed the server for exceeding the memory limit (OOM)")
+    elif use.memory_limit_hit:
+        problems.append("it hit the memory limit")
+    if use.pids_limit_hit:
+        problems.append("it ran into the process/thread limit")
+    if (result is not None and result.status == "timeout" and use.cpu_seconds is not None and result.latency_ms > 0
+            and use.cpu_seconds >= CPU_BURN_SHARE * cpus * result.latency_ms / 1000):
+        problems.append(f"it used {use.cpu_seconds:.1f} CPU-seconds in {result.latency_ms / 1000:.1f} s until it "
+                        "timed out")
+    if not problems:
+        return []
+    peak = f" (peak memory {use.memory_peak_bytes / 2**20:.0f} MiB)" if use.memory_peak_bytes else ""
+    return [_finding("B6", tool=record.tool, message=f"{_during(record).capitalize()}, " + "; ".join(problems) + peak
+                     + ".")]
+
+
+def evaluate_behavior(tools: list[dict[str, Any]], results: list[ProbeResult], records: list[CallBehavior], *,
+                      cpus: float = 1.0) -> list[Finding]:
+    """B1–B6 over every call record; one finding per rule, tool and message kind (the first call that showed it)."""
+    by_name = {tool_name(tool): tool for tool in tools}
+    findings: list[Finding] = []
+    seen: set[tuple[str, str | None, str]] = set()
+    for record in records:
+        result = results[record.call] if 0 <= record.call < len(results) else None
+        produced = [*check_annotations(by_name.get(record.tool or ""), record), *check_egress(record),
+                    *check_canaries(record), *check_persistence(record), *check_processes(record),
+                    *check_resources(record, result, cpus=cpus)]
+        for finding in produced:
+            key = (finding.rule_id, finding.tool, _kind_of(finding))
+            if key not in seen:
+                seen.add(key)
+                findings.append(finding)
+    return findings
+
+
+def _kind_of(finding: Finding) -> str:
+    """What makes two findings of one rule and tool the same problem: the message without the probe label."""
+    return re.sub(r"'[^']*'", "", finding.message.split(":")[0])[:120]

@@ -1,0 +1,369 @@
+"""The probe rules P1–P8: what the recorded calls of a tool say about how well it serves an agent.
+
+P1–P5 are pure functions over a tool's call results and its definition; P6–P8 build findings from recorded events
+(a crash, a timeout, a definition that changed). Each rule is data (id, name, severity, category, why, fix) plus one
+small function. Findings come with the tokens they waste (see ProbeFinding).
+"""
+
+from __future__ import annotations
+
+import difflib
+import json
+import math
+import re
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass
+from typing import Any
+
+from scanner.probes.model import CHARS_PER_TOKEN, ProbeResult
+from scanner.probes.opaque_ids import unlabelled_id_chars
+from scanner.probes.tooldef import input_schema, name_words, tool_name
+from scanner.rules.model import Rule
+from scanner.report.model import Category, Finding, Severity
+from scanner.untrusted import TRUNCATION_MARK, cap_json, cap_text
+
+# ---- thresholds and token-waste estimates, all in one place ---------------------------------------------------------
+TOKEN_BUDGET = 2_000  # P1 waste: response tokens over this budget
+P1_WARNING_TOKENS = 5_000
+P1_ERROR_TOKENS = 25_000  # agents' tool-output caps cut responses off around here
+P2_INFO_SHARE = 0.10  # share of a response that is unlabelled opaque IDs
+P2_WARNING_SHARE = 0.25
+P2_MIN_CHARS = 200  # a response this short (e.g. just the new item's id) is not judged
+P3_TOKENS = 5_000
+P5_INFO_TOKENS = 1_000
+P5_WARNING_TOKENS = 5_000
+WASTE_OPAQUE_ERROR = 1_500
+WASTE_NO_PAGING_HINT = 1_000
+WASTE_ERROR_WITHOUT_GUIDANCE = 700
+EVIDENCE_CHARS = 300
+
+PAGING_PARAMS = frozenset({
+    "limit", "offset", "page", "cursor", "per", "size", "max", "top", "count", "head", "tail", "skip", "start", "end",
+    "token", "after", "before", "first", "last", "lines", "results",
+})
+LESS_PARAMS = frozenset({
+    "response_format", "format", "verbosity", "verbose", "detail", "details", "detail_level", "fields", "select",
+    "projection", "columns", "properties", "concise", "summary", "brief", "output_format", "include_details", "mode",
+})
+LESS_CHOICES = frozenset({"concise", "detailed", "summary", "brief", "full", "compact", "minimal", "short", "verbose"})
+PAGING_HINT = re.compile(
+    r"next[_ -]?cursor|next[_ -]?page|page[_ -]?token|has[_ -]?more|\bcursor\b|\btruncated\b|\bremaining\b|"
+    r"more results|showing \d+ (?:of|out of) \d+|\bpage \d+ of \d+|\boffset\b|use (?:offset|limit|page)",
+    re.IGNORECASE)
+STACK_TRACE = re.compile(
+    r"Traceback \(most recent call last\)|^\s+at [\w$.<>]+ \(.*:\d+:\d+\)|^\s+at .+\.(?:js|ts|mjs|cjs):\d+|"
+    r"^\s+at [\w$.]+\([\w$]+\.java:\d+\)|goroutine \d+ \[|^panic: |^\s+File \".+\", line \d+",
+    re.IGNORECASE | re.MULTILINE)
+OPAQUE_MESSAGE = re.compile(
+    r"(?:mcp error -?\d+:\s*)?(?:error:?\s*)?(?:"
+    r"internal(?: server)? error|error executing tool(?: \S+)?|an? (?:unexpected |unknown )?error(?: has)? occurred|"
+    r"unknown error|something went wrong|error|failed|failure|tool (?:execution|call) failed|"
+    r"invalid (?:arguments?|input|params|parameters|request)|bad request|null|undefined|none|exception"
+    r")[.!]?", re.IGNORECASE)
+ERROR_WORDS = re.compile(
+    r"\b(?:error|invalid|failed|failure|exception|required|must be|not allowed|not found|missing|unexpected|"
+    r"cannot|can't|unable)\b", re.IGNORECASE)
+
+
+@dataclass(frozen=True)
+class ProbeFinding:
+    """A finding and the tokens an agent wastes because of it (feeds the score)."""
+
+    finding: Finding
+    token_waste: int = 0
+
+
+RULES: dict[str, Rule] = {rule.id: rule for rule in (
+    Rule("P1", "oversized-response", "warning", "ergonomics",
+              "Responses over ~5k tokens crowd the agent's context; over ~25k agents' output caps cut them off.",
+              "Return less by default: page the results, summarise, or let the caller ask for detail."),
+    Rule("P2", "opaque-ids", "info", "ergonomics",
+              "IDs without readable labels make the agent call again just to learn what they name.",
+              "Return a readable name or title next to every ID."),
+    Rule("P3", "no-paging-hint", "warning", "ergonomics",
+              "A large response that doesn't say what is left leaves the agent unable to ask for the rest.",
+              "Add a cursor or limit/offset parameters and say in the response how to get the next part."),
+    Rule("P4", "unhelpful-error", "warning", "ergonomics",
+              "Errors an agent can't act on (stack traces, opaque text, no mention of the bad input, no isError) make "
+              "it retry blindly.",
+              "Return isError: true with a message naming the bad argument, what was expected and how to fix it."),
+    Rule("P5", "no-way-to-ask-for-less", "info", "ergonomics",
+              "A tool that returns a lot with no way to ask for less wastes tokens on every call.",
+              "Offer a response_format (concise/detailed), a fields selector or a verbosity parameter."),
+    Rule("P6", "server-crashed", "error", "conformance",
+              "The server died during a call; every later call of a real client would fail.",
+              "Catch errors inside tool handlers and return them as isError results."),
+    Rule("P7", "call-timed-out", "warning", "conformance",
+              "A call that hangs blocks the agent until its own timeout.",
+              "Bound the tool's work with timeouts and report progress or partial results."),
+    Rule("P8", "definitions-changed", "error", "security",
+              "Tool definitions that change during a session can switch a reviewed tool for another (rug pull).",
+              "Keep tool definitions stable for the life of a session."),
+)}
+
+
+def _finding(rule_id: str, *, tool: str | None, message: str, evidence: str | None = None,
+             severity: Severity | None = None, category: Category | None = None) -> Finding:
+    return RULES[rule_id].finding(tool, message, severity=severity, category=category,
+                                  evidence=None if evidence is None else cap_text(evidence, EVIDENCE_CHARS * 4))
+
+
+def _excerpt(text: str) -> str:
+    return cap_text(text.strip(), EVIDENCE_CHARS)
+
+
+def _answered(results: Iterable[ProbeResult]) -> list[ProbeResult]:
+    """Calls that got a response (a result or a protocol error), not timeouts or crashes."""
+    return [result for result in results if result.status in ("ok", "tool_error", "protocol_error")]
+
+
+def _largest(results: Iterable[ProbeResult]) -> ProbeResult | None:
+    return max(results, key=lambda result: result.tokens, default=None)
+
+
+# ---- P1 -------------------------------------------------------------------------------------------------------------
+
+def check_oversized_response(tool: dict[str, Any], results: list[ProbeResult]) -> list[ProbeFinding]:
+    """P1: the largest response of the tool over ~5k tokens (warning) or ~25k (error)."""
+    largest = _largest(_answered(results))
+    if largest is None or largest.tokens <= P1_WARNING_TOKENS:
+        return []
+    severity: Severity = "error" if largest.tokens > P1_ERROR_TOKENS else "warning"
+    message = f"Probe '{largest.label}' returned ~{largest.tokens:,} tokens ({largest.response_chars:,} characters)."
+    finding = _finding("P1", tool=tool_name(tool), message=message, severity=severity,
+                       evidence=_excerpt(largest.preview))
+    return [ProbeFinding(finding, token_waste=largest.tokens - TOKEN_BUDGET)]
+
+
+# ---- P2 -------------------------------------------------------------------------------------------------------------
+
+def check_opaque_ids(tool: dict[str, Any], results: list[ProbeResult]) -> list[ProbeFinding]:
+    """P2: unlabelled opaque IDs over 10 % (info) or 25 % (warning) of a response."""
+    worst: tuple[float, int, ProbeResult] | None = None
+    for result in results:
+        text = result.text()
+        if result.status != "ok" or len(text) < P2_MIN_CHARS:
+            continue
+        id_chars = unlabelled_id_chars(text)
+        share = id_chars / len(text)
+        if share > P2_INFO_SHARE and (worst is None or share > worst[0]):
+            worst = (share, id_chars, result)
+    if worst is None:
+        return []
+    share, id_chars, result = worst
+    severity: Severity = "warning" if share > P2_WARNING_SHARE else "info"
+    message = (f"{share:.0%} of the response to probe '{result.label}' is opaque IDs "
+               f"({id_chars:,} characters) without readable labels.")
+    finding = _finding("P2", tool=tool_name(tool), message=message, severity=severity,
+                       evidence=_excerpt(result.preview))
+    return [ProbeFinding(finding, token_waste=math.ceil(id_chars / CHARS_PER_TOKEN))]
+
+
+# ---- P3 -------------------------------------------------------------------------------------------------------------
+
+def has_paging_parameters(tool: dict[str, Any]) -> bool:
+    return any(set(name_words(name)) & PAGING_PARAMS for name in _property_names(tool))
+
+
+_OUR_TRUNCATION = re.compile(re.escape(TRUNCATION_MARK).replace(re.escape("{n}"), r"\d+"))
+
+
+def _without_our_marks(text: str) -> str:
+    """The response without the scanner's own size-cap marks, which are no paging hint of the server's."""
+    return _OUR_TRUNCATION.sub("", text)
+
+
+def check_no_paging_hint(tool: dict[str, Any], results: list[ProbeResult]) -> list[ProbeFinding]:
+    """P3: a response over ~5k tokens that says nothing of what's left (warning; info if the tool has paging params)."""
+    large = [result for result in _answered(results) if result.tokens > P3_TOKENS and not PAGING_HINT.search(
+        _without_our_marks(result.text()))]
+    largest = _largest(large)
+    if largest is None:
+        return []
+    pageable = has_paging_parameters(tool)
+    severity: Severity = "info" if pageable else "warning"
+    message = (f"Probe '{largest.label}' returned ~{largest.tokens:,} tokens with no cursor or note about what is "
+               f"left" + (" (the tool has paging or limit parameters)." if pageable else
+                          " and the tool has no paging or limit parameters."))
+    finding = _finding("P3", tool=tool_name(tool), message=message, severity=severity)
+    return [ProbeFinding(finding, token_waste=WASTE_NO_PAGING_HINT)]
+
+
+# ---- P4 -------------------------------------------------------------------------------------------------------------
+
+def has_stack_trace(text: str) -> bool:
+    return bool(STACK_TRACE.search(text))
+
+
+def is_opaque_message(text: str) -> bool:
+    """Empty, or nothing but a generic phrase ("Internal error", "Error executing tool X")."""
+    stripped = text.strip().strip("\"'").strip()
+    return not stripped or OPAQUE_MESSAGE.fullmatch(stripped) is not None
+
+
+def looks_like_error(text: str) -> bool:
+    return bool(ERROR_WORDS.search(text[:500]))
+
+
+def mentions_input(result: ProbeResult, tool: dict[str, Any], text: str) -> bool:
+    """Whether an error names the argument the error probe got wrong (or, for an enum, one of its choices)."""
+    target = result.target
+    if target is None:
+        return True
+    lowered = text.lower()
+    variants = {target.lower(), target.replace("_", " ").lower(), " ".join(name_words(target))}
+    if any(variant and variant in lowered for variant in variants):
+        return True
+    choices = _property(tool, target).get("enum")
+    return isinstance(choices, list) and any(isinstance(choice, str) and choice.lower() in lowered
+                                             for choice in choices)
+
+
+_P4_PROBLEMS: dict[str, tuple[str, int]] = {  # problem → (message, token waste)
+    "stack_trace": ("Error responses leak a stack trace (internals, paths) instead of a message", WASTE_OPAQUE_ERROR),
+    "opaque": ("Error responses are empty or opaque", WASTE_OPAQUE_ERROR),
+    "no_mention": ("Error responses don't mention the bad input", WASTE_ERROR_WITHOUT_GUIDANCE),
+    "error_as_success": ("Errors are returned as successful results (no isError)", WASTE_ERROR_WITHOUT_GUIDANCE),
+    "accepted_silently": ("Invalid arguments were accepted silently", WASTE_ERROR_WITHOUT_GUIDANCE),
+}
+
+
+def p4_problems(result: ProbeResult, tool: dict[str, Any]) -> list[str]:
+    """What is wrong with one call's error handling (keys of _P4_PROBLEMS); empty when nothing is."""
+    text = result.text()
+    expects_error = result.kind == "error" and result.expect_error is True
+    if result.status in ("tool_error", "protocol_error"):
+        if has_stack_trace(text):
+            return ["stack_trace"]
+        if is_opaque_message(text):
+            return ["opaque"]
+        if expects_error and not mentions_input(result, tool, text):
+            return ["no_mention"]
+        return []
+    if result.status == "ok" and result.expect_error is True:  # an error probe, or a fixture expecting an error
+        return ["error_as_success"] if looks_like_error(text) else ["accepted_silently"]
+    return []
+
+
+def check_unhelpful_errors(tool: dict[str, Any], results: list[ProbeResult]) -> list[ProbeFinding]:
+    """P4: one finding per kind of problem, naming the probes that showed it. Success on an unknown value is fine."""
+    seen: dict[str, list[ProbeResult]] = {}
+    for result in results:
+        for problem in p4_problems(result, tool):
+            seen.setdefault(problem, []).append(result)
+    findings = []
+    for problem, hits in seen.items():
+        text, waste = _P4_PROBLEMS[problem]
+        labels = ", ".join(f"'{hit.label}'" for hit in hits)
+        finding = _finding("P4", tool=tool_name(tool), message=f"{text}: {labels}.", evidence=_excerpt(hits[0].text()))
+        findings.append(ProbeFinding(finding, token_waste=waste))
+    return findings
+
+
+# ---- P5 -------------------------------------------------------------------------------------------------------------
+
+def can_ask_for_less(tool: dict[str, Any]) -> bool:
+    """A parameter like response_format, verbosity or fields, or an enum offering concise/detailed."""
+    properties = input_schema(tool).get("properties")
+    for name, prop in (properties.items() if isinstance(properties, dict) else []):
+        if name.lower() in LESS_PARAMS or "_".join(name_words(name)) in LESS_PARAMS:
+            return True
+        choices = prop.get("enum") if isinstance(prop, dict) else None
+        if isinstance(choices, list) and any(str(choice).lower() in LESS_CHOICES for choice in choices):
+            return True
+    return False
+
+
+def check_no_way_to_ask_for_less(tool: dict[str, Any], results: list[ProbeResult]) -> list[ProbeFinding]:
+    """P5: the tool returned over ~1k (info) or ~5k (warning) tokens and has no way to ask for less."""
+    largest = _largest(result for result in results if result.status == "ok")
+    if largest is None or largest.tokens <= P5_INFO_TOKENS or can_ask_for_less(tool):
+        return []
+    severity: Severity = "warning" if largest.tokens > P5_WARNING_TOKENS else "info"
+    message = (f"Probe '{largest.label}' returned ~{largest.tokens:,} tokens and the tool has no parameter to ask for "
+               f"a shorter response.")
+    return [ProbeFinding(_finding("P5", tool=tool_name(tool), message=message, severity=severity))]
+
+
+TOOL_CHECKS: tuple[Callable[[dict[str, Any], list[ProbeResult]], list[ProbeFinding]], ...] = (
+    check_oversized_response, check_opaque_ids, check_no_paging_hint, check_unhelpful_errors,
+    check_no_way_to_ask_for_less,
+)
+
+
+def evaluate_probes(tools: list[dict[str, Any]], results: list[ProbeResult]) -> list[ProbeFinding]:
+    """Run P1–P5 for every tool over its recorded calls (P6–P8 come from the builders below)."""
+    by_tool: dict[str, list[ProbeResult]] = {}
+    for result in results:
+        by_tool.setdefault(result.tool, []).append(result)
+    findings: list[ProbeFinding] = []
+    for tool in tools:
+        calls = by_tool.get(tool_name(tool), [])
+        if calls:
+            for check in TOOL_CHECKS:
+                findings.extend(check(tool, calls))
+    return findings
+
+
+# ---- P6 / P7 / P8: builders from recorded events --------------------------------------------------------------------
+
+def crash_finding(tool: str, label: str, *, exit_code: int | None, stderr_tail: str = "") -> Finding:
+    """P6: the server crashed or exited during a call."""
+    how = f"exited with code {exit_code}" if exit_code is not None else "died"
+    return _finding("P6", tool=tool, message=f"The server {how} during probe '{label}'; it was restarted fresh.",
+                    evidence=_excerpt(stderr_tail) if stderr_tail.strip() else None)
+
+
+def timeout_finding(tool: str, label: str, *, timeout_s: float) -> Finding:
+    """P7: a call timed out and was cancelled."""
+    message = f"Probe '{label}' did not answer within {timeout_s:g} s; it was cancelled."
+    return _finding("P7", tool=tool, message=message)
+
+
+def status_findings(results: list[ProbeResult], *, timeout_s: float) -> list[Finding]:
+    """P6 and P7 for the calls recorded as crashed or timed out."""
+    findings = []
+    for result in results:
+        if result.status == "crashed":
+            findings.append(crash_finding(result.tool, result.label, exit_code=None, stderr_tail=result.error or ""))
+        elif result.status == "timeout":
+            findings.append(timeout_finding(result.tool, result.label, timeout_s=timeout_s))
+    return findings
+
+
+def definition_diff(before: dict[str, Any], after: dict[str, Any]) -> str:
+    """A unified diff of two tool definitions (canonical JSON), size-capped."""
+    def lines(value: dict[str, Any]) -> list[str]:
+        return json.dumps(value, indent=2, sort_keys=True, ensure_ascii=False).splitlines()
+    diff = difflib.unified_diff(lines(before), lines(after), "before", "after", lineterm="")
+    return cap_text("\n".join(diff), 4_000)
+
+
+def definition_change_findings(before: list[dict[str, Any]], after: list[dict[str, Any]], *,
+                               after_call: str | None = None) -> list[Finding]:
+    """P8: tools whose definition changed (error), or that appeared or vanished (warning), during the session."""
+    old = {tool_name(tool): cap_json(tool) for tool in before}  # capped: depth-bounded and size-bounded
+    new = {tool_name(tool): cap_json(tool) for tool in after}
+    when = f" after {after_call}" if after_call else " during the session"
+    findings = []
+    for name in sorted(old.keys() & new.keys()):
+        if old[name] != new[name]:
+            findings.append(_finding("P8", tool=name, message=f"The definition of tool '{name}' changed{when}.",
+                                     evidence=definition_diff(old[name], new[name])))
+    for name in sorted(new.keys() - old.keys()):
+        findings.append(_finding("P8", tool=name, severity="warning", message=f"Tool '{name}' appeared{when}.",
+                                 evidence=definition_diff({}, new[name])))
+    for name in sorted(old.keys() - new.keys()):
+        findings.append(_finding("P8", tool=name, severity="warning", message=f"Tool '{name}' disappeared{when}."))
+    return findings
+
+
+def _property_names(tool: dict[str, Any]) -> list[str]:
+    properties = input_schema(tool).get("properties")
+    return list(properties) if isinstance(properties, dict) else []
+
+
+def _property(tool: dict[str, Any], name: str) -> dict[str, Any]:
+    properties = input_schema(tool).get("properties")
+    prop = properties.get(name) if isinstance(properties, dict) else None
+    return prop if isinstance(prop, dict) else {}

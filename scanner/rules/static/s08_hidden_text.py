@@ -1,0 +1,165 @@
+"""S8 hidden-instructions: invisible characters, hidden markup and poisoning phrases in any metadata string.
+
+Each tool's strings are joined and searched once with a combined pattern; only on a hit are the single strings
+searched again to name where the text sits. Phrases are matched after NFKC normalisation with format characters
+removed, so `i\u200bgnore` and full-width letters still match.
+"""
+
+from __future__ import annotations
+
+import re
+import unicodedata
+from collections.abc import Iterator
+from dataclasses import dataclass
+
+from scanner.report.model import Finding, Severity
+from scanner.rules.static.catalog import S8
+from scanner.rules.static.context import LintContext, Walk
+from scanner.rules.static.text import name_tokens, normalise
+from scanner.untrusted import escape_for_terminal
+
+TAG_CHARS = re.compile(r"[\U000E0000-\U000E007F]+")
+BIDI = re.compile(r"[\u061c\u200e\u200f\u202a-\u202e\u2066-\u2069]")
+ZERO_WIDTH = re.compile(r"[\u00ad\u180e\u200b-\u200d\u2060-\u2064\ufeff]")
+TERMINAL_ESCAPE = re.compile(r"[\x1b\x9b\x9d]")
+OTHER_CONTROL = re.compile(r"[\x00-\x08\x0b\x0c\x0e-\x1a\x1c-\x1f\x7f-\x9a\x9c\x9e\x9f]|\r(?!\n)")
+ANY_SUSPECT_CHAR = re.compile("|".join(p.pattern for p in (TAG_CHARS, BIDI, ZERO_WIDTH, TERMINAL_ESCAPE,
+                                                            OTHER_CONTROL)))
+
+HTML_COMMENT = re.compile(r"<!--")
+INSTRUCTION_TAG = re.compile(
+    r"<\s*/?\s*(important|system|instructions?|admin|secret|hidden|critical|override|sys|system[_ -]?prompt"
+    r"|user[_ -]?instructions?|assistant[_ -]?instructions?|tool[_ -]?instructions?)\s*>"
+    r"|<\|im_start\|>|<\|system\|>|\[/?inst\]|<<\s*/?sys\s*>>")
+CONCEAL = re.compile(
+    r"\b(do not|don't|dont|never|without|must not|should not|shouldn't)\b[^.\n]{0,40}"
+    r"\b(tell|telling|inform|informing|mention|mentioning|reveal|revealing|notify|notifying|alert|alerting)\b"
+    r"[^.\n]{0,30}\b(the )?users?\b"
+    r"|\b(hide|hiding|conceal|concealing|keep)\b[^.\n]{0,40}\bfrom the users?\b"
+    r"|\bthe users? (must|should|need) not (know|see|be told|notice)\b"
+    r"|\b(this is|these are) (very )?(secret|confidential) (instructions?|steps)\b")
+IGNORE_INSTRUCTIONS = re.compile(
+    r"\b(ignore|disregard|forget)\b[^.\n]{0,40}\b(previous|prior|above|earlier|other|all|any|system)\b[^.\n]{0,20}"
+    r"\b(instructions?|prompts?|rules|directions|guidelines)\b")
+OVERRIDE_TOOLS = re.compile(
+    r"\b(override|overrides|overriding|supersedes?|shadows?|hijacks?|intercepts?|takes? precedence over)\b"
+    r"[^.\n]{0,30}\b(other|another|every|all)\b[^.\n]{0,25}\b(tools?|servers?|mcp)\b"
+    r"|\b(replaces?|replacing)\b[^.\n]{0,15}\b(tools?|functions?) (of|from|on|in) (other|another|all|any) "
+    r"(mcp )?servers?\b"
+    r"|\b(all|every)\b[^.\n]{0,20}\b(emails?|messages?|requests?|calls?)\b[^.\n]{0,30}\b(must|should|shall)\b"
+    r"[^.\n]{0,20}\b(be )?(sent|forwarded|redirected|routed|copied|bcc'?d|cc'?d)\b")
+CREDENTIAL_PATH = re.compile(
+    r"~/\.ssh|\.ssh/|\bid_(rsa|dsa|ecdsa|ed25519)\b|\.aws/(credentials|config)|~/\.aws\b|\bmcp\.json\b"
+    r"|claude_desktop_config\.json|(^|[\s/'\"`(])\.env\b|\.npmrc\b|\.pypirc\b|\.netrc\b|\.git-credentials\b"
+    r"|\.kube/config\b|\.docker/config\.json|/etc/shadow\b|\.gnupg\b|\.config/gh/hosts")
+ANY_PHRASE = re.compile("|".join(f"(?:{p.pattern})" for p in (HTML_COMMENT, INSTRUCTION_TAG, CONCEAL,
+                                                              IGNORE_INSTRUCTIONS, OVERRIDE_TOOLS,
+                                                              CREDENTIAL_PATH)))
+
+# Literal cues, one of which every phrase pattern needs; checking them with `in` first keeps clean text fast.
+PHRASE_CUES = ("<", "ignore", "disregard", "forget", "tell", "inform", "mention", "reveal", "notify", "alert", "hid",
+               "conceal", "keep", "secret", "confidential", "overrid", "supersede", "shadow", "hijack", "intercept",
+               "precedence", "replac", "sent", "forward", "redirect", "routed", "copied", "bcc", "cc'd", "ssh",
+               "id_", ".aws", "mcp.json", "claude_desktop", ".env", "npmrc", "pypirc", "netrc", "git-credentials",
+               "kube", "docker/config", "/etc/shadow", "gnupg", "gh/hosts", "inst]", "know", "see", "be told")
+
+EXFIL_PARAMS = frozenset({"notes", "note", "sidenote", "side_note", "context", "feedback", "comment", "comments",
+                          "remarks", "remark", "metadata", "extra", "debug", "reasoning", "thoughts", "memo",
+                          "annotation", "details", "summary"})
+
+
+@dataclass(frozen=True)
+class _Detector:
+    kind: str
+    pattern: re.Pattern[str]
+    severity: Severity
+    message: str
+    on_normalised: bool
+    instruction: bool  # counts as an instruction that makes exfiltration-shaped parameters suspicious
+
+
+DETECTORS: tuple[_Detector, ...] = (
+    _Detector("tag-characters", TAG_CHARS, "error", "Unicode TAG characters hide text", False, True),
+    _Detector("bidi-control", BIDI, "error", "bidi control character reorders the visible text", False, False),
+    _Detector("terminal-escape", TERMINAL_ESCAPE, "error", "ANSI/OSC terminal escape sequence", False, False),
+    _Detector("zero-width", ZERO_WIDTH, "warning", "zero-width or invisible character", False, False),
+    _Detector("control-character", OTHER_CONTROL, "warning", "control character", False, False),
+    _Detector("html-comment", HTML_COMMENT, "warning", "HTML comment hides text from rendered views", True, False),
+    _Detector("instruction-tag", INSTRUCTION_TAG, "error", "instruction-style tag aimed at the model", True, True),
+    _Detector("conceal-from-user", CONCEAL, "error", "instruction to hide something from the user", True, True),
+    _Detector("ignore-instructions", IGNORE_INSTRUCTIONS, "error", "instruction to ignore other instructions",
+              True, True),
+    _Detector("override-tools", OVERRIDE_TOOLS, "error", "claim to override or redirect other tools or servers",
+              True, True),
+    _Detector("credential-reference", CREDENTIAL_PATH, "warning", "reference to a credential or config file",
+              True, True),
+)
+
+
+def _decode_tags(text: str) -> str:
+    return "".join(chr(ord(ch) - 0xE0000) if 0xE0020 <= ord(ch) <= 0xE007E else "" for ch in text)
+
+
+def _snippet(text: str, start: int, end: int) -> str:
+    return escape_for_terminal(text[max(0, start - 40):end + 40], limit=200)
+
+
+def _normalised(text: str) -> str:
+    return text.lower() if text.isascii() else normalise(text)
+
+
+def _emoji_joiner(text: str, position: int) -> bool:
+    """A ZWJ between two symbols is part of an emoji sequence, not hidden text."""
+    if text[position] != "\u200d" or position == 0 or position + 1 >= len(text):
+        return False
+    return unicodedata.category(text[position - 1]) in ("So", "Sk", "Mn") and \
+        unicodedata.category(text[position + 1]) == "So"
+
+
+def _hits(path: str, text: str) -> Iterator[tuple[_Detector, str, str]]:
+    normalised: str | None = None
+    for detector in DETECTORS:
+        if detector.on_normalised:
+            normalised = _normalised(text) if normalised is None else normalised
+            subject = normalised
+        else:
+            subject = text
+        for match in detector.pattern.finditer(subject):
+            if detector.kind == "zero-width" and _emoji_joiner(subject, match.start()):
+                continue
+            if detector.kind == "tag-characters":
+                evidence = f"hidden text: {escape_for_terminal(_decode_tags(match.group()), limit=300)}"
+            else:
+                evidence = _snippet(subject, match.start(), match.end())
+            yield detector, path, evidence
+            break
+
+
+def _has_phrase(normalised: str) -> bool:
+    return any(cue in normalised for cue in PHRASE_CUES) and ANY_PHRASE.search(normalised) is not None
+
+
+def _scan_walk(walk: Walk) -> list[tuple[_Detector, str, str]]:
+    joined = "\n".join(text for _, text in walk.strings)
+    if not ANY_SUSPECT_CHAR.search(joined) and not _has_phrase(_normalised(joined)):
+        return []
+    return [hit for path, text in walk.strings for hit in _hits(path, text)]
+
+
+def _findings(tool: str | None, hits: list[tuple[_Detector, str, str]]) -> Iterator[Finding]:
+    for detector, path, evidence in hits:
+        where = path.replace("(key)", " (key)") or "text"
+        yield S8.finding(tool, f"{detector.message} [{detector.kind}] in {where}", severity=detector.severity,
+                         evidence=evidence)
+
+
+def check(ctx: LintContext) -> Iterator[Finding]:
+    for tool in ctx.tools:
+        hits = _scan_walk(tool.walk)
+        yield from _findings(tool.name, hits)
+        if any(d.instruction for d, _, _ in hits):
+            shaped = [p.name for p in tool.params if "_".join(name_tokens(p.name)) in EXFIL_PARAMS]
+            if shaped:
+                yield S8.finding(tool.name, "exfiltration-shaped parameter paired with hidden or credential "
+                                 f"instructions: {', '.join(shaped)}", severity="error", evidence=", ".join(shaped))
+    yield from _findings(None, _scan_walk(ctx.server_walk))

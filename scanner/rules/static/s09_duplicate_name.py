@@ -1,0 +1,17 @@
+"""S9 duplicate-tool-name: the same tool name listed more than once."""
+
+from __future__ import annotations
+
+from collections import Counter
+from collections.abc import Iterator
+
+from scanner.report.model import Finding
+from scanner.rules.static.catalog import S9
+from scanner.rules.static.context import LintContext
+
+
+def check(ctx: LintContext) -> Iterator[Finding]:
+    counts = Counter(t.name for t in ctx.tools if t.name_is_string)
+    for name, count in counts.items():
+        if count > 1:
+            yield S9.finding(name, f"tool name is listed {count} times", evidence=name)

@@ -1,0 +1,99 @@
+"""S11 dangerous-capability: exec, download-exec, fs-write, fs-delete, http-request, network."""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterator
+
+from scanner.report.model import Finding
+from scanner.rules.static.catalog import S11
+from scanner.rules.static.context import LintContext, Param, ToolView
+from scanner.rules.static.text import words
+
+EXEC_TOKENS = frozenset({"exec", "execute", "shell", "bash", "sh", "zsh", "powershell", "terminal", "subprocess",
+                         "eval", "spawn", "cmd"})
+EXEC_PARAMS = frozenset({"command", "cmd", "shell_command", "script", "bash_command", "commandline"})
+EXEC_WORDING = re.compile(r"\b(shell|execute[sd]?|run[s]?)\b[^.\n]{0,40}\b(commands?|scripts?)\b", re.IGNORECASE)
+DOWNLOAD_EXEC = re.compile(
+    r"\b(download|fetch|curl|wget)\w*\b[^.\n]{0,60}\b(then |and )?(execute|run|install|source)[sd]?\b"
+    r"|\bcurl\b[^|\n]*\|\s*(sudo )?(ba)?sh\b", re.IGNORECASE)
+FILE_NOUNS = frozenset({"file", "files", "dir", "directory", "directories", "folder", "folders", "fs", "filesystem",
+                        "disk"})
+PATH_PARAMS = frozenset({"path", "paths", "file_path", "filepath", "filename", "file", "dir", "directory",
+                         "destination", "dest", "target_path", "output_path", "source", "src"})
+URL_PARAMS = frozenset({"url", "uri", "endpoint", "href", "link", "webhook", "webhook_url", "target_url"})
+HTTP_TOKENS = frozenset({"fetch", "http", "https", "request", "download", "browse", "scrape", "crawl", "curl",
+                         "webhook", "post", "web"})
+HTTP_WORDING = re.compile(r"\b(fetch(es|ing)?|download(s|ed|ing)?|scrap(e|es|ing)|crawl(s|ing)?|https? (get|post|"
+                          r"request)s?|sends? (an? )?(http |web |api )?requests? to|retrieves? (the )?(content|page|"
+                          r"resource) (at|from|of))\b", re.IGNORECASE)
+HOST_PARAMS = frozenset({"host", "hostname", "ip", "address", "server"})
+NETWORK_TOKENS = frozenset({"socket", "tcp", "udp", "ssh", "telnet", "portscan", "nmap", "ping", "netcat",
+                            "nc"})
+MIN_HONEST_WORDS = 8
+
+
+def _param_names(tool: ToolView) -> set[str]:
+    return {p.name.lower() for p in tool.params}
+
+
+def _free_string(param: Param) -> bool:
+    schema = param.schema if isinstance(param.schema, dict) else {}
+    return not any(k in schema for k in ("enum", "const", "pattern"))
+
+
+def _is_url_param(param: Param) -> bool:
+    schema = param.schema if isinstance(param.schema, dict) else {}
+    url_shaped = param.name.lower() in URL_PARAMS or schema.get("format") in ("uri", "url", "iri")
+    return url_shaped and _free_string(param)
+
+
+def capabilities(tool: ToolView) -> dict[str, str]:
+    """Dangerous capability kinds of a tool, each with the evidence that suggested it (computed once per tool)."""
+    if tool.capabilities is None:
+        tool.capabilities = _detect(tool)
+    return tool.capabilities
+
+
+def _detect(tool: ToolView) -> dict[str, str]:
+    tokens = set(tool.tokens)
+    params = _param_names(tool)
+    found: dict[str, str] = {}
+    if tokens & EXEC_TOKENS or (tool.verb == "run" and tokens & {"command", "script"}):
+        found["exec"] = f"name: {tool.name}"
+    elif params & EXEC_PARAMS and EXEC_WORDING.search(tool.description):
+        found["exec"] = f"parameter: {sorted(params & EXEC_PARAMS)[0]}"
+    if DOWNLOAD_EXEC.search(tool.description):
+        found["download-exec"] = "description downloads and runs code"
+    touches_files = bool(tokens & FILE_NOUNS or params & PATH_PARAMS)
+    if tool.verb == "delete" and touches_files:
+        found["fs-delete"] = f"name: {tool.name}"
+    elif tool.verb in ("write", "create", "update") and touches_files:
+        found["fs-write"] = f"name: {tool.name}"
+    url_params = [p.name for p in tool.params if _is_url_param(p)]
+    if url_params and (tokens & HTTP_TOKENS or HTTP_WORDING.search(tool.description)):
+        found["http-request"] = f"parameter: {url_params[0]}"
+    if (params & HOST_PARAMS and "port" in params) or tokens & NETWORK_TOKENS:
+        found["network"] = "host/port parameters" if "port" in params else f"name: {tool.name}"
+    return found
+
+
+def honestly_declared(tool: ToolView, kind: str) -> bool:
+    """Described in 8+ words and annotated so a client asks before it acts."""
+    annotations = tool.annotations or {}
+    if len(words(tool.description)) < MIN_HONEST_WORDS or annotations.get("readOnlyHint") is True:
+        return False
+    if kind in ("http-request", "network"):
+        return annotations.get("openWorldHint") is True
+    if kind == "fs-write":
+        return "destructiveHint" in annotations
+    return annotations.get("destructiveHint") is True
+
+
+def check(ctx: LintContext) -> Iterator[Finding]:
+    for tool in ctx.tools:
+        for kind, evidence in capabilities(tool).items():
+            honest = honestly_declared(tool, kind)
+            note = "described and annotated" if honest else "not honestly described and annotated"
+            yield S11.finding(tool.name, f"dangerous capability [{kind}] ({note})", evidence=evidence,
+                              severity="warning" if honest else "error")
