@@ -9,6 +9,7 @@ tried are the npm registry (allowed, through the upstream) and names under `.inv
 
 from __future__ import annotations
 
+import ipaddress
 import base64
 import dataclasses
 import json
@@ -465,7 +466,10 @@ class Upstream:
 
 
 def _bridge_gateway(client) -> str:
-    return str(client.api.inspect_network("bridge")["IPAM"]["Config"][0]["Gateway"])
+    """The default bridge's gateway (the docker0 address). An engine that found docker0 already configured may list
+    only the subnet; the gateway is then its first address, as dockerd assigns it."""
+    config = client.api.inspect_network("bridge")["IPAM"]["Config"][0]
+    return str(config.get("Gateway") or ipaddress.ip_network(config["Subnet"])[1])
 
 
 def _start_upstream(session: SandboxSession, *, publish: bool = False) -> Upstream:

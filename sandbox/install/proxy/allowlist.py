@@ -24,10 +24,12 @@ MAX_HOST_CHARS = 253
 
 _HOST_RE = re.compile(r"^\.?(?=.{1,253}$)[A-Za-z0-9](?:[A-Za-z0-9-]{0,61}[A-Za-z0-9])?(?:\.[A-Za-z0-9](?:[A-Za-z0-9-]{0,61}[A-Za-z0-9])?)*$")
 
+
 @dataclass(frozen=True)
 class RegistryAllowlist:
     hosts: tuple[str, ...]
     ports: tuple[int, ...] = DEFAULT_PORTS
+
 
 def load_registries(config: Path | str | None = None) -> dict[str, RegistryAllowlist]:
     """The registry allowlists per ecosystem: from `config`, else the file named by MCP_SANDBOX_REGISTRIES, else the
@@ -52,6 +54,7 @@ def load_registries(config: Path | str | None = None) -> dict[str, RegistryAllow
             raise UserInputError(f"registry allowlist {path}: {ecosystem}: {exc}") from None
     return result
 
+
 def registry_hosts(ecosystem: str, *, config: Path | str | None = None,
                    extra_hosts: Iterable[str] = ()) -> RegistryAllowlist:
     """The allowlist of one ecosystem (`npm`, `pypi`) from configuration, plus `extra_hosts` (e.g. a private mirror)."""
@@ -60,6 +63,7 @@ def registry_hosts(ecosystem: str, *, config: Path | str | None = None,
         raise UserInputError(f"no registry allowlist for {ecosystem!r} (have: {', '.join(sorted(registries))})")
     entry = registries[ecosystem]
     return RegistryAllowlist(validate_hosts([*entry.hosts, *extra_hosts]), entry.ports)
+
 
 def validate_hosts(hosts: Iterable[str]) -> tuple[str, ...]:
     """Lower-cased, de-duplicated host names; a name covered by a `.domain` entry is dropped (squid refuses both)."""
@@ -77,6 +81,7 @@ def validate_hosts(hosts: Iterable[str]) -> tuple[str, ...]:
         raise ValueError("the allowlist is empty")
     return tuple(kept)
 
+
 def validate_ports(ports: Iterable[Any]) -> tuple[int, ...]:
     result: list[int] = []
     for port in ports:
@@ -88,9 +93,11 @@ def validate_ports(ports: Iterable[Any]) -> tuple[int, ...]:
         raise ValueError("no ports")
     return tuple(result)
 
+
 def host_allowed(host: str, allow_hosts: Iterable[str]) -> bool:
     host = host.lower().rstrip(".")
     return any(host == h or (h.startswith(".") and (host == h[1:] or host.endswith(h))) for h in allow_hosts)
+
 
 def _is_ip_literal(text: str) -> bool:
     return bool(re.fullmatch(r"[0-9.]+", text))

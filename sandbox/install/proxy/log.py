@@ -23,6 +23,7 @@ _SQUID_LINE = re.compile(r"^MCPEGRESS (?P<marker>[A-Za-z0-9]+) (?P<time>\S+) (?P
 # is written as `type=65`.
 _DNS_LINE = re.compile(r"^dnsmasq\[\d+\]: query\[(?P<type>[A-Za-z0-9=]+)\] (?P<name>.+?) from (?P<client>\S+)$")
 
+
 @dataclass(frozen=True)
 class EgressAttempt:
     """A host the install tried to reach. `via` is "proxy" (an HTTP request or CONNECT through squid; `port` set) or
@@ -40,6 +41,7 @@ class EgressAttempt:
     script: str | None = field(default=None, metadata={"doc": "its script(s), or the phase when no package's runs"})
 
 AttemptKey = tuple[str, str, int | None, bool, str | None, str | None]
+
 
 def parse_attempts(access_log: str, allow_hosts: Iterable[str], windows: Sequence[Window] = (), *, marker: str,
                    dns_log: str = "") -> list[EgressAttempt]:
@@ -88,14 +90,17 @@ def parse_attempts(access_log: str, allow_hosts: Iterable[str], windows: Sequenc
                           methods=tuple(g["methods"]), statuses=tuple(g["statuses"]), package=package, script=script)
             for (via, host, port, allowed, package, script), g in groups.items()]
 
+
 def denied(attempts: Iterable[EgressAttempt]) -> list[EgressAttempt]:
     """The attempts that are I7 material: hosts outside the allowlist."""
     return [a for a in attempts if not a.allowed]
+
 
 def _sort_time(line: str) -> float:
     """The engine's receipt time of a `--timestamps` line (0 without one: the order within a stream is kept)."""
     received, _ = split_received(line.strip())
     return received or 0.0
+
 
 def _clean_host(text: str) -> str:
     text = text.rstrip(".").lower()

@@ -27,6 +27,7 @@ _PROBE_SCRIPT = ('for target in "$@"; do '
                  '"$target" 2>/dev/null && echo "OPEN $target" ) & '
                  'done; wait')
 
+
 @dataclass(frozen=True)
 class ProbeTarget:
     host: str  # what the probe container connects to (an IPv4 address, or host.docker.internal)
@@ -37,10 +38,12 @@ class ProbeTarget:
     def address(self) -> str:
         return f"{self.host}:{self.port}"
 
+
 @dataclass(frozen=True)
 class _Probe:
     container_id: str
     targets: tuple[ProbeTarget, ...]
+
 
 def upstream_probe_targets(upstream: UpstreamProxy, install_gateway: str | None,
                            resolve: Callable[[str], Sequence[str]] | None = None) -> tuple[ProbeTarget, ...]:
@@ -70,6 +73,7 @@ def upstream_probe_targets(upstream: UpstreamProxy, install_gateway: str | None,
             targets.append(ProbeTarget(host, upstream.port, what))
     return tuple(targets)
 
+
 def upstream_reachable_message(upstream: UpstreamProxy, reachable: Sequence[ProbeTarget]) -> str:
     """The one-line refusal when the install network reaches the upstream."""
     where = " and ".join(f"{t.address} ({t.what})" for t in reachable)
@@ -78,6 +82,7 @@ def upstream_reachable_message(upstream: UpstreamProxy, reachable: Sequence[Prob
             "allowlist and log; block Docker's user-defined bridges from that port on this host (e.g. `iptables -I "
             f"INPUT -i br-+ -p tcp --dport {upstream.port} -j DROP`, which leaves docker0, the install proxy's way "
             "to it, open) or run the upstream proxy on another host")
+
 
 def _resolve_ipv4(host: str) -> list[str]:
     try:
@@ -90,6 +95,7 @@ def _resolve_ipv4(host: str) -> list[str]:
         return []  # then the install proxy cannot reach it either (its resolver forwards to this host's)
     return list(dict.fromkeys(str(info[4][0]) for info in infos))
 
+
 def _network_gateway(session: SandboxSession, network: str) -> str | None:
     info = session.client.api.inspect_network(network)
     for config in (info.get("IPAM") or {}).get("Config") or []:
@@ -99,6 +105,7 @@ def _network_gateway(session: SandboxSession, network: str) -> str | None:
         except ValueError:
             continue
     return None
+
 
 def start_upstream_probe(session: SandboxSession, image: str, network: str, upstream: UpstreamProxy) -> _Probe:
     """Start a throwaway container on the install network (hardened like the others, owned by the session) that
@@ -114,6 +121,7 @@ def start_upstream_probe(session: SandboxSession, image: str, network: str, upst
         command=[t.address for t in targets], host_config=host_config)
     api.start(container_id)
     return _Probe(container_id, targets)
+
 
 def finish_upstream_probe(session: SandboxSession, probe: _Probe, upstream: UpstreamProxy) -> None:
     """Wait for the probe, remove it, and refuse (SandboxError, one line) when any target accepted a connection."""
