@@ -9,18 +9,19 @@ from __future__ import annotations
 
 import difflib
 import json
-import math
 import re
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from typing import Any
 
-from scanner.probes.model import CHARS_PER_TOKEN, ProbeResult
+from scanner.probes.model import ProbeResult
 from scanner.probes.opaque_ids import unlabelled_id_chars
-from scanner.probes.tooldef import input_schema, name_words, tool_name
+from scanner.probes.tooldef import input_schema, tool_name
 from scanner.rules.registry import rule
 from scanner.report.model import Category, Finding, Severity
+from scanner.tokens import tokens_for_chars
 from scanner.untrusted import TRUNCATION_MARK, cap_json, cap_text
+from scanner.vocabulary import name_words
 
 # ---- thresholds and token-waste estimates, all in one place ---------------------------------------------------------
 TOKEN_BUDGET = 2_000  # P1 waste: response tokens over this budget
@@ -126,7 +127,7 @@ def check_opaque_ids(tool: dict[str, Any], results: list[ProbeResult]) -> list[P
                f"({id_chars:,} characters) without readable labels.")
     finding = _finding("P2", tool=tool_name(tool), message=message, severity=severity,
                        evidence=_excerpt(result.preview))
-    return [ProbeFinding(finding, token_waste=math.ceil(id_chars / CHARS_PER_TOKEN))]
+    return [ProbeFinding(finding, token_waste=tokens_for_chars(id_chars))]
 
 
 # ---- P3 -------------------------------------------------------------------------------------------------------------

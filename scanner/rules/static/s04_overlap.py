@@ -13,7 +13,8 @@ from collections.abc import Iterator
 from scanner.report.model import Finding
 from scanner.rules.registry import rule
 from scanner.rules.static.context import LintContext, ToolView
-from scanner.rules.static.text import name_tokens, words
+from scanner.rules.static.text import words
+from scanner.vocabulary import name_tokens
 
 RULE = rule("S4")
 

@@ -9,7 +9,7 @@ from collections.abc import Iterator
 from scanner.report.model import Finding
 from scanner.rules.registry import rule
 from scanner.rules.static.context import LintContext, ToolView
-from scanner.rules.static.text import VERB_GROUPS
+from scanner.vocabulary import ALL_GROUPED_VERBS
 
 RULE = rule("S5")
 
@@ -18,7 +18,6 @@ GENERIC_NAMES = frozenset({"do_it", "doit", "do", "helper", "tool", "utility", "
                            "process", "handler", "handle", "run", "execute", "exec", "main", "function", "func",
                            "test", "stuff", "thing", "generic", "default", "call", "invoke"})
 
-_ALL_VERBS = frozenset().union(*VERB_GROUPS.values())
 MIN_TOOLS_FOR_PREFIX = 3
 PREFIX_SHARE = 0.6
 
@@ -68,7 +67,7 @@ def _prefix_findings(tools: list[ToolView]) -> Iterator[Finding]:
     named = [t for t in tools if t.name_is_string and len(t.tokens) > 1]
     if len(tools) < MIN_TOOLS_FOR_PREFIX or len(named) < MIN_TOOLS_FOR_PREFIX:
         return
-    firsts = Counter(t.tokens[0] for t in named if t.tokens[0] not in _ALL_VERBS)
+    firsts = Counter(t.tokens[0] for t in named if t.tokens[0] not in ALL_GROUPED_VERBS)
     prefix, count = firsts.most_common(1)[0] if firsts else ("", 0)
     if count >= PREFIX_SHARE * len(tools) and count < len(tools):
         for tool in tools:

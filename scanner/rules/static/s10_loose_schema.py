@@ -8,7 +8,7 @@ from typing import Any
 from scanner.report.model import Finding
 from scanner.rules.registry import rule
 from scanner.rules.static.context import MAX_DEPTH, LintContext, Param, ToolView
-from scanner.rules.static.text import READ_GROUPS
+from scanner.vocabulary import READ_GROUPS
 
 RULE = rule("S10")
 

@@ -9,7 +9,7 @@ from scanner.report.model import Finding
 from scanner.rules.registry import rule
 from scanner.rules.static.context import LintContext, ToolView
 from scanner.rules.static.s11_capability import capabilities
-from scanner.rules.static.text import MUTATING_GROUPS
+from scanner.vocabulary import MUTATING_GROUPS
 
 RULE = rule("S13")
 
