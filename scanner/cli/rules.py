@@ -71,11 +71,12 @@ def table(chosen: list[Rule]) -> Table:
 
 
 def write_json(target: str, document: list[dict[str, object]]) -> None:
+    """The document as indented JSON to a file, or to standard output for `-`."""
     text = json.dumps(document, indent=2, ensure_ascii=False) + "\n"
-    if target == STDOUT:
-        sys.stdout.write(text)
-        return
     try:
-        Path(target).write_text(text, encoding="utf-8")
+        if target == STDOUT:
+            sys.stdout.write(text)
+        else:
+            Path(target).write_text(text, encoding="utf-8")
     except OSError as exc:
         raise UsageError(f"cannot write the rules to {target}: {exc.strerror or exc}") from exc

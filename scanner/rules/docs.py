@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from scanner.rules.model import Rule
+from scanner.rules.model import FAMILY_LABELS, Rule
 
 
 def explain(rule: Rule) -> str:
@@ -13,7 +13,7 @@ def explain(rule: Rule) -> str:
                 ("Fix", rule.fix), ("Reference", rule.reference)]
     body = "".join(f"\n## {title}\n{text}\n" for title, text in sections if text)
     return (f"{rule.id} {rule.name}  (default severity: {rule.severity}, category: {rule.category}, "
-            f"family: {rule.family.label})\n{body}")
+            f"family: {FAMILY_LABELS[rule.family]})\n{body}")
 
 
 def as_json(rule: Rule) -> dict[str, Any]:

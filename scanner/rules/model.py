@@ -23,12 +23,8 @@ class Family(StrEnum):
     PROVENANCE = "I"
     FIXTURE = "FX"
 
-    @property
-    def label(self) -> str:
-        return _FAMILY_LABELS[self]
 
-
-_FAMILY_LABELS: dict[Family, str] = {
+FAMILY_LABELS: dict[Family, str] = {
     Family.STATIC: "static: the tool definitions",
     Family.PROBE: "probe: the recorded calls",
     Family.BEHAVIOR: "behaviour: what a call did in the sandbox",

@@ -31,7 +31,10 @@ def _rule(entry: dict[str, Any]) -> Rule:
         raise CatalogueError(f"rule {entry.get('id')!r}: unknown keys {sorted(unknown)}, missing {missing}")
     if not _KEBAB.fullmatch(entry["name"]) or entry["category"] not in get_args(Category):
         raise CatalogueError(f"rule {entry['id']}: bad name {entry['name']!r} or category {entry['category']!r}")
-    family_of(entry["id"])  # ValueError for an id of no known family
+    try:
+        family_of(entry["id"])
+    except ValueError:
+        raise CatalogueError(f"rule {entry['id']}: the id's prefix names no family") from None
     return Rule(id=entry["id"], name=entry["name"], severity=Severity(entry["severity"]), category=entry["category"],
                 why=entry["why"], fix=entry["fix"], docs=entry["docs"], example=entry.get("example", ""),
                 reference=entry.get("reference", ""))

@@ -22,23 +22,21 @@ MIN_TOOLS_FOR_PREFIX = 3
 PREFIX_SHARE = 0.6
 
 
+# Naming styles, tried in this order; a one-word name (None) fits any style.
+_STYLES: tuple[tuple[str | None, re.Pattern[str]], ...] = tuple((style, re.compile(pattern)) for style, pattern in (
+    (None, r"[a-z0-9]+|[A-Z0-9]+"),
+    ("snake_case", r"[a-z0-9]+(_[a-z0-9]+)+"),
+    ("kebab-case", r"[a-z0-9]+(-[a-z0-9]+)+"),
+    ("dot.case", r"[a-z0-9]+(\.[a-z0-9]+)+"),
+    ("SCREAMING_CASE", r"[A-Z0-9_]+"),
+    ("camelCase", r"[a-z][a-zA-Z0-9]*"),
+    ("PascalCase", r"[A-Z][a-zA-Z0-9]*"),
+))
+
+
 def _style(name: str) -> str | None:
     """Naming style of a multi-word name; None for one-word names, which fit any style."""
-    if re.fullmatch(r"[a-z0-9]+", name) or re.fullmatch(r"[A-Z0-9]+", name):
-        return None
-    if re.fullmatch(r"[a-z0-9]+(_[a-z0-9]+)+", name):
-        return "snake_case"
-    if re.fullmatch(r"[a-z0-9]+(-[a-z0-9]+)+", name):
-        return "kebab-case"
-    if re.fullmatch(r"[a-z0-9]+(\.[a-z0-9]+)+", name):
-        return "dot.case"
-    if re.fullmatch(r"[A-Z0-9_]+", name):
-        return "SCREAMING_CASE"
-    if re.fullmatch(r"[a-z][a-zA-Z0-9]*", name):
-        return "camelCase"
-    if re.fullmatch(r"[A-Z][a-zA-Z0-9]*", name):
-        return "PascalCase"
-    return "mixed"
+    return next((style for style, pattern in _STYLES if pattern.fullmatch(name)), "mixed")
 
 
 def _spec_findings(tools: list[ToolView]) -> Iterator[Finding]:
