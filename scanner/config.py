@@ -1,17 +1,22 @@
 """User config: `mcp-sandbox.toml`, or `[tool.mcp-sandbox]` in pyproject.toml, to disable rules and ignore pairs.
 
-    disable = ["S2", "tool-naming"]          # rule ids or names
+    disable = ["S2", "tool-naming", "P3"]    # rule ids or names, of any family (S, P, B, I, FX)
     ignore = ["S7:list_everything", "S5:*"]  # rule:tool pairs; `*` for any tool (including server-level)
+
+Every command that reports findings drops them through `Config.apply`, whichever family produced them.
 """
 
 from __future__ import annotations
 
 import tomllib
 from dataclasses import dataclass, field
+from collections.abc import Iterable
 from pathlib import Path
 from typing import Any
 
 from scanner.errors import UsageError
+from scanner.report.model import Finding
+from scanner.rules.registry import lookup
 
 CONFIG_FILE = "mcp-sandbox.toml"
 PYPROJECT = "pyproject.toml"
@@ -27,13 +32,19 @@ class Config:
     def ignores(self, rule_id: str, tool: str | None) -> bool:
         return (rule_id, "*") in self.ignored or (tool is not None and (rule_id, tool) in self.ignored)
 
+    def keeps(self, finding: Finding) -> bool:
+        """False for a finding of a disabled rule or an ignored rule:tool pair."""
+        return finding.rule_id not in self.disabled and not self.ignores(finding.rule_id, finding.tool)
+
+    def apply(self, findings: Iterable[Finding]) -> list[Finding]:
+        """The findings this config keeps, in their order."""
+        return [finding for finding in findings if self.keeps(finding)]
+
 
 def _rule_id(key: object, where: str) -> str:
-    from scanner.rules.static.catalog import lookup
-
     rule = lookup(key) if isinstance(key, str) else None
     if rule is None:
-        raise UsageError(f"{where}: unknown rule {key!r}; run `mcp-sandbox check --explain S1` to see rule ids")
+        raise UsageError(f"{where}: unknown rule {key!r}; run `mcp-sandbox rules` to list every rule's id and name")
     return rule.id
 
 

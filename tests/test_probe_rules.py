@@ -6,7 +6,9 @@ import json
 from typing import Any
 
 from scanner.probes.model import result_from_call, result_from_failure
-from scanner.rules.probe import (P1_ERROR_TOKENS, P1_WARNING_TOKENS, RULES, TOKEN_BUDGET, WASTE_ERROR_WITHOUT_GUIDANCE, WASTE_NO_PAGING_HINT, WASTE_OPAQUE_ERROR, check_no_paging_hint, check_no_way_to_ask_for_less, check_opaque_ids, check_oversized_response, check_unhelpful_errors, crash_finding, definition_change_findings, evaluate_probes, is_opaque_message, status_findings, timeout_finding)
+from scanner.rules.probe import (P1_ERROR_TOKENS, P1_WARNING_TOKENS, TOKEN_BUDGET, WASTE_ERROR_WITHOUT_GUIDANCE, WASTE_NO_PAGING_HINT, WASTE_OPAQUE_ERROR, check_no_paging_hint, check_no_way_to_ask_for_less, check_opaque_ids, check_oversized_response, check_unhelpful_errors, crash_finding, definition_change_findings, evaluate_probes, is_opaque_message, status_findings, timeout_finding)
+from scanner.rules.model import Family
+from scanner.rules.registry import rules_of
 
 UUIDS = [f"{index:08x}-8b7d-4c6e-9a5f-1d2e3f4a5b6c" for index in range(40)]
 
@@ -203,5 +205,6 @@ def test_p8_silent_when_nothing_changed() -> None:
 
 
 def test_every_rule_has_why_and_fix() -> None:
-    assert sorted(RULES) == [f"P{n}" for n in range(1, 9)]
-    assert all(rule.why and rule.fix for rule in RULES.values())
+    rules = rules_of(Family.PROBE)
+    assert sorted(rule.id for rule in rules) == [f"P{n}" for n in range(1, 9)]
+    assert all(rule.why and rule.fix for rule in rules)

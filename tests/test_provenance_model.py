@@ -3,7 +3,9 @@
 from __future__ import annotations
 
 from scanner.provenance.model import Check, PackageProvenance, ProvenanceReport
-from scanner.rules.provenance import RULES, check_findings
+from scanner.rules.model import Family
+from scanner.rules.provenance import check_findings
+from scanner.rules.registry import rules_of
 from scanner.report.model import Report, TargetInfo
 
 
@@ -24,8 +26,9 @@ def test_report_carries_the_provenance_section_and_round_trips() -> None:
 
 
 def test_every_rule_has_id_why_and_fix() -> None:
-    assert sorted(RULES, key=lambda r: int(r[1:])) == [f"I{i}" for i in range(1, 11)]
-    for rule in RULES.values():
+    rules = rules_of(Family.PROVENANCE)
+    assert sorted((r.id for r in rules), key=lambda r: int(r[1:])) == [f"I{i}" for i in range(1, 11)]
+    for rule in rules:
         assert rule.why and rule.fix and rule.category in ("security", "metadata")
 
 

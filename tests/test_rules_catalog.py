@@ -4,8 +4,11 @@ from __future__ import annotations
 
 import re
 
-from scanner.rules.static.catalog import RULES, lookup
+from scanner.rules.model import Family
+from scanner.rules.registry import lookup, rules_of
 from scanner.rules.static.engine import CHECKS
+
+RULES = rules_of(Family.STATIC)
 
 
 def test_every_rule_has_metadata_and_a_check() -> None:

@@ -68,7 +68,7 @@ def main() -> None:
 
 
 # --- command registration (each module of scanner/cli adds its commands) ---
-from scanner.cli import check, check_config, lock, scan, signing  # noqa: E402
+from scanner.cli import check, check_config, lock, rules, scan, signing  # noqa: E402
 
-for _module in (check_config, check, lock, signing, scan):
+for _module in (check_config, check, lock, signing, scan, rules):
     _module.register(app)

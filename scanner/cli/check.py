@@ -15,8 +15,9 @@ from scanner.errors import UsageError
 from scanner.report.model import Finding, Report, ServerInfo, TargetInfo
 from scanner.report.markdown import to_markdown
 from scanner.report.sarif import artifact_uri_for, to_sarif
-from scanner.report.terminal import SEVERITY_RANK, render
-from scanner.rules.model import Rule
+from scanner.report.severity import ASCENDING, FAIL_ON_LEVELS, meets_fail_on
+from scanner.report.terminal import render
+from scanner.rules.docs import explain
 from scanner.rules.registry import lookup
 from scanner.rules.static.engine import run_rules
 from scanner.tools_file import ToolsFile, load_tools_file
@@ -24,15 +25,9 @@ from scanner.report.score import compute
 from scanner.untrusted import cap_json, cap_text
 
 FailOn = Literal["info", "warning", "error", "never"]
-FAIL_ON_CHOICES = ("info", "warning", "error", "never")
-SEVERITIES = ("info", "warning", "error")
+FAIL_ON_CHOICES = FAIL_ON_LEVELS
+SEVERITIES = ASCENDING
 STDOUT = "-"
-
-
-def explain(rule: Rule) -> str:
-    """The docs of one rule as plain text."""
-    return (f"{rule.id} {rule.name}  (default severity: {rule.severity}, category: {rule.category})\n\n"
-            f"Why: {rule.why}\nFix: {rule.fix}\n\n{rule.docs}\n")
 
 
 def build_report(path: Path, parsed: ToolsFile, config: Config) -> Report:
@@ -60,7 +55,7 @@ def build_report(path: Path, parsed: ToolsFile, config: Config) -> Report:
 
 def exit_code(findings: list[Finding], score: int | None, fail_on: str, fail_under: int | None) -> int:
     """1 when a finding is at or above fail_on, or the score is under fail_under; else 0."""
-    if fail_on != "never" and any(SEVERITY_RANK[f.severity] >= SEVERITY_RANK[fail_on] for f in findings):
+    if any(meets_fail_on(f.severity, fail_on) for f in findings):
         return 1
     if fail_under is not None and score is not None and score < fail_under:
         return 1
@@ -116,7 +111,7 @@ def check(
     if explain_rule is not None:
         rule = lookup(explain_rule)
         if rule is None:
-            raise UsageError(f"unknown rule {explain_rule!r}; rules are S1-S14, P1-P8, B1-B6, I1-I10 or their names (e.g. unbounded-list)")
+            raise UsageError(f"unknown rule {explain_rule!r}; run `mcp-sandbox rules` to list every rule's id and name")
         print(explain(rule), end="")
         raise typer.Exit(0)
     if file is None:

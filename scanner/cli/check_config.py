@@ -11,13 +11,12 @@ from rich.console import Console
 
 from scanner.errors import UsageError
 from scanner.report.model import Finding
+from scanner.report.severity import ASCENDING, FAIL_ON_LEVELS, at_least, counts, meets_fail_on
 from scanner.untrusted import escape_for_terminal
 
 if TYPE_CHECKING:
     from scanner.provenance.config_lint import ConfigResult, ServerResult
 
-_RANK = {"info": 0, "warning": 1, "error": 2}
-_FAIL_ON = ("error", "warning", "info", "never")
 
 
 def register(app: typer.Typer) -> None:
@@ -37,9 +36,9 @@ def check_config(
 
     Environment values are never printed; remote servers show only scheme and host.
     """
-    if fail_on not in _FAIL_ON:
-        raise UsageError(f"--fail-on {fail_on!r} is not one of {', '.join(_FAIL_ON)}")
-    if min_severity not in _RANK:
+    if fail_on not in FAIL_ON_LEVELS:
+        raise UsageError(f"--fail-on {fail_on!r} is not one of error, warning, info, never")
+    if min_severity not in ASCENDING:
         raise UsageError(f"--min-severity {min_severity!r} is not one of error, warning, info")
     from scanner.provenance.client_config import read_client_config  # loaded only when the command runs
     from scanner.provenance.config_lint import lint_config
@@ -51,19 +50,19 @@ def check_config(
         print(json.dumps(_json_document(shown, all_findings), indent=2))
     else:
         _print_terminal(shown, all_findings)
-    if fail_on != "never" and any(_RANK[f.severity] >= _RANK[fail_on] for f in all_findings):
+    if any(meets_fail_on(f.severity, fail_on) for f in all_findings):
         raise typer.Exit(1)
 
 
 def _filtered(result: ConfigResult, min_severity: str) -> ConfigResult:
     copy = result.model_copy(deep=True)
     for server in copy.servers:
-        server.findings = [f for f in server.findings if _RANK[f.severity] >= _RANK[min_severity]]
+        server.findings = [f for f in server.findings if at_least(f.severity, min_severity)]
     return copy
 
 
 def _counts(findings: list[Finding]) -> dict[str, int]:
-    return {level: sum(1 for f in findings if f.severity == level) for level in ("error", "warning", "info")}
+    return counts(f.severity for f in findings)
 
 
 def _json_document(results: list[ConfigResult], all_findings: list[Finding]) -> dict[str, object]:

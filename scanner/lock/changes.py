@@ -6,7 +6,11 @@ from typing import Literal
 
 from pydantic import BaseModel, ConfigDict
 
-from scanner.report.model import Severity
+# FAIL_ON_LEVELS and worst are the severity vocabulary's, re-exported for the lock commands.
+from scanner.report.severity import FAIL_ON_LEVELS as FAIL_ON_LEVELS
+from scanner.report.severity import Severity, meets_fail_on
+from scanner.report.severity import counts as severity_counts
+from scanner.report.severity import worst as worst
 
 ChangeKind = Literal[
     "tool_added",
@@ -50,9 +54,6 @@ DEFAULT_SEVERITY: dict[str, Severity] = {
     "provenance_unchecked": "info",
 }
 
-SEVERITY_RANK: dict[str, int] = {"info": 0, "warning": 1, "error": 2}
-FAIL_ON_LEVELS = ("info", "warning", "error", "never")
-
 
 class Change(BaseModel):
     model_config = ConfigDict(extra="forbid")
@@ -70,16 +71,10 @@ def change(kind: ChangeKind, message: str, *, tool: str | None = None, severity:
     return Change(kind=kind, severity=severity or DEFAULT_SEVERITY[kind], tool=tool, message=message, old=old, new=new)
 
 
-def worst(severities: list[Severity]) -> Severity:
-    return max(severities, key=lambda s: SEVERITY_RANK[s])
-
-
 def at_or_above(changes: list[Change], level: str) -> list[Change]:
     """The changes that meet a --fail-on level (`never` meets none)."""
-    if level == "never":
-        return []
-    return [c for c in changes if SEVERITY_RANK[c.severity] >= SEVERITY_RANK[level]]
+    return [c for c in changes if meets_fail_on(c.severity, level)]
 
 
 def counts(changes: list[Change]) -> dict[str, int]:
-    return {level: sum(1 for c in changes if c.severity == level) for level in ("error", "warning", "info")}
+    return severity_counts(c.severity for c in changes)

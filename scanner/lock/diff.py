@@ -2,12 +2,13 @@
 
 from __future__ import annotations
 
-from scanner.lock.changes import SEVERITY_RANK, Change, change
+from scanner.lock.changes import Change, change
 from scanner.lock.model import LockedTool, LockFile
 from scanner.lock.provenance_diff import provenance_changes
 from scanner.lock.server_diff import duplicate_changes, entry_changes, instructions_changes, server_changes
 from scanner.lock.text import quoted, stored
 from scanner.lock.tool_diff import tool_changes
+from scanner.report.severity import most_severe_first
 
 
 def diff(old: LockFile, new: LockFile) -> list[Change]:
@@ -21,7 +22,7 @@ def diff(old: LockFile, new: LockFile) -> list[Change]:
         *entry_changes("resource template", old.resource_templates, new.resource_templates),
         *provenance_changes(old, new),
     ]
-    return sorted(changes, key=lambda c: -SEVERITY_RANK[c.severity])
+    return sorted(changes, key=lambda c: most_severe_first(c.severity))
 
 
 def _first_by_name(tools: list[LockedTool]) -> dict[str, LockedTool]:

@@ -71,7 +71,7 @@ def run_scan(options: ScanOptions, progress: Progress = lambda _: None) -> Repor
     target = parse_target(options.target)
     if target.path is None:
         refused = known_bad_finding(target.ecosystem, target.name, target.version_spec or "")
-        if refused is not None:  # before anything is resolved, installed or launched
+        if refused is not None and options.config.keeps(refused):  # before anything is resolved or installed
             return _refused_report(target, refused, began)
     request = _install_request(target, options, progress)
     client = engine.connect()
@@ -92,6 +92,7 @@ def run_scan(options: ScanOptions, progress: Progress = lambda _: None) -> Repor
         report.sandbox.teardown = TeardownInfo(complete=result.complete, seconds=result.seconds,
                                                removed=result.removed, leftovers=result.leftovers)
         report.timings.total = round(time.monotonic() - began, 3)
+    report.findings = options.config.apply(report.findings)  # config disable/ignore, for every family, in one place
     if report.findings or report.server.protocol_version:  # once, over every finding: provenance, static, probes
         report.score, report.verdict = compute(report.findings, report.as_served().tools, measured_waste)
     return report

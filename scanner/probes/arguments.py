@@ -12,6 +12,7 @@ from sandbox.run.workspace_seed import SeedManifest
 from scanner.probes.model import ErrorProbeKind, ProbeKind
 from scanner.probes.patterns import string_for_pattern
 from scanner.probes.tooldef import annotation, input_schema, name_words, tool_name
+from scanner.vocabulary import CREATING_VERBS, READ_VERBS, WRITE_VERBS
 
 MAX_DEPTH = 8  # nesting bound for generated values ($ref cycles stop here too)
 MAX_ITEMS = 3  # array length bound (minItems above it is honoured up to this many extra)
@@ -24,18 +25,6 @@ MISSING_UUID = "00000000-0000-4000-8000-000000000000"
 MISSING_ID = "probe-missing-id-000000"
 NOT_A_CHOICE = "probe-not-a-valid-choice"
 
-READ_VERBS = frozenset({
-    "get", "list", "read", "search", "find", "query", "fetch", "show", "describe", "view", "lookup", "count",
-    "check", "inspect", "stat", "info", "status", "browse", "retrieve", "head", "tail", "diff", "log", "explain",
-    "validate", "preview", "peek", "cat", "ls", "tree", "grep", "glob", "summarize", "summary", "ping", "echo",
-})
-WRITE_VERBS = frozenset({
-    "create", "write", "delete", "remove", "rm", "update", "set", "put", "post", "patch", "move", "mv", "rename",
-    "edit", "append", "insert", "drop", "kill", "exec", "execute", "run", "send", "upload", "install", "push",
-    "commit", "save", "modify", "replace", "add", "make", "mkdir", "touch", "copy", "cp", "apply", "reset",
-    "truncate", "clear", "purge", "destroy", "start", "stop", "restart", "deploy", "publish", "merge", "import",
-})
-CREATING_VERBS = frozenset({"create", "write", "save", "make", "mkdir", "touch", "new", "upload", "export", "init"})
 DIR_WORDS = frozenset({"dir", "dirs", "directory", "directories", "folder", "folders", "cwd", "workdir", "root"})
 PATH_WORDS = frozenset({"path", "paths", "file", "files", "filename", "filepath", "filenames"}) | DIR_WORDS
 LISTING_WORDS = frozenset({"list", "search", "find", "tree", "ls", "glob", "walk", "directory", "dir", "folder"})

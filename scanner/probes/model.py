@@ -3,18 +3,17 @@
 from __future__ import annotations
 
 import json
-import math
 from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
+from scanner.tokens import text_tokens as estimate_tokens  # the one estimate: 4 characters ≈ 1 token
 from scanner.untrusted import cap_json, cap_text
 
 ProbeKind = Literal["generated", "fixture", "error"]
 CallStatus = Literal["ok", "tool_error", "protocol_error", "timeout", "crashed"]
 ErrorProbeKind = Literal["missing_required", "wrong_type", "invalid_enum", "unknown_value"]
 
-CHARS_PER_TOKEN = 4
 PREVIEW_CHARS = 400
 MAX_RESPONSE_CHARS = 200_000  # the most of a response kept for the rules and for --include-responses
 MAX_ARGUMENT_STRING = 4_096
@@ -51,11 +50,6 @@ class ProbeResult(BaseModel):
     def without_response(self) -> ProbeResult:
         """A copy for a report written without --include-responses."""
         return self.model_copy(update={"response": None})
-
-
-def estimate_tokens(text: str) -> int:
-    """Rough token count: 4 characters ≈ 1 token."""
-    return math.ceil(len(text) / CHARS_PER_TOKEN)
 
 
 def response_text(call_result: dict[str, Any]) -> str:

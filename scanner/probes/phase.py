@@ -26,6 +26,7 @@ from sandbox.core.session import SandboxSession
 from sandbox.run.workspace_seed import WorkspaceSeed, build_workspace_seed
 from scanner.pipeline.inventory import AfterListing, Inventory
 from scanner.rules.behavior import evaluate_behavior
+from scanner.rules.fixture import refusal_finding
 from scanner.rules.probe import evaluate_probes
 from scanner.probes.runner import (
     ProbeOptions,
@@ -110,7 +111,7 @@ def apply_to_report(report: Report, holder: ProbePhaseResult) -> dict[str, int]:
     findings: list[Finding] = [item.finding for item in probe_findings]
     findings.extend(outcome.findings)
     findings.extend(evaluate_behavior(holder.tools, outcome.results, outcome.behavior, cpus=holder.cpus))
-    findings.extend(_refusal_finding(refusal.tool, refusal.label, refusal.reason) for refusal in outcome.refused)
+    findings.extend(refusal_finding(refusal.tool, refusal.label, refusal.reason) for refusal in outcome.refused)
     report.findings.extend(findings)
     report.errors.extend(outcome.errors)
     waste: dict[str, int] = {}
@@ -118,9 +119,3 @@ def apply_to_report(report: Report, holder: ProbePhaseResult) -> dict[str, int]:
         if item.token_waste > 0 and item.finding.tool is not None and item.finding.category != "security":
             waste[item.finding.tool] = waste.get(item.finding.tool, 0) + item.token_waste
     return waste
-
-
-def _refusal_finding(tool: str, label: str, reason: str) -> Finding:
-    return Finding(rule_id="FX", rule_name="fixture-refused", severity="warning", category="conformance", tool=tool,
-                   message=f"Fixture probe '{label}' was not called: {reason}.",
-                   fix="Correct the fixture's tool name or arguments to match the tool's input schema.")

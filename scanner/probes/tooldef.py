@@ -5,7 +5,8 @@ from __future__ import annotations
 import re
 from typing import Any
 
-_WORD_SPLIT = re.compile(r"[^A-Za-z0-9]+|(?<=[a-z0-9])(?=[A-Z])")
+# The one tool-name tokenizer, re-exported here for the probes that read it with the other tool fields.
+from scanner.vocabulary import name_words as name_words
 
 
 def tool_name(tool: dict[str, Any]) -> str:
@@ -38,7 +39,3 @@ def annotation(tool: dict[str, Any], camel_name: str) -> Any:
 def snake_case(name: str) -> str:
     return re.sub(r"(?<=[a-z0-9])(?=[A-Z])", "_", name).lower()
 
-
-def name_words(name: str) -> list[str]:
-    """Split an identifier (snake, kebab, dotted or camelCase) into lower-case words."""
-    return [word.lower() for word in _WORD_SPLIT.split(name) if word]

@@ -10,12 +10,12 @@ import re
 
 from scanner.provenance.model import OUTCOME_LABELS
 from scanner.report.model import Finding, Report
+from scanner.report.severity import most_severe_first
 from scanner.untrusted import escape_for_terminal
 
 MAX_ROWS = 200
 MAX_CHARS = 60_000
 VERDICT_ICON = {"block": "⛔", "review": "⚠️", "pass": "✅"}
-SEVERITY_RANK = {"error": 0, "warning": 1, "info": 2}
 _MARKDOWN_SPECIAL = re.compile(r"([\\`*_{}\[\]()#+!|~>])")
 
 
@@ -53,7 +53,7 @@ def _summary(report: Report) -> list[str]:
 def _findings_table(report: Report) -> list[str]:
     if not report.findings:
         return ["", "No findings."]
-    ordered = sorted(report.findings, key=lambda f: (SEVERITY_RANK[f.severity], f.tool or "", f.rule_id))
+    ordered = sorted(report.findings, key=lambda f: (most_severe_first(f.severity), f.tool or "", f.rule_id))
     lines = ["", "| severity | rule | tool | finding |", "| --- | --- | --- | --- |"]
     lines += [_finding_row(f) for f in ordered[:MAX_ROWS]]
     if len(ordered) > MAX_ROWS:

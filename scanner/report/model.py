@@ -10,10 +10,10 @@ from sandbox.run.policy import AppliedPolicy
 from scanner import __version__
 from scanner.probes.model import ProbeResult
 from scanner.provenance.model import ProvenanceReport
+from scanner.report.severity import Severity
 
 SCHEMA_VERSION = "1"
 
-Severity = Literal["error", "warning", "info"]
 Category = Literal["security", "conformance", "ergonomics", "metadata"]
 Verdict = Literal["pass", "review", "block"]
 TargetKind = Literal["npm", "pypi", "folder", "archive", "file"]

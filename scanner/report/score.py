@@ -8,14 +8,12 @@ findings never change the score: they decide the verdict.
 
 from __future__ import annotations
 
-import json
 from collections.abc import Mapping
 from typing import Any
 
 from scanner.report.model import Finding, Score, ToolScore, Verdict
-
-CHARS_PER_TOKEN = 4
-TOKEN_ESTIMATE = "4 characters of compact JSON ≈ 1 token"
+from scanner.report.severity import Severity
+from scanner.tokens import TOKEN_ESTIMATE, json_tokens
 FREE_TOKENS_PER_TOOL = 300
 TOOL_HALF_LIFE_TOKENS = 5_000
 SERVER_HALF_LIFE_TOKENS = 10_000
@@ -65,12 +63,8 @@ def waste_of(finding: Finding) -> int:
 
 
 def estimate_tokens(value: Any) -> int:
-    """Estimated tokens of a JSON value (compact JSON, 4 characters per token)."""
-    try:
-        chars = len(json.dumps(value, separators=(",", ":"), ensure_ascii=False))
-    except (RecursionError, ValueError, TypeError):
-        chars = len(repr(value)[:10_000_000])
-    return (chars + CHARS_PER_TOKEN - 1) // CHARS_PER_TOKEN
+    """Estimated tokens of a JSON value (compact JSON, 4 characters per token: scanner/tokens.py)."""
+    return json_tokens(value)
 
 
 def halving_score(wasted: int, half_life: int) -> int:
@@ -87,9 +81,9 @@ def tool_name(index: int, raw: Any) -> str:
 def verdict_of(findings: list[Finding]) -> Verdict:
     """block on any security error, review on any security warning, else pass."""
     security = [f.severity for f in findings if f.category == "security"]
-    if "error" in security:
+    if Severity.ERROR in security:
         return "block"
-    if "warning" in security:
+    if Severity.WARNING in security:
         return "review"
     return "pass"
 

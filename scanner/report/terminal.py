@@ -9,10 +9,10 @@ from rich.panel import Panel
 from rich.table import Table
 from rich.text import Text
 
-from scanner.report.model import Finding, Report, Severity
+from scanner.report.model import Finding, Report
+from scanner.report.severity import Severity, at_least, counts, most_severe_first
 from scanner.untrusted import escape_for_terminal
 
-SEVERITY_RANK: dict[str, int] = {"info": 0, "warning": 1, "error": 2}
 SEVERITY_STYLE = {"error": "bold red", "warning": "yellow", "info": "cyan"}
 VERDICT_STYLE = {"block": "bold white on red", "review": "bold black on yellow", "pass": "bold white on green"}
 SERVER_GROUP = "(server)"
@@ -207,7 +207,7 @@ def _finding_lines(finding: Finding, fixes_shown: set[tuple[str, str]]) -> list[
 
 
 def _findings(report: Report, min_severity: Severity) -> RenderableType:
-    shown = [f for f in report.findings if SEVERITY_RANK[f.severity] >= SEVERITY_RANK[min_severity]]
+    shown = [f for f in report.findings if at_least(f.severity, min_severity)]
     groups: dict[str, list[Finding]] = {}
     for finding in shown:
         groups.setdefault(SERVER_GROUP if finding.tool is None else finding.tool, []).append(finding)
@@ -222,7 +222,7 @@ def _findings(report: Report, min_severity: Severity) -> RenderableType:
     for group in order:
         parts.append(Text(SERVER_GROUP, style="bold magenta") if group == SERVER_GROUP
                      else Text("tool ", style="bold magenta") + safe(group, 200))
-        for finding in sorted(groups[group], key=lambda f: -SEVERITY_RANK[f.severity]):
+        for finding in sorted(groups[group], key=lambda f: most_severe_first(f.severity)):
             parts.extend(_finding_lines(finding, fixes_shown))
     return Group(*parts)
 
@@ -248,15 +248,15 @@ def _score(report: Report) -> RenderableType | None:
 
 def _verdict(report: Report) -> RenderableType:
     verdict = report.verdict or "unknown"
-    counts = {s: sum(1 for f in report.findings if f.severity == s) for s in ("error", "warning", "info")}
+    seen = counts(f.severity for f in report.findings)
     body = Text(f" {verdict.upper()} ", style=VERDICT_STYLE.get(verdict, "bold"))
-    body.append(f"  {counts['error']} errors, {counts['warning']} warnings, {counts['info']} info")
+    body.append(f"  {seen['error']} errors, {seen['warning']} warnings, {seen['info']} info")
     if report.score is not None:
         body.append(f"  score {report.score.value}/100")
     return Panel(body, title="Verdict", expand=False)
 
 
-def renderables(report: Report, min_severity: Severity = "info") -> list[RenderableType]:
+def renderables(report: Report, min_severity: Severity = Severity.INFO) -> list[RenderableType]:
     """Every section of the report, in reading order; sections with nothing to show are left out."""
     sections: list[RenderableType | None] = [
         _target(report), _server(report), _tools(report), _probes(report), _install(report), _provenance(report), *_sandbox(report),
@@ -266,7 +266,7 @@ def renderables(report: Report, min_severity: Severity = "info") -> list[Rendera
     return [s for s in sections if s is not None]
 
 
-def render(report: Report, console: Console, min_severity: Severity = "info") -> None:
+def render(report: Report, console: Console, min_severity: Severity = Severity.INFO) -> None:
     """Print the report to a rich console."""
     for section in renderables(report, min_severity):
         console.print(section)

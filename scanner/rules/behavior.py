@@ -1,6 +1,6 @@
 """The behaviour rules B1–B6: what a tool call actually did in the sandbox, seen from outside the server.
 
-Each rule is data (id, name, severity, category, why, fix) plus a small function over the per-call records
+Each rule is data (in the registry: scanner/rules/rules.toml) plus a small function over the per-call records
 (`scanner.report.CallBehavior`) the probe runner builds from snapshots, process lists, cgroup counters and canaries.
 All are security findings, so they feed the verdict. B2 (egress) reads `CallBehavior.egress`, which the egress sink
 fills; until it does, B2 never fires.
@@ -17,7 +17,7 @@ from sandbox.run.policy import HOME
 from scanner.probes.arguments import is_annotated_read_only
 from scanner.probes.model import ProbeResult
 from scanner.probes.tooldef import annotation, tool_name
-from scanner.rules.model import Rule
+from scanner.rules.registry import rule
 from scanner.report.model import CallBehavior, Finding, Severity
 from scanner.untrusted import cap_text
 
@@ -25,33 +25,6 @@ CPU_BURN_SHARE = 0.5  # a timed-out call that used at least this share of the CP
 MAX_PATHS_IN_MESSAGE = 5
 STARTUP = "(start-up)"
 
-
-RULES: dict[str, Rule] = {rule.id: rule for rule in (
-    Rule("B1", "annotation-dishonest", "error", "security",
-                 "Clients skip the user's approval for read-only and non-destructive tools; a tool whose hints "
-                 "understate what it does gets to change or delete files unchecked.",
-                 "Make the annotations say what the tool does (readOnlyHint: false, destructiveHint: true), or stop "
-                 "the tool from writing."),
-    Rule("B2", "egress-attempt", "error", "security",
-                 "A tool that opens network connections nobody asked for can send the user's data anywhere.",
-                 "Declare the hosts the server talks to (openWorldHint) and talk to no others."),
-    Rule("B3", "canary-touched", "error", "security",
-                 "The sandbox HOME and environment hold fake secrets; a server that reads them or sends them back "
-                 "would read and leak the user's real ones.",
-                 "Never read credentials the tool was not given; take tokens only from the server's own config."),
-    Rule("B4", "persistence-attempt", "error", "security",
-                 "Writes to shell start-up files, autostart entries, scheduled jobs, git hooks or MCP client configs "
-                 "make code run again later, outside any tool call the user approved.",
-                 "Don't touch files that run code or configure other clients; ask the user to do it if needed."),
-    Rule("B5", "process-left-running", "warning", "security",
-                 "Processes a call starts and leaves running (daemons, shells, downloaders) keep acting after the "
-                 "call returned, where no client sees them.",
-                 "Wait for child processes inside the call, or document and bound the background work."),
-    Rule("B6", "resource-exhaustion", "warning", "security",
-                 "A call that exhausts memory or process slots, or spins the CPU until the timeout, can take the "
-                 "user's machine down with it.",
-                 "Bound the tool's memory, threads and work; stream or page large jobs."),
-)}
 
 _SHELLS_AND_FETCHERS = frozenset({
     "sh", "bash", "dash", "zsh", "ash", "ksh", "fish", "busybox", "curl", "wget", "nc", "ncat", "netcat", "socat",
@@ -78,8 +51,8 @@ PERSISTENCE_PATTERNS: tuple[tuple[str, re.Pattern[str]], ...] = tuple((label, re
 
 def _finding(rule_id: str, *, tool: str | None, message: str, evidence: str | None = None,
              severity: Severity | None = None) -> Finding:
-    return RULES[rule_id].finding(tool, cap_text(message, 1_000), severity=severity,
-                                  evidence=None if evidence is None else cap_text(evidence, 1_200))
+    return rule(rule_id).finding(tool, cap_text(message, 1_000), severity=severity,
+                                 evidence=None if evidence is None else cap_text(evidence, 1_200))
 
 
 def _paths(paths: Iterable[str]) -> str:

@@ -1,11 +1,42 @@
-"""A rule is data: id, kebab-case name, default severity, category, a one-line why, a fix hint, and docs. Static (S),
-probe (P), behaviour (B) and provenance (I) rules all use this one type; `scanner.rule_catalog` indexes them all."""
+"""A rule is data: id, kebab-case name, default severity, category, a one-line why, a fix hint, docs (what it does),
+an example and a reference link. Every family (static S, probe P, behaviour B, provenance I, fixture FX, and what comes
+next) uses this one type; `scanner.rules.registry` holds them all."""
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass
+from enum import StrEnum
 
-from scanner.report.model import Category, Finding, Severity
+from scanner.report.model import Category, Finding
+from scanner.report.severity import Severity
+
+_FAMILY_PREFIX = re.compile(r"[A-Z]+")
+
+
+class Family(StrEnum):
+    """Where a rule's evidence comes from; the value is the prefix of its ids."""
+
+    STATIC = "S"
+    PROBE = "P"
+    BEHAVIOR = "B"
+    PROVENANCE = "I"
+    FIXTURE = "FX"
+
+
+FAMILY_LABELS: dict[Family, str] = {
+    Family.STATIC: "static: the tool definitions",
+    Family.PROBE: "probe: the recorded calls",
+    Family.BEHAVIOR: "behaviour: what a call did in the sandbox",
+    Family.PROVENANCE: "provenance: the package and its install",
+    Family.FIXTURE: "fixture: the user's fixture probes",
+}
+
+
+def family_of(rule_id: str) -> Family:
+    """The family an id belongs to, by its letter prefix (ValueError for an id of no known family)."""
+    prefix = _FAMILY_PREFIX.match(rule_id)
+    return Family(prefix.group(0) if prefix else rule_id)
 
 
 @dataclass(frozen=True)
@@ -16,7 +47,13 @@ class Rule:
     category: Category
     why: str
     fix: str
-    docs: str = ""
+    docs: str = ""  # what it does: when the rule fires, at which severity
+    example: str = ""
+    reference: str = ""
+
+    @property
+    def family(self) -> Family:
+        return family_of(self.id)
 
     def finding(
         self,

@@ -1,26 +1,27 @@
 """The probe rules P1–P8: what the recorded calls of a tool say about how well it serves an agent.
 
 P1–P5 are pure functions over a tool's call results and its definition; P6–P8 build findings from recorded events
-(a crash, a timeout, a definition that changed). Each rule is data (id, name, severity, category, why, fix) plus one
-small function. Findings come with the tokens they waste (see ProbeFinding).
+(a crash, a timeout, a definition that changed). Each rule is data (in the registry, scanner/rules/rules.toml) plus
+one small function. Findings come with the tokens they waste (see ProbeFinding).
 """
 
 from __future__ import annotations
 
 import difflib
 import json
-import math
 import re
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from typing import Any
 
-from scanner.probes.model import CHARS_PER_TOKEN, ProbeResult
+from scanner.probes.model import ProbeResult
 from scanner.probes.opaque_ids import unlabelled_id_chars
-from scanner.probes.tooldef import input_schema, name_words, tool_name
-from scanner.rules.model import Rule
+from scanner.probes.tooldef import input_schema, tool_name
+from scanner.rules.registry import rule
 from scanner.report.model import Category, Finding, Severity
+from scanner.tokens import tokens_for_chars
 from scanner.untrusted import TRUNCATION_MARK, cap_json, cap_text
+from scanner.vocabulary import name_words
 
 # ---- thresholds and token-waste estimates, all in one place ---------------------------------------------------------
 TOKEN_BUDGET = 2_000  # P1 waste: response tokens over this budget
@@ -72,40 +73,10 @@ class ProbeFinding:
     finding: Finding
     token_waste: int = 0
 
-
-RULES: dict[str, Rule] = {rule.id: rule for rule in (
-    Rule("P1", "oversized-response", "warning", "ergonomics",
-              "Responses over ~5k tokens crowd the agent's context; over ~25k agents' output caps cut them off.",
-              "Return less by default: page the results, summarise, or let the caller ask for detail."),
-    Rule("P2", "opaque-ids", "info", "ergonomics",
-              "IDs without readable labels make the agent call again just to learn what they name.",
-              "Return a readable name or title next to every ID."),
-    Rule("P3", "no-paging-hint", "warning", "ergonomics",
-              "A large response that doesn't say what is left leaves the agent unable to ask for the rest.",
-              "Add a cursor or limit/offset parameters and say in the response how to get the next part."),
-    Rule("P4", "unhelpful-error", "warning", "ergonomics",
-              "Errors an agent can't act on (stack traces, opaque text, no mention of the bad input, no isError) make "
-              "it retry blindly.",
-              "Return isError: true with a message naming the bad argument, what was expected and how to fix it."),
-    Rule("P5", "no-way-to-ask-for-less", "info", "ergonomics",
-              "A tool that returns a lot with no way to ask for less wastes tokens on every call.",
-              "Offer a response_format (concise/detailed), a fields selector or a verbosity parameter."),
-    Rule("P6", "server-crashed", "error", "conformance",
-              "The server died during a call; every later call of a real client would fail.",
-              "Catch errors inside tool handlers and return them as isError results."),
-    Rule("P7", "call-timed-out", "warning", "conformance",
-              "A call that hangs blocks the agent until its own timeout.",
-              "Bound the tool's work with timeouts and report progress or partial results."),
-    Rule("P8", "definitions-changed", "error", "security",
-              "Tool definitions that change during a session can switch a reviewed tool for another (rug pull).",
-              "Keep tool definitions stable for the life of a session."),
-)}
-
-
 def _finding(rule_id: str, *, tool: str | None, message: str, evidence: str | None = None,
              severity: Severity | None = None, category: Category | None = None) -> Finding:
-    return RULES[rule_id].finding(tool, message, severity=severity, category=category,
-                                  evidence=None if evidence is None else cap_text(evidence, EVIDENCE_CHARS * 4))
+    return rule(rule_id).finding(tool, message, severity=severity, category=category,
+                                 evidence=None if evidence is None else cap_text(evidence, EVIDENCE_CHARS * 4))
 
 
 def _excerpt(text: str) -> str:
@@ -156,7 +127,7 @@ def check_opaque_ids(tool: dict[str, Any], results: list[ProbeResult]) -> list[P
                f"({id_chars:,} characters) without readable labels.")
     finding = _finding("P2", tool=tool_name(tool), message=message, severity=severity,
                        evidence=_excerpt(result.preview))
-    return [ProbeFinding(finding, token_waste=math.ceil(id_chars / CHARS_PER_TOKEN))]
+    return [ProbeFinding(finding, token_waste=tokens_for_chars(id_chars))]
 
 
 # ---- P3 -------------------------------------------------------------------------------------------------------------

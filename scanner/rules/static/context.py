@@ -6,7 +6,8 @@ import json
 from dataclasses import dataclass, field
 from typing import Any
 
-from scanner.rules.static.text import name_tokens, verb_group
+from scanner.tokens import tokens_for_chars
+from scanner.vocabulary import name_tokens, verb_group
 
 MAX_DEPTH = 64
 MAX_NODES_PER_ITEM = 50_000
@@ -58,7 +59,7 @@ class ToolView:
 
     @property
     def estimated_tokens(self) -> int:
-        return (self.json_chars + 3) // 4
+        return tokens_for_chars(self.json_chars)
 
 
 @dataclass

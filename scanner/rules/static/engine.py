@@ -1,34 +1,26 @@
-"""Run every enabled rule over a normalised context and apply the config's ignores."""
+"""Run every enabled static rule over a normalised context and apply the config's ignores."""
 
 from __future__ import annotations
 
 from collections.abc import Callable, Iterator
+from types import ModuleType
 from typing import Any
 
 from scanner.config import Config
 from scanner.report.model import Finding
-from scanner.rules.static import (s01_description, s02_vague_parameter, s03_parameter_schema, s04_overlap, s05_naming, s06_size, s07_unbounded_list, s08_hidden_text, s09_duplicate_name, s10_loose_schema, s11_capability, s12_scope, s13_annotations, s14_prompts)
+from scanner.rules.static import (s01_description, s02_vague_parameter, s03_parameter_schema, s04_overlap, s05_naming,
+                                  s06_size, s07_unbounded_list, s08_hidden_text, s09_duplicate_name, s10_loose_schema,
+                                  s11_capability, s12_scope, s13_annotations, s14_prompts)
 from scanner.rules.static.context import LintContext, build_context
 
 Check = Callable[[LintContext], Iterator[Finding]]
 
-CHECKS: dict[str, Check] = {
-    "S1": s01_description.check,
-    "S2": s02_vague_parameter.check,
-    "S3": s03_parameter_schema.check,
-    "S4": s04_overlap.check,
-    "S5": s05_naming.check,
-    "S6": s06_size.check,
-    "S7": s07_unbounded_list.check,
-    "S8": s08_hidden_text.check,
-    "S9": s09_duplicate_name.check,
-    "S10": s10_loose_schema.check,
-    "S11": s11_capability.check,
-    "S12": s12_scope.check,
-    "S13": s13_annotations.check,
-    "S14": s14_prompts.check,
-}
-SEVERITY_ORDER = {"error": 0, "warning": 1, "info": 2}
+# Each module is one static rule: its RULE (from the registry) and its `check`, listed here once.
+MODULES: tuple[ModuleType, ...] = (
+    s01_description, s02_vague_parameter, s03_parameter_schema, s04_overlap, s05_naming, s06_size, s07_unbounded_list,
+    s08_hidden_text, s09_duplicate_name, s10_loose_schema, s11_capability, s12_scope, s13_annotations, s14_prompts,
+)
+CHECKS: dict[str, Check] = {module.RULE.id: module.check for module in MODULES}
 
 
 def run_context(ctx: LintContext, config: Config | None = None) -> list[Finding]:
@@ -36,20 +28,13 @@ def run_context(ctx: LintContext, config: Config | None = None) -> list[Finding]
     config = config or Config()
     findings: list[Finding] = []
     for rule_id, check in CHECKS.items():
-        if rule_id in config.disabled:
-            continue
-        findings.extend(f for f in check(ctx) if not config.ignores(f.rule_id, f.tool))
+        if rule_id not in config.disabled:
+            findings.extend(config.apply(check(ctx)))
     return findings
 
 
-def run_rules(
-    tools: list[Any],
-    prompts: list[Any] | None = None,
-    instructions: str | None = None,
-    server_info: dict[str, Any] | None = None,
-    config: Config | None = None,
-    payload_bytes: int | None = None,
-) -> list[Finding]:
+def run_rules(tools: list[Any], prompts: list[Any] | None = None, instructions: str | None = None,
+              server_info: dict[str, Any] | None = None, config: Config | None = None,
+              payload_bytes: int | None = None) -> list[Finding]:
     """Lint a tools/list result (plus prompts, instructions, serverInfo) with the static rules S1-S14."""
-    ctx = build_context(tools, prompts, instructions, server_info, payload_bytes)
-    return run_context(ctx, config)
+    return run_context(build_context(tools, prompts, instructions, server_info, payload_bytes), config)

@@ -6,9 +6,12 @@ import re
 from collections.abc import Iterator
 
 from scanner.report.model import Finding
-from scanner.rules.static.catalog import S1
+from scanner.rules.registry import rule
 from scanner.rules.static.context import LintContext
 from scanner.rules.static.text import words
+
+RULE = rule("S1")
+
 
 MIN_WORDS = 15
 VAGUE_WORDS = frozenset({"stuff", "things", "thing", "helper", "misc", "various", "general", "etc", "whatever"})
@@ -19,12 +22,12 @@ VAGUE_PHRASES = re.compile(r"\b(helps? (you )?with (stuff|things|various)|does (
 def check(ctx: LintContext) -> Iterator[Finding]:
     for tool in ctx.tools:
         if not tool.has_description:
-            yield S1.finding(tool.name, "tool has no description", severity="error")
+            yield RULE.finding(tool.name, "tool has no description", severity="error")
             continue
         count = len(words(tool.description))
         lowered = {w.lower() for w in words(tool.description)}
         if (count <= 3 and lowered & VAGUE_WORDS) or VAGUE_PHRASES.search(tool.description):
-            yield S1.finding(tool.name, "tool description is vague", evidence=tool.description[:200])
+            yield RULE.finding(tool.name, "tool description is vague", evidence=tool.description[:200])
         elif count < MIN_WORDS:
-            yield S1.finding(tool.name, f"tool description has {count} words (under {MIN_WORDS})",
-                             evidence=tool.description[:200])
+            yield RULE.finding(tool.name, f"tool description has {count} words (under {MIN_WORDS})",
+                               evidence=tool.description[:200])

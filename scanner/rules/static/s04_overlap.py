@@ -11,9 +11,13 @@ from collections import Counter, defaultdict
 from collections.abc import Iterator
 
 from scanner.report.model import Finding
-from scanner.rules.static.catalog import S4
+from scanner.rules.registry import rule
 from scanner.rules.static.context import LintContext, ToolView
-from scanner.rules.static.text import name_tokens, words
+from scanner.rules.static.text import words
+from scanner.vocabulary import name_tokens
+
+RULE = rule("S4")
+
 
 MIN_COSINE = 0.5
 MIN_SHARED_PARAMS = 0.5
@@ -90,8 +94,8 @@ def check(ctx: LintContext) -> Iterator[Finding]:
             continue
         score = _cosine(vectors[left], vectors[right])
         if score >= MIN_COSINE:
-            yield S4.finding(b.name, f"overlaps with `{a.name}` (similarity {score:.2f}, shared parameters)",
-                             evidence=f"{a.name} ~ {b.name}")
+            yield RULE.finding(b.name, f"overlaps with `{a.name}` (similarity {score:.2f}, shared parameters)",
+                               evidence=f"{a.name} ~ {b.name}")
     if truncated:
-        yield S4.finding(None, f"overlap check stopped after {MAX_COMPARISONS} candidate pairs; some pairs unchecked",
-                         severity="info", fix="")
+        yield RULE.finding(None, f"overlap check stopped after {MAX_COMPARISONS} candidate pairs; some pairs unchecked",
+                           severity="info", fix="")

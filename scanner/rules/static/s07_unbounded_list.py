@@ -5,15 +5,18 @@ from __future__ import annotations
 from collections.abc import Iterator
 
 from scanner.report.model import Finding
-from scanner.rules.static.catalog import S7
+from scanner.rules.registry import rule
 from scanner.rules.static.context import LintContext, ToolView
-from scanner.rules.static.text import name_tokens
+from scanner.vocabulary import name_tokens
+
+RULE = rule("S7")
 
 BOUNDING_TOKENS = frozenset({
     "limit", "max", "maximum", "page", "pages", "cursor", "offset", "skip", "top", "first", "last", "count", "size",
     "filter", "filters", "query", "q", "search", "since", "until", "after", "before", "where", "pattern", "prefix",
     "glob", "match", "token", "start", "end", "from", "to", "range", "per", "batch", "tail", "head", "n",
 })
+
 # A no-argument list of the server's own configured scope (filesystem's list_allowed_directories) returns what the
 # user configured: a handful of entries, not a data set. Corpus review: S7 on it was a false positive.
 CONFIGURED_SCOPE_TOKENS = frozenset({"allowed", "permitted", "configured"})
@@ -39,5 +42,5 @@ def check(ctx: LintContext) -> Iterator[Finding]:
     for tool in ctx.tools:
         if tool.name_is_string and _is_list_tool(tool) and not _bounds(tool) \
                 and not _lists_configured_scope(tool):
-            yield S7.finding(tool.name, "list tool has no limit, paging or filter parameter",
-                             evidence=", ".join(p.name for p in tool.params) or "(no parameters)")
+            yield RULE.finding(tool.name, "list tool has no limit, paging or filter parameter",
+                               evidence=", ".join(p.name for p in tool.params) or "(no parameters)")

@@ -13,10 +13,14 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 
 from scanner.report.model import Finding, Severity
-from scanner.rules.static.catalog import S8
+from scanner.rules.registry import rule
 from scanner.rules.static.context import LintContext, Walk
-from scanner.rules.static.text import name_tokens, normalise
+from scanner.rules.static.text import normalise
 from scanner.untrusted import escape_for_terminal
+from scanner.vocabulary import name_tokens
+
+RULE = rule("S8")
+
 
 TAG_CHARS = re.compile(r"[\U000E0000-\U000E007F]+")
 BIDI = re.compile(r"[\u061c\u200e\u200f\u202a-\u202e\u2066-\u2069]")
@@ -149,8 +153,8 @@ def _scan_walk(walk: Walk) -> list[tuple[_Detector, str, str]]:
 def _findings(tool: str | None, hits: list[tuple[_Detector, str, str]]) -> Iterator[Finding]:
     for detector, path, evidence in hits:
         where = path.replace("(key)", " (key)") or "text"
-        yield S8.finding(tool, f"{detector.message} [{detector.kind}] in {where}", severity=detector.severity,
-                         evidence=evidence)
+        yield RULE.finding(tool, f"{detector.message} [{detector.kind}] in {where}", severity=detector.severity,
+                           evidence=evidence)
 
 
 def check(ctx: LintContext) -> Iterator[Finding]:
@@ -160,6 +164,6 @@ def check(ctx: LintContext) -> Iterator[Finding]:
         if any(d.instruction for d, _, _ in hits):
             shaped = [p.name for p in tool.params if "_".join(name_tokens(p.name)) in EXFIL_PARAMS]
             if shaped:
-                yield S8.finding(tool.name, "exfiltration-shaped parameter paired with hidden or credential "
-                                 f"instructions: {', '.join(shaped)}", severity="error", evidence=", ".join(shaped))
+                yield RULE.finding(tool.name, "exfiltration-shaped parameter paired with hidden or credential "
+                                   f"instructions: {', '.join(shaped)}", severity="error", evidence=", ".join(shaped))
     yield from _findings(None, _scan_walk(ctx.server_walk))

@@ -6,12 +6,15 @@ from collections.abc import Iterator
 from typing import Any
 
 from scanner.report.model import Finding
-from scanner.rules.static.catalog import S10
+from scanner.rules.registry import rule
 from scanner.rules.static.context import MAX_DEPTH, LintContext, Param, ToolView
-from scanner.rules.static.text import READ_GROUPS
+from scanner.vocabulary import READ_GROUPS
+
+RULE = rule("S10")
 
 CATCH_ALL = frozenset({"payload", "data", "body", "params", "parameters", "options", "opts", "args", "arguments",
                        "kwargs", "input", "config", "extra", "extras", "misc", "object", "json", "raw"})
+
 CRITICAL = frozenset({"path", "file_path", "filepath", "url", "uri", "command", "cmd", "endpoint"})
 
 
@@ -46,15 +49,15 @@ def _is_unconstrained(param: Param) -> bool:
 
 def _tool_findings(tool: ToolView) -> Iterator[Finding]:
     for path in _open_objects(tool.schema):
-        yield S10.finding(tool.name, f"{path} sets additionalProperties: true", evidence=path)
+        yield RULE.finding(tool.name, f"{path} sets additionalProperties: true", evidence=path)
     for param in tool.params:
         if param.name.lower() in CATCH_ALL and _is_unconstrained(param):
-            yield S10.finding(tool.name, f"catch-all parameter `{param.name}` accepts anything", evidence=param.name)
+            yield RULE.finding(tool.name, f"catch-all parameter `{param.name}` accepts anything", evidence=param.name)
     if tool.verb in READ_GROUPS:
         return
     for param in tool.params:
         if param.name.lower() in CRITICAL and not param.required:
-            yield S10.finding(tool.name, f"critical parameter `{param.name}` is not required", evidence=param.name)
+            yield RULE.finding(tool.name, f"critical parameter `{param.name}` is not required", evidence=param.name)
 
 
 def check(ctx: LintContext) -> Iterator[Finding]:

@@ -6,12 +6,15 @@ import re
 from collections.abc import Iterator
 
 from scanner.report.model import Finding
-from scanner.rules.static.catalog import S11
+from scanner.rules.registry import rule
 from scanner.rules.static.context import LintContext, Param, ToolView
 from scanner.rules.static.text import words
 
+RULE = rule("S11")
+
 EXEC_TOKENS = frozenset({"exec", "execute", "shell", "bash", "sh", "zsh", "powershell", "terminal", "subprocess",
                          "eval", "spawn", "cmd"})
+
 EXEC_PARAMS = frozenset({"command", "cmd", "shell_command", "script", "bash_command", "commandline"})
 EXEC_WORDING = re.compile(r"\b(shell|execute[sd]?|run[s]?)\b[^.\n]{0,40}\b(commands?|scripts?)\b", re.IGNORECASE)
 DOWNLOAD_EXEC = re.compile(
@@ -95,5 +98,5 @@ def check(ctx: LintContext) -> Iterator[Finding]:
         for kind, evidence in capabilities(tool).items():
             honest = honestly_declared(tool, kind)
             note = "described and annotated" if honest else "not honestly described and annotated"
-            yield S11.finding(tool.name, f"dangerous capability [{kind}] ({note})", evidence=evidence,
-                              severity="warning" if honest else "error")
+            yield RULE.finding(tool.name, f"dangerous capability [{kind}] ({note})", evidence=evidence,
+                               severity="warning" if honest else "error")

@@ -6,12 +6,15 @@ import re
 from collections.abc import Iterator
 
 from scanner.report.model import Finding
-from scanner.rules.static.catalog import S12
+from scanner.rules.registry import rule
 from scanner.rules.static.context import LintContext
 from scanner.rules.static.s11_capability import capabilities
 
+RULE = rule("S12")
+
 SCOPE = re.compile(
     r"\b(workspace|allowed (directories|dirs|paths|folders|roots)|sandbox(ed)?|within|inside|project|repository"
+
     r"|repo|working directory|current directory|restricted|limited to|scoped|configured (directories|paths|root)"
     r"|permitted|roots?)\b", re.IGNORECASE)
 BOAST = re.compile(
@@ -35,10 +38,10 @@ def check(ctx: LintContext) -> Iterator[Finding]:
     for tool in ctx.tools:
         boast = _boast(tool.description)
         if boast:
-            yield S12.finding(tool.name, "description boasts broad destructive power", severity="error",
-                              evidence=boast.group(0)[:200])
+            yield RULE.finding(tool.name, "description boasts broad destructive power", severity="error",
+                               evidence=boast.group(0)[:200])
             continue
         kinds = capabilities(tool).keys() & {"fs-write", "fs-delete"}
         if kinds and not SCOPE.search(tool.description):
-            yield S12.finding(tool.name, f"{'/'.join(sorted(kinds))} tool does not say where it may act",
-                              evidence=tool.description[:200] or "(no description)")
+            yield RULE.finding(tool.name, f"{'/'.join(sorted(kinds))} tool does not say where it may act",
+                               evidence=tool.description[:200] or "(no description)")

@@ -6,10 +6,13 @@ import re
 from collections.abc import Iterator
 
 from scanner.report.model import Finding
-from scanner.rules.static.catalog import S13
+from scanner.rules.registry import rule
 from scanner.rules.static.context import LintContext, ToolView
 from scanner.rules.static.s11_capability import capabilities
-from scanner.rules.static.text import MUTATING_GROUPS
+from scanner.vocabulary import MUTATING_GROUPS
+
+RULE = rule("S13")
+
 
 MUTATING_OPENING = re.compile(r"^\s*(deletes?|removes?|overwrites?|writes?|erases?|destroys?|drops?|executes?"
                               r"|modif(y|ies)|updates?|creates?)\b", re.IGNORECASE)
@@ -21,22 +24,22 @@ def _contradictions(tool: ToolView) -> Iterator[Finding]:
     mutating = tool.verb in MUTATING_GROUPS or bool(MUTATING_OPENING.search(tool.description)) or bool(
         capabilities(tool).keys() & {"exec", "fs-write", "fs-delete", "download-exec"})
     if read_only and mutating:
-        yield S13.finding(tool.name, "marked readOnlyHint but its name or description says it changes things",
-                          severity="error", category="security",
-                          evidence=f"readOnlyHint: true; {tool.description[:120] or tool.name}")
+        yield RULE.finding(tool.name, "marked readOnlyHint but its name or description says it changes things",
+                           severity="error", category="security",
+                           evidence=f"readOnlyHint: true; {tool.description[:120] or tool.name}")
     elif read_only and annotations.get("destructiveHint") is True:
-        yield S13.finding(tool.name, "readOnlyHint and destructiveHint are both true", evidence=str(annotations)[:200])
+        yield RULE.finding(tool.name, "readOnlyHint and destructiveHint are both true", evidence=str(annotations)[:200])
     elif tool.verb == "delete" and annotations.get("destructiveHint") is False:
-        yield S13.finding(tool.name, "delete tool is marked destructiveHint: false", category="security",
-                          evidence="destructiveHint: false")
+        yield RULE.finding(tool.name, "delete tool is marked destructiveHint: false", category="security",
+                           evidence="destructiveHint: false")
 
 
 def check(ctx: LintContext) -> Iterator[Finding]:
     if ctx.tools and not any(t.annotations for t in ctx.tools):
-        yield S13.finding(None, "no tool on this server has annotations (readOnlyHint, destructiveHint ...)")
+        yield RULE.finding(None, "no tool on this server has annotations (readOnlyHint, destructiveHint ...)")
         return
     for tool in ctx.tools:
         annotations = tool.annotations or {}
         if "readOnlyHint" not in annotations and "destructiveHint" not in annotations:
-            yield S13.finding(tool.name, "tool has no readOnlyHint or destructiveHint annotation", severity="info")
+            yield RULE.finding(tool.name, "tool has no readOnlyHint or destructiveHint annotation", severity="info")
         yield from _contradictions(tool)

@@ -1,0 +1,82 @@
+"""`mcp-sandbox rules`: a table of every rule of every family, from the one registry; `--json` writes it as JSON."""
+
+from __future__ import annotations
+
+import json
+import sys
+from pathlib import Path
+
+import typer
+from rich import box
+from rich.console import Console
+from rich.table import Table
+from rich.text import Text
+
+from scanner.errors import UsageError
+from scanner.report.terminal import SEVERITY_STYLE
+from scanner.rules.docs import as_json
+from scanner.rules.model import Family, Rule
+from scanner.rules.registry import ALL_RULES
+
+STDOUT = "-"
+
+
+def register(app: typer.Typer) -> None:
+    app.command("rules")(rules)
+
+
+def rules(
+    family: str | None = typer.Option(None, "--family", metavar="FAMILY",
+                                      help="Only one family: S (static), P (probe), B (behaviour), I (provenance), "
+                                           "FX (fixture)."),
+    json_path: str | None = typer.Option(None, "--json", metavar="PATH", help="Write the rules as JSON (- for "
+                                                                              "stdout)."),
+) -> None:
+    """List every rule the scanner can report: id, name, default severity, family, category and why it matters.
+
+    `mcp-sandbox check --explain ID` prints one rule's full docs; config `disable`/`ignore` take the same ids.
+    """
+    chosen = select(family)
+    if json_path is not None:
+        write_json(json_path, [as_json(rule) for rule in chosen])
+    if json_path != STDOUT:
+        Console(highlight=False, soft_wrap=False).print(table(chosen))
+
+
+def select(family: str | None) -> list[Rule]:
+    """The rules of one family (given by its prefix, any case), or all of them."""
+    if family is None:
+        return list(ALL_RULES)
+    try:
+        wanted = Family(family.strip().upper())
+    except ValueError:
+        raise UsageError(f"--family must be one of {', '.join(Family)}, not {family!r}") from None
+    return [rule for rule in ALL_RULES if rule.family is wanted]
+
+
+def table(chosen: list[Rule]) -> Table:
+    """One row per rule, a section per family (the id's prefix names it)."""
+    view = Table(title=f"{len(chosen)} rules", title_justify="left", box=box.SIMPLE_HEAD)
+    view.add_column("id", no_wrap=True)
+    view.add_column("name", overflow="fold")  # folds only on a narrow terminal, to leave room for the why
+    view.add_column("severity", no_wrap=True)
+    view.add_column("category", no_wrap=True)
+    view.add_column("why", ratio=1)
+    for index, rule in enumerate(chosen):
+        if index and rule.family is not chosen[index - 1].family:
+            view.add_section()
+        view.add_row(Text(rule.id), Text(rule.name), Text(rule.severity, style=SEVERITY_STYLE[rule.severity]),
+                     Text(rule.category), Text(rule.why))
+    return view
+
+
+def write_json(target: str, document: list[dict[str, object]]) -> None:
+    """The document as indented JSON to a file, or to standard output for `-`."""
+    text = json.dumps(document, indent=2, ensure_ascii=False) + "\n"
+    try:
+        if target == STDOUT:
+            sys.stdout.write(text)
+        else:
+            Path(target).write_text(text, encoding="utf-8")
+    except OSError as exc:
+        raise UsageError(f"cannot write the rules to {target}: {exc.strerror or exc}") from exc
