@@ -10,7 +10,9 @@ through a shell.
 
 Exit code: the most serious of the steps' codes: 130 interrupted, 3 the scan could not complete, 2 bad input,
 1 findings at/above `fail-on` (or score under `fail-under`) or lock changes at/above `lock-fail-on`, 0 clean.
-Standard library only: it runs under whatever Python the runner has."""
+Standard library plus one module of the mcp-sandbox package: it runs under the Python of the venv the
+install step made (MCP_SANDBOX_PYTHON), and untrusted text is escaped by sandbox.core.untrusted like everywhere
+else (a standard-library-only module)."""
 
 from __future__ import annotations
 
@@ -21,10 +23,11 @@ import re
 import shlex
 import subprocess
 import sys
-import unicodedata
 import uuid
 from dataclasses import dataclass, field
 from pathlib import Path
+
+from sandbox.core.untrusted import escape_invisible
 
 # Every input action.yml declares, with its default there ("" = none). tests/test_action.py checks the two agree.
 INPUTS: dict[str, str] = {
@@ -120,12 +123,31 @@ def _bool(name: str) -> bool:
 
 
 def load_config() -> Config:
+    """Every input, validated in the order action.yml lists them; the first bad one raises InputError."""
+    workdir = _workdir()
+    target = _target(workdir)
+    command = _no_control("command", read_input("command")) or None
+    server_args, server_env = _server_args(), _server_env()
+    fail_under = _fail_under()
+    report_dir, sarif = _report_paths(workdir)
+    lock_mode, lock, lock_key = _lock_inputs(workdir)
+    sign_env = _sign_env()
+    return Config(workdir=workdir, target=target, command=command, server_args=server_args, server_env=server_env,
+                  fail_on=_level("fail-on"), fail_under=fail_under, sarif=sarif, report_dir=report_dir, lock=lock,
+                  lock_mode=lock_mode, lock_fail_on=_level("lock-fail-on"), lock_key=lock_key, sign_env=sign_env,
+                  summary=_bool("summary"))
+
+
+def _workdir() -> Path:
     raw_workdir = read_input("working-directory") or "."
     _no_control("working-directory", raw_workdir)
     workdir = Path(raw_workdir).resolve()
     if not workdir.is_dir():
         raise InputError("working-directory", f"{raw_workdir!r} is not a directory")
+    return workdir
 
+
+def _target(workdir: Path) -> str:
     target = _no_control("target", read_input("target"))
     if not target:
         raise InputError("target", "is required: npm:NAME[@VERSION], pypi:NAME[==VERSION], a folder, .tgz, .whl or .tar.gz")
@@ -133,15 +155,20 @@ def load_config() -> Config:
         raise InputError("target", f"must not start with '-': {target!r}")
     if not target.startswith(("npm:", "pypi:")) and not (workdir / target).exists():
         raise InputError("target", f"{target!r} is neither npm:NAME, pypi:NAME nor an existing path under {workdir}")
+    return target
 
-    command = _no_control("command", read_input("command")) or None
+
+def _server_args() -> list[str]:
     try:
         server_args = shlex.split(read_input("server-args"))
     except ValueError as exc:
         raise InputError("server-args", f"cannot be split into arguments ({exc})") from None
     if any(ch in arg for arg in server_args for ch in "\x00\r\n"):
         raise InputError("server-args", "an argument must not contain NUL or line breaks")
+    return server_args
 
+
+def _server_env() -> list[str]:
     server_env = []
     for line in read_input("server-env").splitlines():
         line = line.strip()
@@ -151,15 +178,21 @@ def load_config() -> Config:
         if not sep or not ENV_NAME.match(name) or "\x00" in line:
             raise InputError("server-env", f"each line must be NAME=VALUE with NAME like ABC_1, not {name!r}")
         server_env.append(line)
+    return server_env
 
-    fail_under = None
-    if raw := read_input("fail-under"):
-        if not re.fullmatch(r"\d{1,3}", raw) or int(raw) > 100:
-            raise InputError("fail-under", f"must be a whole number from 0 to 100, not {raw!r}")
-        fail_under = int(raw)
 
-    # Reports default to the runner's temp folder, never into the folder being scanned (a local target is copied
-    # into the sandbox whole).
+def _fail_under() -> int | None:
+    raw = read_input("fail-under")
+    if not raw:
+        return None
+    if not re.fullmatch(r"\d{1,3}", raw) or int(raw) > 100:
+        raise InputError("fail-under", f"must be a whole number from 0 to 100, not {raw!r}")
+    return int(raw)
+
+
+def _report_paths(workdir: Path) -> tuple[Path, Path]:
+    """The report folder and the SARIF file. Reports default to the runner's temp folder, never into the folder
+    being scanned (a local target is copied into the sandbox whole)."""
     raw = read_input("report-dir")
     report_dir = (_path("report-dir", raw, workdir) if raw
                   else Path(os.environ.get("RUNNER_TEMP") or workdir) / "mcp-sandbox-report")
@@ -169,7 +202,11 @@ def load_config() -> Config:
     sarif = _path("sarif", raw, workdir) if raw else report_dir / "mcp-sandbox.sarif"
     if sarif.is_dir():
         raise InputError("sarif", f"{sarif} is a directory; give a file path")
+    return report_dir, sarif
 
+
+def _lock_inputs(workdir: Path) -> tuple[str, Path | None, Path | None]:
+    """lock-mode, lock and lock-key, checked against each other."""
     lock_mode = read_input("lock-mode")
     if lock_mode not in ("check", "update"):
         raise InputError("lock-mode", f"must be check or update, not {lock_mode!r}")
@@ -183,7 +220,10 @@ def load_config() -> Config:
             raise InputError("lock-key", "only applies with a lock and lock-mode: check")
         if not lock_key.is_file():
             raise InputError("lock-key", f"{lock_key} is not a file (the signer's public key, PEM)")
+    return lock_mode, lock, lock_key
 
+
+def _sign_env() -> str | None:
     sign_env = read_input("sign-key-env") or None
     if sign_env is not None:
         if not ENV_NAME.match(sign_env):
@@ -191,11 +231,7 @@ def load_config() -> Config:
         if not os.environ.get(sign_env):
             raise InputError("sign-key-env", f"the variable {sign_env} is not set or empty; map a secret to it in the "
                                              "step's env:")
-
-    return Config(workdir=workdir, target=target, command=command, server_args=server_args, server_env=server_env,
-                  fail_on=_level("fail-on"), fail_under=fail_under, sarif=sarif, report_dir=report_dir, lock=lock,
-                  lock_mode=lock_mode, lock_fail_on=_level("lock-fail-on"), lock_key=lock_key, sign_env=sign_env,
-                  summary=_bool("summary"))
+    return sign_env
 
 
 def scanner() -> list[str]:
@@ -255,14 +291,7 @@ def md(text: object, limit: int = 300) -> str:
     value = str(text if text is not None else "")
     if len(value) > limit:
         value = value[:limit] + f"…(+{len(value) - limit} chars)"
-    shown = []
-    for ch in value:
-        if unicodedata.category(ch) in ("Cc", "Cf", "Co", "Cs", "Cn", "Zl", "Zp"):
-            code = ord(ch)
-            shown.append(f"\\x{code:02x}" if code < 0x100 else f"\\u{code:04x}" if code < 0x10000 else f"\\U{code:08x}")
-        else:
-            shown.append(ch)
-    escaped = _MARKDOWN_SPECIAL.sub(r"\\\1", html.escape("".join(shown), quote=False))
+    escaped = _MARKDOWN_SPECIAL.sub(r"\\\1", html.escape(escape_invisible(value), quote=False))
     return escaped.replace("@", "&#64;")
 
 

@@ -76,7 +76,7 @@ def test_p3_silent_when_the_response_says_what_is_left() -> None:
 
 
 def test_p3_is_not_silenced_by_the_scanners_own_size_cap_mark() -> None:
-    from scanner.untrusted import cap_text
+    from sandbox.core.untrusted import cap_text
 
     capped = cap_text(words(60_000), 200_000)
     assert "truncated" in capped

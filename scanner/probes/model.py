@@ -8,7 +8,7 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from scanner.untrusted import cap_json, cap_text
+from sandbox.core.untrusted import cap_json, cap_text
 
 ProbeKind = Literal["generated", "fixture", "error"]
 CallStatus = Literal["ok", "tool_error", "protocol_error", "timeout", "crashed"]

@@ -43,7 +43,7 @@ from scanner.probes.model import (
 from scanner.rules.probe import crash_finding, definition_change_findings, timeout_finding
 from scanner.probes.tooldef import tool_name
 from scanner.report.model import CallBehavior, CanaryEvent, FileChanges, Finding, ProcessSeen, ResourceUse
-from scanner.untrusted import cap_json
+from sandbox.core.untrusted import cap_json
 
 PING_TIMEOUT = 2.0
 TIMEOUT_GRACE = 5.0  # the SDK's own read timeout fires first; this bounds everything else

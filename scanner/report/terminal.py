@@ -10,7 +10,7 @@ from rich.table import Table
 from rich.text import Text
 
 from scanner.report.model import Finding, Report, Severity
-from scanner.untrusted import escape_for_terminal
+from sandbox.core.untrusted import escape_for_terminal
 
 SEVERITY_RANK: dict[str, int] = {"info": 0, "warning": 1, "error": 2}
 SEVERITY_STYLE = {"error": "bold red", "warning": "yellow", "info": "cyan"}

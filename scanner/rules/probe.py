@@ -20,7 +20,7 @@ from scanner.probes.opaque_ids import unlabelled_id_chars
 from scanner.probes.tooldef import input_schema, name_words, tool_name
 from scanner.rules.model import Rule
 from scanner.report.model import Category, Finding, Severity
-from scanner.untrusted import TRUNCATION_MARK, cap_json, cap_text
+from sandbox.core.untrusted import TRUNCATION_MARK, cap_json, cap_text
 
 # ---- thresholds and token-waste estimates, all in one place ---------------------------------------------------------
 TOKEN_BUDGET = 2_000  # P1 waste: response tokens over this budget

@@ -16,7 +16,7 @@ from scanner.report.model import Finding, Severity
 from scanner.rules.static.catalog import S8
 from scanner.rules.static.context import LintContext, Walk
 from scanner.rules.static.text import name_tokens, normalise
-from scanner.untrusted import escape_for_terminal
+from sandbox.core.untrusted import escape_for_terminal
 
 TAG_CHARS = re.compile(r"[\U000E0000-\U000E007F]+")
 BIDI = re.compile(r"[\u061c\u200e\u200f\u202a-\u202e\u2066-\u2069]")
