@@ -26,7 +26,7 @@ from referencing.exceptions import Unresolvable
 
 from sandbox.run.workspace_seed import SeedManifest
 from scanner.errors import UsageError
-from scanner.probes.arguments import generate_arguments
+from scanner.probes.value_generation import generate_arguments
 from scanner.probes.tooldef import input_schema, tool_name
 from sandbox.core.untrusted import cap_text
 
