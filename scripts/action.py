@@ -1,6 +1,6 @@
 #!/usr/bin/env python3
-"""The mcp-sandbox GitHub Action (action.yml) in one script: validate the inputs, scan, check or refresh the lock,
-write the job summary and the step outputs.
+"""The mcp-sandbox GitHub Action (action.yml): validate the inputs (action_inputs.py), scan, check or refresh the
+lock, write the job summary and the step outputs.
 
 It reads what GitHub gives a step: INPUT_* variables (action.yml maps each input to one, hyphens as underscores),
 GITHUB_OUTPUT and GITHUB_STEP_SUMMARY (files), and MCP_SANDBOX_BIN (the scanner the install step put in a venv;
@@ -10,7 +10,9 @@ through a shell.
 
 Exit code: the most serious of the steps' codes: 130 interrupted, 3 the scan could not complete, 2 bad input,
 1 findings at/above `fail-on` (or score under `fail-under`) or lock changes at/above `lock-fail-on`, 0 clean.
-Standard library only: it runs under whatever Python the runner has."""
+Standard library plus one module of the mcp-sandbox package: it runs under the Python of the venv the
+install step made (MCP_SANDBOX_PYTHON), and untrusted text is escaped by sandbox.core.untrusted like everywhere
+else (a standard-library-only module)."""
 
 from __future__ import annotations
 
@@ -21,181 +23,18 @@ import re
 import shlex
 import subprocess
 import sys
-import unicodedata
 import uuid
-from dataclasses import dataclass, field
 from pathlib import Path
 
-# Every input action.yml declares, with its default there ("" = none). tests/test_action.py checks the two agree.
-INPUTS: dict[str, str] = {
-    "target": "",
-    "command": "",
-    "server-args": "",
-    "server-env": "",
-    "working-directory": ".",
-    "fail-on": "error",
-    "fail-under": "",
-    "sarif": "",
-    "report-dir": "",
-    "lock": "",
-    "lock-mode": "check",
-    "lock-fail-on": "warning",
-    "lock-key": "",
-    "sign-key-env": "",
-    "summary": "true",
-}
-# Every output the script writes; action.yml exposes each as steps.scan.outputs.<name>.
+from action_inputs import Config, InputError, load_config  # scripts/action_inputs.py
+from sandbox.core.untrusted import escape_invisible
+
 OUTPUTS = ("verdict", "score", "sarif", "report", "markdown", "attestation", "lock-failed", "lock-changes",
            "exit-code")
 
-LEVELS = ("info", "warning", "error", "never")
-ENV_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*\Z")
 SUMMARY_LIMIT = 900_000  # GitHub refuses a step summary over 1 MiB
 MAX_CHANGE_ROWS = 100
 _MARKDOWN_SPECIAL = re.compile(r"([\\`*_{}\[\]()#+!|~>])")
-
-
-class InputError(Exception):
-    def __init__(self, name: str, message: str) -> None:
-        super().__init__(f'input "{name}": {message}')
-
-
-@dataclass
-class Config:
-    workdir: Path
-    target: str
-    command: str | None
-    server_args: list[str]
-    server_env: list[str]
-    fail_on: str
-    fail_under: int | None
-    sarif: Path
-    report_dir: Path
-    lock: Path | None
-    lock_mode: str
-    lock_fail_on: str
-    lock_key: Path | None
-    sign_env: str | None
-    summary: bool
-    report: Path = field(init=False)
-    markdown: Path = field(init=False)
-    changes: Path = field(init=False)
-
-    def __post_init__(self) -> None:
-        self.report = self.report_dir / "report.json"
-        self.markdown = self.report_dir / "report.md"
-        self.changes = self.report_dir / "lock-changes.json"
-
-
-def read_input(name: str) -> str:
-    return os.environ.get("INPUT_" + name.upper().replace("-", "_"), INPUTS[name]).strip()
-
-
-def _no_control(name: str, value: str) -> str:
-    if any(ch in value for ch in "\x00\r\n"):
-        raise InputError(name, "must be a single line")
-    return value
-
-
-def _path(name: str, value: str, base: Path) -> Path:
-    if not value:
-        raise InputError(name, "must not be empty")
-    _no_control(name, value)
-    path = Path(value)
-    return path if path.is_absolute() else base / path
-
-
-def _level(name: str) -> str:
-    value = read_input(name)
-    if value not in LEVELS:
-        raise InputError(name, f"must be one of {', '.join(LEVELS)}, not {value!r}")
-    return value
-
-
-def _bool(name: str) -> bool:
-    value = read_input(name).lower()
-    if value not in ("true", "false"):
-        raise InputError(name, f"must be true or false, not {value!r}")
-    return value == "true"
-
-
-def load_config() -> Config:
-    raw_workdir = read_input("working-directory") or "."
-    _no_control("working-directory", raw_workdir)
-    workdir = Path(raw_workdir).resolve()
-    if not workdir.is_dir():
-        raise InputError("working-directory", f"{raw_workdir!r} is not a directory")
-
-    target = _no_control("target", read_input("target"))
-    if not target:
-        raise InputError("target", "is required: npm:NAME[@VERSION], pypi:NAME[==VERSION], a folder, .tgz, .whl or .tar.gz")
-    if target.startswith("-"):
-        raise InputError("target", f"must not start with '-': {target!r}")
-    if not target.startswith(("npm:", "pypi:")) and not (workdir / target).exists():
-        raise InputError("target", f"{target!r} is neither npm:NAME, pypi:NAME nor an existing path under {workdir}")
-
-    command = _no_control("command", read_input("command")) or None
-    try:
-        server_args = shlex.split(read_input("server-args"))
-    except ValueError as exc:
-        raise InputError("server-args", f"cannot be split into arguments ({exc})") from None
-    if any(ch in arg for arg in server_args for ch in "\x00\r\n"):
-        raise InputError("server-args", "an argument must not contain NUL or line breaks")
-
-    server_env = []
-    for line in read_input("server-env").splitlines():
-        line = line.strip()
-        if not line:
-            continue
-        name, sep, _value = line.partition("=")
-        if not sep or not ENV_NAME.match(name) or "\x00" in line:
-            raise InputError("server-env", f"each line must be NAME=VALUE with NAME like ABC_1, not {name!r}")
-        server_env.append(line)
-
-    fail_under = None
-    if raw := read_input("fail-under"):
-        if not re.fullmatch(r"\d{1,3}", raw) or int(raw) > 100:
-            raise InputError("fail-under", f"must be a whole number from 0 to 100, not {raw!r}")
-        fail_under = int(raw)
-
-    # Reports default to the runner's temp folder, never into the folder being scanned (a local target is copied
-    # into the sandbox whole).
-    raw = read_input("report-dir")
-    report_dir = (_path("report-dir", raw, workdir) if raw
-                  else Path(os.environ.get("RUNNER_TEMP") or workdir) / "mcp-sandbox-report")
-    if report_dir.exists() and not report_dir.is_dir():
-        raise InputError("report-dir", f"{report_dir} exists and is not a directory")
-    raw = read_input("sarif")
-    sarif = _path("sarif", raw, workdir) if raw else report_dir / "mcp-sandbox.sarif"
-    if sarif.is_dir():
-        raise InputError("sarif", f"{sarif} is a directory; give a file path")
-
-    lock_mode = read_input("lock-mode")
-    if lock_mode not in ("check", "update"):
-        raise InputError("lock-mode", f"must be check or update, not {lock_mode!r}")
-    lock = _path("lock", raw, workdir) if (raw := read_input("lock")) else None
-    if lock is not None and lock_mode == "check" and not lock.is_file():
-        raise InputError("lock", f"{lock} does not exist; create it with lock-mode: update (or `mcp-sandbox lock "
-                                 "--from report.json`) and commit it")
-    lock_key = _path("lock-key", raw, workdir) if (raw := read_input("lock-key")) else None
-    if lock_key is not None:
-        if lock is None or lock_mode != "check":
-            raise InputError("lock-key", "only applies with a lock and lock-mode: check")
-        if not lock_key.is_file():
-            raise InputError("lock-key", f"{lock_key} is not a file (the signer's public key, PEM)")
-
-    sign_env = read_input("sign-key-env") or None
-    if sign_env is not None:
-        if not ENV_NAME.match(sign_env):
-            raise InputError("sign-key-env", f"must be an environment variable name like SIGNING_KEY, not {sign_env!r}")
-        if not os.environ.get(sign_env):
-            raise InputError("sign-key-env", f"the variable {sign_env} is not set or empty; map a secret to it in the "
-                                             "step's env:")
-
-    return Config(workdir=workdir, target=target, command=command, server_args=server_args, server_env=server_env,
-                  fail_on=_level("fail-on"), fail_under=fail_under, sarif=sarif, report_dir=report_dir, lock=lock,
-                  lock_mode=lock_mode, lock_fail_on=_level("lock-fail-on"), lock_key=lock_key, sign_env=sign_env,
-                  summary=_bool("summary"))
 
 
 def scanner() -> list[str]:
@@ -255,14 +94,7 @@ def md(text: object, limit: int = 300) -> str:
     value = str(text if text is not None else "")
     if len(value) > limit:
         value = value[:limit] + f"…(+{len(value) - limit} chars)"
-    shown = []
-    for ch in value:
-        if unicodedata.category(ch) in ("Cc", "Cf", "Co", "Cs", "Cn", "Zl", "Zp"):
-            code = ord(ch)
-            shown.append(f"\\x{code:02x}" if code < 0x100 else f"\\u{code:04x}" if code < 0x10000 else f"\\U{code:08x}")
-        else:
-            shown.append(ch)
-    escaped = _MARKDOWN_SPECIAL.sub(r"\\\1", html.escape("".join(shown), quote=False))
+    escaped = _MARKDOWN_SPECIAL.sub(r"\\\1", html.escape(escape_invisible(value), quote=False))
     return escaped.replace("@", "&#64;")
 
 

@@ -31,7 +31,7 @@ from typing import Any
 
 ROOT = Path(__file__).resolve().parent.parent
 CORPUS = ROOT / "tests" / "fixtures" / "corpus"
-STRING_CAP = 16_384  # scanner.untrusted.MAX_STRING_CHARS: a string this long in the report may have been cut
+STRING_CAP = 16_384  # sandbox.core.untrusted.MAX_STRING_CHARS: a string this long in the report may have been cut
 
 
 @dataclass(frozen=True)

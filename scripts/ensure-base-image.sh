@@ -3,6 +3,7 @@
 # when no registry is reachable, build it with debootstrap from Debian's mirror and `docker import` it under the same
 # tag, with the -updates and -security suites added to its apt sources.
 set -euo pipefail
+. "$(dirname "$0")/debian-packages.sh"
 tag=${MCP_SANDBOX_BASE_IMAGE:-debian:trixie-slim}
 mirror=${MCP_SANDBOX_DEBIAN_MIRROR:-http://deb.debian.org/debian}
 
@@ -12,16 +13,8 @@ fi
 if timeout 60 docker pull -q "$tag" >/dev/null 2>&1; then
   exit 0
 fi
-if [ "$(id -u)" != 0 ] || ! command -v apt-get >/dev/null 2>&1; then
-  echo "error: base image $tag is missing and cannot be pulled; pull or load it, then retry" >&2
-  exit 2
-fi
-if ! command -v debootstrap >/dev/null 2>&1; then
-  echo "==> installing debootstrap" >&2
-  export DEBIAN_FRONTEND=noninteractive
-  apt-get update -qq >/dev/null
-  apt-get install -y -qq debootstrap >/dev/null
-fi
+require_root_apt "base image $tag is missing and cannot be pulled; pull or load it, then retry"
+install_for debootstrap debootstrap debootstrap
 root=$(mktemp -d /var/tmp/mcp-sandbox-rootfs.XXXXXX)
 trap 'rm -rf "$root"' EXIT
 echo "==> building $tag with debootstrap (about 40 s)" >&2

@@ -2,21 +2,14 @@
 # Make sure a Docker engine answers. On a Debian/Ubuntu host with root and no engine, install Debian's docker.io and
 # start dockerd in the background. Never start a second daemon while one answers.
 set -euo pipefail
+. "$(dirname "$0")/debian-packages.sh"
 log=${MCP_SANDBOX_DOCKERD_LOG:-/var/log/mcp-sandbox-dockerd.log}
 
 if docker info >/dev/null 2>&1; then
   exit 0
 fi
-if [ "$(id -u)" != 0 ] || ! command -v apt-get >/dev/null 2>&1; then
-  echo "error: no Docker engine answers; install and start Docker (https://docs.docker.com/engine/install/), then retry" >&2
-  exit 2
-fi
-if ! command -v dockerd >/dev/null 2>&1; then
-  echo "==> installing Debian's docker.io" >&2
-  export DEBIAN_FRONTEND=noninteractive
-  apt-get update -qq >/dev/null
-  apt-get install -y -qq docker.io iptables >/dev/null
-fi
+require_root_apt "no Docker engine answers; install and start Docker (https://docs.docker.com/engine/install/), then retry"
+install_for dockerd "Debian's docker.io" docker.io iptables
 if pgrep -x dockerd >/dev/null 2>&1; then
   echo "==> dockerd is running but not answering yet; waiting" >&2
 else

@@ -26,6 +26,7 @@ UNSAFE_RAW = ("\x1b", "\x07", "\r", "\u202e", "\U000e0072")
 
 sys.path.insert(0, str(REPO / "scripts"))
 import action  # scripts/action.py
+import action_inputs  # scripts/action_inputs.py
 
 sys.path.pop(0)
 
@@ -95,8 +96,8 @@ def test_action_yml_inputs_match_what_the_script_reads():
     spec = action_yml()
     assert spec["runs"]["using"] == "composite"
     inputs = spec["inputs"]
-    assert set(inputs) == set(action.INPUTS) | {"python"}, "action.yml inputs != scripts/action.py INPUTS"
-    for name, default in action.INPUTS.items():
+    assert set(inputs) == set(action_inputs.INPUTS) | {"python"}, "action.yml inputs != scripts/action.py INPUTS"
+    for name, default in action_inputs.INPUTS.items():
         if name == "target":
             assert inputs[name]["required"] == "true" and "default" not in inputs[name]
         else:
@@ -105,7 +106,7 @@ def test_action_yml_inputs_match_what_the_script_reads():
     steps = {step["id"]: step for step in spec["runs"]["steps"]}
     scan_env = steps["scan"]["env"]
     mapped = {k: v for k, v in scan_env.items() if k.startswith("INPUT_")}
-    assert mapped == {env_name(name): f"${{{{ inputs.{name} }}}}" for name in action.INPUTS}
+    assert mapped == {env_name(name): f"${{{{ inputs.{name} }}}}" for name in action_inputs.INPUTS}
     assert steps["install"]["env"]["INPUT_PYTHON"] == "${{ inputs.python }}"
     assert scan_env["MCP_SANDBOX_BIN"] == "${{ steps.install.outputs.bin }}"
     assert scan_env["MCP_SANDBOX_PYTHON"] == "${{ steps.install.outputs.python }}"
@@ -328,7 +329,7 @@ def test_summary_escapes_hostile_lock_change_text(tmp_path):
     cfg_changes.write_text(json.dumps({"failed": True, "counts": {"error": 1, "warning": 0, "info": 0}, "changes": [
         {"kind": "description_changed", "severity": "error", "tool": "t\u202e<img src=x>",
          "message": "now reads \x1b[2J| <!-- hidden --> @everyone \U000e0072 ![x](http://x)"}]}))
-    cfg = action.Config(workdir=tmp_path, target="npm:x", command=None, server_args=[], server_env=[],
+    cfg = action_inputs.Config(workdir=tmp_path, target="npm:x", command=None, server_args=[], server_env=[],
                         fail_on="error", fail_under=None, sarif=tmp_path / "s.sarif", report_dir=tmp_path,
                         lock=tmp_path / "mcp-sandbox.lock", lock_mode="check", lock_fail_on="warning", lock_key=None,
                         sign_env=None, summary=True)

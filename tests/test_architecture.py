@@ -167,3 +167,9 @@ def test_every_package_ships_in_the_wheel() -> None:
     assert config["package-dir"]["sandbox.image_contexts"] == "images"
     assert "sandbox.image_contexts" in listed
 
+
+
+def test_no_module_is_too_large() -> None:
+    large = sorted(f"{p.relative_to(ROOT)}: {n} lines" for p in MODULES.values()
+                   if (n := len(p.read_text("utf-8").splitlines())) > MAX_MODULE_LINES)
+    assert large == []

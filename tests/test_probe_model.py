@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from scanner.probes.model import (
     PREVIEW_CHARS,
+    ProbeCall,
     estimate_tokens,
     response_text,
     result_from_call,
@@ -21,7 +22,7 @@ def test_estimate_tokens_is_four_chars_per_token_rounded_up() -> None:
 def test_result_from_call_records_text_preview_and_types() -> None:
     text = "line\n" * 200
     call = {"content": [{"type": "text", "text": text}, {"type": "image", "data": "AAAA", "mimeType": "image/png"}]}
-    result = result_from_call(tool="read", label="generated", kind="generated", arguments={"path": "/workspace/a"},
+    result = result_from_call(ProbeCall("read", label="generated", kind="generated", arguments={"path": "/workspace/a"}),
                               call_result=call, latency_ms=12.345)
     assert result.status == "ok" and result.is_error is False
     assert result.content_types == ["text", "image"]
@@ -35,8 +36,8 @@ def test_result_from_call_records_text_preview_and_types() -> None:
 
 def test_is_error_makes_a_tool_error() -> None:
     call = {"content": [{"type": "text", "text": "path 'x' not found"}], "isError": True}
-    result = result_from_call(tool="read", label="e", kind="error", arguments={}, call_result=call, latency_ms=1,
-                              error_probe="unknown_value", target="path")
+    result = result_from_call(ProbeCall("read", label="e", kind="error", arguments={}, error_probe="unknown_value",
+                                        target="path"), call_result=call, latency_ms=1)
     assert result.status == "tool_error" and result.is_error and result.target == "path"
 
 
@@ -52,13 +53,13 @@ def test_embedded_text_resources_count_as_text() -> None:
 
 def test_huge_argument_strings_are_capped() -> None:
     call = {"content": [{"type": "text", "text": "ok"}]}
-    result = result_from_call(tool="t", label="l", kind="fixture", arguments={"blob": "x" * 100_000},
+    result = result_from_call(ProbeCall("t", label="l", kind="fixture", arguments={"blob": "x" * 100_000}),
                               call_result=call, latency_ms=0)
     assert len(result.arguments["blob"]) < 10_000
 
 
 def test_failure_records_status_and_error() -> None:
-    result = result_from_failure(tool="t", label="l", kind="generated", arguments={}, status="timeout",
+    result = result_from_failure(ProbeCall("t", label="l", kind="generated", arguments={}), status="timeout",
                                  error="no answer within 30 s", latency_ms=30_000)
     assert result.status == "timeout" and result.error == "no answer within 30 s"
     assert result.text() == "no answer within 30 s"

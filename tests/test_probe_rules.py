@@ -5,7 +5,7 @@ from __future__ import annotations
 import json
 from typing import Any
 
-from scanner.probes.model import result_from_call, result_from_failure
+from scanner.probes.model import ProbeCall, result_from_call, result_from_failure
 from scanner.rules.probe import (P1_ERROR_TOKENS, P1_WARNING_TOKENS, TOKEN_BUDGET, WASTE_ERROR_WITHOUT_GUIDANCE, WASTE_NO_PAGING_HINT, WASTE_OPAQUE_ERROR, check_no_paging_hint, check_no_way_to_ask_for_less, check_opaque_ids, check_oversized_response, check_unhelpful_errors, crash_finding, definition_change_findings, evaluate_probes, is_opaque_message, status_findings, timeout_finding)
 from scanner.rules.model import Family
 from scanner.rules.registry import rules_of
@@ -21,14 +21,14 @@ def tool(name: str = "search", properties: dict[str, Any] | None = None,
 
 def ok(text: str, *, label: str = "generated", tool_name: str = "search", kind: str = "generated",
        **extra: Any) -> Any:
-    return result_from_call(tool=tool_name, label=label, kind=kind, arguments={},  # type: ignore[arg-type]
-                            call_result={"content": [{"type": "text", "text": text}]}, latency_ms=5, **extra)
+    return result_from_call(ProbeCall(tool_name, label=label, kind=kind, arguments={}, **extra),  # type: ignore[arg-type]
+                            call_result={"content": [{"type": "text", "text": text}]}, latency_ms=5)
 
 
 def tool_error(text: str, *, label: str = "error probe", **extra: Any) -> Any:
-    return result_from_call(tool="search", label=label, kind="error", arguments={},
+    return result_from_call(ProbeCall("search", label=label, kind="error", arguments={}, **extra),
                             call_result={"content": [{"type": "text", "text": text}], "isError": True},
-                            latency_ms=5, **extra)
+                            latency_ms=5)
 
 
 def words(tokens: int) -> str:
@@ -78,7 +78,7 @@ def test_p3_silent_when_the_response_says_what_is_left() -> None:
 
 
 def test_p3_is_not_silenced_by_the_scanners_own_size_cap_mark() -> None:
-    from scanner.untrusted import cap_text
+    from sandbox.core.untrusted import cap_text
 
     capped = cap_text(words(60_000), 200_000)
     assert "truncated" in capped
@@ -141,9 +141,9 @@ def test_p4_success_on_unknown_value_is_not_flagged() -> None:
 
 
 def test_p4_opaque_protocol_error_is_flagged() -> None:
-    failure = result_from_failure(tool="search", label="error probe", kind="error", arguments={},
-                                  status="protocol_error", error="Internal error", latency_ms=1,
-                                  error_probe="wrong_type", expect_error=True, target="q")
+    failure = result_from_failure(ProbeCall("search", label="error probe", kind="error", arguments={},
+                                            error_probe="wrong_type", expect_error=True, target="q"),
+                                  status="protocol_error", error="Internal error", latency_ms=1)
     assert check_unhelpful_errors(tool(properties={"q": {"type": "string"}}), [failure])
 
 
@@ -179,9 +179,9 @@ def test_p6_and_p7_builders_and_status_findings() -> None:
     hang = timeout_finding("wait", "generated", timeout_s=30)
     assert hang.rule_id == "P7" and "30 s" in hang.message
     results = [
-        result_from_failure(tool="zap", label="g", kind="generated", arguments={}, status="crashed",
+        result_from_failure(ProbeCall("zap", label="g", kind="generated", arguments={}), status="crashed",
                             error="server exited", latency_ms=3),
-        result_from_failure(tool="wait", label="g", kind="generated", arguments={}, status="timeout",
+        result_from_failure(ProbeCall("wait", label="g", kind="generated", arguments={}), status="timeout",
                             error="timeout", latency_ms=30_000),
         ok("fine"),
     ]

@@ -4,7 +4,8 @@ from __future__ import annotations
 
 import pytest
 
-from scanner.provenance.launch import analyse_launch, parse_npm_spec, parse_pypi_spec
+from scanner.provenance.launch import analyse_launch
+from scanner.provenance.package_specs import parse_npm_spec, parse_pypi_spec
 
 SHA = "0123456789abcdef0123456789abcdef01234567"
 DIGEST = "sha256:" + "a" * 64

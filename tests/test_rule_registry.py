@@ -11,7 +11,7 @@ import pytest
 
 from scanner.config import Config, parse
 from scanner.errors import UsageError
-from scanner.probes.model import ProbeResult, result_from_call
+from scanner.probes.model import ProbeCall, ProbeResult, result_from_call
 from scanner.rules.behavior import egress_findings
 from scanner.rules.docs import explain
 from scanner.rules.fixture import refusal_finding
@@ -97,7 +97,7 @@ def test_explain_is_in_four_parts(rule_id: str) -> None:
 
 def _large_unpaged_response() -> list[ProbeResult]:
     text = "row of data without any hint about what comes next\n" * 500  # ~6,500 tokens
-    return [result_from_call(tool="list_rows", label="generated", kind="generated", arguments={},
+    return [result_from_call(ProbeCall("list_rows", label="generated", kind="generated", arguments={}),
                              call_result={"content": [{"type": "text", "text": text}]}, latency_ms=10)]
 
 

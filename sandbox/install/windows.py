@@ -24,6 +24,8 @@ import re
 from collections.abc import Sequence
 from dataclasses import dataclass
 
+from sandbox.core.untrusted import escape_to_ascii
+
 MAX_LABEL_CHARS = 200
 _TRUNCATED = "…"
 
@@ -96,8 +98,5 @@ def window_at(windows: Sequence[Window], when: float | None) -> Window | None:
 def untrusted_label(text: str, limit: int = MAX_LABEL_CHARS) -> str:
     """A name or version read from a file the install wrote (lockfile, package.json), made safe to store and show:
     printable ASCII kept, everything else as a visible `\\xNN` / `\\uNNNN` escape, then capped to `limit`."""
-    escaped = "".join(ch if 0x20 <= ord(ch) < 0x7F else (f"\\x{ord(ch):02x}" if ord(ch) < 0x100 else
-                                                         f"\\u{ord(ch):04x}" if ord(ch) < 0x10000 else
-                                                         f"\\U{ord(ch):08x}")
-                      for ch in text[: limit * 2])
+    escaped = escape_to_ascii(text[: limit * 2])
     return escaped if len(escaped) <= limit else escaped[: limit - len(_TRUNCATED)] + _TRUNCATED

@@ -11,7 +11,7 @@ from typer._click import exceptions as cli_errors
 from sandbox.core.errors import SandboxError, UserInputError
 from scanner import __version__
 from scanner.errors import UsageError
-from scanner.untrusted import escape_for_terminal
+from sandbox.core.untrusted import escape_for_terminal
 
 app = typer.Typer(
     name="mcp-sandbox",

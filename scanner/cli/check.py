@@ -22,7 +22,7 @@ from scanner.rules.registry import lookup
 from scanner.rules.static.engine import run_rules
 from scanner.tools_file import ToolsFile, load_tools_file
 from scanner.report.score import compute
-from scanner.untrusted import cap_json, cap_text
+from sandbox.core.untrusted import cap_json, cap_text
 
 FailOn = Literal["info", "warning", "error", "never"]
 FAIL_ON_CHOICES = FAIL_ON_LEVELS

@@ -12,7 +12,7 @@ from rich.console import Console
 from scanner.errors import UsageError
 from scanner.report.model import Finding
 from scanner.report.severity import ASCENDING, FAIL_ON_LEVELS, at_least, counts, meets_fail_on
-from scanner.untrusted import escape_for_terminal
+from sandbox.core.untrusted import escape_for_terminal
 
 if TYPE_CHECKING:
     from scanner.provenance.config_lint import ConfigResult, ServerResult

@@ -23,7 +23,7 @@ from scanner.lock.source import load_source
 from scanner.signing.attest import attestation_path, write_attestation
 from scanner.signing.keys import Signer, load_public_key, load_signer
 from scanner.signing.verify import VerificationFailed, verify_attestation
-from scanner.untrusted import escape_for_terminal
+from sandbox.core.untrusted import escape_for_terminal
 
 SEVERITY_LABEL = {"error": "ERROR  ", "warning": "WARNING", "info": "info   "}
 

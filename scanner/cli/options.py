@@ -10,7 +10,7 @@ from typing import Any
 import typer
 
 from sandbox.install.proxy.upstream import FLAG, UpstreamProxy, UpstreamProxyError, resolve_upstream_proxy
-from scanner.untrusted import escape_for_terminal
+from sandbox.core.untrusted import escape_for_terminal
 
 HELP = ("Proxy the install phase chains to, for registries reachable only through a corporate proxy: "
         "http://[USER:PASSWORD@]HOST:PORT (a loopback HOST means the Docker host). Default: the host's HTTPS_PROXY, "

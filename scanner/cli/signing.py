@@ -11,7 +11,7 @@ from rich.console import Console
 from scanner.errors import UsageError
 from scanner.signing.keys import ALGORITHMS, Algorithm, load_public_key, write_keypair
 from scanner.signing.verify import Verification, VerificationFailed, verify_attestation
-from scanner.untrusted import escape_for_terminal
+from sandbox.core.untrusted import escape_for_terminal
 
 
 def _console(stderr: bool = False) -> Console:

@@ -234,20 +234,13 @@ def _schema_maps(old: dict[str, Any], new: dict[str, Any], path: str, depth: int
         _schema_map(key, before or {}, after or {}, path, depth, out)
 
 
-# What a new or a removed name under each schema map means for the set of accepted inputs.
-_ADDED_MEANS: dict[str, tuple[Effect, str]] = {
-    "properties": ("widened", "new parameter"),
-    "patternProperties": ("widened", "new pattern property"),
-    "$defs": ("changed", "definition added"),
-    "definitions": ("changed", "definition added"),
-    "dependentSchemas": ("changed", "dependent schema added"),
-}
-_REMOVED_MEANS: dict[str, tuple[Effect, str]] = {
-    "properties": ("changed", "parameter removed"),
-    "patternProperties": ("changed", "pattern property removed"),
-    "$defs": ("changed", "definition removed"),
-    "definitions": ("changed", "definition removed"),
-    "dependentSchemas": ("widened", "dependent schema removed"),
+# What a new and a removed name under each schema map mean for the set of accepted inputs: (added, removed).
+_NAME_CHANGE_MEANS: dict[str, tuple[tuple[Effect, str], tuple[Effect, str]]] = {
+    "properties": (("widened", "new parameter"), ("changed", "parameter removed")),
+    "patternProperties": (("widened", "new pattern property"), ("changed", "pattern property removed")),
+    "$defs": (("changed", "definition added"), ("changed", "definition removed")),
+    "definitions": (("changed", "definition added"), ("changed", "definition removed")),
+    "dependentSchemas": (("changed", "dependent schema added"), ("widened", "dependent schema removed")),
 }
 
 
@@ -255,11 +248,11 @@ def _schema_map(key: str, before: dict[str, Any], after: dict[str, Any], path: s
                 out: list[SchemaDelta]) -> None:
     for name in after:
         if name not in before:
-            effect, words = _ADDED_MEANS[key]
+            effect, words = _NAME_CHANGE_MEANS[key][0]
             out.append(SchemaDelta(effect, _child(path, key, name), f"{words}: {name!r}"))
     for name in before:
         if name not in after:
-            effect, words = _REMOVED_MEANS[key]
+            effect, words = _NAME_CHANGE_MEANS[key][1]
             out.append(SchemaDelta(effect, _child(path, key, name), f"{words}: {name!r}"))
         else:
             _compare(before[name], after[name], _child(path, key, name), depth + 1, out)

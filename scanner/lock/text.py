@@ -5,7 +5,7 @@ from __future__ import annotations
 import json
 from typing import Any
 
-from scanner.untrusted import cap_text
+from sandbox.core.untrusted import cap_text
 
 MESSAGE_QUOTE_CHARS = 300
 STORED_TEXT_CHARS = 4_000

@@ -41,7 +41,7 @@ from scanner.registry.resolve import endpoint_hosts, resolve
 from scanner.rules.static.engine import run_rules
 from scanner.report.score import compute
 from scanner.pipeline.targets import Target, content_hash, parse_target
-from scanner.untrusted import cap_json, cap_text, decode_bytes, escape_for_terminal
+from sandbox.core.untrusted import cap_json, cap_text, decode_bytes, escape_for_terminal
 
 Progress = Callable[[str], None]
 MAX_ATTRIBUTION_CHARS = 300  # an install egress attempt's package or script, as stored in the report

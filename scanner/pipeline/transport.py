@@ -16,7 +16,7 @@ from mcp.client._transport import TransportStreams
 from mcp.shared.message import SessionMessage
 
 from sandbox.run.attach import AttachedStdio, StreamFault
-from scanner.untrusted import cap_text
+from sandbox.core.untrusted import cap_text
 
 MAX_NOISE_LINES = 200
 MAX_NOISE_BYTES = 1024 * 1024

@@ -26,9 +26,9 @@ from referencing.exceptions import Unresolvable
 
 from sandbox.run.workspace_seed import SeedManifest
 from scanner.errors import UsageError
-from scanner.probes.arguments import generate_arguments
+from scanner.probes.value_generation import generate_arguments
 from scanner.probes.tooldef import input_schema, tool_name
-from scanner.untrusted import cap_text
+from sandbox.core.untrusted import cap_text
 
 FIXTURES_VERSION = 1
 MAX_FIXTURES_BYTES = 4 * 1024 * 1024

@@ -1,14 +1,16 @@
-"""The record of one probe call: what was sent, what came back, how long it took and roughly what it costs an agent."""
+"""One probe call: what is sent (ProbeCall), and the record of it (ProbeResult): what came back, how long it took and
+roughly what it costs an agent."""
 
 from __future__ import annotations
 
 import json
+from dataclasses import dataclass
 from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
 from scanner.tokens import text_tokens as estimate_tokens  # the one estimate: 4 characters ≈ 1 token
-from scanner.untrusted import cap_json, cap_text
+from sandbox.core.untrusted import cap_json, cap_text
 
 ProbeKind = Literal["generated", "fixture", "error"]
 CallStatus = Literal["ok", "tool_error", "protocol_error", "timeout", "crashed"]
@@ -17,6 +19,19 @@ ErrorProbeKind = Literal["missing_required", "wrong_type", "invalid_enum", "unkn
 PREVIEW_CHARS = 400
 MAX_RESPONSE_CHARS = 200_000  # the most of a response kept for the rules and for --include-responses
 MAX_ARGUMENT_STRING = 4_096
+
+
+@dataclass(frozen=True)
+class ProbeCall:
+    """One planned tools/call: the tool, the probe's label, its arguments and what kind of probe it is."""
+
+    tool: str
+    label: str
+    arguments: dict[str, Any]
+    kind: ProbeKind
+    error_probe: ErrorProbeKind | None = None
+    expect_error: bool | None = None  # None: either outcome is fine
+    target: str | None = None  # the argument an error probe is about
 
 
 class ProbeResult(BaseModel):
@@ -82,66 +97,24 @@ def content_types(call_result: dict[str, Any]) -> list[str]:
     return [cap_text(str(block.get("type", "?")), 40) for block in blocks if isinstance(block, dict)]
 
 
-def result_from_call(
-    *,
-    tool: str,
-    label: str,
-    kind: ProbeKind,
-    arguments: dict[str, Any],
-    call_result: dict[str, Any],
-    latency_ms: float,
-    error_probe: ErrorProbeKind | None = None,
-    expect_error: bool | None = None,
-    target: str | None = None,
-) -> ProbeResult:
+def result_from_call(call: ProbeCall, *, call_result: dict[str, Any], latency_ms: float) -> ProbeResult:
     """Record a call that returned a result (wire-format dict of CallToolResult)."""
     text = response_text(call_result)
     is_error = call_result.get("isError", call_result.get("is_error")) is True
-    return ProbeResult(
-        tool=tool,
-        label=label,
-        kind=kind,
-        error_probe=error_probe,
-        expect_error=expect_error,
-        target=target,
-        arguments=cap_json(arguments, max_string=MAX_ARGUMENT_STRING),
-        status="tool_error" if is_error else "ok",
-        is_error=is_error,
-        latency_ms=round(latency_ms, 1),
-        tokens=estimate_tokens(text),
-        response_chars=len(text),
-        content_types=content_types(call_result),
-        preview=text[:PREVIEW_CHARS],
-        response=cap_text(text, MAX_RESPONSE_CHARS),
-    )
+    return _record(call, text, latency_ms, status="tool_error" if is_error else "ok", is_error=is_error,
+                   content_types=content_types(call_result), response=cap_text(text, MAX_RESPONSE_CHARS))
 
 
-def result_from_failure(
-    *,
-    tool: str,
-    label: str,
-    kind: ProbeKind,
-    arguments: dict[str, Any],
-    status: Literal["protocol_error", "timeout", "crashed"],
-    error: str,
-    latency_ms: float,
-    error_probe: ErrorProbeKind | None = None,
-    expect_error: bool | None = None,
-    target: str | None = None,
-) -> ProbeResult:
+def result_from_failure(call: ProbeCall, *, status: Literal["protocol_error", "timeout", "crashed"], error: str,
+                        latency_ms: float) -> ProbeResult:
     """Record a call that returned no result: a JSON-RPC error, a timeout or a server that died."""
-    return ProbeResult(
-        tool=tool,
-        label=label,
-        kind=kind,
-        error_probe=error_probe,
-        expect_error=expect_error,
-        target=target,
-        arguments=cap_json(arguments, max_string=MAX_ARGUMENT_STRING),
-        status=status,
-        latency_ms=round(latency_ms, 1),
-        tokens=estimate_tokens(error),
-        response_chars=len(error),
-        preview=error[:PREVIEW_CHARS],
-        error=cap_text(error, MAX_RESPONSE_CHARS),
-    )
+    return _record(call, error, latency_ms, status=status, error=cap_text(error, MAX_RESPONSE_CHARS))
+
+
+def _record(call: ProbeCall, text: str, latency_ms: float, **outcome: Any) -> ProbeResult:
+    """What every record holds: the call (arguments capped), its time, and the size and preview of `text`."""
+    return ProbeResult(tool=call.tool, label=call.label, kind=call.kind, error_probe=call.error_probe,
+                       expect_error=call.expect_error, target=call.target,
+                       arguments=cap_json(call.arguments, max_string=MAX_ARGUMENT_STRING),
+                       latency_ms=round(latency_ms, 1), tokens=estimate_tokens(text), response_chars=len(text),
+                       preview=text[:PREVIEW_CHARS], **outcome)

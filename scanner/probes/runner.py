@@ -31,25 +31,18 @@ from sandbox.run.server import RunningServer
 from sandbox.run.workspace_seed import SeedManifest
 from scanner import __version__
 from scanner.pipeline.transport import WireHealth, attached_transport
-from scanner.probes import arguments as args_mod
-from scanner.probes.fixtures import FixtureFile, Refusal, plan_fixtures
-from scanner.probes.model import (
-    ErrorProbeKind,
-    ProbeKind,
-    ProbeResult,
-    result_from_call,
-    result_from_failure,
-)
+from scanner.probes.call_behavior import fill_record, new_processes
+from scanner.probes.fixtures import FixtureFile, Refusal
+from scanner.probes.model import ProbeCall, ProbeResult, result_from_call, result_from_failure
+from scanner.probes.plan import plan_calls
 from scanner.rules.probe import crash_finding, definition_change_findings, timeout_finding
-from scanner.probes.tooldef import tool_name
-from scanner.report.model import CallBehavior, CanaryEvent, FileChanges, Finding, ProcessSeen, ResourceUse
-from scanner.untrusted import cap_json
+from scanner.report.model import CallBehavior, CanaryEvent, Finding, ResourceUse
+from sandbox.core.untrusted import cap_json
 
 PING_TIMEOUT = 2.0
 TIMEOUT_GRACE = 5.0  # the SDK's own read timeout fires first; this bounds everything else
 MAX_RESTARTS = 5
 MAX_CALLS = 500
-MAX_LISTED_PATHS = 200
 
 Progress = Callable[[str], None]
 Restart = Callable[[], RunningServer]
@@ -64,17 +57,6 @@ class ProbeOptions:
     include_responses: bool = False
     timeout: float = 30.0
     max_calls: int = MAX_CALLS
-
-
-@dataclass(frozen=True)
-class PlannedCall:
-    tool: str
-    label: str
-    arguments: dict[str, Any]
-    kind: ProbeKind
-    error_probe: ErrorProbeKind | None = None
-    expect_error: bool | None = None
-    target: str | None = None
 
 
 @dataclass
@@ -113,40 +95,6 @@ class SandboxAccess:
     drain_egress: Callable[[str], list[dict[str, Any]]] | None = None
 
 
-def plan_calls(tools: list[dict[str, Any]], manifest: SeedManifest, options: ProbeOptions,
-               outcome: ProbeOutcome) -> list[PlannedCall]:
-    """Read-only tools first; per tool its generated (or fixture) probes, then its error probes."""
-    fixture_calls: dict[str, list[PlannedCall]] = {}
-    allowed: dict[str, bool] = {}
-    if options.fixtures is not None:
-        accepted, outcome.refused = plan_fixtures(options.fixtures, tools)
-        for probe in accepted:
-            fixture_calls.setdefault(probe.tool, []).append(PlannedCall(
-                tool=probe.tool, label=probe.display_label(), arguments=probe.args, kind="fixture",
-                expect_error=True if probe.expect_error else None))
-            allowed[probe.tool] = allowed.get(probe.tool, False) or probe.allow_destructive
-    planned: list[PlannedCall] = []
-    for tool in args_mod.order_tools(tools):
-        name = tool_name(tool)
-        if not name:
-            continue
-        if not args_mod.may_probe(tool, no_destructive=options.no_destructive):
-            if fixture_calls.get(name) and allowed.get(name):
-                planned.extend(fixture_calls[name])
-            else:
-                outcome.skipped.append(name)
-            continue
-        if name in fixture_calls:  # hand-written probes replace the generated ones
-            planned.extend(fixture_calls[name])
-        else:
-            planned.extend(PlannedCall(name, p.label, p.arguments, p.kind, p.error_probe, p.expect_error, p.target)
-                           for p in args_mod.generated_probes(tool, manifest))
-        if options.error_probes:
-            planned.extend(PlannedCall(name, p.label, p.arguments, p.kind, p.error_probe, p.expect_error, p.target)
-                           for p in args_mod.error_probes(tool, manifest))
-    return planned[: options.max_calls]
-
-
 def seed(access: SandboxAccess, server: RunningServer) -> Snapshot:
     """Fill the workspace and plant the canaries in HOME of a running sandbox; returns the baseline snapshot."""
     observe.extract_tar(access.docker, server.container_id, access.workspace_archive, WORKSPACE)
@@ -180,7 +128,10 @@ class ProbeRunner:
         self.outcome.ran = True
         try:
             await self._startup_record()
-            planned = plan_calls(tools, self.access.manifest, self.options, self.outcome)
+            plan = plan_calls(tools, self.access.manifest, fixtures=self.options.fixtures,
+                              no_destructive=self.options.no_destructive,
+                              with_error_probes=self.options.error_probes, max_calls=self.options.max_calls)
+            self.outcome.refused, self.outcome.skipped, planned = plan.refused, plan.skipped, plan.calls
             for number, call in enumerate(planned, start=1):
                 if self.restart_needed:
                     if self.outcome.restarts >= MAX_RESTARTS:
@@ -199,7 +150,7 @@ class ProbeRunner:
 
     # ---- one call ----------------------------------------------------------------------------------------------------
 
-    async def _call(self, call: PlannedCall) -> None:
+    async def _call(self, call: ProbeCall) -> None:
         assert self.client is not None
         index = len(self.outcome.results)
         if self.last_snapshot is None:
@@ -208,35 +159,15 @@ class ProbeRunner:
         if self.last_processes is None:
             self.last_processes = {p.pid for p in await self._processes()}
         timeout = self.options.timeout
-        common: dict[str, Any] = {"tool": call.tool, "label": call.label, "kind": call.kind,
-                                  "arguments": call.arguments, "error_probe": call.error_probe,
-                                  "expect_error": call.expect_error, "target": call.target}
-        started = time.monotonic()
-        try:
-            with anyio.fail_after(timeout + TIMEOUT_GRACE):
-                answer = await self.client.call_tool(call.tool, call.arguments, read_timeout_seconds=timeout)
-            wire = answer.model_dump(mode="json", by_alias=True, exclude_none=True)
-            result = result_from_call(call_result=wire, latency_ms=_ms(started), **common)
-        except TimeoutError:
-            result = result_from_failure(status="timeout", error=f"no answer within {timeout:g} s; cancelled",
-                                         latency_ms=_ms(started), **common)
-        except MCPError as exc:
-            code = exc.error.code
-            status: Literal["protocol_error", "timeout", "crashed"] = ("timeout" if code == mcp_types.REQUEST_TIMEOUT else
-                      "crashed" if code == mcp_types.CONNECTION_CLOSED else "protocol_error")
-            result = result_from_failure(status=status, error=f"error {exc.error.code}: {exc.error.message}",
-                                         latency_ms=_ms(started), **common)
-        except (anyio.EndOfStream, anyio.ClosedResourceError, anyio.BrokenResourceError, ConnectionError) as exc:
-            result = result_from_failure(status="crashed", error=f"the connection closed ({type(exc).__name__})",
-                                         latency_ms=_ms(started), **common)
+        result = await self._send(call)
         state = await anyio.to_thread.run_sync(observe.exit_state, self.access.docker, self.server.container_id)
         record = CallBehavior(call=index, tool=call.tool, label=call.label, sandbox=self.sandbox_index)
         if not state.running:
             tail = await anyio.to_thread.run_sync(observe.stderr_tail, self.access.docker, self.server.container_id)
             if result.status != "crashed":
-                result = result_from_failure(status="crashed", error=(result.error or result.preview or "")[:200]
+                result = result_from_failure(call, status="crashed", error=(result.error or result.preview or "")[:200]
                                              + f"\nthe server exited with code {state.exit_code}\n{tail}"[-4000:],
-                                             latency_ms=result.latency_ms, **common)
+                                             latency_ms=result.latency_ms)
             self.outcome.findings.append(crash_finding(call.tool, call.label, exit_code=state.exit_code,
                                                        stderr_tail=tail))
             record.observed = False
@@ -255,6 +186,29 @@ class ProbeRunner:
         if not self.restart_needed:
             await self._relist(after_call=f"probe '{call.label}' of tool '{call.tool}'")
 
+    async def _send(self, call: ProbeCall) -> ProbeResult:
+        """tools/call with the timeout; what came back, or why nothing did."""
+        assert self.client is not None
+        timeout = self.options.timeout
+        started = time.monotonic()
+        try:
+            with anyio.fail_after(timeout + TIMEOUT_GRACE):
+                answer = await self.client.call_tool(call.tool, call.arguments, read_timeout_seconds=timeout)
+            wire = answer.model_dump(mode="json", by_alias=True, exclude_none=True)
+            return result_from_call(call, call_result=wire, latency_ms=_ms(started))
+        except TimeoutError:
+            return result_from_failure(call, status="timeout", error=f"no answer within {timeout:g} s; cancelled",
+                                       latency_ms=_ms(started))
+        except MCPError as exc:
+            code = exc.error.code
+            status: Literal["protocol_error", "timeout", "crashed"] = ("timeout" if code == mcp_types.REQUEST_TIMEOUT else
+                      "crashed" if code == mcp_types.CONNECTION_CLOSED else "protocol_error")
+            return result_from_failure(call, status=status, error=f"error {exc.error.code}: {exc.error.message}",
+                                       latency_ms=_ms(started))
+        except (anyio.EndOfStream, anyio.ClosedResourceError, anyio.BrokenResourceError, ConnectionError) as exc:
+            return result_from_failure(call, status="crashed", error=f"the connection closed ({type(exc).__name__})",
+                                       latency_ms=_ms(started))
+
     async def _observe_after(self, record: CallBehavior, before: Snapshot) -> None:
         try:
             after = await self._snapshot()
@@ -265,10 +219,8 @@ class ProbeRunner:
             self.last_snapshot = None
             self.last_processes = None
             return
-        _fill_record(record, before, after, self.access.canaries.locations)
-        known = self.last_processes or set()
-        record.processes = [ProcessSeen(pid=p.pid, args=p.args) for p in now
-                            if p.pid not in known and not _is_ours(p)]
+        fill_record(record, before, after, self.access.canaries.locations)
+        record.processes = new_processes(now, self.last_processes or set())
         self.last_snapshot = after
         self.last_processes = {p.pid for p in now}
 
@@ -377,38 +329,6 @@ class ProbeRunner:
             seen = {(f.tool, f.message) for f in self.outcome.findings}
             self.outcome.findings.extend(f for f in changes if (f.tool, f.message) not in seen)
             self.current_tools = tools
-
-
-def _fill_record(record: CallBehavior, before: Snapshot, after: Snapshot, canaries: dict[str, str]) -> None:
-    changes = observe.diff(before, after)
-    truncated = any(len(items) > MAX_LISTED_PATHS for items in (changes.created, changes.modified, changes.deleted))
-    record.files = FileChanges(created=changes.created[:MAX_LISTED_PATHS], modified=changes.modified[:MAX_LISTED_PATHS],
-                               deleted=changes.deleted[:MAX_LISTED_PATHS], truncated=truncated or after.truncated)
-    planted_files = {where.split(" (")[0] for where in canaries.values() if not where.startswith("env ")}
-    for path in changes.read:
-        if path in planted_files:
-            record.canaries.append(CanaryEvent(where=path, how="read"))
-    old, new = before.counters, after.counters
-    record.resources = ResourceUse(
-        memory_peak_bytes=new.memory_peak_bytes,
-        memory_peak_raised=bool(new.memory_peak_bytes and old.memory_peak_bytes
-                                and new.memory_peak_bytes > old.memory_peak_bytes),
-        memory_limit_hit=_rose(old.memory_limit_hits, new.memory_limit_hits),
-        oom_killed=_rose(old.oom_kills, new.oom_kills),
-        pids_peak=new.pids_peak,
-        pids_limit_hit=_rose(old.pids_limit_hits, new.pids_limit_hits),
-        cpu_seconds=None if new.cpu_seconds is None or old.cpu_seconds is None
-        else round(new.cpu_seconds - old.cpu_seconds, 3),
-    )
-
-
-def _rose(old: int | None, new: int | None) -> bool:
-    return old is not None and new is not None and new > old
-
-
-def _is_ours(process: Process) -> bool:
-    """The snapshot exec's own processes, should one still be winding down."""
-    return "@@MCP-SANDBOX-CGROUP@@" in process.args or process.args.startswith("tar -x -f -")
 
 
 def _ms(started: float) -> float:

@@ -11,7 +11,7 @@ import re
 from scanner.provenance.model import OUTCOME_LABELS
 from scanner.report.model import Finding, Report
 from scanner.report.severity import most_severe_first
-from scanner.untrusted import escape_for_terminal
+from sandbox.core.untrusted import escape_for_terminal
 
 MAX_ROWS = 200
 MAX_CHARS = 60_000

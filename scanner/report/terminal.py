@@ -11,7 +11,7 @@ from rich.text import Text
 
 from scanner.report.model import Finding, Report
 from scanner.report.severity import Severity, at_least, counts, most_severe_first
-from scanner.untrusted import escape_for_terminal
+from sandbox.core.untrusted import escape_for_terminal
 
 SEVERITY_STYLE = {"error": "bold red", "warning": "yellow", "info": "cyan"}
 VERDICT_STYLE = {"block": "bold white on red", "review": "bold black on yellow", "pass": "bold white on green"}

@@ -19,7 +19,7 @@ from scanner.probes.model import ProbeResult
 from scanner.probes.tooldef import annotation, tool_name
 from scanner.rules.registry import rule
 from scanner.report.model import CallBehavior, Finding, Severity
-from scanner.untrusted import cap_text
+from sandbox.core.untrusted import cap_text
 
 CPU_BURN_SHARE = 0.5  # a timed-out call that used at least this share of the CPU quota for its whole duration
 MAX_PATHS_IN_MESSAGE = 5

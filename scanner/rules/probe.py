@@ -20,7 +20,7 @@ from scanner.probes.tooldef import input_schema, tool_name
 from scanner.rules.registry import rule
 from scanner.report.model import Category, Finding, Severity
 from scanner.tokens import tokens_for_chars
-from scanner.untrusted import TRUNCATION_MARK, cap_json, cap_text
+from sandbox.core.untrusted import TRUNCATION_MARK, cap_json, cap_text
 from scanner.vocabulary import name_words
 
 # ---- thresholds and token-waste estimates, all in one place ---------------------------------------------------------

@@ -9,7 +9,7 @@ import hashlib
 import os
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Literal, get_args
+from typing import Literal, cast, get_args
 
 from cryptography.exceptions import InvalidSignature, UnsupportedAlgorithm
 from cryptography.hazmat.primitives import hashes, serialization
@@ -77,19 +77,21 @@ def _write_new_file(path: Path, data: bytes, mode: int) -> None:
 
 
 def _supported_private(key: object, source: str) -> PrivateKey:
-    if isinstance(key, ed25519.Ed25519PrivateKey):
-        return key
-    if isinstance(key, ec.EllipticCurvePrivateKey) and isinstance(key.curve, ec.SECP256R1):
-        return key
+    if _supported(key, ed25519.Ed25519PrivateKey, ec.EllipticCurvePrivateKey):
+        return cast(PrivateKey, key)
     raise UsageError(f"{source} holds a key of an unsupported type; use {SUPPORTED} (see `mcp-sandbox keygen`)")
 
 
 def _supported_public(key: object, source: str) -> PublicKey:
-    if isinstance(key, ed25519.Ed25519PublicKey):
-        return key
-    if isinstance(key, ec.EllipticCurvePublicKey) and isinstance(key.curve, ec.SECP256R1):
-        return key
+    if _supported(key, ed25519.Ed25519PublicKey, ec.EllipticCurvePublicKey):
+        return cast(PublicKey, key)
     raise UsageError(f"{source} holds a public key of an unsupported type; use an Ed25519 or ECDSA P-256 key")
+
+
+def _supported(key: object, ed25519_type: type, ec_type: type) -> bool:
+    """An Ed25519 key, or an elliptic-curve key on P-256 (the two algorithms signing supports)."""
+    return isinstance(key, ed25519_type) or (isinstance(key, ec_type)
+                                             and isinstance(getattr(key, "curve", None), ec.SECP256R1))
 
 
 def _parse_private(data: bytes, source: str) -> PrivateKey:

@@ -44,7 +44,7 @@ from sandbox.core.session import SandboxSession
 from sandbox.install.proxy.allowlist import DEFAULT_PORTS, RegistryAllowlist, validate_hosts, validate_ports
 from sandbox.install.proxy.log import EgressAttempt, parse_attempts
 from sandbox.install.proxy.reachability import finish_upstream_probe, start_upstream_probe
-from sandbox.install.proxy.upstream import UpstreamProxy, chain_settings, scrub
+from sandbox.install.proxy.upstream import ChainSettings, UpstreamProxy, chain_settings, scrub
 from sandbox.install.windows import Window
 
 PROXY_PORT = 3128
@@ -58,26 +58,6 @@ _READY = "MCPEGRESS-READY"
 MARKER_BYTES = 16  # 32 hex characters; render-config.sh accepts 16-64 letters and digits
 
 ProgressFn = Callable[[str], None]
-
-
-# --------------------------------------------------------------------------------------------------------- allowlist
-
-
-
-
-
-
-
-
-
-
-
-
-
-
-
-# ------------------------------------------------------------------------------------------------------------- proxy
-
 
 
 @dataclass
@@ -142,12 +122,7 @@ def start_install_proxy(session: SandboxSession, allow_hosts: Iterable[str] | Re
     and dnsmasq answers; raises SandboxError (the session still owns and removes whatever was created).
     """
     started = time.monotonic()
-    if isinstance(allow_hosts, RegistryAllowlist):
-        allow = RegistryAllowlist(validate_hosts(allow_hosts.hosts),
-                                  validate_ports(allow_ports if allow_ports is not None else allow_hosts.ports))
-    else:
-        allow = RegistryAllowlist(validate_hosts(allow_hosts),
-                                  validate_ports(allow_ports if allow_ports is not None else DEFAULT_PORTS))
+    allow = _allowlist(allow_hosts, allow_ports)
     image = images.ensure_runtime_image(session.client, "proxy", base_image=base_image, progress=progress)
     chain = chain_settings(upstream, allow.hosts)
     api = session.client.api
@@ -155,8 +130,34 @@ def start_install_proxy(session: SandboxSession, allow_hosts: Iterable[str] | Re
     # Started now, read after the proxy is up: its connect timeouts overlap the proxy's start-up.
     probe = start_upstream_probe(session, image.tag, network, upstream) if upstream is not None else None
     marker = secrets.token_hex(MARKER_BYTES)
+    container_id = _create_proxy_container(session, image.tag, network, allow, marker, chain)
+    # The default bridge is the proxy's only way out (to the registries or the upstream); connected before start.
+    api.connect_container_to_network(container_id, "bridge")
+    _start(api, container_id, chain.stdin)
+    _wait_ready(session, container_id, ready_timeout, upstream.secrets() if upstream else ())
+    address = _address_on(api, container_id, network)
+    _check_network(session, network)
+    if probe is not None and upstream is not None:
+        finish_upstream_probe(session, probe, upstream)
+    return InstallProxy(session=session, container_id=container_id, network=network, address=address, allow=allow,
+                        image=image.tag, start_seconds=round(time.monotonic() - started, 3), upstream=upstream,
+                        log_marker=marker)
+
+
+def _allowlist(allow_hosts: Iterable[str] | RegistryAllowlist, allow_ports: Iterable[int] | None) -> RegistryAllowlist:
+    """The hosts and ports the proxy allows, validated; ports given explicitly win over the allowlist's own."""
+    if isinstance(allow_hosts, RegistryAllowlist):
+        return RegistryAllowlist(validate_hosts(allow_hosts.hosts),
+                                 validate_ports(allow_ports if allow_ports is not None else allow_hosts.ports))
+    return RegistryAllowlist(validate_hosts(allow_hosts),
+                             validate_ports(allow_ports if allow_ports is not None else DEFAULT_PORTS))
+
+
+def _create_proxy_container(session: SandboxSession, image: str, network: str, allow: RegistryAllowlist, marker: str,
+                            chain: ChainSettings) -> str:
+    """The hardened proxy container on the internal network (created, not started); returns its id."""
     host_config = hardened_host_config(
-        api, memory_bytes=256 * 1024**2, nano_cpus=1_000_000_000, pids_limit=128,
+        session.client.api, memory_bytes=256 * 1024**2, nano_cpus=1_000_000_000, pids_limit=128,
         network_mode=network,
         read_only=True,
         tmpfs={"/tmp": "rw,nosuid,nodev,noexec,size=64m,mode=1777"},
@@ -165,9 +166,9 @@ def start_install_proxy(session: SandboxSession, allow_hosts: Iterable[str] | Re
         # A loopback upstream (cntlm, px on 127.0.0.1) is the host's, reached at the default bridge's gateway.
         **({"extra_hosts": chain.extra_hosts} if chain.extra_hosts else {}),
     )
-    container_id = session.create_container(
+    return session.create_container(
         PROXY_ROLE,
-        image=image.tag,
+        image=image,
         # The marker is in the proxy's environment, which only the engine's users can read (`docker inspect`): no
         # container, the install's included, can read another's.
         environment={"MCP_EGRESS_ALLOW_DOMAINS": " ".join(allow.hosts),
@@ -176,20 +177,15 @@ def start_install_proxy(session: SandboxSession, allow_hosts: Iterable[str] | Re
         host_config=host_config,
         stdin_open=chain.stdin is not None,  # docker-py then sets StdinOnce: stdin closes after our one write
     )
-    # The default bridge is the proxy's only way out (to the registries or the upstream); connected before start.
-    api.connect_container_to_network(container_id, "bridge")
-    _start(api, container_id, chain.stdin)
-    _wait_ready(session, container_id, ready_timeout, upstream.secrets() if upstream else ())
+
+
+def _address_on(api: Any, container_id: str, network: str) -> str:
+    """The proxy's address on the internal network, as the engine reports it."""
     networks = (api.inspect_container(container_id).get("NetworkSettings") or {}).get("Networks") or {}
     address = str((networks.get(network) or {}).get("IPAddress") or "")
     if not address:
         raise SandboxError(f"the install proxy has no address on {network}")
-    _check_network(session, network)
-    if probe is not None and upstream is not None:
-        finish_upstream_probe(session, probe, upstream)
-    return InstallProxy(session=session, container_id=container_id, network=network, address=address, allow=allow,
-                        image=image.tag, start_seconds=round(time.monotonic() - started, 3), upstream=upstream,
-                        log_marker=marker)
+    return address
 
 
 def _start(api: Any, container_id: str, stdin: bytes | None) -> None:
@@ -234,16 +230,6 @@ def install_network_settings(proxy: InstallProxy) -> dict[str, Any]:
     return {"network_mode": proxy.network, "dns": [proxy.address], "environment": env}
 
 
-
-
-
-
-
-
-
-
-
-
 def _wait_ready(session: SandboxSession, container_id: str, timeout: float, secrets: tuple[str, ...] = ()) -> None:
     api = session.client.api
     deadline = time.monotonic() + timeout
@@ -267,21 +253,3 @@ def _check_network(session: SandboxSession, network: str) -> None:
         raise SandboxError(f"the install network {network} vanished") from None
     if not info.get("Internal"):
         raise SandboxError(f"the engine did not make {network} internal; refusing to install on it")
-
-
-# ---------------------------------------------------------------------------------------- upstream reachability
-
-
-
-
-
-
-
-
-
-
-
-
-
-
-

@@ -9,6 +9,7 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
+from sandbox.core.untrusted import escape_host
 from sandbox.install.proxy.allowlist import MAX_HOST_CHARS, host_allowed
 from sandbox.install.windows import Window, split_received, squid_started, window_at
 
@@ -104,5 +105,4 @@ def _sort_time(line: str) -> float:
 
 def _clean_host(text: str) -> str:
     text = text.rstrip(".").lower()
-    text = "".join(ch if 0x21 <= ord(ch) < 0x7F else f"\\x{ord(ch):02x}" for ch in text)
-    return text[:MAX_HOST_CHARS] or "-"
+    return escape_host(text)[:MAX_HOST_CHARS] or "-"

@@ -16,7 +16,7 @@ from scanner.report.model import Finding, Severity
 from scanner.rules.registry import rule
 from scanner.rules.static.context import LintContext, Walk
 from scanner.rules.static.text import normalise
-from scanner.untrusted import escape_for_terminal
+from sandbox.core.untrusted import escape_for_terminal
 from scanner.vocabulary import name_tokens
 
 RULE = rule("S8")

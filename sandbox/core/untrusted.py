@@ -1,0 +1,95 @@
+"""Untrusted text (tool names, descriptions, server output, names read from files an install wrote, log lines a
+sandboxed process caused) is data: made safe to show and bounded to store. The one home of every escape for it.
+
+Three views, each kept as it was where it came from (stored reports and the job summary read the same as before):
+- `escape_for_terminal`: Unicode kept, every control, format, separator, private-use and unassigned character as a
+  visible escape (`\\n`, `\\e`, `\\x85`, `\\u202e`); for the terminal, reports and error lines.
+- `escape_invisible`: the same idea with numeric escapes only, surrogates included; for the GitHub job summary.
+- `escape_to_ascii`: printable ASCII only (a name or version read from a file the install wrote); `escape_host` is
+  its form for host names from the proxy's logs (no space either, every other character as `\\x` and its code).
+"""
+
+from __future__ import annotations
+
+import unicodedata
+from typing import Any
+
+# Defaults for storing server-provided text in reports.
+MAX_STRING_CHARS = 16_384
+MAX_STDERR_BYTES = 64 * 1024
+TRUNCATION_MARK = "…[truncated {n} chars]"
+
+_VISIBLE_NAMES = {"\n": "\\n", "\r": "\\r", "\t": "\\t", "\x1b": "\\e", "\x07": "\\a"}
+# Cc: C0/C1 controls (ESC, BEL, CR, NEL, CSI...); Cf: format chars (bidi overrides, zero-width, TAG chars);
+# Zl/Zp: line and paragraph separators; Co/Cn: private use and unassigned code points.
+_TERMINAL_UNSAFE = frozenset({"Cc", "Cf", "Zl", "Zp", "Co", "Cn"})
+_SUMMARY_UNSAFE = _TERMINAL_UNSAFE | {"Cs"}  # lone surrogates too
+
+
+def visible_escape(ch: str) -> str:
+    """One character as a Python-style escape: `\\xNN`, `\\uNNNN` or `\\UNNNNNNNN`."""
+    code = ord(ch)
+    return f"\\x{code:02x}" if code < 0x100 else f"\\u{code:04x}" if code < 0x10000 else f"\\U{code:08x}"
+
+
+def _is_unsafe_char(ch: str) -> bool:
+    """Characters that can move the cursor, change the terminal, hide or reorder text."""
+    return ch == "\t" or unicodedata.category(ch) in _TERMINAL_UNSAFE
+
+
+def escape_for_terminal(text: str, limit: int = 2_000) -> str:
+    """Return text with every control, format and invisible character shown as a visible escape, capped to limit."""
+    return "".join(_VISIBLE_NAMES.get(ch) or visible_escape(ch) if _is_unsafe_char(ch) else ch
+                   for ch in cap_text(text, limit))
+
+
+def escape_invisible(text: str) -> str:
+    """Every control, format, surrogate, private-use, unassigned and separator character as a numeric escape (no
+    named ones: a newline is `\\x0a`); everything else as it is. Not capped."""
+    return "".join(visible_escape(ch) if unicodedata.category(ch) in _SUMMARY_UNSAFE else ch for ch in text)
+
+
+def escape_to_ascii(text: str) -> str:
+    """Printable ASCII (space included) kept, every other character as a visible escape. Not capped."""
+    return "".join(ch if 0x20 <= ord(ch) < 0x7F else visible_escape(ch) for ch in text)
+
+
+def escape_host(text: str) -> str:
+    """A host name as a log line gave it: printable ASCII but space kept, every other character as `\\x` and its
+    code in hex (two digits at least). Not capped."""
+    return "".join(ch if 0x21 <= ord(ch) < 0x7F else f"\\x{ord(ch):02x}" for ch in text)
+
+
+def cap_text(text: str, limit: int = MAX_STRING_CHARS) -> str:
+    """Cut text to at most limit characters, saying how much was cut."""
+    if len(text) <= limit:
+        return text
+    return text[:limit] + TRUNCATION_MARK.format(n=len(text) - limit)
+
+
+def cap_json(value: Any, *, max_string: int = MAX_STRING_CHARS, max_depth: int = 64, max_items: int = 10_000) -> Any:
+    """Copy a JSON value with every string capped, depth bounded and containers bounded (iteratively safe depth)."""
+    return _cap(value, max_string, max_depth, max_items, 0)
+
+
+def _cap(value: Any, max_string: int, max_depth: int, max_items: int, depth: int) -> Any:
+    if isinstance(value, str):
+        return cap_text(value, max_string)
+    if isinstance(value, (bool, int, float)) or value is None:
+        return value
+    if depth >= max_depth:
+        return "…[nested deeper than {} levels]".format(max_depth)
+    if isinstance(value, dict):
+        items = list(value.items())[:max_items]
+        return {cap_text(str(k), 256): _cap(v, max_string, max_depth, max_items, depth + 1) for k, v in items}
+    if isinstance(value, (list, tuple)):
+        return [_cap(v, max_string, max_depth, max_items, depth + 1) for v in list(value)[:max_items]]
+    return cap_text(repr(value), max_string)
+
+
+def decode_bytes(data: bytes, limit_bytes: int = MAX_STDERR_BYTES) -> tuple[str, bool]:
+    """Decode untrusted bytes as UTF-8 (invalid sequences replaced), keeping the last limit_bytes; say if cut."""
+    truncated = len(data) > limit_bytes
+    if truncated:
+        data = data[-limit_bytes:]
+    return data.decode("utf-8", errors="replace"), truncated

@@ -1,0 +1,53 @@
+"""The probe plan: which calls the probe phase makes, in which order. Read-only tools first; per tool its
+generated (or hand-written fixture) probes, then its error probes; tools --no-destructive rules out are skipped."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+from sandbox.run.workspace_seed import SeedManifest
+from scanner.probes.arguments import may_probe, order_tools
+from scanner.probes.error_probes import error_probes
+from scanner.probes.fixtures import FixtureFile, Refusal, plan_fixtures
+from scanner.probes.model import ProbeCall
+from scanner.probes.tooldef import tool_name
+from scanner.probes.value_generation import generated_probes
+
+
+@dataclass
+class CallPlan:
+    calls: list[ProbeCall] = field(default_factory=list)
+    refused: list[Refusal] = field(default_factory=list)  # fixture probes that were not accepted, and why
+    skipped: list[str] = field(default_factory=list)  # tools not probed (--no-destructive), by name
+
+
+def plan_calls(tools: list[dict[str, Any]], manifest: SeedManifest, *, fixtures: FixtureFile | None,
+               no_destructive: bool, with_error_probes: bool, max_calls: int) -> CallPlan:
+    """Read-only tools first; per tool its generated (or fixture) probes, then its error probes; at most max_calls."""
+    plan = CallPlan()
+    fixture_calls: dict[str, list[ProbeCall]] = {}
+    allowed: dict[str, bool] = {}
+    if fixtures is not None:
+        accepted, plan.refused = plan_fixtures(fixtures, tools)
+        for probe in accepted:
+            fixture_calls.setdefault(probe.tool, []).append(ProbeCall(
+                tool=probe.tool, label=probe.display_label(), arguments=probe.args, kind="fixture",
+                expect_error=True if probe.expect_error else None))
+            allowed[probe.tool] = allowed.get(probe.tool, False) or probe.allow_destructive
+    for tool in order_tools(tools):
+        name = tool_name(tool)
+        if not name:
+            continue
+        if not may_probe(tool, no_destructive=no_destructive):
+            if fixture_calls.get(name) and allowed.get(name):
+                plan.calls.extend(fixture_calls[name])
+            else:
+                plan.skipped.append(name)
+            continue
+        # Hand-written probes replace the generated ones.
+        plan.calls.extend(fixture_calls[name] if name in fixture_calls else generated_probes(tool, manifest))
+        if with_error_probes:
+            plan.calls.extend(error_probes(tool, manifest))
+    plan.calls = plan.calls[:max_calls]
+    return plan

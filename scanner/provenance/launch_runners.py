@@ -1,0 +1,193 @@
+"""The runners a launch command may use (npx / pnpx / bunx / npm exec / pnpm dlx / yarn dlx, uvx / uv run / uv tool
+run / pipx run, pip / python -m pip, docker run / podman run): each one's options read, the packages it would
+fetch collected. `pip install` outside a hash-checked requirements file is itself an I1 finding."""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+
+from scanner.provenance.package_specs import PackageRef, image_ref, parse_npm_spec, parse_pypi_spec
+from scanner.provenance.shell_words import program_name
+from scanner.report.model import Finding
+from scanner.rules.provenance import finding
+
+
+@dataclass
+class LaunchAnalysis:
+    """The runner a launch command uses first, the packages it would fetch, and the findings about them."""
+
+    runner: str | None = None
+    packages: list[PackageRef] = field(default_factory=list)
+    findings: list[Finding] = field(default_factory=list)
+
+
+def dispatch(argv: list[str], result: LaunchAnalysis) -> None:
+    """Add what one program's argv would fetch (and any I1 finding about how) to the analysis."""
+    prog, rest = program_name(argv[0]), argv[1:]
+    sub = rest[0].lower() if rest else ""
+    if prog in ("npx", "pnpx", "bunx"):
+        _set_runner(result, prog)
+        result.packages.extend(_npx(rest))
+    elif prog == "npm" and sub in ("exec", "x"):
+        _set_runner(result, "npm exec")
+        result.packages.extend(_npx(rest[1:]))
+    elif prog in ("pnpm", "yarn") and sub == "dlx":
+        _set_runner(result, f"{prog} dlx")
+        result.packages.extend(_npx(rest[1:]))
+    elif prog == "uvx":
+        _set_runner(result, "uvx")
+        result.packages.extend(_uvx(rest))
+    elif prog == "uv" and sub == "tool" and len(rest) > 1 and rest[1] == "run":
+        _set_runner(result, "uv tool run")
+        result.packages.extend(_uvx(rest[2:]))
+    elif prog == "uv" and sub == "run":
+        _set_runner(result, "uv run")
+        result.packages.extend(_uv_run(rest[1:]))
+    elif prog == "pipx" and sub == "run":
+        _set_runner(result, "pipx run")
+        result.packages.extend(_pipx_run(rest[1:]))
+    elif re.fullmatch(r"pip(\d+(\.\d+)?)?", prog) and sub == "install":
+        _set_runner(result, "pip install")
+        _pip_install(rest[1:], result)
+    elif re.fullmatch(r"python(\d+(\.\d+)?)?|py", prog) and rest[:2] == ["-m", "pip"] and rest[2:3] == ["install"]:
+        _set_runner(result, "python -m pip install")
+        _pip_install(rest[3:], result)
+    elif prog in ("docker", "podman") and (sub == "run" or rest[:2] == ["container", "run"]):
+        _set_runner(result, f"{prog} run")
+        image = _docker_image(rest[1:] if sub == "run" else rest[2:])
+        if image:
+            result.packages.append(image)
+
+
+def _set_runner(result: LaunchAnalysis, runner: str) -> None:
+    result.runner = result.runner or runner
+
+
+def _options(words: list[str], takes_value: set[str]) -> tuple[dict[str, list[str]], list[str]]:
+    """Split words into options (name → values) and positionals; `--` ends options; first positional ends too."""
+    opts: dict[str, list[str]] = {}
+    i = 0
+    while i < len(words):
+        word = words[i]
+        if word == "--":
+            return opts, words[i + 1:]
+        if not word.startswith("-") or word == "-":
+            return opts, words[i:]
+        name, eq, value = word.partition("=")
+        if not eq and name in takes_value:
+            value = words[i + 1] if i + 1 < len(words) else ""
+            i += 1
+        elif not eq and len(name) > 2 and not name.startswith("--") and name[:2] in takes_value:
+            name, value = name[:2], name[2:]  # -pvalue
+        opts.setdefault(name, []).append(value)
+        i += 1
+    return opts, []
+
+
+_NPX_VALUE_OPTS = {"-p", "--package", "-c", "--call", "--registry", "--cache", "--userconfig", "--prefix",
+                   "-w", "--workspace", "--node-options", "--shell", "--script-shell", "--loglevel"}
+
+
+def _npx(words: list[str]) -> list[PackageRef]:
+    opts, positionals = _options(words, _NPX_VALUE_OPTS)
+    specs = opts.get("-p", []) + opts.get("--package", [])
+    if not specs and positionals:
+        specs = [positionals[0]]
+    return [parse_npm_spec(s) for s in specs if s]
+
+
+_UV_VALUE_OPTS = {"--from", "--with", "--with-editable", "--with-requirements", "-p", "--python", "--index",
+                  "--index-url", "-i", "--extra-index-url", "--default-index", "-f", "--find-links", "-c",
+                  "--constraints", "--overrides", "--build-constraints", "--directory", "--project",
+                  "--config-file", "--cache-dir", "--env-file", "--python-preference", "--resolution",
+                  "--prerelease", "--index-strategy", "--keyring-provider", "--exclude-newer", "--color",
+                  "--allow-insecure-host", "--refresh-package", "--reinstall-package", "--upgrade-package",
+                  "-P", "--no-binary-package", "--only-binary-package", "--link-mode", "--package",
+                  "--extra", "--group", "--only-group", "--no-group", "-m", "--module", "--script"}
+
+
+def _uvx(words: list[str]) -> list[PackageRef]:
+    opts, positionals = _options(words, _UV_VALUE_OPTS)
+    specs = opts.get("--from", [])
+    if not specs and positionals:
+        specs = [positionals[0]]
+    specs += opts.get("--with", [])
+    return [parse_pypi_spec(s, uvx_style=True) for s in specs if s]
+
+
+def _uv_run(words: list[str]) -> list[PackageRef]:
+    opts, _ = _options(words, _UV_VALUE_OPTS)
+    return [parse_pypi_spec(s) for s in opts.get("--with", []) if s]
+
+
+def _pipx_run(words: list[str]) -> list[PackageRef]:
+    opts, positionals = _options(words, {"--spec", "--python", "--index-url", "-i", "--pip-args", "--backend"})
+    specs = opts.get("--spec", []) or positionals[:1]
+    return [parse_pypi_spec(s) for s in specs if s]
+
+
+_PIP_VALUE_OPTS = {"-r", "--requirement", "-c", "--constraint", "-i", "--index-url", "--extra-index-url",
+                   "-f", "--find-links", "-t", "--target", "--prefix", "--root", "--platform", "--python-version",
+                   "--implementation", "--abi", "--src", "--upgrade-strategy", "--progress-bar", "--report",
+                   "--trusted-host", "--cache-dir", "--log", "--proxy", "--retries", "--timeout", "--cert",
+                   "--client-cert", "--no-binary", "--only-binary", "-e", "--editable", "--config-settings",
+                   "-C", "--global-option", "--python"}
+
+
+def _pip_install(words: list[str], result: LaunchAnalysis) -> None:
+    specs, requirement_files, require_hashes = [], 0, False
+    i = 0
+    while i < len(words):
+        word = words[i]
+        name = word.partition("=")[0]
+        if word == "--require-hashes":
+            require_hashes = True
+        elif name in _PIP_VALUE_OPTS:
+            if name in ("-r", "--requirement"):
+                requirement_files += 1
+            if "=" not in word:
+                i += 1
+        elif not word.startswith("-"):
+            specs.append(word)
+        i += 1
+    result.packages.extend(parse_pypi_spec(s) for s in specs)
+    if specs or not require_hashes:
+        where = "on the command line (where hashes cannot be given)" if specs else "without --require-hashes"
+        result.findings.append(finding("I1", f"Unpinned launch: pip install {where}; the files installed are not "
+                                             "held to known hashes.",
+                                       evidence=f"{len(specs)} requirement(s), {requirement_files} requirements "
+                                                f"file(s), --require-hashes {'on' if require_hashes else 'off'}"))
+
+
+_DOCKER_VALUE_OPTS = {
+    "-e", "--env", "--env-file", "-v", "--volume", "--mount", "-p", "--publish", "--name", "--network", "--net",
+    "-w", "--workdir", "-u", "--user", "--entrypoint", "-l", "--label", "--label-file", "-h", "--hostname",
+    "--add-host", "--cap-add", "--cap-drop", "--device", "--dns", "--dns-option", "--dns-search", "--ulimit",
+    "--tmpfs", "--security-opt", "-m", "--memory", "--memory-swap", "--memory-reservation", "--cpus",
+    "--cpu-shares", "--cpuset-cpus", "--cpuset-mems", "--pull", "--platform", "--restart", "--log-driver",
+    "--log-opt", "--runtime", "--gpus", "--ipc", "--pid", "--userns", "--uts", "--cgroupns", "--cgroup-parent",
+    "--shm-size", "--stop-signal", "--stop-timeout", "--health-cmd", "--health-interval", "--health-retries",
+    "--health-timeout", "--health-start-period", "--cidfile", "--link", "--expose", "--group-add",
+    "--mac-address", "--ip", "--ip6", "--network-alias", "--volumes-from", "-a", "--attach", "--detach-keys",
+    "--domainname", "--isolation", "--oom-score-adj", "--storage-opt", "--sysctl", "--annotation",
+    "--blkio-weight", "--pids-limit", "--device-cgroup-rule", "--env-host", "--arch", "--os", "--variant",
+}
+
+
+def _docker_image(words: list[str]) -> PackageRef | None:
+    i = 0
+    while i < len(words):
+        word = words[i]
+        if word == "--":
+            i += 1
+            break
+        if not word.startswith("-"):
+            break
+        name = word.partition("=")[0]
+        if "=" not in word and name in _DOCKER_VALUE_OPTS:
+            i += 1
+        i += 1
+    if i >= len(words):
+        return None
+    return image_ref(words[i])
