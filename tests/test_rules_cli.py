@@ -67,3 +67,21 @@ def test_explain_reaches_every_family(key: str) -> None:
     assert result.stdout.startswith(f"{found.id} {found.name}  (default severity: {found.severity}")
     for part in ("## What it does", "## Why is this bad?", "## Example", "## Fix", found.docs, found.fix):
         assert part in result.stdout, part
+
+
+def test_rules_markdown_is_the_readme_table(tmp_path: Path) -> None:
+    """The README's rules table is `rules --markdown` output: regenerate it with
+    `mcp-sandbox rules --markdown -` when a rule changes."""
+    out = tmp_path / "rules.md"
+    result = run("rules", "--markdown", str(out))
+    assert result.returncode == 0, result.stderr
+    table = out.read_text("utf-8")
+    assert table.count("\n") == len(ALL_RULES) + 2 and "| P3 | `" in table and "| FX | `" in table
+    readme = (Path(__file__).resolve().parent.parent / "README.md").read_text("utf-8")
+    start, end = readme.index("<!-- rules:start -->\n"), readme.index("<!-- rules:end -->")
+    assert readme[start + len("<!-- rules:start -->\n"):end] == table
+
+
+def test_rules_json_and_markdown_cannot_both_take_stdout() -> None:
+    result = run("rules", "--json", "-", "--markdown", "-")
+    assert result.returncode == 2 and result.stderr.startswith("error: --json - and --markdown -")

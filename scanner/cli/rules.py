@@ -14,7 +14,7 @@ from rich.text import Text
 
 from scanner.errors import UsageError
 from scanner.report.terminal import SEVERITY_STYLE
-from scanner.rules.docs import as_json
+from scanner.rules.docs import as_json, markdown_table
 from scanner.rules.model import Family, Rule
 from scanner.rules.registry import ALL_RULES
 
@@ -31,15 +31,21 @@ def rules(
                                            "FX (fixture)."),
     json_path: str | None = typer.Option(None, "--json", metavar="PATH", help="Write the rules as JSON (- for "
                                                                               "stdout)."),
+    markdown_path: str | None = typer.Option(None, "--markdown", metavar="PATH",
+                                             help="Write the rules as a Markdown table (- for stdout)."),
 ) -> None:
     """List every rule the scanner can report: id, name, default severity, family, category and why it matters.
 
     `mcp-sandbox check --explain ID` prints one rule's full docs; config `disable`/`ignore` take the same ids.
     """
     chosen = select(family)
+    if json_path == STDOUT and markdown_path == STDOUT:
+        raise UsageError("--json - and --markdown - both want standard output; give one of them a file")
     if json_path is not None:
-        write_json(json_path, [as_json(rule) for rule in chosen])
-    if json_path != STDOUT:
+        write_text(json_path, json.dumps([as_json(rule) for rule in chosen], indent=2, ensure_ascii=False) + "\n")
+    if markdown_path is not None:
+        write_text(markdown_path, markdown_table(chosen))
+    if STDOUT not in (json_path, markdown_path):
         Console(highlight=False, soft_wrap=False).print(table(chosen))
 
 
@@ -70,9 +76,8 @@ def table(chosen: list[Rule]) -> Table:
     return view
 
 
-def write_json(target: str, document: list[dict[str, object]]) -> None:
-    """The document as indented JSON to a file, or to standard output for `-`."""
-    text = json.dumps(document, indent=2, ensure_ascii=False) + "\n"
+def write_text(target: str, text: str) -> None:
+    """The text to a file, or to standard output for `-`."""
     try:
         if target == STDOUT:
             sys.stdout.write(text)

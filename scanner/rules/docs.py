@@ -21,3 +21,11 @@ def as_json(rule: Rule) -> dict[str, Any]:
     return {"id": rule.id, "name": rule.name, "severity": rule.severity.value, "family": rule.family.value,
             "category": rule.category, "why": rule.why, "fix": rule.fix, "docs": rule.docs, "example": rule.example,
             "reference": rule.reference or None}
+
+
+def markdown_table(rules: list[Rule]) -> str:
+    """The rules as a Markdown table (`mcp-sandbox rules --markdown`; the README's rules table is this output)."""
+    rows = ["| id | name | default severity | category | why |", "| --- | --- | --- | --- | --- |"]
+    rows += [f"| {r.id} | `{r.name}` | {r.severity.value} | {r.category} | {r.why.replace('|', chr(92) + '|')} |"
+             for r in rules]
+    return "\n".join(rows) + "\n"
