@@ -9,15 +9,16 @@ from typing import TYPE_CHECKING
 import typer
 from rich.console import Console
 
-from scanner.errors import UsageError
+from scanner.cli.options import (annotations_option, fail_on_option, json_option, markdown_option,
+                                 min_severity_option, quiet_option, sarif_option)
+from scanner.cli.output import (SEVERITIES, ReportOutputs, at_or_above, check_levels, check_outputs,
+                                print_annotations, write_json, write_text)
 from scanner.report.model import Finding
 from scanner.untrusted import escape_for_terminal
 
 if TYPE_CHECKING:
     from scanner.provenance.config_lint import ConfigResult, ServerResult
-
-_RANK = {"info": 0, "warning": 1, "error": 2}
-_FAIL_ON = ("error", "warning", "info", "never")
+    from scanner.report.locations import Artifact
 
 
 def register(app: typer.Typer) -> None:
@@ -27,55 +28,72 @@ def register(app: typer.Typer) -> None:
 def check_config(
     files: list[Path] = typer.Argument(..., help="Client configs: claude_desktop_config.json, ~/.claude.json, "
                                                  ".mcp.json, ~/.cursor/mcp.json, .vscode/mcp.json …", show_default=False),
-    as_json: bool = typer.Option(False, "--json", help="Print the results as JSON."),
-    fail_on: str = typer.Option("error", "--fail-on", help="Exit 1 when a finding is at least this severe: "
-                                                           "error, warning, info or never."),
-    min_severity: str = typer.Option("info", "--min-severity", help="Show only findings at least this severe: "
-                                                                    "error, warning or info."),
+    json_path: str | None = json_option("Write the results as JSON to PATH (- for stdout; the terminal view then "
+                                        "goes to stderr)."),
+    sarif_path: str | None = sarif_option(),
+    markdown_path: str | None = markdown_option(),
+    fail_on: str = fail_on_option(),
+    min_severity: str = min_severity_option(),
+    quiet: bool = quiet_option(),
+    github_annotations: bool = annotations_option(),
 ) -> None:
     """Lint each MCP server of client configs: unpinned launches (I1), known-bad releases (I8), typosquats (I9).
 
     Environment values are never printed; remote servers show only scheme and host.
     """
-    if fail_on not in _FAIL_ON:
-        raise UsageError(f"--fail-on {fail_on!r} is not one of {', '.join(_FAIL_ON)}")
-    if min_severity not in _RANK:
-        raise UsageError(f"--min-severity {min_severity!r} is not one of error, warning, info")
+    outputs = ReportOutputs(json_path, sarif_path, markdown_path, github_annotations, quiet)
+    check_levels(fail_on, min_severity)
+    check_outputs(outputs, inputs=[path.expanduser() for path in files])
     from scanner.provenance.client_config import read_client_config  # loaded only when the command runs
     from scanner.provenance.config_lint import lint_config
 
     results = [lint_config(read_client_config(path.expanduser())) for path in files]
-    all_findings = [f for r in results for s in r.servers for f in s.findings]
-    shown = [_filtered(r, min_severity) for r in results]
-    if as_json:
-        print(json.dumps(_json_document(shown, all_findings), indent=2))
-    else:
-        _print_terminal(shown, all_findings)
-    if fail_on != "never" and any(_RANK[f.severity] >= _RANK[fail_on] for f in all_findings):
+    findings = [f for r in results for s in r.servers for f in s.findings]
+    console = outputs.terminal(soft_wrap=True)
+    if console is not None:
+        _print_terminal(console, [_filtered(r, min_severity) for r in results], findings)
+    _write_outputs(results, outputs, min_severity)
+    if fail_on != "never" and at_or_above(findings, fail_on):
         raise typer.Exit(1)
+
+
+def _write_outputs(results: list[ConfigResult], outputs: ReportOutputs, min_severity: str) -> None:
+    from scanner.report import config_views as views
+
+    if outputs.json:
+        write_text(outputs.json, json.dumps(views.json_document(results), indent=2) + "\n", "the JSON report")
+    artifacts = _artifacts(results) if outputs.sarif or outputs.annotations else {}
+    if outputs.sarif:
+        write_json(outputs.sarif, views.config_sarif(results, artifacts), "the SARIF report")
+    if outputs.markdown:
+        write_text(outputs.markdown, views.config_markdown(results), "the Markdown report")
+    if outputs.annotations:
+        shown = set(SEVERITIES[SEVERITIES.index(min_severity):])
+        print_annotations(views.config_annotations(results, artifacts, shown))
+
+
+def _artifacts(results: list[ConfigResult]) -> dict[str, Artifact]:
+    """Each config file, and the line of each server's entry in it (`"NAME": {`)."""
+    from scanner.report.locations import OBJECT_KEY, file_artifact, first_lines
+
+    artifacts = {}
+    for result in results:
+        try:
+            text = Path(result.path).read_text(encoding="utf-8-sig", errors="replace")
+        except OSError:  # read a moment ago; without it the results point at line 1
+            text = ""
+        artifacts[result.path] = file_artifact(result.path, first_lines(text, OBJECT_KEY))
+    return artifacts
 
 
 def _filtered(result: ConfigResult, min_severity: str) -> ConfigResult:
     copy = result.model_copy(deep=True)
     for server in copy.servers:
-        server.findings = [f for f in server.findings if _RANK[f.severity] >= _RANK[min_severity]]
+        server.findings = at_or_above(server.findings, min_severity)
     return copy
 
 
-def _counts(findings: list[Finding]) -> dict[str, int]:
-    return {level: sum(1 for f in findings if f.severity == level) for level in ("error", "warning", "info")}
-
-
-def _json_document(results: list[ConfigResult], all_findings: list[Finding]) -> dict[str, object]:
-    return {
-        "files": [r.model_dump(mode="json") for r in results],
-        "summary": {"files": len(results), "servers": sum(len(r.servers) for r in results),
-                    "findings": _counts(all_findings)},
-    }
-
-
-def _print_terminal(results: list[ConfigResult], all_findings: list[Finding]) -> None:
-    out = Console(highlight=False, soft_wrap=True)
+def _print_terminal(out: Console, results: list[ConfigResult], all_findings: list[Finding]) -> None:
     for result in results:
         out.print(f"{escape_for_terminal(result.path)} ({result.format}): {len(result.servers)} server(s)",
                   markup=False)
@@ -84,7 +102,9 @@ def _print_terminal(results: list[ConfigResult], all_findings: list[Finding]) ->
             for f in server.findings:
                 out.print(f"    {f.severity} {f.rule_id} {f.rule_name}: {escape_for_terminal(f.message)}",
                           markup=False)
-    counts = _counts(all_findings)
+    from scanner.report.config_views import counts as count_levels
+
+    counts = count_levels(all_findings)
     servers = sum(len(r.servers) for r in results)
     out.print(f"{servers} server(s) in {len(results)} file(s): {counts['error']} error(s), "
               f"{counts['warning']} warning(s), {counts['info']} info", markup=False)

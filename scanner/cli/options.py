@@ -1,4 +1,6 @@
-"""`--upstream-proxy`: one definition for every command that installs a target (scan, lock TARGET, init-fixtures)."""
+"""The options more than one command takes, defined once: the report outputs and gates of `check`, `scan`,
+`check-config` (and `lock --check` where they apply), and `--upstream-proxy` for every command that installs a
+target (scan, lock TARGET, init-fixtures). Each function returns a fresh typer option (each command gets its own)."""
 
 from __future__ import annotations
 
@@ -12,6 +14,46 @@ import typer
 from sandbox.install.proxy.upstream import FLAG, UpstreamProxy, UpstreamProxyError, resolve_upstream_proxy
 from scanner.untrusted import escape_for_terminal
 
+JSON_HELP = "Write the JSON report to PATH (- for stdout; the terminal view then goes to stderr)."
+FAIL_ON_HELP = "Exit 1 on a finding at or above: info|warning|error|never."
+MIN_SEVERITY_HELP = ("Show only findings at or above this (info|warning|error) in the terminal and the annotations; "
+                     "the report files always hold every finding.")
+
+
+def json_option(help: str = JSON_HELP) -> Any:
+    return typer.Option(None, "--json", metavar="PATH|-", help=help)
+
+
+def sarif_option() -> Any:
+    return typer.Option(None, "--sarif", metavar="PATH|-", help="Write a SARIF 2.1.0 report (for GitHub code scanning).")
+
+
+def markdown_option() -> Any:
+    return typer.Option(None, "--markdown", metavar="PATH|-", help="Write a Markdown report (a PR comment or job "
+                        "summary).")
+
+
+def fail_on_option(default: str = "error", help: str = FAIL_ON_HELP) -> Any:
+    return typer.Option(default, "--fail-on", metavar="LEVEL", help=help)
+
+
+def fail_under_option() -> Any:
+    return typer.Option(None, "--fail-under", metavar="N", help="Exit 1 when the score is under N (0-100).")
+
+
+def min_severity_option() -> Any:
+    return typer.Option("info", "--min-severity", metavar="LEVEL", help=MIN_SEVERITY_HELP)
+
+
+def quiet_option() -> Any:
+    return typer.Option(False, "--quiet", "-q", help="No terminal report; only the outputs asked for.")
+
+
+def annotations_option() -> Any:
+    return typer.Option(False, "--github-annotations", help="Print a GitHub Actions annotation (workflow command) "
+                        "per finding on stdout, on the file and line it is about when there is one.")
+
+
 HELP = ("Proxy the install phase chains to, for registries reachable only through a corporate proxy: "
         "http://[USER:PASSWORD@]HOST:PORT (a loopback HOST means the Docker host). Default: the host's HTTPS_PROXY, "
         "else HTTP_PROXY (ignored, with a warning, when it is not such a URL); allowlisted hosts in NO_PROXY go "
@@ -19,7 +61,6 @@ HELP = ("Proxy the install phase chains to, for registries reachable only throug
 
 
 def upstream_proxy_option() -> Any:
-    """A fresh typer option (each command gets its own)."""
     return typer.Option(None, "--upstream-proxy", metavar="URL|none", help=HELP)
 
 
