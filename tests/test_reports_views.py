@@ -118,7 +118,7 @@ def test_sarif_of_a_registry_target_points_at_its_package_url() -> None:
 @pytest.mark.parametrize("ecosystem,name,version,expected", [
     ("npm", "@modelcontextprotocol/server-everything", "2026.1.1",
      "pkg:npm/%40modelcontextprotocol/server-everything@2026.1.1"),
-    ("pypi", "MCP_Server.Time", "1.0", "pkg:pypi/mcp-server-time@1.0"),
+    ("pypi", "MCP_Server_Time", "1.0", "pkg:pypi/mcp-server-time@1.0"),
     ("npm", "left-pad", None, "pkg:npm/left-pad"),
 ])
 def test_package_urls(ecosystem: str, name: str, version: str | None, expected: str) -> None:

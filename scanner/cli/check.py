@@ -6,9 +6,8 @@ from pathlib import Path
 
 import typer
 
-from scanner.cli.options import (annotations_option, fail_on_option, fail_under_option, json_option, markdown_option,
-                                 min_severity_option, quiet_option, sarif_option)
-from scanner.cli.output import ReportOutputs, check_levels, check_outputs, emit_report, exit_code
+from scanner.cli.options import fail_under_option, with_report_options
+from scanner.cli.output import ReportOutputs, check_outputs, emit_report, exit_code
 from scanner.config import Config, load
 from scanner.errors import UsageError
 from scanner.json_input import is_stdin
@@ -69,35 +68,28 @@ def _explain(name: str) -> None:
     raise typer.Exit(0)
 
 
+@with_report_options
 def check(
     file: Path | None = typer.Argument(None, metavar="FILE", help="A saved tools/list result (JSON), a bare array "
                                        "of tools, or a saved mcp-sandbox JSON report; - reads standard input."),
-    json_path: str | None = json_option(),
-    sarif_path: str | None = sarif_option(),
-    markdown_path: str | None = markdown_option(),
-    fail_on: str = fail_on_option(),
+    outputs: ReportOutputs = ReportOutputs(),
     fail_under: int | None = fail_under_option(),
-    min_severity: str = min_severity_option(),
-    quiet: bool = quiet_option(),
-    github_annotations: bool = annotations_option(),
     explain_rule: str | None = typer.Option(None, "--explain", metavar="RULE", help="Print a rule's docs and exit."),
     config_path: Path | None = typer.Option(None, "--config", help="Config file (default: ./mcp-sandbox.toml or "
-                                            "[tool.mcp-sandbox] in ./pyproject.toml)."),
+                                            "\\[tool.mcp-sandbox] in ./pyproject.toml)."),
 ) -> None:
     """Lint a saved tools/list offline: rules S1-S14, a token-weighted score and a verdict."""
     if explain_rule is not None:
         _explain(explain_rule)
     if file is None:
         raise UsageError("give a tools/list JSON FILE to check (- for standard input), or --explain RULE")
-    outputs = ReportOutputs(json_path, sarif_path, markdown_path, github_annotations, quiet)
-    check_levels(fail_on, min_severity, fail_under)
-    check_outputs(outputs, inputs=[file])
+    check_outputs(outputs, inputs=[file], fail_under=fail_under)
     config = load(config_path)
     parsed = load_tools_file(file)
     report = build_report(file, parsed, config)
-    emit_report(report, outputs, min_severity,
-                tools_file_artifact(file, parsed, with_lines=bool(outputs.sarif or outputs.annotations)))
-    raise typer.Exit(exit_code(report.findings, report.score.value if report.score else None, fail_on, fail_under))
+    emit_report(report, outputs, tools_file_artifact(file, parsed, with_lines=bool(outputs.sarif or outputs.annotations)))
+    raise typer.Exit(exit_code(report.findings, outputs.fail_on, report.score.value if report.score else None,
+                               fail_under))
 
 
 def register(app: typer.Typer) -> None:

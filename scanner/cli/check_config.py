@@ -3,16 +3,17 @@
 from __future__ import annotations
 
 import json
+from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING
 
 import typer
 from rich.console import Console
 
-from scanner.cli.options import (annotations_option, fail_on_option, json_option, markdown_option,
-                                 min_severity_option, quiet_option, sarif_option)
-from scanner.cli.output import (SEVERITIES, ReportOutputs, at_or_above, check_levels, check_outputs,
+from scanner.cli.options import with_report_options
+from scanner.cli.output import (SEVERITIES, STDOUT, ReportOutputs, at_or_above, check_outputs, exit_code,
                                 print_annotations, write_json, write_text)
+from scanner.errors import UsageError
 from scanner.report.model import Finding
 from scanner.untrusted import escape_for_terminal
 
@@ -25,39 +26,45 @@ def register(app: typer.Typer) -> None:
     app.command("check-config")(check_config)
 
 
+@with_report_options
 def check_config(
     files: list[Path] = typer.Argument(..., help="Client configs: claude_desktop_config.json, ~/.claude.json, "
                                                  ".mcp.json, ~/.cursor/mcp.json, .vscode/mcp.json …", show_default=False),
-    json_path: str | None = json_option("Write the results as JSON to PATH (- for stdout; the terminal view then "
-                                        "goes to stderr)."),
-    sarif_path: str | None = sarif_option(),
-    markdown_path: str | None = markdown_option(),
-    fail_on: str = fail_on_option(),
-    min_severity: str = min_severity_option(),
-    quiet: bool = quiet_option(),
-    github_annotations: bool = annotations_option(),
+    outputs: ReportOutputs = ReportOutputs(),
 ) -> None:
     """Lint each MCP server of client configs: unpinned launches (I1), known-bad releases (I8), typosquats (I9).
 
     Environment values are never printed; remote servers show only scheme and host.
     """
-    outputs = ReportOutputs(json_path, sarif_path, markdown_path, github_annotations, quiet)
-    check_levels(fail_on, min_severity)
     check_outputs(outputs, inputs=[path.expanduser() for path in files])
     from scanner.provenance.client_config import read_client_config  # loaded only when the command runs
     from scanner.provenance.config_lint import lint_config
 
+    _refuse_overwriting_a_config(outputs, read_client_config)
     results = [lint_config(read_client_config(path.expanduser())) for path in files]
     findings = [f for r in results for s in r.servers for f in s.findings]
     console = outputs.terminal(soft_wrap=True)
     if console is not None:
-        _print_terminal(console, [_filtered(r, min_severity) for r in results], findings)
-    _write_outputs(results, outputs, min_severity)
-    if fail_on != "never" and at_or_above(findings, fail_on):
-        raise typer.Exit(1)
+        _print_terminal(console, [_filtered(r, outputs.min_severity) for r in results], findings)
+    _write_outputs(results, outputs)
+    raise typer.Exit(exit_code(findings, outputs.fail_on))
 
 
-def _write_outputs(results: list[ConfigResult], outputs: ReportOutputs, min_severity: str) -> None:
+def _refuse_overwriting_a_config(outputs: ReportOutputs, read: Callable[[Path], object]) -> None:
+    """`check-config --json a.json b.json` took `--json` as a switch before; now a.json is the output PATH. Never
+    overwrite a file that is an MCP client config."""
+    for flag, target in (("--json", outputs.json), ("--sarif", outputs.sarif), ("--markdown", outputs.markdown)):
+        if target is None or target == STDOUT or not Path(target).is_file():
+            continue
+        try:
+            read(Path(target))
+        except UsageError:
+            continue  # not a client config: an earlier report, which may be replaced
+        raise UsageError(f"{flag} {target} is an MCP client config, not a report file: {flag} takes the output PATH "
+                         "(- for stdout); give the configs to check after it")
+
+
+def _write_outputs(results: list[ConfigResult], outputs: ReportOutputs) -> None:
     from scanner.report import config_views as views
 
     if outputs.json:
@@ -68,7 +75,7 @@ def _write_outputs(results: list[ConfigResult], outputs: ReportOutputs, min_seve
     if outputs.markdown:
         write_text(outputs.markdown, views.config_markdown(results), "the Markdown report")
     if outputs.annotations:
-        shown = set(SEVERITIES[SEVERITIES.index(min_severity):])
+        shown = set(SEVERITIES[SEVERITIES.index(outputs.min_severity):])
         print_annotations(views.config_annotations(results, artifacts, shown))
 
 

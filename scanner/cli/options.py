@@ -4,14 +4,17 @@ target (scan, lock TARGET, init-fixtures). Each function returns a fresh typer o
 
 from __future__ import annotations
 
+import functools
+import inspect
 import os
 import sys
 from collections.abc import Callable, Mapping
-from typing import Any
+from typing import Any, Optional, get_type_hints
 
 import typer
 
 from sandbox.install.proxy.upstream import FLAG, UpstreamProxy, UpstreamProxyError, resolve_upstream_proxy
+from scanner.cli.output import ReportOutputs
 from scanner.untrusted import escape_for_terminal
 
 JSON_HELP = "Write the JSON report to PATH (- for stdout; the terminal view then goes to stderr)."
@@ -52,6 +55,38 @@ def quiet_option() -> Any:
 def annotations_option() -> Any:
     return typer.Option(False, "--github-annotations", help="Print a GitHub Actions annotation (workflow command) "
                         "per finding on stdout, on the file and line it is about when there is one.")
+
+
+def _report_parameters() -> list[inspect.Parameter]:
+    """The shared report options as keyword parameters (fresh typer options each time), in --help order."""
+    keyword = inspect.Parameter.KEYWORD_ONLY
+    return [inspect.Parameter(name, keyword, default=default, annotation=annotation)
+            for name, default, annotation in (
+                ("json_path", json_option(), Optional[str]), ("sarif_path", sarif_option(), Optional[str]),
+                ("markdown_path", markdown_option(), Optional[str]), ("fail_on", fail_on_option(), str),
+                ("min_severity", min_severity_option(), str), ("quiet", quiet_option(), bool),
+                ("github_annotations", annotations_option(), bool))]
+
+
+def with_report_options(command: Callable[..., None]) -> Callable[..., None]:
+    """Give a command the shared report options, declared once here: the command takes `outputs: ReportOutputs` and
+    typer sees --json, --sarif, --markdown, --fail-on, --min-severity, -q and --github-annotations in its place."""
+    signature = inspect.signature(command, eval_str=True)
+    shared = _report_parameters()
+    names = [p.name for p in shared]
+
+    @functools.wraps(command)
+    def wrapper(**kwargs: Any) -> None:
+        values = [kwargs.pop(name) for name in names]
+        command(outputs=ReportOutputs(*values), **kwargs)
+
+    parameters: list[inspect.Parameter] = []
+    for parameter in signature.parameters.values():
+        parameters += shared if parameter.name == "outputs" else [parameter.replace(kind=inspect.Parameter.KEYWORD_ONLY)]
+    wrapper.__signature__ = signature.replace(parameters=parameters)  # type: ignore[attr-defined]
+    hints = {k: v for k, v in get_type_hints(command).items() if k != "outputs"}
+    wrapper.__annotations__ = {**hints, **{p.name: p.annotation for p in shared}}
+    return wrapper
 
 
 HELP = ("Proxy the install phase chains to, for registries reachable only through a corporate proxy: "

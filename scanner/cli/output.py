@@ -28,13 +28,16 @@ SEVERITIES = ("info", "warning", "error")
 
 @dataclass(frozen=True)
 class ReportOutputs:
-    """The outputs asked for on the command line (`json`, `sarif`, `markdown`: a path, `-`, or None)."""
+    """The shared report options of a command (scanner.cli.options.with_report_options): the outputs (`json`,
+    `sarif`, `markdown`: a path, `-`, or None), the gate level and what the terminal and annotations show."""
 
     json: str | None = None
     sarif: str | None = None
     markdown: str | None = None
-    annotations: bool = False
+    fail_on: str = "error"
+    min_severity: str = "info"
     quiet: bool = False
+    annotations: bool = False
 
     @property
     def uses_stdout(self) -> bool:
@@ -71,8 +74,9 @@ def check_writable(target: str | Path | None, what: str, inputs: Sequence[Path |
         raise UsageError(f"cannot write {what} to {target}: permission denied")
 
 
-def check_outputs(outputs: ReportOutputs, inputs: Sequence[Path | str] = ()) -> None:
-    """At most one output on stdout, and every output path writable and none of the inputs."""
+def check_outputs(outputs: ReportOutputs, inputs: Sequence[Path | str] = (), fail_under: int | None = None) -> None:
+    """Before any work: the levels, at most one output on stdout, every output path writable and none an input."""
+    check_levels(outputs.fail_on, outputs.min_severity, fail_under)
     on_stdout = [o == STDOUT for o in (outputs.json, outputs.sarif, outputs.markdown)] + [outputs.annotations]
     if sum(on_stdout) > 1:
         raise UsageError("only one of --json/--sarif/--markdown (-) and --github-annotations can write to stdout")
@@ -104,13 +108,13 @@ def print_annotations(lines: list[str]) -> None:
         print(line)
 
 
-def emit_report(report: Report, outputs: ReportOutputs, min_severity: str, artifact: Artifact | None = None) -> None:
+def emit_report(report: Report, outputs: ReportOutputs, artifact: Artifact | None = None) -> None:
     """The terminal view, the report files and the annotations asked for; results point at `artifact` (by default
     the report's target)."""
     where = artifact or report_artifact(report)
     console = outputs.terminal()
     if console is not None:
-        render(report, console, min_severity)  # type: ignore[arg-type]
+        render(report, console, outputs.min_severity)  # type: ignore[arg-type]
     if outputs.json:
         write_text(outputs.json, report.model_dump_json(indent=2) + "\n", "the JSON report")
     if outputs.sarif:
@@ -118,11 +122,11 @@ def emit_report(report: Report, outputs: ReportOutputs, min_severity: str, artif
     if outputs.markdown:
         write_text(outputs.markdown, to_markdown(report), "the Markdown report")
     if outputs.annotations:
-        print_annotations(annotations(at_or_above(report.findings, min_severity), where,
+        print_annotations(annotations(at_or_above(report.findings, outputs.min_severity), where,
                                       report.server.name or report.target.name))
 
 
-def exit_code(findings: list[Finding], score: int | None, fail_on: str, fail_under: int | None) -> int:
+def exit_code(findings: list[Finding], fail_on: str, score: int | None = None, fail_under: int | None = None) -> int:
     """1 when a finding is at or above fail_on, or the score is under fail_under; else 0."""
     if fail_on != "never" and at_or_above(findings, fail_on):
         return 1

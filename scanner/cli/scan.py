@@ -17,11 +17,8 @@ from typing import TYPE_CHECKING
 
 from sandbox.run.policy import RunPolicy
 from scanner.cli.lock import write_with_changes
-from scanner.cli.options import (annotations_option, fail_on_option, fail_under_option, json_option, markdown_option,
-                                 min_severity_option, quiet_option, sarif_option, upstream_from_cli,
-                                 upstream_proxy_option)
-from scanner.cli.output import (STDOUT, ReportOutputs, check_levels, check_outputs, check_writable, emit_report,
-                                exit_code)
+from scanner.cli.options import fail_under_option, upstream_from_cli, upstream_proxy_option, with_report_options
+from scanner.cli.output import STDOUT, ReportOutputs, check_outputs, check_writable, emit_report, exit_code
 from scanner.config import load as load_config
 from scanner.errors import UsageError
 from scanner.lock.build import build_lock
@@ -75,7 +72,7 @@ HELP = {
     "startup-timeout": "Seconds to wait for the handshake and each request.",
     "ca-bundle": "CA bundle the install and the registry lookups trust (default: the host's, for TLS-intercepting "
                  "proxies).",
-    "config": "Config file (default: ./mcp-sandbox.toml or [tool.mcp-sandbox] in ./pyproject.toml).",
+    "config": "Config file (default: ./mcp-sandbox.toml or \\[tool.mcp-sandbox] in ./pyproject.toml).",
     "advisories": "Advisory source: a local OSV export folder, or `osv` for the OSV API. Without one, advisories "
                   "read \"not checked\".",
     "lock": "Also write (or refresh) this lockfile; changes against an existing one are shown first.",
@@ -89,6 +86,7 @@ HELP = {
 }
 
 
+@with_report_options
 def scan(
     target: str = typer.Argument(..., metavar="TARGET", help=HELP["target"]),
     server_args: list[str] | None = typer.Argument(None, metavar="[-- SERVER ARGS...]", help="Arguments for the "
@@ -106,14 +104,8 @@ def scan(
     ignore_scripts: bool = typer.Option(False, "--ignore-scripts", help="Do not run npm install scripts."),
     ca_bundle: Path | None = typer.Option(None, "--ca-bundle", help=HELP["ca-bundle"]),
     upstream_proxy: str | None = upstream_proxy_option(),
-    json_path: str | None = json_option(),
-    sarif_path: str | None = sarif_option(),
-    markdown_path: str | None = markdown_option(),
-    fail_on: str = fail_on_option(),
+    outputs: ReportOutputs = ReportOutputs(),
     fail_under: int | None = fail_under_option(),
-    min_severity: str = min_severity_option(),
-    quiet: bool = quiet_option(),
-    github_annotations: bool = annotations_option(),
     config_path: Path | None = typer.Option(None, "--config", help=HELP["config"]),
     advisories: str | None = typer.Option(None, "--advisories", metavar="DIR|osv", help=HELP["advisories"]),
     lock_path: Path | None = typer.Option(None, "--lock", help=HELP["lock"]),
@@ -136,8 +128,7 @@ def scan(
     from scanner.pipeline.inventory import Timeouts
     from scanner.pipeline.scan import ScanOptions
 
-    outputs = ReportOutputs(json_path, sarif_path, markdown_path, github_annotations, quiet)
-    signer = _check_flags(outputs, fail_on, min_severity, fail_under, lock_path, sign, sign_env)
+    signer = _check_flags(outputs, fail_under, lock_path, sign, sign_env)
     _check_sources(advisories, ca_bundle, network)
     options = ScanOptions(
         target=target, server_args=list(server_args or []), command=command, upstream_proxy=upstream_from_cli(
@@ -147,15 +138,14 @@ def scan(
         config=load_config(config_path), advisories=advisories, network=network,  # type: ignore[arg-type]
         probes=_probe_options(no_probes, no_destructive, no_error_probes, fixtures, include_responses, probe_timeout))
     report = _run(options)
-    _write_outputs(report, outputs, min_severity, lock_path, accept, signer)
-    raise typer.Exit(scan_exit_code(report, fail_on, fail_under))
+    _write_outputs(report, outputs, lock_path, accept, signer)
+    raise typer.Exit(scan_exit_code(report, outputs.fail_on, fail_under))
 
 
-def _check_flags(outputs: ReportOutputs, fail_on: str, min_severity: str, fail_under: int | None,
-                 lock_path: Path | None, sign: Path | None, sign_env: str | None) -> Signer | None:
+def _check_flags(outputs: ReportOutputs, fail_under: int | None, lock_path: Path | None, sign: Path | None,
+                 sign_env: str | None) -> Signer | None:
     """The flags and the output paths, before anything is installed; the signer when one is asked for."""
-    check_levels(fail_on, min_severity, fail_under)
-    check_outputs(outputs)
+    check_outputs(outputs, fail_under=fail_under)
     check_writable(lock_path, "the lock")
     if (sign is not None or sign_env is not None) and (outputs.json is None or outputs.json == STDOUT):
         raise UsageError("--sign/--sign-env sign the JSON report: also give --json PATH (a file, not -)")
@@ -209,11 +199,11 @@ def _lock_artifact(lock_path: Path, new: LockFile | None) -> Artifact:
     return file_artifact(str(lock_path), tool_lines(text))
 
 
-def _write_outputs(report: Report, outputs: ReportOutputs, min_severity: str, lock_path: Path | None, accept: bool,
+def _write_outputs(report: Report, outputs: ReportOutputs, lock_path: Path | None, accept: bool,
                    signer: Signer | None) -> None:
     """The report views (pointing at the lock when there is one), then the lock, then the signature."""
     new = build_lock(report.as_served()) if lock_path and report.sandbox is not None and not report.errors else None
-    emit_report(report, outputs, min_severity, _lock_artifact(lock_path, new) if lock_path else None)
+    emit_report(report, outputs, _lock_artifact(lock_path, new) if lock_path else None)
     if lock_path is not None and new is not None:
         write_with_changes(Console(stderr=True, highlight=False, soft_wrap=True), new, lock_path, signer, accept, None)
     if signer is not None and outputs.json is not None:
@@ -229,7 +219,7 @@ def scan_exit_code(report: Report, fail_on: str, fail_under: int | None) -> int:
     if report.sandbox is not None and (report.errors or not report.tools and not report.server.name
                                        or (teardown and not teardown.complete)):
         return EXIT_SCAN_INCOMPLETE
-    return exit_code(report.findings, report.score.value if report.score else None, fail_on, fail_under)
+    return exit_code(report.findings, fail_on, report.score.value if report.score else None, fail_under)
 
 
 def build_images(

@@ -10,8 +10,6 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from urllib.parse import quote
 
-from packaging.utils import canonicalize_name
-
 from scanner.report.model import Report
 
 _JSON_STRING = r'"(?:[^"\\\n]|\\.)*"'
@@ -63,11 +61,13 @@ def file_artifact(path: str, lines: Mapping[str, int] | None = None) -> Artifact
     return Artifact(uri=artifact_uri_for(path), file=path, lines=dict(lines or {}))
 
 
-def purl(ecosystem: str, name: str, version: str | None) -> str:
-    """The package URL of a registry package (purl spec: npm scope `@` encoded, PyPI names normalised)."""
-    name = canonicalize_name(name) if ecosystem == "pypi" else name
-    path = "/".join(quote(part, safe="") for part in name.split("/"))
-    return f"pkg:{ecosystem}/{path}" + (f"@{quote(version, safe='')}" if version else "")
+def purl(ecosystem: str, package: str, version: str | None) -> str:
+    """A package URL: pkg:npm/%40scope/name@version or pkg:pypi/name@version (PyPI names lowercased with `-` for
+    `_`, as the purl spec says)."""
+    if ecosystem == "pypi":
+        package = package.lower().replace("_", "-")
+    parts = [quote(p, safe="") for p in package.split("/")]
+    return f"pkg:{ecosystem}/{'/'.join(parts)}" + (f"@{quote(version, safe='')}" if version else "")
 
 
 def report_artifact(report: Report) -> Artifact:
