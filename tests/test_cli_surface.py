@@ -220,7 +220,7 @@ def test_lock_check_writes_its_changes_to_stdout(tmp_path: Path, cli: Any) -> No
     assert "instructions_unchecked" in err  # the terminal view went to stderr
 
 
-# --- GitHub annotations -------------------------------------------------------------------------------------------------
+# --- GitHub annotations ----------------------------------------------------------------------------------------------
 
 def test_workflow_command_escaping() -> None:
     assert escape_data("100%\r\n") == "100%25%0D%0A"
@@ -254,7 +254,7 @@ def test_check_config_annotations_point_at_the_server_entry(cli: Any) -> None:
     assert code == 1 and "title=I8 known-bad-release" in error and '{' in text[line - 1]
 
 
-# --- SARIF that code scanning accepts ------------------------------------------------------------------------------------
+# --- SARIF that code scanning accepts --------------------------------------------------------------------------------
 
 def test_check_sarif_points_at_the_tools_file_and_each_tools_line(tmp_path: Path, cli: Any) -> None:
     tools = tmp_path / "tools.json"
@@ -284,3 +284,25 @@ def test_the_cli_does_not_load_the_scan_machinery_to_check() -> None:
     result = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60,
                             env={**os.environ, "PYTHONPATH": str(ROOT)})
     assert result.stdout.strip().splitlines()[-1] == "[]", result.stdout + result.stderr
+
+
+def test_scan_sarif_with_a_lock_points_at_each_tools_line_in_the_lock(tmp_path: Path) -> None:
+    from scanner.cli.scan import _lock_artifact
+    from scanner.lock import build_lock, write_lock
+    from scanner.report.model import Report, TargetInfo
+    from scanner.report.sarif import to_sarif
+    from scanner.rules.static.engine import run_rules
+
+    tools = BAD_TOOLS["tools"]
+    report = Report(target=TargetInfo(kind="npm", name="demo", requested="npm:demo@1", version="1", ecosystem="npm"),
+                    tools=tools, findings=run_rules(tools))
+    lock, new = tmp_path / "mcp-sandbox.lock", build_lock(report)
+    write_lock(new, lock)
+    for artifact in (_lock_artifact(lock, new), _lock_artifact(lock, None)):  # as written now, or as it was
+        sarif = to_sarif(report, artifact)
+        sarif_validator().validate(sarif)
+        text = lock.read_text().splitlines()
+        for result in sarif["runs"][0]["results"]:
+            uri, line = physical(result)
+            tool = result["locations"][0]["logicalLocations"][0]
+            assert uri == str(lock) and (tool["kind"] != "function" or f'"name": "{tool["name"]}"' in text[line - 1])

@@ -87,7 +87,8 @@ def check(
     config = load(config_path)
     parsed = load_tools_file(file)
     report = build_report(file, parsed, config)
-    emit_report(report, outputs, tools_file_artifact(file, parsed, with_lines=bool(outputs.sarif or outputs.annotations)))
+    with_lines = bool(outputs.sarif or outputs.annotations)
+    emit_report(report, outputs, tools_file_artifact(file, parsed, with_lines))
     raise typer.Exit(exit_code(report.findings, outputs.fail_on, report.score.value if report.score else None,
                                fail_under))
 

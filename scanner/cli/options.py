@@ -9,7 +9,7 @@ import inspect
 import os
 import sys
 from collections.abc import Callable, Mapping
-from typing import Any, Optional, get_type_hints
+from typing import Any, get_type_hints
 
 import typer
 
@@ -28,7 +28,8 @@ def json_option(help: str = JSON_HELP) -> Any:
 
 
 def sarif_option() -> Any:
-    return typer.Option(None, "--sarif", metavar="PATH|-", help="Write a SARIF 2.1.0 report (for GitHub code scanning).")
+    return typer.Option(None, "--sarif", metavar="PATH|-", help="Write a SARIF 2.1.0 report (for GitHub code "
+                        "scanning).")
 
 
 def markdown_option() -> Any:
@@ -57,15 +58,19 @@ def annotations_option() -> Any:
                         "per finding on stdout, on the file and line it is about when there is one.")
 
 
-def _report_parameters() -> list[inspect.Parameter]:
-    """The shared report options as keyword parameters (fresh typer options each time), in --help order."""
+def _report_parameters() -> dict[str, inspect.Parameter]:
+    """The shared report options as keyword parameters (fresh typer options each time), in --help order, by the
+    ReportOutputs field each one fills."""
     keyword = inspect.Parameter.KEYWORD_ONLY
-    return [inspect.Parameter(name, keyword, default=default, annotation=annotation)
-            for name, default, annotation in (
-                ("json_path", json_option(), Optional[str]), ("sarif_path", sarif_option(), Optional[str]),
-                ("markdown_path", markdown_option(), Optional[str]), ("fail_on", fail_on_option(), str),
-                ("min_severity", min_severity_option(), str), ("quiet", quiet_option(), bool),
-                ("github_annotations", annotations_option(), bool))]
+    options = {"json": ("json_path", json_option(), str | None),
+               "sarif": ("sarif_path", sarif_option(), str | None),
+               "markdown": ("markdown_path", markdown_option(), str | None),
+               "fail_on": ("fail_on", fail_on_option(), str),
+               "min_severity": ("min_severity", min_severity_option(), str),
+               "quiet": ("quiet", quiet_option(), bool),
+               "annotations": ("github_annotations", annotations_option(), bool)}
+    return {field: inspect.Parameter(name, keyword, default=default, annotation=annotation)
+            for field, (name, default, annotation) in options.items()}
 
 
 def with_report_options(command: Callable[..., None]) -> Callable[..., None]:
@@ -73,19 +78,19 @@ def with_report_options(command: Callable[..., None]) -> Callable[..., None]:
     typer sees --json, --sarif, --markdown, --fail-on, --min-severity, -q and --github-annotations in its place."""
     signature = inspect.signature(command, eval_str=True)
     shared = _report_parameters()
-    names = [p.name for p in shared]
 
     @functools.wraps(command)
     def wrapper(**kwargs: Any) -> None:
-        values = [kwargs.pop(name) for name in names]
-        command(outputs=ReportOutputs(*values), **kwargs)
+        outputs = ReportOutputs(**{field: kwargs.pop(p.name) for field, p in shared.items()})
+        command(outputs=outputs, **kwargs)
 
     parameters: list[inspect.Parameter] = []
     for parameter in signature.parameters.values():
-        parameters += shared if parameter.name == "outputs" else [parameter.replace(kind=inspect.Parameter.KEYWORD_ONLY)]
+        parameters += (list(shared.values()) if parameter.name == "outputs"
+                       else [parameter.replace(kind=inspect.Parameter.KEYWORD_ONLY)])
     wrapper.__signature__ = signature.replace(parameters=parameters)  # type: ignore[attr-defined]
     hints = {k: v for k, v in get_type_hints(command).items() if k != "outputs"}
-    wrapper.__annotations__ = {**hints, **{p.name: p.annotation for p in shared}}
+    wrapper.__annotations__ = {**hints, **{p.name: p.annotation for p in shared.values()}}
     return wrapper
 
 
