@@ -20,6 +20,7 @@ from typing import Any
 from scanner.cli.check import build_report
 from scanner.config import Config
 from scanner.report.markdown import to_markdown
+from scanner.report.locations import file_artifact
 from scanner.report.sarif import to_sarif
 from scanner.tools_file import load_tools_file
 
@@ -50,7 +51,7 @@ def run_once(path: Path) -> tuple[float, int]:
     start = time.perf_counter()
     report = build_report(path, load_tools_file(path), Config())
     report.model_dump_json()
-    json.dumps(to_sarif(report, "tools.json"))
+    json.dumps(to_sarif(report, file_artifact("tools.json")))
     to_markdown(report)
     return time.perf_counter() - start, len(report.findings)
 

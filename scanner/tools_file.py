@@ -1,82 +1,101 @@
-"""Read a saved tools/list result from disk: `{"tools": [...]}` (with optional instructions, prompts,
-serverInfo) or a bare array of tools. Every way it can be wrong ends in a one-line UsageError."""
+"""The one reader of a saved tools/list, for `check`, `lock --from` and the tests: the same size limit, BOM handling
+and one-line errors for every command.
+
+Accepted shapes: `{"tools": [...]}` with optional `instructions`, `prompts`, `resources`, `resourceTemplates`,
+`serverInfo`, `capabilities`, `protocolVersion`; a bare array of tools; a JSON-RPC response whose `result` is either;
+or a JSON report that mcp-sandbox saved (`scan --json`, `check --json`). The shape is checked here; the definitions
+themselves are left to the rules (`check`) or the lock (`lock --from`)."""
 
 from __future__ import annotations
 
 import json
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, BinaryIO
+
+from pydantic import ValidationError
 
 from scanner.errors import UsageError
+from scanner.json_input import MAX_INPUT_BYTES, JsonInput, first_validation_error, read_json
+from scanner.report.model import Report
 
-MAX_FILE_BYTES = 64 * 1024 * 1024
+MAX_FILE_BYTES = MAX_INPUT_BYTES
+WHAT = "tools file"
+_KINDS: dict[str, type] = {"tools": list, "prompts": list, "resources": list, "resourceTemplates": list,
+                          "serverInfo": dict, "capabilities": dict, "instructions": str, "protocolVersion": str}
+_WANTED = {list: "a JSON array", dict: "a JSON object", str: "a string"}
 
 
 @dataclass(frozen=True)
 class ToolsFile:
+    name: str  # the path as given, or `standard input`
     tools: list[Any]
     prompts: list[Any] = field(default_factory=list)
+    resources: list[Any] = field(default_factory=list)
+    resource_templates: list[Any] = field(default_factory=list)
     instructions: str | None = None
+    instructions_given: bool = False  # the file says what the instructions are (a bare array does not)
     server_info: dict[str, Any] = field(default_factory=dict)
+    capabilities: dict[str, Any] = field(default_factory=dict)
     protocol_version: str | None = None
     payload_bytes: int = 0
+    report: Report | None = None  # set when the file is a saved mcp-sandbox report
+    text: str = field(default="", repr=False)  # what was parsed, to find where each definition starts
 
 
-def _read(path: Path) -> bytes:
-    if not path.exists():
-        raise UsageError(f"{path} does not exist; pass a saved tools/list JSON file")
-    if not path.is_file():
-        raise UsageError(f"{path} is not a regular file; pass a saved tools/list JSON file")
-    size = path.stat().st_size
-    if size > MAX_FILE_BYTES:
-        raise UsageError(f"{path} is {size:,} bytes, over the {MAX_FILE_BYTES:,}-byte limit for a tools/list file")
+def json_type(value: Any) -> str:
+    names = {dict: "an object", list: "an array", str: "a string", bool: "a boolean", type(None): "null"}
+    return names.get(type(value), "a number")
+
+
+def load_tools_file(source: Path | str, *, stdin: BinaryIO | None = None) -> ToolsFile:
+    """Read and shape-check `source` (a path, or `-` for standard input); every problem is one UsageError line."""
+    document = read_json(source, WHAT, max_bytes=MAX_FILE_BYTES, stdin=stdin)
+    value = document.value
+    if isinstance(value, dict) and "tools" not in value and isinstance(value.get("result"), (dict, list)):
+        value = value["result"]  # a whole JSON-RPC response
+    if isinstance(value, dict) and "schema_version" in value and "target" in value:
+        return _from_report(document, _saved_report(value, document.name))
+    if isinstance(value, list):
+        value = {"tools": value}
+    if not isinstance(value, dict) or "tools" not in value:
+        raise UsageError(f"{WHAT} {document.name} is not a tools/list result: expected an object with a `tools` "
+                         "array, or an array of tools")
+    return _from_listing(document, value)
+
+
+def _saved_report(value: dict[str, Any], name: str) -> Report:
     try:
-        return path.read_bytes()
-    except OSError as exc:
-        raise UsageError(f"cannot read {path}: {exc.strerror or exc}") from exc
+        return Report.model_validate(value)
+    except ValidationError as exc:
+        raise UsageError(f"{WHAT} {name} looks like an mcp-sandbox report but is malformed "
+                         f"{first_validation_error(exc)}") from None
 
 
-def _decode(path: Path, data: bytes) -> Any:
-    try:
-        text = data.decode("utf-8-sig")
-    except UnicodeDecodeError as exc:
-        raise UsageError(f"{path} is not valid UTF-8 (byte {exc.start}); save the tools/list result as UTF-8 JSON") \
-            from exc
-    try:
-        return json.loads(text)
-    except RecursionError as exc:
-        raise UsageError(f"{path} is nested too deeply to read as JSON") from exc
-    except json.JSONDecodeError as exc:
-        raise UsageError(f"{path} is not valid JSON: {exc.msg} at line {exc.lineno} column {exc.colno}") from exc
+def _check_kinds(document: dict[str, Any], name: str) -> None:
+    """`tools` is an array; every other known key is absent, null, or of the JSON type it must have."""
+    for key, kind in _KINDS.items():
+        value = document.get(key)
+        if (value is not None or key == "tools") and not isinstance(value, kind):
+            raise UsageError(f"{WHAT} {name}: `{key}` must be {_WANTED[kind]}, not {json_type(value)}")
 
 
-def _optional(document: dict[str, Any], key: str, kind: type, path: Path) -> Any:
-    value = document.get(key)
-    if value is not None and not isinstance(value, kind):
-        raise UsageError(f"{path}: `{key}` must be a JSON {'array' if kind is list else kind.__name__}")
-    return value
-
-
-def load_tools_file(path: Path) -> ToolsFile:
-    """Parse the file; the shape is checked, the tools themselves are left to the rules."""
-    data = _read(path)
-    document = _decode(path, data)
-    if isinstance(document, list):
-        return ToolsFile(tools=document, payload_bytes=len(data))
-    if not isinstance(document, dict):
-        raise UsageError(f"{path}: expected an object with a `tools` array, or an array of tools")
-    if isinstance(document.get("result"), dict) and "tools" not in document:  # a whole JSON-RPC response
-        document = document["result"]
-    tools = document.get("tools")
-    if not isinstance(tools, list):
-        raise UsageError(f"{path}: expected a `tools` array at the top level (a saved tools/list result)")
-    server_info = _optional(document, "serverInfo", dict, path) or {}
+def _from_listing(document: JsonInput, value: dict[str, Any]) -> ToolsFile:
+    _check_kinds(value, document.name)
     return ToolsFile(
-        tools=tools,
-        prompts=_optional(document, "prompts", list, path) or [],
-        instructions=_optional(document, "instructions", str, path),
-        server_info=server_info,
-        protocol_version=_optional(document, "protocolVersion", str, path),
-        payload_bytes=len(data),
-    )
+        name=document.name, tools=value["tools"], prompts=value.get("prompts") or [],
+        resources=value.get("resources") or [], resource_templates=value.get("resourceTemplates") or [],
+        instructions=value.get("instructions"), instructions_given="instructions" in value,
+        server_info=value.get("serverInfo") or {}, capabilities=value.get("capabilities") or {},
+        protocol_version=value.get("protocolVersion"), payload_bytes=document.size, text=document.text)
+
+
+def _from_report(document: JsonInput, report: Report) -> ToolsFile:
+    server = report.server
+    info = {key: value for key, value in (("name", server.name), ("version", server.version)) if value is not None}
+    return ToolsFile(
+        name=document.name, tools=report.tools, prompts=report.prompts, resources=report.resources,
+        resource_templates=report.resource_templates, instructions=server.instructions, instructions_given=True,
+        server_info=info, capabilities=server.capabilities, protocol_version=server.protocol_version,
+        payload_bytes=len(json.dumps({"tools": report.tools}, ensure_ascii=False).encode()), report=report,
+        text=document.text)

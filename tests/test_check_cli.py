@@ -71,7 +71,7 @@ def test_explain() -> None:
     (b"{not json", "not valid JSON"),
     (b"[" * 100_000, "nested too deeply"),
     (b'"just a string"', "expected an object"),
-    (b'{"tools": {"a": 1}}', "`tools` array"),
+    (b'{"tools": {"a": 1}}', "`tools` must be a JSON array"),
     (b'{"tools": [], "prompts": 3}', "`prompts` must be a JSON array"),
 ])
 def test_bad_files_exit_2_with_one_line(tmp_path: Path, content: bytes, needle: str) -> None:

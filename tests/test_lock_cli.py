@@ -3,14 +3,13 @@
 from __future__ import annotations
 
 import json
-import sys
 from pathlib import Path
 from typing import Any
 
 import pytest
 
-from scanner.cli.app import main
 from scanner.signing import write_keypair
+from tests.cli_helpers import run_cli
 
 TOOLS: dict[str, Any] = {
     "tools": [{"name": "read_file", "description": "Read a file inside the workspace.",
@@ -18,14 +17,6 @@ TOOLS: dict[str, Any] = {
                "annotations": {"readOnlyHint": True}}],
     "instructions": "Use read_file.",
 }
-
-
-def run_cli(monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str], *args: Any) -> tuple[int, str]:
-    monkeypatch.setattr(sys, "argv", ["mcp-sandbox", *map(str, args)])
-    with pytest.raises(SystemExit) as exc:
-        main()
-    captured = capsys.readouterr()
-    return int(exc.value.code or 0), " ".join((captured.out + captured.err).split())
 
 
 @pytest.fixture()

@@ -91,7 +91,7 @@ def test_atomic_write_leaves_no_temporary_files(tmp_path: Path) -> None:
 @pytest.mark.parametrize("content,words", [
     (b"", "not valid JSON"),
     (b"{not json", "not valid JSON"),
-    (b"\xff\xfe", "not UTF-8"),
+    (b"\xff\xfe", "not valid UTF-8"),
     (b"[]", "expected a JSON object"),
     (b'{"lock_version": "9"}', "lock_version \"9\""),
     (b'{"lock_version": "1", "tools": []}', "malformed at server"),

@@ -72,7 +72,7 @@ def test_not_json_and_missing_file_are_usage_errors(tmp_path: Path) -> None:
     bad.write_text("probes: []")
     with pytest.raises(UsageError, match="not valid JSON"):
         load_fixtures(bad, env={})
-    with pytest.raises(UsageError, match="not found"):
+    with pytest.raises(UsageError, match="does not exist"):
         load_fixtures(tmp_path / "nope.json", env={})
 
 

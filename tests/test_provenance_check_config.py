@@ -57,7 +57,7 @@ def test_terminal_output_and_exit_code() -> None:
 
 
 def test_json_output_and_no_secrets() -> None:
-    result = run("check-config", "--json", *map(str, ALL))
+    result = run("check-config", "--json", "-", *map(str, ALL))
     doc = json.loads(result.stdout)
     assert doc["summary"]["servers"] == 11
     assert doc["summary"]["findings"]["error"] == 2
@@ -78,12 +78,15 @@ def test_fail_on(flags: list[str], code: int) -> None:
     assert result.exit_code == code, result.output  # claude.json has warnings only
 
 
-def test_min_severity_filters_shown_findings_not_the_exit_code() -> None:
-    result = CliRunner().invoke(app, ["check-config", "--json", "--min-severity", "error",
+def test_min_severity_filters_the_terminal_not_the_report_nor_the_exit_code(tmp_path: Path) -> None:
+    out = tmp_path / "out.json"
+    result = CliRunner().invoke(app, ["check-config", "--json", str(out), "--min-severity", "error",
                                       str(CONFIGS / "claude_desktop_config.json")])
-    doc = json.loads(result.stdout)
-    shown = [f["rule_id"] for f in doc["files"][0]["servers"][1]["findings"]]
-    assert shown == ["I8"] and all(not s["findings"] for i, s in enumerate(doc["files"][0]["servers"]) if i != 1)
+    shown = [line.split()[:2] for line in result.stdout.splitlines() if line.startswith("    ")]
+    assert shown == [["error", "I8"]]
+    doc = json.loads(out.read_text())
+    every = [f["severity"] for s in doc["files"][0]["servers"] for f in s["findings"]]
+    assert "error" in every and set(every) - {"error"}  # the report file holds every finding
     assert result.exit_code == 1
 
 

@@ -5,6 +5,7 @@ from __future__ import annotations
 import io
 import json
 from pathlib import Path
+from typing import Any
 
 import jsonschema
 import pytest
@@ -13,6 +14,7 @@ from rich.console import Console
 from scanner.report.model import (AppliedPolicy, InstallInfo, Report, SandboxInfo, ServerInfo, TargetInfo, TeardownInfo, Timings)
 from scanner.report.json_schema import SCHEMA_PATH, report_schema, schema_text
 from scanner.report.markdown import to_markdown
+from scanner.report.locations import file_artifact, purl, tool_lines
 from scanner.report.sarif import to_sarif
 from scanner.report.terminal import render
 from scanner.rules.static.engine import run_rules
@@ -80,15 +82,64 @@ def test_terminal_min_severity_filters_only_the_view() -> None:
     assert warning.message not in out and warning.message in terminal_text(report)
 
 
+def sarif_schema_validator() -> jsonschema.Draft4Validator:
+    return jsonschema.Draft4Validator(json.loads((FIXTURES / "sarif-schema-2.1.0.json").read_text(encoding="utf-8")))
+
+
+def assert_code_scanning_accepts(sarif: dict[str, Any]) -> None:
+    """Valid SARIF 2.1.0, a physical location on every result, a security-severity on every rule."""
+    sarif_schema_validator().validate(sarif)
+    run = sarif["runs"][0]
+    for result in run["results"]:
+        physical = result["locations"][0]["physicalLocation"]
+        assert physical["artifactLocation"]["uri"] and physical["region"]["startLine"] >= 1, result
+    for rule in run["tool"]["driver"]["rules"]:
+        assert float(rule["properties"]["security-severity"]) > 0, rule["id"]
+
+
 def test_sarif_validates_against_the_official_schema() -> None:
-    schema = json.loads((FIXTURES / "sarif-schema-2.1.0.json").read_text(encoding="utf-8"))
-    sarif = to_sarif(full_report(), "tools.json")
-    jsonschema.Draft4Validator(schema).validate(sarif)
+    sarif = to_sarif(full_report(), file_artifact("tools.json"))
+    assert_code_scanning_accepts(sarif)
     run = sarif["runs"][0]
     assert [r["id"] for r in run["tool"]["driver"]["rules"]][:14] == [f"S{i}" for i in range(1, 15)]
     assert all(r["help"]["text"] for r in run["tool"]["driver"]["rules"])
     named = [r for r in run["results"] if r["locations"][0]["logicalLocations"][0]["name"] == "list_users"]
     assert named and named[0]["locations"][0]["logicalLocations"][0]["kind"] == "function"
+    assert {r["locations"][0]["physicalLocation"]["artifactLocation"]["uri"] for r in run["results"]} == {"tools.json"}
+
+
+def test_sarif_of_a_registry_target_points_at_its_package_url() -> None:
+    sarif = to_sarif(full_report())
+    assert_code_scanning_accepts(sarif)
+    uris = {r["locations"][0]["physicalLocation"]["artifactLocation"]["uri"] for r in sarif["runs"][0]["results"]}
+    assert uris == {"pkg:npm/demo@1.0.0"}
+
+
+@pytest.mark.parametrize("ecosystem,name,version,expected", [
+    ("npm", "@modelcontextprotocol/server-everything", "2026.1.1",
+     "pkg:npm/%40modelcontextprotocol/server-everything@2026.1.1"),
+    ("pypi", "MCP_Server_Time", "1.0", "pkg:pypi/mcp-server-time@1.0"),
+    ("npm", "left-pad", None, "pkg:npm/left-pad"),
+])
+def test_package_urls(ecosystem: str, name: str, version: str | None, expected: str) -> None:
+    assert purl(ecosystem, name, version) == expected
+
+
+def test_sarif_results_are_on_the_line_of_their_tool() -> None:
+    text = json.dumps({"tools": TOOLS}, indent=2)
+    sarif = to_sarif(full_report(), file_artifact("tools.json", tool_lines(text)))
+    line_of = {r["locations"][0]["logicalLocations"][0]["name"]: r["locations"][0]["physicalLocation"]["region"]
+               ["startLine"] for r in sarif["runs"][0]["results"]}
+    lines = text.splitlines()
+    assert line_of["list_users"] == next(i for i, line in enumerate(lines, 1) if '"name": "list_users"' in line)
+    assert line_of[EVIL] == 4 and lines[3].lstrip().startswith('"name": "evil\\u001b')  # found through its escapes
+    assert line_of["demo" + EVIL] == 1  # server-level findings: the top of the file
+
+
+def test_security_severity_follows_the_default_severity() -> None:
+    rules = {r["id"]: r for r in to_sarif(full_report())["runs"][0]["tool"]["driver"]["rules"]}
+    levels = {r["defaultConfiguration"]["level"]: r["properties"]["security-severity"] for r in rules.values()}
+    assert levels == {"error": "8.0", "warning": "5.0", "note": "2.0"}
 
 
 def test_sarif_fingerprints_are_stable_and_unique() -> None:

@@ -21,6 +21,10 @@ pytestmark = pytest.mark.docker
         ("pypi:mcp>=1.0", "exact version"),
         ("./no/such/path", "neither a registry target nor an existing path"),
         ("tests", "no package.json or pyproject.toml"),
+        # Unknown packages on the real registries: exit 2 before any container.
+        pytest.param("pypi:mcp-sandbox-no-such-project-7f3a", "was not found", marks=pytest.mark.registry),
+        pytest.param("npm:@modelcontextprotocol/server-everything@999.0.0", "has no version or tag '999.0.0'",
+                     marks=pytest.mark.registry),
     ],
 )
 def test_bad_targets_exit_2_with_one_line(target, expected, docker_client, no_leftovers):
@@ -31,19 +35,13 @@ def test_bad_targets_exit_2_with_one_line(target, expected, docker_client, no_le
     assert "Traceback" not in result.stderr
 
 
-@pytest.mark.registry
-@pytest.mark.parametrize(
-    ("target", "expected"),
-    [
-        ("pypi:mcp-sandbox-no-such-project-7f3a", "was not found"),
-        ("npm:@modelcontextprotocol/server-everything@999.0.0", "has no version or tag '999.0.0'"),
-    ],
-)
-def test_unknown_packages_exit_2_before_any_container(target, expected, docker_client, no_leftovers):
-    result = run_cli("scan", target)
-    assert result.returncode == 2
-    assert expected in result.stderr
-    assert "Traceback" not in result.stderr
+def test_an_unwritable_report_path_is_refused_before_the_install(tmp_path, docker_client, no_leftovers):
+    result = run_cli("scan", str(ZOO), "--command", "zoo-inspector", "--json", str(tmp_path / "missing" / "r.json"),
+                     timeout=60)
+    # "the folder … does not exist" is the check before the work; a failed write after a scan says "No such file".
+    assert result.returncode == 2 and "cannot write the JSON report" in result.stderr
+    assert "the folder" in result.stderr and "does not exist" in result.stderr
+    assert result.stderr.strip().count("\n") == 0, result.stderr
 
 
 def test_ambiguous_commands_are_listed(docker_client, no_leftovers):

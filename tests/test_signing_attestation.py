@@ -6,18 +6,17 @@ from __future__ import annotations
 import base64
 import hashlib
 import json
-import sys
 from pathlib import Path
 from typing import Any
 
 import pytest
 
-from scanner.cli.app import main
 from scanner.lock import ProvenancePins, build_lock, write_lock
 from scanner.report.model import AppliedPolicy, Finding, InstallInfo, Report, SandboxInfo, Score, TargetInfo
 from scanner.signing import (Signer, VerificationFailed, attestation_path, load_private_key_file, load_public_key,
                              verify_attestation, write_attestation, write_keypair)
 from scanner.signing.statement import PREDICATE_TYPE, package_subjects, purl
+from tests.cli_helpers import run_cli
 
 POLICY = AppliedPolicy(network_mode="none", read_only_rootfs=True, cap_drop=["ALL"], cap_add=[],
                        no_new_privileges=True, privileged=False, user="65534", pids_limit=64, memory_bytes=2**29,
@@ -160,14 +159,6 @@ def test_a_file_the_envelope_does_not_sign_fails(tmp_path: Path) -> None:
     report_path.write_text("{}")
     result = verify_attestation(envelope, load_public_key(public), {"report": report_path})
     assert [c.role for c in result.failures] == ["report"] and "signs no report" in result.failures[0].detail
-
-
-def run_cli(monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str], *args: Any) -> tuple[int, str]:
-    monkeypatch.setattr(sys, "argv", ["mcp-sandbox", *map(str, args)])
-    with pytest.raises(SystemExit) as exc:
-        main()
-    captured = capsys.readouterr()
-    return int(exc.value.code or 0), " ".join((captured.out + captured.err).split())
 
 
 def test_cli_verify_ok_and_tampered(signed: dict[str, Path], monkeypatch: pytest.MonkeyPatch,

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 import os
+import shutil
 import subprocess
 import sys
 import zipfile
@@ -21,11 +22,23 @@ def _run(args: list[str], cwd: Path, timeout: int) -> subprocess.CompletedProces
     return subprocess.run(args, cwd=cwd, env=env, capture_output=True, text=True, timeout=timeout, check=False)
 
 
+def _tracked_copy(dest: Path) -> Path:
+    """The files git tracks (and untracked ones it does not ignore), as a clean tree to build from."""
+    listed = subprocess.run(["git", "ls-files", "-z", "--cached", "--others", "--exclude-standard"], cwd=ROOT,
+                            capture_output=True, check=True).stdout.decode().split("\0")
+    for name in filter(None, listed):
+        if (ROOT / name).is_file():
+            (dest / name).parent.mkdir(parents=True, exist_ok=True)
+            shutil.copy2(ROOT / name, dest / name)
+    return dest
+
+
 @pytest.fixture(scope="module")
 def installed(tmp_path_factory: pytest.TempPathFactory) -> Path:
     """A venv outside the checkout with the wheel (not the source tree) installed; returns its bin folder."""
     work = tmp_path_factory.mktemp("wheel")
-    built = _run([sys.executable, "-m", "pip", "wheel", "--no-deps", "-q", "-w", str(work / "dist"), str(ROOT)],
+    source = _tracked_copy(work / "src")  # a build in the checkout would leave build/, whose stale files ship
+    built = _run([sys.executable, "-m", "pip", "wheel", "--no-deps", "-q", "-w", str(work / "dist"), str(source)],
                  work, 600)
     assert built.returncode == 0, built.stderr[-2000:]
     (wheel,) = (work / "dist").glob("mcp_sandbox-*.whl")

@@ -3,78 +3,104 @@
 from __future__ import annotations
 
 import json
+from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING
 
 import typer
 from rich.console import Console
 
+from scanner.cli.options import with_report_options
+from scanner.cli.output import (SEVERITIES, STDOUT, ReportOutputs, at_or_above, check_outputs, exit_code,
+                                print_annotations, write_json, write_text)
 from scanner.errors import UsageError
 from scanner.report.model import Finding
-from scanner.report.severity import ASCENDING, FAIL_ON_LEVELS, at_least, counts, meets_fail_on
 from sandbox.core.untrusted import escape_for_terminal
 
 if TYPE_CHECKING:
     from scanner.provenance.config_lint import ConfigResult, ServerResult
-
+    from scanner.report.locations import Artifact
 
 
 def register(app: typer.Typer) -> None:
     app.command("check-config")(check_config)
 
 
+@with_report_options
 def check_config(
     files: list[Path] = typer.Argument(..., help="Client configs: claude_desktop_config.json, ~/.claude.json, "
                                                  ".mcp.json, ~/.cursor/mcp.json, .vscode/mcp.json …", show_default=False),
-    as_json: bool = typer.Option(False, "--json", help="Print the results as JSON."),
-    fail_on: str = typer.Option("error", "--fail-on", help="Exit 1 when a finding is at least this severe: "
-                                                           "error, warning, info or never."),
-    min_severity: str = typer.Option("info", "--min-severity", help="Show only findings at least this severe: "
-                                                                    "error, warning or info."),
+    outputs: ReportOutputs = ReportOutputs(),
 ) -> None:
     """Lint each MCP server of client configs: unpinned launches (I1), known-bad releases (I8), typosquats (I9).
 
     Environment values are never printed; remote servers show only scheme and host.
     """
-    if fail_on not in FAIL_ON_LEVELS:
-        raise UsageError(f"--fail-on {fail_on!r} is not one of error, warning, info, never")
-    if min_severity not in ASCENDING:
-        raise UsageError(f"--min-severity {min_severity!r} is not one of error, warning, info")
+    check_outputs(outputs, inputs=[path.expanduser() for path in files])
     from scanner.provenance.client_config import read_client_config  # loaded only when the command runs
     from scanner.provenance.config_lint import lint_config
 
+    _refuse_overwriting_a_config(outputs, read_client_config)
     results = [lint_config(read_client_config(path.expanduser())) for path in files]
-    all_findings = [f for r in results for s in r.servers for f in s.findings]
-    shown = [_filtered(r, min_severity) for r in results]
-    if as_json:
-        print(json.dumps(_json_document(shown, all_findings), indent=2))
-    else:
-        _print_terminal(shown, all_findings)
-    if any(meets_fail_on(f.severity, fail_on) for f in all_findings):
-        raise typer.Exit(1)
+    findings = [f for r in results for s in r.servers for f in s.findings]
+    console = outputs.terminal(soft_wrap=True)
+    if console is not None:
+        _print_terminal(console, [_filtered(r, outputs.min_severity) for r in results], findings)
+    _write_outputs(results, outputs)
+    raise typer.Exit(exit_code(findings, outputs.fail_on))
+
+
+def _refuse_overwriting_a_config(outputs: ReportOutputs, read: Callable[[Path], object]) -> None:
+    """`check-config --json a.json b.json` took `--json` as a switch before; now a.json is the output PATH. Never
+    overwrite a file that is an MCP client config."""
+    for flag, target in (("--json", outputs.json), ("--sarif", outputs.sarif), ("--markdown", outputs.markdown)):
+        if target is None or target == STDOUT or not Path(target).is_file():
+            continue
+        try:
+            read(Path(target))
+        except UsageError:
+            continue  # not a client config: an earlier report, which may be replaced
+        raise UsageError(f"{flag} {target} is an MCP client config, not a report file: {flag} takes the output PATH "
+                         "(- for stdout); give the configs to check after it")
+
+
+def _write_outputs(results: list[ConfigResult], outputs: ReportOutputs) -> None:
+    from scanner.report import config_views as views
+
+    if outputs.json:
+        write_text(outputs.json, json.dumps(views.json_document(results), indent=2) + "\n", "the JSON report")
+    artifacts = _artifacts(results) if outputs.sarif or outputs.annotations else {}
+    if outputs.sarif:
+        write_json(outputs.sarif, views.config_sarif(results, artifacts), "the SARIF report")
+    if outputs.markdown:
+        write_text(outputs.markdown, views.config_markdown(results), "the Markdown report")
+    if outputs.annotations:
+        shown = set(SEVERITIES[SEVERITIES.index(outputs.min_severity):])
+        print_annotations(views.config_annotations(results, artifacts, shown))
+
+
+def _artifacts(results: list[ConfigResult]) -> dict[str, Artifact]:
+    """Each config file, and the line of each server's entry in it (`"NAME": {`)."""
+    from scanner.report.locations import OBJECT_KEY, file_artifact, first_lines
+
+    artifacts = {}
+    for result in results:
+        try:
+            text = Path(result.path).read_text(encoding="utf-8-sig", errors="replace")
+        except OSError:  # read a moment ago; without it the results point at line 1
+            text = ""
+        artifacts[result.path] = file_artifact(result.path, first_lines(text, OBJECT_KEY))
+    return artifacts
 
 
 def _filtered(result: ConfigResult, min_severity: str) -> ConfigResult:
     copy = result.model_copy(deep=True)
     for server in copy.servers:
-        server.findings = [f for f in server.findings if at_least(f.severity, min_severity)]
+        server.findings = at_or_above(server.findings, min_severity)
     return copy
 
 
-def _counts(findings: list[Finding]) -> dict[str, int]:
-    return counts(f.severity for f in findings)
-
-
-def _json_document(results: list[ConfigResult], all_findings: list[Finding]) -> dict[str, object]:
-    return {
-        "files": [r.model_dump(mode="json") for r in results],
-        "summary": {"files": len(results), "servers": sum(len(r.servers) for r in results),
-                    "findings": _counts(all_findings)},
-    }
-
-
-def _print_terminal(results: list[ConfigResult], all_findings: list[Finding]) -> None:
-    out = Console(highlight=False, soft_wrap=True)
+def _print_terminal(out: Console, results: list[ConfigResult], all_findings: list[Finding]) -> None:
     for result in results:
         out.print(f"{escape_for_terminal(result.path)} ({result.format}): {len(result.servers)} server(s)",
                   markup=False)
@@ -83,7 +109,9 @@ def _print_terminal(results: list[ConfigResult], all_findings: list[Finding]) ->
             for f in server.findings:
                 out.print(f"    {f.severity} {f.rule_id} {f.rule_name}: {escape_for_terminal(f.message)}",
                           markup=False)
-    counts = _counts(all_findings)
+    from scanner.report.config_views import counts as count_levels
+
+    counts = count_levels(all_findings)
     servers = sum(len(r.servers) for r in results)
     out.print(f"{servers} server(s) in {len(results)} file(s): {counts['error']} error(s), "
               f"{counts['warning']} warning(s), {counts['info']} info", markup=False)

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import sys
 from pathlib import Path
 
 import typer
@@ -10,7 +11,8 @@ from rich.console import Console
 
 from sandbox.install.proxy.upstream import UpstreamProxy
 from scanner.cli.signing import print_verification
-from scanner.cli.options import upstream_from_cli, upstream_proxy_option
+from scanner.cli.options import fail_on_option, json_option, upstream_from_cli, upstream_proxy_option
+from scanner.cli.output import STDOUT, check_writable
 from scanner.errors import UsageError
 from scanner.report.model import Report
 from scanner.lock.atomic import atomic_write_bytes
@@ -28,8 +30,8 @@ from sandbox.core.untrusted import escape_for_terminal
 SEVERITY_LABEL = {"error": "ERROR  ", "warning": "WARNING", "info": "info   "}
 
 
-def _console() -> Console:
-    return Console(highlight=False, soft_wrap=True)
+def _console(stderr: bool = False) -> Console:
+    return Console(stderr=stderr, highlight=False, soft_wrap=True)
 
 
 def render_changes(console: Console, changes: list[Change], lock_path: Path) -> None:
@@ -45,14 +47,20 @@ def render_changes(console: Console, changes: list[Change], lock_path: Path) -> 
                   f"{tally['info']} info", markup=False)
 
 
-def write_changes_json(path: Path, changes: list[Change], lock_path: Path, fail_on: str, failed: bool) -> None:
+def write_changes_json(target: str, changes: list[Change], lock_path: Path, fail_on: str, failed: bool) -> None:
+    """The changes as JSON (ASCII: hidden characters are escaped) to a file, or to stdout for `-`."""
     document = {"lock": str(lock_path), "fail_on": fail_on, "failed": failed, "counts": counts(changes),
                 "changes": [c.model_dump(mode="json") for c in changes]}
-    atomic_write_bytes(path, (json.dumps(document, indent=2, ensure_ascii=True) + "\n").encode("ascii"))
+    text = json.dumps(document, indent=2, ensure_ascii=True) + "\n"
+    if target == STDOUT:
+        sys.stdout.write(text)
+    else:
+        atomic_write_bytes(Path(target), text.encode("ascii"))
 
 
 def _validate(target: str | None, from_file: Path | None, check: bool, fail_on: str, key: Path | None,
               sign: Path | None, sign_env: str | None, accept: bool) -> Path | None:
+    """Every flag problem, before anything is read or scanned."""
     if target is not None and from_file is not None:
         raise UsageError("give either a live TARGET or --from FILE, not both")
     if target is None and from_file is None:
@@ -64,6 +72,16 @@ def _validate(target: str | None, from_file: Path | None, check: bool, fail_on: 
     if not check and key is not None:
         raise UsageError("--key verifies the lock's signature before a check: use it with --check")
     return from_file
+
+
+def _check_paths(lock_path: Path, check: bool, json_path: str | None, source: Path | None) -> None:
+    if check and not lock_path.is_file():
+        raise UsageError(f"no lock at {lock_path}: create one with `mcp-sandbox lock --from FILE` "
+                         "(or point --lock at it)")
+    inputs = [source] if source is not None else []
+    if not check:
+        check_writable(lock_path, "the lock", inputs)
+    check_writable(json_path, "the changes", inputs + [lock_path])
 
 
 def _verify_lock_signature(console: Console, lock_path: Path, key: Path) -> None:
@@ -84,11 +102,8 @@ def _verify_lock_signature(console: Console, lock_path: Path, key: Path) -> None
         raise typer.Exit(1)
 
 
-def check_against_lock(console: Console, new: LockFile, lock_path: Path, key: Path | None, json_path: Path | None,
-           fail_on: str) -> None:
-    if not lock_path.is_file():
-        raise UsageError(f"no lock at {lock_path}: create one with `mcp-sandbox lock --from FILE` "
-                         "(or point --lock at it)")
+def check_against_lock(console: Console, new: LockFile, lock_path: Path, key: Path | None, json_path: str | None,
+                       fail_on: str) -> None:
     if key is not None:
         _verify_lock_signature(console, lock_path, key)
     changes = diff(load_lock(lock_path), new)
@@ -102,7 +117,7 @@ def check_against_lock(console: Console, new: LockFile, lock_path: Path, key: Pa
 
 
 def write_with_changes(console: Console, new: LockFile, lock_path: Path, signer: Signer | None, accept: bool,
-           json_path: Path | None) -> None:
+                       json_path: str | None) -> None:
     changes: list[Change] = []
     if lock_path.exists():
         changes = diff(load_lock(lock_path), new)
@@ -131,11 +146,14 @@ def lock(
     server_args: list[str] | None = typer.Argument(None, metavar="[-- SERVER ARGS...]",
                                                    help="Arguments for the server, after --."),
     command: str | None = typer.Option(None, "--command", help="Launch command inside the sandbox (as in `scan`)."),
-    from_file: Path | None = typer.Option(None, "--from", help="Saved tools/list result or mcp-sandbox JSON report."),
+    from_file: Path | None = typer.Option(None, "--from", metavar="FILE", help="Saved tools/list result or "
+                                          "mcp-sandbox JSON report (- reads standard input)."),
     lock_path: Path = typer.Option(Path(DEFAULT_LOCK_NAME), "--lock", help="The lockfile to write or check."),
     check: bool = typer.Option(False, "--check", help="Compare the input with the lock instead of writing it."),
-    json_path: Path | None = typer.Option(None, "--json", help="Write the changes as JSON to this file."),
-    fail_on: str = typer.Option("warning", "--fail-on", help="With --check: exit 1 at info|warning|error|never."),
+    json_path: str | None = json_option("Write the changes as JSON to PATH (- for stdout; the terminal view then "
+                                        "goes to stderr)."),
+    fail_on: str = fail_on_option("warning", "With --check: exit 1 on a change at or above: "
+                                             "info|warning|error|never."),
     key: Path | None = typer.Option(None, "--key", help="With --check: verify the lock's envelope with this key."),
     sign: Path | None = typer.Option(None, "--sign", help="Sign the lock with this private key file."),
     sign_env: str | None = typer.Option(None, "--sign-env", help="Sign with the PEM key in this environment variable."),
@@ -147,6 +165,7 @@ def lock(
     source_path = _validate(target, from_file, check, fail_on, key, sign, sign_env, accept)
     if source_path is not None and upstream_proxy is not None:
         raise UsageError("--upstream-proxy applies to installing a live TARGET; drop it with --from")
+    _check_paths(lock_path, check, json_path, source_path)
     signer = None if check else load_signer(sign, sign_env)
     if source_path is None:
         assert target is not None
@@ -155,7 +174,7 @@ def lock(
     else:
         source = load_source(source_path)
         new = build_lock(source.report, instructions_known=source.instructions_known)
-    console = _console()
+    console = _console(stderr=json_path == STDOUT)
     if check:
         check_against_lock(console, new, lock_path, key, json_path, fail_on)
     else:

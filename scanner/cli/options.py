@@ -1,16 +1,98 @@
-"""`--upstream-proxy`: one definition for every command that installs a target (scan, lock TARGET, init-fixtures)."""
+"""The options more than one command takes, defined once: the report outputs and gates of `check`, `scan`,
+`check-config` (and `lock --check` where they apply), and `--upstream-proxy` for every command that installs a
+target (scan, lock TARGET, init-fixtures). Each function returns a fresh typer option (each command gets its own)."""
 
 from __future__ import annotations
 
+import functools
+import inspect
 import os
 import sys
 from collections.abc import Callable, Mapping
-from typing import Any
+from typing import Any, get_type_hints
 
 import typer
 
 from sandbox.install.proxy.upstream import FLAG, UpstreamProxy, UpstreamProxyError, resolve_upstream_proxy
+from scanner.cli.output import ReportOutputs
 from sandbox.core.untrusted import escape_for_terminal
+
+JSON_HELP = "Write the JSON report to PATH (- for stdout; the terminal view then goes to stderr)."
+FAIL_ON_HELP = "Exit 1 on a finding at or above: info|warning|error|never."
+MIN_SEVERITY_HELP = ("Show only findings at or above this (info|warning|error) in the terminal and the annotations; "
+                     "the report files always hold every finding.")
+
+
+def json_option(help: str = JSON_HELP) -> Any:
+    return typer.Option(None, "--json", metavar="PATH|-", help=help)
+
+
+def sarif_option() -> Any:
+    return typer.Option(None, "--sarif", metavar="PATH|-", help="Write a SARIF 2.1.0 report (for GitHub code "
+                        "scanning).")
+
+
+def markdown_option() -> Any:
+    return typer.Option(None, "--markdown", metavar="PATH|-", help="Write a Markdown report (a PR comment or job "
+                        "summary).")
+
+
+def fail_on_option(default: str = "error", help: str = FAIL_ON_HELP) -> Any:
+    return typer.Option(default, "--fail-on", metavar="LEVEL", help=help)
+
+
+def fail_under_option() -> Any:
+    return typer.Option(None, "--fail-under", metavar="N", help="Exit 1 when the score is under N (0-100).")
+
+
+def min_severity_option() -> Any:
+    return typer.Option("info", "--min-severity", metavar="LEVEL", help=MIN_SEVERITY_HELP)
+
+
+def quiet_option() -> Any:
+    return typer.Option(False, "--quiet", "-q", help="No terminal report; only the outputs asked for.")
+
+
+def annotations_option() -> Any:
+    return typer.Option(False, "--github-annotations", help="Print a GitHub Actions annotation (workflow command) "
+                        "per finding on stdout, on the file and line it is about when there is one.")
+
+
+def _report_parameters() -> dict[str, inspect.Parameter]:
+    """The shared report options as keyword parameters (fresh typer options each time), in --help order, by the
+    ReportOutputs field each one fills."""
+    keyword = inspect.Parameter.KEYWORD_ONLY
+    options = {"json": ("json_path", json_option(), str | None),
+               "sarif": ("sarif_path", sarif_option(), str | None),
+               "markdown": ("markdown_path", markdown_option(), str | None),
+               "fail_on": ("fail_on", fail_on_option(), str),
+               "min_severity": ("min_severity", min_severity_option(), str),
+               "quiet": ("quiet", quiet_option(), bool),
+               "annotations": ("github_annotations", annotations_option(), bool)}
+    return {field: inspect.Parameter(name, keyword, default=default, annotation=annotation)
+            for field, (name, default, annotation) in options.items()}
+
+
+def with_report_options(command: Callable[..., None]) -> Callable[..., None]:
+    """Give a command the shared report options, declared once here: the command takes `outputs: ReportOutputs` and
+    typer sees --json, --sarif, --markdown, --fail-on, --min-severity, -q and --github-annotations in its place."""
+    signature = inspect.signature(command, eval_str=True)
+    shared = _report_parameters()
+
+    @functools.wraps(command)
+    def wrapper(**kwargs: Any) -> None:
+        outputs = ReportOutputs(**{field: kwargs.pop(p.name) for field, p in shared.items()})
+        command(outputs=outputs, **kwargs)
+
+    parameters: list[inspect.Parameter] = []
+    for parameter in signature.parameters.values():
+        parameters += (list(shared.values()) if parameter.name == "outputs"
+                       else [parameter.replace(kind=inspect.Parameter.KEYWORD_ONLY)])
+    wrapper.__signature__ = signature.replace(parameters=parameters)  # type: ignore[attr-defined]
+    hints = {k: v for k, v in get_type_hints(command).items() if k != "outputs"}
+    wrapper.__annotations__ = {**hints, **{p.name: p.annotation for p in shared.values()}}
+    return wrapper
+
 
 HELP = ("Proxy the install phase chains to, for registries reachable only through a corporate proxy: "
         "http://[USER:PASSWORD@]HOST:PORT (a loopback HOST means the Docker host). Default: the host's HTTPS_PROXY, "
@@ -19,7 +101,6 @@ HELP = ("Proxy the install phase chains to, for registries reachable only throug
 
 
 def upstream_proxy_option() -> Any:
-    """A fresh typer option (each command gets its own)."""
     return typer.Option(None, "--upstream-proxy", metavar="URL|none", help=HELP)
 
 

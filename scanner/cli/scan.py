@@ -13,16 +13,25 @@ from pathlib import Path
 import typer
 from rich.console import Console
 
+from typing import TYPE_CHECKING
+
 from sandbox.run.policy import RunPolicy
-from scanner.cli.check import STDOUT, exit_code, validate_flags, write_reports
-from scanner.config import load as load_config
 from scanner.cli.lock import write_with_changes
-from scanner.cli.options import upstream_from_cli, upstream_proxy_option
+from scanner.cli.options import fail_under_option, upstream_from_cli, upstream_proxy_option, with_report_options
+from scanner.cli.output import STDOUT, ReportOutputs, check_outputs, check_writable, emit_report, exit_code
+from scanner.config import load as load_config
 from scanner.errors import UsageError
 from scanner.lock.build import build_lock
-from scanner.report.terminal import render
+from scanner.lock.io import lock_bytes
+from scanner.lock.model import LockFile
+from scanner.report.locations import Artifact, file_artifact, tool_lines
+from scanner.report.model import Report
 from scanner.signing.attest import attestation_path, write_attestation
-from scanner.signing.keys import load_signer
+from scanner.signing.keys import Signer, load_signer
+
+if TYPE_CHECKING:
+    from scanner.pipeline.scan import ScanOptions
+    from scanner.probes.runner import ProbeOptions
 
 EXIT_SCAN_INCOMPLETE = 3
 SIZE = re.compile(r"^(\d+(?:\.\d+)?)([kmg]?)b?$", re.IGNORECASE)
@@ -54,59 +63,61 @@ def parse_env(pairs: list[str]) -> dict[str, str]:
     return env
 
 
+HELP = {
+    "target": "npm:NAME[@VERSION], pypi:NAME[==VERSION], or a path to a package folder, .tgz, .whl or .tar.gz.",
+    "command": "Launch command inside the sandbox (default: the package's bin / console script).",
+    "env": "Set a variable for the server (repeat). The host's environment never reaches it.",
+    "network": "observe (default): no route off the host, but an egress sink answers and logs every DNS query and "
+               "connection (B2 findings); none: loopback only, nothing answers.",
+    "startup-timeout": "Seconds to wait for the handshake and each request.",
+    "ca-bundle": "CA bundle the install and the registry lookups trust (default: the host's, for TLS-intercepting "
+                 "proxies).",
+    "config": "Config file (default: ./mcp-sandbox.toml or \\[tool.mcp-sandbox] in ./pyproject.toml).",
+    "advisories": "Advisory source: a local OSV export folder, or `osv` for the OSV API. Without one, advisories "
+                  "read \"not checked\".",
+    "lock": "Also write (or refresh) this lockfile; changes against an existing one are shown first.",
+    "sign": "Sign the JSON report (and --lock) with this private key: writes REPORT.intoto.json (DSSE, in-toto "
+            "Statement v1).",
+    "sign-env": "Sign with the PEM private key in this environment variable (for CI secrets).",
+    "no-destructive": "Call only tools annotated read-only (and fixture probes marked allow_destructive).",
+    "fixtures": "Hand-written probe calls (JSON, mcp-linter format); they replace the generated ones per tool.",
+    "include-responses": "Keep each probe's full response (capped) in the report, not just a 400-character preview.",
+    "probe-timeout": "Seconds each probe call may take before it is cancelled.",
+}
+
+
+@with_report_options
 def scan(
-    target: str = typer.Argument(..., metavar="TARGET", help="npm:NAME[@VERSION], pypi:NAME[==VERSION], or a path to "
-                                 "a package folder, .tgz, .whl or .tar.gz."),
-    server_args: list[str] | None = typer.Argument(None, metavar="[-- SERVER ARGS...]",
-                                                   help="Arguments for the server, after --."),
-    command: str | None = typer.Option(None, "--command", help="Launch command inside the sandbox (default: the "
-                                       "package's bin / console script)."),
-    env: list[str] = typer.Option([], "--env", metavar="NAME=VALUE", help="Set a variable for the server (repeat). "
-                                  "The host's environment never reaches it."),
-    network: str = typer.Option("observe", "--network", help="observe (default): no route off the host, but an "
-                                "egress sink answers and logs every DNS query and connection (B2 findings); none: "
-                                "loopback only, nothing answers."),
+    target: str = typer.Argument(..., metavar="TARGET", help=HELP["target"]),
+    server_args: list[str] | None = typer.Argument(None, metavar="[-- SERVER ARGS...]", help="Arguments for the "
+                                                   "server, after --."),
+    command: str | None = typer.Option(None, "--command", help=HELP["command"]),
+    env: list[str] = typer.Option([], "--env", metavar="NAME=VALUE", help=HELP["env"]),
+    network: str = typer.Option("observe", "--network", help=HELP["network"]),
     memory: str = typer.Option("512m", "--memory", help="Memory limit (memory+swap) of the server."),
     cpus: float = typer.Option(1.0, "--cpus", min=0.1, max=64, help="CPU quota of the server."),
     pids: int = typer.Option(128, "--pids", min=8, max=4096, help="Process/thread limit of the server."),
-    startup_timeout: float = typer.Option(60.0, "--startup-timeout", min=1, help="Seconds to wait for the handshake "
-                                          "and each request."),
+    startup_timeout: float = typer.Option(60.0, "--startup-timeout", min=1, help=HELP["startup-timeout"]),
     request_timeout: float = typer.Option(30.0, "--request-timeout", min=1, help="Seconds to wait for each listing."),
     install_timeout: int = typer.Option(600, "--install-timeout", min=10, help="Seconds the install may take."),
     no_cache: bool = typer.Option(False, "--no-cache", help="Install afresh even if this version was installed."),
     ignore_scripts: bool = typer.Option(False, "--ignore-scripts", help="Do not run npm install scripts."),
-    ca_bundle: Path | None = typer.Option(None, "--ca-bundle", help="CA bundle the install and the registry "
-                                          "lookups trust (default: the host's, for TLS-intercepting proxies)."),
+    ca_bundle: Path | None = typer.Option(None, "--ca-bundle", help=HELP["ca-bundle"]),
     upstream_proxy: str | None = upstream_proxy_option(),
-    json_path: str | None = typer.Option(None, "--json", metavar="PATH", help="Write the JSON report (- for stdout)."),
-    sarif_path: str | None = typer.Option(None, "--sarif", metavar="PATH", help="Write a SARIF 2.1.0 report."),
-    markdown_path: str | None = typer.Option(None, "--markdown", metavar="PATH", help="Write a Markdown report."),
-    fail_on: str = typer.Option("error", "--fail-on", help="Exit 1 on a finding at or above: info|warning|error|never."),
-    fail_under: int | None = typer.Option(None, "--fail-under", help="Exit 1 when the score is under N (0-100)."),
-    min_severity: str = typer.Option("info", "--min-severity", help="Terminal shows findings at or above this."),
-    quiet: bool = typer.Option(False, "--quiet", "-q", help="No terminal report; only the files asked for."),
-    config_path: Path | None = typer.Option(None, "--config", help="Config file (default: ./mcp-sandbox.toml or "
-                                            "[tool.mcp-sandbox] in ./pyproject.toml)."),
-    advisories: str | None = typer.Option(None, "--advisories", metavar="DIR|osv", help="Advisory source: a local "
-                                          "OSV export folder, or `osv` for the OSV API. Without one, advisories "
-                                          "read \"not checked\"."),
-    lock_path: Path | None = typer.Option(None, "--lock", help="Also write (or refresh) this lockfile; changes "
-                                          "against an existing one are shown first."),
+    outputs: ReportOutputs = ReportOutputs(),
+    fail_under: int | None = fail_under_option(),
+    config_path: Path | None = typer.Option(None, "--config", help=HELP["config"]),
+    advisories: str | None = typer.Option(None, "--advisories", metavar="DIR|osv", help=HELP["advisories"]),
+    lock_path: Path | None = typer.Option(None, "--lock", help=HELP["lock"]),
     accept: bool = typer.Option(False, "--accept", help="Refresh --lock even when its changes include errors."),
-    sign: Path | None = typer.Option(None, "--sign", help="Sign the JSON report (and --lock) with this private key: "
-                                     "writes REPORT.intoto.json (DSSE, in-toto Statement v1)."),
-    sign_env: str | None = typer.Option(None, "--sign-env", metavar="VAR", help="Sign with the PEM private key in "
-                                        "this environment variable (for CI secrets)."),
+    sign: Path | None = typer.Option(None, "--sign", help=HELP["sign"]),
+    sign_env: str | None = typer.Option(None, "--sign-env", metavar="VAR", help=HELP["sign-env"]),
     no_probes: bool = typer.Option(False, "--no-probes", help="Only list and lint the tools; call none of them."),
-    no_destructive: bool = typer.Option(False, "--no-destructive", help="Call only tools annotated read-only "
-                                        "(and fixture probes marked allow_destructive)."),
+    no_destructive: bool = typer.Option(False, "--no-destructive", help=HELP["no-destructive"]),
     no_error_probes: bool = typer.Option(False, "--no-error-probes", help="Skip the bad-input probes."),
-    fixtures: Path | None = typer.Option(None, "--fixtures", metavar="FILE", help="Hand-written probe calls "
-                                         "(JSON, mcp-linter format); they replace the generated ones per tool."),
-    include_responses: bool = typer.Option(False, "--include-responses", help="Keep each probe's full response "
-                                           "(capped) in the report, not just a 400-character preview."),
-    probe_timeout: float = typer.Option(30.0, "--probe-timeout", min=1, help="Seconds each probe call may take "
-                                        "before it is cancelled."),
+    fixtures: Path | None = typer.Option(None, "--fixtures", metavar="FILE", help=HELP["fixtures"]),
+    include_responses: bool = typer.Option(False, "--include-responses", help=HELP["include-responses"]),
+    probe_timeout: float = typer.Option(30.0, "--probe-timeout", min=1, help=HELP["probe-timeout"]),
 ) -> None:
     """Install TARGET in a throwaway sandbox, run it with no route off the host, list and call its tools, and tear it
     all down.
@@ -115,56 +126,100 @@ def scan(
     3 the scan could not complete (no engine, install failed, server did not answer, teardown incomplete).
     """
     from scanner.pipeline.inventory import Timeouts
-    from scanner.probes.fixtures import load_fixtures
-    from scanner.probes.runner import ProbeOptions
-    from scanner.pipeline.scan import ScanOptions, run_scan
+    from scanner.pipeline.scan import ScanOptions
 
-    validate_flags(fail_on, min_severity, fail_under, [json_path, sarif_path, markdown_path])
-    if (sign is not None or sign_env is not None) and (json_path is None or json_path == STDOUT):
+    signer = _check_flags(outputs, fail_under, lock_path, sign, sign_env)
+    _check_sources(advisories, ca_bundle, network)
+    options = ScanOptions(
+        target=target, server_args=list(server_args or []), command=command, upstream_proxy=upstream_from_cli(
+            upstream_proxy), policy=_policy(memory, cpus, pids, env),
+        timeouts=Timeouts(startup=startup_timeout, request=request_timeout), use_cache=not no_cache,
+        ca_bundle=ca_bundle, ignore_scripts=ignore_scripts, install_timeout=install_timeout,
+        config=load_config(config_path), advisories=advisories, network=network,  # type: ignore[arg-type]
+        probes=_probe_options(no_probes, no_destructive, no_error_probes, fixtures, include_responses, probe_timeout))
+    report = _run(options)
+    _write_outputs(report, outputs, lock_path, accept, signer)
+    raise typer.Exit(scan_exit_code(report, outputs.fail_on, fail_under))
+
+
+def _check_flags(outputs: ReportOutputs, fail_under: int | None, lock_path: Path | None, sign: Path | None,
+                 sign_env: str | None) -> Signer | None:
+    """The flags and the output paths, before anything is installed; the signer when one is asked for."""
+    check_outputs(outputs, fail_under=fail_under)
+    check_writable(lock_path, "the lock")
+    if (sign is not None or sign_env is not None) and (outputs.json is None or outputs.json == STDOUT):
         raise UsageError("--sign/--sign-env sign the JSON report: also give --json PATH (a file, not -)")
-    signer = load_signer(sign, sign_env)
+    return load_signer(sign, sign_env)
+
+
+def _check_sources(advisories: str | None, ca_bundle: Path | None, network: str) -> None:
     if advisories not in (None, "osv") and not Path(advisories).expanduser().is_dir():
         raise UsageError(f"--advisories {advisories!r} is neither a folder of OSV JSON files nor `osv`")
     if ca_bundle is not None and not ca_bundle.is_file():
         raise UsageError(f"--ca-bundle {ca_bundle} is not a file")
     if network not in ("observe", "none"):
         raise UsageError(f"--network must be observe or none, not {network!r}")
-    upstream = upstream_from_cli(upstream_proxy)
-    policy = RunPolicy(memory_bytes=parse_size(memory, "--memory"), nano_cpus=int(cpus * 1e9), pids_limit=pids,
-                       env=parse_env(env))
-    options = ScanOptions(
-        target=target, server_args=list(server_args or []), command=command, policy=policy,
-        timeouts=Timeouts(startup=startup_timeout, request=request_timeout), use_cache=not no_cache,
-        ca_bundle=ca_bundle, ignore_scripts=ignore_scripts, install_timeout=install_timeout, upstream_proxy=upstream,
-        config=load_config(config_path), advisories=advisories, network=network,  # type: ignore[arg-type]
-        probes=ProbeOptions(enabled=not no_probes, no_destructive=no_destructive, error_probes=not no_error_probes,
-                            fixtures=load_fixtures(fixtures, env=os.environ) if fixtures is not None else None,
-                            include_responses=include_responses, timeout=probe_timeout),
-    )
-    to_stdout = STDOUT in (json_path, sarif_path, markdown_path)
+
+
+def _policy(memory: str, cpus: float, pids: int, env: list[str]) -> RunPolicy:
+    return RunPolicy(memory_bytes=parse_size(memory, "--memory"), nano_cpus=int(cpus * 1e9), pids_limit=pids,
+                     env=parse_env(env))
+
+
+def _probe_options(no_probes: bool, no_destructive: bool, no_error_probes: bool, fixtures: Path | None,
+                   include_responses: bool, timeout: float) -> ProbeOptions:
+    from scanner.probes.fixtures import load_fixtures
+    from scanner.probes.runner import ProbeOptions
+
+    return ProbeOptions(enabled=not no_probes, no_destructive=no_destructive, error_probes=not no_error_probes,
+                        fixtures=load_fixtures(fixtures, env=os.environ) if fixtures is not None else None,
+                        include_responses=include_responses, timeout=timeout)
+
+
+def _run(options: ScanOptions) -> Report:
+    """The scan, with a spinner on stderr; Ctrl-C after the sandbox is torn down is exit 130."""
+    from scanner.pipeline.scan import run_scan
+
     console = Console(stderr=True, highlight=False)
     try:
         with console.status("scanning", spinner="dots") as status:
-            report = run_scan(options, progress=lambda step: status.update(step))
+            return run_scan(options, progress=lambda step: status.update(step))
     except KeyboardInterrupt:
         # run_scan has torn the sandbox down in its finally block by now.
         print("interrupted; the sandbox was torn down", file=sys.stderr)
         raise typer.Exit(130) from None
-    if not quiet:
-        render(report, Console(stderr=to_stdout, highlight=False, soft_wrap=False), min_severity)  # type: ignore[arg-type]
-    write_reports(report, json_path, sarif_path, markdown_path)
-    ran = report.sandbox is not None
-    if lock_path is not None and ran and not report.errors:
-        write_with_changes(Console(stderr=True, highlight=False, soft_wrap=True), build_lock(report.as_served()),
-                           lock_path, signer, accept, None)
-    if signer is not None and json_path is not None:
-        envelope = write_attestation(signer, attestation_path(Path(json_path)), report_path=Path(json_path),
-                                     report=report, lock_path=lock_path if lock_path and lock_path.is_file() else None)
+
+
+def _lock_artifact(lock_path: Path, new: LockFile | None) -> Artifact:
+    """The lockfile, with the line of each tool in it (as it is after this scan, or as it was)."""
+    if new is not None:
+        text = lock_bytes(new).decode("ascii")
+    else:
+        text = lock_path.read_text(encoding="utf-8", errors="replace") if lock_path.is_file() else ""
+    return file_artifact(str(lock_path), tool_lines(text))
+
+
+def _write_outputs(report: Report, outputs: ReportOutputs, lock_path: Path | None, accept: bool,
+                   signer: Signer | None) -> None:
+    """The report views (pointing at the lock when there is one), then the lock, then the signature."""
+    new = build_lock(report.as_served()) if lock_path and report.sandbox is not None and not report.errors else None
+    emit_report(report, outputs, _lock_artifact(lock_path, new) if lock_path else None)
+    if lock_path is not None and new is not None:
+        write_with_changes(Console(stderr=True, highlight=False, soft_wrap=True), new, lock_path, signer, accept, None)
+    if signer is not None and outputs.json is not None:
+        json_path = Path(outputs.json)
+        envelope = write_attestation(signer, attestation_path(json_path), report_path=json_path, report=report,
+                                     lock_path=lock_path if lock_path and lock_path.is_file() else None)
         print(f"signed {json_path} -> {envelope} (keyid {signer.keyid})", file=sys.stderr)
+
+
+def scan_exit_code(report: Report, fail_on: str, fail_under: int | None) -> int:
+    """3 when a scan that ran did not complete (errors, nothing listed, teardown incomplete); else the gate."""
     teardown = report.sandbox.teardown if report.sandbox else None
-    if ran and (report.errors or not report.tools and not report.server.name or (teardown and not teardown.complete)):
-        raise typer.Exit(EXIT_SCAN_INCOMPLETE)
-    raise typer.Exit(exit_code(report.findings, report.score.value if report.score else None, fail_on, fail_under))
+    if report.sandbox is not None and (report.errors or not report.tools and not report.server.name
+                                       or (teardown and not teardown.complete)):
+        return EXIT_SCAN_INCOMPLETE
+    return exit_code(report.findings, fail_on, report.score.value if report.score else None, fail_under)
 
 
 def build_images(

@@ -4,11 +4,11 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
-from typing import Any
 
 from pydantic import ValidationError
 
 from scanner.errors import UsageError
+from scanner.json_input import first_validation_error, read_json
 from scanner.lock.atomic import atomic_write_bytes
 from scanner.lock.canonical import fingerprint
 from scanner.lock.model import LOCK_VERSION, LockFile
@@ -30,34 +30,9 @@ def write_lock(lock: LockFile, path: Path) -> bytes:
     return data
 
 
-def read_json_file(path: Path, what: str, max_bytes: int) -> Any:
-    """Parse a JSON file, turning every way it can be unreadable into one UsageError line."""
-    if not path.is_file():
-        raise UsageError(f"{what} {path} does not exist (or is not a file)")
-    size = path.stat().st_size
-    if size > max_bytes:
-        raise UsageError(f"{what} {path} is {size} bytes, over the {max_bytes}-byte limit")
-    raw = path.read_bytes()
-    try:
-        return json.loads(raw.decode("utf-8"), parse_constant=_reject_constant)
-    except UnicodeDecodeError as exc:
-        raise UsageError(f"{what} {path} is not UTF-8 (byte {exc.start})") from None
-    except json.JSONDecodeError as exc:
-        where = f"line {exc.lineno} column {exc.colno}"
-        raise UsageError(f"{what} {path} is not valid JSON: {exc.msg} at {where}") from None
-    except RecursionError:
-        raise UsageError(f"{what} {path} is nested too deeply to read") from None
-    except ValueError as exc:  # raised by _reject_constant
-        raise UsageError(f"{what} {path}: {exc}") from None
-
-
-def _reject_constant(name: str) -> Any:
-    raise ValueError(f"{name} is not a JSON number")
-
-
 def load_lock(path: Path) -> LockFile:
     """Load and check a lockfile: valid JSON, a version this scanner knows, the model, and consistent fingerprints."""
-    data = read_json_file(path, "lock", MAX_LOCK_BYTES)
+    data = read_json(path, "lock", max_bytes=MAX_LOCK_BYTES).value
     if not isinstance(data, dict):
         raise UsageError(f"lock {path} is not an mcp-sandbox lock (expected a JSON object); {REGENERATE_HINT}")
     version = data.get("lock_version")
@@ -69,9 +44,7 @@ def load_lock(path: Path) -> LockFile:
     try:
         lock = LockFile.model_validate(data)
     except ValidationError as exc:
-        first = exc.errors()[0]
-        where = ".".join(str(p) for p in first["loc"]) or "(top level)"
-        raise UsageError(f"lock {path} is malformed at {where}: {first['msg']}; {REGENERATE_HINT}") from None
+        raise UsageError(f"lock {path} is malformed {first_validation_error(exc)}; {REGENERATE_HINT}") from None
     _check_fingerprints(lock, path)
     return lock
 

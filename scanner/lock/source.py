@@ -1,19 +1,18 @@
-"""Read a saved tools/list result (or a saved mcp-sandbox JSON report) as the input of an offline lock."""
+"""The input of an offline lock (`lock --from FILE`): a saved tools/list or mcp-sandbox JSON report, read by the one
+tools-file reader (scanner.tools_file), then held to what a lock can pin: every definition an object, not nested
+deeper than the canonical JSON can fingerprint."""
 
 from __future__ import annotations
 
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
-
-from pydantic import ValidationError
+from typing import Any, BinaryIO
 
 from scanner.errors import UsageError
+from scanner.json_input import is_stdin
 from scanner.lock.canonical import MAX_DEPTH, json_depth
-from scanner.lock.io import read_json_file
 from scanner.report.model import Report, ServerInfo, TargetInfo
-
-MAX_INPUT_BYTES = 32 * 1024 * 1024
+from scanner.tools_file import WHAT, ToolsFile, json_type, load_tools_file
 
 
 @dataclass(frozen=True)
@@ -22,78 +21,38 @@ class LockSource:
     instructions_known: bool
 
 
-def load_source(path: Path) -> LockSource:
-    """`{"tools": [...], "instructions"?, "serverInfo"?, "prompts"?, ...}`, a bare array of tools, a JSON-RPC
-    response wrapping either, or a saved mcp-sandbox report."""
-    data = read_json_file(path, "input", MAX_INPUT_BYTES)
-    if isinstance(data, dict) and isinstance(data.get("result"), (dict, list)) and "jsonrpc" in data:
-        data = data["result"]
-    if isinstance(data, dict) and "schema_version" in data and "target" in data:
-        return LockSource(report=_report(data, path), instructions_known=True)
-    if isinstance(data, list):
-        data = {"tools": data}
-    if not isinstance(data, dict) or "tools" not in data:
-        raise UsageError(f"input {path} is not a tools/list result: expected {{\"tools\": [...]}} or a JSON array")
-    return LockSource(report=_report_from_listing(data, path), instructions_known="instructions" in data)
+def load_source(path: Path | str, *, stdin: BinaryIO | None = None) -> LockSource:
+    """A saved report as it is; a tools/list result as a report of its definitions."""
+    parsed = load_tools_file(path, stdin=stdin)
+    if parsed.report is not None:
+        return LockSource(report=parsed.report, instructions_known=True)
+    return LockSource(report=_report_from_listing(parsed, path), instructions_known=parsed.instructions_given)
 
 
-def _report(data: dict[str, Any], path: Path) -> Report:
-    try:
-        return Report.model_validate(data)
-    except ValidationError as exc:
-        first = exc.errors()[0]
-        where = ".".join(str(p) for p in first["loc"]) or "(top level)"
-        raise UsageError(f"input {path} looks like an mcp-sandbox report but is malformed at {where}: "
-                         f"{first['msg']}") from None
-
-
-def _report_from_listing(data: dict[str, Any], path: Path) -> Report:
+def _report_from_listing(parsed: ToolsFile, path: Path | str) -> Report:
+    name = "stdin" if is_stdin(path) else Path(path).name
     return Report(
-        target=TargetInfo(kind="file", name=path.name, requested=str(path)),
-        server=_server_info(data, path),
-        tools=_object_list(data, "tools", path),
-        prompts=_object_list(data, "prompts", path),
-        resources=_object_list(data, "resources", path),
-        resource_templates=_object_list(data, "resourceTemplates", path),
+        target=TargetInfo(kind="file", name=name, requested=str(path)),
+        server=ServerInfo(name=_optional_str(parsed.server_info.get("name")),
+                          version=_optional_str(parsed.server_info.get("version")),
+                          protocol_version=parsed.protocol_version, capabilities=parsed.capabilities,
+                          instructions=parsed.instructions),
+        tools=_pinnable(parsed.tools, "tools", parsed.name),
+        prompts=_pinnable(parsed.prompts, "prompts", parsed.name),
+        resources=_pinnable(parsed.resources, "resources", parsed.name),
+        resource_templates=_pinnable(parsed.resource_templates, "resourceTemplates", parsed.name),
     )
 
 
-def _object_list(data: dict[str, Any], key: str, path: Path) -> list[dict[str, Any]]:
-    value = data.get(key, [])
-    if not isinstance(value, list):
-        raise UsageError(f"input {path}: `{key}` must be a JSON array, not {_json_type(value)}")
-    for index, item in enumerate(value):
+def _pinnable(items: list[Any], key: str, name: str) -> list[dict[str, Any]]:
+    for index, item in enumerate(items):
         if not isinstance(item, dict):
-            raise UsageError(f"input {path}: `{key}[{index}]` must be an object, not {_json_type(item)}")
+            raise UsageError(f"{WHAT} {name}: `{key}[{index}]` must be an object, not {json_type(item)}")
         if json_depth(item) > MAX_DEPTH:
-            raise UsageError(f"input {path}: `{key}[{index}]` nests deeper than {MAX_DEPTH} levels, too deep to "
+            raise UsageError(f"{WHAT} {name}: `{key}[{index}]` nests deeper than {MAX_DEPTH} levels, too deep to "
                              "pin; `mcp-sandbox check` reports such definitions")
-    return value
-
-
-def _server_info(data: dict[str, Any], path: Path) -> ServerInfo:
-    info = data.get("serverInfo") or {}
-    capabilities = data.get("capabilities") or {}
-    instructions = data.get("instructions")
-    if not isinstance(info, dict):
-        raise UsageError(f"input {path}: `serverInfo` must be an object, not {_json_type(info)}")
-    if not isinstance(capabilities, dict):
-        raise UsageError(f"input {path}: `capabilities` must be an object, not {_json_type(capabilities)}")
-    if instructions is not None and not isinstance(instructions, str):
-        raise UsageError(f"input {path}: `instructions` must be a string, not {_json_type(instructions)}")
-    return ServerInfo(
-        name=_optional_str(info.get("name")),
-        version=_optional_str(info.get("version")),
-        protocol_version=_optional_str(data.get("protocolVersion")),
-        capabilities=capabilities,
-        instructions=instructions,
-    )
+    return items
 
 
 def _optional_str(value: Any) -> str | None:
     return value if isinstance(value, str) else None
-
-
-def _json_type(value: Any) -> str:
-    names = {dict: "an object", list: "an array", str: "a string", bool: "a boolean", type(None): "null"}
-    return names.get(type(value), "a number")

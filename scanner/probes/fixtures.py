@@ -26,6 +26,7 @@ from referencing.exceptions import Unresolvable
 
 from sandbox.run.workspace_seed import SeedManifest
 from scanner.errors import UsageError
+from scanner.json_input import first_validation_error, read_json
 from scanner.probes.value_generation import generate_arguments
 from scanner.probes.tooldef import input_schema, tool_name
 from sandbox.core.untrusted import cap_text
@@ -67,14 +68,7 @@ class Refusal:
 
 def load_fixtures(path: Path, *, env: Mapping[str, str], fixtures_dir: str | None = None) -> FixtureFile:
     """Read, check and expand a fixtures file. Any problem is a UsageError naming the file and what is wrong."""
-    if not path.is_file():
-        raise UsageError(f"fixtures file not found: {path}")
-    if path.stat().st_size > MAX_FIXTURES_BYTES:
-        raise UsageError(f"fixtures file {path} is larger than {MAX_FIXTURES_BYTES // (1024 * 1024)} MiB")
-    try:
-        raw = json.loads(path.read_text(encoding="utf-8"))
-    except (UnicodeDecodeError, json.JSONDecodeError) as exc:
-        raise UsageError(f"fixtures file {path} is not valid JSON: {exc}") from exc
+    raw = read_json(path, "fixtures file", max_bytes=MAX_FIXTURES_BYTES).value
     return parse_fixtures(raw, source=str(path), env=env,
                           fixtures_dir=fixtures_dir if fixtures_dir is not None else str(path.parent.resolve()))
 
@@ -84,9 +78,7 @@ def parse_fixtures(raw: Any, *, source: str, env: Mapping[str, str], fixtures_di
     try:
         fixtures = FixtureFile.model_validate(raw)
     except ValidationError as exc:
-        first = exc.errors()[0]
-        where = ".".join(str(part) for part in first["loc"]) or "top level"
-        raise UsageError(f"fixtures file {source}: {where}: {first['msg']}") from exc
+        raise UsageError(f"fixtures file {source} is malformed {first_validation_error(exc)}") from exc
     if fixtures.version != FIXTURES_VERSION:
         raise UsageError(f"fixtures file {source}: version {fixtures.version} is not supported "
                          f"(expected {FIXTURES_VERSION})")

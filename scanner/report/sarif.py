@@ -1,14 +1,19 @@
-"""SARIF 2.1.0 view of a Report: a rule catalogue with help text, one result per finding, stable fingerprints,
-and a logical location naming the tool (plus the checked file as the physical location when there is one)."""
+"""SARIF 2.1.0 view of a Report, as GitHub code scanning accepts it: a rule catalogue with help text and a
+`security-severity` per rule (so alerts rank), one result per finding with stable fingerprints, a logical location
+naming the tool, and a physical location on every result (the checked file and the line of the tool's definition,
+the lockfile, or the package URL of a registry target).
+
+`security-severity` follows the rule's default severity: error 8.0 (high), warning 5.0 (medium), info 2.0 (low)."""
 
 from __future__ import annotations
 
 import hashlib
 import re
+from dataclasses import dataclass
 from typing import Any
-from urllib.parse import quote
 
-from scanner.report.model import Finding, Report
+from scanner.report.locations import Artifact, report_artifact
+from scanner.report.model import Finding, Report, ScannerInfo
 from scanner.rules.model import Rule
 from scanner.rules.registry import ALL_RULES, lookup
 
@@ -16,7 +21,19 @@ SARIF_SCHEMA = "https://json.schemastore.org/sarif-2.1.0.json"
 SARIF_VERSION = "2.1.0"
 FINGERPRINT_KEY = "mcpSandboxFinding/v1"
 LEVELS = {"error": "error", "warning": "warning", "info": "note"}
+SECURITY_SEVERITY = {"error": "8.0", "warning": "5.0", "info": "2.0"}
 _NUMBERS = re.compile(r"\d+(\.\d+)?")
+
+
+@dataclass(frozen=True)
+class Located:
+    """One finding and where it is: the logical location (a tool, or the server) and the artifact it is in."""
+
+    finding: Finding
+    logical: dict[str, str]
+    artifact: Artifact
+    line: int = 1
+    scope: str = ""  # more fingerprint material when one log holds several subjects (check-config's servers)
 
 
 def _rule(meta: Rule) -> dict[str, Any]:
@@ -29,30 +46,26 @@ def _rule(meta: Rule) -> dict[str, Any]:
                  "markdown": f"**{meta.id} {meta.name}** ({meta.category})\n\n{meta.why}\n\n**Fix:** {meta.fix}"
                              f"\n\n{meta.docs}"},
         "defaultConfiguration": {"level": LEVELS[meta.severity]},
-        "properties": {"category": meta.category, "tags": [meta.category, "mcp"]},
+        "properties": {"category": meta.category, "tags": [meta.category, "mcp"],
+                       "security-severity": SECURITY_SEVERITY[meta.severity]},
     }
 
 
-def fingerprint(finding: Finding, occurrence: int) -> str:
+def fingerprint(finding: Finding, occurrence: int, scope: str = "") -> str:
     """Stable across runs: rule, tool and the message with its numbers blanked, plus the occurrence index."""
     message = _NUMBERS.sub("#", finding.message)
-    material = "\x1f".join((finding.rule_id, finding.tool or "", message, str(occurrence)))
-    return hashlib.sha256(material.encode("utf-8", "surrogatepass")).hexdigest()
+    parts = (finding.rule_id, finding.tool or "", message, str(occurrence)) + ((scope,) if scope else ())
+    return hashlib.sha256("\x1f".join(parts).encode("utf-8", "surrogatepass")).hexdigest()
 
 
-def _location(finding: Finding, server: str, artifact_uri: str | None) -> dict[str, Any]:
-    tool = finding.tool
-    logical = {"name": tool, "fullyQualifiedName": f"{server}/{tool}", "kind": "function"} if tool is not None \
-        else {"name": server, "fullyQualifiedName": server, "kind": "module"}
-    location: dict[str, Any] = {"logicalLocations": [logical]}
-    if artifact_uri is not None:
-        location["physicalLocation"] = {"artifactLocation": {"uri": artifact_uri},
-                                        "region": {"startLine": 1}}
-    return location
+def _location(item: Located) -> dict[str, Any]:
+    return {"physicalLocation": {"artifactLocation": {"uri": item.artifact.uri},
+                                 "region": {"startLine": item.line}},
+            "logicalLocations": [item.logical]}
 
 
-def _result(finding: Finding, index: dict[str, int], server: str, artifact_uri: str | None,
-            occurrence: int) -> dict[str, Any]:
+def _result(item: Located, index: dict[str, int], occurrence: int) -> dict[str, Any]:
+    finding = item.finding
     properties: dict[str, Any] = {"category": finding.category, "severity": finding.severity}
     if finding.evidence is not None:
         properties["evidence"] = finding.evidence
@@ -62,8 +75,8 @@ def _result(finding: Finding, index: dict[str, int], server: str, artifact_uri: 
         "ruleId": finding.rule_id,
         "level": LEVELS[finding.severity],
         "message": {"text": finding.message if finding.tool is None else f"{finding.tool}: {finding.message}"},
-        "locations": [_location(finding, server, artifact_uri)],
-        "partialFingerprints": {FINGERPRINT_KEY: fingerprint(finding, occurrence)},
+        "locations": [_location(item)],
+        "partialFingerprints": {FINGERPRINT_KEY: fingerprint(finding, occurrence, item.scope)},
         "properties": properties,
     }
     if finding.rule_id in index:
@@ -78,32 +91,46 @@ def _extra_rules(findings: list[Finding]) -> list[dict[str, Any]]:
         if lookup(finding.rule_id) is None and finding.rule_id not in extra:
             extra[finding.rule_id] = {"id": finding.rule_id, "name": finding.rule_name,
                                       "shortDescription": {"text": finding.rule_name},
-                                      "properties": {"category": finding.category, "tags": [finding.category]}}
+                                      "properties": {"category": finding.category, "tags": [finding.category],
+                                                     "security-severity": SECURITY_SEVERITY[finding.severity]}}
     return list(extra.values())
 
 
-def artifact_uri_for(path: str) -> str:
-    """A relative URI reference for a local file path."""
-    return quote(path.replace("\\", "/"), safe="/._-~")
+def logical_location(finding: Finding, server: str) -> dict[str, str]:
+    """The tool the finding is about (`function`), or the server for a server-level finding (`module`)."""
+    if finding.tool is not None:
+        return {"name": finding.tool, "fullyQualifiedName": f"{server}/{finding.tool}", "kind": "function"}
+    return {"name": server, "fullyQualifiedName": server, "kind": "module"}
 
 
-def to_sarif(report: Report, artifact_uri: str | None = None) -> dict[str, Any]:
-    """The SARIF log as a JSON-ready dict."""
-    rules = [_rule(meta) for meta in ALL_RULES] + _extra_rules(report.findings)
+def sarif_log(located: list[Located], scanner: ScannerInfo, properties: dict[str, Any],
+              artifacts: list[Artifact] | None = None) -> dict[str, Any]:
+    """The SARIF log of located findings, as a JSON-ready dict: one run, listing `artifacts` and every artifact a
+    result points at."""
+    rules = [_rule(meta) for meta in ALL_RULES] + _extra_rules([item.finding for item in located])
     index = {rule["id"]: i for i, rule in enumerate(rules)}
-    server = report.server.name or report.target.name
-    seen: dict[tuple[str, str | None, str], int] = {}
+    seen: dict[tuple[str, str, str | None, str], int] = {}
     results = []
-    for finding in report.findings:
-        key = (finding.rule_id, finding.tool, _NUMBERS.sub("#", finding.message))
+    for item in located:
+        key = (item.scope, item.finding.rule_id, item.finding.tool, _NUMBERS.sub("#", item.finding.message))
         seen[key] = seen.get(key, -1) + 1
-        results.append(_result(finding, index, server, artifact_uri, seen[key]))
+        results.append(_result(item, index, seen[key]))
+    uris = list(dict.fromkeys([a.uri for a in artifacts or []] + [item.artifact.uri for item in located]))
     run: dict[str, Any] = {
-        "tool": {"driver": {"name": report.scanner.name, "version": report.scanner.version, "rules": rules}},
+        "tool": {"driver": {"name": scanner.name, "version": scanner.version, "rules": rules}},
         "results": results,
-        "properties": {"verdict": report.verdict, "score": report.score.value if report.score else None,
-                       "target": report.target.requested},
+        "properties": properties,
     }
-    if artifact_uri is not None:
-        run["artifacts"] = [{"location": {"uri": artifact_uri}}]
+    if uris:
+        run["artifacts"] = [{"location": {"uri": uri}} for uri in uris]
     return {"$schema": SARIF_SCHEMA, "version": SARIF_VERSION, "runs": [run]}
+
+
+def to_sarif(report: Report, artifact: Artifact | None = None) -> dict[str, Any]:
+    """The SARIF log of a report; results point at `artifact`, by default the report's own target."""
+    where = artifact or report_artifact(report)
+    server = report.server.name or report.target.name
+    located = [Located(f, logical_location(f, server), where, where.line(f.tool)) for f in report.findings]
+    properties = {"verdict": report.verdict, "score": report.score.value if report.score else None,
+                  "target": report.target.requested}
+    return sarif_log(located, report.scanner, properties, [where])

@@ -10,6 +10,7 @@ from urllib.parse import quote
 
 from scanner import __version__
 from scanner.lock.model import LockFile, ProvenancePins
+from scanner.report.locations import purl
 from scanner.report.model import Report
 
 STATEMENT_TYPE = "https://in-toto.io/Statement/v1"
@@ -21,14 +22,6 @@ FILE_ROLES = ("lockfile", "report")
 def file_subject(role: str, name: str, data: bytes) -> dict[str, Any]:
     return {"name": name, "digest": {"sha256": hashlib.sha256(data).hexdigest()},
             "annotations": {ROLE_ANNOTATION: role}}
-
-
-def purl(ecosystem: str, package: str, version: str | None) -> str:
-    """A package URL: pkg:npm/%40scope/name@version or pkg:pypi/name@version (PyPI names normalised)."""
-    if ecosystem == "pypi":
-        package = package.lower().replace("_", "-")
-    parts = [quote(p, safe="") for p in package.split("/")]
-    return f"pkg:{ecosystem}/{'/'.join(parts)}" + (f"@{quote(version, safe='')}" if version else "")
 
 
 def _sri_digest(integrity: str | None) -> dict[str, str]:

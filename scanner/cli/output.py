@@ -1,0 +1,136 @@
+"""What every report-writing command does with its outputs, in one place: check the flags and the output paths
+before any work starts, then show the terminal view, write the JSON/SARIF/Markdown files (`-` is stdout) and print
+GitHub annotations; and the exit-code gate (`--fail-on`, `--fail-under`)."""
+
+from __future__ import annotations
+
+import json
+import os
+import sys
+from collections.abc import Sequence
+from dataclasses import dataclass
+from pathlib import Path
+
+from rich.console import Console
+
+from scanner.errors import UsageError
+from scanner.report.github_annotations import annotations
+from scanner.report.locations import Artifact, report_artifact
+from scanner.report.markdown import to_markdown
+from scanner.report.model import Finding, Report
+from scanner.report.sarif import to_sarif
+from scanner.report.severity import ASCENDING, FAIL_ON_LEVELS, at_least, meets_fail_on
+from scanner.report.terminal import render
+
+STDOUT = "-"
+FAIL_ON_CHOICES = FAIL_ON_LEVELS
+SEVERITIES = ASCENDING
+
+
+@dataclass(frozen=True)
+class ReportOutputs:
+    """The shared report options of a command (scanner.cli.options.with_report_options): the outputs (`json`,
+    `sarif`, `markdown`: a path, `-`, or None), the gate level and what the terminal and annotations show."""
+
+    json: str | None = None
+    sarif: str | None = None
+    markdown: str | None = None
+    fail_on: str = "error"
+    min_severity: str = "info"
+    quiet: bool = False
+    annotations: bool = False
+
+    @property
+    def uses_stdout(self) -> bool:
+        return self.annotations or STDOUT in (self.json, self.sarif, self.markdown)
+
+    def terminal(self, soft_wrap: bool = False) -> Console | None:
+        """Where the terminal view goes: stderr when stdout carries an output, nowhere with --quiet."""
+        return None if self.quiet else Console(stderr=self.uses_stdout, highlight=False, soft_wrap=soft_wrap)
+
+
+def check_levels(fail_on: str, min_severity: str, fail_under: int | None = None) -> None:
+    if fail_on not in FAIL_ON_CHOICES:
+        raise UsageError(f"--fail-on must be one of {', '.join(FAIL_ON_CHOICES)}, not {fail_on!r}")
+    if min_severity not in SEVERITIES:
+        raise UsageError(f"--min-severity must be one of {', '.join(SEVERITIES)}, not {min_severity!r}")
+    if fail_under is not None and not 0 <= fail_under <= 100:
+        raise UsageError(f"--fail-under must be between 0 and 100, not {fail_under}")
+
+
+def check_writable(target: str | Path | None, what: str, inputs: Sequence[Path | str] = ()) -> None:
+    """Refuse, before any work, an output path that cannot be written (a folder, in a missing folder) or that is one
+    of the command's own inputs (`--json FILE…` where `--json` takes the output PATH would overwrite FILE)."""
+    if target is None or str(target) == STDOUT:
+        return
+    path = Path(target)
+    if path.is_dir():
+        raise UsageError(f"cannot write {what} to {target}: it is a directory; give a file path")
+    if not path.parent.is_dir():
+        raise UsageError(f"cannot write {what} to {target}: the folder {path.parent} does not exist")
+    if path.exists() and any(Path(i).exists() and os.path.samefile(path, i) for i in inputs if str(i) != STDOUT):
+        raise UsageError(f"cannot write {what} to {target}: it is an input of this command (the flag takes the "
+                         "output PATH, or - for stdout)")
+    if not os.access(path.parent, os.W_OK) or path.exists() and not os.access(path, os.W_OK):
+        raise UsageError(f"cannot write {what} to {target}: permission denied")
+
+
+def check_outputs(outputs: ReportOutputs, inputs: Sequence[Path | str] = (), fail_under: int | None = None) -> None:
+    """Before any work: the levels, at most one output on stdout, every output path writable and none an input."""
+    check_levels(outputs.fail_on, outputs.min_severity, fail_under)
+    on_stdout = [o == STDOUT for o in (outputs.json, outputs.sarif, outputs.markdown)] + [outputs.annotations]
+    if sum(on_stdout) > 1:
+        raise UsageError("only one of --json/--sarif/--markdown (-) and --github-annotations can write to stdout")
+    for target, what in ((outputs.json, "the JSON report"), (outputs.sarif, "the SARIF report"),
+                         (outputs.markdown, "the Markdown report")):
+        check_writable(target, what, inputs)
+
+
+def write_text(target: str, text: str, what: str) -> None:
+    if target == STDOUT:
+        sys.stdout.write(text)
+        return
+    try:
+        Path(target).write_text(text, encoding="utf-8")
+    except OSError as exc:
+        raise UsageError(f"cannot write {what} to {target}: {exc.strerror or exc}") from exc
+
+
+def write_json(target: str, document: object, what: str) -> None:
+    write_text(target, json.dumps(document, indent=2, ensure_ascii=False) + "\n", what)
+
+
+def at_or_above(findings: list[Finding], level: str) -> list[Finding]:
+    return [f for f in findings if at_least(f.severity, level)]
+
+
+def print_annotations(lines: list[str]) -> None:
+    for line in lines:
+        print(line)
+
+
+def emit_report(report: Report, outputs: ReportOutputs, artifact: Artifact | None = None) -> None:
+    """The terminal view, the report files and the annotations asked for; results point at `artifact` (by default
+    the report's target)."""
+    where = artifact or report_artifact(report)
+    console = outputs.terminal()
+    if console is not None:
+        render(report, console, outputs.min_severity)  # type: ignore[arg-type]
+    if outputs.json:
+        write_text(outputs.json, report.model_dump_json(indent=2) + "\n", "the JSON report")
+    if outputs.sarif:
+        write_json(outputs.sarif, to_sarif(report, where), "the SARIF report")
+    if outputs.markdown:
+        write_text(outputs.markdown, to_markdown(report), "the Markdown report")
+    if outputs.annotations:
+        print_annotations(annotations(at_or_above(report.findings, outputs.min_severity), where,
+                                      report.server.name or report.target.name))
+
+
+def exit_code(findings: list[Finding], fail_on: str, score: int | None = None, fail_under: int | None = None) -> int:
+    """1 when a finding is at or above fail_on, or the score is under fail_under; else 0."""
+    if any(meets_fail_on(f.severity, fail_on) for f in findings):
+        return 1
+    if fail_under is not None and score is not None and score < fail_under:
+        return 1
+    return 0
