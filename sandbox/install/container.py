@@ -17,6 +17,7 @@ from typing import Any
 import docker
 import requests
 from docker.errors import APIError, ImageNotFound, NotFound
+from packaging.utils import canonicalize_name
 
 from sandbox.core import labels
 from sandbox.core.archive import pack_path, read_member
@@ -30,7 +31,7 @@ from sandbox.install.windows import Window
 from sandbox.run.policy import RUN_UID
 from sandbox.core.hardening import hardened_host_config
 from sandbox.core.session import SandboxSession
-from sandbox.install.request import Ecosystem, InstalledServer, InstallRequest
+from sandbox.install.request import LOCAL_SOURCE_DIR, Ecosystem, InstalledServer, InstallRequest, local_source_name
 
 INSTALL_UID = 10001
 INSTALL_HOME = "/home/mcp-install"  # the install user's tmpfs; each step's HOME is a new folder in it
@@ -288,9 +289,8 @@ def _create_install_container(session: SandboxSession, request: InstallRequest, 
         host_config=host_config,
     )
     if request.local_path is not None:
-        arcname = "pkg" if request.local_path.is_dir() else request.local_path.name
-        data = pack_path(request.local_path, arcname, INSTALL_UID, INSTALL_UID)
-        api.put_archive(container_id, "/opt/src", data)
+        data = pack_path(request.local_path, local_source_name(request.local_path), INSTALL_UID, INSTALL_UID)
+        api.put_archive(container_id, LOCAL_SOURCE_DIR, data)
     return container_id
 
 
@@ -320,16 +320,12 @@ def _describe(manifest: dict[str, Any], request: InstallRequest) -> tuple[str, d
         if isinstance(bins, str):
             bins = {request.name.split("/")[-1]: bins}
         return str(package.get("version", "")), {str(k): f"/opt/server/node_modules/.bin/{k}" for k in bins}
-    wanted = _normalize_python_name(request.name)
+    wanted = canonicalize_name(request.name)
     for dist in manifest.get("distributions") or []:
-        if _normalize_python_name(str(dist.get("name", ""))) == wanted:
+        if canonicalize_name(str(dist.get("name", ""))) == wanted:
             scripts = dist.get("console_scripts") or {}
             return str(dist.get("version", "")), {str(k): f"/opt/server/venv/bin/{k}" for k in scripts}
     raise SandboxError(f"uv installed no distribution named {request.name!r} (see the installer output)")
-
-
-def _normalize_python_name(name: str) -> str:
-    return "".join(ch for ch in name.lower() if ch.isalnum())
 
 
 def _commit(client: docker.DockerClient, container_id: str, tag: str, request: InstallRequest,

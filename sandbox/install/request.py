@@ -9,7 +9,18 @@ from typing import Any, Literal
 from sandbox.install.proxy.log import EgressAttempt
 from sandbox.install.proxy.upstream import UpstreamProxy
 
-Ecosystem = Literal["npm", "pypi"]
+Ecosystem = Literal["npm", "pypi"]  # what the install phase can install (the scanner's ecosystems map onto these)
+LOCAL_SOURCE_DIR = "/opt/src"  # where a local target is copied in the install container
+
+
+def local_source_name(path: Path) -> str:
+    """The name a local target has in LOCAL_SOURCE_DIR: `pkg` for a folder, the archive's own file name."""
+    return "pkg" if path.is_dir() else path.name
+
+
+def local_source(path: Path) -> str:
+    """What the installer is given for a local target: its path in the install container."""
+    return f"{LOCAL_SOURCE_DIR}/{local_source_name(path)}"
 
 
 @dataclass(frozen=True)

@@ -7,7 +7,7 @@ from dataclasses import dataclass
 from importlib import resources
 from pathlib import Path
 
-from scanner.provenance.model import Ecosystem
+from scanner.provenance.model import EcosystemName
 from scanner.provenance.names import comparison_name
 from scanner.rules.provenance import finding
 from scanner.provenance.versions import could_resolve_to, exact_version, normalise_version
@@ -16,7 +16,7 @@ from scanner.report.model import Finding
 
 @dataclass(frozen=True)
 class BadRelease:
-    ecosystem: Ecosystem
+    ecosystem: EcosystemName
     name: str
     version: str  # normalised
     reason: str
@@ -35,7 +35,7 @@ def load_known_bad(path: Path | None = None) -> list[BadRelease]:
     return out
 
 
-def known_bad_finding(ecosystem: Ecosystem, name: str, version_spec: str,
+def known_bad_finding(ecosystem: EcosystemName, name: str, version_spec: str,
                       known_bad: list[BadRelease] | None = None) -> Finding | None:
     """I8 when name@version_spec is, or could resolve to, a known-bad release; None otherwise.
 

@@ -12,7 +12,7 @@ from dataclasses import dataclass
 from packaging.specifiers import InvalidSpecifier, SpecifierSet
 from packaging.version import InvalidVersion, Version
 
-from scanner.provenance.model import Ecosystem
+from scanner.provenance.model import EcosystemName
 
 _SEMVER = re.compile(
     r"^\s*[v=]*\s*(\d+)\.(\d+)\.(\d+)(?:-([0-9A-Za-z.-]+))?(?:\+[0-9A-Za-z.-]+)?\s*$"
@@ -43,7 +43,7 @@ def parse_semver(text: str) -> SemVer | None:
     return SemVer(int(m.group(1)), int(m.group(2)), int(m.group(3)), 0 if pre else 1, pre)
 
 
-def normalise_version(ecosystem: Ecosystem, version: str) -> str | None:
+def normalise_version(ecosystem: EcosystemName, version: str) -> str | None:
     """The canonical form of an exact version, or None when it is not one."""
     if ecosystem == "npm":
         parsed = parse_semver(version)
@@ -54,7 +54,7 @@ def normalise_version(ecosystem: Ecosystem, version: str) -> str | None:
         return None
 
 
-def exact_version(ecosystem: Ecosystem, spec: str) -> str | None:
+def exact_version(ecosystem: EcosystemName, spec: str) -> str | None:
     """The version a spec pins exactly (npm `1.2.3`, PyPI `==1.2.3` / `===1.2.3` / bare `1.2.3`), or None."""
     spec = spec.strip()
     if ecosystem == "npm":
@@ -66,7 +66,7 @@ def exact_version(ecosystem: Ecosystem, spec: str) -> str | None:
     return normalise_version("pypi", spec)
 
 
-def could_resolve_to(ecosystem: Ecosystem, spec: str, version: str) -> bool:
+def could_resolve_to(ecosystem: EcosystemName, spec: str, version: str) -> bool:
     """True when installing name@spec could give `version` (tags, empty and unparseable specs: True)."""
     spec = spec.strip()
     if ecosystem == "pypi":
