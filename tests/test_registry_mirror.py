@@ -1,0 +1,195 @@
+"""A registry mirror (MCP_SANDBOX_NPM_REGISTRY / MCP_SANDBOX_PYPI_JSON) answers every lookup of a scan: resolution,
+provenance, the tarball and the attestations, not only the version. The mirror is a real HTTP server on loopback that
+records what it was asked; the shipped registries are replaced by a host that does not exist, so a lookup that still
+went to them is refused before anything is sent (nothing leaves this machine). Signed data is the vendored REAL
+registry data of tests/fixtures/provenance (a mirror rewrites tarball and attestation URLs to itself)."""
+
+from __future__ import annotations
+
+import base64
+import json
+import threading
+from collections.abc import Iterator
+from dataclasses import dataclass, field
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from pathlib import Path
+from typing import Any
+
+import httpx
+import pytest
+
+from sandbox.install.proxy.upstream import Credentials, UpstreamProxy
+from scanner.ecosystems.registry import resolve
+from scanner.pipeline.scan import ScanOptions
+from scanner.pipeline.targets import parse_target
+from scanner.provenance.advisories import OsvApi, check_advisories
+from scanner.provenance.installed import check_installed
+from scanner.registry.client import fetch
+from scanner.registry.endpoints import OSV_API_HOST, RegistryEndpoints, simple_beside
+
+FIXTURES = Path(__file__).parent / "fixtures" / "provenance"
+PW_DOC = json.loads((FIXTURES / "npm" / "playwright-cli-0.1.1.packument.json").read_text())
+PW_TGZ = (FIXTURES / "npm" / "playwright-cli-0.1.1.tgz").read_bytes()
+PW_ATTESTATIONS = (FIXTURES / "npm" / "playwright-cli-0.1.1.attestations.json").read_bytes()
+GCB_FILE = "gcb_attestation_test-0.0.0.tar.gz"
+GCB_SHA256 = "461317362419124b6012e855423a9078d6de8aed3e74fa78cc74d669b23dc6cf"
+GCB_PROVENANCE = (FIXTURES / "pypi" / f"{GCB_FILE}.provenance").read_bytes()
+PROXY_VARIABLES = ("HTTPS_PROXY", "https_proxy", "HTTP_PROXY", "http_proxy", "ALL_PROXY", "all_proxy")
+
+
+@dataclass
+class Stub:
+    """A loopback HTTP server answering `routes` (path → body) and recording every request line's target."""
+
+    routes: dict[str, bytes] = field(default_factory=dict)
+    asked: list[str] = field(default_factory=list)
+    headers: list[dict[str, str]] = field(default_factory=list)
+    base: str = ""
+
+
+@pytest.fixture
+def stub() -> Iterator[Stub]:
+    state = Stub()
+
+    class Handler(BaseHTTPRequestHandler):
+        def do_GET(self) -> None:  # noqa: N802 (http.server's name)
+            state.asked.append(self.path)
+            state.headers.append(dict(self.headers))
+            body = state.routes.get(self.path)
+            self.send_response(200 if body is not None else 404)
+            self.send_header("Content-Length", str(len(body or b"")))
+            self.end_headers()
+            self.wfile.write(body or b"")
+
+        def log_message(self, *args: Any) -> None:
+            pass
+
+    server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+    state.base = f"http://127.0.0.1:{server.server_address[1]}"
+    thread = threading.Thread(target=server.serve_forever, daemon=True)
+    thread.start()
+    try:
+        yield state
+    finally:
+        server.shutdown()
+        server.server_close()
+
+
+@pytest.fixture
+def mirrored(stub: Stub, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> RegistryEndpoints:
+    """The stub as the operator's npm and PyPI mirror; the shipped registries replaced by a host that cannot exist."""
+    allowlist = tmp_path / "registries.json"
+    allowlist.write_text(json.dumps({"npm": {"hosts": ["registry.invalid"]}, "pypi": {"hosts": ["pypi.invalid"]}}))
+    monkeypatch.setenv("MCP_SANDBOX_REGISTRIES", str(allowlist))
+    monkeypatch.setenv("MCP_SANDBOX_NPM_REGISTRY", stub.base)
+    monkeypatch.setenv("MCP_SANDBOX_PYPI_JSON", f"{stub.base}/pypi")
+    monkeypatch.delenv("MCP_SANDBOX_PYPI_SIMPLE", raising=False)
+    for name in PROXY_VARIABLES:
+        monkeypatch.delenv(name, raising=False)
+    return ScanOptions(target="unused").registry_endpoints()
+
+
+def _npm_mirror(stub: Stub) -> None:
+    doc = json.loads(json.dumps(PW_DOC).replace("https://registry.npmjs.org", stub.base))
+    stub.routes.update({"/@playwright%2Fcli": json.dumps(doc).encode(),
+                        "/@playwright/cli/-/cli-0.1.1.tgz": PW_TGZ,
+                        "/-/npm/v1/attestations/@playwright%2fcli@0.1.1": PW_ATTESTATIONS})
+
+
+def _pypi_mirror(stub: Stub) -> None:
+    file_url = f"{stub.base}/packages/xx/{GCB_FILE}"
+    provenance = f"{stub.base}/integrity/gcb-attestation-test/0.0.0/{GCB_FILE}/provenance"
+    files = [{"filename": GCB_FILE, "packagetype": "sdist", "digests": {"sha256": GCB_SHA256}, "url": file_url,
+              "yanked": False}]
+    release = {"info": {"name": "gcb-attestation-test", "version": "0.0.0", "yanked": False}, "urls": files}
+    project = {"info": release["info"], "releases": {"0.0.0": files}}
+    simple = {"meta": {"api-version": "1.1"}, "name": "gcb-attestation-test",
+              "files": [{"filename": GCB_FILE, "url": file_url, "hashes": {"sha256": GCB_SHA256},
+                         "provenance": provenance}]}
+    stub.routes.update({"/pypi/gcb-attestation-test/json": json.dumps(project).encode(),
+                        "/pypi/gcb-attestation-test/0.0.0/json": json.dumps(release).encode(),
+                        "/simple/gcb-attestation-test/": json.dumps(simple).encode(),
+                        f"/integrity/gcb-attestation-test/0.0.0/{GCB_FILE}/provenance": GCB_PROVENANCE})
+
+
+def outcomes(report: Any) -> dict[str, str]:
+    return {c.name: c.outcome for c in report.packages[0].checks}
+
+
+def test_npm_resolution_provenance_tarball_and_attestations_all_ask_the_mirror(
+        stub: Stub, mirrored: RegistryEndpoints) -> None:
+    _npm_mirror(stub)
+    with mirrored.client() as client:
+        resolved = resolve(parse_target("npm:@playwright/cli@0.1.1"), client, mirrored)
+        report, _ = check_installed("npm", resolved.name, resolved.version, local=False, manifest=None,
+                                    client=client, endpoints=mirrored)
+    assert resolved.version == "0.1.1"
+    assert stub.asked == ["/@playwright%2Fcli",  # resolution
+                          "/@playwright%2Fcli", "/@playwright/cli/-/cli-0.1.1.tgz",  # provenance
+                          "/-/npm/v1/attestations/@playwright%2fcli@0.1.1"]  # attestations
+    checks = outcomes(report)
+    # The tarball's bytes and the attestations came from the mirror and verify (the vendored packument carries no
+    # dist.signatures, so I3 is "not checked" here, as anywhere they are stripped).
+    assert checks["integrity"] == checks["attestation"] == "verified", checks
+
+
+def test_pypi_resolution_provenance_and_pep740_all_ask_the_mirror(stub: Stub, mirrored: RegistryEndpoints) -> None:
+    _pypi_mirror(stub)
+    assert mirrored.pypi_simple == f"{stub.base}/simple"  # beside the JSON API when only that is set
+    with mirrored.client() as client:
+        resolved = resolve(parse_target("pypi:gcb-attestation-test"), client, mirrored)
+        report, _ = check_installed("pypi", resolved.name, resolved.version, local=False, manifest=None,
+                                    client=client, endpoints=mirrored)
+    assert resolved.version == "0.0.0"
+    assert stub.asked == ["/pypi/gcb-attestation-test/json",  # resolution
+                          "/pypi/gcb-attestation-test/0.0.0/json", "/simple/gcb-attestation-test/",  # provenance
+                          f"/packages/xx/{GCB_FILE}",  # the file, for its hash (the stub has no bytes for it)
+                          f"/integrity/gcb-attestation-test/0.0.0/{GCB_FILE}/provenance"]  # PEP 740
+    checks = outcomes(report)
+    assert checks["index-hashes"] == checks["attestation"] == "verified", checks
+    assert checks["file-hashes"] == "unavailable", checks
+
+
+def test_the_shipped_registries_stay_the_default_and_a_mirror_only_adds_its_host(stub: Stub) -> None:
+    default = RegistryEndpoints.from_environment({})
+    assert default.mirror_hosts() == () and not default.allows("127.0.0.1")
+    assert default.allows("registry.npmjs.org") and default.allows("files.pythonhosted.org")
+    mirror = RegistryEndpoints.from_environment({"MCP_SANDBOX_NPM_REGISTRY": f"{stub.base}/"})
+    assert mirror.npm_registry == stub.base and mirror.mirror_hosts() == ("127.0.0.1",)
+    assert mirror.allows("127.0.0.1") and mirror.allows("pypi.org") and not mirror.allows("evil.example")
+    assert simple_beside("https://mirror.example/repository/pypi") == "https://mirror.example/repository/simple"
+    assert simple_beside("https://mirror.example/api/json") == "https://mirror.example/simple"
+
+
+def test_the_osv_api_is_reached_only_when_asked_for_and_through_the_scan_client() -> None:
+    sent: list[str] = []
+
+    def osv(request: httpx.Request) -> httpx.Response:
+        sent.append(str(request.url))
+        return httpx.Response(200, json={"vulns": []})
+
+    transport = httpx.MockTransport(osv)
+    without = RegistryEndpoints.from_environment({})
+    assert not without.allows(OSV_API_HOST)
+    with without.client(transport=transport) as client:
+        check, _ = check_advisories(OsvApi(client), "npm", "left-pad", "1.3.0")
+    assert check.outcome == "unavailable" and sent == []  # refused before anything was sent
+    opted_in = ScanOptions(target="unused", advisories="osv").registry_endpoints()
+    assert opted_in.allows(OSV_API_HOST)
+    with opted_in.client(transport=transport) as client:
+        check, _ = check_advisories(OsvApi(client), "npm", "left-pad", "1.3.0")
+    assert check.outcome == "verified" and sent == ["https://api.osv.dev/v1/query"]
+
+
+def test_the_upstream_proxy_carries_the_lookups_with_its_login(stub: Stub) -> None:
+    """The stub plays the upstream proxy: a plain-HTTP proxy is sent the absolute URL and the login."""
+    port = int(stub.base.rsplit(":", 1)[1])
+    upstream = UpstreamProxy(host="127.0.0.1", port=port, credentials=Credentials("scan ner", "p@ss:word"))
+    endpoints = RegistryEndpoints(npm_registry="http://npm-mirror.invalid", upstream_proxy=upstream)
+    stub.routes["http://npm-mirror.invalid/left-pad"] = b"{}"
+    with endpoints.client() as client:
+        got = fetch(client, endpoints.npm_packument("left-pad"))
+    assert got.ok and got.json() == {}
+    assert stub.asked == ["http://npm-mirror.invalid/left-pad"]
+    login = base64.b64encode(b"scan ner:p@ss:word").decode()
+    assert stub.headers[0].get("Proxy-Authorization") == f"Basic {login}"
