@@ -80,7 +80,10 @@ class Oci:
         check = Check(name="image-signature", outcome="verified", evidence="cosign signature verified")
         return PackageProvenance.model_construct(ecosystem="oci", name=name, version=version, checks=[check])
 
-    def dependency_tree(self, manifest: dict[str, Any] | None) -> DependencyTree | None:
+    def install_index(self, endpoints: RegistryEndpoints) -> str | None:
+        return None
+
+    def dependency_tree(self, manifest: dict[str, Any] | None, endpoints: RegistryEndpoints) -> DependencyTree | None:
         self.calls.append("tree")
         return DependencyTree(lockfile="image layers", total=0)
 

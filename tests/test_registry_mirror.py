@@ -18,8 +18,13 @@ from typing import Any
 import httpx
 import pytest
 
+from sandbox.core.errors import UserInputError
+from sandbox.install.container import _install_environment
+from sandbox.install.installers import install_allowlist
+from sandbox.install.proxy.allowlist import registry_hosts
 from sandbox.install.proxy.upstream import Credentials, UpstreamProxy
-from scanner.ecosystems.registry import resolve
+from sandbox.install.request import InstallRequest
+from scanner.ecosystems.registry import ecosystem, resolve
 from scanner.pipeline.scan import ScanOptions
 from scanner.pipeline.targets import parse_target
 from scanner.provenance.advisories import OsvApi, check_advisories
@@ -193,3 +198,47 @@ def test_the_upstream_proxy_carries_the_lookups_with_its_login(stub: Stub) -> No
     assert stub.asked == ["http://npm-mirror.invalid/left-pad"]
     login = base64.b64encode(b"scan ner:p@ss:word").decode()
     assert stub.headers[0].get("Proxy-Authorization") == f"Basic {login}"
+
+
+# ------------------------------------------------------------------------------------------- the install and a mirror
+
+def test_the_install_is_pointed_at_the_mirror_and_its_proxy_allows_the_mirror() -> None:
+    mirror = RegistryEndpoints.from_environment({"MCP_SANDBOX_NPM_REGISTRY": "https://npm.mirror.example:8443",
+                                                 "MCP_SANDBOX_PYPI_JSON": "https://pypi.mirror.example/pypi"})
+    npm, pypi = ecosystem("npm"), ecosystem("pypi")
+    assert npm.install_index(mirror) == "https://npm.mirror.example:8443"
+    assert pypi.install_index(mirror) == "https://pypi.mirror.example/simple"
+    request = InstallRequest("npm", "left-pad@1.3.0", "left-pad", "npm:left-pad@1.3.0",
+                             index_url=npm.install_index(mirror))
+    allow = install_allowlist(request)
+    assert allow.hosts == (*registry_hosts("npm").hosts, "npm.mirror.example") and allow.ports == (443, 8443)
+    assert _install_environment(request, {})["NPM_CONFIG_REGISTRY"] == "https://npm.mirror.example:8443"
+    python = InstallRequest("pypi", "x==1", "x", "pypi:x@1", index_url=pypi.install_index(mirror))
+    assert _install_environment(python, {})["UV_DEFAULT_INDEX"] == "https://pypi.mirror.example/simple"
+    assert "pypi.mirror.example" in install_allowlist(python).hosts
+
+
+def test_without_a_mirror_the_install_is_as_before() -> None:
+    default = RegistryEndpoints.from_environment({})
+    assert ecosystem("npm").install_index(default) is None and ecosystem("pypi").install_index(default) is None
+    for name in ("npm", "pypi"):
+        request = InstallRequest(name, "x", "x", "x")  # type: ignore[arg-type]
+        assert install_allowlist(request) == registry_hosts(name)
+        environment = _install_environment(request, {})
+        assert "NPM_CONFIG_REGISTRY" not in environment and "UV_DEFAULT_INDEX" not in environment
+
+
+@pytest.mark.parametrize("url", ["http://127.0.0.1:4873", "http://localhost:4873", "https://10.0.0.8/simple"])
+def test_a_mirror_the_install_cannot_reach_by_name_is_refused_with_what_to_do(url: str) -> None:
+    with pytest.raises(UserInputError, match="registry mirror .*(host name|loopback)"):
+        install_allowlist(InstallRequest("npm", "x", "x", "x", index_url=url))
+
+
+def test_packages_the_install_took_from_the_mirror_are_registry_packages_not_urls() -> None:
+    lock = {"packages": {"": {"name": "root"}, "node_modules/left-pad": {
+        "version": "1.3.0", "resolved": "https://npm.mirror.example/left-pad/-/left-pad-1.3.0.tgz"}}}
+    mirror = RegistryEndpoints.from_environment({"MCP_SANDBOX_NPM_REGISTRY": "https://npm.mirror.example"})
+    mirrored_tree = ecosystem("npm").dependency_tree(lock, mirror)
+    public_tree = ecosystem("npm").dependency_tree(lock, RegistryEndpoints())
+    assert mirrored_tree is not None and [d.source for d in mirrored_tree.dependencies] == ["registry"]
+    assert public_tree is not None and [d.source for d in public_tree.dependencies] == ["url"]  # as before

@@ -34,6 +34,9 @@ class InstallRequest:
     ca_bundle: Path | None = None
     timeout_seconds: int = 600
     registries: Path | None = None  # the registry allowlist file (default: sandbox/install/proxy/registries.json)
+    # A registry mirror to install from instead of the public registry (npm's registry, uv's default index): the
+    # installer is pointed at it and the install proxy allows its host and port. None: the public registry.
+    index_url: str | None = None
     # The user's proxy the install proxy chains to (--upstream-proxy / the host's HTTPS_PROXY); its repr is masked.
     upstream_proxy: UpstreamProxy | None = None
 

@@ -35,6 +35,10 @@ class Ecosystem(Protocol):
         """What the installer is given for a registry package (`name@version`, `name==version`)."""
         ...
 
+    def install_index(self, endpoints: RegistryEndpoints) -> str | None:
+        """The mirror the installer must install from, None for the public registry (the installer's default)."""
+        ...
+
     def version_key(self, version: str) -> Any | None:
         """A sortable form of a version (for advisory ranges), None when it cannot be parsed."""
         ...
@@ -44,6 +48,7 @@ class Ecosystem(Protocol):
         """The registry's provenance checks of name@version; `manifest`: what the install recorded, if anything."""
         ...
 
-    def dependency_tree(self, manifest: dict[str, Any] | None) -> DependencyTree | None:
-        """The installed tree from the install's lockfile, None when the install recorded none."""
+    def dependency_tree(self, manifest: dict[str, Any] | None, endpoints: RegistryEndpoints) -> DependencyTree | None:
+        """The installed tree from the install's lockfile (packages from `endpoints`' registry count as registry
+        packages), None when the install recorded none."""
         ...

@@ -4,14 +4,16 @@ signature and attestation checks (scanner.provenance.npm) and the tree from npm'
 from __future__ import annotations
 
 from typing import Any
+from urllib.parse import urlsplit
 
 import httpx
 
 from scanner.errors import UsageError
 from scanner.provenance.model import DependencyTree, PackageProvenance
 from scanner.provenance.npm import check_npm_package, installed_integrity
-from scanner.provenance.npm_lockfile import lockfile_tree
+from scanner.provenance.npm_lockfile import REGISTRY_HOSTS, lockfile_tree
 from scanner.provenance.versions import parse_semver
+from scanner.registry.client import NPM_REGISTRY
 from scanner.registry.endpoints import RegistryEndpoints
 from scanner.registry.resolve import Resolved, no_such_version, registry_document
 
@@ -44,6 +46,9 @@ class Npm:
     def install_spec(self, name: str, version: str) -> str:
         return f"{name}@{version}"
 
+    def install_index(self, endpoints: RegistryEndpoints) -> str | None:
+        return endpoints.npm_registry if endpoints.npm_registry != NPM_REGISTRY else None
+
     def version_key(self, version: str) -> Any | None:
         return parse_semver(version)
 
@@ -54,5 +59,8 @@ class Npm:
             package.checks.append(installed_integrity(package, manifest, name))
         return package
 
-    def dependency_tree(self, manifest: dict[str, Any] | None) -> DependencyTree | None:
-        return lockfile_tree(manifest, "package-lock.json") if manifest else None
+    def dependency_tree(self, manifest: dict[str, Any] | None, endpoints: RegistryEndpoints) -> DependencyTree | None:
+        if not manifest:
+            return None
+        mirror = {host for host in [urlsplit(endpoints.npm_registry).hostname] if host}
+        return lockfile_tree(manifest, "package-lock.json", registry_hosts=REGISTRY_HOSTS | mirror)

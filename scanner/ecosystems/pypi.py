@@ -12,7 +12,7 @@ from packaging.version import InvalidVersion, Version
 from scanner.errors import UsageError
 from scanner.provenance.model import DependencyTree, PackageProvenance
 from scanner.provenance.pypi import check_pypi_package, python_tree
-from scanner.registry.endpoints import RegistryEndpoints
+from scanner.registry.endpoints import PYPI_SIMPLE, RegistryEndpoints
 from scanner.registry.resolve import Resolved, no_such_version, registry_document
 
 
@@ -44,6 +44,9 @@ class Pypi:
     def install_spec(self, name: str, version: str) -> str:
         return f"{name}=={version}"
 
+    def install_index(self, endpoints: RegistryEndpoints) -> str | None:
+        return endpoints.pypi_simple if endpoints.pypi_simple != PYPI_SIMPLE else None
+
     def version_key(self, version: str) -> Any | None:
         try:
             return Version(version)
@@ -54,6 +57,6 @@ class Pypi:
                       manifest: dict[str, Any] | None) -> PackageProvenance:
         return check_pypi_package(client, name, version, endpoints=endpoints)
 
-    def dependency_tree(self, manifest: dict[str, Any] | None) -> DependencyTree | None:
+    def dependency_tree(self, manifest: dict[str, Any] | None, endpoints: RegistryEndpoints) -> DependencyTree | None:
         requirements = manifest.get("requirements") if manifest else None
         return python_tree(requirements) if isinstance(requirements, str) else None

@@ -123,19 +123,21 @@ def _refused_report(target: Target, finding: Finding, began: float) -> Report:
 
 def _install_request(target: Target, options: ScanOptions, endpoints: RegistryEndpoints, http: httpx.Client,
                      progress: Progress) -> InstallRequest:
+    packages = ecosystem_named(target.ecosystem)
     if target.path is not None:
         return InstallRequest(
             target.ecosystem, local_source(target.path), target.name, f"local:{content_hash(target.path)}",
             local_path=target.path, ignore_scripts=options.ignore_scripts, ca_bundle=_ca(options),
             timeout_seconds=options.install_timeout, upstream_proxy=options.upstream_proxy,
+            index_url=packages.install_index(endpoints),  # its dependencies come from the mirror too
         )
     progress(f"resolving {target.requested}")
     resolved = resolve(target, http, endpoints)
-    spec = ecosystem_named(target.ecosystem).install_spec(resolved.name, resolved.version)
     return InstallRequest(
-        target.ecosystem, spec, resolved.name, f"{target.ecosystem}:{resolved.name}@{resolved.version}",
-        ignore_scripts=options.ignore_scripts, ca_bundle=_ca(options), timeout_seconds=options.install_timeout,
-        upstream_proxy=options.upstream_proxy,
+        target.ecosystem, packages.install_spec(resolved.name, resolved.version), resolved.name,
+        f"{target.ecosystem}:{resolved.name}@{resolved.version}", ignore_scripts=options.ignore_scripts,
+        ca_bundle=_ca(options), timeout_seconds=options.install_timeout, upstream_proxy=options.upstream_proxy,
+        index_url=packages.install_index(endpoints),
     )
 
 

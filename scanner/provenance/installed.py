@@ -42,7 +42,7 @@ def check_installed(ecosystem: EcosystemName, name: str, version: str, *, local:
         package.checks.append(advisory_check)
         findings.extend(advisory_findings)
         report.packages.append(package)
-    report.dependency_tree = packages.dependency_tree(manifest)
+    report.dependency_tree = packages.dependency_tree(manifest, endpoints)
     if report.dependency_tree is not None:
         report.install_scripts = [f"{d.name}@{d.version}: {', '.join(d.install_scripts)}"
                                   for d in report.dependency_tree.with_install_scripts]
