@@ -74,6 +74,16 @@ class Oci:
     def version_key(self, version: str) -> Any | None:
         return version
 
+    def normalise_version(self, version: str) -> str | None:
+        return version
+
+    def exact_version(self, spec: str) -> str | None:
+        return spec if spec.startswith("sha256:") else None
+
+    def could_resolve_to(self, spec: str, version: str) -> bool:
+        self.calls.append(f"could {spec} be {version}")
+        return spec == version
+
     def check_package(self, client: httpx.Client, endpoints: RegistryEndpoints, name: str, version: str,
                       manifest: dict[str, Any] | None) -> PackageProvenance:
         self.calls.append(f"check {name} {version}")

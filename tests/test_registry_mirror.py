@@ -117,22 +117,25 @@ def _pypi_mirror(stub: Stub) -> None:
                         f"/integrity/gcb-attestation-test/0.0.0/{GCB_FILE}/provenance": GCB_PROVENANCE})
 
 
-def outcomes(report: Any) -> dict[str, str]:
-    return {c.name: c.outcome for c in report.packages[0].checks}
+def scan_lookups(target: str, endpoints: RegistryEndpoints) -> tuple[str, dict[str, str]]:
+    """What a scan asks the registry about `target` (resolve it, then check what was installed): the resolved
+    version and each provenance check's outcome."""
+    parsed = parse_target(target)
+    with endpoints.client() as client:
+        resolved = resolve(parsed, client, endpoints)
+        report, _ = check_installed(parsed.ecosystem, resolved.name, resolved.version, local=False, manifest=None,
+                                    client=client, endpoints=endpoints)
+    return resolved.version, {c.name: c.outcome for c in report.packages[0].checks}
 
 
 def test_npm_resolution_provenance_tarball_and_attestations_all_ask_the_mirror(
         stub: Stub, mirrored: RegistryEndpoints) -> None:
     _npm_mirror(stub)
-    with mirrored.client() as client:
-        resolved = resolve(parse_target("npm:@playwright/cli@0.1.1"), client, mirrored)
-        report, _ = check_installed("npm", resolved.name, resolved.version, local=False, manifest=None,
-                                    client=client, endpoints=mirrored)
-    assert resolved.version == "0.1.1"
+    version, checks = scan_lookups("npm:@playwright/cli@0.1.1", mirrored)
+    assert version == "0.1.1"
     assert stub.asked == ["/@playwright%2Fcli",  # resolution
                           "/@playwright%2Fcli", "/@playwright/cli/-/cli-0.1.1.tgz",  # provenance
                           "/-/npm/v1/attestations/@playwright%2fcli@0.1.1"]  # attestations
-    checks = outcomes(report)
     # The tarball's bytes and the attestations came from the mirror and verify (the vendored packument carries no
     # dist.signatures, so I3 is "not checked" here, as anywhere they are stripped).
     assert checks["integrity"] == checks["attestation"] == "verified", checks
@@ -141,16 +144,12 @@ def test_npm_resolution_provenance_tarball_and_attestations_all_ask_the_mirror(
 def test_pypi_resolution_provenance_and_pep740_all_ask_the_mirror(stub: Stub, mirrored: RegistryEndpoints) -> None:
     _pypi_mirror(stub)
     assert mirrored.pypi_simple == f"{stub.base}/simple"  # beside the JSON API when only that is set
-    with mirrored.client() as client:
-        resolved = resolve(parse_target("pypi:gcb-attestation-test"), client, mirrored)
-        report, _ = check_installed("pypi", resolved.name, resolved.version, local=False, manifest=None,
-                                    client=client, endpoints=mirrored)
-    assert resolved.version == "0.0.0"
+    version, checks = scan_lookups("pypi:gcb-attestation-test", mirrored)
+    assert version == "0.0.0"
     assert stub.asked == ["/pypi/gcb-attestation-test/json",  # resolution
                           "/pypi/gcb-attestation-test/0.0.0/json", "/simple/gcb-attestation-test/",  # provenance
                           f"/packages/xx/{GCB_FILE}",  # the file, for its hash (the stub has no bytes for it)
                           f"/integrity/gcb-attestation-test/0.0.0/{GCB_FILE}/provenance"]  # PEP 740
-    checks = outcomes(report)
     assert checks["index-hashes"] == checks["attestation"] == "verified", checks
     assert checks["file-hashes"] == "unavailable", checks
 

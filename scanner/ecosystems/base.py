@@ -43,6 +43,18 @@ class Ecosystem(Protocol):
         """A sortable form of a version (for advisory ranges), None when it cannot be parsed."""
         ...
 
+    def normalise_version(self, version: str) -> str | None:
+        """The canonical form of an exact version, None when it is not one."""
+        ...
+
+    def exact_version(self, spec: str) -> str | None:
+        """The version a spec pins exactly, None when it pins none (a range, a tag)."""
+        ...
+
+    def could_resolve_to(self, spec: str, version: str) -> bool:
+        """Whether installing name at `spec` could give `version` (a tag or an unreadable spec: it could)."""
+        ...
+
     def check_package(self, client: httpx.Client, endpoints: RegistryEndpoints, name: str, version: str,
                       manifest: dict[str, Any] | None) -> PackageProvenance:
         """The registry's provenance checks of name@version; `manifest`: what the install recorded, if anything."""

@@ -8,11 +8,10 @@ from urllib.parse import urlsplit
 
 import httpx
 
-from scanner.errors import UsageError
 from scanner.provenance.model import DependencyTree, PackageProvenance
 from scanner.provenance.npm import check_npm_package, installed_integrity
 from scanner.provenance.npm_lockfile import REGISTRY_HOSTS, lockfile_tree
-from scanner.provenance.versions import parse_semver
+from scanner.provenance.versions import npm_could_resolve, npm_normalise, parse_semver
 from scanner.registry.client import NPM_REGISTRY
 from scanner.registry.endpoints import RegistryEndpoints
 from scanner.registry.resolve import Resolved, no_such_version, registry_document
@@ -31,9 +30,8 @@ class Npm:
 
     def resolve(self, name: str, spec: str | None, client: httpx.Client,
                 endpoints: RegistryEndpoints) -> Resolved:
-        packument = registry_document(client, endpoints.npm_packument(name), f"npm package {name}")
-        if packument is None:
-            raise UsageError(f"npm package {name!r} was not found on the registry; check the name")
+        packument = registry_document(client, endpoints.npm_packument(name), f"npm package {name}",
+                                      f"npm package {name!r} was not found on the registry; check the name")
         versions = packument.get("versions") or {}
         tags = packument.get("dist-tags") or {}
         wanted = spec or "latest"
@@ -51,6 +49,15 @@ class Npm:
 
     def version_key(self, version: str) -> Any | None:
         return parse_semver(version)
+
+    def normalise_version(self, version: str) -> str | None:
+        return npm_normalise(version)
+
+    def exact_version(self, spec: str) -> str | None:
+        return npm_normalise(spec)
+
+    def could_resolve_to(self, spec: str, version: str) -> bool:
+        return npm_could_resolve(spec, version)
 
     def check_package(self, client: httpx.Client, endpoints: RegistryEndpoints, name: str, version: str,
                       manifest: dict[str, Any] | None) -> PackageProvenance:

@@ -9,9 +9,9 @@ import httpx
 from packaging.utils import canonicalize_name
 from packaging.version import InvalidVersion, Version
 
-from scanner.errors import UsageError
 from scanner.provenance.model import DependencyTree, PackageProvenance
 from scanner.provenance.pypi import check_pypi_package, python_tree
+from scanner.provenance.versions import pypi_could_resolve, pypi_exact, pypi_normalise
 from scanner.registry.endpoints import PYPI_SIMPLE, RegistryEndpoints
 from scanner.registry.resolve import Resolved, no_such_version, registry_document
 
@@ -30,9 +30,8 @@ class Pypi:
 
     def resolve(self, name: str, spec: str | None, client: httpx.Client,
                 endpoints: RegistryEndpoints) -> Resolved:
-        project = registry_document(client, endpoints.pypi_project(name), f"PyPI project {name}")
-        if project is None:
-            raise UsageError(f"PyPI project {name!r} was not found; check the name")
+        project = registry_document(client, endpoints.pypi_project(name), f"PyPI project {name}",
+                                    f"PyPI project {name!r} was not found; check the name")
         info = project.get("info") or {}
         releases = project.get("releases") or {}
         version = spec or str(info.get("version") or "")
@@ -52,6 +51,15 @@ class Pypi:
             return Version(version)
         except InvalidVersion:
             return None
+
+    def normalise_version(self, version: str) -> str | None:
+        return pypi_normalise(version)
+
+    def exact_version(self, spec: str) -> str | None:
+        return pypi_exact(spec)
+
+    def could_resolve_to(self, spec: str, version: str) -> bool:
+        return pypi_could_resolve(spec, version)
 
     def check_package(self, client: httpx.Client, endpoints: RegistryEndpoints, name: str, version: str,
                       manifest: dict[str, Any] | None) -> PackageProvenance:

@@ -10,7 +10,7 @@ from pathlib import Path
 from scanner.provenance.model import EcosystemName
 from scanner.provenance.names import comparison_name
 from scanner.rules.provenance import finding
-from scanner.provenance.versions import could_resolve_to, exact_version, normalise_version
+from scanner.ecosystems.registry import ecosystem as ecosystem_named
 from scanner.report.model import Finding
 
 
@@ -31,7 +31,7 @@ def load_known_bad(path: Path | None = None) -> list[BadRelease]:
     for entry in data["releases"]:
         eco = entry["ecosystem"]
         for version in entry["versions"]:
-            out.append(BadRelease(eco, entry["name"], normalise_version(eco, version) or version, entry["reason"]))
+            out.append(BadRelease(eco, entry["name"], ecosystem_named(eco).normalise_version(version) or version, entry["reason"]))
     return out
 
 
@@ -45,12 +45,12 @@ def known_bad_finding(ecosystem: EcosystemName, name: str, version_spec: str,
     wanted = comparison_name(name)
     listed = [b for b in (known_bad if known_bad is not None else load_known_bad())
               if b.ecosystem == ecosystem and comparison_name(b.name) == wanted]
-    hits = [b for b in listed if could_resolve_to(ecosystem, version_spec, b.version)]
+    hits = [b for b in listed if ecosystem_named(ecosystem).could_resolve_to(version_spec, b.version)]
     if not hits:
         return None
     versions = ", ".join(b.version for b in hits)
     spec_shown = version_spec.strip() or "(no version: any)"
-    exact = exact_version(ecosystem, version_spec)
+    exact = ecosystem_named(ecosystem).exact_version(version_spec)
     how = "is" if exact else "could resolve to"
     return finding(
         "I8",

@@ -19,11 +19,12 @@ class Resolved:
     version: str
 
 
-def registry_document(client: httpx.Client, url: str, what: str) -> dict[str, Any] | None:
-    """The JSON document at url (bounded read), None when the registry says 404; anything else is an error."""
+def registry_document(client: httpx.Client, url: str, what: str, not_found: str) -> dict[str, Any]:
+    """The JSON document at url (bounded read); a 404 (or an answer that is no JSON object) is the user's error
+    `not_found`, any other failure the registry's."""
     got = fetch(client, url, accept="application/json")
     if got.status == 404:
-        return None
+        raise UsageError(not_found)
     if got.status is None:
         raise SandboxError(f"cannot reach the registry for {what} ({got.reason})")
     if got.status != 200:
@@ -34,7 +35,9 @@ def registry_document(client: httpx.Client, url: str, what: str) -> dict[str, An
         data = got.json()
     except ValueError as exc:
         raise SandboxError(f"the registry sent invalid JSON for {what}") from exc
-    return data if isinstance(data, dict) else None
+    if not isinstance(data, dict):
+        raise UsageError(not_found)
+    return data
 
 
 def no_such_version(what: str, wanted: str, latest: Any, versions: dict[str, Any]) -> UsageError:
