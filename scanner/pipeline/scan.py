@@ -15,6 +15,7 @@ import httpx
 
 from sandbox.core import engine, gc, images
 from sandbox.install import container as install
+from sandbox.install.installers import install_allowlist
 from sandbox.run import server as run
 from sandbox.run.attach import AttachedStdio
 from sandbox.run.sink import Sink, start_sink
@@ -90,6 +91,7 @@ def run_scan(options: ScanOptions, progress: Progress = lambda _: None) -> Repor
 def _scan(target: Target, options: ScanOptions, endpoints: RegistryEndpoints, http: httpx.Client,
           progress: Progress, began: float) -> Report:
     request = _install_request(target, options, endpoints, http, progress)
+    install_allowlist(request)  # a mirror the install could not reach is refused here, before anything starts
     client = engine.connect()
     gc.sweep(client)  # what killed scanners left behind
     runtime = ecosystem_named(target.ecosystem).runtime
