@@ -20,6 +20,10 @@ from scanner.registry.resolve import Resolved, no_such_version, registry_documen
 class Npm:
     name = "npm"
     runtime = "node"
+    # The version grammar (semver and npm ranges): scanner.provenance.versions.
+    normalise_version = staticmethod(npm_normalise)
+    exact_version = staticmethod(npm_normalise)
+    could_resolve_to = staticmethod(npm_could_resolve)
     osv_name = "npm"
 
     def normalize(self, name: str) -> str:
@@ -50,14 +54,6 @@ class Npm:
     def version_key(self, version: str) -> Any | None:
         return parse_semver(version)
 
-    def normalise_version(self, version: str) -> str | None:
-        return npm_normalise(version)
-
-    def exact_version(self, spec: str) -> str | None:
-        return npm_normalise(spec)
-
-    def could_resolve_to(self, spec: str, version: str) -> bool:
-        return npm_could_resolve(spec, version)
 
     def check_package(self, client: httpx.Client, endpoints: RegistryEndpoints, name: str, version: str,
                       manifest: dict[str, Any] | None) -> PackageProvenance:

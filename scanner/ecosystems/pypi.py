@@ -19,6 +19,10 @@ from scanner.registry.resolve import Resolved, no_such_version, registry_documen
 class Pypi:
     name = "pypi"
     runtime = "python"
+    # The version grammar (PEP 440): scanner.provenance.versions.
+    normalise_version = staticmethod(pypi_normalise)
+    exact_version = staticmethod(pypi_exact)
+    could_resolve_to = staticmethod(pypi_could_resolve)
     osv_name = "PyPI"
 
     def normalize(self, name: str) -> str:
@@ -52,14 +56,6 @@ class Pypi:
         except InvalidVersion:
             return None
 
-    def normalise_version(self, version: str) -> str | None:
-        return pypi_normalise(version)
-
-    def exact_version(self, spec: str) -> str | None:
-        return pypi_exact(spec)
-
-    def could_resolve_to(self, spec: str, version: str) -> bool:
-        return pypi_could_resolve(spec, version)
 
     def check_package(self, client: httpx.Client, endpoints: RegistryEndpoints, name: str, version: str,
                       manifest: dict[str, Any] | None) -> PackageProvenance:
