@@ -31,7 +31,8 @@ def load_known_bad(path: Path | None = None) -> list[BadRelease]:
     for entry in data["releases"]:
         eco = entry["ecosystem"]
         for version in entry["versions"]:
-            out.append(BadRelease(eco, entry["name"], ecosystem_named(eco).normalise_version(version) or version, entry["reason"]))
+            canonical = ecosystem_named(eco).normalise_version(version) or version
+            out.append(BadRelease(eco, entry["name"], canonical, entry["reason"]))
     return out
 
 

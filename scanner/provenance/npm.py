@@ -35,8 +35,9 @@ def packument_url(name: str, endpoints: RegistryEndpoints = DEFAULT_ENDPOINTS) -
 
 
 def check_npm_package(client: httpx.Client, name: str, version: str, *,
-                      endpoints: RegistryEndpoints = DEFAULT_ENDPOINTS, keys: dict[str, RegistryKey] | None = None, tarball: bytes | None = None,
-                      now: datetime | None = None, verifier: Verifier | None = None) -> PackageProvenance:
+                      endpoints: RegistryEndpoints = DEFAULT_ENDPOINTS, keys: dict[str, RegistryKey] | None = None,
+                      tarball: bytes | None = None, now: datetime | None = None,
+                      verifier: Verifier | None = None) -> PackageProvenance:
     """Check name@version against the registry. tarball: the bytes that were installed (fetched when None);
     verifier: the offline Sigstore verifier for attestations (made when needed)."""
     result = PackageProvenance(ecosystem="npm", name=name, version=version, pins=Pins(version=version))

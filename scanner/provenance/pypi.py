@@ -22,7 +22,8 @@ SIMPLE_JSON = "application/vnd.pypi.simple.v1+json"
 
 
 def check_pypi_package(client: httpx.Client, name: str, version: str, *,
-                       endpoints: RegistryEndpoints = DEFAULT_ENDPOINTS, installed: Mapping[str, str] | None = None, download: bool = True) -> PackageProvenance:
+                       endpoints: RegistryEndpoints = DEFAULT_ENDPOINTS, installed: Mapping[str, str] | None = None,
+                       download: bool = True) -> PackageProvenance:
     """Check name==version. installed: file name → sha256 of what was installed (from the install report); when
     None and download is set, the preferred file (a pure wheel, else the sdist) is fetched and hashed."""
     result = PackageProvenance(ecosystem="pypi", name=name, version=version, pins=Pins(version=version))

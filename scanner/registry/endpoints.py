@@ -108,7 +108,8 @@ DEFAULT_ENDPOINTS = RegistryEndpoints()
 
 
 def simple_beside(pypi_json: str) -> str:
-    """A mirror's Simple API when only its JSON API is given: `…/pypi` → `…/simple`, else `/simple` at its root."""
+    """A mirror's Simple API when only its JSON API is given: `…/pypi` → `…/simple`, else `/simple` at its
+    root."""
     base = pypi_json.rstrip("/")
     if base.endswith("/pypi"):
         return base[: -len("/pypi")] + "/simple"
