@@ -241,3 +241,16 @@ def test_packages_the_install_took_from_the_mirror_are_registry_packages_not_url
     public_tree = ecosystem("npm").dependency_tree(lock, RegistryEndpoints())
     assert mirrored_tree is not None and [d.source for d in mirrored_tree.dependencies] == ["registry"]
     assert public_tree is not None and [d.source for d in public_tree.dependencies] == ["url"]  # as before
+
+
+def test_hosts_the_upstreams_no_proxy_names_are_reached_directly(stub: Stub) -> None:
+    """NO_PROXY holds the mirror: it is asked directly, though the upstream (a port nothing listens on) is set."""
+    unused = ThreadingHTTPServer(("127.0.0.1", 0), BaseHTTPRequestHandler)
+    dead_port = unused.server_address[1]
+    unused.server_close()
+    upstream = UpstreamProxy(host="127.0.0.1", port=dead_port, no_proxy=("127.0.0.1",))
+    endpoints = RegistryEndpoints(npm_registry=stub.base, upstream_proxy=upstream)
+    stub.routes["/left-pad"] = b"{}"
+    with endpoints.client() as client:
+        assert fetch(client, endpoints.npm_packument("left-pad")).ok
+    assert stub.asked == ["/left-pad"]

@@ -92,12 +92,12 @@ def make_client(*, ca_bundle: Path | None = None, extra_hosts: Iterable[str] = (
         if not host_allowed(request.url.host, allowed):
             raise OffRegistryHost(f"host {request.url.host} is not a registry host", request=request)
 
+    verify = trusted_ssl_context(ca_bundle)
     mounts: dict[str, httpx.BaseTransport | None] | None = None
     if proxy is not None and transport is None:
-        verify = trusted_ssl_context(ca_bundle)
         mounts = {"all://": httpx.HTTPTransport(proxy=proxy, verify=verify)}
         mounts.update({_mount_pattern(host): None for host in direct_hosts})
-    return httpx.Client(timeout=timeout, verify=trusted_ssl_context(ca_bundle), follow_redirects=True,
+    return httpx.Client(timeout=timeout, verify=verify, follow_redirects=True,
                         max_redirects=MAX_REDIRECTS, headers={"User-Agent": USER_AGENT},
                         event_hooks={"request": [only_registries]}, transport=transport, mounts=mounts)
 
