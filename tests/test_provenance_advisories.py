@@ -82,7 +82,7 @@ def test_an_api_that_cannot_answer_is_not_checked():
 
 
 def test_python_tree_reads_the_hash_pinned_requirements():
-    from scanner.provenance.installed import python_tree
+    from scanner.provenance.pypi import python_tree
 
     text = (
         "anyio==4.16.0 \\\n    --hash=sha256:" + "a" * 64 + " \\\n    --hash=sha256:" + "b" * 64 + "\n"

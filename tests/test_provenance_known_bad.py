@@ -10,7 +10,7 @@ import pytest
 from scanner.provenance.known_bad import known_bad_finding, load_known_bad
 from scanner.provenance.names import comparison_name, edit_distance
 from scanner.provenance.typosquat import load_well_known, typosquat_finding
-from scanner.provenance.versions import could_resolve_to, exact_version
+from scanner.ecosystems.registry import ecosystem
 
 
 @pytest.mark.parametrize("ecosystem, name, spec", [
@@ -62,6 +62,14 @@ def test_the_list_is_data(tmp_path: Path) -> None:
     shipped = {(b.ecosystem, b.name, b.version) for b in load_known_bad()}
     assert shipped == {("npm", "postmark-mcp", "1.0.16"), ("pypi", "litellm", "1.82.7"),
                        ("pypi", "litellm", "1.82.8"), ("pypi", "litellm", "1.107.0")}
+
+
+def exact_version(name: str, spec: str) -> str | None:
+    return ecosystem(name).exact_version(spec)
+
+
+def could_resolve_to(name: str, spec: str, version: str) -> bool:
+    return ecosystem(name).could_resolve_to(spec, version)
 
 
 def test_names_and_versions_normalise() -> None:

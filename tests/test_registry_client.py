@@ -1,4 +1,4 @@
-"""The one registry HTTP client (scanner.provenance.http): its hosts come from the install allowlist, redirects stay on
+"""The one registry HTTP client (scanner.registry.client): its hosts come from the install allowlist, redirects stay on
 them, the CA bundle is the user's or the system's, and resolving a target goes through it. Only the network is
 mocked (httpx.MockTransport)."""
 
@@ -21,7 +21,8 @@ from sandbox.core.errors import SandboxError
 from sandbox.install.proxy.allowlist import load_registries
 from scanner.errors import UsageError
 from scanner.registry.client import fetch, is_registry_host, make_client, registry_hosts, trusted_ssl_context
-from scanner.registry.resolve import endpoint_hosts, resolve
+from scanner.ecosystems.registry import resolve
+from scanner.registry.endpoints import RegistryEndpoints
 from scanner.pipeline.targets import parse_target
 
 Handler = Callable[[httpx.Request], httpx.Response]
@@ -127,15 +128,17 @@ def _npm_registry(request: httpx.Request) -> httpx.Response:
 
 
 def test_resolving_goes_through_the_registry_client() -> None:
-    assert set(endpoint_hosts()) <= set(registry_hosts())  # defaults: no extra host
+    endpoints = RegistryEndpoints.from_environment({})
+    assert set(endpoints.endpoint_hosts()) <= set(registry_hosts())  # defaults: no extra host
+    assert endpoints.mirror_hosts() == ()
     transport, sent = recording(_npm_registry)
-    with make_client(transport=transport, extra_hosts=endpoint_hosts()) as client:
-        assert resolve(parse_target("npm:left-pad"), client).version == "1.3.0"
-        assert resolve(parse_target("npm:left-pad@1.2.0"), client).version == "1.2.0"
+    with endpoints.client(transport=transport) as client:
+        assert resolve(parse_target("npm:left-pad"), client, endpoints).version == "1.3.0"
+        assert resolve(parse_target("npm:left-pad@1.2.0"), client, endpoints).version == "1.2.0"
         with pytest.raises(UsageError, match="was not found"):
-            resolve(parse_target("npm:no-such-package"), client)
+            resolve(parse_target("npm:no-such-package"), client, endpoints)
         with pytest.raises(SandboxError, match="HTTP 503"):
-            resolve(parse_target("npm:broken"), client)
+            resolve(parse_target("npm:broken"), client, endpoints)
     assert sent[0] == "https://registry.npmjs.org/left-pad"
 
 

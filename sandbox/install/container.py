@@ -23,14 +23,14 @@ from sandbox.core.archive import pack_path, read_member
 from sandbox.core.errors import SandboxError
 from sandbox.install.proxy.container import PROXY_PORT, InstallProxy, install_network_settings, start_install_proxy
 from sandbox.install.proxy.log import EgressAttempt, denied
-from sandbox.install.proxy.allowlist import registry_hosts
-from sandbox.install.phases import NPM_PREFIX, PYTHON_LOCKFILE, InstallSteps, install_npm, install_pypi
+from sandbox.install.installers import install_allowlist, installer
+from sandbox.install.phases import InstallSteps
 from sandbox.install.steps import IDLE_COMMAND, StepRunner, StepTimeout
 from sandbox.install.windows import Window
 from sandbox.run.policy import RUN_UID
 from sandbox.core.hardening import hardened_host_config
 from sandbox.core.session import SandboxSession
-from sandbox.install.request import Ecosystem, InstalledServer, InstallRequest
+from sandbox.install.request import LOCAL_SOURCE_DIR, Ecosystem, InstalledServer, InstallRequest, local_source_name
 
 INSTALL_UID = 10001
 INSTALL_HOME = "/home/mcp-install"  # the install user's tmpfs; each step's HOME is a new folder in it
@@ -42,10 +42,6 @@ MANIFEST_LABEL = f"{labels.PREFIX}.install"
 # attempt names the step that made it; 3: a step's leftover processes and configuration files no longer reach later
 # steps, and the attempts kept are all of them), so a cached image never answers for an install it cannot describe.
 INSTALL_FORMAT = 3
-# Paths an install step can leave that make a later step run its code, with no setting to switch them off: removed
-# after every step (sandbox/install_steps.py). npm reads the project's .npmrc (node-options, script-shell, …) from
-# --prefix whatever NPM_CONFIG_USERCONFIG says; uv's and pip's configuration files are off by environment.
-CLEANUP_PATHS = {"npm": (f"{NPM_PREFIX}/.npmrc",), "pypi": ()}
 # After the install container stopped: how long to wait for the proxy to have closed (and so logged) every
 # connection the install had open, then for the engine to have copied its last lines to the log.
 PROXY_SETTLE_SECONDS = 5.0
@@ -71,8 +67,7 @@ def install(
             return cached
     started = time.monotonic()
     # The install reaches only the registry: an internal network whose one way out is an allowlisting proxy.
-    proxy = start_install_proxy(session, registry_hosts(request.ecosystem, config=request.registries),
-                                upstream=request.upstream_proxy)
+    proxy = start_install_proxy(session, install_allowlist(request), upstream=request.upstream_proxy)
     network = install_network_settings(proxy)
     windows: list[Window] = []
     container_id = _create_install_container(session, request, runtime_image, network)
@@ -92,7 +87,7 @@ def install(
             raise SandboxError(f"{failure}{_refused_note(attempts)}") from None
         output = steps.output(OUTPUT_TAIL_CHARS)
         manifest = _read_manifest(client, container_id, request.ecosystem)
-        version, entry_points = _describe(manifest, request)
+        version, entry_points = installer(request.ecosystem).describe(manifest, request)
         summary = {"name": request.name, "version": version, "entry_points": entry_points,
                    "output": output[-2000:], "ecosystem": request.ecosystem,
                    "egress": [dataclasses.asdict(a) for a in attempts],
@@ -144,11 +139,11 @@ def _run_steps(session: SandboxSession, container_id: str, request: InstallReque
     runner = StepRunner(session.client.api, container_id, user=f"{INSTALL_UID}:{INSTALL_UID}",
                         environment=_install_environment(request, proxy_environment),
                         deadline=time.monotonic() + request.timeout_seconds, home_root=INSTALL_HOME,
-                        cleanup_paths=CLEANUP_PATHS[request.ecosystem], tail_chars=OUTPUT_TAIL_CHARS)
+                        cleanup_paths=installer(request.ecosystem).cleanup_paths, tail_chars=OUTPUT_TAIL_CHARS)
     runner.start()
     steps = InstallSteps(runner, request.spec, windows)
     try:
-        (install_npm if request.ecosystem == "npm" else install_pypi)(steps, request)
+        installer(request.ecosystem).run(steps, request)
     except StepTimeout:
         raise SandboxError(f"installing {request.spec} took longer than {request.timeout_seconds} s; "
                            "raise --install-timeout") from None
@@ -252,6 +247,8 @@ def _install_environment(request: InstallRequest, proxy_environment: dict[str, s
         "UV_PYTHON_DOWNLOADS": "never",
         "LANG": "C.UTF-8",
     }
+    if request.index_url is not None:  # a mirror: the install proxy allows its host (installers.install_allowlist)
+        env[installer(request.ecosystem).index_variable] = request.index_url
     # Only the install proxy's own variables: the host's (which may hold an upstream's credentials) never reach the
     # container, whose command line `docker inspect` shows; an upstream is chained by the install proxy instead.
     env.update(proxy_environment)
@@ -288,48 +285,26 @@ def _create_install_container(session: SandboxSession, request: InstallRequest, 
         host_config=host_config,
     )
     if request.local_path is not None:
-        arcname = "pkg" if request.local_path.is_dir() else request.local_path.name
-        data = pack_path(request.local_path, arcname, INSTALL_UID, INSTALL_UID)
-        api.put_archive(container_id, "/opt/src", data)
+        data = pack_path(request.local_path, local_source_name(request.local_path), INSTALL_UID, INSTALL_UID)
+        api.put_archive(container_id, LOCAL_SOURCE_DIR, data)
     return container_id
 
 
 def _read_manifest(client: docker.DockerClient, container_id: str, ecosystem: Ecosystem) -> dict[str, Any]:
-    path = "/opt/server/package-lock.json" if ecosystem == "npm" else "/opt/server/install.json"
+    packages = installer(ecosystem)
+    path = packages.manifest_path
     try:
         stream, _ = client.api.get_archive(container_id, path)
         manifest = json.loads(read_member(stream))
     except (NotFound, FileNotFoundError, json.JSONDecodeError) as exc:
         raise SandboxError(f"the installer finished but left no readable {path}: {exc}") from exc
-    if ecosystem == "pypi" and isinstance(manifest, dict):
+    if packages.lockfile is not None and isinstance(manifest, dict):
         try:
-            stream, _ = client.api.get_archive(container_id, PYTHON_LOCKFILE)
+            stream, _ = client.api.get_archive(container_id, packages.lockfile)
             manifest["requirements"] = read_member(stream).decode("utf-8", errors="replace")
         except (NotFound, FileNotFoundError):
             manifest["requirements"] = None  # a local target: installed without a hash-pinned tree
     return manifest
-
-
-def _describe(manifest: dict[str, Any], request: InstallRequest) -> tuple[str, dict[str, str]]:
-    """The installed version and launch entry points of the requested package."""
-    if request.ecosystem == "npm":
-        package = (manifest.get("packages") or {}).get(f"node_modules/{request.name}")
-        if not package:
-            raise SandboxError(f"npm installed no package named {request.name!r} (see the installer output)")
-        bins = package.get("bin") or {}
-        if isinstance(bins, str):
-            bins = {request.name.split("/")[-1]: bins}
-        return str(package.get("version", "")), {str(k): f"/opt/server/node_modules/.bin/{k}" for k in bins}
-    wanted = _normalize_python_name(request.name)
-    for dist in manifest.get("distributions") or []:
-        if _normalize_python_name(str(dist.get("name", ""))) == wanted:
-            scripts = dist.get("console_scripts") or {}
-            return str(dist.get("version", "")), {str(k): f"/opt/server/venv/bin/{k}" for k in scripts}
-    raise SandboxError(f"uv installed no distribution named {request.name!r} (see the installer output)")
-
-
-def _normalize_python_name(name: str) -> str:
-    return "".join(ch for ch in name.lower() if ch.isalnum())
 
 
 def _commit(client: docker.DockerClient, container_id: str, tag: str, request: InstallRequest,

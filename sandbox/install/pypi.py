@@ -16,6 +16,8 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
+from packaging.utils import canonicalize_name
+
 from sandbox.install.windows import untrusted_label
 
 _REQUIREMENT_NAME = re.compile(r"^([A-Za-z0-9][A-Za-z0-9._-]*)")
@@ -34,10 +36,6 @@ class SourceBuild:
         return f"{untrusted_label(self.name, MAX_NAME_CHARS)}@{untrusted_label(self.version, MAX_VERSION_CHARS)}"
 
 
-def normalize(name: str) -> str:
-    return re.sub(r"[-_.]+", "-", name).lower()
-
-
 def source_builds(pylock: bytes, requirements: str) -> list[SourceBuild] | None:
     """The packages to build from an sdist, sorted by name; None when the lock cannot be read (then no step may
     assume that nothing is built)."""
@@ -53,7 +51,7 @@ def source_builds(pylock: bytes, requirements: str) -> list[SourceBuild] | None:
     for package in packages:
         if not isinstance(package, Mapping) or not _built_from_source(package):
             continue
-        name = normalize(str(package.get("name", "")))
+        name = canonicalize_name(str(package.get("name", "")))
         if name not in lines:
             return None  # the two files disagree: trust neither to split the install
         builds.append(SourceBuild(name=name, version=str(package.get("version", "?")), requirement=lines[name]))
@@ -70,7 +68,7 @@ def requirement_lines(requirements: str) -> dict[str, str]:
         if current:
             match = _REQUIREMENT_NAME.match(current[0])
             if match:
-                entries[normalize(match[1])] = " ".join(current)
+                entries[canonicalize_name(match[1])] = " ".join(current)
             current.clear()
 
     for raw in requirements.splitlines():

@@ -9,7 +9,18 @@ from typing import Any, Literal
 from sandbox.install.proxy.log import EgressAttempt
 from sandbox.install.proxy.upstream import UpstreamProxy
 
-Ecosystem = Literal["npm", "pypi"]
+Ecosystem = Literal["npm", "pypi"]  # what the install phase can install (the scanner's ecosystems map onto these)
+LOCAL_SOURCE_DIR = "/opt/src"  # where a local target is copied in the install container
+
+
+def local_source_name(path: Path) -> str:
+    """The name a local target has in LOCAL_SOURCE_DIR: `pkg` for a folder, the archive's own file name."""
+    return "pkg" if path.is_dir() else path.name
+
+
+def local_source(path: Path) -> str:
+    """What the installer is given for a local target: its path in the install container."""
+    return f"{LOCAL_SOURCE_DIR}/{local_source_name(path)}"
 
 
 @dataclass(frozen=True)
@@ -23,6 +34,9 @@ class InstallRequest:
     ca_bundle: Path | None = None
     timeout_seconds: int = 600
     registries: Path | None = None  # the registry allowlist file (default: sandbox/install/proxy/registries.json)
+    # A registry mirror to install from instead of the public registry (npm's registry, uv's default index): the
+    # installer is pointed at it and the install proxy allows its host and port. None: the public registry.
+    index_url: str | None = None
     # The user's proxy the install proxy chains to (--upstream-proxy / the host's HTTPS_PROXY); its repr is masked.
     upstream_proxy: UpstreamProxy | None = None
 

@@ -11,13 +11,15 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 import anyio
+import httpx
 
 from sandbox.core import engine, gc, images
 from sandbox.install import container as install
+from sandbox.install.installers import install_allowlist
 from sandbox.run import server as run
 from sandbox.run.attach import AttachedStdio
 from sandbox.run.sink import Sink, start_sink
-from sandbox.install.request import InstalledServer, InstallRequest
+from sandbox.install.request import InstalledServer, InstallRequest, local_source
 from sandbox.install.proxy.log import EgressAttempt as SandboxEgressAttempt
 from sandbox.run.policy import RunPolicy
 from sandbox.core.session import SandboxSession
@@ -35,9 +37,10 @@ from scanner.provenance.installed import advisory_source, check_installed
 from scanner.provenance.known_bad import known_bad_finding
 from scanner.provenance.model import EgressAttempt as InstallEgress
 from scanner.rules.provenance import egress_finding
-from scanner.registry.client import make_client
+from scanner.ecosystems.registry import ecosystem as ecosystem_named
+from scanner.ecosystems.registry import resolve
+from scanner.registry.endpoints import RegistryEndpoints
 from scanner.report.model import Finding, InstallInfo, Report, SandboxInfo, ServerInfo, TargetInfo, TeardownInfo
-from scanner.registry.resolve import endpoint_hosts, resolve
 from scanner.rules.static.engine import run_rules
 from scanner.report.score import compute
 from scanner.pipeline.targets import Target, content_hash, parse_target
@@ -64,6 +67,13 @@ class ScanOptions:
     network: Literal["observe", "none"] = "observe"
     # The proxy the install proxy chains to; the CLI resolves --upstream-proxy / HTTPS_PROXY into it. None: direct.
     upstream_proxy: UpstreamProxy | None = None
+    # Where registry lookups go (mirrors, CA bundle, upstream, allowed hosts); None: from the environment and the
+    # options above (RegistryEndpoints.from_environment).
+    endpoints: RegistryEndpoints | None = None
+
+    def registry_endpoints(self) -> RegistryEndpoints:
+        return self.endpoints or RegistryEndpoints.from_environment(
+            ca_bundle=self.ca_bundle, upstream_proxy=self.upstream_proxy, advisories=self.advisories)
 
 
 def run_scan(options: ScanOptions, progress: Progress = lambda _: None) -> Report:
@@ -73,10 +83,18 @@ def run_scan(options: ScanOptions, progress: Progress = lambda _: None) -> Repor
         refused = known_bad_finding(target.ecosystem, target.name, target.version_spec or "")
         if refused is not None and options.config.keeps(refused):  # before anything is resolved or installed
             return _refused_report(target, refused, began)
-    request = _install_request(target, options, progress)
+    endpoints = options.registry_endpoints()
+    with endpoints.client() as http:  # the scan's one registry client: resolution, provenance, advisories
+        return _scan(target, options, endpoints, http, progress, began)
+
+
+def _scan(target: Target, options: ScanOptions, endpoints: RegistryEndpoints, http: httpx.Client,
+          progress: Progress, began: float) -> Report:
+    request = _install_request(target, options, endpoints, http, progress)
+    install_allowlist(request)  # a mirror the install could not reach is refused here, before anything starts
     client = engine.connect()
     gc.sweep(client)  # what killed scanners left behind
-    runtime = "node" if target.ecosystem == "npm" else "python"
+    runtime = ecosystem_named(target.ecosystem).runtime
     progress(f"runtime image ({runtime})")
     runtime_image = images.ensure_runtime_image(client, runtime, ca_bundle=options.ca_bundle, progress=progress)
     report = Report(target=_target_info(target, None))
@@ -85,7 +103,8 @@ def run_scan(options: ScanOptions, progress: Progress = lambda _: None) -> Repor
     measured_waste: dict[str, int] = {}
     try:
         with terminate_as_interrupt():
-            measured_waste = _install_and_inspect(session, request, runtime_image, options, report, progress)
+            measured_waste = _install_and_inspect(session, request, runtime_image, options, report,
+                                                  _Registry(endpoints, http), progress)
     finally:
         with uninterruptible():
             result = session.teardown()
@@ -105,22 +124,23 @@ def _refused_report(target: Target, finding: Finding, began: float) -> Report:
     return report
 
 
-def _install_request(target: Target, options: ScanOptions, progress: Progress) -> InstallRequest:
+def _install_request(target: Target, options: ScanOptions, endpoints: RegistryEndpoints, http: httpx.Client,
+                     progress: Progress) -> InstallRequest:
+    packages = ecosystem_named(target.ecosystem)
     if target.path is not None:
-        arcname = "pkg" if target.path.is_dir() else target.path.name
         return InstallRequest(
-            target.ecosystem, f"/opt/src/{arcname}", target.name, f"local:{content_hash(target.path)}",
+            target.ecosystem, local_source(target.path), target.name, f"local:{content_hash(target.path)}",
             local_path=target.path, ignore_scripts=options.ignore_scripts, ca_bundle=_ca(options),
             timeout_seconds=options.install_timeout, upstream_proxy=options.upstream_proxy,
+            index_url=packages.install_index(endpoints),  # its dependencies come from the mirror too
         )
     progress(f"resolving {target.requested}")
-    with make_client(ca_bundle=options.ca_bundle, extra_hosts=endpoint_hosts()) as http:
-        resolved = resolve(target, http)
-    spec = f"{resolved.name}@{resolved.version}" if target.ecosystem == "npm" else f"{resolved.name}=={resolved.version}"
+    resolved = resolve(target, http, endpoints)
     return InstallRequest(
-        target.ecosystem, spec, resolved.name, f"{target.ecosystem}:{resolved.name}@{resolved.version}",
-        ignore_scripts=options.ignore_scripts, ca_bundle=_ca(options), timeout_seconds=options.install_timeout,
-        upstream_proxy=options.upstream_proxy,
+        target.ecosystem, packages.install_spec(resolved.name, resolved.version), resolved.name,
+        f"{target.ecosystem}:{resolved.name}@{resolved.version}", ignore_scripts=options.ignore_scripts,
+        ca_bundle=_ca(options), timeout_seconds=options.install_timeout, upstream_proxy=options.upstream_proxy,
+        index_url=packages.install_index(endpoints),
     )
 
 
@@ -130,8 +150,17 @@ def _ca(options: ScanOptions) -> Path | None:
     return images.DEFAULT_CA_BUNDLE if images.DEFAULT_CA_BUNDLE.is_file() else None
 
 
+@dataclass(frozen=True)
+class _Registry:
+    """The scan's registry endpoints and the one client built from them."""
+
+    endpoints: RegistryEndpoints
+    client: httpx.Client
+
+
 def _install_and_inspect(session: SandboxSession, request: InstallRequest, runtime_image: images.RuntimeImage,
-                         options: ScanOptions, report: Report, progress: Progress) -> dict[str, int]:
+                         options: ScanOptions, report: Report, registry: _Registry,
+                         progress: Progress) -> dict[str, int]:
     """Install, check provenance, run, list, lint and probe; returns the probes' measured token waste per tool."""
     progress(f"installing {request.spec}")
     installed = install.install(session, request, runtime_image.tag, runtime_image.image_id,
@@ -141,8 +170,8 @@ def _install_and_inspect(session: SandboxSession, request: InstallRequest, runti
     progress("checking provenance")
     report.provenance, provenance_findings = check_installed(
         request.ecosystem, installed.name, installed.version, local=request.local_path is not None,
-        manifest=installed.manifest or None, advisories=advisory_source(options.advisories),
-        ca_bundle=options.ca_bundle)
+        manifest=installed.manifest or None, client=registry.client, endpoints=registry.endpoints,
+        advisories=advisory_source(options.advisories, registry.client))
     report.findings.extend(provenance_findings)
     _record_install_egress(report, installed, f"{installed.name}@{installed.version}")
     command = choose_command(installed.name, installed.entry_points, options.command, options.server_args)

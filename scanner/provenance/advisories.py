@@ -13,15 +13,13 @@ from pathlib import Path
 from typing import Any, Protocol
 
 import httpx
-from packaging.version import InvalidVersion, Version
 
-from scanner.provenance.model import Check, Ecosystem
+from scanner.ecosystems.registry import ecosystem as ecosystem_named
+from scanner.provenance.model import Check, EcosystemName
 from scanner.provenance.names import comparison_name
 from scanner.rules.provenance import finding
-from scanner.provenance.versions import parse_semver
 from scanner.report.model import Finding
 
-OSV_ECOSYSTEM = {"npm": "npm", "pypi": "PyPI"}
 OSV_QUERY_URL = "https://api.osv.dev/v1/query"
 MAX_ADVISORY_BYTES = 4 * 1024 * 1024
 
@@ -33,7 +31,7 @@ class SourceUnavailable(Exception):
 class AdvisorySource(Protocol):
     description: str
 
-    def advisories(self, ecosystem: Ecosystem, name: str) -> list[dict[str, Any]]: ...
+    def advisories(self, ecosystem: EcosystemName, name: str) -> list[dict[str, Any]]: ...
 
 
 @dataclass
@@ -47,10 +45,10 @@ class LocalOsvExport:
     def description(self) -> str:
         return f"local OSV export {self.directory}"
 
-    def advisories(self, ecosystem: Ecosystem, name: str) -> list[dict[str, Any]]:
+    def advisories(self, ecosystem: EcosystemName, name: str) -> list[dict[str, Any]]:
         if self._index is None:
             self._index = self._load()
-        return self._index.get((OSV_ECOSYSTEM[ecosystem], comparison_name(name)), [])
+        return self._index.get((ecosystem_named(ecosystem).osv_name, comparison_name(name)), [])
 
     def _load(self) -> dict[tuple[str, str], list[dict[str, Any]]]:
         if not self.directory.is_dir():
@@ -72,7 +70,8 @@ class LocalOsvExport:
 
 @dataclass
 class OsvApi:
-    """The OSV query API (opt-in)."""
+    """The OSV query API (opt-in), asked through the scan's registry client (its CA bundle, upstream proxy and host
+    allowlist, which then holds the API's host: scanner.registry.endpoints)."""
 
     client: httpx.Client
     url: str = OSV_QUERY_URL
@@ -81,8 +80,8 @@ class OsvApi:
     def description(self) -> str:
         return f"OSV API {self.url}"
 
-    def advisories(self, ecosystem: Ecosystem, name: str) -> list[dict[str, Any]]:
-        body = {"package": {"name": name, "ecosystem": OSV_ECOSYSTEM[ecosystem]}}
+    def advisories(self, ecosystem: EcosystemName, name: str) -> list[dict[str, Any]]:
+        body = {"package": {"name": name, "ecosystem": ecosystem_named(ecosystem).osv_name}}
         try:
             response = self.client.post(self.url, json=body)
         except httpx.HTTPError as exc:
@@ -95,7 +94,7 @@ class OsvApi:
             raise SourceUnavailable(f"{self.url} sent an unreadable answer") from exc
 
 
-def check_advisories(source: AdvisorySource | None, ecosystem: Ecosystem, name: str,
+def check_advisories(source: AdvisorySource | None, ecosystem: EcosystemName, name: str,
                      version: str) -> tuple[Check, list[Finding]]:
     """The `advisories` check for name@version, with an I10 finding per advisory that lists the version."""
     if source is None:
@@ -118,13 +117,13 @@ def check_advisories(source: AdvisorySource | None, ecosystem: Ecosystem, name: 
     return Check(name="advisories", outcome="failed", rule_id="I10", evidence=f"{source.description}: {ids}"), findings
 
 
-def affects(advisory: dict[str, Any], ecosystem: Ecosystem, name: str, version: str) -> bool:
+def affects(advisory: dict[str, Any], ecosystem: EcosystemName, name: str, version: str) -> bool:
     """Whether an OSV advisory lists name@version: in `versions`, or inside an ECOSYSTEM/SEMVER range."""
     for affected in advisory.get("affected") or []:
         if not isinstance(affected, dict):
             continue
         package = affected.get("package") or {}
-        if package.get("ecosystem") != OSV_ECOSYSTEM[ecosystem]:
+        if package.get("ecosystem") != ecosystem_named(ecosystem).osv_name:
             continue
         if comparison_name(str(package.get("name", ""))) != comparison_name(name):
             continue
@@ -135,20 +134,15 @@ def affects(advisory: dict[str, Any], ecosystem: Ecosystem, name: str, version: 
     return False
 
 
-def _key(ecosystem: Ecosystem, version: str) -> Any:
+def _key(ecosystem: EcosystemName, version: str) -> Any:
     """A sortable version, or None when it cannot be parsed ("0" is the start of time in OSV)."""
     if version == "0":
         return (0,)
-    if ecosystem == "pypi":
-        try:
-            return (1, Version(version))
-        except InvalidVersion:
-            return None
-    parsed = parse_semver(version)
+    parsed = ecosystem_named(ecosystem).version_key(version)
     return (1, parsed) if parsed is not None else None
 
 
-def _in_range(version_range: dict[str, Any], ecosystem: Ecosystem, version: str) -> bool:
+def _in_range(version_range: dict[str, Any], ecosystem: EcosystemName, version: str) -> bool:
     if version_range.get("type") not in ("ECOSYSTEM", "SEMVER"):
         return False
     target = _key(ecosystem, version)

@@ -7,6 +7,7 @@ Environment values are never kept: only their names. Remote entries keep only sc
 from __future__ import annotations
 
 import json
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Literal
@@ -83,7 +84,9 @@ def _string_end(text: str, start: int) -> int:
     return len(text)
 
 
-def _drop_comments(text: str) -> str:
+def _outside_strings(text: str, step: Callable[[str, int], tuple[str, int]]) -> str:
+    """Copy `text`, JSON strings as they are and everything else as `step(text, i)` says: (what to keep, where to
+    go on)."""
     out: list[str] = []
     i = 0
     while i < len(text):
@@ -91,35 +94,34 @@ def _drop_comments(text: str) -> str:
             end = _string_end(text, i)
             out.append(text[i:end])
             i = end
-        elif text.startswith("//", i):
-            end = text.find("\n", i)
-            i = len(text) if end < 0 else end
-        elif text.startswith("/*", i):
-            end = text.find("*/", i + 2)
-            i = len(text) if end < 0 else end + 2
         else:
-            out.append(text[i])
-            i += 1
+            kept, i = step(text, i)
+            out.append(kept)
     return "".join(out)
+
+
+def _comment(text: str, i: int) -> tuple[str, int]:
+    if text.startswith("//", i):
+        end = text.find("\n", i)
+        return "", len(text) if end < 0 else end
+    if text.startswith("/*", i):
+        end = text.find("*/", i + 2)
+        return "", len(text) if end < 0 else end + 2
+    return text[i], i + 1
+
+
+def _trailing_comma(text: str, i: int) -> tuple[str, int]:
+    if text[i] == "," and text[i + 1:].lstrip(" \t\r\n")[:1] in ("}", "]"):
+        return "", i + 1
+    return text[i], i + 1
+
+
+def _drop_comments(text: str) -> str:
+    return _outside_strings(text, _comment)
 
 
 def _drop_trailing_commas(text: str) -> str:
-    out: list[str] = []
-    i = 0
-    while i < len(text):
-        if text[i] == '"':
-            end = _string_end(text, i)
-            out.append(text[i:end])
-            i = end
-            continue
-        if text[i] == ",":
-            rest = text[i + 1:].lstrip(" \t\r\n")
-            if rest[:1] in ("}", "]"):
-                i += 1
-                continue
-        out.append(text[i])
-        i += 1
-    return "".join(out)
+    return _outside_strings(text, _trailing_comma)
 
 
 def _detect_format(path: Path, data: dict[str, Any]) -> ConfigFormat:

@@ -7,16 +7,16 @@ from dataclasses import dataclass
 from importlib import resources
 from pathlib import Path
 
-from scanner.provenance.model import Ecosystem
+from scanner.provenance.model import EcosystemName
 from scanner.provenance.names import comparison_name
 from scanner.rules.provenance import finding
-from scanner.provenance.versions import could_resolve_to, exact_version, normalise_version
+from scanner.ecosystems.registry import ecosystem as ecosystem_named
 from scanner.report.model import Finding
 
 
 @dataclass(frozen=True)
 class BadRelease:
-    ecosystem: Ecosystem
+    ecosystem: EcosystemName
     name: str
     version: str  # normalised
     reason: str
@@ -31,11 +31,12 @@ def load_known_bad(path: Path | None = None) -> list[BadRelease]:
     for entry in data["releases"]:
         eco = entry["ecosystem"]
         for version in entry["versions"]:
-            out.append(BadRelease(eco, entry["name"], normalise_version(eco, version) or version, entry["reason"]))
+            canonical = ecosystem_named(eco).normalise_version(version) or version
+            out.append(BadRelease(eco, entry["name"], canonical, entry["reason"]))
     return out
 
 
-def known_bad_finding(ecosystem: Ecosystem, name: str, version_spec: str,
+def known_bad_finding(ecosystem: EcosystemName, name: str, version_spec: str,
                       known_bad: list[BadRelease] | None = None) -> Finding | None:
     """I8 when name@version_spec is, or could resolve to, a known-bad release; None otherwise.
 
@@ -45,12 +46,12 @@ def known_bad_finding(ecosystem: Ecosystem, name: str, version_spec: str,
     wanted = comparison_name(name)
     listed = [b for b in (known_bad if known_bad is not None else load_known_bad())
               if b.ecosystem == ecosystem and comparison_name(b.name) == wanted]
-    hits = [b for b in listed if could_resolve_to(ecosystem, version_spec, b.version)]
+    hits = [b for b in listed if ecosystem_named(ecosystem).could_resolve_to(version_spec, b.version)]
     if not hits:
         return None
     versions = ", ".join(b.version for b in hits)
     spec_shown = version_spec.strip() or "(no version: any)"
-    exact = exact_version(ecosystem, version_spec)
+    exact = ecosystem_named(ecosystem).exact_version(version_spec)
     how = "is" if exact else "could resolve to"
     return finding(
         "I8",

@@ -13,7 +13,7 @@ from typing import Literal
 from pydantic import BaseModel, ConfigDict, Field
 
 Outcome = Literal["verified", "absent", "unavailable", "failed"]
-Ecosystem = Literal["npm", "pypi"]
+EcosystemName = Literal["npm", "pypi"]  # the one scanner-side list; scanner.ecosystems implements each
 SourceKind = Literal["registry", "git", "url", "file", "link", "unknown"]
 
 OUTCOME_LABELS: dict[str, str] = {
@@ -54,7 +54,7 @@ class Pins(_Model):
 
 
 class PackageProvenance(_Model):
-    ecosystem: Ecosystem
+    ecosystem: EcosystemName
     name: str
     version: str | None = None
     checks: list[Check] = Field(default_factory=list)

@@ -8,18 +8,6 @@ def comparison_name(name: str) -> str:
     return "".join(ch for ch in name.casefold() if ch not in "-_.")
 
 
-def pep503_name(name: str) -> str:
-    """PEP 503 normalised project name (for Simple API URLs)."""
-    out: list[str] = []
-    for ch in name.lower():
-        if ch in "-_.":
-            if not out or out[-1] != "-":
-                out.append("-")
-        else:
-            out.append(ch)
-    return "".join(out)
-
-
 def edit_distance(a: str, b: str, limit: int | None = None) -> int:
     """Damerau-Levenshtein (optimal string alignment) distance; stops early past limit when given."""
     if a == b:

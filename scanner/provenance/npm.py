@@ -6,10 +6,8 @@ from __future__ import annotations
 import base64
 import binascii
 import hashlib
-import json
 from datetime import datetime, timezone
 from typing import Any
-from urllib.parse import quote, urlsplit
 
 import httpx
 from cryptography.exceptions import InvalidSignature
@@ -17,7 +15,8 @@ from cryptography.hazmat.primitives import hashes
 from cryptography.hazmat.primitives.asymmetric import ec
 from sigstore.verify import Verifier
 
-from scanner.registry.client import MAX_ARTIFACT_BYTES, NPM_REGISTRY, fetch
+from scanner.registry.client import MAX_ARTIFACT_BYTES, fetch
+from scanner.registry.endpoints import DEFAULT_ENDPOINTS, RegistryEndpoints
 from scanner.provenance.model import Check, Outcome, PackageProvenance, Pins
 from scanner.provenance.npm_attestations import NpmAttestationResult, Subject, sha512_hex_of_integrity, \
     verify_npm_attestations
@@ -30,28 +29,29 @@ STRIPPED = "the registry response carries no dist.signatures (npm signs every ve
            "removed them)"
 
 
-def packument_url(name: str, registry: str = NPM_REGISTRY) -> str:
+def packument_url(name: str, endpoints: RegistryEndpoints = DEFAULT_ENDPOINTS) -> str:
     """Registry URL of a package document (@scope/name → @scope%2fname)."""
-    return f"{registry.rstrip('/')}/{quote(name, safe='@')}"
+    return endpoints.npm_packument(name)
 
 
-def check_npm_package(client: httpx.Client, name: str, version: str, *, registry: str = NPM_REGISTRY,
-                      keys: dict[str, RegistryKey] | None = None, tarball: bytes | None = None,
-                      now: datetime | None = None, verifier: Verifier | None = None) -> PackageProvenance:
+def check_npm_package(client: httpx.Client, name: str, version: str, *,
+                      endpoints: RegistryEndpoints = DEFAULT_ENDPOINTS, keys: dict[str, RegistryKey] | None = None,
+                      tarball: bytes | None = None, now: datetime | None = None,
+                      verifier: Verifier | None = None) -> PackageProvenance:
     """Check name@version against the registry. tarball: the bytes that were installed (fetched when None);
     verifier: the offline Sigstore verifier for attestations (made when needed)."""
     result = PackageProvenance(ecosystem="npm", name=name, version=version, pins=Pins(version=version))
-    got = fetch(client, packument_url(name, registry), accept="application/json")
-    doc = _version_doc(got.content, version) if got.ok else None
+    got = fetch(client, packument_url(name, endpoints), accept="application/json")
+    packument = got.json_object() or {}
+    doc = _version_doc(packument, version)
     if doc is None:
         reason = got.reason if not got.ok else f"version {version} is not in the registry's package document"
         result.checks = [Check(name=n, outcome="unavailable", evidence=reason, rule_id=r)
                          for n, r in (("integrity", "I2"), ("registry-signature", "I3"), ("attestation", "I4"))]
         return result
-    packument = json.loads(got.content)
     dist = doc.get("dist") if isinstance(doc.get("dist"), dict) else {}
     if tarball is None:
-        tarball, reason = _download_tarball(client, dist, registry)
+        tarball, reason = _download_tarball(client, dist, endpoints)
     else:
         reason = "installed bytes given by the caller"
     result.checks.append(integrity_check(dist, tarball, reason))
@@ -60,7 +60,8 @@ def check_npm_package(client: httpx.Client, name: str, version: str, *, registry
     keys = keys if keys is not None else load_pinned_keys()
     result.checks.append(signature_check(name, version, dist, keys, published, now or datetime.now(timezone.utc)))
     attested = attestation_check(client, dist, name, version, keys=keys, repository=_repository(doc),
-                                 tarball=tarball, published=published, registry=registry, verifier=verifier)
+                                 tarball=tarball, published=published, endpoints=endpoints,
+                                 verifier=verifier)
     result.checks.append(attested.check)
     result.pins = _pins(version, doc, dist, result, attested)
     return result
@@ -70,21 +71,18 @@ def _str(value: Any) -> str | None:
     return value if isinstance(value, str) else None
 
 
-def _version_doc(content: bytes, version: str) -> dict[str, Any] | None:
-    try:
-        packument = json.loads(content)
-    except ValueError:
-        return None
-    versions = packument.get("versions") if isinstance(packument, dict) else None
+def _version_doc(packument: dict[str, Any], version: str) -> dict[str, Any] | None:
+    versions = packument.get("versions")
     doc = versions.get(version) if isinstance(versions, dict) else None
     return doc if isinstance(doc, dict) else None
 
 
-def _download_tarball(client: httpx.Client, dist: dict[str, Any], registry: str) -> tuple[bytes | None, str]:
+def _download_tarball(client: httpx.Client, dist: dict[str, Any],
+                      endpoints: RegistryEndpoints) -> tuple[bytes | None, str]:
     url = _str(dist.get("tarball"))
     if not url:
         return None, "the version has no dist.tarball"
-    if urlsplit(url).hostname != urlsplit(registry).hostname:
+    if not endpoints.same_host(url, endpoints.npm_registry):
         return None, f"dist.tarball points off the registry ({without_secrets(url)}); not fetched"
     got = fetch(client, url, max_bytes=MAX_ARTIFACT_BYTES)
     return (got.content, f"fetched {len(got.content)} bytes") if got.ok else (None, got.reason)
@@ -169,7 +167,7 @@ def _signature_problem(sig: Any, keys: dict[str, RegistryKey], message: bytes, w
 
 def attestation_check(client: httpx.Client, dist: dict[str, Any], name: str, version: str, *,
                       keys: dict[str, RegistryKey], repository: str | None, tarball: bytes | None = None,
-                      published: datetime | None = None, registry: str = NPM_REGISTRY,
+                      published: datetime | None = None, endpoints: RegistryEndpoints = DEFAULT_ENDPOINTS,
                       verifier: Verifier | None = None) -> NpmAttestationResult:
     """I4: fetch the attestations named by dist.attestations and verify them offline (npm_attestations), about the
     tarball's own sha512 when its bytes are at hand, else dist.integrity's.
@@ -186,7 +184,7 @@ def attestation_check(client: httpx.Client, dist: dict[str, Any], name: str, ver
     url = _str(attestations.get("url")) if isinstance(attestations, dict) else None
     if not url:
         return _att("unavailable", "dist.attestations carries no URL to fetch them from")
-    if urlsplit(url).hostname != urlsplit(registry).hostname:
+    if not endpoints.same_host(url, endpoints.npm_registry):
         return _att("unavailable", f"dist.attestations points off the registry ({without_secrets(url)}); not fetched")
     sha512 = hashlib.sha512(tarball).hexdigest() if tarball is not None else \
         sha512_hex_of_integrity(_str(dist.get("integrity")) or "")
@@ -232,3 +230,22 @@ def _pins(version: str, doc: dict[str, Any], dist: dict[str, Any], result: Packa
                 publisher=publisher,
                 source_repository=without_secrets(repo_url) if repo_url else None,
                 workflow=build.workflow if build else None)
+
+
+def installed_integrity(package: PackageProvenance, manifest: dict[str, Any], name: str) -> Check:
+    """What npm installed (its lockfile's integrity) against what the registry publishes for that version."""
+    entry = (manifest.get("packages") or {}).get(f"node_modules/{name}") or {}
+    installed = entry.get("integrity")
+    published = package.pins.integrity
+    if not isinstance(installed, str) or not installed:
+        return Check(name="installed-integrity", outcome="unavailable",
+                     evidence="the install's lockfile records no integrity for the package", rule_id="I2")
+    if not published:
+        return Check(name="installed-integrity", outcome="unavailable",
+                     evidence="the registry's integrity could not be verified, so nothing to compare with",
+                     rule_id="I2")
+    if installed != published:
+        return Check(name="installed-integrity", outcome="failed", rule_id="I2",
+                     evidence=f"installed {installed[:30]}… but the registry publishes {published[:30]}…")
+    return Check(name="installed-integrity", outcome="verified", rule_id="I2",
+                 evidence="the installed tarball's integrity equals the registry's dist.integrity")

@@ -16,7 +16,8 @@ import httpx
 from cryptography.hazmat.primitives.asymmetric import ec
 from cryptography.hazmat.primitives.serialization import Encoding, PublicFormat, load_der_public_key
 
-from scanner.registry.client import NPM_REGISTRY, fetch
+from scanner.registry.client import fetch
+from scanner.registry.endpoints import DEFAULT_ENDPOINTS, RegistryEndpoints
 
 
 @dataclass(frozen=True)
@@ -70,16 +71,16 @@ def load_pinned_keys(path: Path | None = None) -> dict[str, RegistryKey]:
 
 
 def refresh_keys(client: httpx.Client, pinned: dict[str, RegistryKey],
-                 registry: str = NPM_REGISTRY) -> tuple[dict[str, RegistryKey], str]:
+                 endpoints: RegistryEndpoints = DEFAULT_ENDPOINTS) -> tuple[dict[str, RegistryKey], str]:
     """Merge in the registry's current keys when the endpoint answers; say what happened.
 
     A fetched key never replaces a pinned key's material; it may only shorten a pinned key's validity.
     """
-    got = fetch(client, f"{registry}/-/npm/v1/keys", accept="application/json", max_bytes=1024 * 1024)
+    got = fetch(client, endpoints.npm_keys(), accept="application/json", max_bytes=1024 * 1024)
     if not got.ok:
         return dict(pinned), f"keys endpoint unavailable ({got.reason}); pinned keys used"
     try:
-        records = json.loads(got.content)["keys"]
+        records = got.json()["keys"]
         fetched = [parse_key(r, "registry") for r in records]
     except (ValueError, KeyError, TypeError) as exc:
         return dict(pinned), f"keys endpoint answered unreadable data ({exc.__class__.__name__}); pinned keys used"

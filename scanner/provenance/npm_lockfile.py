@@ -30,13 +30,15 @@ def read_npm_lockfile(path: Path, node_modules_parent: Path | None = None) -> De
     return lockfile_tree(data, path.name, node_modules_parent)
 
 
-def lockfile_tree(data: dict[str, Any], name: str, node_modules_parent: Path | None = None) -> DependencyTree:
-    """The dependency tree of an already parsed lockfile (v1, v2, v3)."""
+def lockfile_tree(data: dict[str, Any], name: str, node_modules_parent: Path | None = None,
+                  registry_hosts: frozenset[str] = REGISTRY_HOSTS) -> DependencyTree:
+    """The dependency tree of an already parsed lockfile (v1, v2, v3); `registry_hosts`: where a `resolved` URL
+    counts as the registry (a mirror the install used is one)."""
     if isinstance(data.get("packages"), dict):
-        deps = [_from_v2(key, entry, node_modules_parent) for key, entry in data["packages"].items()
+        deps = [_from_v2(key, entry, node_modules_parent, registry_hosts) for key, entry in data["packages"].items()
                 if key and isinstance(entry, dict)]
     else:
-        deps = list(_from_v1(data.get("dependencies") or {}))
+        deps = list(_from_v1(data.get("dependencies") or {}, registry_hosts))
     return DependencyTree(lockfile=name, total=len(deps), dependencies=deps)
 
 
@@ -44,10 +46,11 @@ def _name_from_key(key: str) -> str:
     return key.rsplit("node_modules/", 1)[-1]
 
 
-def _from_v2(key: str, entry: dict[str, Any], root: Path | None) -> Dependency:
+def _from_v2(key: str, entry: dict[str, Any], root: Path | None, registry_hosts: frozenset[str]) -> Dependency:
     name = str(entry.get("name") or _name_from_key(key))
     resolved = entry.get("resolved") if isinstance(entry.get("resolved"), str) else None
-    source = "link" if entry.get("link") is True else classify(resolved, str(entry.get("version") or ""))
+    source = "link" if entry.get("link") is True else classify(resolved, str(entry.get("version") or ""),
+                                                                    registry_hosts)
     scripts: list[str] = []
     if entry.get("hasInstallScript") is True:
         scripts = _scripts_on_disk(root / key if root else None) or ["install script (hasInstallScript)"]
@@ -56,7 +59,7 @@ def _from_v2(key: str, entry: dict[str, Any], root: Path | None) -> Dependency:
                       install_scripts=scripts, dev=entry.get("dev") is True)
 
 
-def _from_v1(dependencies: dict[str, Any]) -> list[Dependency]:
+def _from_v1(dependencies: dict[str, Any], registry_hosts: frozenset[str]) -> list[Dependency]:
     out: list[Dependency] = []
     stack = list(dependencies.items())
     while stack:
@@ -66,7 +69,7 @@ def _from_v1(dependencies: dict[str, Any]) -> list[Dependency]:
         version = str(entry.get("version") or "")
         resolved = entry.get("resolved") if isinstance(entry.get("resolved"), str) else None
         out.append(Dependency(name=name, version=version or None, integrity=_str(entry.get("integrity")),
-                              source=classify(resolved or version, version),
+                              source=classify(resolved or version, version, registry_hosts),
                               resolved=without_secrets(resolved) if resolved else None, dev=entry.get("dev") is True))
         stack.extend((entry.get("dependencies") or {}).items())
     return sorted(out, key=lambda d: d.name)
@@ -76,7 +79,7 @@ def _str(value: Any) -> str | None:
     return value if isinstance(value, str) else None
 
 
-def classify(resolved: str | None, version: str) -> SourceKind:
+def classify(resolved: str | None, version: str, registry_hosts: frozenset[str] = REGISTRY_HOSTS) -> SourceKind:
     """Where a locked package came from: the registry, git, another URL, or a local file."""
     spec = resolved or version
     if not spec:
@@ -86,7 +89,7 @@ def classify(resolved: str | None, version: str) -> SourceKind:
     if spec.startswith("file:"):
         return "file"
     if spec.startswith(("http://", "https://")):
-        return "registry" if urlsplit(spec).hostname in REGISTRY_HOSTS else "url"
+        return "registry" if urlsplit(spec).hostname in registry_hosts else "url"
     return "registry" if resolved is None else "unknown"
 
 

@@ -10,7 +10,7 @@ from typing import Literal
 from packaging.requirements import InvalidRequirement, Requirement
 
 from scanner.provenance.redact import without_secrets
-from scanner.provenance.versions import exact_version
+from scanner.ecosystems.registry import ecosystem as ecosystem_named
 
 RefEcosystem = Literal["npm", "pypi", "oci"]
 RefSource = Literal["registry", "git", "url", "file", "image"]
@@ -50,7 +50,7 @@ def parse_npm_spec(text: str) -> PackageRef:
     at = text.find("@", 1)
     name, spec = (text[:at], text[at + 1:]) if at > 0 else (text, "")
     return PackageRef("npm", name, spec, "registry", f"{name}@{spec}" if spec else name,
-                      exact_version("npm", spec) is not None)
+                      ecosystem_named("npm").exact_version(spec) is not None)
 
 
 def parse_pypi_spec(text: str, *, uvx_style: bool = False) -> PackageRef:
@@ -73,13 +73,13 @@ def parse_pypi_spec(text: str, *, uvx_style: bool = False) -> PackageRef:
         name, _, version = text.partition("@")
         name = name.partition("[")[0]
         spec = "latest" if version == "latest" else f"=={version}"
-        return PackageRef("pypi", name, spec, "registry", text, exact_version("pypi", spec) is not None)
+        return PackageRef("pypi", name, spec, "registry", text, ecosystem_named("pypi").exact_version(spec) is not None)
     try:
         req = Requirement(text)
     except InvalidRequirement:
         return PackageRef("pypi", text, "", "registry", text, False)
     spec = str(req.specifier)
-    return PackageRef("pypi", req.name, spec, "registry", text, exact_version("pypi", spec) is not None)
+    return PackageRef("pypi", req.name, spec, "registry", text, ecosystem_named("pypi").exact_version(spec) is not None)
 
 
 def image_ref(image: str) -> PackageRef:

@@ -4,35 +4,38 @@ yanked (I6), sdist-only (I5), PEP 740 provenance (I4, verified offline by pep740
 from __future__ import annotations
 
 import hashlib
-import json
+import re
 from collections.abc import Mapping
 from typing import Any
 from urllib.parse import urljoin, urlsplit
 
 import httpx
 
-from scanner.registry.client import MAX_ARTIFACT_BYTES, PYPI_INDEX, Fetched, fetch, is_registry_host
-from scanner.provenance.model import Check, Outcome, PackageProvenance, Pins
-from scanner.provenance.names import pep503_name
+from packaging.utils import canonicalize_name
+
+from scanner.registry.client import MAX_ARTIFACT_BYTES, Fetched, fetch
+from scanner.registry.endpoints import DEFAULT_ENDPOINTS, RegistryEndpoints
+from scanner.provenance.model import Check, Dependency, DependencyTree, Outcome, PackageProvenance, Pins
 from scanner.provenance.pep740 import Pep740Result, verify_provenance
 
 SIMPLE_JSON = "application/vnd.pypi.simple.v1+json"
 
 
-def check_pypi_package(client: httpx.Client, name: str, version: str, *, index: str = PYPI_INDEX,
-                       installed: Mapping[str, str] | None = None, download: bool = True) -> PackageProvenance:
+def check_pypi_package(client: httpx.Client, name: str, version: str, *,
+                       endpoints: RegistryEndpoints = DEFAULT_ENDPOINTS, installed: Mapping[str, str] | None = None,
+                       download: bool = True) -> PackageProvenance:
     """Check name==version. installed: file name → sha256 of what was installed (from the install report); when
     None and download is set, the preferred file (a pure wheel, else the sdist) is fetched and hashed."""
     result = PackageProvenance(ecosystem="pypi", name=name, version=version, pins=Pins(version=version))
-    project = pep503_name(name)
-    json_url = f"{index.rstrip('/')}/pypi/{project}/{version}/json"
+    project = canonicalize_name(name)
+    json_url = endpoints.pypi_release(project, version)
     got_json = fetch(client, json_url, accept="application/json")
     release = _release(got_json)
     if release is None and got_json.status == 404:  # some mirrors serve only the project document
-        json_url = f"{index.rstrip('/')}/pypi/{project}/json"
+        json_url = endpoints.pypi_project(project)
         got_json = fetch(client, json_url, accept="application/json")
         release = _release_from_project(got_json, version)
-    got_simple = fetch(client, f"{index.rstrip('/')}/simple/{project}/", accept=SIMPLE_JSON)
+    got_simple = fetch(client, endpoints.pypi_simple_page(project), accept=SIMPLE_JSON)
     simple = _simple_files(got_simple)
     if release is None:
         reason = got_json.reason or f"the JSON API lists no release {version}"
@@ -42,10 +45,10 @@ def check_pypi_package(client: httpx.Client, name: str, version: str, *, index: 
         return result
     files = {u["filename"]: u for u in release["urls"] if isinstance(u, dict) and isinstance(u.get("filename"), str)}
     result.checks.append(index_hashes_check(files, simple, got_simple.reason))
-    result.checks.append(file_hashes_check(client, json_url, files, installed, download))
+    result.checks.append(file_hashes_check(client, json_url, files, installed, download, endpoints))
     result.checks.append(yanked_check(release, files))
     result.checks.append(wheel_check(files, installed))
-    attested = attestation_check(client, _attested_files(files, installed), simple)
+    attested = attestation_check(client, _attested_files(files, installed), simple, endpoints)
     result.checks.append(attested.check)
     verified = (c := result.check("file-hashes")) is not None and c.outcome == "verified"
     digests = installed if installed is not None else {f: _sha256(u) for f, u in files.items()}
@@ -69,39 +72,24 @@ def _attested_files(files: dict[str, dict[str, Any]], installed: Mapping[str, st
 
 
 def _release(got: Fetched) -> dict[str, Any] | None:
-    if not got.ok:
-        return None
-    try:
-        data = json.loads(got.content)
-    except ValueError:
-        return None
-    return data if isinstance(data, dict) and isinstance(data.get("urls"), list) else None
+    data = got.json_object()
+    return data if data is not None and isinstance(data.get("urls"), list) else None
 
 
 def _release_from_project(got: Fetched, version: str) -> dict[str, Any] | None:
     """The release out of a project document (`releases[version]`); per-file yanked flags still apply."""
-    if not got.ok:
-        return None
-    try:
-        data = json.loads(got.content)
-    except ValueError:
-        return None
-    releases = data.get("releases") if isinstance(data, dict) else None
+    data = got.json_object()
+    releases = data.get("releases") if data is not None else None
     files = releases.get(version) if isinstance(releases, dict) else None
-    if not isinstance(files, list):
+    if data is None or not isinstance(files, list):
         return None
     info = data.get("info") if isinstance(data.get("info"), dict) and data["info"].get("version") == version else {}
     return {"info": info, "urls": files}
 
 
 def _simple_files(got: Fetched) -> dict[str, dict[str, Any]] | None:
-    if not got.ok:
-        return None
-    try:
-        data = json.loads(got.content)
-    except ValueError:
-        return None
-    files = data.get("files") if isinstance(data, dict) else None
+    data = got.json_object()
+    files = data.get("files") if data is not None else None
     if not isinstance(files, list):
         return None
     return {f["filename"]: f for f in files if isinstance(f, dict) and isinstance(f.get("filename"), str)}
@@ -136,7 +124,8 @@ def index_hashes_check(files: dict[str, dict[str, Any]], simple: dict[str, dict[
 
 
 def file_hashes_check(client: httpx.Client, json_url: str, files: dict[str, dict[str, Any]],
-                      installed: Mapping[str, str] | None, download: bool) -> Check:
+                      installed: Mapping[str, str] | None, download: bool,
+                      endpoints: RegistryEndpoints = DEFAULT_ENDPOINTS) -> Check:
     """What was installed (or a downloaded file) must have the sha256 the registry publishes."""
     if installed is not None:
         return _installed_hashes(files, installed)
@@ -148,7 +137,7 @@ def file_hashes_check(client: httpx.Client, json_url: str, files: dict[str, dict
                      evidence="no installed files given and download disabled")
     expected = _sha256(files[chosen])
     url = urljoin(json_url, str(files[chosen].get("url", "")))
-    if not is_registry_host(urlsplit(url).hostname):
+    if not endpoints.allows(urlsplit(url).hostname):
         return Check(name="file-hashes", outcome="unavailable", rule_id="I2",
                      evidence=f"{chosen}: file URL is off the registry hosts; not fetched")
     got = fetch(client, url, max_bytes=MAX_ARTIFACT_BYTES)
@@ -212,8 +201,8 @@ def wheel_check(files: dict[str, dict[str, Any]], installed: Mapping[str, str] |
     return Check(name="wheel", outcome="verified", rule_id="I5", evidence="a wheel is published")
 
 
-def attestation_check(client: httpx.Client, attested: Mapping[str, str],
-                      simple: dict[str, dict[str, Any]] | None) -> Pep740Result:
+def attestation_check(client: httpx.Client, attested: Mapping[str, str], simple: dict[str, dict[str, Any]] | None,
+                      endpoints: RegistryEndpoints = DEFAULT_ENDPOINTS) -> Pep740Result:
     """PEP 740: the Simple API's `provenance` key per file names its provenance object (null = none published);
     each one is fetched from the registry and verified offline (pep740)."""
     if simple is None:
@@ -229,7 +218,7 @@ def attestation_check(client: httpx.Client, attested: Mapping[str, str],
     result = _att("unavailable", "nothing verified")
     for filename, entry in sorted(entries.items()):
         url = str((entry or {}).get("provenance"))
-        if not is_registry_host(urlsplit(url).hostname):
+        if not endpoints.allows(urlsplit(url).hostname):
             return _att("unavailable", f"{filename}: the provenance URL is off the registry hosts; not fetched")
         got = fetch(client, url, accept="application/json")
         if not got.ok:
@@ -242,3 +231,18 @@ def attestation_check(client: httpx.Client, attested: Mapping[str, str],
 
 def _att(outcome: Outcome, evidence: str) -> Pep740Result:
     return Pep740Result(Check(name="attestation", outcome=outcome, rule_id="I4", evidence=evidence))
+
+
+def python_tree(requirements: str) -> DependencyTree:
+    """The hash-pinned tree `uv pip compile --generate-hashes` wrote for the install (and that uv then installed
+    with --require-hashes): one dependency per `name==version`, its first sha256 as integrity."""
+    dependencies: list[Dependency] = []
+    for block in re.split(r"\n(?=\S)", requirements):
+        head = block.strip().split()[0] if block.strip() else ""
+        if not head or head.startswith("#") or "==" not in head:
+            continue
+        name, _, version = head.partition("==")
+        hashes = re.findall(r"--hash=(sha256:[0-9a-f]{64})", block)
+        dependencies.append(Dependency(name=name, version=version, integrity=hashes[0] if hashes else None))
+    return DependencyTree(lockfile="requirements.txt (uv pip compile --generate-hashes)", total=len(dependencies),
+                          dependencies=dependencies)

@@ -6,8 +6,9 @@ import json
 from importlib import resources
 from pathlib import Path
 
-from scanner.provenance.model import Ecosystem
-from scanner.provenance.names import comparison_name, edit_distance, pep503_name
+from scanner.provenance.model import EcosystemName
+from scanner.ecosystems.registry import ecosystem as ecosystem_named
+from scanner.provenance.names import comparison_name, edit_distance
 from scanner.rules.provenance import finding
 from scanner.report.model import Finding
 
@@ -30,7 +31,7 @@ def allowed_distance(length: int) -> int:
     return 1 if length < 12 else 2
 
 
-def typosquat_finding(ecosystem: Ecosystem, name: str,
+def typosquat_finding(ecosystem: EcosystemName, name: str,
                       well_known: dict[str, list[str]] | None = None) -> Finding | None:
     """I9 when name is close to (or a scope-less copy of) a well-known package but is not it; None otherwise."""
     known = (well_known if well_known is not None else load_well_known()).get(ecosystem, [])
@@ -45,13 +46,12 @@ def typosquat_finding(ecosystem: Ecosystem, name: str,
     return None
 
 
-def _is_same_package(ecosystem: Ecosystem, name: str, known: list[str]) -> bool:
-    if ecosystem == "pypi":  # PyPI treats -, _, . and case as the same name
-        return pep503_name(name) in {pep503_name(k) for k in known}
-    return name.lower() in {k.lower() for k in known}
+def _is_same_package(ecosystem: EcosystemName, name: str, known: list[str]) -> bool:
+    normalize = ecosystem_named(ecosystem).normalize  # PyPI treats -, _, . and case as the same name
+    return normalize(name) in {normalize(k) for k in known}
 
 
-def _closeness(ecosystem: Ecosystem, name: str, target: str, real: str) -> str | None:
+def _closeness(ecosystem: EcosystemName, name: str, target: str, real: str) -> str | None:
     if ecosystem == "npm" and real.startswith("@") and "/" in real and not name.startswith("@"):
         bare = real.split("/", 1)[1]
         if comparison_name(bare) == target and len(target) >= MIN_CHECKED_LENGTH:

@@ -1,4 +1,5 @@
-"""Versions and version specs: normalise, and decide whether a spec could resolve to a given version.
+"""Versions and version specs of npm (semver, ranges) and PyPI (PEP 440): normalise, and decide whether a spec could
+resolve to a given version. The ecosystems (scanner.ecosystems) answer with these for their own packages.
 
 "Could resolve" is deliberately conservative: a tag (latest, next), an empty spec or a spec that cannot be parsed
 could resolve to any version.
@@ -11,8 +12,6 @@ from dataclasses import dataclass
 
 from packaging.specifiers import InvalidSpecifier, SpecifierSet
 from packaging.version import InvalidVersion, Version
-
-from scanner.provenance.model import Ecosystem
 
 _SEMVER = re.compile(
     r"^\s*[v=]*\s*(\d+)\.(\d+)\.(\d+)(?:-([0-9A-Za-z.-]+))?(?:\+[0-9A-Za-z.-]+)?\s*$"
@@ -43,44 +42,44 @@ def parse_semver(text: str) -> SemVer | None:
     return SemVer(int(m.group(1)), int(m.group(2)), int(m.group(3)), 0 if pre else 1, pre)
 
 
-def normalise_version(ecosystem: Ecosystem, version: str) -> str | None:
-    """The canonical form of an exact version, or None when it is not one."""
-    if ecosystem == "npm":
-        parsed = parse_semver(version)
-        return str(parsed) if parsed else None
+def npm_normalise(version: str) -> str | None:
+    """The canonical form of an exact npm version, or None when it is not one."""
+    parsed = parse_semver(version)
+    return str(parsed) if parsed else None
+
+
+def npm_could_resolve(spec: str, version: str) -> bool:
+    """True when installing name@spec could give `version` (tags, empty and unparseable specs: True)."""
+    target = parse_semver(version)
+    if target is None:
+        return True
+    sets = _npm_range(spec.strip())
+    if sets is None:  # a dist-tag or something we cannot read: it could be anything
+        return True
+    return any(all(_holds(op, bound, target) for op, bound in comparators) for comparators in sets)
+
+
+def pypi_normalise(version: str) -> str | None:
+    """The canonical (PEP 440) form of an exact PyPI version, or None when it is not one."""
     try:
         return str(Version(version.strip()))
     except InvalidVersion:
         return None
 
 
-def exact_version(ecosystem: Ecosystem, spec: str) -> str | None:
-    """The version a spec pins exactly (npm `1.2.3`, PyPI `==1.2.3` / `===1.2.3` / bare `1.2.3`), or None."""
+def pypi_exact(spec: str) -> str | None:
+    """The version a PyPI spec pins exactly (`==1.2.3` / `===1.2.3` / bare `1.2.3`), or None."""
     spec = spec.strip()
-    if ecosystem == "npm":
-        return normalise_version("npm", spec)
     for prefix in ("===", "=="):
         if spec.startswith(prefix):
             rest = spec[len(prefix):].strip()
-            return None if "*" in rest or "," in rest else normalise_version("pypi", rest)
-    return normalise_version("pypi", spec)
+            return None if "*" in rest or "," in rest else pypi_normalise(rest)
+    return pypi_normalise(spec)
 
 
-def could_resolve_to(ecosystem: Ecosystem, spec: str, version: str) -> bool:
-    """True when installing name@spec could give `version` (tags, empty and unparseable specs: True)."""
+def pypi_could_resolve(spec: str, version: str) -> bool:
+    """True when installing name==spec (a PEP 440 specifier) could give `version`."""
     spec = spec.strip()
-    if ecosystem == "pypi":
-        return _pypi_could_resolve(spec, version)
-    target = parse_semver(version)
-    if target is None:
-        return True
-    sets = _npm_range(spec)
-    if sets is None:  # a dist-tag or something we cannot read: it could be anything
-        return True
-    return any(all(_holds(op, bound, target) for op, bound in comparators) for comparators in sets)
-
-
-def _pypi_could_resolve(spec: str, version: str) -> bool:
     try:
         target = Version(version)
     except InvalidVersion:

@@ -1,0 +1,88 @@
+"""What differs between the ecosystems the install phase installs: the steps (sandbox/install/phases.py), the
+manifest the install leaves, the files removed after every step, how the installed package names its launch commands,
+and the setting that points the installer at a registry mirror. container.py looks them up here by ecosystem."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any
+from urllib.parse import urlsplit
+
+from packaging.utils import canonicalize_name
+
+from sandbox.core.errors import SandboxError, UserInputError
+from sandbox.install.phases import NPM_PREFIX, PYTHON_LOCKFILE, InstallSteps, install_npm, install_pypi
+from sandbox.install.proxy.allowlist import RegistryAllowlist, registry_hosts, validate_hosts, validate_ports
+from sandbox.install.request import InstallRequest
+
+Describe = Callable[[dict[str, Any], InstallRequest], tuple[str, dict[str, str]]]
+
+
+def describe_npm(manifest: dict[str, Any], request: InstallRequest) -> tuple[str, dict[str, str]]:
+    """The installed version and bin commands of the requested package, from npm's lockfile."""
+    package = (manifest.get("packages") or {}).get(f"node_modules/{request.name}")
+    if not package:
+        raise SandboxError(f"npm installed no package named {request.name!r} (see the installer output)")
+    bins = package.get("bin") or {}
+    if isinstance(bins, str):
+        bins = {request.name.split("/")[-1]: bins}
+    return str(package.get("version", "")), {str(k): f"{NPM_PREFIX}/node_modules/.bin/{k}" for k in bins}
+
+
+def describe_pypi(manifest: dict[str, Any], request: InstallRequest) -> tuple[str, dict[str, str]]:
+    """The installed version and console scripts of the requested distribution (names compared as PEP 503 does)."""
+    wanted = canonicalize_name(request.name)
+    for dist in manifest.get("distributions") or []:
+        if canonicalize_name(str(dist.get("name", ""))) == wanted:
+            scripts = dist.get("console_scripts") or {}
+            return str(dist.get("version", "")), {str(k): f"/opt/server/venv/bin/{k}" for k in scripts}
+    raise SandboxError(f"uv installed no distribution named {request.name!r} (see the installer output)")
+
+
+@dataclass(frozen=True)
+class Installer:
+    run: Callable[[InstallSteps, InstallRequest], None]
+    manifest_path: str  # what the install leaves that describes it (npm's lockfile, the Python install description)
+    lockfile: str | None  # the hash-pinned tree kept beside it (Python), read into manifest["requirements"]
+    # Paths an install step can leave that make a later step run its code, with no setting to switch them off:
+    # removed after every step (sandbox/install/steps.py). npm reads the project's .npmrc (node-options,
+    # script-shell, …) from --prefix whatever NPM_CONFIG_USERCONFIG says; uv's and pip's are off by environment.
+    cleanup_paths: tuple[str, ...]
+    describe: Describe
+    index_variable: str  # the installer's setting for the registry it installs from (a mirror)
+
+
+INSTALLERS: dict[str, Installer] = {
+    "npm": Installer(install_npm, f"{NPM_PREFIX}/package-lock.json", None, (f"{NPM_PREFIX}/.npmrc",), describe_npm,
+                     "NPM_CONFIG_REGISTRY"),
+    "pypi": Installer(install_pypi, "/opt/server/install.json", PYTHON_LOCKFILE, (), describe_pypi,
+                      "UV_DEFAULT_INDEX"),
+}
+
+
+def installer(ecosystem: str) -> Installer:
+    found = INSTALLERS.get(ecosystem)
+    if found is None:
+        raise SandboxError(f"the install phase cannot install {ecosystem!r} packages")
+    return found
+
+
+def install_allowlist(request: InstallRequest) -> RegistryAllowlist:
+    """The hosts and ports the install proxy lets this install reach: the ecosystem's registries, and the mirror's
+    host and port when the request names one (a mirror is reached by name: the containers' loopback is their own)."""
+    if request.index_url is None:
+        return registry_hosts(request.ecosystem, config=request.registries)
+    parts = urlsplit(request.index_url)
+    try:
+        port = parts.port or (443 if parts.scheme == "https" else 80)
+        base = registry_hosts(request.ecosystem, config=request.registries,
+                              extra_hosts=validate_hosts([parts.hostname or ""]))
+    except ValueError as exc:
+        raise UserInputError(f"registry mirror {parts.scheme}://{parts.netloc.rpartition('@')[2]}: {exc}; the "
+                             "install reaches a mirror through its proxy by host name (not an IP address), so give "
+                             "its name") from None
+    if parts.hostname in ("localhost",) or (parts.hostname or "").endswith(".localhost"):
+        raise UserInputError(f"registry mirror {parts.hostname}: a container's loopback is its own, so the install "
+                             "cannot reach a mirror on this machine's loopback; give a name the containers reach")
+    return RegistryAllowlist(base.hosts, validate_ports([*base.ports, port]))

@@ -1,0 +1,66 @@
+"""PyPI: the JSON API's releases, `name==version` installs on the python runtime, the hash, yanked, wheel and PEP 740
+checks (scanner.provenance.pypi) and the hash-pinned tree `uv pip compile` wrote."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import httpx
+from packaging.utils import canonicalize_name
+from packaging.version import InvalidVersion, Version
+
+from scanner.provenance.model import DependencyTree, PackageProvenance
+from scanner.provenance.pypi import check_pypi_package, python_tree
+from scanner.provenance.versions import pypi_could_resolve, pypi_exact, pypi_normalise
+from scanner.registry.endpoints import PYPI_SIMPLE, RegistryEndpoints
+from scanner.registry.resolve import Resolved, no_such_version, registry_document
+
+
+class Pypi:
+    name = "pypi"
+    runtime = "python"
+    # The version grammar (PEP 440): scanner.provenance.versions.
+    normalise_version = staticmethod(pypi_normalise)
+    exact_version = staticmethod(pypi_exact)
+    could_resolve_to = staticmethod(pypi_could_resolve)
+    osv_name = "PyPI"
+
+    def normalize(self, name: str) -> str:
+        return canonicalize_name(name)
+
+    def purl_name(self, name: str) -> str:
+        """The purl spec's PyPI rule: lower case, `_` as `-` (dots are kept, unlike PEP 503)."""
+        return name.lower().replace("_", "-")
+
+    def resolve(self, name: str, spec: str | None, client: httpx.Client,
+                endpoints: RegistryEndpoints) -> Resolved:
+        project = registry_document(client, endpoints.pypi_project(name), f"PyPI project {name}",
+                                    f"PyPI project {name!r} was not found; check the name")
+        info = project.get("info") or {}
+        releases = project.get("releases") or {}
+        version = spec or str(info.get("version") or "")
+        if version not in releases or not releases[version]:
+            raise no_such_version(f"PyPI project {name}", f"release {version!r} with files", info.get("version"),
+                                  releases)
+        return Resolved(str(info.get("name") or name), version)
+
+    def install_spec(self, name: str, version: str) -> str:
+        return f"{name}=={version}"
+
+    def install_index(self, endpoints: RegistryEndpoints) -> str | None:
+        return endpoints.pypi_simple if endpoints.pypi_simple != PYPI_SIMPLE else None
+
+    def version_key(self, version: str) -> Any | None:
+        try:
+            return Version(version)
+        except InvalidVersion:
+            return None
+
+
+    def check_package(self, client: httpx.Client, endpoints: RegistryEndpoints, name: str, version: str,
+                      manifest: dict[str, Any] | None) -> PackageProvenance:
+        return check_pypi_package(client, name, version, endpoints=endpoints)
+
+    def dependency_tree(self, manifest: dict[str, Any] | None, endpoints: RegistryEndpoints) -> DependencyTree | None:
+        requirements = manifest.get("requirements") if manifest else None
+        return python_tree(requirements) if isinstance(requirements, str) else None
