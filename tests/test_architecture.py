@@ -14,6 +14,7 @@ import pytest
 ROOT = Path(__file__).resolve().parent.parent
 PACKAGES = ("scanner", "sandbox")
 MAX_MODULE_LINES = 400
+MAX_FUNCTION_LINES = 60
 # Third-party modules that talk to a Docker engine, or to the network on the engine's behalf.
 ENGINE_MODULES = ("docker", "requests")
 PURE_PREFIXES = ("scanner.rules", "scanner.report")
@@ -169,7 +170,23 @@ def test_every_package_ships_in_the_wheel() -> None:
 
 
 
+def _other_sources() -> list[Path]:
+    """Python outside the two packages that the house rules cover too: the image scripts and the CI scripts."""
+    return sorted([*(ROOT / "images").rglob("*.py"), *(ROOT / "scripts").rglob("*.py")])
+
+
+def test_no_function_is_too_long() -> None:
+    long = []
+    for path in [*MODULES.values(), *_other_sources()]:
+        for node in ast.walk(ast.parse(path.read_text("utf-8"), str(path))):
+            if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
+                lines = node.end_lineno - node.lineno + 1 if node.end_lineno else 0
+                if lines > MAX_FUNCTION_LINES:
+                    long.append(f"{path.relative_to(ROOT)}:{node.lineno} {node.name}: {lines} lines")
+    assert long == []
+
+
 def test_no_module_is_too_large() -> None:
-    large = sorted(f"{p.relative_to(ROOT)}: {n} lines" for p in MODULES.values()
+    large = sorted(f"{p.relative_to(ROOT)}: {n} lines" for p in [*MODULES.values(), *_other_sources()]
                    if (n := len(p.read_text("utf-8").splitlines())) > MAX_MODULE_LINES)
     assert large == []
