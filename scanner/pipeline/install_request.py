@@ -11,7 +11,7 @@ from sandbox.core import images
 from sandbox.install.request import InstallRequest, local_source
 from scanner.ecosystems.registry import ecosystem as ecosystem_named
 from scanner.ecosystems.registry import resolve
-from scanner.pipeline.options import Progress, ScanOptions
+from scanner.pipeline.scan_options import Progress, ScanOptions
 from scanner.pipeline.targets import Target, content_hash
 from scanner.registry.endpoints import RegistryEndpoints
 

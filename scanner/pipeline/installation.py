@@ -16,7 +16,7 @@ from sandbox.install.proxy.log import EgressAttempt as SandboxEgressAttempt
 from sandbox.install.request import InstalledServer, InstallRequest
 from sandbox.core.untrusted import escape_for_terminal
 from scanner.ecosystems.registry import ecosystem as ecosystem_named
-from scanner.pipeline.options import Progress
+from scanner.pipeline.scan_options import Progress
 from scanner.provenance.model import EgressAttempt as InstallEgress
 from scanner.report.model import Finding, InstallInfo
 from scanner.rules.provenance import egress_finding

@@ -12,7 +12,7 @@ from sandbox.core.untrusted import decode_bytes
 from sandbox.run import server as run
 from sandbox.run.attach import AttachedStdio
 from scanner.pipeline.inventory import Inventory, Timeouts, collect
-from scanner.pipeline.options import Progress
+from scanner.pipeline.scan_options import Progress
 from scanner.pipeline.server_start import StartedServer
 from scanner.pipeline.transport import WireHealth
 from scanner.probes import phase as probe_phase

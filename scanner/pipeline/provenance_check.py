@@ -8,7 +8,7 @@ from dataclasses import dataclass
 import httpx
 
 from sandbox.install.request import InstalledServer, InstallRequest
-from scanner.pipeline.options import Progress
+from scanner.pipeline.scan_options import Progress
 from scanner.provenance.installed import advisory_source, check_installed
 from scanner.provenance.model import ProvenanceReport
 from scanner.registry.endpoints import RegistryEndpoints

@@ -26,7 +26,7 @@ from scanner.pipeline.interrupts import terminate_as_interrupt
 from scanner.pipeline.launch import choose_command
 from scanner.pipeline.lint import lint
 from scanner.pipeline.listing import list_and_probe
-from scanner.pipeline.options import Progress, ScanOptions
+from scanner.pipeline.scan_options import Progress, ScanOptions
 from scanner.pipeline.provenance_check import check_provenance
 from scanner.pipeline.refusal import known_bad_refusal
 from scanner.pipeline.served import served_definitions

@@ -14,7 +14,7 @@ from sandbox.run import server as run
 from sandbox.run.policy import RunPolicy
 from sandbox.run.server import RunningServer
 from sandbox.run.sink import start_sink
-from scanner.pipeline.options import Progress
+from scanner.pipeline.scan_options import Progress
 from scanner.probes import phase as probe_phase
 from scanner.probes.egress_drain import EgressDrain
 from scanner.probes.runner import ProbeOptions
