@@ -341,7 +341,7 @@ def test_leftovers_are_live_processes_of_another_user_than_the_idle_ones():
 
 
 def test_the_reports_install_section_says_why_attempts_name_no_step():
-    from scanner.pipeline.scan import _install_info
+    from scanner.pipeline.installation import install_info as _install_info
 
     installed = install.InstalledServer(
         image="i", image_id="sha256:1", runtime_image="r", cached=False, name="x", version="1", entry_points={},

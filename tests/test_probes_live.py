@@ -162,9 +162,9 @@ def test_hung_and_spinning_calls_time_out(no_leftovers):
 @pytest.mark.docker
 def test_a_description_that_changes_after_a_call_is_a_rug_pull(no_leftovers, monkeypatch):
     outcomes = []
-    apply = probe_phase.apply_to_report
-    monkeypatch.setattr(probe_phase, "apply_to_report",
-                        lambda report, holder: outcomes.append(holder.outcome) or apply(report, holder))
+    summarize = probe_phase.summarize
+    monkeypatch.setattr(probe_phase, "summarize",
+                        lambda holder: outcomes.append(holder.outcome) or summarize(holder))
     report = probe_zoo("zoo-probe-rugpull")
     changed = findings(report, "P8", "get_forecast")
     assert changed and changed[0].severity == "error" and changed[0].category == "security"

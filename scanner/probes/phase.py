@@ -4,7 +4,7 @@
     server = run.start_server(..., plan.policy)
     hook, holder = make_after_listing(session, server, plan, restart, timeouts=..., progress=...)
     inventory = anyio.run(collect, ..., hook)           # probes run in the same MCP session, after listing
-    apply_to_report(report, holder)                     # probes, behaviour, P1–P8 and B1–B6; probe waste
+    phase_report = summarize(holder)                    # probes, behaviour, P1–P8 and B1–B6; probe waste
 
 `restart` starts a fresh server from the installed image with `plan.policy` (used when the server crashed or hung).
 """
@@ -35,7 +35,8 @@ from scanner.probes.runner import (
     SandboxAccess,
     seed,
 )
-from scanner.report.model import Finding, Report
+from scanner.probes.model import ProbeResult
+from scanner.report.model import CallBehavior, Finding
 
 Progress = Callable[[str], None]
 
@@ -55,6 +56,17 @@ class ProbePhaseResult:
     outcome: ProbeOutcome | None = None
     tools: list[dict[str, Any]] = field(default_factory=list)  # as served at listing (uncapped), for the score
     errors: list[str] = field(default_factory=list)
+
+
+@dataclass(frozen=True)
+class ProbePhaseReport:
+    """What the probe phase adds to the report (`summarize`); empty when probing was off or never ran."""
+
+    probes: list[ProbeResult] = field(default_factory=list)
+    behavior: list[CallBehavior] = field(default_factory=list)
+    findings: list[Finding] = field(default_factory=list)
+    errors: list[str] = field(default_factory=list)
+    measured_waste: dict[str, int] = field(default_factory=dict)  # tokens per tool, for the score
 
 
 def prepare(options: ProbeOptions, policy: RunPolicy) -> ProbePlan:
@@ -97,25 +109,23 @@ def make_after_listing(session: SandboxSession, server: RunningServer, plan: Pro
     return AfterListing(run=after_listing, on_message=runner.on_message), holder
 
 
-def apply_to_report(report: Report, holder: ProbePhaseResult) -> dict[str, int]:
-    """Put the calls, the behaviour and their findings into the report; return the tokens per tool the probes
-    measured being wasted (P1-P5), for the score the scan computes once over all findings."""
-    report.errors.extend(holder.errors)
+def summarize(holder: ProbePhaseResult) -> ProbePhaseReport:
+    """The probe phase's part of the report: the calls, the behaviour, their findings (P1-P8, B1-B6, FX) and the
+    errors, and the tokens per tool the probes measured being wasted (P1-P5), for the score the scan computes once
+    over all findings."""
     outcome = holder.outcome
     if outcome is None:
-        return {}
+        return ProbePhaseReport(errors=list(holder.errors))
     options = holder.options
-    report.probes = [result if options.include_responses else result.without_response() for result in outcome.results]
-    report.behavior = outcome.behavior
+    probes = [result if options.include_responses else result.without_response() for result in outcome.results]
     probe_findings = evaluate_probes(holder.tools, outcome.results)
     findings: list[Finding] = [item.finding for item in probe_findings]
     findings.extend(outcome.findings)
     findings.extend(evaluate_behavior(holder.tools, outcome.results, outcome.behavior, cpus=holder.cpus))
     findings.extend(refusal_finding(refusal.tool, refusal.label, refusal.reason) for refusal in outcome.refused)
-    report.findings.extend(findings)
-    report.errors.extend(outcome.errors)
     waste: dict[str, int] = {}
     for item in probe_findings:
         if item.token_waste > 0 and item.finding.tool is not None and item.finding.category != "security":
             waste[item.finding.tool] = waste.get(item.finding.tool, 0) + item.token_waste
-    return waste
+    return ProbePhaseReport(probes=probes, behavior=outcome.behavior, findings=findings,
+                            errors=[*holder.errors, *outcome.errors], measured_waste=waste)

@@ -61,7 +61,7 @@ class ProbeOptions:
 
 @dataclass
 class ProbeOutcome:
-    """Everything the probe phase found; `phase.apply_to_report` puts it into the report."""
+    """Everything the probe phase found; `phase.summarize` turns it into the report's probe part."""
 
     results: list[ProbeResult] = field(default_factory=list)
     behavior: list[CallBehavior] = field(default_factory=list)

@@ -1,0 +1,47 @@
+"""Stage 6: talk MCP to the running server over its attached stdio: list everything it serves, run the probes in
+the same session, then close the attach and read what the server left (stderr tail, exit code)."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import anyio
+
+from sandbox.core.session import SandboxSession
+from sandbox.core.untrusted import decode_bytes
+from sandbox.run import server as run
+from sandbox.run.attach import AttachedStdio
+from scanner.pipeline.inventory import Inventory, Timeouts, collect
+from scanner.pipeline.scan_options import Progress
+from scanner.pipeline.server_start import StartedServer
+from scanner.pipeline.transport import WireHealth
+from scanner.probes import phase as probe_phase
+
+
+@dataclass(frozen=True)
+class Listing:
+    inventory: Inventory
+    health: WireHealth
+    probed: probe_phase.ProbePhaseResult
+    stderr: str  # the server's stderr tail (decoded, capped, untrusted)
+    stderr_truncated: bool
+    exit_code: int | None
+
+
+def list_and_probe(session: SandboxSession, started: StartedServer, timeouts: Timeouts,
+                   progress: Progress) -> Listing:
+    server = started.server
+    stdio = AttachedStdio(server.socket)
+    health = WireHealth()
+    after_listing, probed = probe_phase.make_after_listing(
+        session, server, started.plan, started.restart, startup_timeout=timeouts.startup,
+        request_timeout=timeouts.request, progress=progress, drain_egress=started.drain)
+    progress("listing tools")
+    try:
+        inventory = anyio.run(collect, stdio, health, timeouts, server.started_at, after_listing)
+    finally:
+        run.close_attach(server)
+        stderr, stderr_truncated = decode_bytes(bytes(stdio.stderr.data))
+        stderr_truncated |= stdio.stderr.truncated
+    return Listing(inventory=inventory, health=health, probed=probed, stderr=stderr,
+                   stderr_truncated=stderr_truncated, exit_code=run.exit_code(session, server.container_id))

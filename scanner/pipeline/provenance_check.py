@@ -1,0 +1,31 @@
+"""Stage 4: the installed package's provenance (registry checks, signatures, attestations, advisories, the
+dependency tree) through the scan's one registry client, and the findings it gives."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import httpx
+
+from sandbox.install.request import InstalledServer, InstallRequest
+from scanner.pipeline.scan_options import Progress
+from scanner.provenance.installed import advisory_source, check_installed
+from scanner.provenance.model import ProvenanceReport
+from scanner.registry.endpoints import RegistryEndpoints
+from scanner.report.model import Finding
+
+
+@dataclass(frozen=True)
+class Provenance:
+    report: ProvenanceReport  # without the install's egress: the assembly adds it (Installation.egress)
+    findings: list[Finding]
+
+
+def check_provenance(request: InstallRequest, installed: InstalledServer, *, client: httpx.Client,
+                     endpoints: RegistryEndpoints, advisories: str | None, progress: Progress) -> Provenance:
+    progress("checking provenance")
+    report, findings = check_installed(
+        request.ecosystem, installed.name, installed.version, local=request.local_path is not None,
+        manifest=installed.manifest or None, client=client, endpoints=endpoints,
+        advisories=advisory_source(advisories, client))
+    return Provenance(report=report, findings=findings)

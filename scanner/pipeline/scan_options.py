@@ -1,0 +1,43 @@
+"""What one scan is asked to do: the target and every option the CLI, the action and the lock command set."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Literal
+
+from sandbox.install.proxy.upstream import UpstreamProxy
+from sandbox.run.policy import RunPolicy
+from scanner.config import Config
+from scanner.pipeline.inventory import Timeouts
+from scanner.probes.runner import ProbeOptions
+from scanner.registry.endpoints import RegistryEndpoints
+
+Progress = Callable[[str], None]
+
+
+@dataclass(frozen=True)
+class ScanOptions:
+    target: str
+    server_args: list[str] = field(default_factory=list)
+    command: str | None = None
+    policy: RunPolicy = field(default_factory=RunPolicy)
+    timeouts: Timeouts = field(default_factory=Timeouts)
+    use_cache: bool = True
+    ca_bundle: Path | None = None
+    ignore_scripts: bool = False
+    install_timeout: int = 600
+    config: Config = field(default_factory=Config)
+    advisories: str | None = None
+    probes: ProbeOptions = field(default_factory=ProbeOptions)
+    network: Literal["observe", "none"] = "observe"
+    # The proxy the install proxy chains to; the CLI resolves --upstream-proxy / HTTPS_PROXY into it. None: direct.
+    upstream_proxy: UpstreamProxy | None = None
+    # Where registry lookups go (mirrors, CA bundle, upstream, allowed hosts); None: from the environment and the
+    # options above (RegistryEndpoints.from_environment).
+    endpoints: RegistryEndpoints | None = None
+
+    def registry_endpoints(self) -> RegistryEndpoints:
+        return self.endpoints or RegistryEndpoints.from_environment(
+            ca_bundle=self.ca_bundle, upstream_proxy=self.upstream_proxy, advisories=self.advisories)

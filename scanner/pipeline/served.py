@@ -1,0 +1,55 @@
+"""Stage 7: what the server served, as the report holds it: the server's identity, the definitions capped for
+storage (and uncapped, for the lockfile and the score), the time to the first tools/list, and what went wrong on
+the wire, one line each."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+from sandbox.core.untrusted import cap_json, cap_text
+from scanner.pipeline.inventory import Inventory
+from scanner.pipeline.transport import WireHealth
+from scanner.report.model import ServerInfo
+
+
+@dataclass(frozen=True)
+class Served:
+    server: ServerInfo
+    tools: list[dict[str, Any]]  # capped, as the report stores them
+    prompts: list[dict[str, Any]]
+    resources: list[dict[str, Any]]
+    resource_templates: list[dict[str, Any]]
+    uncapped: dict[str, list[dict[str, Any]]]  # the same four, as served: Report._served
+    first_tools_list: float | None
+    errors: list[str] = field(default_factory=list)
+
+
+def served_definitions(inventory: Inventory, health: WireHealth, exit_code: int | None) -> Served:
+    return Served(
+        server=_server_info(inventory.server), tools=cap_json(inventory.tools), prompts=cap_json(inventory.prompts),
+        resources=cap_json(inventory.resources), resource_templates=cap_json(inventory.resource_templates),
+        uncapped={"tools": inventory.tools, "prompts": inventory.prompts, "resources": inventory.resources,
+                  "resource_templates": inventory.resource_templates},
+        first_tools_list=inventory.first_tools_list_seconds, errors=_errors(inventory, health, exit_code))
+
+
+def _errors(inventory: Inventory, health: WireHealth, exit_code: int | None) -> list[str]:
+    errors = list(inventory.errors)
+    if health.noise_lines:
+        samples = " | ".join(health.noise_samples)
+        errors.append(cap_text(f"the server wrote {health.noise_lines} non-JSON-RPC lines to stdout "
+                               f"(first: {samples})", 1000))
+    if exit_code is not None and not inventory.connected:
+        errors.append(f"the server exited with code {exit_code} before the session started")
+    return errors
+
+
+def _server_info(served: dict[str, Any]) -> ServerInfo:
+    def text(key: str, limit: int) -> str | None:
+        value = served.get(key)
+        return cap_text(value, limit) if isinstance(value, str) else None
+
+    return ServerInfo(name=text("name", 256), version=text("version", 256),
+                      protocol_version=text("protocol_version", 64),
+                      capabilities=cap_json(served.get("capabilities") or {}), instructions=text("instructions", 16_384))
