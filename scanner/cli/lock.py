@@ -192,12 +192,13 @@ def lock(
     check: bool = typer.Option(False, "--check", help="Compare the input with the lock instead of writing it."),
     json_path: str | None = json_option("Write the changes as JSON to PATH (- for stdout; the terminal view then "
                                         "goes to stderr)."),
-    fail_on: str = fail_on_option("warning", "With --check: exit 1 on a change at or above: "
-                                             "info|warning|error|never."),
+    fail_on: str = fail_on_option("warning", "With --check: exit 1 on a change, or a finding on the changed "
+                                             "text, at or above: info|warning|error|never."),
     key: Path | None = typer.Option(None, "--key", help="With --check: verify the lock's envelope with this key."),
     sign: Path | None = typer.Option(None, "--sign", help="Sign the lock with this private key file."),
     sign_env: str | None = typer.Option(None, "--sign-env", help="Sign with the PEM key in this environment variable."),
-    accept: bool = typer.Option(False, "--accept", help="Refresh the lock even when its changes include errors."),
+    accept: bool = typer.Option(False, "--accept", help="Refresh the lock even when its changes, or the static "
+                                "findings on the changed text, include errors (after reviewing them)."),
     upstream_proxy: str | None = upstream_proxy_option(),
 ) -> None:
     """Pin a server's tools (fingerprints over RFC 8785 JSON), instructions, prompts and resources, or --check a
