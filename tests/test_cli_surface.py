@@ -217,7 +217,7 @@ def test_lock_check_writes_its_changes_to_stdout(tmp_path: Path, cli: Any) -> No
     code, out, err = cli("lock", "--check", "--from", tools, "--lock", tmp_path / "l.lock", "--json", "-")
     changes = json.loads(out)
     assert code == 0 and changes["failed"] is False and changes["lock"] == str(tmp_path / "l.lock")
-    assert "instructions_unchecked" in err  # the terminal view went to stderr
+    assert "not compared: the server's instructions" in err  # the terminal view went to stderr
 
 
 # --- GitHub annotations ----------------------------------------------------------------------------------------------

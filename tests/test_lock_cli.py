@@ -52,8 +52,11 @@ def test_check_exit_codes_follow_fail_on(tmp_path: Path, cli: Any) -> None:
     changed = write_tools(tmp_path / "t2.json", lambda d: d["tools"][0].update(description="Read any file at all."))
     code, out = cli("lock", "--check", "--from", changed, "--lock", lock)
     assert code == 1 and "description_changed" in out and "Read any file at all." in out
-    assert cli("lock", "--check", "--from", changed, "--lock", lock, "--fail-on", "error")[0] == 0
+    assert cli("lock", "--check", "--from", changed, "--lock", lock, "--fail-on", "error")[0] == 1  # an error kind
     assert cli("lock", "--check", "--from", changed, "--lock", lock, "--fail-on", "never")[0] == 0
+    riskier = write_tools(tmp_path / "t4.json", lambda d: d["tools"][0].update(annotations={"readOnlyHint": False}))
+    assert cli("lock", "--check", "--from", riskier, "--lock", lock)[0] == 1
+    assert cli("lock", "--check", "--from", riskier, "--lock", lock, "--fail-on", "error")[0] == 0
     info_only = write_tools(tmp_path / "t3.json", lambda d: d["tools"][0].update(_meta={"x": 1}))
     assert cli("lock", "--check", "--from", info_only, "--lock", lock)[0] == 0
     assert cli("lock", "--check", "--from", info_only, "--lock", lock, "--fail-on", "info")[0] == 1
@@ -65,8 +68,10 @@ def test_check_writes_changes_as_json(tmp_path: Path, cli: Any) -> None:
     renamed = write_tools(tmp_path / "t2.json", lambda d: d["tools"][0].update(name="read_any", description="\u202e"))
     code, _ = cli("lock", "--check", "--from", renamed, "--lock", lock, "--json", report)
     document = json.loads(report.read_text())
-    assert code == 1 and document["failed"] is True and document["counts"]["warning"] == 1
+    assert code == 1 and document["failed"] is True and document["counts"] == {"error": 1, "warning": 0, "info": 1}
     assert sorted(c["kind"] for c in document["changes"]) == ["tool_added", "tool_removed"]
+    assert any(f["rule_id"] == "S8" and f["tool"] == "read_any" for f in document["findings"])
+    assert document["finding_counts"]["error"] >= 1
     report.read_bytes().decode("ascii")  # hidden characters are escaped in the JSON too
 
 
@@ -93,9 +98,9 @@ def test_refreshing_a_lock_with_error_changes_needs_accept(tmp_path: Path, cli: 
 def test_refreshing_with_only_warnings_shows_them_and_writes(tmp_path: Path, cli: Any) -> None:
     lock = tmp_path / "l.lock"
     cli("lock", "--from", write_tools(tmp_path / "t.json"), "--lock", lock)
-    code, out = cli("lock", "--from", write_tools(tmp_path / "t2.json", lambda d: d.update(instructions="x")),
-                    "--lock", lock)
-    assert code == 0 and "instructions_changed" in out and "wrote" in out
+    riskier = write_tools(tmp_path / "t2.json", lambda d: d["tools"][0].update(annotations={"readOnlyHint": False}))
+    code, out = cli("lock", "--from", riskier, "--lock", lock)
+    assert code == 0 and "annotations_changed" in out and "WARNING" in out and "wrote" in out
 
 
 def test_sign_then_check_with_key(tmp_path: Path, cli: Any, monkeypatch: pytest.MonkeyPatch) -> None:
@@ -131,7 +136,7 @@ def test_refresh_without_sign_warns_that_the_old_envelope_is_stale(tmp_path: Pat
     lock = tmp_path / "l.lock"
     cli("lock", "--from", write_tools(tmp_path / "t.json"), "--lock", lock, "--sign", private)
     code, out = cli("lock", "--from", write_tools(tmp_path / "t2.json", lambda d: d.update(instructions="y")),
-                    "--lock", lock)
+                    "--lock", lock, "--accept")
     assert code == 0 and "no longer matches" in out
 
 

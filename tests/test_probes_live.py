@@ -169,6 +169,8 @@ def test_a_description_that_changes_after_a_call_is_a_rug_pull(no_leftovers, mon
     changed = findings(report, "P8", "get_forecast")
     assert changed and changed[0].severity == "error" and changed[0].category == "security"
     assert "id_rsa" in changed[0].evidence
+    # the poisoned definition gets its own static findings, not only the diff
+    assert any("re-listed after" in f.message for f in findings(report, "S8", "get_forecast"))
     assert report.verdict == "block"
     # the server's notifications/tools/list_changed reached the runner through the SDK's public message_handler
     assert outcomes and outcomes[0].list_changed_notifications >= 1

@@ -36,7 +36,8 @@ def test_findings_and_changes_serialise_as_plain_strings() -> None:
     assert finding.severity is Severity.WARNING and f"{finding.severity:<8}|" == "warning |"
     assert json.loads(finding.model_dump_json())["severity"] == "warning"
     assert json.dumps(finding.model_dump()) == json.dumps(json.loads(finding.model_dump_json()))
-    changes = [change("tool_removed", "gone"), change("duplicate_tool", "twice"), change("tool_added", "new")]
+    changes = [change("tool_removed", "gone"), change("duplicate_tool", "twice"),
+               change("output_schema_changed", "new")]
     assert [c.severity for c in at_or_above(changes, "warning")] == ["error", "warning"]
     assert at_or_above(changes, "never") == [] and change_counts(changes) == {"error": 1, "warning": 1, "info": 1}
 

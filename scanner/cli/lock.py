@@ -14,13 +14,16 @@ from scanner.cli.signing import print_verification
 from scanner.cli.options import fail_on_option, json_option, upstream_from_cli, upstream_proxy_option
 from scanner.cli.output import STDOUT, check_writable
 from scanner.errors import UsageError
-from scanner.report.model import Report
+from scanner.report.model import Finding, Report
+from scanner.report.severity import meets_fail_on
 from scanner.lock.atomic import atomic_write_bytes
 from scanner.lock.build import build_lock
-from scanner.lock.changes import FAIL_ON_LEVELS, Change, at_or_above, counts
+from scanner.lock.changes import FAIL_ON_LEVELS, Change, at_or_above, counts, severity_counts
 from scanner.lock.diff import diff
 from scanner.lock.io import load_lock, write_lock
+from scanner.lock.lint import changed_text_findings
 from scanner.lock.model import DEFAULT_LOCK_NAME, LockFile
+from scanner.lock.server_diff import duplicate_changes, not_compared
 from scanner.lock.source import load_source
 from scanner.signing.attest import attestation_path, write_attestation
 from scanner.signing.keys import Signer, load_public_key, load_signer
@@ -34,7 +37,9 @@ def _console(stderr: bool = False) -> Console:
     return Console(stderr=stderr, highlight=False, soft_wrap=True)
 
 
-def render_changes(console: Console, changes: list[Change], lock_path: Path) -> None:
+def render_changes(console: Console, changes: list[Change], lock_path: Path, unchecked: list[str]) -> None:
+    for what in unchecked:
+        console.print(f"not compared: {what} (neither the lock nor the input carries them)", markup=False)
     if not changes:
         console.print(f"no changes: the input matches {lock_path}", markup=False)
         return
@@ -43,14 +48,35 @@ def render_changes(console: Console, changes: list[Change], lock_path: Path) -> 
         console.print(f"{SEVERITY_LABEL[item.severity]}  {item.kind:<22} {where}{escape_for_terminal(item.message)}",
                       markup=False)
     tally = counts(changes)
-    console.print(f"{len(changes)} changes: {tally['error']} errors, {tally['warning']} warnings, "
-                  f"{tally['info']} info", markup=False)
+    console.print(f"{_plural(len(changes), 'change')}: {_plural(tally['error'], 'error')}, "
+                  f"{_plural(tally['warning'], 'warning')}, {tally['info']} info", markup=False)
 
 
-def write_changes_json(target: str, changes: list[Change], lock_path: Path, fail_on: str, failed: bool) -> None:
-    """The changes as JSON (ASCII: hidden characters are escaped) to a file, or to stdout for `-`."""
+def render_findings(console: Console, findings: list[Finding]) -> None:
+    """The static rules' findings on the changed text, after the changes (nothing when there are none)."""
+    if not findings:
+        return
+    console.print(f"static rules on the changed definitions: {_plural(len(findings), 'finding')}", markup=False)
+    for item in findings:
+        where = f"{escape_for_terminal(item.tool, 200)}: " if item.tool is not None else ""
+        console.print(f"{SEVERITY_LABEL[item.severity]}  {item.rule_id:<4} {item.rule_name:<22} {where}"
+                      f"{escape_for_terminal(item.message)}", markup=False)
+        if item.evidence:
+            console.print(f"           evidence: {escape_for_terminal(item.evidence, 300)}", markup=False)
+
+
+def _plural(count: int, noun: str) -> str:
+    return f"{count} {noun}" + ("" if count == 1 else "s")
+
+
+def write_changes_json(target: str, changes: list[Change], findings: list[Finding], unchecked: list[str],
+                       lock_path: Path, fail_on: str, failed: bool) -> None:
+    """The changes, what could not be compared, and the findings on the changed text as JSON (ASCII: hidden
+    characters are escaped) to a file, or to stdout for `-`."""
     document = {"lock": str(lock_path), "fail_on": fail_on, "failed": failed, "counts": counts(changes),
-                "changes": [c.model_dump(mode="json") for c in changes]}
+                "changes": [c.model_dump(mode="json") for c in changes], "not_compared": unchecked,
+                "finding_counts": severity_counts(f.severity for f in findings),
+                "findings": [f.model_dump(mode="json") for f in findings]}
     text = json.dumps(document, indent=2, ensure_ascii=True) + "\n"
     if target == STDOUT:
         sys.stdout.write(text)
@@ -106,31 +132,45 @@ def check_against_lock(console: Console, new: LockFile, lock_path: Path, key: Pa
                        fail_on: str) -> None:
     if key is not None:
         _verify_lock_signature(console, lock_path, key)
-    changes = diff(load_lock(lock_path), new)
+    old = load_lock(lock_path)
+    changes, findings, unchecked = diff(old, new), changed_text_findings(old, new), not_compared(old, new)
     failing = at_or_above(changes, fail_on)
-    render_changes(console, changes, lock_path)
+    failing_findings = [f for f in findings if meets_fail_on(f.severity, fail_on)]
+    render_changes(console, changes, lock_path, unchecked)
+    render_findings(console, findings)
     if json_path is not None:
-        write_changes_json(json_path, changes, lock_path, fail_on, bool(failing))
-    if failing:
-        console.print(f"{len(failing)} changes at or above --fail-on {fail_on}", markup=False)
+        write_changes_json(json_path, changes, findings, unchecked, lock_path, fail_on,
+                           bool(failing or failing_findings))
+    if failing or failing_findings:
+        console.print(f"exit 1: {_plural(len(failing), 'change')} and {_plural(len(failing_findings), 'finding')} "
+                      f"at or above --fail-on {fail_on}", markup=False)
         raise typer.Exit(1)
 
 
 def write_with_changes(console: Console, new: LockFile, lock_path: Path, signer: Signer | None, accept: bool,
                        json_path: str | None) -> None:
     changes: list[Change] = []
+    findings: list[Finding] = []
+    unchecked: list[str] = []
     if lock_path.exists():
-        changes = diff(load_lock(lock_path), new)
-        render_changes(console, changes, lock_path)
+        old = load_lock(lock_path)
+        changes, findings, unchecked = diff(old, new), changed_text_findings(old, new), not_compared(old, new)
+        render_changes(console, changes, lock_path, unchecked)
+        render_findings(console, findings)
+    elif changes := duplicate_changes(new):  # a first lock: nothing to compare, but twins need a reviewer's --accept
+        render_changes(console, changes, lock_path, [])
     errors = at_or_above(changes, "error")
+    error_findings = [f for f in findings if meets_fail_on(f.severity, "error")]
+    blocked = bool(errors or error_findings) and not accept
     if json_path is not None:
-        write_changes_json(json_path, changes, lock_path, "error", bool(errors) and not accept)
-    if errors and not accept:
-        console.print(f"lock not updated: {len(errors)} changes are errors; review them above and re-run with "
-                      "--accept to pin the new definitions", markup=False)
+        write_changes_json(json_path, changes, findings, unchecked, lock_path, "error", blocked)
+    if blocked:
+        console.print(f"lock not updated: {_plural(len(errors), 'change')} and {_plural(len(error_findings), 'finding')}"
+                      " at error level; review them above and re-run with --accept to pin the new definitions",
+                      markup=False)
         raise typer.Exit(1)
     write_lock(new, lock_path)
-    console.print(f"wrote {lock_path} ({len(new.tools)} tools)", markup=False)
+    console.print(f"wrote {lock_path} ({_plural(len(new.tools), 'tool')})", markup=False)
     envelope = attestation_path(lock_path)
     if signer is not None:
         write_attestation(signer, envelope, lock_path=lock_path, lock=new)
@@ -152,12 +192,13 @@ def lock(
     check: bool = typer.Option(False, "--check", help="Compare the input with the lock instead of writing it."),
     json_path: str | None = json_option("Write the changes as JSON to PATH (- for stdout; the terminal view then "
                                         "goes to stderr)."),
-    fail_on: str = fail_on_option("warning", "With --check: exit 1 on a change at or above: "
-                                             "info|warning|error|never."),
+    fail_on: str = fail_on_option("warning", "With --check: exit 1 on a change, or a finding on the changed "
+                                             "text, at or above: info|warning|error|never."),
     key: Path | None = typer.Option(None, "--key", help="With --check: verify the lock's envelope with this key."),
     sign: Path | None = typer.Option(None, "--sign", help="Sign the lock with this private key file."),
     sign_env: str | None = typer.Option(None, "--sign-env", help="Sign with the PEM key in this environment variable."),
-    accept: bool = typer.Option(False, "--accept", help="Refresh the lock even when its changes include errors."),
+    accept: bool = typer.Option(False, "--accept", help="Refresh the lock even when its changes, or the static "
+                                "findings on the changed text, include errors (after reviewing them)."),
     upstream_proxy: str | None = upstream_proxy_option(),
 ) -> None:
     """Pin a server's tools (fingerprints over RFC 8785 JSON), instructions, prompts and resources, or --check a

@@ -32,22 +32,25 @@ ChangeKind = Literal[
     "provenance_unchecked",
 ]
 
-# The usual severity of each kind. A few kinds are raised or lowered per change (annotations that claim more safety
-# are errors; a lost signature is an error); those decisions live next to the check that makes them.
+# The usual severity of each kind, as strong as mcp-linter's lock: anything that changes or adds text the model reads,
+# widens what a tool accepts, or adds a tool is an error, so refreshing a lock over it needs `--accept`. A few kinds
+# are raised or lowered per change (annotations that claim more safety are errors, more declared risk a warning;
+# instructions that were cleared are a warning; a lost signature is an error); those decisions live next to the
+# check that makes them.
 DEFAULT_SEVERITY: dict[str, Severity] = {
-    "tool_added": "warning",
+    "tool_added": "error",
     "tool_removed": "info",
     "duplicate_tool": "error",
-    "description_changed": "warning",
-    "title_changed": "info",
-    "schema_text_changed": "warning",
-    "schema_widened": "warning",
+    "description_changed": "error",
+    "title_changed": "error",
+    "schema_text_changed": "error",
+    "schema_widened": "error",
     "schema_changed": "info",
     "output_schema_changed": "warning",
     "annotations_changed": "warning",
     "meta_changed": "info",
     "definition_changed": "info",
-    "instructions_changed": "warning",
+    "instructions_changed": "error",
     "instructions_unchecked": "warning",
     "server_changed": "warning",
     "provenance_changed": "error",

@@ -13,7 +13,7 @@ from scanner.report.severity import most_severe_first
 
 def diff(old: LockFile, new: LockFile) -> list[Change]:
     changes = [
-        *duplicate_changes(new),
+        *duplicate_changes(new, old),
         *tool_set_changes(old, new),
         *instructions_changes(old.server, new.server),
         *server_changes(old.server, new.server),
@@ -25,7 +25,8 @@ def diff(old: LockFile, new: LockFile) -> list[Change]:
     return sorted(changes, key=lambda c: most_severe_first(c.severity))
 
 
-def _first_by_name(tools: list[LockedTool]) -> dict[str, LockedTool]:
+def first_by_name(tools: list[LockedTool]) -> dict[str, LockedTool]:
+    """Each name's first tool: the one a lock compares when a server lists a name twice."""
     first: dict[str, LockedTool] = {}
     for tool in tools:
         first.setdefault(tool.name, tool)
@@ -33,7 +34,7 @@ def _first_by_name(tools: list[LockedTool]) -> dict[str, LockedTool]:
 
 
 def tool_set_changes(old: LockFile, new: LockFile) -> list[Change]:
-    before, after = _first_by_name(old.tools), _first_by_name(new.tools)
+    before, after = first_by_name(old.tools), first_by_name(new.tools)
     added = sorted(set(after) - set(before))
     removed = sorted(set(before) - set(after))
     out = [_added(after[name], removed) for name in added]

@@ -16,6 +16,9 @@ def instructions_changes(old: LockedServer, new: LockedServer) -> list[Change]:
     if old.instructions_known and new.instructions_known:
         if old.instructions == new.instructions:
             return []
+        if not (new.instructions or "").strip():  # cleared: nothing new reaches the model
+            return [change("instructions_changed", "the server's instructions were removed", severity="warning",
+                           old=stored(old.instructions), new=stored(new.instructions))]
         return [change("instructions_changed", f"the server's instructions changed; they now read "
                        f"{quoted(new.instructions)}", old=stored(old.instructions), new=stored(new.instructions))]
     if old.instructions_known:
@@ -26,8 +29,12 @@ def instructions_changes(old: LockedServer, new: LockedServer) -> list[Change]:
         return [change("instructions_unchecked", "the lock does not record the server's instructions, so they "
                        "were not compared; refresh the lock to pin them", severity="info",
                        new=stored(new.instructions))]
-    return [change("instructions_unchecked", "neither the lock nor the input carries the server's instructions; "
-                   "they were not compared", severity="info")]
+    return []  # neither side has them: nothing changed (not_compared says so)
+
+
+def not_compared(old: LockFile, new: LockFile) -> list[str]:
+    """What neither the lock nor the input carries, so it could not be compared (said beside "no changes")."""
+    return [] if old.server.instructions_known or new.server.instructions_known else ["the server's instructions"]
 
 
 def server_changes(old: LockedServer, new: LockedServer) -> list[Change]:
@@ -82,10 +89,17 @@ def _moved_fields(old: LockedEntry, new: LockedEntry) -> str:
     return ", ".join(moved) if moved else "definition"
 
 
-def duplicate_changes(lock: LockFile) -> list[Change]:
-    seen: dict[str, int] = {}
-    for tool in lock.tools:
-        seen[tool.name] = seen.get(tool.name, 0) + 1
-    return [change("duplicate_tool", f"{count} tools share the name {quoted(name)}: a client may call any of "
+def duplicate_changes(new: LockFile, pinned: LockFile | None = None) -> list[Change]:
+    """Names that several tools of `new` share, unless the lock pinned exactly those tools (accepted before)."""
+    twins, locked = _by_name(new), _by_name(pinned) if pinned is not None else {}
+    return [change("duplicate_tool", f"{len(prints)} tools share the name {quoted(name)}: a client may call any of "
                    "them; only the first is compared", tool=name)
-            for name, count in sorted(seen.items()) if count > 1]
+            for name, prints in sorted(twins.items()) if len(prints) > 1 and locked.get(name) != prints]
+
+
+def _by_name(lock: LockFile) -> dict[str, list[str]]:
+    """Each tool name's fingerprints, in the lock's (sorted) order."""
+    found: dict[str, list[str]] = {}
+    for tool in lock.tools:
+        found.setdefault(tool.name, []).append(tool.fingerprint)
+    return {name: sorted(prints) for name, prints in found.items()}

@@ -18,6 +18,7 @@ from scanner.probes.model import ProbeResult
 from scanner.probes.opaque_ids import unlabelled_id_chars
 from scanner.probes.tooldef import input_schema, tool_name
 from scanner.rules.registry import rule
+from scanner.rules.static.changed import tool_findings
 from scanner.report.model import Category, Finding, Severity
 from scanner.tokens import tokens_for_chars
 from sandbox.core.untrusted import TRUNCATION_MARK, cap_json, cap_text
@@ -312,7 +313,8 @@ def definition_diff(before: dict[str, Any], after: dict[str, Any]) -> str:
 
 def definition_change_findings(before: list[dict[str, Any]], after: list[dict[str, Any]], *,
                                after_call: str | None = None) -> list[Finding]:
-    """P8: tools whose definition changed (error), or that appeared or vanished (warning), during the session."""
+    """P8: tools whose definition changed (error), or that appeared or vanished (warning), during the session; then
+    the static rules' findings that the changed or new definitions brought (see changed_definition_findings)."""
     old = {tool_name(tool): cap_json(tool) for tool in before}  # capped: depth-bounded and size-bounded
     new = {tool_name(tool): cap_json(tool) for tool in after}
     when = f" after {after_call}" if after_call else " during the session"
@@ -326,6 +328,17 @@ def definition_change_findings(before: list[dict[str, Any]], after: list[dict[st
                                  evidence=definition_diff({}, new[name])))
     for name in sorted(old.keys() - new.keys()):
         findings.append(_finding("P8", tool=name, severity="warning", message=f"Tool '{name}' disappeared{when}."))
+    return findings + changed_definition_findings(old, new, when)
+
+
+def changed_definition_findings(old: dict[str, Any], new: dict[str, Any], when: str) -> list[Finding]:
+    """S1-S14 on each definition that changed or appeared, minus what the earlier definition already had: a
+    description that turned poisonous after the first call gets its own S8, not only a P8 diff."""
+    findings = []
+    for name in sorted(new):
+        if name not in old or old[name] != new[name]:
+            findings += [f.model_copy(update={"message": f"{f.message} (in the definition re-listed{when})"})
+                         for f in tool_findings(old.get(name), new[name])]
     return findings
 
 
