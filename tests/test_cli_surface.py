@@ -268,7 +268,7 @@ def test_check_sarif_points_at_the_tools_file_and_each_tools_line(tmp_path: Path
     for result in results:
         uri, line = physical(result)
         logical = result["locations"][0]["logicalLocations"][0]
-        assert uri == str(tools)
+        assert uri == tools.as_uri()  # outside the working directory: an absolute file: URI
         if logical["kind"] == "function":
             assert f'"name": "{logical["name"]}"' in text[line - 1], (logical, line)
         else:
@@ -305,4 +305,18 @@ def test_scan_sarif_with_a_lock_points_at_each_tools_line_in_the_lock(tmp_path: 
         for result in sarif["runs"][0]["results"]:
             uri, line = physical(result)
             tool = result["locations"][0]["logicalLocations"][0]
-            assert uri == str(lock) and (tool["kind"] != "function" or f'"name": "{tool["name"]}"' in text[line - 1])
+            assert uri == lock.as_uri() and (tool["kind"] != "function" or f'"name": "{tool["name"]}"' in text[line - 1])
+
+
+def test_sarif_names_a_file_in_the_working_directory_relative_to_it(tmp_path: Path, cli: Any,
+                                                                     monkeypatch: pytest.MonkeyPatch) -> None:
+    """Code scanning resolves a result's URI against the repository root, where CI runs: a file inside the working
+    directory is named relative to it, however the path was given."""
+    (tmp_path / "servers").mkdir()
+    tools = tmp_path / "servers" / "tools.json"
+    tools.write_text(json.dumps(BAD_TOOLS, indent=2))
+    monkeypatch.chdir(tmp_path)
+    for given in (tools, Path("servers/tools.json"), Path("./servers/tools.json")):
+        code, out, _ = cli("check", given, "--sarif", "-", "--fail-on", "never")
+        results = json.loads(out)["runs"][0]["results"]
+        assert code == 0 and results and {physical(r)[0] for r in results} == {"servers/tools.json"}

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import base64
 import json
+import re
 import threading
 from collections.abc import Iterator
 from dataclasses import dataclass, field
@@ -19,7 +20,7 @@ import httpx
 import pytest
 
 from sandbox.core.errors import UserInputError
-from sandbox.install.container import _install_environment
+from sandbox.install.container import _install_environment, installed_tag
 from sandbox.install.installers import install_allowlist
 from sandbox.install.proxy.allowlist import registry_hosts
 from sandbox.install.proxy.upstream import Credentials, UpstreamProxy
@@ -202,16 +203,16 @@ def test_the_upstream_proxy_carries_the_lookups_with_its_login(stub: Stub) -> No
 # ------------------------------------------------------------------------------------------- the install and a mirror
 
 def test_the_install_is_pointed_at_the_mirror_and_its_proxy_allows_the_mirror() -> None:
-    mirror = RegistryEndpoints.from_environment({"MCP_SANDBOX_NPM_REGISTRY": "https://npm.mirror.example:8443",
+    mirror = RegistryEndpoints.from_environment({"MCP_SANDBOX_NPM_REGISTRY": "https://npm.mirror.example/npm",
                                                  "MCP_SANDBOX_PYPI_JSON": "https://pypi.mirror.example/pypi"})
     npm, pypi = ecosystem("npm"), ecosystem("pypi")
-    assert npm.install_index(mirror) == "https://npm.mirror.example:8443"
+    assert npm.install_index(mirror) == "https://npm.mirror.example/npm"
     assert pypi.install_index(mirror) == "https://pypi.mirror.example/simple"
     request = InstallRequest("npm", "left-pad@1.3.0", "left-pad", "npm:left-pad@1.3.0",
                              index_url=npm.install_index(mirror))
     allow = install_allowlist(request)
-    assert allow.hosts == (*registry_hosts("npm").hosts, "npm.mirror.example") and allow.ports == (443, 8443)
-    assert _install_environment(request, {})["NPM_CONFIG_REGISTRY"] == "https://npm.mirror.example:8443"
+    assert allow.hosts == (*registry_hosts("npm").hosts, "npm.mirror.example") and allow.ports == (443,)
+    assert _install_environment(request, {})["NPM_CONFIG_REGISTRY"] == "https://npm.mirror.example/npm"
     python = InstallRequest("pypi", "x==1", "x", "pypi:x@1", index_url=pypi.install_index(mirror))
     assert _install_environment(python, {})["UV_DEFAULT_INDEX"] == "https://pypi.mirror.example/simple"
     assert "pypi.mirror.example" in install_allowlist(python).hosts
@@ -231,6 +232,27 @@ def test_without_a_mirror_the_install_is_as_before() -> None:
 def test_a_mirror_the_install_cannot_reach_by_name_is_refused_with_what_to_do(url: str) -> None:
     with pytest.raises(UserInputError, match="registry mirror .*(host name|loopback)"):
         install_allowlist(InstallRequest("npm", "x", "x", "x", index_url=url))
+
+
+@pytest.mark.parametrize(("url", "says"), [
+    ("https://ci:s3cret@npm.mirror.example/", "carries a user name or password"),
+    ("https://.mirror.example/", "cannot start with a dot"),
+    ("https://npm.mirror.example:8443/", "port 443 (https) or 80 (http), not 8443"),
+])
+def test_a_mirror_that_would_leak_or_widen_the_install_proxy_is_refused(url: str, says: str) -> None:
+    """Credentials would sit in the install container's environment for every install script; another port would
+    be opened on every allowlisted registry host too."""
+    with pytest.raises(UserInputError, match=re.escape(says)) as refused:
+        install_allowlist(InstallRequest("npm", "x", "x", "x", index_url=url))
+    assert "s3cret" not in str(refused.value)
+
+
+def test_an_install_from_a_mirror_is_cached_apart_from_one_from_the_registry() -> None:
+    plain = InstallRequest("npm", "x@1", "x", "npm:x@1")
+    mirrored = InstallRequest("npm", "x@1", "x", "npm:x@1", index_url="https://npm.mirror.example/")
+    assert installed_tag("sha256:runtime", plain) != installed_tag("sha256:runtime", mirrored)
+    assert installed_tag("sha256:runtime", plain) == installed_tag("sha256:runtime", InstallRequest(
+        "npm", "x@1", "x", "npm:x@1"))
 
 
 def test_packages_the_install_took_from_the_mirror_are_registry_packages_not_urls() -> None:

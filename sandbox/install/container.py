@@ -50,8 +50,10 @@ STOP_WAIT_SECONDS = 30
 
 
 def installed_tag(runtime_image_id: str, request: InstallRequest) -> str:
+    # An install from a mirror is another install (the bytes came from elsewhere); without one the tag is as before.
+    mirror = [request.index_url] if request.index_url else []
     material = json.dumps([runtime_image_id, request.ecosystem, request.identity, request.ignore_scripts,
-                           INSTALL_FORMAT])
+                           INSTALL_FORMAT, *mirror])
     return f"{INSTALLED_REPO}:{hashlib.sha256(material.encode()).hexdigest()[:20]}"
 
 

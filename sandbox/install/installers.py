@@ -53,6 +53,8 @@ class Installer:
     index_variable: str  # the installer's setting for the registry it installs from (a mirror)
 
 
+DEFAULT_MIRROR_PORTS = {"https": 443, "http": 80}
+
 INSTALLERS: dict[str, Installer] = {
     "npm": Installer(install_npm, f"{NPM_PREFIX}/package-lock.json", None, (f"{NPM_PREFIX}/.npmrc",), describe_npm,
                      "NPM_CONFIG_REGISTRY"),
@@ -74,6 +76,13 @@ def install_allowlist(request: InstallRequest) -> RegistryAllowlist:
     if request.index_url is None:
         return registry_hosts(request.ecosystem, config=request.registries)
     parts = urlsplit(request.index_url)
+    where = f"registry mirror {parts.scheme}://{parts.netloc.rpartition('@')[2]}"
+    if parts.username or parts.password:
+        raise UserInputError(f"{where}: its URL carries a user name or password, which the install would hand to "
+                             "every install script (they would be in the install container's environment); give a "
+                             "mirror the install can reach without credentials")
+    if (parts.hostname or "").startswith("."):
+        raise UserInputError(f"{where}: a host name cannot start with a dot")
     try:
         port = parts.port or (443 if parts.scheme == "https" else 80)
         base = registry_hosts(request.ecosystem, config=request.registries,
@@ -85,4 +94,8 @@ def install_allowlist(request: InstallRequest) -> RegistryAllowlist:
     if parts.hostname in ("localhost",) or (parts.hostname or "").endswith(".localhost"):
         raise UserInputError(f"registry mirror {parts.hostname}: a container's loopback is its own, so the install "
                              "cannot reach a mirror on this machine's loopback; give a name the containers reach")
+    if port not in base.ports and port != DEFAULT_MIRROR_PORTS.get(parts.scheme):
+        # The proxy's ports apply to every allowlisted host: another port would open it on the registries too.
+        raise UserInputError(f"{where}: the install proxy reaches a mirror on port 443 (https) or 80 (http), not "
+                             f"{port}; serve the mirror on one of those")
     return RegistryAllowlist(base.hosts, validate_ports([*base.ports, port]))

@@ -18,7 +18,8 @@ from scanner.report.model import Finding, Report
 from scanner.report.severity import meets_fail_on
 from scanner.lock.atomic import atomic_write_bytes
 from scanner.lock.build import build_lock
-from scanner.lock.changes import FAIL_ON_LEVELS, Change, at_or_above, counts, severity_counts
+from scanner.lock.changes import Change, at_or_above, counts, severity_counts
+from scanner.report.severity import FAIL_ON_LEVELS
 from scanner.lock.diff import diff
 from scanner.lock.io import load_lock, write_lock
 from scanner.lock.lint import changed_text_findings

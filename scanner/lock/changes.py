@@ -6,11 +6,8 @@ from typing import Literal
 
 from pydantic import BaseModel, ConfigDict
 
-# FAIL_ON_LEVELS and worst are the severity vocabulary's, re-exported for the lock commands.
-from scanner.report.severity import FAIL_ON_LEVELS as FAIL_ON_LEVELS
 from scanner.report.severity import Severity, meets_fail_on
 from scanner.report.severity import counts as severity_counts
-from scanner.report.severity import worst as worst
 
 ChangeKind = Literal[
     "tool_added",

@@ -6,7 +6,8 @@ from typing import Any, Callable
 
 from scanner.lock.annotations import TITLE_KEY, as_annotations, compare_annotations
 from scanner.lock.canonical import same_json
-from scanner.lock.changes import Change, change, worst
+from scanner.lock.changes import Change, change
+from scanner.report.severity import worst
 from scanner.lock.schema_diff import SchemaDelta, compare_schemas, display_path
 from scanner.lock.text import quoted, stored
 

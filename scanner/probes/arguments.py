@@ -5,7 +5,8 @@ from __future__ import annotations
 
 from typing import Any
 
-from scanner.probes.tooldef import annotation, name_words, tool_name
+from scanner.probes.tooldef import annotation, tool_name
+from scanner.vocabulary import name_words
 from scanner.vocabulary import READ_VERBS, WRITE_VERBS
 
 DIR_WORDS = frozenset({"dir", "dirs", "directory", "directories", "folder", "folders", "cwd", "workdir", "root"})

@@ -10,7 +10,8 @@ from scanner.probes.arguments import DEST_WORDS, ID_WORDS
 from scanner.probes.model import ProbeCall
 from scanner.probes.path_arguments import is_path_like, tool_creates
 from scanner.probes.schema_reading import json_type_name, resolve_ref, schema_type
-from scanner.probes.tooldef import input_schema, name_words, tool_name
+from scanner.probes.tooldef import input_schema, tool_name
+from scanner.vocabulary import name_words
 from scanner.probes.value_generation import generate_arguments
 
 MISSING_UUID = "00000000-0000-4000-8000-000000000000"

@@ -22,7 +22,8 @@ from scanner.probes.arguments import (
     URL_WORDS,
 )
 from scanner.probes.schema_reading import schema_type
-from scanner.probes.tooldef import name_words, tool_name
+from scanner.probes.tooldef import tool_name
+from scanner.vocabulary import name_words
 
 _PATH_DESCRIPTION = re.compile(r"\b(path|file|files|directory|folder|dir)\b", re.IGNORECASE)
 _FILE_WORDS = frozenset({"file", "files", "filename", "filepath", "filenames"})

@@ -15,7 +15,6 @@ from dataclasses import dataclass, field
 from typing import Any, Literal
 
 import anyio
-import docker
 import mcp_types
 from mcp import Client
 from mcp.client import IncomingMessage

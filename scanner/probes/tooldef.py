@@ -5,8 +5,6 @@ from __future__ import annotations
 import re
 from typing import Any
 
-# The one tool-name tokenizer, re-exported here for the probes that read it with the other tool fields.
-from scanner.vocabulary import name_words as name_words
 
 
 def tool_name(tool: dict[str, Any]) -> str:

@@ -13,7 +13,8 @@ from scanner.probes.model import ProbeCall
 from scanner.probes.path_arguments import PathPicker, is_path_like
 from scanner.probes.patterns import string_for_pattern
 from scanner.probes.schema_reading import first_viable, merge_all_of, minimal_value, resolve_ref, schema_type
-from scanner.probes.tooldef import input_schema, name_words, tool_name
+from scanner.probes.tooldef import input_schema, tool_name
+from scanner.vocabulary import name_words
 
 MAX_DEPTH = 8  # nesting bound for generated values ($ref cycles stop here too)
 MAX_ITEMS = 3  # array length bound (minItems above it is honoured up to this many extra)

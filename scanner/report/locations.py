@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import json
 import re
+from pathlib import Path
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from urllib.parse import quote
@@ -31,8 +32,15 @@ class Artifact:
 
 
 def artifact_uri_for(path: str) -> str:
-    """A relative URI reference for a local file path."""
-    return quote(path.replace("\\", "/"), safe="/._-~")
+    """The URI a SARIF result names a local file by: relative to the working directory (in CI, the repository root,
+    which is what code scanning resolves against) when the file is inside it, else an absolute `file:` URI."""
+    local = Path(path.replace("\\", "/"))
+    if local.is_absolute():
+        try:
+            local = local.resolve().relative_to(Path.cwd().resolve())
+        except (OSError, ValueError):
+            return local.as_uri()
+    return quote(local.as_posix(), safe="/._-~")
 
 
 def first_lines(text: str, pattern: re.Pattern[str], start: int = 0) -> dict[str, int]:
