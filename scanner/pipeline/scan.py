@@ -111,7 +111,7 @@ def _scan(target: Target, options: ScanOptions, endpoints: RegistryEndpoints, ht
         report.sandbox.teardown = TeardownInfo(complete=result.complete, seconds=result.seconds,
                                                removed=result.removed, leftovers=result.leftovers)
         report.timings.total = round(time.monotonic() - began, 3)
-    report.findings = options.config.apply(report.findings)  # config disable/ignore, for every family, in one place
+    options.config.apply_to(report)  # config disable/ignore, for every family, in one place (kept, marked suppressed)
     if report.findings or report.server.protocol_version:  # once, over every finding: provenance, static, probes
         report.score, report.verdict = compute(report.findings, report.as_served().tools, measured_waste)
     return report
@@ -271,7 +271,7 @@ def _lint(report: Report, inventory: Inventory, config: Config) -> None:
     payload = len(json.dumps({"tools": inventory.tools}, ensure_ascii=False).encode())
     server_info = {"name": inventory.server.get("name"), "version": inventory.server.get("version")}
     report.findings.extend(run_rules(inventory.tools, inventory.prompts, inventory.server.get("instructions"),
-                                     server_info, config, payload_bytes=payload))
+                                     server_info, payload_bytes=payload))
 
 
 def _install_info(installed: InstalledServer, command: list[str]) -> InstallInfo:
