@@ -72,6 +72,8 @@ def test_a_discovered_config_cannot_suppress_hidden_instructions(
     assert sorted((r.rule_id, r.tool) for r in report.config.refused) == sorted(("S8", f.tool) for f in errors)
     assert all(REFUSED in r.reason and name in r.reason for r in report.config.refused)
     assert not any(f.rule_id == "S8" and f.severity == "error" for f in report.suppressed)
+    sarif_schema_validator().validate(sarif)
+    assert not any("suppressionRefused" in r["properties"] for r in sarif["runs"][0]["results"] if "suppressions" in r)
     assert f"NOT suppressed S8 hidden-instructions ×{len(errors)}" in out and REFUSED in out and "BLOCK" in out
     results = [r for r in sarif["runs"][0]["results"] if r["ruleId"] == "S8" and r["level"] == "error"]
     assert len(results) == len(errors)

@@ -141,10 +141,9 @@ def to_sarif(report: Report, artifact: Artifact | None = None) -> dict[str, Any]
     """The SARIF log of a report; results point at `artifact`, by default the report's own target."""
     where = artifact or report_artifact(report)
     server = report.server.name or report.target.name
-    refused = {(r.rule_id, r.tool): f"{r.entry}: {r.reason}" for r in (report.config.refused if report.config
-                                                                          else [])}
-    located = [Located(f, logical_location(f, server), where, where.line(f.tool), refused=refused.get((f.rule_id,
-                                                                                                       f.tool)))
+    refused = {(r.rule_id, r.tool): f"{r.entry}: {r.reason}" for r in report.config.refused} if report.config else {}
+    located = [Located(f, logical_location(f, server), where, where.line(f.tool),
+                       refused=None if isinstance(f, SuppressedFinding) else refused.get((f.rule_id, f.tool)))
                for f in [*report.findings, *report.suppressed]]
     properties: dict[str, Any] = {"verdict": report.verdict, "score": report.score.value if report.score else None,
                                   "target": report.target.requested}
