@@ -35,6 +35,7 @@ KNOWN_KEYS = frozenset({"disable", "ignore"})
 MAX_CONFIG_BYTES = 1_048_576
 MAX_ENTRIES = 10_000
 MAX_SHOWN = 80  # characters of an untrusted value quoted in an error line
+MAX_PATH_SHOWN = 1_000  # characters of the config's path in a report (escaped: the folder may be the repo's)
 REFUSED_REASON = ("not suppressed: {config} was discovered in the working directory; pass it with --config to "
                   "suppress error-level security findings")
 
@@ -89,18 +90,19 @@ class Config:
     def split(self, findings: Iterable[Finding]) -> Applied:
         """Each finding active, suppressed (with the entry that matched) or active with its suppression refused."""
         applied = Applied([], [], [])
+        shown = escape_for_terminal(self.source or "config", limit=MAX_PATH_SHOWN)  # a path of the repo under test
         for finding in findings:
             entry = self.entry_for(finding)
             if entry is None:
                 applied.active.append(finding)
             elif self.may_suppress(finding):
-                suppression = Suppression(config=self.source or "config", entry=entry)
+                suppression = Suppression(config=shown, entry=entry)
                 applied.suppressed.append(SuppressedFinding(**dict(finding), suppression=suppression))
             else:
                 applied.active.append(finding)
                 applied.refused.append(RefusedSuppression(
                     rule_id=finding.rule_id, tool=finding.tool, entry=entry,
-                    reason=REFUSED_REASON.format(config=self.source)))
+                    reason=REFUSED_REASON.format(config=shown)))
         return applied
 
     def apply(self, findings: Iterable[Finding]) -> list[Finding]:
@@ -117,7 +119,8 @@ class Config:
         report.findings = applied.active
         report.suppressed.extend(applied.suppressed)
         refused = [*(report.config.refused if report.config else []), *applied.refused]
-        report.config = ConfigInfo(path=self.path or self.source, table=self.table, sha256=self.sha256 or "",
+        path = escape_for_terminal(self.path or self.source, limit=MAX_PATH_SHOWN)
+        report.config = ConfigInfo(path=path, table=self.table, sha256=self.sha256 or "",
                                    explicit=self.explicit, refused=refused)
 
 

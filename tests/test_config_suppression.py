@@ -8,6 +8,7 @@ signed statement records them. Error-level security findings can be suppressed o
 from __future__ import annotations
 
 import hashlib
+import io
 import json
 import subprocess
 import sys
@@ -16,12 +17,14 @@ from typing import Any
 
 import jsonschema
 import pytest
+from rich.console import Console
 
 from scanner.config import Config, is_protected, load, parse
 from scanner.report.json_schema import report_schema
 from scanner.report.markdown import to_markdown
 from scanner.report.model import Report, TargetInfo
 from scanner.report.sarif import to_sarif
+from scanner.report.terminal import render
 from scanner.rules.behavior import egress_findings
 from scanner.rules.provenance import finding as provenance_finding
 from scanner.rules.registry import ALL_RULES, rule
@@ -200,3 +203,31 @@ def test_load_marks_only_the_explicit_file(tmp_path: Path) -> None:
     discovered, explicit = load(cwd=tmp_path), load(tmp_path / "mcp-sandbox.toml")
     assert not discovered.explicit and explicit.explicit
     assert discovered.sha256 == explicit.sha256 == hashlib.sha256(b'ignore = ["S8:*"]\n').hexdigest()
+
+
+def test_scan_of_a_known_bad_release_is_refused_whatever_a_discovered_config_says(
+        monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str], tmp_path: Path) -> None:
+    """`scan` end to end without an engine: the known-bad check comes before anything is resolved or installed, and
+    a discovered `disable = ["I8"]` does not get past it (a scan that went on would fail on the missing engine)."""
+    (tmp_path / "mcp-sandbox.toml").write_text('disable = ["I8"]\n')
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.setenv("DOCKER_HOST", f"unix://{tmp_path}/no-engine.sock")
+    code, _, err = run_main(monkeypatch, capsys, "scan", "npm:postmark-mcp@1.0.16", "-q", "--json", "r.json")
+    report = Report.model_validate_json((tmp_path / "r.json").read_text())
+    assert code == 1, err
+    assert report.verdict == "block" and [f.rule_id for f in report.findings] == ["I8"] and report.install is None
+
+
+def test_the_config_lines_are_escaped_in_every_view() -> None:
+    """The config's path (its folder may be the repo under test) is shown as escapes in every view, never raw."""
+    evil = "evil\x1b]0;owned\x07\u009b2J\u202e"
+    report = _scan_report()
+    report.findings.append(rule("S7").finding("list_rows", "no limit"))
+    parse({"ignore": ["S7:list_rows"], "disable": ["B2"]}, evil, path=evil, sha256="0" * 64).apply_to(report)
+    console = Console(file=io.StringIO(), width=200, force_terminal=False)
+    render(report, console)
+    text = console.file.getvalue()
+    assert "suppressed S7" in text and "NOT suppressed B2" in text
+    for output in (text, to_markdown(report), json.dumps(to_sarif(report), ensure_ascii=False),
+                   report.model_dump_json(), json.dumps(build_predicate(report, None), ensure_ascii=False)):
+        assert not any(ch in output for ch in ("\x1b", "\x07", "\u009b", "\u202e")), output[:500]
