@@ -231,3 +231,20 @@ def test_the_config_lines_are_escaped_in_every_view() -> None:
     for output in (text, to_markdown(report), json.dumps(to_sarif(report), ensure_ascii=False),
                    report.model_dump_json(), json.dumps(build_predicate(report, None), ensure_ascii=False)):
         assert not any(ch in output for ch in ("\x1b", "\x07", "\u009b", "\u202e")), output[:500]
+
+
+@pytest.mark.docker
+def test_scan_keeps_a_poisoned_zoo_server_blocked_under_a_discovered_config(tmp_path: Path, docker_client,
+                                                                             no_leftovers) -> None:
+    """A real scan: the hostile-text zoo server's S8 errors survive `ignore = ["S8:*"]` discovered in the working
+    directory; its S13 warning is suppressed, kept in the report."""
+    from scanner.pipeline.scan import ScanOptions, run_scan
+    from scanner.probes.runner import ProbeOptions
+    from tests.sandbox_helpers import ZOO
+
+    (tmp_path / "mcp-sandbox.toml").write_text('ignore = ["S8:*", "S13:*"]\n')
+    report = run_scan(ScanOptions(target=str(ZOO), command="zoo-hostile-text", config=load(cwd=tmp_path),
+                                  probes=ProbeOptions(enabled=False)))
+    assert report.verdict == "block" and any(f.rule_id == "S8" and f.severity == "error" for f in report.findings)
+    assert report.config is not None and {r.rule_id for r in report.config.refused} == {"S8"}
+    assert "S13" in {f.rule_id for f in report.suppressed} and not any(f.rule_id == "S13" for f in report.findings)
