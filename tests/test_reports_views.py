@@ -165,7 +165,7 @@ def test_markdown_stays_under_comment_limit() -> None:
 
 def test_published_schema_is_up_to_date() -> None:
     assert SCHEMA_PATH.read_text(encoding="utf-8") == schema_text(), \
-        "run: .venv/bin/python -m scanner.reports.json_schema"
+        "run: .venv/bin/python -m scanner.report.json_schema"
 
 
 @pytest.mark.parametrize("report", [full_report(), Report(target=TargetInfo(kind="file", name="x", requested="x"))])

@@ -112,13 +112,16 @@ def test_disable_p3_is_accepted_and_drops_p3_findings() -> None:
 
 
 def test_disable_and_ignore_take_ids_and_names_of_every_family() -> None:
-    config = parse({"disable": ["egress-attempt", "I7", "fx"], "ignore": ["P3:list_rows", "known-advisory:*"]}, "c")
+    entries = {"disable": ["egress-attempt", "I7", "fx"], "ignore": ["P3:list_rows", "known-advisory:*"]}
+    config = parse(entries, "c", explicit=True)
     assert config.disabled == {"B2", "I7", "FX"} and config.ignored == {("P3", "list_rows"), ("I10", "*")}
     kept = rule("P3").finding("other_tool", "large")
-    dropped = [*egress_findings([{"host": "x.invalid"}], during="now"), provenance_finding("I7", "tried x"),
-               refusal_finding("t", "fixture 1", "the server has no tool named 't'"),
-               rule("P3").finding("list_rows", "large"), provenance_finding("I10", "affected")]
-    assert config.apply([*dropped, kept]) == [kept]
+    egress = [*egress_findings([{"host": "x.invalid"}], during="now"), provenance_finding("I7", "tried x")]
+    others = [refusal_finding("t", "fixture 1", "the server has no tool named 't'"),
+              rule("P3").finding("list_rows", "large"), provenance_finding("I10", "affected")]
+    assert config.apply([*egress, *others, kept]) == [kept]
+    # The same entries from a discovered config: the error-level egress findings (B2, I7) stay, the rest go.
+    assert parse(entries, "c").apply([*egress, *others, kept]) == [*egress, kept]
 
 
 def test_unknown_rule_in_config_names_the_rules_command() -> None:

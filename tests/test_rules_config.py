@@ -17,19 +17,23 @@ TOOLS = [{"name": "list_users", "description": "Lists users.", "inputSchema": {"
 def test_disable_and_ignore(tmp_path: Path) -> None:
     (tmp_path / "mcp-sandbox.toml").write_text('disable = ["tool-description-quality"]\nignore = ["S7:list_users"]\n')
     config = load(cwd=tmp_path)
-    found = run_rules(TOOLS, config=config)
+    found = config.apply(run_rules(TOOLS))
     assert not any(f.rule_id == "S1" for f in found)
     assert [f.tool for f in found if f.rule_id == "S7"] == ["list_teams"]
+    assert any(f.rule_id == "S1" for f in run_rules(TOOLS))  # the rules ran: the config suppresses, after
 
 
 def test_pyproject_table_and_wildcard(tmp_path: Path) -> None:
     (tmp_path / "pyproject.toml").write_text('[project]\nname="x"\n[tool.mcp-sandbox]\nignore = ["S13:*"]\n')
     config = load(cwd=tmp_path)
-    assert not any(f.rule_id == "S13" for f in run_rules(TOOLS, config=config))
-    assert any(f.rule_id == "S13" for f in run_rules(TOOLS, config=Config()))
+    assert config.source == f"{tmp_path / 'pyproject.toml'} [tool.mcp-sandbox]" and not config.explicit
+    assert not any(f.rule_id == "S13" for f in config.apply(run_rules(TOOLS)))
+    assert any(f.rule_id == "S13" for f in Config().apply(run_rules(TOOLS)))
 
 
 def test_no_config_means_defaults(tmp_path: Path) -> None:
+    assert load(cwd=tmp_path) == Config()
+    (tmp_path / "pyproject.toml").write_text('[project]\nname="x"\n')  # a pyproject without the table: no config
     assert load(cwd=tmp_path) == Config()
 
 

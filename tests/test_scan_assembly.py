@@ -5,6 +5,7 @@ are made here, the way the stages make them."""
 
 from __future__ import annotations
 
+import dataclasses
 from pathlib import Path
 
 from sandbox.install.proxy.log import EgressAttempt as SandboxEgressAttempt
@@ -64,7 +65,7 @@ def _parts(inventory: Inventory, health: WireHealth | None = None, exit_code: in
     parts.listing = Listing(inventory=inventory, health=health, probed=probed, stderr="boot\n",
                             stderr_truncated=False, exit_code=exit_code)
     parts.served = served_definitions(inventory, health, exit_code)
-    parts.lint = lint(inventory, Config())
+    parts.lint = lint(inventory)
     parts.probes = ProbePhaseReport(findings=[_finding("B2", "get_weather", "error")], errors=["probing: one"],
                                     measured_waste={"get_weather": 10})
     parts.late_egress = [_finding("B2", None, "error")]
@@ -102,9 +103,12 @@ def test_findings_come_in_stage_order_and_every_section_is_filled() -> None:
 
 
 def test_the_config_applies_once_before_the_verdict() -> None:
-    report = assemble(_parts(_served_inventory()), Config(disabled=frozenset({"B2", "I7"})))
+    given = Config(disabled=frozenset({"B2", "I7"}), source="ci.toml", path="ci.toml", explicit=True)
+    report = assemble(_parts(_served_inventory()), given)
     assert "B2" not in {f.rule_id for f in report.findings} and "I7" not in {f.rule_id for f in report.findings}
-    assert report.verdict != "block"
+    assert {s.rule_id for s in report.suppressed} >= {"B2", "I7"} and report.verdict != "block"
+    discovered = assemble(_parts(_served_inventory()), dataclasses.replace(given, explicit=False))
+    assert {"B2", "I7"} <= {f.rule_id for f in discovered.findings} and discovered.verdict == "block"
 
 
 def test_errors_keep_their_order_and_a_session_that_never_started_is_not_scored() -> None:
@@ -137,9 +141,11 @@ def test_a_known_bad_package_is_refused_before_anything_runs(tmp_path: Path) -> 
     target = parse_target("npm:postmark-mcp@1.0.16")
     refused = known_bad_refusal(target, Config())
     assert refused is not None
-    report = refused_report(target, refused, 0.01)
+    report = refused_report(target, refused, 0.01, Config())
     assert report.findings == [refused] and report.verdict == "block" and report.sandbox is None
-    assert known_bad_refusal(target, Config(disabled=frozenset({refused.rule_id}))) is None
+    disabled = Config(disabled=frozenset({refused.rule_id}), source="ci.toml", explicit=True)
+    assert known_bad_refusal(target, disabled) is None  # only a config given with --config lets it be scanned
+    assert known_bad_refusal(target, dataclasses.replace(disabled, explicit=False)) == refused
     folder = tmp_path / "srv"
     folder.mkdir()
     (folder / "package.json").write_text('{"name": "postmark-mcp", "version": "1.0.16"}')

@@ -6,7 +6,7 @@ from pathlib import Path
 
 import typer
 
-from scanner.cli.options import fail_under_option, with_report_options
+from scanner.cli.options import config_option, fail_under_option, with_report_options
 from scanner.cli.output import ReportOutputs, check_outputs, emit_report, exit_code
 from scanner.config import Config, load
 from scanner.errors import UsageError
@@ -24,10 +24,9 @@ STDIN_ARTIFACT = "stdin"
 
 
 def build_report(path: Path, parsed: ToolsFile, config: Config) -> Report:
-    """Lint the parsed file into a complete Report (findings, score, verdict)."""
-    findings = run_rules(parsed.tools, parsed.prompts, parsed.instructions, parsed.server_info, config,
+    """Lint the parsed file into a complete Report (findings, those the config suppressed, score, verdict)."""
+    findings = run_rules(parsed.tools, parsed.prompts, parsed.instructions, parsed.server_info,
                          payload_bytes=parsed.payload_bytes)
-    score, verdict = compute(findings, parsed.tools)
     info = parsed.server_info
     server = ServerInfo(
         name=cap_text(info["name"], 256) if isinstance(info.get("name"), str) else None,
@@ -35,15 +34,16 @@ def build_report(path: Path, parsed: ToolsFile, config: Config) -> Report:
         protocol_version=cap_text(parsed.protocol_version, 64) if parsed.protocol_version else None,
         instructions=cap_text(parsed.instructions) if parsed.instructions else None,
     )
-    return Report(
+    report = Report(
         target=TargetInfo(kind="file", name=STDIN_ARTIFACT if is_stdin(path) else path.name, requested=str(path)),
-        verdict=verdict,
-        score=score,
         findings=findings,
         server=server,
         tools=[t if isinstance(t, dict) else {"invalid": t} for t in cap_json(parsed.tools)],
         prompts=[p if isinstance(p, dict) else {"invalid": p} for p in cap_json(parsed.prompts)],
     )
+    config.apply_to(report)
+    report.score, report.verdict = compute(report.findings, parsed.tools)
+    return report
 
 
 def tools_file_artifact(path: Path, parsed: ToolsFile, with_lines: bool) -> Artifact:
@@ -68,8 +68,7 @@ def check(
     outputs: ReportOutputs = ReportOutputs(),
     fail_under: int | None = fail_under_option(),
     explain_rule: str | None = typer.Option(None, "--explain", metavar="RULE", help="Print a rule's docs and exit."),
-    config_path: Path | None = typer.Option(None, "--config", help="Config file (default: ./mcp-sandbox.toml or "
-                                            "\\[tool.mcp-sandbox] in ./pyproject.toml)."),
+    config_path: Path | None = config_option(),
 ) -> None:
     """Lint a saved tools/list offline: rules S1-S14, a token-weighted score and a verdict."""
     if explain_rule is not None:

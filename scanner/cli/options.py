@@ -49,6 +49,15 @@ def min_severity_option() -> Any:
     return typer.Option("info", "--min-severity", metavar="LEVEL", help=MIN_SEVERITY_HELP)
 
 
+CONFIG_HELP = ("Config file (disable / ignore rules). Default: ./mcp-sandbox.toml, else \\[tool.mcp-sandbox] in "
+               "./pyproject.toml; a config found there, which the repo under test may ship, cannot suppress "
+               "error-level security findings: only one given here can.")
+
+
+def config_option() -> Any:
+    return typer.Option(None, "--config", metavar="PATH", help=CONFIG_HELP)
+
+
 def quiet_option() -> Any:
     return typer.Option(False, "--quiet", "-q", help="No terminal report; only the outputs asked for.")
 

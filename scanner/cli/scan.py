@@ -17,7 +17,8 @@ from typing import TYPE_CHECKING
 
 from sandbox.run.policy import RunPolicy
 from scanner.cli.lock import write_with_changes
-from scanner.cli.options import fail_under_option, upstream_from_cli, upstream_proxy_option, with_report_options
+from scanner.cli.options import (config_option, fail_under_option, upstream_from_cli, upstream_proxy_option,
+                                 with_report_options)
 from scanner.cli.output import STDOUT, ReportOutputs, check_outputs, check_writable, emit_report, exit_code
 from scanner.config import load as load_config
 from scanner.errors import UsageError
@@ -72,7 +73,6 @@ HELP = {
     "startup-timeout": "Seconds to wait for the handshake and each request.",
     "ca-bundle": "CA bundle the install and the registry lookups trust (default: the host's, for TLS-intercepting "
                  "proxies).",
-    "config": "Config file (default: ./mcp-sandbox.toml or \\[tool.mcp-sandbox] in ./pyproject.toml).",
     "advisories": "Advisory source: a local OSV export folder, or `osv` for the OSV API. Without one, advisories "
                   "read \"not checked\".",
     "lock": "Also write (or refresh) this lockfile; changes against an existing one are shown first.",
@@ -106,7 +106,7 @@ def scan(
     upstream_proxy: str | None = upstream_proxy_option(),
     outputs: ReportOutputs = ReportOutputs(),
     fail_under: int | None = fail_under_option(),
-    config_path: Path | None = typer.Option(None, "--config", help=HELP["config"]),
+    config_path: Path | None = config_option(),
     advisories: str | None = typer.Option(None, "--advisories", metavar="DIR|osv", help=HELP["advisories"]),
     lock_path: Path | None = typer.Option(None, "--lock", help=HELP["lock"]),
     accept: bool = typer.Option(False, "--accept", help="Refresh --lock even when its changes include errors."),

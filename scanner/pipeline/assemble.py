@@ -53,15 +53,17 @@ def assemble(parts: ScanParts, config: Config) -> Report:
                              start=parts.started.server.start_seconds if parts.started else None,
                              first_tools_list=parts.served.first_tools_list if parts.served else None,
                              total=parts.total_seconds)
-    report.findings = config.apply(_findings(parts))  # config disable/ignore, for every family, in one place
+    report.findings = _findings(parts)
+    config.apply_to(report)  # disable/ignore, every family, in one place: suppressed findings kept and marked
     if report.findings or report.server.protocol_version:  # once, over every finding: provenance, static, probes
         report.score, report.verdict = compute(report.findings, report.as_served().tools, parts.probes.measured_waste)
     return report
 
 
-def refused_report(target: Target, finding: Finding, seconds: float) -> Report:
+def refused_report(target: Target, finding: Finding, seconds: float, config: Config) -> Report:
     """A registry target refused as known-bad before anything was resolved or installed."""
     report = Report(target=_target_info(target, target.version_spec), findings=[finding])
+    config.apply_to(report)  # records the config in use (it cannot suppress the refusal: known_bad_refusal)
     report.score, report.verdict = compute(report.findings, [])
     report.timings.total = seconds
     return report

@@ -5,16 +5,15 @@ from __future__ import annotations
 
 import json
 
-from scanner.config import Config
 from scanner.pipeline.inventory import Inventory
 from scanner.report.model import Finding
 from scanner.rules.static.engine import run_rules
 
 
-def lint(inventory: Inventory, config: Config) -> list[Finding]:
+def lint(inventory: Inventory) -> list[Finding]:
     if not inventory.connected:
         return []
     payload = len(json.dumps({"tools": inventory.tools}, ensure_ascii=False).encode())
     server_info = {"name": inventory.server.get("name"), "version": inventory.server.get("version")}
-    return run_rules(inventory.tools, inventory.prompts, inventory.server.get("instructions"), server_info, config,
+    return run_rules(inventory.tools, inventory.prompts, inventory.server.get("instructions"), server_info,
                      payload_bytes=payload)

@@ -46,7 +46,7 @@ def run_scan(options: ScanOptions, progress: Progress = lambda _: None) -> Repor
     target = parse_target(options.target)
     refused = known_bad_refusal(target, options.config)  # before anything is resolved or installed
     if refused is not None:
-        return refused_report(target, refused, round(time.monotonic() - began, 3))
+        return refused_report(target, refused, round(time.monotonic() - began, 3), options.config)
     endpoints = options.registry_endpoints()
     with endpoints.client() as http:  # the scan's one registry client: resolution, provenance, advisories
         parts = ScanParts(target=target)
@@ -79,7 +79,7 @@ def _run_stages(parts: ScanParts, session: SandboxSession, request: InstallReque
                           probes=options.probes, progress=progress)
     parts.listing = list_and_probe(session, parts.started, options.timeouts, progress)
     parts.served = served_definitions(parts.listing.inventory, parts.listing.health, parts.listing.exit_code)
-    parts.lint = lint(parts.listing.inventory, options.config)
+    parts.lint = lint(parts.listing.inventory)
     parts.probes = probe_phase.summarize(parts.listing.probed)
     if parts.started.drain is not None:  # what no probe call took: start-up without probes, or late after the last call
         late = parts.started.drain(parts.started.server.container_id)

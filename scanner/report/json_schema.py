@@ -1,6 +1,6 @@
 """The published JSON Schema of the report, generated from the model.
 
-Regenerate after changing scanner/report.py:  .venv/bin/python -m scanner.reports.json_schema
+Regenerate after changing scanner/report/model.py:  .venv/bin/python -m scanner.report.json_schema
 """
 
 from __future__ import annotations

@@ -11,6 +11,7 @@ import re
 from scanner.provenance.model import OUTCOME_LABELS
 from scanner.report.model import Finding, Report
 from scanner.report.severity import most_severe_first
+from scanner.report.suppressions import config_label, plural, refused_lines, suppressed_lines
 from sandbox.core.untrusted import escape_for_terminal
 
 MAX_ROWS = 200
@@ -38,7 +39,8 @@ def _summary(report: Report) -> list[str]:
     counts = {s: sum(1 for f in report.findings if f.severity == s) for s in ("error", "warning", "info")}
     lines = [f"## {VERDICT_ICON.get(verdict, '')} mcp-sandbox: **{verdict.upper()}** — {md(report.target.requested)}",
              "",
-             f"**{counts['error']}** errors · **{counts['warning']}** warnings · **{counts['info']}** info"]
+             f"**{counts['error']}** errors · **{counts['warning']}** warnings · **{counts['info']}** info"
+             + (f" · **{len(report.suppressed)}** suppressed by config" if report.suppressed else "")]
     if report.score is not None:
         lines.append(f" · score **{report.score.value}/100** (~{report.score.tokens:,} tokens of definitions, "
                      f"~{report.score.wasted_tokens:,} wasted per session; {md(report.score.estimate)})")
@@ -58,6 +60,20 @@ def _findings_table(report: Report) -> list[str]:
     lines += [_finding_row(f) for f in ordered[:MAX_ROWS]]
     if len(ordered) > MAX_ROWS:
         lines += ["", f"…and {len(ordered) - MAX_ROWS} more findings (see the JSON or SARIF report)."]
+    return lines
+
+
+def _config_section(report: Report) -> list[str]:
+    """The config in use, what it suppressed (a line per rule and entry, with counts) and what it was refused."""
+    if report.config is None:
+        return []
+    suppressed = suppressed_lines(report)
+    lines = ["", f"**Config** {md(config_label(report), 500)}: suppressed {plural(len(report.suppressed), 'finding')}"
+             " (listed in the JSON and SARIF reports; not counted in the verdict)", ""]
+    lines += [f"- suppressed {line.rule_id} {line.rule_name} ×{line.count} by {md(line.entry, 240)}"
+              for line in suppressed[:MAX_ROWS]]
+    lines += [f"- ⚠️ **not suppressed** {line.rule_id} {line.rule_name} ×{line.count} by {md(line.entry, 240)}: "
+              f"{md(line.reason, 500)}" for line in refused_lines(report)[:MAX_ROWS]]
     return lines
 
 
@@ -87,7 +103,8 @@ def _provenance_table(report: Report) -> list[str]:
 
 def to_markdown(report: Report) -> str:
     """The whole Markdown document, capped in size."""
-    sections = _summary(report) + _findings_table(report) + _provenance_table(report) + _score_table(report)
+    sections = (_summary(report) + _findings_table(report) + _config_section(report) + _provenance_table(report)
+                + _score_table(report))
     text = "\n".join(sections) + "\n"
     if len(text) > MAX_CHARS:
         cut = text[:MAX_CHARS].rsplit("\n", 1)[0]

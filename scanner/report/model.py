@@ -55,6 +55,40 @@ class Finding(_Model):
     evidence: str | None = None
 
 
+class Suppression(_Model):
+    """Why a finding does not count: the config entry that matched it."""
+
+    config: str = Field(description="The config that holds the entry (its file, and the table in a pyproject.toml).")
+    entry: str = Field(description='The matching entry: `disable "S2"` or `ignore "S8:*"` (rule ids, as resolved).')
+
+
+class SuppressedFinding(Finding):
+    """A finding a config suppressed: kept in the report, counted in no verdict, score or exit code."""
+
+    suppression: Suppression
+
+
+class RefusedSuppression(_Model):
+    """A config entry that matched an error-level security finding it may not suppress: the finding stays active."""
+
+    rule_id: str
+    tool: str | None = None
+    entry: str = Field(description='The entry that tried: `disable "S8"` or `ignore "S8:*"`.')
+    reason: str
+
+
+class ConfigInfo(_Model):
+    """The config file in use (`disable` / `ignore`), as read when the scan ran."""
+
+    path: str = Field(description="The config file.")
+    table: str | None = Field(default=None, description="The table read, for a pyproject.toml (tool.mcp-sandbox).")
+    sha256: str = Field(description="Digest of the file's bytes as read.")
+    explicit: bool = Field(description="Given with --config. A config discovered in the working directory (the repo "
+                           "under test may ship it) cannot suppress error-level security findings.")
+    refused: list[RefusedSuppression] = Field(default_factory=list, description="Suppressions this config tried "
+                                              "and was not allowed; those findings stay in `findings`.")
+
+
 class InstallInfo(_Model):
     image: str = Field(description="Tag of the image holding the installed server.")
     image_id: str
@@ -164,7 +198,10 @@ class Report(_Model):
     target: TargetInfo
     verdict: Verdict | None = None
     score: Score | None = None
-    findings: list[Finding] = Field(default_factory=list)
+    findings: list[Finding] = Field(default_factory=list, description="The findings that count.")
+    suppressed: list[SuppressedFinding] = Field(default_factory=list, description="Findings a config suppressed, "
+                                                "with the entry that did: shown, never counted.")
+    config: ConfigInfo | None = Field(default=None, description="The config file in use; null when there was none.")
     server: ServerInfo = Field(default_factory=ServerInfo)
     tools: list[dict[str, Any]] = Field(default_factory=list, description="Tool definitions as served (capped).")
     prompts: list[dict[str, Any]] = Field(default_factory=list)

@@ -3,7 +3,12 @@
 naming the tool, and a physical location on every result (the checked file and the line of the tool's definition,
 the lockfile, or the package URL of a registry target).
 
-`security-severity` follows the rule's default severity: error 8.0 (high), warning 5.0 (medium), info 2.0 (low)."""
+`security-severity` follows the rule's default severity: error 8.0 (high), warning 5.0 (medium), info 2.0 (low).
+
+A finding a config suppressed is a result too, with `suppressions: [{"kind": "external", "status": "accepted",
+"justification": …}]` naming the config and its entry (GitHub code scanning shows it dismissed). A suppression the
+config was refused is not a SARIF suppression (some consumers treat any entry as one): the result stays active and
+says so in its `suppressionRefused` property."""
 
 from __future__ import annotations
 
@@ -13,7 +18,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from scanner.report.locations import Artifact, report_artifact
-from scanner.report.model import Finding, Report, ScannerInfo
+from scanner.report.model import Finding, Report, ScannerInfo, SuppressedFinding
 from scanner.rules.model import Rule
 from scanner.rules.registry import ALL_RULES, lookup
 
@@ -34,6 +39,7 @@ class Located:
     artifact: Artifact
     line: int = 1
     scope: str = ""  # more fingerprint material when one log holds several subjects (check-config's servers)
+    refused: str | None = None  # why a config's suppression of this active finding was refused
 
 
 def _rule(meta: Rule) -> dict[str, Any]:
@@ -79,6 +85,11 @@ def _result(item: Located, index: dict[str, int], occurrence: int) -> dict[str, 
         "partialFingerprints": {FINGERPRINT_KEY: fingerprint(finding, occurrence, item.scope)},
         "properties": properties,
     }
+    if item.refused is not None:
+        properties["suppressionRefused"] = item.refused
+    if isinstance(finding, SuppressedFinding):
+        result["suppressions"] = [{"kind": "external", "status": "accepted", "justification":
+                                   f"{finding.suppression.entry} in {finding.suppression.config}"}]
     if finding.rule_id in index:
         result["ruleIndex"] = index[finding.rule_id]
     return result
@@ -130,7 +141,14 @@ def to_sarif(report: Report, artifact: Artifact | None = None) -> dict[str, Any]
     """The SARIF log of a report; results point at `artifact`, by default the report's own target."""
     where = artifact or report_artifact(report)
     server = report.server.name or report.target.name
-    located = [Located(f, logical_location(f, server), where, where.line(f.tool)) for f in report.findings]
-    properties = {"verdict": report.verdict, "score": report.score.value if report.score else None,
-                  "target": report.target.requested}
+    refused = {(r.rule_id, r.tool): f"{r.entry}: {r.reason}" for r in report.config.refused} if report.config else {}
+    located = [Located(f, logical_location(f, server), where, where.line(f.tool),
+                       refused=None if isinstance(f, SuppressedFinding) else refused.get((f.rule_id, f.tool)))
+               for f in [*report.findings, *report.suppressed]]
+    properties: dict[str, Any] = {"verdict": report.verdict, "score": report.score.value if report.score else None,
+                                  "target": report.target.requested}
+    if report.config is not None:
+        properties["config"] = {"path": report.config.path, "table": report.config.table,
+                                "sha256": report.config.sha256, "explicit": report.config.explicit,
+                                "suppressed": len(report.suppressed), "refused": len(report.config.refused)}
     return sarif_log(located, report.scanner, properties, [where])

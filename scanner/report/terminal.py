@@ -11,6 +11,7 @@ from rich.text import Text
 
 from scanner.report.model import Finding, Report
 from scanner.report.severity import Severity, at_least, counts, most_severe_first
+from scanner.report.suppressions import SuppressionLine, config_label, plural, refused_lines, suppressed_lines
 from sandbox.core.untrusted import escape_for_terminal
 
 SEVERITY_STYLE = {"error": "bold red", "warning": "yellow", "info": "cyan"}
@@ -227,6 +228,28 @@ def _findings(report: Report, min_severity: Severity) -> RenderableType:
     return Group(*parts)
 
 
+def _suppression_line(line: SuppressionLine, verb: str, style: str) -> Text:
+    text = Text(f"  {verb} ", style=style)
+    text.append(f"{line.rule_id} {line.rule_name}".rstrip(), style="bold")
+    text.append(f" ×{line.count} by ")
+    return text + safe(line.entry, 240)
+
+
+def _config(report: Report) -> RenderableType | None:
+    """The config file in use, a line per rule it suppressed (with counts), and every suppression it was refused."""
+    if report.config is None:
+        return None
+    parts: list[RenderableType] = [Text("Config ", style="bold") + safe(config_label(report), 500)]
+    suppressed = suppressed_lines(report)
+    parts += [_suppression_line(line, "suppressed", "dim") for line in suppressed]
+    if not suppressed:
+        parts.append(Text("  suppressed nothing", style="dim"))
+    for line in refused_lines(report):
+        parts.append(_suppression_line(line, "NOT suppressed", "bold yellow"))
+        parts.append(Text("      ", style="dim") + safe(line.reason, 500))
+    return Group(*parts)
+
+
 def _score(report: Report) -> RenderableType | None:
     score = report.score
     if score is None:
@@ -251,6 +274,8 @@ def _verdict(report: Report) -> RenderableType:
     seen = counts(f.severity for f in report.findings)
     body = Text(f" {verdict.upper()} ", style=VERDICT_STYLE.get(verdict, "bold"))
     body.append(f"  {seen['error']} errors, {seen['warning']} warnings, {seen['info']} info")
+    if report.suppressed:
+        body.append(f" ({plural(len(report.suppressed), 'finding')} suppressed by config, not counted)")
     if report.score is not None:
         body.append(f"  score {report.score.value}/100")
     return Panel(body, title="Verdict", expand=False)
@@ -261,7 +286,7 @@ def renderables(report: Report, min_severity: Severity = Severity.INFO) -> list[
     sections: list[RenderableType | None] = [
         _target(report), _server(report), _tools(report), _probes(report), _install(report), _provenance(report), *_sandbox(report),
         _timings(report),
-        _errors(report), _findings(report, min_severity), _score(report), _verdict(report),
+        _errors(report), _findings(report, min_severity), _config(report), _score(report), _verdict(report),
     ]
     return [s for s in sections if s is not None]
 

@@ -55,8 +55,22 @@ def _finding_counts(report: Report) -> dict[str, int]:
     return {level: sum(1 for f in report.findings if f.severity == level) for level in ("error", "warning", "info")}
 
 
+def suppressions(report: Report) -> dict[str, Any] | None:
+    """The config the verdict was reached under: its path and sha256, how it was given, each finding it suppressed
+    (rule, tool, entry) and each suppression it was refused. None when no config was in use."""
+    config = report.config
+    if config is None:
+        return None
+    return {"config": {"path": config.path, "table": config.table, "sha256": config.sha256,
+                       "explicit": config.explicit},
+            "suppressed": [{"rule": f.rule_id, "tool": f.tool, "severity": f.severity, "entry": f.suppression.entry}
+                           for f in report.suppressed],
+            "refused": [{"rule": r.rule_id, "tool": r.tool, "entry": r.entry} for r in config.refused]}
+
+
 def build_predicate(report: Report | None, lock: LockFile | None) -> dict[str, Any]:
-    """Verdict, score, finding counts, the sandbox policy as applied, the image digest and the scanner version."""
+    """Verdict, score, finding counts, the suppressions behind them, the sandbox policy as applied, the image digest
+    and the scanner version."""
     applied = report.sandbox.applied if report and report.sandbox else (lock.sandbox_policy if lock else None)
     install = report.install if report else None
     image_digest = install.image_id if install else (lock.install.image_id if lock and lock.install else None)
@@ -67,6 +81,7 @@ def build_predicate(report: Report | None, lock: LockFile | None) -> dict[str, A
         "verdict": report.verdict if report else None,
         "score": report.score.value if report and report.score else None,
         "findings": _finding_counts(report) if report else None,
+        "suppressions": suppressions(report) if report else None,
         "tools": len(report.tools) if report else (len(lock.tools) if lock else None),
         "sandbox_policy": applied.as_dict() if applied else None,
         "image_digest": image_digest,

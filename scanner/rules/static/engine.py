@@ -1,4 +1,5 @@
-"""Run every enabled static rule over a normalised context and apply the config's ignores."""
+"""Run every static rule over a normalised context. A config's `disable`/`ignore` is applied to the report
+(scanner.config.Config.apply_to), never here: suppressed findings stay in the report, marked."""
 
 from __future__ import annotations
 
@@ -6,7 +7,6 @@ from collections.abc import Callable, Iterator
 from types import ModuleType
 from typing import Any
 
-from scanner.config import Config
 from scanner.report.model import Finding
 from scanner.rules.static import (s01_description, s02_vague_parameter, s03_parameter_schema, s04_overlap, s05_naming,
                                   s06_size, s07_unbounded_list, s08_hidden_text, s09_duplicate_name, s10_loose_schema,
@@ -23,18 +23,12 @@ MODULES: tuple[ModuleType, ...] = (
 CHECKS: dict[str, Check] = {module.RULE.id: module.check for module in MODULES}
 
 
-def run_context(ctx: LintContext, config: Config | None = None) -> list[Finding]:
-    """All findings of the enabled rules, minus ignored rule:tool pairs, in a stable order."""
-    config = config or Config()
-    findings: list[Finding] = []
-    for rule_id, check in CHECKS.items():
-        if rule_id not in config.disabled:
-            findings.extend(config.apply(check(ctx)))
-    return findings
+def run_context(ctx: LintContext) -> list[Finding]:
+    """All findings of every static rule, in a stable order."""
+    return [finding for check in CHECKS.values() for finding in check(ctx)]
 
 
 def run_rules(tools: list[Any], prompts: list[Any] | None = None, instructions: str | None = None,
-              server_info: dict[str, Any] | None = None, config: Config | None = None,
-              payload_bytes: int | None = None) -> list[Finding]:
+              server_info: dict[str, Any] | None = None, payload_bytes: int | None = None) -> list[Finding]:
     """Lint a tools/list result (plus prompts, instructions, serverInfo) with the static rules S1-S14."""
-    return run_context(build_context(tools, prompts, instructions, server_info, payload_bytes), config)
+    return run_context(build_context(tools, prompts, instructions, server_info, payload_bytes))
