@@ -108,7 +108,8 @@ def parse_json(name: str, text: str, *, max_depth: int = MAX_JSON_DEPTH) -> Any:
     try:
         value = json.loads(text, parse_constant=_reject_constant)
     except json.JSONDecodeError as exc:
-        raise UsageError(f"{name} is not valid JSON: {exc.msg} at line {exc.lineno} column {exc.colno}") from None
+        problem = exc.msg.removesuffix(" at")  # "Unterminated string starting at" names its place itself
+        raise UsageError(f"{name} is not valid JSON: {problem} at line {exc.lineno} column {exc.colno}") from None
     except RecursionError:
         raise _too_deep(name, max_depth) from None
     except ValueError as exc:  # from _reject_constant, or an integer of more digits than Python converts

@@ -29,9 +29,10 @@ _VISIBLE_NAMES = {"\n": "\\n", "\r": "\\r", "\t": "\\t", "\x1b": "\\e", "\x07": 
 # `"\\ud800"` decodes to one, and no UTF-8 stream can carry it raw).
 _TERMINAL_UNSAFE = frozenset({"Cc", "Cf", "Zl", "Zp", "Co", "Cn", "Cs"})
 _SUMMARY_UNSAFE = _TERMINAL_UNSAFE
-# What JSON text must not carry raw: C1 controls, format characters (bidi, zero-width, TAG), separators, surrogates.
+# What JSON text must not carry raw: DEL and C1 controls, format characters (bidi, zero-width, TAG), separators,
+# lone surrogates.
 # (C0 controls are always escaped by the serialiser; printable Unicode stays readable.)
-_JSON_UNSAFE = re.compile("[\u0080-\u009f\u00ad\u061c\u180e\u200b-\u200f\u2028-\u202e\u2060-\u206f\ufeff"
+_JSON_UNSAFE = re.compile("[\u007f-\u009f\u00ad\u061c\u180e\u200b-\u200f\u2028-\u202e\u2060-\u206f\ufeff"
                           "\ufff9-\ufffb\ud800-\udfff\U000e0000-\U000e007f]")
 
 
