@@ -1,10 +1,15 @@
 """Read a JSON document the user handed us (a file, or `-` for standard input), with every way it can be wrong turned
 into one UsageError line: missing, not a file, over the size limit, not UTF-8 (a UTF-8 BOM is accepted), not JSON,
-`NaN`/`Infinity` (not JSON numbers), nested too deeply for the parser. Also: a pydantic validation error as one line."""
+`NaN`/`Infinity` (not JSON numbers), nested deeper than MAX_JSON_DEPTH, an integer too long to convert. Also: a
+pydantic validation error as one line.
+
+What is read is data, whatever it holds: a lone surrogate (`"\\ud800"`, which no UTF-8 output can carry) is kept as
+the visible text of its escape; duplicate keys keep the last value, as every JSON reader does."""
 
 from __future__ import annotations
 
 import json
+import re
 import sys
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -13,9 +18,15 @@ from typing import Any, BinaryIO
 from pydantic import ValidationError
 
 from scanner.errors import UsageError
+from sandbox.core.untrusted import visible_escape
 
 STDIN = "-"
 MAX_INPUT_BYTES = 64 * 1024 * 1024
+# Deeper than any schema a tool needs, shallow enough that every reader after the parser (rules, views, the lock) can
+# walk it; deeper input the parser itself refuses (RecursionError) gets the same message.
+MAX_JSON_DEPTH = 512
+_SURROGATE_ESCAPE = re.compile(r"\\u[dD][89a-fA-F]")
+_LONE_SURROGATE = re.compile("[\ud800-\udfff]")
 
 
 @dataclass(frozen=True)
@@ -42,7 +53,7 @@ def read_json(source: Path | str, what: str, *, max_bytes: int = MAX_INPUT_BYTES
     name = f"{what} {display_name(source)}"
     data = _read_stdin(name, max_bytes, stdin) if is_stdin(source) else _read_file(Path(source), name, max_bytes)
     text = _decode(name, data)
-    return JsonInput(name=display_name(source), value=_parse(name, text), text=text, size=len(data))
+    return JsonInput(name=display_name(source), value=parse_json(name, text), text=text, size=len(data))
 
 
 def _read_file(path: Path, name: str, max_bytes: int) -> bytes:
@@ -78,15 +89,69 @@ def _reject_constant(constant: str) -> Any:
     raise ValueError(f"{constant} is not a JSON number")
 
 
-def _parse(name: str, text: str) -> Any:
+def nesting_depth(value: Any) -> int:
+    """How many arrays and objects deep a parsed JSON value nests (iteratively: any depth is safe to measure)."""
+    if not isinstance(value, (dict, list)):
+        return 0
+    deepest = 0
+    stack: list[tuple[dict[str, Any] | list[Any], int]] = [(value, 1)]
+    while stack:
+        item, depth = stack.pop()
+        deepest = max(deepest, depth)
+        children = item.values() if isinstance(item, dict) else item
+        stack.extend((child, depth + 1) for child in children if isinstance(child, (dict, list)))
+    return deepest
+
+
+def parse_json(name: str, text: str, *, max_depth: int = MAX_JSON_DEPTH) -> Any:
+    """Parse JSON text as data: every way it can be wrong is one UsageError line naming `name`."""
     try:
-        return json.loads(text, parse_constant=_reject_constant)
+        value = json.loads(text, parse_constant=_reject_constant)
     except json.JSONDecodeError as exc:
-        raise UsageError(f"{name} is not valid JSON: {exc.msg} at line {exc.lineno} column {exc.colno}") from None
+        problem = exc.msg.removesuffix(" at")  # "Unterminated string starting at" names its place itself
+        raise UsageError(f"{name} is not valid JSON: {problem} at line {exc.lineno} column {exc.colno}") from None
     except RecursionError:
-        raise UsageError(f"{name} is nested too deeply to read as JSON") from None
-    except ValueError as exc:  # from _reject_constant
-        raise UsageError(f"{name} is not valid JSON: {exc}") from None
+        raise _too_deep(name, max_depth) from None
+    except ValueError as exc:  # from _reject_constant, or an integer of more digits than Python converts
+        raise UsageError(f"{name} is not valid JSON: {_number_problem(exc)}") from None
+    if nesting_depth(value) > max_depth:
+        raise _too_deep(name, max_depth)
+    return without_lone_surrogates(value) if _SURROGATE_ESCAPE.search(text) else value
+
+
+def _too_deep(name: str, max_depth: int) -> UsageError:
+    return UsageError(f"{name} is nested too deeply to read as JSON (more than {max_depth} levels of arrays and "
+                      "objects)")
+
+
+def _number_problem(exc: ValueError) -> str:
+    message = str(exc)
+    if "integer string conversion" in message:
+        return f"a number has more than {sys.get_int_max_str_digits():,} digits"
+    return message
+
+
+def _visible(text: str) -> str:
+    return _LONE_SURROGATE.sub(lambda m: visible_escape(m.group()), text)
+
+
+def without_lone_surrogates(value: Any) -> Any:
+    """A copy of a parsed value with every lone surrogate in its strings and keys as the text of its escape
+    (`\\ud800`); iterative, so any depth the parser accepted is safe."""
+    root: list[Any] = [value]
+    stack: list[tuple[Any, Any]] = [(root, 0)]
+    while stack:
+        parent, key = stack.pop()
+        item = parent[key]
+        if isinstance(item, str):
+            parent[key] = _visible(item)
+        elif isinstance(item, list):
+            stack.extend((item, i) for i in range(len(item)))
+        elif isinstance(item, dict):
+            fixed = {_visible(k): v for k, v in item.items()}
+            parent[key] = fixed
+            stack.extend((fixed, k) for k in fixed)
+    return root[0]
 
 
 def first_validation_error(exc: ValidationError) -> str:

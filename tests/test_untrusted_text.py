@@ -30,7 +30,8 @@ def test_terminal_escape_names_the_common_controls_and_keeps_printable_unicode()
 def test_invisible_escape_is_numeric_only_and_covers_lone_surrogates() -> None:
     assert escape_invisible(HOSTILE) == "a\\x1b[31mb\\x07\\x0d\\x0a\\x09\\u202eé\\U000e0072\\u2028\\x85 z"
     assert escape_invisible("\ud800") == "\\ud800"
-    assert escape_for_terminal("\ud800") == "\ud800"  # the terminal view never escaped surrogates: kept as it was
+    # issue 11: a lone surrogate cannot be written to any UTF-8 stream, so the terminal view escapes it too
+    assert escape_for_terminal("a\ud800b") == "a\\ud800b"
 
 
 def test_ascii_escape_keeps_only_printable_ascii() -> None:

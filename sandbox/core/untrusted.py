@@ -2,15 +2,19 @@
 sandboxed process caused) is data: made safe to show and bounded to store. The one home of every escape for it.
 
 Three views, each kept as it was where it came from (stored reports and the job summary read the same as before):
-- `escape_for_terminal`: Unicode kept, every control, format, separator, private-use and unassigned character as a
-  visible escape (`\\n`, `\\e`, `\\x85`, `\\u202e`); for the terminal, reports and error lines.
+- `escape_for_terminal`: Unicode kept, every control (C0 and C1), format, separator, private-use, unassigned and lone
+  surrogate character as a visible escape (`\\n`, `\\e`, `\\x85`, `\\u202e`, `\\ud800`); for the terminal, reports
+  and error lines.
 - `escape_invisible`: the same idea with numeric escapes only, surrogates included; for the GitHub job summary.
 - `escape_to_ascii`: printable ASCII only (a name or version read from a file the install wrote); `escape_host` is
   its form for host names from the proxy's logs (no space either, every other character as `\\x` and its code).
+- `escape_json_text`: serialised JSON with every such character inside its strings as a `\\uXXXX` escape (the same
+  value, read back), so a JSON, SARIF or lock file never carries a raw C1 control, bidi override or lone surrogate.
 """
 
 from __future__ import annotations
 
+import re
 import unicodedata
 from typing import Any
 
@@ -21,9 +25,15 @@ TRUNCATION_MARK = "…[truncated {n} chars]"
 
 _VISIBLE_NAMES = {"\n": "\\n", "\r": "\\r", "\t": "\\t", "\x1b": "\\e", "\x07": "\\a"}
 # Cc: C0/C1 controls (ESC, BEL, CR, NEL, CSI...); Cf: format chars (bidi overrides, zero-width, TAG chars);
-# Zl/Zp: line and paragraph separators; Co/Cn: private use and unassigned code points.
-_TERMINAL_UNSAFE = frozenset({"Cc", "Cf", "Zl", "Zp", "Co", "Cn"})
-_SUMMARY_UNSAFE = _TERMINAL_UNSAFE | {"Cs"}  # lone surrogates too
+# Zl/Zp: line and paragraph separators; Co/Cn: private use and unassigned code points; Cs: lone surrogates (a JSON
+# `"\\ud800"` decodes to one, and no UTF-8 stream can carry it raw).
+_TERMINAL_UNSAFE = frozenset({"Cc", "Cf", "Zl", "Zp", "Co", "Cn", "Cs"})
+_SUMMARY_UNSAFE = _TERMINAL_UNSAFE
+# What JSON text must not carry raw: DEL and C1 controls, format characters (bidi, zero-width, TAG), separators,
+# lone surrogates.
+# (C0 controls are always escaped by the serialiser; printable Unicode stays readable.)
+_JSON_UNSAFE = re.compile("[\u007f-\u009f\u00ad\u061c\u180e\u200b-\u200f\u2028-\u202e\u2060-\u206f\ufeff"
+                          "\ufff9-\ufffb\ud800-\udfff\U000e0000-\U000e007f]")
 
 
 def visible_escape(ch: str) -> str:
@@ -58,6 +68,21 @@ def escape_host(text: str) -> str:
     """A host name as a log line gave it: printable ASCII but space kept, every other character as `\\x` and its
     code in hex (two digits at least). Not capped."""
     return "".join(ch if 0x21 <= ord(ch) < 0x7F else f"\\x{ord(ch):02x}" for ch in text)
+
+
+def _json_escape(match: re.Match[str]) -> str:
+    code = ord(match.group())
+    if code < 0x10000:
+        return f"\\u{code:04x}"
+    code -= 0x10000
+    return f"\\u{0xD800 + (code >> 10):04x}\\u{0xDC00 + (code & 0x3FF):04x}"
+
+
+def escape_json_text(text: str) -> str:
+    """Serialised JSON (any `json.dumps` or `model_dump_json` output) with every C1 control, format character,
+    separator and lone surrogate as a `\\uXXXX` escape. Outside strings JSON is ASCII, so the escapes fall inside
+    strings and the document reads back to the same value; the text can then always be encoded as UTF-8."""
+    return _JSON_UNSAFE.sub(_json_escape, text)
 
 
 def cap_text(text: str, limit: int = MAX_STRING_CHARS) -> str:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 import sys
 
 import typer
@@ -41,8 +42,31 @@ def _fail(message: str) -> None:
     print(escape_for_terminal(" ".join(message.split()), limit=1_000), file=sys.stderr)
 
 
+DEBUG_ENV = "MCP_SANDBOX_DEBUG"
+INTERNAL_ERROR_EXIT = 3  # as a scan that could not finish: never 1, which means "findings"
+
+
+def _internal_error(exc: Exception) -> int:
+    """A bug, not a finding: one line naming it and exit 3; `MCP_SANDBOX_DEBUG=1` re-raises for the traceback."""
+    if os.environ.get(DEBUG_ENV, "") not in ("", "0"):
+        raise exc
+    _fail(f"error: internal error: {type(exc).__name__}: {exc} (please report this; set {DEBUG_ENV}=1 for the "
+          "traceback)")
+    return INTERNAL_ERROR_EXIT
+
+
 def main() -> None:
-    """Console entry point: user errors print one line and exit 2, never a traceback."""
+    """Console entry point: user errors print one line and exit 2, a check that could not run exits 3, and so does
+    an internal error (one line, no traceback): never a traceback, never the exit code of findings."""
+    try:
+        code = _run()
+    except Exception as exc:  # noqa: BLE001 - the one top-level guard: whatever escaped is reported, not hidden
+        code = _internal_error(exc)
+    sys.exit(code)
+
+
+def _run() -> int:
+    """The app, with every expected way to stop turned into its exit code."""
     try:
         code = app(standalone_mode=False)
     except cli_errors.NoArgsIsHelpError as exc:
@@ -51,7 +75,7 @@ def main() -> None:
     except cli_errors.ClickException as exc:
         if not isinstance(exc, cli_errors.UsageError):
             _fail(f"error: {exc.format_message()}")
-            sys.exit(exc.exit_code)
+            return exc.exit_code
         command = exc.ctx.command_path if exc.ctx else "mcp-sandbox"
         _fail(f"error: {exc.format_message()} (see `{command} --help`)")
         code = 2
@@ -64,7 +88,7 @@ def main() -> None:
     except (KeyboardInterrupt, typer.Abort):
         _fail("interrupted; the sandbox was torn down")
         code = 130
-    sys.exit(code if isinstance(code, int) else 0)
+    return code if isinstance(code, int) else 0
 
 
 # --- command registration (each module of scanner/cli adds its commands) ---

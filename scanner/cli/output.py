@@ -21,6 +21,7 @@ from scanner.report.model import Finding, Report
 from scanner.report.sarif import to_sarif
 from scanner.report.severity import ASCENDING, FAIL_ON_LEVELS, at_least, meets_fail_on
 from scanner.report.terminal import render
+from sandbox.core.untrusted import escape_json_text
 
 STDOUT = "-"
 FAIL_ON_CHOICES = FAIL_ON_LEVELS
@@ -97,7 +98,7 @@ def write_text(target: str, text: str, what: str) -> None:
 
 
 def write_json(target: str, document: object, what: str) -> None:
-    write_text(target, json.dumps(document, indent=2, ensure_ascii=False) + "\n", what)
+    write_text(target, escape_json_text(json.dumps(document, indent=2, ensure_ascii=False)) + "\n", what)
 
 
 def at_or_above(findings: list[Finding], level: str) -> list[Finding]:
@@ -117,7 +118,7 @@ def emit_report(report: Report, outputs: ReportOutputs, artifact: Artifact | Non
     if console is not None:
         render(report, console, outputs.min_severity)  # type: ignore[arg-type]
     if outputs.json:
-        write_text(outputs.json, report.model_dump_json(indent=2) + "\n", "the JSON report")
+        write_text(outputs.json, escape_json_text(report.model_dump_json(indent=2)) + "\n", "the JSON report")
     if outputs.sarif:
         write_json(outputs.sarif, to_sarif(report, where), "the SARIF report")
     if outputs.markdown:

@@ -6,13 +6,13 @@ Environment values are never kept: only their names. Remote entries keep only sc
 
 from __future__ import annotations
 
-import json
-from collections.abc import Callable
+import re
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Literal
 
 from scanner.errors import UsageError
+from scanner.json_input import parse_json
 from scanner.provenance.redact import origin_only
 
 MAX_CONFIG_BYTES = 64 * 1024 * 1024
@@ -56,72 +56,30 @@ def _load_json(path: Path) -> dict[str, Any]:
         text = path.read_text("utf-8-sig")
     except (OSError, UnicodeDecodeError) as exc:
         raise UsageError(f"{path}: cannot be read as UTF-8 text ({exc.__class__.__name__})") from exc
-    try:
-        data = json.loads(strip_jsonc(text))
-    except json.JSONDecodeError as exc:
-        raise UsageError(f"{path}: not valid JSON at line {exc.lineno} column {exc.colno}; fix the file "
-                         "and run again") from exc
+    data = parse_json(f"client config {path}", strip_jsonc(text))  # one reader: depth, long integers, lone surrogates
     if not isinstance(data, dict):
         raise UsageError(f"{path}: the top level is not a JSON object, so it is not an MCP client config")
     return data
 
 
+# A JSON string (kept as it is; one left open runs to the end of its line, so no quote is scanned twice), or what
+# JSONC allows outside one: a // or /* */ comment, or a trailing comma.
+_STRING = r'"[^"\\\n]*(?:\\.[^"\\\n]*)*"|"[^\n]*'
+_COMMENTS = re.compile(_STRING + r"|//[^\n]*|/\*.*?(?:\*/|\Z)", re.S)
+_TRAILING_COMMAS = re.compile(_STRING + r"|,(?=[ \t\r\n]*[}\]])")
+_ANY_TRAILING_COMMA = re.compile(r",[ \t\r\n]*[}\]]")
+
+
+def _keep_strings(match: re.Match[str]) -> str:
+    return match.group() if match.group().startswith('"') else ""
+
+
 def strip_jsonc(text: str) -> str:
-    """Remove // and /* */ comments, then trailing commas, outside strings (VS Code files are JSON with comments)."""
-    return _drop_trailing_commas(_drop_comments(text))
-
-
-def _string_end(text: str, start: int) -> int:
-    """Index just past the JSON string that opens at text[start] (or the end of text)."""
-    i = start + 1
-    while i < len(text):
-        if text[i] == "\\":
-            i += 2
-            continue
-        if text[i] == '"':
-            return i + 1
-        i += 1
-    return len(text)
-
-
-def _outside_strings(text: str, step: Callable[[str, int], tuple[str, int]]) -> str:
-    """Copy `text`, JSON strings as they are and everything else as `step(text, i)` says: (what to keep, where to
-    go on)."""
-    out: list[str] = []
-    i = 0
-    while i < len(text):
-        if text[i] == '"':
-            end = _string_end(text, i)
-            out.append(text[i:end])
-            i = end
-        else:
-            kept, i = step(text, i)
-            out.append(kept)
-    return "".join(out)
-
-
-def _comment(text: str, i: int) -> tuple[str, int]:
-    if text.startswith("//", i):
-        end = text.find("\n", i)
-        return "", len(text) if end < 0 else end
-    if text.startswith("/*", i):
-        end = text.find("*/", i + 2)
-        return "", len(text) if end < 0 else end + 2
-    return text[i], i + 1
-
-
-def _trailing_comma(text: str, i: int) -> tuple[str, int]:
-    if text[i] == "," and text[i + 1:].lstrip(" \t\r\n")[:1] in ("}", "]"):
-        return "", i + 1
-    return text[i], i + 1
-
-
-def _drop_comments(text: str) -> str:
-    return _outside_strings(text, _comment)
-
-
-def _drop_trailing_commas(text: str) -> str:
-    return _outside_strings(text, _trailing_comma)
+    """Remove // and /* */ comments, then trailing commas, outside strings (VS Code files are JSON with comments).
+    Linear: each is one regular-expression pass that copies strings as they are."""
+    if "/" in text:
+        text = _COMMENTS.sub(_keep_strings, text)
+    return _TRAILING_COMMAS.sub(_keep_strings, text) if _ANY_TRAILING_COMMA.search(text) else text
 
 
 def _detect_format(path: Path, data: dict[str, Any]) -> ConfigFormat:
@@ -151,16 +109,19 @@ def _get(data: dict[str, Any], *keys: str) -> Any:
     return value
 
 
+def _object(value: Any) -> dict[str, Any]:
+    """A slot that must hold an object: any other JSON type (a list, a string, null) holds no entries."""
+    return value if isinstance(value, dict) else {}
+
+
 def _entries(fmt: ConfigFormat, data: dict[str, Any]) -> list[ServerEntry]:
     if fmt == "vscode":
         servers = data.get("servers") if isinstance(data.get("servers"), dict) else _get(data, "mcp", "servers")
-        return [read_entry(str(k), v) for k, v in servers.items()]
-    out = [read_entry(str(k), v) for k, v in (data.get("mcpServers") or {}).items()] \
-        if isinstance(data.get("mcpServers"), dict) else []
-    for project, settings in (data.get("projects") or {}).items():
-        servers = settings.get("mcpServers") if isinstance(settings, dict) else None
-        if isinstance(servers, dict):
-            out.extend(read_entry(str(k), v, scope=str(project)) for k, v in servers.items())
+        return [read_entry(str(k), v) for k, v in _object(servers).items()]
+    out = [read_entry(str(k), v) for k, v in _object(data.get("mcpServers")).items()]
+    for project, settings in _object(data.get("projects")).items():
+        servers = _object(_object(settings).get("mcpServers"))
+        out.extend(read_entry(str(k), v, scope=str(project)) for k, v in servers.items())
     return out
 
 

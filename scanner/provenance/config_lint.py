@@ -6,12 +6,14 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from scanner.provenance.client_config import ClientConfig, ServerEntry
 from scanner.provenance.launch import analyse_launch
+from scanner.provenance.redact import redact_secrets
 from scanner.rules.provenance import finding
 from scanner.report.model import Finding
 
 
 class ServerResult(BaseModel):
-    """What check-config reports for one server. Holds no argument, env value, URL path, user info or query."""
+    """What check-config reports for one server. Holds no argument, env value, remote URL path, user info, query
+    or token-shaped text (scanner.provenance.redact)."""
 
     model_config = ConfigDict(extra="forbid")
 
@@ -48,6 +50,12 @@ def lint_entry(entry: ServerEntry) -> ServerResult:
         return result
     analysis = analyse_launch(entry.command, entry.args)
     result.runner = analysis.runner
-    result.packages = [p.display for p in analysis.packages]
-    result.findings = analysis.findings
+    result.packages = [redact_secrets(p.display) for p in analysis.packages]
+    result.findings = [_redacted(f) for f in analysis.findings]
     return result
+
+
+def _redacted(found: Finding) -> Finding:
+    """A launch finding quotes the spec it is about: never with a credential in it, whatever its spelling."""
+    evidence = redact_secrets(found.evidence) if found.evidence is not None else None
+    return found.model_copy(update={"message": redact_secrets(found.message), "evidence": evidence})
