@@ -264,13 +264,15 @@ def _config(report: Report) -> RenderableType | None:
 
 
 def _score(report: Report) -> RenderableType | None:
+    """Agent-friendliness: the token cost of the definitions to an agent, worst tools first (not a security measure)."""
     score = report.score
     if score is None:
         return None
-    title = Text(f"Agent-friendliness {score.value}/100: token cost to an agent, not security  (~{score.tokens:,} "
-                 f"tokens of definitions, ~{score.wasted_tokens:,} wasted per session; estimate: ")
-    title = title + safe(score.estimate, 100) + Text(")")
-    table = Table(title=title, title_justify="left")
+    title = Text(f"Agent-friendliness {score.value}/100", style="bold")
+    title += Text(f"  token cost to an agent, not security: ~{score.tokens:,} tokens of definitions, "
+                  f"~{score.wasted_tokens:,} wasted per session (estimate: ", style="dim")
+    title += safe(score.estimate, 100) + Text(")", style="dim")
+    table = Table(title_justify="left")
     table.add_column("tool")
     table.add_column("score", justify="right")
     table.add_column("tokens", justify="right")
@@ -278,9 +280,8 @@ def _score(report: Report) -> RenderableType | None:
     worst = sorted(score.tools, key=lambda t: (t.score, t.tool))
     for tool in worst[:MAX_SCORE_ROWS]:
         table.add_row(safe(tool.tool, 200), str(tool.score), f"{tool.tokens:,}", f"{tool.wasted_tokens:,}")
-    if len(worst) > MAX_SCORE_ROWS:
-        return Group(table, Text(f"  … {len(worst) - MAX_SCORE_ROWS} more tools (see --json)", style="dim"))
-    return table
+    more = len(worst) - MAX_SCORE_ROWS
+    return Group(title, table, *([Text(f"  … {more} more tools (see --json)", style="dim")] if more > 0 else []))
 
 
 def finding_counts(report: Report) -> str:
