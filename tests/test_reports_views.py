@@ -61,7 +61,8 @@ def terminal_text(report: Report, **kwargs: str) -> str:
 def test_terminal_renders_every_section() -> None:
     out = terminal_text(full_report())
     for heading in ("Target", "Server", "Tools (2)", "Install", "Sandbox", "Sandbox policy (applied)", "Teardown",
-                    "Timings", "Errors", "Findings", "(server)", "Score", "Verdict", "network_mode", "BLOCK"):
+                    "Timings", "Errors", "Findings", "(server)", "Agent-friendliness", "Security verdict", "network_mode",
+                    "BLOCK"):
         assert heading in out, heading
 
 

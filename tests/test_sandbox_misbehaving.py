@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import io
+import json
 
 import pytest
 from rich.console import Console
@@ -10,7 +11,7 @@ from rich.console import Console
 from scanner.pipeline.inventory import Timeouts
 from scanner.report.terminal import render
 from scanner.pipeline.scan import ScanOptions, run_scan
-from tests.sandbox_helpers import ZOO, labelled_containers
+from tests.sandbox_helpers import ZOO, labelled_containers, run_cli
 
 pytestmark = pytest.mark.docker
 
@@ -42,6 +43,8 @@ def test_a_server_that_never_answers_times_out(no_leftovers):
     report = scan_zoo("zoo-hang", startup=3)
     assert any("connecting" in e and ("did not answer" in e or "error" in e) for e in report.errors), report.errors
     assert report.sandbox.teardown.complete
+    assert report.status == "incomplete" and report.verdict in ("incomplete", "block") and report.score is None
+    assert [s.stage for s in report.skipped][:3] == ["listing", "lint", "probes"]
 
 
 def test_a_crashing_server_is_reported_with_its_stderr(no_leftovers):
@@ -49,6 +52,21 @@ def test_a_crashing_server_is_reported_with_its_stderr(no_leftovers):
     assert report.sandbox.exit_code == 3
     assert "missing configuration ZOO_API_KEY" in report.sandbox.stderr
     assert any("exited with code 3" in e for e in report.errors), report.errors
+
+
+def test_a_server_that_exits_at_start_is_incomplete_never_pass(tmp_path, no_leftovers):
+    """It used to end `PASS 0 errors … score 100/100` with zero tools, exit 3 only by luck of the error list."""
+    out = tmp_path / "report.json"
+    result = run_cli("scan", str(ZOO), "--command", "zoo-crash", "--json", str(out))
+    assert result.returncode == 3, result.stderr[-2000:]
+    assert result.stderr.strip().splitlines()[-1] == (
+        "exit 3: incomplete: listing skipped (the server exited with code 3 before the session started)")
+    report = json.loads(out.read_text())
+    assert report["status"] == "incomplete" and report["verdict"] == "incomplete"
+    assert report["score"] is None and report["tools"] == []
+    assert report["skipped"][0] == {"stage": "listing", "chosen": False,
+                                    "reason": "the server exited with code 3 before the session started"}
+    assert "INCOMPLETE" in result.stdout and "PASS" not in result.stdout and "100/100" not in result.stdout
 
 
 def test_a_server_ignoring_eof_and_sigterm_is_torn_down(docker_client, no_leftovers):

@@ -124,7 +124,12 @@ def test_errors_keep_their_order_and_a_session_that_never_started_is_not_scored(
     assert report.errors == ["connecting (initialize): closed",
                              "the server wrote 1 non-JSON-RPC lines to stdout (first: INFO booting)",
                              "the server exited with code 3 before the session started", "probing skipped: x"]
-    assert report.score is None and report.verdict is None
+    # Nothing was listed: no score, and the verdict says the scan is incomplete (it was None, and scored 100 once a
+    # provenance finding existed: "PASS … score 100/100" for a scan that saw nothing).
+    assert report.score is None and report.verdict == "incomplete" and report.status == "incomplete"
+    assert [(s.stage, s.reason) for s in report.skipped] == [
+        ("listing", "the server exited with code 3 before the session started"),
+        ("lint", "the tools were not listed"), ("probes", "the tools were not listed")]
 
 
 def test_a_scan_cut_short_after_the_install_still_reports_the_install_and_the_teardown() -> None:

@@ -7,12 +7,12 @@ from pathlib import Path
 import typer
 
 from scanner.cli.options import config_option, fail_under_option, with_report_options
-from scanner.cli.output import ReportOutputs, check_outputs, emit_report, exit_code
+from scanner.cli.output import ReportOutputs, check_outputs, emit_report, finish
 from scanner.config import Config, load
 from scanner.errors import UsageError
 from scanner.json_input import is_stdin
 from scanner.report.locations import Artifact, file_artifact, tool_lines
-from scanner.report.model import Report, ServerInfo, TargetInfo
+from scanner.report.model import Report, ServerInfo, Skipped, TargetInfo
 from scanner.report.score import compute
 from scanner.rules.docs import explain
 from scanner.rules.registry import lookup
@@ -41,9 +41,21 @@ def build_report(path: Path, parsed: ToolsFile, config: Config) -> Report:
         tools=[t if isinstance(t, dict) else {"invalid": t} for t in cap_json(parsed.tools)],
         prompts=[p if isinstance(p, dict) else {"invalid": p} for p in cap_json(parsed.prompts)],
     )
+    unread = _unread_listing(parsed.report)
+    if unread is not None:
+        report.status, report.skipped = "incomplete", [Skipped(stage="listing", reason=unread),
+                                                       Skipped(stage="lint", reason="the tools were not listed")]
     config.apply_to(report)
-    report.score, report.verdict = compute(report.findings, parsed.tools)
+    report.score, report.verdict = compute(report.findings, parsed.tools, status=report.status)
     return report
+
+
+def _unread_listing(saved: Report | None) -> str | None:
+    """Why a saved report holds no tools, when its scan did not read them (an empty listing is not "no findings")."""
+    if saved is None or saved.tools or (saved.status == "complete" and not saved.errors):
+        return None
+    why = [f"{r.stage} skipped ({r.reason})" for r in saved.skipped if not r.chosen] or saved.errors
+    return cap_text(f"the saved report's scan listed no tools: {why[0] if why else saved.status}", 500)
 
 
 def tools_file_artifact(path: Path, parsed: ToolsFile, with_lines: bool) -> Artifact:
@@ -81,8 +93,7 @@ def check(
     report = build_report(file, parsed, config)
     with_lines = bool(outputs.sarif or outputs.annotations)
     emit_report(report, outputs, tools_file_artifact(file, parsed, with_lines))
-    raise typer.Exit(exit_code(report.findings, outputs.fail_on, report.score.value if report.score else None,
-                               fail_under))
+    raise typer.Exit(finish(report, outputs, fail_under))
 
 
 def register(app: typer.Typer) -> None:

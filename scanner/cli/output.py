@@ -1,6 +1,7 @@
 """What every report-writing command does with its outputs, in one place: check the flags and the output paths
 before any work starts, then show the terminal view, write the JSON/SARIF/Markdown files (`-` is stdout) and print
-GitHub annotations; and the exit-code gate (`--fail-on`, `--fail-under`)."""
+GitHub annotations; and the exit-code gate (`--fail-on`, `--fail-under`), with the last line on stderr saying why
+the exit code is what it is (`exit 1: S8 error at or above --fail-on error`)."""
 
 from __future__ import annotations
 
@@ -13,6 +14,7 @@ from pathlib import Path
 
 from rich.console import Console
 
+from scanner.cli.exit_reason import decide
 from scanner.errors import UsageError
 from scanner.report.github_annotations import annotations
 from scanner.report.locations import Artifact, report_artifact
@@ -135,3 +137,12 @@ def exit_code(findings: list[Finding], fail_on: str, score: int | None = None, f
     if fail_under is not None and score is not None and score < fail_under:
         return 1
     return 0
+
+
+def finish(report: Report, outputs: ReportOutputs, fail_under: int | None = None) -> int:
+    """The exit code of a report (exit_reason.decide), and its reason as the run's last line on stderr (not with
+    --quiet)."""
+    decision = decide(report, outputs.fail_on, fail_under)
+    if not outputs.quiet:
+        print(decision.line, file=sys.stderr)
+    return decision.code

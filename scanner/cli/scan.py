@@ -19,7 +19,8 @@ from sandbox.run.policy import RunPolicy
 from scanner.cli.lock import write_with_changes
 from scanner.cli.options import (config_option, fail_under_option, upstream_from_cli, upstream_proxy_option,
                                  with_report_options)
-from scanner.cli.output import STDOUT, ReportOutputs, check_outputs, check_writable, emit_report, exit_code
+from scanner.cli.exit_reason import EXIT_INCOMPLETE
+from scanner.cli.output import STDOUT, ReportOutputs, check_outputs, check_writable, emit_report, finish
 from scanner.config import load as load_config
 from scanner.errors import UsageError
 from scanner.lock.build import build_lock
@@ -34,7 +35,7 @@ if TYPE_CHECKING:
     from scanner.pipeline.scan import ScanOptions
     from scanner.probes.runner import ProbeOptions
 
-EXIT_SCAN_INCOMPLETE = 3
+EXIT_SCAN_INCOMPLETE = EXIT_INCOMPLETE
 SIZE = re.compile(r"^(\d+(?:\.\d+)?)([kmg]?)b?$", re.IGNORECASE)
 ENV_NAME = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
 
@@ -123,7 +124,9 @@ def scan(
     all down.
 
     Exit codes: 0 clean; 1 a finding at/above --fail-on (or score under --fail-under); 2 bad input;
-    3 the scan could not complete (no engine, install failed, server did not answer, teardown incomplete).
+    3 the scan could not complete (no engine, install failed, server did not answer, teardown incomplete, an
+    internal error): the report's status is incomplete or failed, its verdict incomplete unless something blocks.
+    The last line on stderr says why the exit code is what it is.
     """
     from scanner.pipeline.inventory import Timeouts
     from scanner.pipeline.scan import ScanOptions
@@ -139,7 +142,7 @@ def scan(
         probes=_probe_options(no_probes, no_destructive, no_error_probes, fixtures, include_responses, probe_timeout))
     report = _run(options)
     _write_outputs(report, outputs, lock_path, accept, signer)
-    raise typer.Exit(scan_exit_code(report, outputs.fail_on, fail_under))
+    raise typer.Exit(finish(report, outputs, fail_under))
 
 
 def _check_flags(outputs: ReportOutputs, fail_under: int | None, lock_path: Path | None, sign: Path | None,
@@ -211,15 +214,6 @@ def _write_outputs(report: Report, outputs: ReportOutputs, lock_path: Path | Non
         envelope = write_attestation(signer, attestation_path(json_path), report_path=json_path, report=report,
                                      lock_path=lock_path if lock_path and lock_path.is_file() else None)
         print(f"signed {json_path} -> {envelope} (keyid {signer.keyid})", file=sys.stderr)
-
-
-def scan_exit_code(report: Report, fail_on: str, fail_under: int | None) -> int:
-    """3 when a scan that ran did not complete (errors, nothing listed, teardown incomplete); else the gate."""
-    teardown = report.sandbox.teardown if report.sandbox else None
-    if report.sandbox is not None and (report.errors or not report.tools and not report.server.name
-                                       or (teardown and not teardown.complete)):
-        return EXIT_SCAN_INCOMPLETE
-    return exit_code(report.findings, fail_on, report.score.value if report.score else None, fail_under)
 
 
 def build_images(

@@ -48,7 +48,8 @@ def _summary(result: Verification) -> str:
     scanner = predicate.get("scanner")
     if not isinstance(scanner, dict):
         scanner = {}
-    parts = [f"verdict {predicate.get('verdict') or 'n/a'}", f"scanner {scanner.get('version', '?')}"]
+    parts = [f"status {predicate.get('status') or 'n/a'}", f"verdict {predicate.get('verdict') or 'n/a'}",
+             f"scanner {scanner.get('version', '?')}"]
     return "signed statement: " + escape_for_terminal(", ".join(str(p) for p in parts))
 
 

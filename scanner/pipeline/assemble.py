@@ -1,6 +1,8 @@
 """The one place a scan's Report is built: from the values the stages returned (`ScanParts`, filled in as each
 stage returns), with the config's disable/ignore applied once and the score and verdict computed once over every
-finding, in stage order: provenance, install egress (I7), static lint, probes and behaviour, late egress."""
+finding, in stage order: provenance, install egress (I7), static lint, probes and behaviour, late egress. The
+status (complete, incomplete, failed) and the stages skipped come from `outcome`; a scan that did not read the
+tools has no score, and its verdict is `incomplete` unless something already blocks it."""
 
 from __future__ import annotations
 
@@ -9,13 +11,15 @@ from dataclasses import dataclass, field
 from scanner.config import Config
 from scanner.pipeline.installation import Installation
 from scanner.pipeline.listing import Listing
+from scanner.pipeline.outcome import Failure, StageFacts, skipped_stages, status_of
 from scanner.pipeline.provenance_check import Provenance
 from scanner.pipeline.server_start import StartedServer
 from scanner.pipeline.served import Served
 from scanner.pipeline.targets import Target
 from scanner.probes.phase import ProbePhaseReport
 from scanner.provenance.model import ProvenanceReport
-from scanner.report.model import Finding, InstallInfo, Report, SandboxInfo, TargetInfo, TeardownInfo, Timings
+from scanner.report.model import (Finding, InstallInfo, Report, SandboxInfo, Stage, TargetInfo, TeardownInfo,
+                                  Timings)
 from scanner.report.score import compute
 
 
@@ -36,6 +40,9 @@ class ScanParts:
     late_egress: list[Finding] = field(default_factory=list)  # what no probe call took (start-up, or late)
     teardown: TeardownInfo | None = None
     total_seconds: float | None = None
+    probes_enabled: bool = True  # False with --no-probes: a choice, not a gap
+    stage: Stage = "install"  # the stage running now: where an unexpected exception is charged
+    failure: Failure | None = None  # the unexpected exception that ended the scan early
 
 
 def assemble(parts: ScanParts, config: Config) -> Report:
@@ -54,9 +61,15 @@ def assemble(parts: ScanParts, config: Config) -> Report:
                              first_tools_list=parts.served.first_tools_list if parts.served else None,
                              total=parts.total_seconds)
     report.findings = _findings(parts)
+    if parts.failure is not None:
+        report.errors.append(parts.failure.error)
+    report.skipped = skipped_stages(_facts(parts))
+    report.status = status_of(parts.failure, report.skipped, report.errors)
     config.apply_to(report)  # disable/ignore, every family, in one place: suppressed findings kept and marked
-    if report.findings or report.server.protocol_version:  # once, over every finding: provenance, static, probes
-        report.score, report.verdict = compute(report.findings, report.as_served().tools, parts.probes.measured_waste)
+    # Once, over every finding (provenance, static, probes); no score for definitions that were never read.
+    score, report.verdict = compute(report.findings, report.as_served().tools, parts.probes.measured_waste,
+                                    report.status)
+    report.score = score if _listed(parts) else None
     return report
 
 
@@ -67,6 +80,45 @@ def refused_report(target: Target, finding: Finding, seconds: float, config: Con
     report.score, report.verdict = compute(report.findings, [])
     report.timings.total = seconds
     return report
+
+
+def _listed(parts: ScanParts) -> bool:
+    """tools/list was read: a session started and the tools' listing returned."""
+    inventory = parts.listing.inventory if parts.listing else None
+    return inventory is not None and inventory.connected and inventory.first_tools_list_seconds is not None
+
+
+def _listing_problem(parts: ScanParts) -> str | None:
+    """Why tools/list was not read (the server's exit before the session, else the first error); None when it was,
+    or when the listing stage never ran (the failure says why)."""
+    if parts.listing is None or _listed(parts):
+        return None
+    errors = parts.served.errors if parts.served else parts.listing.inventory.errors
+    exited = [line for line in errors if "before the session started" in line]
+    return (exited or errors or ["the server never answered tools/list"])[0]
+
+
+def _probes_problem(parts: ScanParts) -> str | None:
+    """Why the probes did not run although asked for (after a listing that was read)."""
+    if parts.listing is None or not _listed(parts) or parts.listing.probed.outcome is not None:
+        return None
+    reasons = [*parts.probes.errors, *parts.listing.inventory.errors]
+    return reasons[0] if reasons else "the probes did not run"
+
+
+def _teardown_problem(teardown: TeardownInfo | None) -> str | None:
+    if teardown is None:
+        return "did not finish (an internal error during teardown)"
+    if not teardown.complete:
+        return "incomplete: " + (f"left {', '.join(teardown.leftovers)}" if teardown.leftovers else "see the sandbox")
+    return None
+
+
+def _facts(parts: ScanParts) -> StageFacts:
+    return StageFacts(failure=parts.failure, listing_problem=_listing_problem(parts),
+                      probes_enabled=parts.probes_enabled,
+                      probes_problem=None if parts.failure else _probes_problem(parts),
+                      teardown_problem=_teardown_problem(parts.teardown))
 
 
 def _findings(parts: ScanParts) -> list[Finding]:

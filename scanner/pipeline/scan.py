@@ -5,7 +5,12 @@
     → late egress → teardown → assemble
 
 Each stage returns a value; `ScanParts` collects them as they return and `assemble` builds the Report once, at
-the end (config applied, then score and verdict over every finding).
+the end (config applied, then status, score and verdict over every finding).
+
+An exception no stage expected, once the sandbox session exists, does not lose the scan: teardown runs, and the
+partial report is assembled with status `failed` and the error as one line (`internal error in <stage>: …`). A
+SandboxError or UsageError (which the CLI maps to exit 3 and 2 with one line), KeyboardInterrupt and SystemExit
+still propagate.
 """
 
 from __future__ import annotations
@@ -15,6 +20,7 @@ import time
 import httpx
 
 from sandbox.core import engine, gc
+from sandbox.core.errors import SandboxError
 from sandbox.core.images import RuntimeImage
 from sandbox.core.session import SandboxSession
 from sandbox.install.installers import install_allowlist
@@ -24,8 +30,10 @@ from scanner.pipeline.install_request import install_request
 from scanner.pipeline.installation import install_info, install_server, runtime_image
 from scanner.pipeline.interrupts import terminate_as_interrupt
 from scanner.pipeline.launch import choose_command
+from scanner.errors import UsageError
 from scanner.pipeline.lint import lint
 from scanner.pipeline.listing import list_and_probe
+from scanner.pipeline.outcome import Failure
 from scanner.pipeline.scan_options import Progress, ScanOptions
 from scanner.pipeline.provenance_check import check_provenance
 from scanner.pipeline.refusal import known_bad_refusal
@@ -35,7 +43,7 @@ from scanner.pipeline.targets import parse_target
 from scanner.pipeline.teardown import tear_down
 from scanner.probes import phase as probe_phase
 from scanner.registry.endpoints import RegistryEndpoints
-from scanner.report.model import Report
+from scanner.report.model import Report, TeardownInfo
 from scanner.rules.behavior import egress_findings
 
 __all__ = ["Progress", "ScanOptions", "run_scan"]
@@ -49,7 +57,7 @@ def run_scan(options: ScanOptions, progress: Progress = lambda _: None) -> Repor
         return refused_report(target, refused, round(time.monotonic() - began, 3), options.config)
     endpoints = options.registry_endpoints()
     with endpoints.client() as http:  # the scan's one registry client: resolution, provenance, advisories
-        parts = ScanParts(target=target)
+        parts = ScanParts(target=target, probes_enabled=options.probes.enabled)
         request = install_request(target, options, endpoints, http, progress)
         install_allowlist(request)  # a mirror the install could not reach is refused here, before anything starts
         client = engine.connect()
@@ -60,26 +68,47 @@ def run_scan(options: ScanOptions, progress: Progress = lambda _: None) -> Repor
         try:
             with terminate_as_interrupt():
                 _run_stages(parts, session, request, image, options, endpoints, http, progress)
+        except (SandboxError, UsageError):
+            raise  # the CLI's one line and exit code (3, 2)
+        except Exception as exc:  # noqa: BLE001 - deliberately any: the partial report is written, status failed
+            parts.failure = Failure.of(parts.stage, exc)
         finally:
-            parts.teardown = tear_down(session)
+            parts.teardown = _tear_down(session, parts)
             parts.total_seconds = round(time.monotonic() - began, 3)
     return assemble(parts, options.config)
 
 
+def _tear_down(session: SandboxSession, parts: ScanParts) -> TeardownInfo | None:
+    """Teardown, whatever came before; if it raises, that is the scan's failure too (the report is still written)."""
+    parts.stage = "teardown"
+    try:
+        return tear_down(session)
+    except Exception as exc:  # noqa: BLE001 - deliberately any: the report says teardown failed, and how
+        parts.failure = parts.failure or Failure.of("teardown", exc)
+        return None
+
+
 def _run_stages(parts: ScanParts, session: SandboxSession, request: InstallRequest, image: RuntimeImage,
                 options: ScanOptions, endpoints: RegistryEndpoints, http: httpx.Client, progress: Progress) -> None:
-    """Install, check provenance, run, list, lint and probe, each stage's value put into `parts` as it returns."""
+    """Install, check provenance, run, list, lint and probe, each stage's value put into `parts` as it returns
+    (and `parts.stage` naming the stage running, for an exception no stage expected)."""
+    parts.stage = "install"
     parts.installation = install_server(session, request, image, use_cache=options.use_cache, progress=progress)
     installed = parts.installation.installed
+    parts.stage = "provenance"
     parts.provenance = check_provenance(request, installed, client=http, endpoints=endpoints,
                                         advisories=options.advisories, progress=progress)
+    parts.stage = "run"
     command = choose_command(installed.name, installed.entry_points, options.command, options.server_args)
     parts.install = install_info(installed, command)
     parts.started = start(session, installed, command, options.policy, network=options.network,
                           probes=options.probes, progress=progress)
+    parts.stage = "listing"
     parts.listing = list_and_probe(session, parts.started, options.timeouts, progress)
     parts.served = served_definitions(parts.listing.inventory, parts.listing.health, parts.listing.exit_code)
+    parts.stage = "lint"
     parts.lint = lint(parts.listing.inventory)
+    parts.stage = "probes"
     parts.probes = probe_phase.summarize(parts.listing.probed)
     if parts.started.drain is not None:  # what no probe call took: start-up without probes, or late after the last call
         late = parts.started.drain(parts.started.server.container_id)

@@ -16,7 +16,7 @@ from sandbox.core.untrusted import escape_for_terminal
 
 MAX_ROWS = 200
 MAX_CHARS = 60_000
-VERDICT_ICON = {"block": "⛔", "review": "⚠️", "pass": "✅"}
+VERDICT_ICON = {"block": "⛔", "review": "⚠️", "pass": "✅", "incomplete": "❔"}
 _MARKDOWN_SPECIAL = re.compile(r"([\\`*_{}\[\]()#+!|~>])")
 
 
@@ -34,16 +34,40 @@ def _finding_row(finding: Finding) -> str:
             f"{evidence} |")
 
 
+def _counted(count: int, noun: str) -> str:
+    """`**1** error`, `**2** errors` (info is not counted in the plural)."""
+    return f"**{count}** {noun}" + ("" if count == 1 or noun == "info" else "s")
+
+
+def _status_lines(report: Report) -> list[str]:
+    """The scan's status, and each stage it skipped with why (a choice such as --no-probes says so)."""
+    if report.status == "complete" and not report.skipped:
+        return []
+    note = "" if report.status == "complete" else ": what it did not see is not evidence of safety"
+    lines = ["", f"**Scan {report.status}**{note}"]
+    lines += [f"- {record.stage} skipped{' (your choice)' if record.chosen else ''}: {md(record.reason, 500)}"
+              for record in report.skipped[:MAX_ROWS]]
+    return lines
+
+
+def _friendliness(report: Report) -> list[str]:
+    """The agent-friendliness score, in its own paragraph: a token cost, not a security measure."""
+    score = report.score
+    if score is None:
+        return ["", "Agent-friendliness: not scored (the tools were not listed)."]
+    return ["", f"Agent-friendliness **{score.value}/100** — the token cost to an agent, not a security measure "
+                f"(~{score.tokens:,} tokens of definitions, ~{score.wasted_tokens:,} wasted per session; "
+                f"{md(score.estimate)})"]
+
+
 def _summary(report: Report) -> list[str]:
     verdict = report.verdict or "unknown"
     counts = {s: sum(1 for f in report.findings if f.severity == s) for s in ("error", "warning", "info")}
     lines = [f"## {VERDICT_ICON.get(verdict, '')} mcp-sandbox: **{verdict.upper()}** — {md(report.target.requested)}",
              "",
-             f"**{counts['error']}** errors · **{counts['warning']}** warnings · **{counts['info']}** info"
+             "Security: " + " · ".join(_counted(counts[level], level) for level in ("error", "warning", "info"))
              + (f" · **{len(report.suppressed)}** suppressed by config" if report.suppressed else "")]
-    if report.score is not None:
-        lines.append(f" · score **{report.score.value}/100** (~{report.score.tokens:,} tokens of definitions, "
-                     f"~{report.score.wasted_tokens:,} wasted per session; {md(report.score.estimate)})")
+    lines += _status_lines(report) + _friendliness(report)
     server = report.server
     if server.name or server.version:
         lines += ["", f"Server: {md(server.name)} {md(server.version)} · {len(report.tools)} tools"]

@@ -15,12 +15,23 @@ from scanner.report.severity import Severity
 SCHEMA_VERSION = "1"
 
 Category = Literal["security", "conformance", "ergonomics", "metadata"]
-Verdict = Literal["pass", "review", "block"]
+Verdict = Literal["pass", "review", "block", "incomplete"]
+Status = Literal["complete", "incomplete", "failed"]
+Stage = Literal["install", "provenance", "run", "listing", "lint", "probes", "teardown"]
 TargetKind = Literal["npm", "pypi", "folder", "archive", "file"]
 
 
 class _Model(BaseModel):
     model_config = ConfigDict(extra="forbid")
+
+
+class Skipped(_Model):
+    """A stage of the scan that did not run, or did not finish, and why (as pip-audit reports a skipped dependency)."""
+
+    stage: Stage
+    reason: str = Field(description="Why, one line: the error that stopped it, or the choice that turned it off.")
+    chosen: bool = Field(default=False, description="Turned off by the user (--no-probes): a choice, so the scan is "
+                         "still complete.")
 
 
 class ScannerInfo(_Model):
@@ -139,9 +150,11 @@ class ToolScore(_Model):
 
 
 class Score(_Model):
-    """Token-weighted quality score; security findings feed the verdict, not this score."""
+    """Agent-friendliness: what the definitions cost an agent in tokens. Not a security measure: security findings
+    feed the verdict, never this score."""
 
-    value: int = Field(ge=0, le=100, description="Server score 0-100; halves per 10,000 estimated wasted tokens.")
+    value: int = Field(ge=0, le=100, description="Agent-friendliness 0-100; halves per 10,000 estimated wasted "
+                       "tokens.")
     tokens: int = Field(description="Estimated tokens of all definitions (4 characters of compact JSON ≈ 1 token).")
     wasted_tokens: int = Field(description="Estimated wasted tokens per session, summed over tools and server-level findings.")
     estimate: str = Field(default="4 characters of compact JSON ≈ 1 token", description="How tokens are estimated.")
@@ -196,7 +209,11 @@ class Report(_Model):
     schema_version: str = SCHEMA_VERSION
     scanner: ScannerInfo = Field(default_factory=ScannerInfo)
     target: TargetInfo
-    verdict: Verdict | None = None
+    status: Status = Field(default="complete", description="complete: every stage ran; incomplete: a stage did not "
+                           "run or finish (see `skipped`); failed: an internal error ended the scan early.")
+    skipped: list[Skipped] = Field(default_factory=list, description="The stages that did not run or finish, and why.")
+    verdict: Verdict | None = Field(default=None, description="block / review / pass from the security findings; "
+                                    "incomplete when the scan did not complete and found nothing to block.")
     score: Score | None = None
     findings: list[Finding] = Field(default_factory=list, description="The findings that count.")
     suppressed: list[SuppressedFinding] = Field(default_factory=list, description="Findings a config suppressed, "

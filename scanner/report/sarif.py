@@ -8,7 +8,10 @@ the lockfile, or the package URL of a registry target).
 A finding a config suppressed is a result too, with `suppressions: [{"kind": "external", "status": "accepted",
 "justification": …}]` naming the config and its entry (GitHub code scanning shows it dismissed). A suppression the
 config was refused is not a SARIF suppression (some consumers treat any entry as one): the result stays active and
-says so in its `suppressionRefused` property."""
+says so in its `suppressionRefused` property.
+
+The run's properties carry the report's `verdict`, `status` and `skipped` stages; its invocation is successful only
+for a complete scan, with a notification per skipped stage and per error."""
 
 from __future__ import annotations
 
@@ -145,10 +148,24 @@ def to_sarif(report: Report, artifact: Artifact | None = None) -> dict[str, Any]
     located = [Located(f, logical_location(f, server), where, where.line(f.tool),
                        refused=None if isinstance(f, SuppressedFinding) else refused.get((f.rule_id, f.tool)))
                for f in [*report.findings, *report.suppressed]]
-    properties: dict[str, Any] = {"verdict": report.verdict, "score": report.score.value if report.score else None,
+    properties: dict[str, Any] = {"verdict": report.verdict, "status": report.status,
+                                  "skipped": [record.model_dump(mode="json") for record in report.skipped],
+                                  "score": report.score.value if report.score else None,
+                                  "scoreMeaning": "agent-friendliness: the token cost to an agent, not security",
                                   "target": report.target.requested}
     if report.config is not None:
         properties["config"] = {"path": report.config.path, "table": report.config.table,
                                 "sha256": report.config.sha256, "explicit": report.config.explicit,
                                 "suppressed": len(report.suppressed), "refused": len(report.config.refused)}
-    return sarif_log(located, report.scanner, properties, [where])
+    log = sarif_log(located, report.scanner, properties, [where])
+    log["runs"][0]["invocations"] = [_invocation(report)]
+    return log
+
+
+def _invocation(report: Report) -> dict[str, Any]:
+    """The run's invocation: successful only for a complete scan; each stage skipped (not by choice) and each error
+    as a tool execution notification, so a consumer sees an incomplete run as one, not as a clean result list."""
+    notes = [{"level": "error", "message": {"text": f"{record.stage} skipped: {record.reason}"},
+              "descriptor": {"id": f"skipped/{record.stage}"}} for record in report.skipped if not record.chosen]
+    notes += [{"level": "error", "message": {"text": error}} for error in report.errors]
+    return {"executionSuccessful": report.status == "complete", "toolExecutionNotifications": notes}

@@ -1,9 +1,11 @@
-"""The token-weighted score and the verdict. Every scoring constant lives here.
+"""The agent-friendliness score (what the definitions cost an agent in tokens) and the security verdict. Every
+scoring constant lives here.
 
 Tokens are estimated at 4 characters of compact JSON per token. A tool's waste is its definition overhead above
 300 tokens (paid every session) plus an estimated waste per quality finding; its score halves per 5,000 wasted
 tokens. The server's score halves per 10,000 wasted tokens over all tools and server-level findings. Security
-findings never change the score: they decide the verdict.
+findings never change the score: they decide the verdict. A scan that did not complete has the verdict
+`incomplete` unless a security error was found before it stopped (a finding is a finding: that stays `block`).
 """
 
 from __future__ import annotations
@@ -11,9 +13,10 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from scanner.report.model import Finding, Score, ToolScore, Verdict
+from scanner.report.model import Finding, Score, Status, ToolScore, Verdict
 from scanner.report.severity import Severity
 from scanner.tokens import TOKEN_ESTIMATE, json_tokens
+
 FREE_TOKENS_PER_TOOL = 300
 TOOL_HALF_LIFE_TOKENS = 5_000
 SERVER_HALF_LIFE_TOKENS = 10_000
@@ -78,18 +81,21 @@ def tool_name(index: int, raw: Any) -> str:
     return name if isinstance(name, str) and name else f"<tool #{index}>"
 
 
-def verdict_of(findings: list[Finding]) -> Verdict:
-    """block on any security error, review on any security warning, else pass."""
+def verdict_of(findings: list[Finding], status: Status = "complete") -> Verdict:
+    """block on any security error; incomplete for a scan that did not complete; review on any security warning;
+    else pass."""
     security = [f.severity for f in findings if f.category == "security"]
     if Severity.ERROR in security:
         return "block"
+    if status != "complete":
+        return "incomplete"
     if Severity.WARNING in security:
         return "review"
     return "pass"
 
 
-def compute(findings: list[Finding], tools: list[Any],
-            measured_waste: Mapping[str, int] | None = None) -> tuple[Score, Verdict]:
+def compute(findings: list[Finding], tools: list[Any], measured_waste: Mapping[str, int] | None = None,
+            status: Status = "complete") -> tuple[Score, Verdict]:
     """Score the tools (raw tools/list entries) given all findings, and the verdict of the whole scan.
 
     measured_waste: tokens per tool that probes measured being wasted (P1-P5 on real responses), added to the
@@ -118,4 +124,4 @@ def compute(findings: list[Finding], tools: list[Any],
                                      wasted_tokens=wasted))
     score = Score(value=halving_score(total_waste, SERVER_HALF_LIFE_TOKENS), tokens=total_tokens,
                   wasted_tokens=total_waste, estimate=TOKEN_ESTIMATE, tools=tool_scores)
-    return score, verdict_of(findings)
+    return score, verdict_of(findings, status)

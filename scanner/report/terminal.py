@@ -15,7 +15,8 @@ from scanner.report.suppressions import SuppressionLine, config_label, plural, r
 from sandbox.core.untrusted import escape_for_terminal
 
 SEVERITY_STYLE = {"error": "bold red", "warning": "yellow", "info": "cyan"}
-VERDICT_STYLE = {"block": "bold white on red", "review": "bold black on yellow", "pass": "bold white on green"}
+VERDICT_STYLE = {"block": "bold white on red", "review": "bold black on yellow", "pass": "bold white on green",
+                 "incomplete": "bold white on magenta"}
 SERVER_GROUP = "(server)"
 MAX_SCORE_ROWS = 25
 MAX_TOOL_ROWS = 50
@@ -185,6 +186,18 @@ def _timings(report: Report) -> RenderableType | None:
     return _kv_table("Timings", rows) if rows else None
 
 
+def _skipped(report: Report) -> RenderableType | None:
+    """Each stage that did not run or finish, and why; a choice (--no-probes) is shown as one, dim."""
+    if not report.skipped:
+        return None
+    lines: list[RenderableType] = [Text(f"Status: {report.status}", style="bold" if report.status == "complete"
+                                        else "bold magenta")]
+    for record in report.skipped:
+        line = Text(f"  {record.stage} skipped: ", style="dim" if record.chosen else "magenta")
+        lines.append(line + safe(record.reason, 500))
+    return Group(*lines)
+
+
 def _errors(report: Report) -> RenderableType | None:
     if not report.errors:
         return None
@@ -251,12 +264,15 @@ def _config(report: Report) -> RenderableType | None:
 
 
 def _score(report: Report) -> RenderableType | None:
+    """Agent-friendliness: the token cost of the definitions to an agent, worst tools first (not a security measure)."""
     score = report.score
     if score is None:
         return None
-    title = Text(f"Score {score.value}/100  (~{score.tokens:,} tokens of definitions, ~{score.wasted_tokens:,} "
-                 "wasted per session; estimate: ") + safe(score.estimate, 100) + Text(")")
-    table = Table(title=title, title_justify="left")
+    title = Text(f"Agent-friendliness {score.value}/100", style="bold")
+    title += Text(f"  token cost to an agent, not security: ~{score.tokens:,} tokens of definitions, "
+                  f"~{score.wasted_tokens:,} wasted per session (estimate: ", style="dim")
+    title += safe(score.estimate, 100) + Text(")", style="dim")
+    table = Table(title_justify="left")
     table.add_column("tool")
     table.add_column("score", justify="right")
     table.add_column("tokens", justify="right")
@@ -264,21 +280,36 @@ def _score(report: Report) -> RenderableType | None:
     worst = sorted(score.tools, key=lambda t: (t.score, t.tool))
     for tool in worst[:MAX_SCORE_ROWS]:
         table.add_row(safe(tool.tool, 200), str(tool.score), f"{tool.tokens:,}", f"{tool.wasted_tokens:,}")
-    if len(worst) > MAX_SCORE_ROWS:
-        return Group(table, Text(f"  … {len(worst) - MAX_SCORE_ROWS} more tools (see --json)", style="dim"))
-    return table
+    more = len(worst) - MAX_SCORE_ROWS
+    return Group(title, table, *([Text(f"  … {more} more tools (see --json)", style="dim")] if more > 0 else []))
+
+
+def finding_counts(report: Report) -> str:
+    """`1 error, 2 warnings, 0 info` over the findings that count."""
+    seen = counts(f.severity for f in report.findings)
+    return f"{plural(seen['error'], 'error')}, {plural(seen['warning'], 'warning')}, {seen['info']} info"
 
 
 def _verdict(report: Report) -> RenderableType:
+    """The security verdict with the scan's status; the agent-friendliness score apart from it, under the panel."""
     verdict = report.verdict or "unknown"
-    seen = counts(f.severity for f in report.findings)
     body = Text(f" {verdict.upper()} ", style=VERDICT_STYLE.get(verdict, "bold"))
-    body.append(f"  {seen['error']} errors, {seen['warning']} warnings, {seen['info']} info")
+    body.append(f"  {finding_counts(report)}")
     if report.suppressed:
         body.append(f" ({plural(len(report.suppressed), 'finding')} suppressed by config, not counted)")
-    if report.score is not None:
-        body.append(f"  score {report.score.value}/100")
-    return Panel(body, title="Verdict", expand=False)
+    gaps = [record for record in report.skipped if not record.chosen]
+    if report.status != "complete":
+        body.append(f"\nscan {report.status}: ", style="bold magenta")
+        first = gaps[0] if gaps else None
+        body.append_text(safe(f"{first.stage} skipped ({first.reason})" if first else
+                              (report.errors[0] if report.errors else "see Errors"), 300))
+        if len(gaps) > 1:
+            body.append(f" (+{plural(len(gaps) - 1, 'more stage')} skipped)", style="dim")
+    score = report.score
+    friendliness = (Text(f"Agent-friendliness {score.value}/100 ", style="bold")
+                    + Text("(token cost to an agent; not a security measure)", style="dim") if score is not None
+                    else Text("Agent-friendliness: not scored (the tools were not listed)", style="dim"))
+    return Group(Panel(body, title="Security verdict", expand=False), friendliness)
 
 
 def renderables(report: Report, min_severity: Severity = Severity.INFO) -> list[RenderableType]:
@@ -286,7 +317,7 @@ def renderables(report: Report, min_severity: Severity = Severity.INFO) -> list[
     sections: list[RenderableType | None] = [
         _target(report), _server(report), _tools(report), _probes(report), _install(report), _provenance(report), *_sandbox(report),
         _timings(report),
-        _errors(report), _findings(report, min_severity), _config(report), _score(report), _verdict(report),
+        _skipped(report), _errors(report), _findings(report, min_severity), _config(report), _score(report), _verdict(report),
     ]
     return [s for s in sections if s is not None]
 

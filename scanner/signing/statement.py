@@ -69,8 +69,8 @@ def suppressions(report: Report) -> dict[str, Any] | None:
 
 
 def build_predicate(report: Report | None, lock: LockFile | None) -> dict[str, Any]:
-    """Verdict, score, finding counts, the suppressions behind them, the sandbox policy as applied, the image digest
-    and the scanner version."""
+    """Status (and the stages skipped), verdict, score, finding counts, the suppressions behind them, the sandbox
+    policy as applied, the image digest and the scanner version."""
     applied = report.sandbox.applied if report and report.sandbox else (lock.sandbox_policy if lock else None)
     install = report.install if report else None
     image_digest = install.image_id if install else (lock.install.image_id if lock and lock.install else None)
@@ -78,6 +78,8 @@ def build_predicate(report: Report | None, lock: LockFile | None) -> dict[str, A
                                                             else None)
     return {
         "scanner": {"name": "mcp-sandbox", "version": __version__},
+        "status": report.status if report else None,
+        "skipped": [record.model_dump(mode="json") for record in report.skipped] if report else None,
         "verdict": report.verdict if report else None,
         "score": report.score.value if report and report.score else None,
         "findings": _finding_counts(report) if report else None,

@@ -1,0 +1,91 @@
+"""Whether a scan saw what it set out to see: its status (complete, incomplete, failed) and the stages it skipped,
+each with why, read from the values the stages returned (`ScanParts`).
+
+- An internal error (an exception no stage expected) is `failed`: the stage it ended in, and every stage after it
+  but teardown, are skipped.
+- tools/list not read (no session, the server exited or timed out, the listing unparseable) is `incomplete`: the
+  listing is skipped with the reason, and lint and probes with it.
+- Probes that did not run although asked for, or a teardown that did not finish, are `incomplete`.
+- `--no-probes` is a choice: recorded as skipped (chosen), the scan still complete.
+- Any other error the scan recorded (one line each in `Report.errors`) leaves it `incomplete` too.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from sandbox.core.untrusted import cap_text
+from scanner.report.model import Skipped, Stage, Status
+
+STAGES: tuple[Stage, ...] = ("install", "provenance", "run", "listing", "lint", "probes", "teardown")
+MAX_REASON_CHARS = 500
+NOT_LISTED = "the tools were not listed"
+PROBES_OFF = "turned off (--no-probes)"
+
+
+@dataclass(frozen=True)
+class Failure:
+    """An exception no stage expected, and the stage it ended the scan in."""
+
+    stage: Stage
+    error: str  # one line: internal error in <stage>: <Type>: <message>
+
+    @classmethod
+    def of(cls, stage: Stage, exc: BaseException) -> Failure:
+        while isinstance(exc, BaseExceptionGroup) and exc.exceptions:  # the task groups' wrapping says nothing
+            exc = exc.exceptions[0]
+        message = " ".join(str(exc).split())
+        detail = f"{type(exc).__name__}: {message}" if message else type(exc).__name__
+        return cls(stage=stage, error=cap_text(f"internal error in {stage}: {detail}", MAX_REASON_CHARS))
+
+
+@dataclass(frozen=True)
+class StageFacts:
+    """What the assembly knows of each stage, reduced to what the status depends on."""
+
+    failure: Failure | None
+    listing_problem: str | None  # why tools/list was not read, when it was not
+    probes_enabled: bool
+    probes_problem: str | None  # why the probes did not run although asked for, when they did not
+    teardown_problem: str | None
+
+
+def skipped_stages(facts: StageFacts) -> list[Skipped]:
+    """One record per stage that did not run or finish, in stage order (the first reason for a stage wins)."""
+    records: list[Skipped] = []
+    if facts.failure is not None:
+        at = STAGES.index(facts.failure.stage)
+        records.append(Skipped(stage=facts.failure.stage, reason=facts.failure.error))
+        records += [Skipped(stage=stage, reason=f"not run: the scan failed in {facts.failure.stage}")
+                    for stage in STAGES[at + 1:-1]]
+    if facts.listing_problem is not None:
+        records.append(Skipped(stage="listing", reason=cap_text(facts.listing_problem, MAX_REASON_CHARS)))
+        records.append(Skipped(stage="lint", reason=NOT_LISTED))
+    if not facts.probes_enabled:
+        records.append(Skipped(stage="probes", reason=PROBES_OFF, chosen=True))
+    elif facts.listing_problem is not None:
+        records.append(Skipped(stage="probes", reason=NOT_LISTED))
+    elif facts.probes_problem is not None:
+        records.append(Skipped(stage="probes", reason=cap_text(facts.probes_problem, MAX_REASON_CHARS)))
+    if facts.teardown_problem is not None:
+        records.append(Skipped(stage="teardown", reason=cap_text(facts.teardown_problem, MAX_REASON_CHARS)))
+    return _first_per_stage(records)
+
+
+def status_of(failure: Failure | None, skipped: list[Skipped], errors: list[str]) -> Status:
+    if failure is not None:
+        return "failed"
+    if errors or any(not record.chosen for record in skipped):
+        return "incomplete"
+    return "complete"
+
+
+def _first_per_stage(records: list[Skipped]) -> list[Skipped]:
+    """A chosen skip (--no-probes) is the truer reason than a consequence; otherwise the first record wins."""
+    chosen = {record.stage for record in records if record.chosen}
+    kept: dict[Stage, Skipped] = {}
+    for record in records:
+        if record.stage in kept or (record.stage in chosen and not record.chosen):
+            continue
+        kept[record.stage] = record
+    return sorted(kept.values(), key=lambda record: STAGES.index(record.stage))
