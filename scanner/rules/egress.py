@@ -121,7 +121,7 @@ def outcome(events: Iterable[dict[str, Any]]) -> str:
 
 def _detail(events: list[dict[str, Any]]) -> str:
     kinds = sorted({str(e.get("kind")) for e in events})
-    ports = sorted({int(e["port"]) for e in events if isinstance(e.get("port"), int)})
+    ports = sorted({int(e["port"]) for e in events if isinstance(e.get("port"), int) and e.get("kind") != "dns"})
     seen = [f"{e['method']} {e.get('path') or ''}".strip() for e in events if e.get("method")]
     return (", ".join(kinds) + (f" to port {', '.join(map(str, ports))}" if ports else "")
             + (f", {', '.join(sorted(set(seen))[:3])}" if seen else ""))
