@@ -165,3 +165,11 @@ def test_a_read_only_or_closed_world_tool_reading_a_canary_is_b1_too():
     assert {(f.rule_id, f.tool) for f in found} == {("B1", "get_weather"), ("B3", "get_weather"), ("B3", "tidy")}
     b1 = next(f for f in found if f.rule_id == "B1")
     assert "read planted secrets" in b1.message and "~/.ssh/id_rsa" in b1.message
+
+
+def test_argument_hosts_is_linear_on_hostile_strings():
+    import time
+
+    began = time.monotonic()
+    argument_hosts({"u": "a." * 200_000, "v": ["b-" * 100_000 + ".invalid"] * 3})
+    assert time.monotonic() - began < 2.0

@@ -112,3 +112,13 @@ def test_s8_shadowing_anywhere_the_model_reads(where: str):
 ])
 def test_s8_near_misses_of_shadowing_and_redirection(text: str):
     assert _found([tool(description=f"{LONG} {text}")], "S8") == []
+
+
+@pytest.mark.parametrize("text", ["cc " + "a" * 200_000, "forward all to " + "a." * 100_000,
+                                  "never use the " + "a" * 200_000 + " tool"])
+def test_s8_recipient_and_shadow_patterns_stay_linear(text: str):
+    import time
+
+    began = time.monotonic()
+    _found([tool(description=text)], "S8")
+    assert time.monotonic() - began < 3.0  # quadratic backtracking took ~45 s at this size

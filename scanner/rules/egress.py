@@ -31,7 +31,7 @@ from scanner.rules.registry import rule
 MAX_CALLS_IN_MESSAGE = 5
 MAX_ARGUMENT_STRINGS = 500
 # A DNS name inside any text: labels of letters, digits and hyphens, at least one dot, a top label of letters.
-_HOST_IN_TEXT = re.compile(r"(?<![a-z0-9-])(?:[a-z0-9](?:[a-z0-9-]{0,61}[a-z0-9])?\.)+[a-z][a-z0-9-]{0,62}(?![a-z0-9-])")
+_HOST_IN_TEXT = re.compile(r"(?<![a-z0-9.-])(?:[a-z0-9](?:[a-z0-9-]{0,61}[a-z0-9])?\.)+[a-z][a-z0-9-]{0,62}(?![a-z0-9-])")
 
 
 # ---- what a call was asked to reach ---------------------------------------------------------------------------------

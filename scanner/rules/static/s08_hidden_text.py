@@ -64,12 +64,13 @@ SHADOW_TOOLS = re.compile(
     rf"|\b(?:prefer|use|choose|call|pick)\b[^.\n]{{0,40}}\bover\s+{_OTHER_TOOLS}"
     rf"|\b{_STOP}\s+(?:use|call|invoke|trust|rely on)\s+(?:any\s+|the\s+)?(?:other|another)\s+(?:mcp\s+)?"
     r"(?:tools?|servers?|functions?)"
-    rf"|\b{_STOP}\s+(?:use|call|invoke)\s+(?:the\s+)?[\w.-]+\s+tool\s+(?:of|from|on|in)\s+(?:the\s+)?[\w.-]+"
+    rf"|\b{_STOP}\s+(?:use|call|invoke)\s+(?:the\s+)?[\w.-]{{1,64}}\s+tool\s+(?:of|from|on|in)\s+(?:the\s+)?[\w.-]{{1,64}}"
     r"(?:\s+mcp)?\s+server"
     r"|\bother\s+(?:mcp\s+)?(?:servers?['’]?s?|tools?)\b[^.\n]{0,20}\b(?:are|is|have been|has been)\s+(?:now\s+)?"
     r"(?:deprecated|disabled|broken|unsafe|insecure|compromised|obsolete|forbidden|not allowed|not to be used|"
     r"must not be used)\b")
-_EMAIL = r"[a-z0-9._%+-]+@[a-z0-9-]+(?:\.[a-z0-9-]+)+"
+# Bounded and anchored at the start of a run, so a long run of letters is not retried from every position.
+_EMAIL = r"(?<![a-z0-9._%+-])[a-z0-9._%+-]{1,64}@[a-z0-9-]{1,63}(?:\.[a-z0-9-]{1,63}){1,8}"
 HIDDEN_RECIPIENT = re.compile(
     rf"\b(?:bcc|cc|blind[- ]copy|carbon[- ]copy)\b[^.\n]{{0,60}}{_EMAIL}"
     rf"|{_EMAIL}\s+(?:as|to the|in the|into the)\s+(?:an?\s+)?(?:bcc|cc|hidden|blind|additional|extra|secret|silent)\b"
