@@ -111,6 +111,26 @@ def test_a_canary_posted_to_an_invalid_host_is_caught_by_the_egress_sink(no_left
 
 
 @pytest.mark.docker
+def test_egress_is_graded_by_what_the_tool_declares_and_was_asked(no_leftovers):
+    report = probe_zoo("zoo-probe-egress")
+    egress = {(f.tool, f.message.split()[4]): f for f in findings(report, "B2")}
+    assert {key: f.severity for key, f in egress.items()} == {
+        ("fetch_page", "probe.example.invalid"): "info",  # the scanner's own probe URL, from the arguments
+        ("web_search", "search.zoo-engine.invalid"): "warning",  # no annotations: MCP's default is an open world
+        ("get_time", "telemetry.zoo-vendor.invalid"): "error",  # annotated openWorldHint: false
+        (None, "updates.zoo-vendor.invalid"): "error",  # at start-up, before the first probe
+    }, [f.message for f in findings(report, "B2")]
+    assert "asked to reach (probe.example.invalid, from the arguments)" in egress["fetch_page", "probe.example.invalid"].message
+    assert "start-up" in egress[None, "updates.zoo-vendor.invalid"].message
+    telemetry = egress["get_time", "telemetry.zoo-vendor.invalid"].message
+    calls = sum(1 for p in report.probes if p.tool == "get_time")
+    assert calls >= 3 and f"in {calls} calls (" in telemetry, telemetry  # one finding, every call listed
+    assert all("nothing left the host" in f.message for f in egress.values())
+    assert [f.tool for f in findings(report, "B1")] == ["get_time"]
+    assert report.verdict == "block"
+
+
+@pytest.mark.docker
 def test_with_no_network_the_echoed_canary_is_caught_in_the_response(no_leftovers):
     report = probe_zoo("zoo-probe-exfil", network="none")  # DNS fails; the sloppy error echoes the payload
     messages = [f.message for f in findings(report, "B3", "sync_settings")]

@@ -244,13 +244,14 @@ class ProbeRunner:
                 record.canaries.append(CanaryEvent(where=hit.where, how="egress", encoding=hit.encoding))
 
     async def _startup_record(self) -> None:
-        """What the server did between the seeding and the first probe (start-up and listing)."""
-        if self.last_snapshot is None:
-            return
+        """What the server did between the seeding and the first probe (start-up and listing): files, canaries and
+        the network attempts made before any call (so the first probe is not blamed for them)."""
         record = CallBehavior(call=-1, tool=None, label="start-up and listing", sandbox=self.sandbox_index)
-        await self._observe_after(record, self.last_snapshot)
-        record.processes = []  # the server's own processes at start-up are not "left running by a call"
-        if record.files.created or record.files.modified or record.files.deleted or record.canaries:
+        if self.last_snapshot is not None:
+            await self._observe_after(record, self.last_snapshot)
+            record.processes = []  # the server's own processes at start-up are not "left running by a call"
+        await self._attach_egress(record)
+        if record.files.created or record.files.modified or record.files.deleted or record.canaries or record.egress:
             self.outcome.behavior.append(record)
 
     # ---- the sandbox -------------------------------------------------------------------------------------------------

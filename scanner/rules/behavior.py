@@ -2,8 +2,8 @@
 
 Each rule is data (in the registry: scanner/rules/rules.toml) plus a small function over the per-call records
 (`scanner.report.CallBehavior`) the probe runner builds from snapshots, process lists, cgroup counters and canaries.
-All are security findings, so they feed the verdict. B2 (egress) reads `CallBehavior.egress`, which the egress sink
-fills; until it does, B2 never fires.
+All are security findings, so they feed the verdict. B2 (egress) and the network half of B1 need every call at
+once (one finding per tool and host, weighed against the call's arguments): they live in scanner/rules/egress.py.
 """
 
 from __future__ import annotations
@@ -15,6 +15,7 @@ from typing import Any
 
 from sandbox.run.policy import HOME
 from scanner.probes.arguments import is_annotated_read_only
+from scanner.rules.egress import closed_world, egress_findings, tool_egress_findings
 from scanner.probes.model import ProbeResult
 from scanner.probes.tooldef import annotation, tool_name
 from scanner.rules.registry import rule
@@ -72,9 +73,24 @@ def home_relative(path: str, home: str = HOME) -> str:
 # ---- B1 --------------------------------------------------------------------------------------------------------------
 
 def check_annotations(tool: dict[str, Any] | None, record: CallBehavior) -> list[Finding]:
-    """B1: readOnlyHint true but files changed; destructiveHint false but files deleted or overwritten."""
+    """B1: readOnlyHint true but files changed; destructiveHint false but files deleted or overwritten; a planted
+    secret read by a tool whose annotations promise a closed, read-only world."""
     if tool is None or record.call < 0:
         return []
+    return [*_file_dishonesty(tool, record), *_secret_dishonesty(tool, record)]
+
+
+def _secret_dishonesty(tool: dict[str, Any], record: CallBehavior) -> list[Finding]:
+    promise = closed_world(tool) or ("readOnlyHint: true" if is_annotated_read_only(tool) else None)
+    reads = [home_relative(event.where) for event in record.canaries if event.how == "read"]
+    if promise is None or not reads:
+        return []
+    name = tool_name(tool)
+    return [_finding("B1", tool=name, message=f"Tool '{name}' read planted secrets {_during(record)} although it is "
+                     f"annotated {promise}: {_paths(reads)}.")]
+
+
+def _file_dishonesty(tool: dict[str, Any], record: CallBehavior) -> list[Finding]:
     files = record.files
     name = tool_name(tool)
     if is_annotated_read_only(tool) and (files.created or files.modified or files.deleted):
@@ -89,32 +105,6 @@ def check_annotations(tool: dict[str, Any] | None, record: CallBehavior) -> list
         return [_finding("B1", tool=name, message=f"Tool '{name}' is annotated destructiveHint: false but "
                          f"{_during(record)} it " + "; ".join(parts) + ".")]
     return []
-
-
-# ---- B2 (hook for the egress sink) ----------------------------------------------------------------------------------
-
-def check_egress(record: CallBehavior) -> list[Finding]:
-    """B2: the network attempts the egress sink logged during the call, one finding per host."""
-    return egress_findings(record.egress, during=_during(record), tool=record.tool)
-
-
-def egress_findings(events: list[dict[str, Any]], *, during: str, tool: str | None = None) -> list[Finding]:
-    """B2 for sink events: one finding per host (a lookup and its connections are one attempt), naming what was
-    seen: ports, TLS SNI, HTTP method and path."""
-    by_host: dict[str, list[dict[str, Any]]] = {}
-    for event in events:
-        host = str(event.get("host") or event.get("sni") or event.get("query") or event.get("resolved_name")
-                   or event.get("original_dst") or "?")
-        by_host.setdefault(host, []).append(event)
-    findings = []
-    for host, seen in by_host.items():
-        kinds = sorted({str(e.get("kind")) for e in seen})
-        ports = sorted({int(e["port"]) for e in seen if isinstance(e.get("port"), int)})
-        detail = ", ".join(kinds) + (f" to port {', '.join(map(str, ports))}" if ports else "")
-        findings.append(_finding("B2", tool=tool, message=cap_text(f"A network attempt to {host} {during} "
-                                                                   f"({detail}).", 400),
-                                 evidence=cap_text("; ".join(str(e) for e in seen[:5]), 1_000)))
-    return findings
 
 
 # ---- B3 --------------------------------------------------------------------------------------------------------------
@@ -202,23 +192,28 @@ def check_resources(record: CallBehavior, result: ProbeResult | None, *, cpus: f
 
 def evaluate_behavior(tools: list[dict[str, Any]], results: list[ProbeResult], records: list[CallBehavior], *,
                       cpus: float = 1.0) -> list[Finding]:
-    """B1–B6 over every call record; one finding per rule, tool and message kind (the first call that showed it)."""
+    """B1–B6 over every call record; one finding per rule, tool and message kind (the first call that showed it),
+    and B2 (with the network half of B1) once per tool and host over all the calls."""
     by_name = {tool_name(tool): tool for tool in tools}
     findings: list[Finding] = []
     seen: set[tuple[str, str | None, str]] = set()
     for record in records:
         result = results[record.call] if 0 <= record.call < len(results) else None
-        produced = [*check_annotations(by_name.get(record.tool or ""), record), *check_egress(record),
-                    *check_canaries(record), *check_persistence(record), *check_processes(record),
+        produced = [*check_annotations(by_name.get(record.tool or ""), record), *check_canaries(record),
+                    *check_persistence(record), *check_processes(record),
                     *check_resources(record, result, cpus=cpus)]
+        if record.call < 0:
+            produced.extend(egress_findings(record.egress, during=_during(record)))
         for finding in produced:
-            key = (finding.rule_id, finding.tool, _kind_of(finding))
+            key = (finding.rule_id, finding.tool, _kind_of(finding, _during(record)))
             if key not in seen:
                 seen.add(key)
                 findings.append(finding)
+    findings.extend(tool_egress_findings(tools, results, records))
     return findings
 
 
-def _kind_of(finding: Finding) -> str:
-    """What makes two findings of one rule and tool the same problem: the message without the probe label."""
-    return re.sub(r"'[^']*'", "", finding.message.split(":")[0])[:120]
+def _kind_of(finding: Finding, during: str) -> str:
+    """What makes two findings of one rule and tool the same problem: the message without the call it names (a
+    probe label may hold colons and quotes of its own)."""
+    return re.sub(r"'[^']*'", "", finding.message.replace(during, "").split(":")[0])[:120]

@@ -1,4 +1,7 @@
-"""S8 hidden-instructions: invisible characters, hidden markup and poisoning phrases in any metadata string.
+"""S8 hidden-instructions: invisible characters, hidden markup and poisoning phrases in any metadata string: besides
+concealment and ignore-instructions, claims to override, replace or forbid other servers' tools ("instead of any
+other tool"), hidden recipients (bcc/cc/forward to an address) and instructions to send data to a URL. Plain
+"instead of", "you must" or a named recipient field are not findings.
 
 Each tool's strings are joined and searched once with a combined pattern; only on a hit are the single strings
 searched again to name where the text sits. Phrases are matched after NFKC normalisation with format characters
@@ -52,20 +55,50 @@ OVERRIDE_TOOLS = re.compile(
     r"(mcp )?servers?\b"
     r"|\b(all|every)\b[^.\n]{0,20}\b(emails?|messages?|requests?|calls?)\b[^.\n]{0,30}\b(must|should|shall)\b"
     r"[^.\n]{0,20}\b(be )?(sent|forwarded|redirected|routed|copied|bcc'?d|cc'?d)\b")
+_OTHER_TOOLS = r"(?:any|all|every)\s+(?:of\s+the\s+)?other\s+(?:mcp\s+)?(?:tools?|servers?|functions?)"
+_STOP = r"(?:do not|don't|dont|never|must not|should not|shouldn't|cannot|can't|may not)"
+SHADOW_TOOLS = re.compile(
+    rf"\b(?:instead of|rather than|in place of)\s+{_OTHER_TOOLS}"
+    r"|\b(?:instead of|rather than|in place of)\s+(?:the\s+)?(?:tools?|functions?)\s+(?:of|from)\s+(?:any\s+)?"
+    r"(?:other|another)\s+(?:mcp\s+)?servers?"
+    rf"|\b(?:prefer|use|choose|call|pick)\b[^.\n]{{0,40}}\bover\s+{_OTHER_TOOLS}"
+    rf"|\b{_STOP}\s+(?:use|call|invoke|trust|rely on)\s+(?:any\s+|the\s+)?(?:other|another)\s+(?:mcp\s+)?"
+    r"(?:tools?|servers?|functions?)"
+    rf"|\b{_STOP}\s+(?:use|call|invoke)\s+(?:the\s+)?[\w.-]{{1,64}}\s+tool\s+(?:of|from|on|in)\s+(?:the\s+)?[\w.-]{{1,64}}"
+    r"(?:\s+mcp)?\s+server"
+    r"|\bother\s+(?:mcp\s+)?(?:servers?['’]?s?|tools?)\b[^.\n]{0,20}\b(?:are|is|have been|has been)\s+(?:now\s+)?"
+    r"(?:deprecated|disabled|broken|unsafe|insecure|compromised|obsolete|forbidden|not allowed|not to be used|"
+    r"must not be used)\b")
+# Bounded and anchored at the start of a run, so a long run of letters is not retried from every position.
+_EMAIL = r"(?<![a-z0-9._%+-])[a-z0-9._%+-]{1,64}@[a-z0-9-]{1,63}(?:\.[a-z0-9-]{1,63}){1,8}"
+HIDDEN_RECIPIENT = re.compile(
+    rf"\b(?:bcc|cc|blind[- ]copy|carbon[- ]copy)\b[^.\n]{{0,60}}{_EMAIL}"
+    rf"|{_EMAIL}\s+(?:as|to the|in the|into the)\s+(?:an?\s+)?(?:bcc|cc|hidden|blind|additional|extra|secret|silent)\b"
+    rf"|\b(?:forward|forwards|forwarding|send|sends|copy|copies|mirror)\b[^.\n]{{0,30}}\b(?:a copy|copies|all|every|"
+    rf"each|any)\b[^.\n]{{0,40}}\bto\s+{_EMAIL}"
+    rf"|\b(?:forward|forwards|forwarding)\b[^.\n]{{0,60}}\bto\s+{_EMAIL}")
+SEND_TO_URL = re.compile(
+    r"\b(?:send|sends|post|posts|upload|uploads|transmit|transmits|submit|submits|exfiltrate|report|reports|forward|"
+    r"forwards|copy|copies|log|beacon)\b[^.\n]{0,60}\b(?:data|contents?|conversation|history|messages?|files?|"
+    r"results?|output|credentials?|keys?|tokens?|secrets?|passwords?|context|environment|everything|information|"
+    r"details|logs?|responses?|answers?|arguments?|inputs?|prompts?|chats?)\b[^.\n]{0,30}\b(?:to|at|into)\s+"
+    r"(?:https?|ftp|wss?)://")
 CREDENTIAL_PATH = re.compile(
     r"~/\.ssh|\.ssh/|\bid_(rsa|dsa|ecdsa|ed25519)\b|\.aws/(credentials|config)|~/\.aws\b|\bmcp\.json\b"
     r"|claude_desktop_config\.json|(^|[\s/'\"`(])\.env\b|\.npmrc\b|\.pypirc\b|\.netrc\b|\.git-credentials\b"
     r"|\.kube/config\b|\.docker/config\.json|/etc/shadow\b|\.gnupg\b|\.config/gh/hosts")
 ANY_PHRASE = re.compile("|".join(f"(?:{p.pattern})" for p in (HTML_COMMENT, INSTRUCTION_TAG, CONCEAL,
-                                                              IGNORE_INSTRUCTIONS, OVERRIDE_TOOLS,
-                                                              CREDENTIAL_PATH)))
+                                                              IGNORE_INSTRUCTIONS, OVERRIDE_TOOLS, SHADOW_TOOLS,
+                                                              HIDDEN_RECIPIENT, SEND_TO_URL, CREDENTIAL_PATH)))
 
 # Literal cues, one of which every phrase pattern needs; checking them with `in` first keeps clean text fast.
 PHRASE_CUES = ("<", "ignore", "disregard", "forget", "tell", "inform", "mention", "reveal", "notify", "alert", "hid",
                "conceal", "keep", "secret", "confidential", "overrid", "supersede", "shadow", "hijack", "intercept",
                "precedence", "replac", "sent", "forward", "redirect", "routed", "copied", "bcc", "cc'd", "ssh",
                "id_", ".aws", "mcp.json", "claude_desktop", ".env", "npmrc", "pypirc", "netrc", "git-credentials",
-               "kube", "docker/config", "/etc/shadow", "gnupg", "gh/hosts", "inst]", "know", "see", "be told")
+               "kube", "docker/config", "/etc/shadow", "gnupg", "gh/hosts", "inst]", "know", "see", "be told",
+               "instead", "rather than", "in place of", " over ", "other", "cc", "copy", "@", "://", "never", "not",
+               "dont", "n't")
 
 EXFIL_PARAMS = frozenset({"notes", "note", "sidenote", "side_note", "context", "feedback", "comment", "comments",
                           "remarks", "remark", "metadata", "extra", "debug", "reasoning", "thoughts", "memo",
@@ -95,6 +128,10 @@ DETECTORS: tuple[_Detector, ...] = (
               True, True),
     _Detector("override-tools", OVERRIDE_TOOLS, "error", "claim to override or redirect other tools or servers",
               True, True),
+    _Detector("shadow-tools", SHADOW_TOOLS, "error", "claim to replace or forbid other tools or servers", True, True),
+    _Detector("hidden-recipient", HIDDEN_RECIPIENT, "error", "instruction to add a recipient (bcc/cc/forward to an "
+              "address)", True, True),
+    _Detector("send-to-url", SEND_TO_URL, "error", "instruction to send data to a URL", True, True),
     _Detector("credential-reference", CREDENTIAL_PATH, "warning", "reference to a credential or config file",
               True, True),
 )

@@ -34,6 +34,12 @@ HOST_PARAMS = frozenset({"host", "hostname", "ip", "address", "server"})
 NETWORK_TOKENS = frozenset({"socket", "tcp", "udp", "ssh", "telnet", "portscan", "nmap", "ping", "netcat",
                             "nc"})
 MIN_HONEST_WORDS = 8
+# What makes a network tool more than a reader: it sends, posts, uploads or changes something remote.
+SENDING_TOKENS = frozenset({"post", "send", "upload", "submit", "publish", "put", "patch", "delete", "webhook",
+                            "notify", "push", "write", "create", "update"})
+SENDING_WORDING = re.compile(r"\b(posts?|posting|sends? (data|the data|a payload|payloads?|messages?|files?|the body)|"
+                             r"uploads?|uploading|submits?|publish(es)?|webhooks?|(put|patch|delete) requests?)\b",
+                             re.IGNORECASE)
 
 
 def _param_names(tool: ToolView) -> set[str]:
@@ -81,13 +87,23 @@ def _detect(tool: ToolView) -> dict[str, str]:
     return found
 
 
+def reads_only(tool: ToolView) -> bool:
+    """A network tool that only reads (fetches, looks up): nothing in its name or description sends or changes."""
+    return not set(tool.tokens) & SENDING_TOKENS and not SENDING_WORDING.search(tool.description)
+
+
 def honestly_declared(tool: ToolView, kind: str) -> bool:
-    """Described in 8+ words and annotated so a client asks before it acts."""
+    """Described in 8+ words and annotated so a client asks before it acts. For network kinds that means
+    openWorldHint: true; readOnlyHint: true beside it is honest too when the tool only reads (a fetch), not when it
+    sends. For files and commands readOnlyHint: true is never honest."""
     annotations = tool.annotations or {}
-    if len(words(tool.description)) < MIN_HONEST_WORDS or annotations.get("readOnlyHint") is True:
+    if len(words(tool.description)) < MIN_HONEST_WORDS:
         return False
     if kind in ("http-request", "network"):
-        return annotations.get("openWorldHint") is True
+        return annotations.get("openWorldHint") is True and (annotations.get("readOnlyHint") is not True
+                                                             or reads_only(tool))
+    if annotations.get("readOnlyHint") is True:
+        return False
     if kind == "fs-write":
         return "destructiveHint" in annotations
     return annotations.get("destructiveHint") is True

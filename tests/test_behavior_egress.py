@@ -1,0 +1,175 @@
+"""B2 graded by what the tool declares and what the scanner asked it to reach, one finding per tool and host; the
+network and secrets half of B1. Pure: sink events and call records built by hand (the live zoo test is in
+tests/test_probes_live.py)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from scanner.probes.model import ProbeResult
+from scanner.probes.value_generation import INVALID_EMAIL, INVALID_HOST, INVALID_URL
+from scanner.report.model import CallBehavior, CanaryEvent
+from scanner.rules.behavior import evaluate_behavior
+from scanner.rules.egress import argument_hosts, egress_findings, outcome
+
+CLOSED = {"readOnlyHint": True, "openWorldHint": False}
+
+
+def _tool(name: str, description: str = "Does one thing and returns it as text.",
+          annotations: dict[str, Any] | None = None) -> dict[str, Any]:
+    tool: dict[str, Any] = {"name": name, "description": description, "inputSchema": {"type": "object"}}
+    if annotations is not None:
+        tool["annotations"] = annotations
+    return tool
+
+
+def _dns(host: str) -> dict[str, Any]:
+    return {"kind": "dns", "host": host, "query": host, "qtype": "A", "port": 53}
+
+
+def _tcp(host: str, **more: Any) -> dict[str, Any]:
+    return {"kind": "tcp", "host": host, "port": 443, "protocol": "tls", "sni": host, **more}
+
+
+def _scan(tools: list[dict[str, Any]], calls: list[tuple[str, str, dict[str, Any], list[dict[str, Any]]]],
+          canaries: dict[int, list[CanaryEvent]] | None = None) -> list:
+    results, records = [], []
+    for index, (tool, label, arguments, events) in enumerate(calls):
+        results.append(ProbeResult(tool=tool, label=label, kind="generated", status="ok", arguments=arguments))
+        records.append(CallBehavior(call=index, tool=tool, label=label, egress=events,
+                                    canaries=(canaries or {}).get(index, [])))
+    return evaluate_behavior(tools, results, records)
+
+
+def _b2(findings: list) -> list:
+    return [f for f in findings if f.rule_id == "B2"]
+
+
+# ---- 1. what the scanner put in the arguments ------------------------------------------------------------------------
+
+def test_the_probe_url_from_the_arguments_is_an_observation_not_egress():
+    tools = [_tool("fetch", "Fetch a web page.", {"readOnlyHint": True, "openWorldHint": True})]
+    found = _b2(_scan(tools, [("fetch", "fetch valid", {"url": INVALID_URL}, [_dns(INVALID_HOST), _tcp(INVALID_HOST)])]))
+    assert [f.severity for f in found] == ["info"]
+    assert f"reached the host it was asked to reach ({INVALID_HOST}, from the arguments)" in found[0].message
+    assert "nothing left the host" in found[0].message
+
+
+def test_any_host_in_the_arguments_counts_even_a_closed_world_tool_asked_to_reach_it():
+    tools = [_tool("notify", "Send a note.", CLOSED)]
+    found = _scan(tools, [("notify", "valid", {"to": INVALID_EMAIL, "cc": ["x@Mail.Example.Invalid"]},
+                           [_dns("mail.example.invalid")])])
+    assert [f.severity for f in _b2(found)] == ["info"] and not [f for f in found if f.rule_id == "B1"]
+
+
+def test_near_miss_another_host_during_the_same_call_stays_b2():
+    tools = [_tool("fetch", "Fetch a web page.", {"readOnlyHint": True, "openWorldHint": True})]
+    found = _b2(_scan(tools, [("fetch", "valid", {"url": INVALID_URL},
+                               [_dns(INVALID_HOST), _dns("telemetry.vendor.invalid")])]))
+    by_host = {f.message.split()[4]: f.severity for f in found}
+    assert by_host == {INVALID_HOST: "info", "telemetry.vendor.invalid": "warning"}
+
+
+def test_a_subdomain_of_the_given_host_is_not_the_given_host():
+    tools = [_tool("fetch", "Fetch a web page.", CLOSED)]
+    found = _b2(_scan(tools, [("fetch", "valid", {"url": INVALID_URL}, [_dns(f"leak.{INVALID_HOST}")])]))
+    assert [f.severity for f in found] == ["error"]
+
+
+def test_argument_hosts_finds_urls_emails_and_bare_names():
+    hosts = argument_hosts({"u": "git+https://user@Code.Example.Invalid/x", "m": ["a@b.example.invalid"],
+                            "h": "plain.example.invalid", "n": 3, "path": "/workspace/notes"})
+    assert hosts == {"code.example.invalid", "b.example.invalid", "plain.example.invalid"}
+
+
+# ---- 2. severity follows the declaration -----------------------------------------------------------------------------
+
+def test_open_world_or_no_annotations_is_a_warning_naming_the_host():
+    tools = [_tool("search", "Search the web."), _tool("lookup", "Look a word up.", {"openWorldHint": True}),
+             _tool("maybe", "Look a word up.", {"destructiveHint": False})]
+    found = _b2(_scan(tools, [(name, "valid", {"q": "probe"}, [_dns("api.words.invalid")])
+                              for name in ("search", "lookup", "maybe")]))
+    assert [(f.tool, f.severity) for f in found] == [("search", "warning"), ("lookup", "warning"), ("maybe", "warning")]
+    assert all("api.words.invalid" in f.message for f in found)
+    assert "MCP's default is an open world" in found[0].message and "openWorldHint: true" in found[1].message
+
+
+def test_a_description_naming_the_host_is_a_warning():
+    tools = [_tool("web_search", "Search the web with DuckDuckGo and return the results.", {"destructiveHint": False})]
+    found = _b2(_scan(tools, [("web_search", "valid", {"query": "probe"}, [_tcp("html.duckduckgo.invalid")])]))
+    assert [f.severity for f in found] == ["warning"] and "description names the host" in found[0].message
+
+
+def test_closed_world_tools_reaching_an_unasked_host_are_errors_and_b1():
+    tools = [_tool("get_time", "Return the current time.", CLOSED),
+             _tool("read_page", "Read a page.", {"readOnlyHint": True})]
+    found = _scan(tools, [("get_time", "valid", {}, [_dns("t.vendor.invalid")]),
+                          ("read_page", "valid", {}, [_dns("t.vendor.invalid")])])
+    assert [(f.tool, f.severity) for f in _b2(found)] == [("get_time", "error"), ("read_page", "error")]
+    b1 = [f for f in found if f.rule_id == "B1"]
+    assert [(f.tool, f.severity) for f in b1] == [("get_time", "error"), ("read_page", "error")]
+    assert "openWorldHint: false" in b1[0].message and "t.vendor.invalid" in b1[0].message
+    assert "readOnlyHint: true without openWorldHint: true" in b1[1].message
+
+
+def test_near_miss_read_only_and_declared_open_world_is_not_b1():
+    tools = [_tool("fetch", "Fetch a web page.", {"readOnlyHint": True, "openWorldHint": True})]
+    found = _scan(tools, [("fetch", "valid", {}, [_dns("cdn.pages.invalid")])])
+    assert [f.severity for f in _b2(found)] == ["warning"] and not [f for f in found if f.rule_id == "B1"]
+
+
+def test_a_planted_secret_in_the_traffic_is_an_error_whatever_the_tool_declares():
+    tools = [_tool("sync", "Sync settings.", {"openWorldHint": True})]
+    found = _b2(_scan(tools, [("sync", "valid", {"url": INVALID_URL}, [_tcp(INVALID_HOST, method="POST", path="/c")])],
+                      canaries={0: [CanaryEvent(where="/home/mcp/.aws/credentials", how="egress")]}))
+    assert [f.severity for f in found] == ["error"] and "planted secret" in found[0].message
+    assert "POST /c" in found[0].message
+
+
+def test_start_up_and_outside_calls_stay_errors():
+    record = CallBehavior(call=-1, tool=None, label="start-up and listing", egress=[_dns("boot.vendor.invalid")])
+    found = evaluate_behavior([_tool("x", annotations={"openWorldHint": True})], [], [record])
+    assert [(f.rule_id, f.severity, f.tool) for f in found] == [("B2", "error", None)]
+    assert "during start-up and listing" in found[0].message and "nothing left the host" in found[0].message
+    late = egress_findings([_dns("late.vendor.invalid"), _tcp("late.vendor.invalid")], during="outside any probe call")
+    assert len(late) == 1 and late[0].severity == "error"
+
+
+def test_what_became_of_each_attempt_is_said():
+    said = outcome([_dns("a.invalid"), _tcp("a.invalid"), {"kind": "tcp", "note": "over 64 concurrent connections: "
+                                                           "closed unread"}, {"kind": "udp"}])
+    assert said == ("the lookup was answered by the sink with a fake address; the connection was taken by the sink "
+                    "(first bytes logged, then closed); a connection was refused (closed unread); the datagram was "
+                    "swallowed by the sink; nothing left the host")
+
+
+# ---- 3. one finding per tool and host --------------------------------------------------------------------------------
+
+def test_one_finding_per_tool_and_host_with_the_calls_listed():
+    tools = [_tool("read_file", "Read a file.", {"readOnlyHint": False})]
+    labels = ["valid", "error: missing required 'path'", "error: wrong type for 'path'"] + [f"x{i}" for i in range(40)]
+    found = _b2(_scan(tools, [("read_file", label, {"path": "/workspace/a"}, [_dns("telemetry.vendor.invalid"),
+                                                                             _tcp("telemetry.vendor.invalid")])
+                              for label in labels]))
+    assert len(found) == 1
+    assert "in 43 calls ('valid', 'error: missing required 'path'', " in found[0].message
+    assert "and 38 more" in found[0].message
+
+
+# ---- 4. secrets: B1 beside B3 ----------------------------------------------------------------------------------------
+
+def test_a_read_only_or_closed_world_tool_reading_a_canary_is_b1_too():
+    tools = [_tool("get_weather", "Weather.", {"readOnlyHint": True}), _tool("tidy", "Tidy.", {"readOnlyHint": False})]
+    read = [CanaryEvent(where="/home/mcp/.ssh/id_rsa", how="read")]
+    found = _scan(tools, [("get_weather", "valid", {}, []), ("tidy", "valid", {}, [])], canaries={0: read, 1: read})
+    assert {(f.rule_id, f.tool) for f in found} == {("B1", "get_weather"), ("B3", "get_weather"), ("B3", "tidy")}
+    b1 = next(f for f in found if f.rule_id == "B1")
+    assert "read planted secrets" in b1.message and "~/.ssh/id_rsa" in b1.message
+
+
+def test_argument_hosts_is_linear_on_hostile_strings():
+    import time
+
+    began = time.monotonic()
+    argument_hosts({"u": "a." * 200_000, "v": ["b-" * 100_000 + ".invalid"] * 3})
+    assert time.monotonic() - began < 2.0
