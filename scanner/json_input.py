@@ -58,12 +58,12 @@ def read_json(source: Path | str, what: str, *, max_bytes: int = MAX_INPUT_BYTES
 
 def _read_file(path: Path, name: str, max_bytes: int) -> bytes:
     if not path.exists():
-        raise UsageError(f"{name} does not exist")
+        raise UsageError(f"{name} does not exist; check the path, or pass - to read standard input")
     if not path.is_file():
-        raise UsageError(f"{name} is not a regular file")
+        raise UsageError(f"{name} is not a regular file; pass a JSON file (or - for standard input)")
     size = path.stat().st_size
     if size > max_bytes:
-        raise UsageError(f"{name} is {size:,} bytes, over the {max_bytes:,}-byte limit")
+        raise UsageError(f"{name} is {size:,} bytes, over the {max_bytes:,}-byte limit; pass a smaller file")
     try:
         return path.read_bytes()
     except OSError as exc:
