@@ -95,6 +95,10 @@ async def collect(stdio: AttachedStdio, health: WireHealth, timeouts: Timeouts, 
             if rest is not None or matched is None:
                 raise
             inventory.errors.append(_explain(step, _first_leaf(matched), health, timeouts.startup))
+    if health.fault and not any(health.fault in error for error in inventory.errors):
+        # The stream ended early (a flood, a line over the bound) while the probes ran: they saw only a closed
+        # connection, the reason is here.
+        inventory.errors.append(f"{step}: {health.fault}")
     return inventory
 
 
