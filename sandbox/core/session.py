@@ -12,6 +12,7 @@ import docker
 from docker.errors import APIError, NotFound
 
 from sandbox.core import labels
+from sandbox.core.engine import EngineTimeout
 
 
 @dataclass
@@ -70,6 +71,22 @@ class SandboxSession:
         """Kill and remove every container of the session, then its networks; also sweep both by label, and verify
         nothing is left."""
         started = time.monotonic()
+        try:
+            removed = self._remove_all()
+            # Everything the session made carries its label, so one query of each kind verifies it is all gone.
+            leftovers = [c[:12] for c in self._labelled_containers()] + self._labelled_networks()
+        except EngineTimeout as exc:  # the engine stopped answering: what is left is unknown, so not complete
+            removed = []
+            leftovers = [*(c[:12] for c in self._containers), *self._networks, f"unverified: {exc}"]
+        self._containers = []
+        self._networks = []
+        self.teardown_result = TeardownResult(
+            complete=not leftovers, seconds=round(time.monotonic() - started, 3), removed=removed,
+            leftovers=sorted(set(leftovers)),
+        )
+        return self.teardown_result
+
+    def _remove_all(self) -> list[str]:
         removed: list[str] = []
         for container_id in list(self._containers):
             _force_remove(self.client, container_id)
@@ -81,15 +98,7 @@ class SandboxSession:
         for network in [*self._networks, *(n for n in self._labelled_networks() if n not in self._networks)]:
             _remove_network(self.client, network)
             removed.append(network)
-        # Everything the session made carries its label, so one query of each kind verifies it is all gone.
-        leftovers = [c[:12] for c in self._labelled_containers()] + self._labelled_networks()
-        self._containers = []
-        self._networks = []
-        self.teardown_result = TeardownResult(
-            complete=not leftovers, seconds=round(time.monotonic() - started, 3), removed=removed,
-            leftovers=sorted(set(leftovers)),
-        )
-        return self.teardown_result
+        return removed
 
     def _labelled_containers(self) -> list[str]:
         found = self.client.api.containers(all=True, quiet=True, filters={"label": f"{labels.SESSION}={self.id}"})

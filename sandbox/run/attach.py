@@ -3,7 +3,7 @@
 With tty=False the engine multiplexes stdout and stderr on one socket in frames: a stream byte (1 stdout, 2 stderr),
 three zero bytes, a big-endian 32-bit length, then the payload. Stdout is split into lines (one JSON-RPC message per
 line for MCP stdio); a line longer than the limit ends the stream with a fault instead of growing without bound.
-Stderr is kept as a size-capped tail.
+Stderr is kept as a size-capped tail (the run container has no engine log to read it back from).
 """
 
 from __future__ import annotations
@@ -54,10 +54,13 @@ class StderrTail:
 class AttachedStdio:
     """Async access to an attached container's stdio. Enter with `async with` inside an event loop."""
 
-    def __init__(self, sock: socket.socket, limits: StreamLimits | None = None) -> None:
+    def __init__(self, sock: socket.socket, limits: StreamLimits | None = None,
+                 stderr: StderrTail | None = None) -> None:
         self._socket = sock
         self.limits = limits or StreamLimits()
-        self.stderr = StderrTail(self.limits.stderr_tail_bytes)
+        # The run container keeps no log (its log driver is `none`): this tail is the only copy of its stderr, so
+        # the caller may pass the one its RunningServer holds, for crash evidence read after the attach closed.
+        self.stderr = stderr if stderr is not None else StderrTail(self.limits.stderr_tail_bytes)
         self.stdout_bytes = 0
         self._stream: SocketStream | None = None
         self._task_group: TaskGroup | None = None

@@ -1,17 +1,29 @@
-"""Run phase: a fresh, hardened container from the installed image, attached before start, policy verified after."""
+"""Run phase: a fresh, hardened container from the installed image, attached before start, policy verified after.
+
+The run container keeps no log (log driver `none`): its stdio is attached, and the engine's default json-file driver
+would also write everything it prints to disk, so a server printing hundreds of MB keeps the engine busy (API calls
+then time out). Its stderr is kept from the attach stream instead (RunningServer.stderr).
+"""
 
 from __future__ import annotations
 
 import socket
 import time
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
-from sandbox.run import policy as policy_mod
-from sandbox.run.policy import AppliedPolicy, RunPolicy
+from docker.errors import APIError
+
+from sandbox.core.errors import PolicyNotApplied
 from sandbox.core.session import SandboxSession
+from sandbox.core.untrusted import decode_bytes
+from sandbox.run import policy as policy_mod
+from sandbox.run.attach import StderrTail, StreamLimits
+from sandbox.run.policy import AppliedPolicy, RunPolicy
 
 ATTACH_PARAMS = {"stdin": 1, "stdout": 1, "stderr": 1, "stream": 1}
+NO_LOG = {"Type": "none", "Config": {}}
+STDERR_TAIL_LINES = 40
 
 
 @dataclass
@@ -21,12 +33,14 @@ class RunningServer:
     applied: AppliedPolicy
     start_seconds: float
     started_at: float
+    stderr: StderrTail = field(default_factory=lambda: StderrTail(StreamLimits().stderr_tail_bytes))
 
 
 def start_server(session: SandboxSession, image: str, command: list[str], run_policy: RunPolicy) -> RunningServer:
     """Create the run container, attach to its stdio, start it, and check the engine applied the whole policy."""
     api = session.client.api
     began = time.monotonic()
+    host_config = {**run_policy.host_config(api), "LogConfig": NO_LOG}
     container_id = session.create_container(
         "run",
         image=image,
@@ -38,12 +52,14 @@ def start_server(session: SandboxSession, image: str, command: list[str], run_po
         stdin_open=True,
         tty=False,
         network_disabled=run_policy.network_mode == "none",
-        host_config=run_policy.host_config(api),
+        host_config=host_config,
     )
     sock = _raw_socket(api.attach_socket(container_id, params=ATTACH_PARAMS))
     try:
-        applied = policy_mod.read_applied(api.inspect_container(container_id))
+        inspect = api.inspect_container(container_id)
+        applied = policy_mod.read_applied(inspect)
         policy_mod.enforce(run_policy, applied)
+        _enforce_no_log(inspect)
         api.start(container_id)
     except BaseException:
         sock.close()
@@ -53,9 +69,24 @@ def start_server(session: SandboxSession, image: str, command: list[str], run_po
 
 
 def exit_code(session: SandboxSession, container_id: str) -> int | None:
-    """The server's exit code if it has exited, else None."""
-    state: dict[str, Any] = session.client.api.inspect_container(container_id).get("State") or {}
+    """The server's exit code if it has exited, else None (also when the engine cannot say: gone, or no answer)."""
+    try:
+        state: dict[str, Any] = session.client.api.inspect_container(container_id).get("State") or {}
+    except APIError:  # NotFound, EngineTimeout
+        return None
     return None if state.get("Running") else int(state.get("ExitCode", -1))
+
+
+def stderr_tail(server: RunningServer, lines: int = STDERR_TAIL_LINES) -> str:
+    """The last lines the server wrote to stderr, from the attach stream (crash evidence; decoded, untrusted)."""
+    text, _ = decode_bytes(bytes(server.stderr.data))
+    return "\n".join(text.splitlines()[-lines:])[-4_000:]
+
+
+def _enforce_no_log(inspect: dict[str, Any]) -> None:
+    log_type = ((inspect.get("HostConfig") or {}).get("LogConfig") or {}).get("Type")
+    if log_type != "none":
+        raise PolicyNotApplied(f"log driver: asked 'none', engine applied {log_type!r}")
 
 
 def close_attach(server: RunningServer) -> None:

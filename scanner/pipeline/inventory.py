@@ -8,11 +8,13 @@ from collections.abc import Awaitable, Callable
 from typing import Any
 
 import anyio
+from pydantic import BaseModel, ValidationError
 from mcp import Client
 from mcp.client import IncomingMessage
 from mcp.shared.exceptions import MCPError
 from mcp_types import Implementation
 
+from sandbox.core.engine import EngineTimeout
 from sandbox.run.attach import AttachedStdio
 from scanner import __version__
 from scanner.pipeline.transport import WireHealth, attached_transport
@@ -44,6 +46,10 @@ class Inventory:
 _SESSION_ERRORS = (TimeoutError, MCPError, anyio.EndOfStream, anyio.ClosedResourceError, anyio.BrokenResourceError,
                    ConnectionError)
 
+
+# What ends the session with a recorded error: the server's misbehaviour, or an engine call of the probes (snapshot,
+# top, restart) that did not answer in time.
+_RECORDED = (*_SESSION_ERRORS, EngineTimeout)
 
 MessageHandler = Callable[[IncomingMessage], Awaitable[None]]
 
@@ -82,13 +88,17 @@ async def collect(stdio: AttachedStdio, health: WireHealth, timeouts: Timeouts, 
                 if after_listing is not None and not inventory.errors:
                     step = "probing"
                     await after_listing.run(client, inventory)
-        except _SESSION_ERRORS as exc:
+        except _RECORDED as exc:
             inventory.errors.append(_explain(step, exc, health, timeouts.startup))
         except ExceptionGroup as group:  # the SDK's task groups wrap what ended the session
-            matched, rest = group.split(_SESSION_ERRORS)
+            matched, rest = group.split(_RECORDED)
             if rest is not None or matched is None:
                 raise
             inventory.errors.append(_explain(step, _first_leaf(matched), health, timeouts.startup))
+    if health.fault and not any(health.fault in error for error in inventory.errors):
+        # The stream ended early (a flood, a line over the bound) while the probes ran: they saw only a closed
+        # connection, the reason is here.
+        inventory.errors.append(f"{step}: {health.fault}")
     return inventory
 
 
@@ -122,6 +132,9 @@ async def _list_all(client: Client, inventory: Inventory, health: WireHealth, ti
             inventory.errors.append(_explain(f"listing {label}", exc, health, timeouts.request))
             if health.fault or not isinstance(exc, MCPError):
                 return
+        except ValidationError as exc:  # the page is JSON-RPC, but not a valid MCP listing for the SDK's models
+            inventory.errors.append(f"listing {label}: the answer does not match the MCP schema "
+                                    f"({exc.error_count()} problems, first: {_first_problem(exc)})")
         if label == "tools" and inventory.first_tools_list_seconds is None:
             inventory.first_tools_list_seconds = round(time.monotonic() - started_at, 3)
 
@@ -136,11 +149,32 @@ async def _paginate(method: Any, attribute: str, sink: list[dict[str, Any]], tim
         for item in items:
             if len(sink) >= MAX_ITEMS:
                 return
-            sink.append(item.model_dump(mode="json", by_alias=True, exclude_none=True))
+            sink.append(_as_served(item))
         cursor = page.next_cursor
         if not cursor or cursor in seen:
             return
         seen.add(cursor)
+
+
+def _as_served(item: BaseModel) -> dict[str, Any]:
+    """One listed item as a JSON dict. Pydantic refuses to serialize very deep values (a schema nested past ~200
+    levels): such an item keeps its schemas as the plain dicts they were parsed into."""
+    try:
+        return item.model_dump(mode="json", by_alias=True, exclude_none=True)
+    except ValueError:
+        deep = {"input_schema", "output_schema"}
+        dumped = item.model_dump(mode="json", by_alias=True, exclude_none=True, exclude=deep)
+        for name in deep:
+            value = getattr(item, name, None)
+            if value is not None:
+                dumped[type(item).model_fields[name].alias or name] = value
+        return dumped
+
+
+def _first_problem(exc: ValidationError) -> str:
+    first = exc.errors(include_url=False, include_input=False)[0]
+    where = ".".join(str(part) for part in first.get("loc", ()))[:120]
+    return f"{where}: {str(first.get('msg', ''))[:160]}"
 
 
 def _first_leaf(group: BaseExceptionGroup) -> BaseException:
@@ -149,6 +183,8 @@ def _first_leaf(group: BaseExceptionGroup) -> BaseException:
 
 
 def _explain(step: str, exc: BaseException, health: WireHealth, timeout: float) -> str:
+    if isinstance(exc, EngineTimeout):
+        return f"{step}: {exc}"
     if health.fault:
         return f"{step}: {health.fault}"
     if isinstance(exc, TimeoutError):

@@ -31,7 +31,7 @@ class Listing:
 def list_and_probe(session: SandboxSession, started: StartedServer, timeouts: Timeouts,
                    progress: Progress) -> Listing:
     server = started.server
-    stdio = AttachedStdio(server.socket)
+    stdio = AttachedStdio(server.socket, stderr=server.stderr)
     health = WireHealth()
     after_listing, probed = probe_phase.make_after_listing(
         session, server, started.plan, started.restart, startup_timeout=timeouts.startup,

@@ -1,6 +1,7 @@
 """Adapt the sandbox's attached stdio (lines of bytes) to the MCP SDK's transport streams (SessionMessages).
 
-Stdout lines that are not JSON-RPC are counted and sampled as evidence; past a limit the server is flooding stdout
+Each line is read by the scanner's tolerant reader (scanner/pipeline/wire_reader.py), not the SDK's JSON parser, so a
+valid message nested ~100 levels deep is a message, not noise. Stdout lines that are not JSON-RPC are counted and sampled as evidence; past a limit the server is flooding stdout
 and the session ends with that reason instead of spinning forever.
 """
 
@@ -11,12 +12,12 @@ from contextlib import asynccontextmanager
 from dataclasses import dataclass, field
 
 import anyio
-import mcp_types
 from mcp.client._transport import TransportStreams
 from mcp.shared.message import SessionMessage
 
 from sandbox.run.attach import AttachedStdio, StreamFault
 from sandbox.core.untrusted import cap_text
+from scanner.pipeline.wire_reader import Message, TooDeep, read_line
 
 MAX_NOISE_LINES = 200
 MAX_NOISE_BYTES = 1024 * 1024
@@ -59,15 +60,18 @@ async def attached_transport(stdio: AttachedStdio, health: WireHealth) -> AsyncI
                     return
                 if not item.strip():
                     continue
-                try:
-                    message = mcp_types.jsonrpc_message_adapter.validate_json(item, by_name=False)
-                except ValueError:
+                read = read_line(item)
+                if isinstance(read, TooDeep):
+                    health.fault = (f"the server wrote a message ({len(item)} bytes) nested deeper than the reader's "
+                                    "bound of about 1,000 levels")
+                    return
+                if not isinstance(read, Message):
                     health.note_noise(item)
                     if health.fault:
                         return
                     continue
                 health.messages += 1
-                await read_in.send(SessionMessage(message))
+                await read_in.send(SessionMessage(read.message))
 
     async def client_to_server() -> None:
         async with write_out:

@@ -162,7 +162,7 @@ class ProbeRunner:
         state = await anyio.to_thread.run_sync(observe.exit_state, self.access.docker, self.server.container_id)
         record = CallBehavior(call=index, tool=call.tool, label=call.label, sandbox=self.sandbox_index)
         if not state.running:
-            tail = await anyio.to_thread.run_sync(observe.stderr_tail, self.access.docker, self.server.container_id)
+            tail = run.stderr_tail(self.server)
             if result.status != "crashed":
                 result = result_from_failure(call, status="crashed", error=(result.error or result.preview or "")[:200]
                                              + f"\nthe server exited with code {state.exit_code}\n{tail}"[-4000:],
@@ -285,7 +285,7 @@ class ProbeRunner:
             self._stack.callback(observe.kill, self.access.docker, server.container_id)
             self.last_snapshot = await anyio.to_thread.run_sync(seed, self.access, server)
             self.last_processes = None
-            stdio = AttachedStdio(server.socket)
+            stdio = AttachedStdio(server.socket, stderr=server.stderr)
             await self._stack.enter_async_context(stdio)
             client = Client(attached_transport(stdio, WireHealth()), mode="auto",
                             read_timeout_seconds=self.access.startup_timeout, cache=None,
