@@ -388,10 +388,12 @@ def test_a_poisoned_server_fails_the_step_and_its_text_is_inert(run_action, tmp_
 
 
 @pytest.mark.docker
-def test_a_scan_that_cannot_complete_exits_3_without_a_verdict(run_action, tmp_path, no_leftovers):
+def test_a_scan_that_cannot_complete_exits_3_with_the_verdict_incomplete(run_action, tmp_path, no_leftovers):
+    """A scan that never read the tools is not a pass: its verdict output is `incomplete`, and it has no score."""
     result = run_action(zoo_inputs(tmp_path, "zoo-crash"))
     assert result.code == 3, result
-    assert result.outputs["verdict"] == "" and result.outputs["score"] == "" and result.outputs["exit-code"] == "3"
+    assert result.outputs["verdict"] == "incomplete" and result.outputs["score"] == ""
+    assert result.outputs["exit-code"] == "3"
     assert "mcp-sandbox" in result.summary
 
 
