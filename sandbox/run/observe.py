@@ -27,6 +27,7 @@ WATCHED = (WORKSPACE, HOME, "/tmp")
 EXEC_USER = f"{RUN_UID}:{RUN_GID}"
 MAX_SNAPSHOT_BYTES = 8 * 1024 * 1024  # bounds what a server that makes millions of files can make us read
 SEED_TIMEOUT = 60.0
+EXEC_POLL_SECONDS = 0.25  # how often a silent exec is asked whether it still runs
 _FRAME = struct.Struct(">BxxxI")
 _CGROUP_MARK = "@@MCP-SANDBOX-CGROUP@@"
 
@@ -125,12 +126,10 @@ def extract_tar(client: docker.DockerClient, container_id: str, archive: bytes, 
     raw: socket.socket = getattr(attached, "_sock", attached)
     output = bytearray()
     try:
-        raw.settimeout(timeout)
-        raw.sendall(archive)
+        deadline = time.monotonic() + timeout
+        _send_to_exec(api, exec_id, raw, archive, deadline)
         raw.shutdown(socket.SHUT_WR)
-        while chunk := raw.recv(65_536):
-            if len(output) < 65_536:
-                output.extend(chunk)
+        _drain_exec(api, exec_id, raw, output, deadline)
     except OSError as exc:
         raise ObserveError(f"streaming the archive into {dest} failed: {exc}") from exc
     finally:
@@ -138,6 +137,40 @@ def extract_tar(client: docker.DockerClient, container_id: str, archive: bytes, 
     code = _exec_exit_code(api, exec_id)
     if code != 0:
         raise ObserveError(f"tar -x into {dest} exited with {code}: {_demux_text(bytes(output))[:300]}")
+
+
+def _send_to_exec(api: Any, exec_id: str, raw: socket.socket, data: bytes, deadline: float) -> None:
+    """Write all of `data` to the exec's stdin. A container that died under it stops reading without closing the
+    socket, so a write that does not go through is a cue to ask whether the exec still runs."""
+    raw.settimeout(EXEC_POLL_SECONDS)
+    view, sent = memoryview(data), 0
+    while sent < len(view):
+        try:
+            sent += raw.send(view[sent:sent + 65_536])
+        except TimeoutError:
+            if not api.exec_inspect(exec_id).get("Running"):
+                raise ObserveError("the container stopped reading (the server has exited)") from None
+            if time.monotonic() > deadline:
+                raise
+
+
+def _drain_exec(api: Any, exec_id: str, raw: socket.socket, output: bytearray, deadline: float) -> None:
+    """Read the exec's output to its end. When the container dies under it the engine may never close the socket,
+    so between short reads the exec's state is asked: an exec that no longer runs has said all it will."""
+    raw.settimeout(EXEC_POLL_SECONDS)
+    while True:
+        try:
+            chunk = raw.recv(65_536)
+        except TimeoutError:
+            if not api.exec_inspect(exec_id).get("Running"):
+                return
+            if time.monotonic() > deadline:
+                raise
+            continue
+        if not chunk:
+            return
+        if len(output) < 65_536:
+            output.extend(chunk)
 
 
 def _exec_exit_code(api: Any, exec_id: str, wait: float = 5.0) -> int | None:
