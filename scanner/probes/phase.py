@@ -36,7 +36,7 @@ from scanner.probes.runner import (
     seed,
 )
 from scanner.probes.model import ProbeResult
-from scanner.report.model import CallBehavior, Finding
+from scanner.report.model import CallBehavior, Finding, NotificationSeen
 
 Progress = Callable[[str], None]
 
@@ -66,6 +66,7 @@ class ProbePhaseReport:
     behavior: list[CallBehavior] = field(default_factory=list)
     findings: list[Finding] = field(default_factory=list)
     errors: list[str] = field(default_factory=list)
+    notifications: list[NotificationSeen] = field(default_factory=list)  # server notifications, by method
     measured_waste: dict[str, int] = field(default_factory=dict)  # tokens per tool, for the score
 
 
@@ -128,4 +129,5 @@ def summarize(holder: ProbePhaseResult) -> ProbePhaseReport:
         if item.token_waste > 0 and item.finding.tool is not None and item.finding.category != "security":
             waste[item.finding.tool] = waste.get(item.finding.tool, 0) + item.token_waste
     return ProbePhaseReport(probes=probes, behavior=outcome.behavior, findings=findings,
-                            errors=[*holder.errors, *outcome.errors], measured_waste=waste)
+                            errors=[*holder.errors, *outcome.errors], measured_waste=waste,
+                            notifications=outcome.notifications.entries())
