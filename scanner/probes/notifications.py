@@ -8,7 +8,7 @@ import json
 from dataclasses import dataclass, field
 from typing import Any
 
-from sandbox.core.untrusted import cap_json, cap_text
+from sandbox.core.untrusted import cap_json, cap_text, escape_to_ascii
 from scanner.report.model import NotificationSeen
 
 MAX_METHODS = 50  # distinct methods kept; later new ones are only counted in `dropped`
@@ -20,7 +20,8 @@ def params_preview(params: Any) -> str:
     if params is None:
         return ""
     bounded = cap_json(params, max_string=PARAMS_PREVIEW_CHARS, max_depth=8, max_items=50)
-    return cap_text(json.dumps(bounded, ensure_ascii=True, sort_keys=True, default=str), PARAMS_PREVIEW_CHARS)
+    text = cap_text(json.dumps(bounded, ensure_ascii=True, sort_keys=True, default=str), PARAMS_PREVIEW_CHARS)
+    return escape_to_ascii(text)  # the cap's own mark is the one non-ASCII character left
 
 
 @dataclass

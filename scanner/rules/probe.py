@@ -197,7 +197,7 @@ _P4_PROBLEMS: dict[str, tuple[str, int]] = {  # problem → (message, token wast
     "stack_trace": ("Error responses leak a stack trace (internals, paths) instead of a message", WASTE_OPAQUE_ERROR),
     "opaque": ("Error responses are empty or opaque", WASTE_OPAQUE_ERROR),
     "no_mention": ("Error responses don't mention the bad input", WASTE_ERROR_WITHOUT_GUIDANCE),
-    "jsonrpc_error": ("Answered a tool failure as a JSON-RPC error ({code}) instead of an isError result",
+    "jsonrpc_error": ("The server answered a tool failure as a JSON-RPC error ({code}) instead of an isError result",
                       WASTE_ERROR_WITHOUT_GUIDANCE),
     "error_as_success": ("Errors are returned as successful results (no isError)", WASTE_ERROR_WITHOUT_GUIDANCE),
     "accepted_silently": ("Invalid arguments were accepted silently", WASTE_ERROR_WITHOUT_GUIDANCE),
