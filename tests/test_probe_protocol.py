@@ -18,8 +18,8 @@ TOOL = {"name": "lookup", "inputSchema": {"type": "object", "properties": {"q": 
 
 
 def call(kind: str = "generated", **extra: Any) -> ProbeCall:
-    return ProbeCall("lookup", label="generated" if kind != "error" else "missing q", kind=kind,  # type: ignore[arg-type]
-                     arguments={"q": "demo"}, **extra)
+    label = "generated" if kind != "error" else "missing q"
+    return ProbeCall("lookup", label=label, kind=kind, arguments={"q": "demo"}, **extra)  # type: ignore[arg-type]
 
 
 def rpc_error(code: int, message: str = "Internal error", **extra: Any) -> Any:
@@ -50,7 +50,8 @@ def test_any_code_counts_for_a_valid_call_and_the_codes_are_named() -> None:
 
 def test_a_fixture_answered_by_a_jsonrpc_error_counts_unless_it_expects_an_error() -> None:
     assert check_unhelpful_errors(TOOL, [rpc_error(-32603, kind="fixture")])
-    assert check_unhelpful_errors(TOOL, [rpc_error(-32602, "q is not a string", kind="fixture", expect_error=True)]) == []
+    expected = rpc_error(-32602, "q is not a string", kind="fixture", expect_error=True)
+    assert check_unhelpful_errors(TOOL, [expected]) == []
 
 
 def test_near_miss_an_error_probe_answered_by_a_jsonrpc_error_is_not_that_case() -> None:

@@ -25,7 +25,8 @@ class CallPlan:
     needs_tasks: list[str] = field(default_factory=list)  # tools that accept only task-augmented calls, by name
 
 
-NEEDS_TASKS = "not probed: needs tasks (execution.taskSupport is \"required\"; the scanner does not call tools as tasks)"
+NEEDS_TASKS = ("not probed: needs tasks (execution.taskSupport is \"required\"; the scanner does not call tools "
+               "as tasks)")
 
 
 def requires_tasks(tool: dict[str, Any]) -> bool:

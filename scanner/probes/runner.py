@@ -206,7 +206,8 @@ class ProbeRunner:
             status: Literal["protocol_error", "timeout", "crashed"] = ("timeout" if code == mcp_types.REQUEST_TIMEOUT else
                       "crashed" if code == mcp_types.CONNECTION_CLOSED else "protocol_error")
             return result_from_failure(call, status=status, error=f"error {exc.error.code}: {exc.error.message}",
-                                       latency_ms=_ms(started), error_code=code if status == "protocol_error" else None)
+                                       latency_ms=_ms(started),
+                                       error_code=code if status == "protocol_error" else None)
         except (anyio.EndOfStream, anyio.ClosedResourceError, anyio.BrokenResourceError, ConnectionError) as exc:
             return result_from_failure(call, status="crashed", error=f"the connection closed ({type(exc).__name__})",
                                        latency_ms=_ms(started))
