@@ -55,6 +55,7 @@ def assemble(parts: ScanParts, config: Config) -> Report:
     if parts.served is not None:
         _put_served(report, parts.served)
     report.probes, report.behavior = parts.probes.probes, parts.probes.behavior
+    report.notifications = parts.probes.notifications
     report.errors.extend(parts.probes.errors)
     report.timings = Timings(install=installed.seconds if installed else None,
                              start=parts.started.server.start_seconds if parts.started else None,

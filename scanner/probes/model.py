@@ -13,7 +13,7 @@ from scanner.tokens import text_tokens as estimate_tokens  # the one estimate: 4
 from sandbox.core.untrusted import cap_json, cap_text
 
 ProbeKind = Literal["generated", "fixture", "error"]
-CallStatus = Literal["ok", "tool_error", "protocol_error", "timeout", "crashed"]
+CallStatus = Literal["ok", "tool_error", "protocol_error", "timeout", "crashed", "not_probed"]
 ErrorProbeKind = Literal["missing_required", "wrong_type", "invalid_enum", "unknown_value"]
 
 PREVIEW_CHARS = 400
@@ -54,7 +54,9 @@ class ProbeResult(BaseModel):
     content_types: list[str] = Field(default_factory=list)
     preview: str = Field(default="", description="The first 400 characters of the response text.")
     response: str | None = Field(default=None, description="The response text (capped); kept with --include-responses.")
-    error: str | None = Field(default=None, description="Protocol error, timeout or crash message (capped).")
+    error: str | None = Field(default=None, description="Protocol error, timeout or crash message (capped); for a "
+                              "tool not probed, why.")
+    error_code: int | None = Field(default=None, description="The JSON-RPC error code the server answered with.")
 
     def text(self) -> str:
         """The response text as far as it was kept: the full (capped) response, else the preview, else the error."""
@@ -106,9 +108,15 @@ def result_from_call(call: ProbeCall, *, call_result: dict[str, Any], latency_ms
 
 
 def result_from_failure(call: ProbeCall, *, status: Literal["protocol_error", "timeout", "crashed"], error: str,
-                        latency_ms: float) -> ProbeResult:
-    """Record a call that returned no result: a JSON-RPC error, a timeout or a server that died."""
-    return _record(call, error, latency_ms, status=status, error=cap_text(error, MAX_RESPONSE_CHARS))
+                        latency_ms: float, error_code: int | None = None) -> ProbeResult:
+    """Record a call that returned no result: a JSON-RPC error (with its code), a timeout or a server that died."""
+    return _record(call, error, latency_ms, status=status, error=cap_text(error, MAX_RESPONSE_CHARS),
+                   error_code=error_code)
+
+
+def result_not_probed(tool: str, reason: str) -> ProbeResult:
+    """Record a tool the phase did not call, and why (e.g. it needs task-augmented execution)."""
+    return ProbeResult(tool=tool, label="not probed", kind="generated", status="not_probed", error=reason)
 
 
 def _record(call: ProbeCall, text: str, latency_ms: float, **outcome: Any) -> ProbeResult:

@@ -4,7 +4,7 @@
     server = run.start_server(..., plan.policy)
     hook, holder = make_after_listing(session, server, plan, restart, timeouts=..., progress=...)
     inventory = anyio.run(collect, ..., hook)           # probes run in the same MCP session, after listing
-    phase_report = summarize(holder)                    # probes, behaviour, P1–P8 and B1–B6; probe waste
+    phase_report = summarize(holder)                    # probes, behaviour, P1–P9 and B1–B6; probe waste
 
 `restart` starts a fresh server from the installed image with `plan.policy` (used when the server crashed or hung).
 """
@@ -36,7 +36,7 @@ from scanner.probes.runner import (
     seed,
 )
 from scanner.probes.model import ProbeResult
-from scanner.report.model import CallBehavior, Finding
+from scanner.report.model import CallBehavior, Finding, NotificationSeen
 
 Progress = Callable[[str], None]
 
@@ -66,6 +66,7 @@ class ProbePhaseReport:
     behavior: list[CallBehavior] = field(default_factory=list)
     findings: list[Finding] = field(default_factory=list)
     errors: list[str] = field(default_factory=list)
+    notifications: list[NotificationSeen] = field(default_factory=list)  # server notifications, by method
     measured_waste: dict[str, int] = field(default_factory=dict)  # tokens per tool, for the score
 
 
@@ -110,7 +111,7 @@ def make_after_listing(session: SandboxSession, server: RunningServer, plan: Pro
 
 
 def summarize(holder: ProbePhaseResult) -> ProbePhaseReport:
-    """The probe phase's part of the report: the calls, the behaviour, their findings (P1-P8, B1-B6, FX) and the
+    """The probe phase's part of the report: the calls, the behaviour, their findings (P1-P9, B1-B6, FX) and the
     errors, and the tokens per tool the probes measured being wasted (P1-P5), for the score the scan computes once
     over all findings."""
     outcome = holder.outcome
@@ -128,4 +129,5 @@ def summarize(holder: ProbePhaseResult) -> ProbePhaseReport:
         if item.token_waste > 0 and item.finding.tool is not None and item.finding.category != "security":
             waste[item.finding.tool] = waste.get(item.finding.tool, 0) + item.token_waste
     return ProbePhaseReport(probes=probes, behavior=outcome.behavior, findings=findings,
-                            errors=[*holder.errors, *outcome.errors], measured_waste=waste)
+                            errors=[*holder.errors, *outcome.errors], measured_waste=waste,
+                            notifications=outcome.notifications.entries())

@@ -1,5 +1,7 @@
 """The probe plan: which calls the probe phase makes, in which order. Read-only tools first; per tool its
-generated (or hand-written fixture) probes, then its error probes; tools --no-destructive rules out are skipped."""
+generated (or hand-written fixture) probes, then its error probes; tools --no-destructive rules out are skipped, and
+tools that require task-augmented execution (`execution.taskSupport: "required"`) are not called plainly: they are
+listed in `needs_tasks`, reported as not probed (a plain call would fail by design, which is no fault of theirs)."""
 
 from __future__ import annotations
 
@@ -20,6 +22,17 @@ class CallPlan:
     calls: list[ProbeCall] = field(default_factory=list)
     refused: list[Refusal] = field(default_factory=list)  # fixture probes that were not accepted, and why
     skipped: list[str] = field(default_factory=list)  # tools not probed (--no-destructive), by name
+    needs_tasks: list[str] = field(default_factory=list)  # tools that accept only task-augmented calls, by name
+
+
+NEEDS_TASKS = ("not probed: needs tasks (execution.taskSupport is \"required\"; the scanner does not call tools "
+               "as tasks)")
+
+
+def requires_tasks(tool: dict[str, Any]) -> bool:
+    """Whether the tool accepts only task-augmented calls (MCP tasks: `execution.taskSupport: "required"`)."""
+    execution = tool.get("execution")
+    return isinstance(execution, dict) and execution.get("taskSupport") == "required"
 
 
 def plan_calls(tools: list[dict[str, Any]], manifest: SeedManifest, *, fixtures: FixtureFile | None,
@@ -38,6 +51,9 @@ def plan_calls(tools: list[dict[str, Any]], manifest: SeedManifest, *, fixtures:
     for tool in order_tools(tools):
         name = tool_name(tool)
         if not name:
+            continue
+        if requires_tasks(tool):
+            plan.needs_tasks.append(name)
             continue
         if not may_probe(tool, no_destructive=no_destructive):
             if fixture_calls.get(name) and allowed.get(name):

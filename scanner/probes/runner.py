@@ -32,8 +32,9 @@ from scanner import __version__
 from scanner.pipeline.transport import WireHealth, attached_transport
 from scanner.probes.call_behavior import fill_record, new_processes
 from scanner.probes.fixtures import FixtureFile, Refusal
-from scanner.probes.model import ProbeCall, ProbeResult, result_from_call, result_from_failure
-from scanner.probes.plan import plan_calls
+from scanner.probes.model import ProbeCall, ProbeResult, result_from_call, result_from_failure, result_not_probed
+from scanner.probes.notifications import NotificationLog
+from scanner.probes.plan import NEEDS_TASKS, plan_calls
 from scanner.rules.probe import crash_finding, definition_change_findings, timeout_finding
 from scanner.report.model import CallBehavior, CanaryEvent, Finding, ResourceUse
 from sandbox.core.untrusted import cap_json
@@ -70,6 +71,7 @@ class ProbeOutcome:
     tools_before: list[dict[str, Any]] = field(default_factory=list)
     tools_after: list[dict[str, Any]] = field(default_factory=list)
     list_changed_notifications: int = 0
+    notifications: NotificationLog = field(default_factory=NotificationLog)  # every server notification, by method
     restarts: int = 0
     errors: list[str] = field(default_factory=list)
     seconds: float = 0.0
@@ -131,6 +133,7 @@ class ProbeRunner:
                               no_destructive=self.options.no_destructive,
                               with_error_probes=self.options.error_probes, max_calls=self.options.max_calls)
             self.outcome.refused, self.outcome.skipped, planned = plan.refused, plan.skipped, plan.calls
+            self.outcome.results.extend(result_not_probed(name, NEEDS_TASKS) for name in plan.needs_tasks)
             for number, call in enumerate(planned, start=1):
                 if self.restart_needed:
                     if self.outcome.restarts >= MAX_RESTARTS:
@@ -203,7 +206,8 @@ class ProbeRunner:
             status: Literal["protocol_error", "timeout", "crashed"] = ("timeout" if code == mcp_types.REQUEST_TIMEOUT else
                       "crashed" if code == mcp_types.CONNECTION_CLOSED else "protocol_error")
             return result_from_failure(call, status=status, error=f"error {exc.error.code}: {exc.error.message}",
-                                       latency_ms=_ms(started))
+                                       latency_ms=_ms(started),
+                                       error_code=code if status == "protocol_error" else None)
         except (anyio.EndOfStream, anyio.ClosedResourceError, anyio.BrokenResourceError, ConnectionError) as exc:
             return result_from_failure(call, status="crashed", error=f"the connection closed ({type(exc).__name__})",
                                        latency_ms=_ms(started))
@@ -305,8 +309,14 @@ class ProbeRunner:
     # ---- definitions -------------------------------------------------------------------------------------------------
 
     async def on_message(self, message: IncomingMessage) -> None:
-        """The MCP client's message handler (given to every Client of the phase, the inventory's included): counts
-        notifications/tools/list_changed once probing runs; the re-list after each call finds what changed (P8)."""
+        """The MCP client's message handler (given to every Client of the phase, the inventory's included): records
+        every server notification by method (for the report), and counts notifications/tools/list_changed once
+        probing runs; the re-list after each call finds what changed (P8)."""
+        if isinstance(message, Exception):
+            return
+        params = getattr(message, "params", None)
+        self.outcome.notifications.record(message.method, params.model_dump(mode="json", by_alias=True,
+                                                                            exclude_none=True) if params else None)
         if self.outcome.ran and isinstance(message, mcp_types.ToolListChangedNotification):
             self.outcome.list_changed_notifications += 1
 

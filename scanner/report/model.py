@@ -205,6 +205,14 @@ class CallBehavior(_Model):
     observed: bool = Field(default=True, description="False when the sandbox could not be looked at (it had died).")
 
 
+class NotificationSeen(_Model):
+    """Server notifications of one method received during the probe session (list_changed, logging, progress, ...)."""
+
+    method: str = Field(description="The notification's method, e.g. notifications/tools/list_changed.")
+    count: int = Field(description="How many of them arrived.")
+    first_params: str = Field(default="", description="The first one's params as ASCII JSON (escaped), capped.")
+
+
 class Report(_Model):
     schema_version: str = SCHEMA_VERSION
     scanner: ScannerInfo = Field(default_factory=ScannerInfo)
@@ -229,6 +237,8 @@ class Report(_Model):
     provenance: ProvenanceReport | None = None
     probes: list[ProbeResult] = Field(default_factory=list, description="Every probe call and its outcome.")
     behavior: list[CallBehavior] = Field(default_factory=list, description="What each call did, seen from outside.")
+    notifications: list[NotificationSeen] = Field(default_factory=list, description="Server notifications received "
+                                                  "during the probe session, by method.")
     timings: Timings = Field(default_factory=Timings)
     errors: list[str] = Field(default_factory=list, description="What stopped part of the scan, one line each.")
     # The definitions exactly as served, uncapped (the fields above are capped for storage). Not serialized: the

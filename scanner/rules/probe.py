@@ -1,8 +1,8 @@
-"""The probe rules P1–P8: what the recorded calls of a tool say about how well it serves an agent.
+"""The probe rules P1–P9: what the recorded calls of a tool say about how well it serves an agent.
 
 P1–P5 are pure functions over a tool's call results and its definition; P6–P8 build findings from recorded events
 (a crash, a timeout, a definition that changed). Each rule is data (in the registry, scanner/rules/rules.toml) plus
-one small function. Findings come with the tokens they waste (see ProbeFinding).
+one small function (P9, slow calls, too). Findings come with the tokens they waste (see ProbeFinding).
 """
 
 from __future__ import annotations
@@ -34,6 +34,8 @@ P2_MIN_CHARS = 200  # a response this short (e.g. just the new item's id) is not
 P3_TOKENS = 5_000
 P5_INFO_TOKENS = 1_000
 P5_WARNING_TOKENS = 5_000
+P9_INFO_SECONDS = 2.0  # a call answered under the timeout but this slowly: info
+P9_WARNING_SECONDS = 10.0  # ... and this slowly: warning
 WASTE_OPAQUE_ERROR = 1_500
 WASTE_NO_PAGING_HINT = 1_000
 WASTE_ERROR_WITHOUT_GUIDANCE = 700
@@ -195,6 +197,8 @@ _P4_PROBLEMS: dict[str, tuple[str, int]] = {  # problem → (message, token wast
     "stack_trace": ("Error responses leak a stack trace (internals, paths) instead of a message", WASTE_OPAQUE_ERROR),
     "opaque": ("Error responses are empty or opaque", WASTE_OPAQUE_ERROR),
     "no_mention": ("Error responses don't mention the bad input", WASTE_ERROR_WITHOUT_GUIDANCE),
+    "jsonrpc_error": ("The server answered a tool failure as a JSON-RPC error ({code}) instead of an isError result",
+                      WASTE_ERROR_WITHOUT_GUIDANCE),
     "error_as_success": ("Errors are returned as successful results (no isError)", WASTE_ERROR_WITHOUT_GUIDANCE),
     "accepted_silently": ("Invalid arguments were accepted silently", WASTE_ERROR_WITHOUT_GUIDANCE),
 }
@@ -204,6 +208,9 @@ def p4_problems(result: ProbeResult, tool: dict[str, Any]) -> list[str]:
     """What is wrong with one call's error handling (keys of _P4_PROBLEMS); empty when nothing is."""
     text = result.text()
     expects_error = result.kind == "error" and result.expect_error is True
+    if result.status == "protocol_error" and result.kind != "error" and result.expect_error is not True:
+        # A call with valid arguments: its failure belongs in an isError result (a leaked trace is said too).
+        return ["jsonrpc_error", *(["stack_trace"] if has_stack_trace(text) else [])]
     if result.status in ("tool_error", "protocol_error"):
         if has_stack_trace(text):
             return ["stack_trace"]
@@ -226,6 +233,7 @@ def check_unhelpful_errors(tool: dict[str, Any], results: list[ProbeResult]) -> 
     findings = []
     for problem, hits in seen.items():
         text, waste = _P4_PROBLEMS[problem]
+        text = text.format(code=", ".join(sorted({str(hit.error_code) for hit in hits})))
         labels = ", ".join(f"'{hit.label}'" for hit in hits)
         finding = _finding("P4", tool=tool_name(tool), message=f"{text}: {labels}.", evidence=_excerpt(hits[0].text()))
         findings.append(ProbeFinding(finding, token_waste=waste))
@@ -257,14 +265,29 @@ def check_no_way_to_ask_for_less(tool: dict[str, Any], results: list[ProbeResult
     return [ProbeFinding(_finding("P5", tool=tool_name(tool), message=message, severity=severity))]
 
 
+# ---- P9 -------------------------------------------------------------------------------------------------------------
+
+def check_slow_calls(tool: dict[str, Any], results: list[ProbeResult]) -> list[ProbeFinding]:
+    """P9: the slowest answered call of the tool took P9_INFO_SECONDS or more (info), P9_WARNING_SECONDS (warning).
+    A timeout is P7's, not this rule's."""
+    slowest = max(_answered(results), key=lambda result: result.latency_ms, default=None)
+    if slowest is None or slowest.latency_ms < P9_INFO_SECONDS * 1000:
+        return []
+    seconds = slowest.latency_ms / 1000
+    severity: Severity = "warning" if seconds >= P9_WARNING_SECONDS else "info"
+    message = (f"Probe '{slowest.label}' took {seconds:.1f} s to answer (at or over {P9_INFO_SECONDS:g} s; "
+               f"{P9_WARNING_SECONDS:g} s is a warning).")
+    return [ProbeFinding(_finding("P9", tool=tool_name(tool), message=message, severity=severity))]
+
+
 TOOL_CHECKS: tuple[Callable[[dict[str, Any], list[ProbeResult]], list[ProbeFinding]], ...] = (
     check_oversized_response, check_opaque_ids, check_no_paging_hint, check_unhelpful_errors,
-    check_no_way_to_ask_for_less,
+    check_no_way_to_ask_for_less, check_slow_calls,
 )
 
 
 def evaluate_probes(tools: list[dict[str, Any]], results: list[ProbeResult]) -> list[ProbeFinding]:
-    """Run P1–P5 for every tool over its recorded calls (P6–P8 come from the builders below)."""
+    """Run P1–P5 and P9 for every tool over its recorded calls (P6–P8 come from the builders below)."""
     by_tool: dict[str, list[ProbeResult]] = {}
     for result in results:
         by_tool.setdefault(result.tool, []).append(result)

@@ -23,6 +23,14 @@ def tool(name: str, description: str, properties: dict[str, Any] | None = None, 
             "inputSchema": {"type": "object", "properties": properties or {}}, **extra}
 
 
+class RpcError(Exception):
+    """Raised by a handler to answer with a JSON-RPC error of this code."""
+
+    def __init__(self, code: int, message: str) -> None:
+        super().__init__(message)
+        self.code = code
+
+
 class Server:
     def __init__(self, name: str, tools: list[dict[str, Any]], page_size: int = 0, instructions: str | None = None,
                  calls: dict[str, ToolFn] | None = None, list_changed: bool = False):
@@ -89,6 +97,8 @@ class Server:
                     reply = {"jsonrpc": "2.0", "id": message["id"], "result": handler(message.get("params") or {})}
                 except LookupError as exc:
                     reply = {"jsonrpc": "2.0", "id": message["id"], "error": {"code": -32602, "message": str(exc)}}
+                except RpcError as exc:
+                    reply = {"jsonrpc": "2.0", "id": message["id"], "error": {"code": exc.code, "message": str(exc)}}
             sys.stdout.write(json.dumps(reply) + "\n")
             for notification in self.after_reply:
                 sys.stdout.write(json.dumps(notification) + "\n")
