@@ -123,3 +123,25 @@ def test_well_known_names_are_not_typosquats_of_each_other() -> None:
     for ecosystem, names in known.items():
         for name in names:
             assert typosquat_finding(ecosystem, name, known) is None, name  # type: ignore[arg-type]
+
+
+def test_the_shipped_lists_are_read_once_and_callers_get_copies(monkeypatch: pytest.MonkeyPatch) -> None:
+    from scanner.provenance import known_bad, typosquat
+    known_bad._shipped_known_bad.cache_clear()
+    known_bad._shipped_index.cache_clear()
+    typosquat._shipped_well_known.cache_clear()
+    reads: list[str] = []
+    real_files = known_bad.resources.files
+
+    def counting(package: str):  # type: ignore[no-untyped-def]
+        reads.append(package)
+        return real_files(package)
+    monkeypatch.setattr(known_bad.resources, "files", counting)
+    for _ in range(200):
+        assert known_bad_finding("npm", "postmark-mcp", "1.0.16") is not None
+        assert typosquat_finding("npm", "@modelcontextprotocol/server-filesystme") is not None
+    assert len(reads) == 2  # one known-bad file, one well-known file, whatever the number of packages
+    first = load_known_bad()
+    first.clear()
+    load_well_known()["npm"].clear()
+    assert load_known_bad() and load_well_known()["npm"]

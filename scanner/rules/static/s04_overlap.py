@@ -1,7 +1,9 @@
 """S4 overlapping-tools: near-duplicate tools by TF-IDF cosine of name+description and shared parameters.
 
-Candidate pairs come from an inverted index over each tool's few heaviest terms (very common terms are skipped),
-so the work grows with the number of genuinely similar pairs, not with n squared.
+Candidate pairs come from an inverted index of every term, probed with each tool's prefix: its heaviest terms until
+the rest could no longer reach MIN_COSINE. The result is exactly the full pairwise comparison's (a test checks it
+against brute force), and the work grows with the number of pairs sharing a heavy term, not with n squared; past
+MAX_COMPARISONS candidate pairs the rule stops and says so.
 """
 
 from __future__ import annotations
@@ -21,9 +23,7 @@ RULE = rule("S4")
 
 MIN_COSINE = 0.5
 MIN_SHARED_PARAMS = 0.5
-TOP_TERMS = 6
-MAX_POSTING = 64
-MAX_COMPARISONS = 200_000
+MAX_COMPARISONS = 200_000  # candidate pairs examined; past this the rule says it stopped (an info finding)
 STOP_WORDS = frozenset({"a", "an", "the", "of", "to", "and", "or", "in", "on", "for", "with", "by", "is", "are", "be",
                         "it", "this", "that", "from", "as", "at", "if", "its", "can", "will", "all", "any", "use"})
 
@@ -63,20 +63,49 @@ def _shared_params(a: ToolView, b: ToolView) -> float:
     return len(names_a & names_b) / max(len(names_a), len(names_b))
 
 
-def _candidates(vectors: list[Vector]) -> tuple[set[tuple[int, int]], bool]:
+def _prefix(vec: Vector) -> list[str]:
+    """The heaviest terms of a vector until what is left has norm below MIN_COSINE (with a rounding margin).
+
+    A tool sharing none of these terms with another has cosine < MIN_COSINE with it (Cauchy-Schwarz: the rest of
+    the vector has norm < MIN_COSINE and the other vector has norm 1), so probing only these terms misses no pair.
+    """
+    left = sum(w * w for w in vec.values())
+    bound = (MIN_COSINE * (1 - 1e-9)) ** 2
+    out: list[str] = []
+    for term in sorted(vec, key=lambda t: (-vec[t], t)):
+        if left < bound:
+            break
+        out.append(term)
+        left -= vec[term] * vec[term]
+    return out
+
+
+def _comparable(a: ToolView, b: ToolView) -> bool:
+    if a.name == b.name or (a.verb and b.verb and a.verb != b.verb):
+        return False
+    return _shared_params(a, b) >= MIN_SHARED_PARAMS
+
+
+def _candidates(tools: list[ToolView], vectors: list[Vector]) -> tuple[set[tuple[int, int]], bool]:
+    """Every comparable pair that could reach MIN_COSINE: the pairs a full pairwise scan would report, found by
+    probing each tool's prefix terms in an index of all terms. Stops (truncated) after MAX_COMPARISONS probes."""
     postings: dict[str, list[int]] = defaultdict(list)
     for index, vec in enumerate(vectors):
-        for term in sorted(vec, key=vec.__getitem__, reverse=True)[:TOP_TERMS]:
+        for term in vec:
             postings[term].append(index)
     pairs: set[tuple[int, int]] = set()
-    for members in postings.values():
-        if len(members) > MAX_POSTING:
-            continue
-        for i, left in enumerate(members):
-            for right in members[i + 1:]:
-                pairs.add((left, right))
-                if len(pairs) >= MAX_COMPARISONS:
+    probes = 0
+    for left, vec in enumerate(vectors):
+        for term in _prefix(vec):
+            for right in postings[term]:
+                pair = (left, right) if left < right else (right, left)
+                if right == left or pair in pairs:
+                    continue
+                probes += 1
+                if probes > MAX_COMPARISONS:
                     return pairs, True
+                if _comparable(tools[pair[0]], tools[pair[1]]):
+                    pairs.add(pair)
     return pairs, False
 
 
@@ -85,13 +114,9 @@ def check(ctx: LintContext) -> Iterator[Finding]:
     if len(tools) < 2:
         return
     vectors = _vectors(tools)
-    pairs, truncated = _candidates(vectors)
+    pairs, truncated = _candidates(tools, vectors)
     for left, right in sorted(pairs):
         a, b = tools[left], tools[right]
-        if a.name == b.name or (a.verb and b.verb and a.verb != b.verb):
-            continue
-        if _shared_params(a, b) < MIN_SHARED_PARAMS:
-            continue
         score = _cosine(vectors[left], vectors[right])
         if score >= MIN_COSINE:
             yield RULE.finding(b.name, f"overlaps with `{a.name}` (similarity {score:.2f}, shared parameters)",
