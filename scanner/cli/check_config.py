@@ -11,10 +11,11 @@ import typer
 from rich.console import Console
 
 from scanner.cli.options import with_report_options
-from scanner.cli.output import (SEVERITIES, STDOUT, ReportOutputs, at_or_above, check_outputs, exit_code,
+from scanner.cli.output import (STDOUT, ReportOutputs, at_or_above, check_outputs, exit_code,
                                 print_annotations, write_json, write_text)
 from scanner.errors import UsageError
 from scanner.report.model import Finding
+from scanner.report.severity import ASCENDING, at_least
 from sandbox.core.untrusted import escape_for_terminal
 
 if TYPE_CHECKING:
@@ -75,7 +76,7 @@ def _write_outputs(results: list[ConfigResult], outputs: ReportOutputs) -> None:
     if outputs.markdown:
         write_text(outputs.markdown, views.config_markdown(results), "the Markdown report")
     if outputs.annotations:
-        shown = set(SEVERITIES[SEVERITIES.index(outputs.min_severity):])
+        shown = {level.value for level in ASCENDING if at_least(level, outputs.min_severity)}
         print_annotations(views.config_annotations(results, artifacts, shown))
 
 

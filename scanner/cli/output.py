@@ -26,8 +26,6 @@ from scanner.report.terminal import render
 from sandbox.core.untrusted import escape_json_text
 
 STDOUT = "-"
-FAIL_ON_CHOICES = FAIL_ON_LEVELS
-SEVERITIES = ASCENDING
 
 
 @dataclass(frozen=True)
@@ -53,10 +51,10 @@ class ReportOutputs:
 
 
 def check_levels(fail_on: str, min_severity: str, fail_under: int | None = None) -> None:
-    if fail_on not in FAIL_ON_CHOICES:
-        raise UsageError(f"--fail-on must be one of {', '.join(FAIL_ON_CHOICES)}, not {fail_on!r}")
-    if min_severity not in SEVERITIES:
-        raise UsageError(f"--min-severity must be one of {', '.join(SEVERITIES)}, not {min_severity!r}")
+    if fail_on not in FAIL_ON_LEVELS:
+        raise UsageError(f"--fail-on must be one of {', '.join(FAIL_ON_LEVELS)}, not {fail_on!r}")
+    if min_severity not in ASCENDING:
+        raise UsageError(f"--min-severity must be one of {', '.join(ASCENDING)}, not {min_severity!r}")
     if fail_under is not None and not 0 <= fail_under <= 100:
         raise UsageError(f"--fail-under must be between 0 and 100, not {fail_under}")
 

@@ -2,23 +2,19 @@
 
 from __future__ import annotations
 
-import json
-import sys
-from pathlib import Path
-
 import typer
 from rich import box
 from rich.console import Console
 from rich.table import Table
 from rich.text import Text
 
+from scanner.cli.output import STDOUT, write_json, write_text
 from scanner.errors import UsageError
 from scanner.report.terminal import SEVERITY_STYLE
 from scanner.rules.docs import as_json, markdown_table
 from scanner.rules.model import Family, Rule
 from scanner.rules.registry import ALL_RULES
 
-STDOUT = "-"
 
 
 def register(app: typer.Typer) -> None:
@@ -42,9 +38,9 @@ def rules(
     if json_path == STDOUT and markdown_path == STDOUT:
         raise UsageError("--json - and --markdown - both want standard output; give one of them a file")
     if json_path is not None:
-        write_text(json_path, json.dumps([as_json(rule) for rule in chosen], indent=2, ensure_ascii=False) + "\n")
+        write_json(json_path, [as_json(rule) for rule in chosen], "the rules")
     if markdown_path is not None:
-        write_text(markdown_path, markdown_table(chosen))
+        write_text(markdown_path, markdown_table(chosen), "the rules")
     if STDOUT not in (json_path, markdown_path):
         Console(highlight=False, soft_wrap=False).print(table(chosen))
 
@@ -75,13 +71,3 @@ def table(chosen: list[Rule]) -> Table:
                      Text(rule.category), Text(rule.why))
     return view
 
-
-def write_text(target: str, text: str) -> None:
-    """The text to a file, or to standard output for `-`."""
-    try:
-        if target == STDOUT:
-            sys.stdout.write(text)
-        else:
-            Path(target).write_text(text, encoding="utf-8")
-    except OSError as exc:
-        raise UsageError(f"cannot write the rules to {target}: {exc.strerror or exc}") from exc
