@@ -44,7 +44,7 @@ from scanner.pipeline.teardown import tear_down
 from scanner.probes import phase as probe_phase
 from scanner.registry.endpoints import RegistryEndpoints
 from scanner.report.model import Report, TeardownInfo
-from scanner.rules.behavior import egress_findings
+from scanner.rules.egress import egress_findings
 
 __all__ = ["Progress", "ScanOptions", "run_scan"]
 
