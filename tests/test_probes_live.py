@@ -37,14 +37,19 @@ def findings(report: Report, rule: str, tool: str | None = None) -> list:
 
 # ---- pure parts ------------------------------------------------------------------------------------------------------
 
+def _look(listing: bytes, counters: bytes) -> bytes:
+    """What the snapshot exec prints: counters, the marks, the listing and find's end mark (exit status 0)."""
+    return counters + b"@@MCP-SANDBOX-CGROUP@@\n@@MCP-SANDBOX-LISTING@@\n" + listing + b"\0@@MCP-SANDBOX-END@@ 0\n"
+
+
 def test_snapshot_parsing_and_diff():
-    marker = b"\n@@MCP-SANDBOX-CGROUP@@\n"
-    before = parse_snapshot(b"f\t5\t1.0\t1.0\t644\t/workspace/a\0f\t3\t1.0\t1.0\t600\t/home/mcp/.env\0"
-                            b"f\t1\t1.0\t1.0\t644\t/tmp/gone\0" + marker
-                            + b"/sys/fs/cgroup/memory.current 100 \n/sys/fs/cgroup/pids.events max 0 \n")
-    after = parse_snapshot(b"f\t6\t2.0\t1.0\t644\t/workspace/a\0f\t3\t1.0\t9.0\t600\t/home/mcp/.env\0"
-                           b"f\t1\t2.0\t2.0\t644\t/workspace/new file\twith tab\0" + marker
-                           + b"/sys/fs/cgroup/memory.current 100 \n/sys/fs/cgroup/pids.events max 2 \n")
+    before = parse_snapshot(_look(b"f\t5\t1.0\t1.0\t644\t/workspace/a\0f\t3\t1.0\t1.0\t600\t/home/mcp/.env\0"
+                                  b"f\t1\t1.0\t1.0\t644\t/tmp/gone",
+                                  b"/sys/fs/cgroup/memory.current 100 \n/sys/fs/cgroup/pids.events max 0 \n"))
+    after = parse_snapshot(_look(b"f\t6\t2.0\t1.0\t644\t/workspace/a\0f\t3\t1.0\t9.0\t600\t/home/mcp/.env\0"
+                                 b"f\t1\t2.0\t2.0\t644\t/workspace/new file\twith tab",
+                                 b"/sys/fs/cgroup/memory.current 100 \n/sys/fs/cgroup/pids.events max 2 \n"))
+    assert not before.failed and not after.failed
     changes = diff(before, after)
     assert changes.created == ["/workspace/new file\twith tab"]
     assert changes.modified == ["/workspace/a"] and changes.deleted == ["/tmp/gone"]

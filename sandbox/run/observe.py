@@ -41,11 +41,17 @@ _CGROUP_FILES = (
     "/sys/fs/cgroup/pids/pids.current", "/sys/fs/cgroup/pids/pids.peak", "/sys/fs/cgroup/pids/pids.events",
     "/sys/fs/cgroup/cpuacct/cpuacct.usage", "/sys/fs/cgroup/cpu/cpu.stat",
 )
+# Counters first, with shell builtins only (no fork): a server that exhausted the pids limit leaves the exec's shell
+# unable to start `find`, and the counters must still be read. The listing then ends with find's exit status; a
+# listing without that end mark was cut short (the size cap, or a fork that failed).
+_LISTING_MARK = "@@MCP-SANDBOX-LISTING@@"
+_END_MARK = "@@MCP-SANDBOX-END@@"
 _SNAPSHOT_SCRIPT = (
-    "find " + " ".join(WATCHED) + " -xdev -printf '%y\\t%s\\t%T@\\t%A@\\t%m\\t%p\\0' 2>/dev/null"
-    f" | head -c {MAX_SNAPSHOT_BYTES}; printf '\\n{_CGROUP_MARK}\\n'; "
-    "for f in " + " ".join(_CGROUP_FILES) + "; do [ -r \"$f\" ] && { printf '%s ' \"$f\"; tr '\\n' ' ' < \"$f\"; "
-    "printf '\\n'; }; done; true"
+    "for f in " + " ".join(_CGROUP_FILES) + "; do [ -r \"$f\" ] && { printf '%s ' \"$f\"; "
+    "while IFS= read -r l || [ -n \"$l\" ]; do printf '%s ' \"$l\"; done < \"$f\"; printf '\\n'; }; done; "
+    f"printf '{_CGROUP_MARK}\\n{_LISTING_MARK}\\n'; "
+    "{ find " + " ".join(WATCHED) + " -xdev -printf '%y\\t%s\\t%T@\\t%A@\\t%m\\t%p\\0' 2>/dev/null; "
+    f"printf '\\0{_END_MARK} %s\\n' \"$?\"; }} | head -c {MAX_SNAPSHOT_BYTES}; true"
 )
 
 
@@ -79,6 +85,11 @@ class Snapshot:
     files: dict[str, FileEntry]
     counters: Counters
     truncated: bool = False
+    failure: str | None = None  # why the listing is not whole (no diff may be taken against it); None: it is
+
+    @property
+    def failed(self) -> bool:
+        return self.failure is not None
 
 
 @dataclass
@@ -122,7 +133,7 @@ def extract_tar(client: docker.DockerClient, container_id: str, archive: bytes, 
         exec_id = api.exec_create(container_id, command, stdin=True, stdout=True, stderr=True, user=EXEC_USER)["Id"]
         attached = api.exec_start(exec_id, socket=True)
     except (APIError, NotFound) as exc:
-        raise ObserveError(f"could not start tar in the sandbox: {_api_message(exc)}") from exc
+        raise ObserveError(f"could not start tar in the sandbox: {api_message(exc)}") from exc
     raw: socket.socket = getattr(attached, "_sock", attached)
     output = bytearray()
     try:
@@ -199,26 +210,42 @@ def _demux_text(data: bytes) -> str:
 # ---- snapshots --------------------------------------------------------------------------------------------------------
 
 def snapshot(client: docker.DockerClient, container_id: str) -> Snapshot:
-    """The writable areas (path, type, size, mtime, atime, mode) and the cgroup counters, in one exec."""
+    """The writable areas (path, type, size, mtime, atime, mode) and the cgroup counters, in one exec. A look that
+    ran but could not list everything (a fork refused, the size cap, find failing) is a Snapshot with `failure` set;
+    an exec the engine refused or did not answer raises ObserveError."""
     api = client.api
     try:
-        exec_id = api.exec_create(container_id, ["sh", "-c", _SNAPSHOT_SCRIPT], stdout=True, stderr=False,
+        exec_id = api.exec_create(container_id, ["sh", "-c", _SNAPSHOT_SCRIPT], stdout=True, stderr=True,
                                   user=EXEC_USER)["Id"]
-        output = api.exec_start(exec_id)
+        stdout, stderr = api.exec_start(exec_id, demux=True)
     except (APIError, NotFound) as exc:
-        raise ObserveError(f"could not look into the sandbox: {_api_message(exc)}") from exc
-    return parse_snapshot(output if isinstance(output, bytes) else bytes(output), taken_at=time.time())
+        raise ObserveError(f"could not look into the sandbox: {api_message(exc)}") from exc
+    return parse_snapshot(bytes(stdout or b""), taken_at=time.time(), stderr=bytes(stderr or b""))
 
 
-def parse_snapshot(output: bytes, *, taken_at: float = 0.0) -> Snapshot:
-    marker = f"\n{_CGROUP_MARK}\n".encode()
-    listing, _, counters_text = output.rpartition(marker)
-    if not _:
-        listing, counters_text = output, b""
-    files: dict[str, FileEntry] = {}
-    records = listing.split(b"\0")
+def parse_snapshot(output: bytes, *, taken_at: float = 0.0, stderr: bytes = b"") -> Snapshot:
+    """The exec's output: counters, then the listing and its end mark (`failure` says why a listing is not whole)."""
+    counters_text, found, listing = output.partition(f"{_CGROUP_MARK}\n{_LISTING_MARK}\n".encode())
+    counters = parse_counters(counters_text.decode(errors="replace"))
+    complaint = stderr.decode("utf-8", errors="replace").strip().splitlines()
+    said = f": {complaint[0][:200]}" if complaint else ""
+    if not found:
+        return Snapshot(taken_at, {}, counters, failure=f"the look into the sandbox printed no listing{said}")
+    body, ended, status = listing.rpartition(f"\0{_END_MARK} ".encode())
     truncated = len(listing) >= MAX_SNAPSHOT_BYTES
-    for record in records:
+    if not ended:
+        failure = (f"the file listing passed the {MAX_SNAPSHOT_BYTES // 2**20} MiB cap" if truncated
+                   else f"the file listing did not finish{said}")
+        return Snapshot(taken_at, {}, counters, truncated=truncated, failure=failure)
+    if status.strip() != b"0":
+        return Snapshot(taken_at, {}, counters, failure=f"find exited with status "
+                        f"{status.strip().decode(errors='replace')[:20]} (some paths could not be read)")
+    return Snapshot(taken_at=taken_at, files=_file_entries(body), counters=counters)
+
+
+def _file_entries(listing: bytes) -> dict[str, FileEntry]:
+    files: dict[str, FileEntry] = {}
+    for record in listing.split(b"\0"):
         fields = record.split(b"\t", 5)
         if len(fields) != 6:
             continue
@@ -229,8 +256,7 @@ def parse_snapshot(output: bytes, *, taken_at: float = 0.0) -> Snapshot:
         except ValueError:
             continue
         files[entry.path] = entry
-    return Snapshot(taken_at=taken_at, files=files, counters=parse_counters(counters_text.decode(errors="replace")),
-                    truncated=truncated)
+    return files
 
 
 def parse_counters(text: str) -> Counters:
@@ -298,7 +324,7 @@ def processes(client: docker.DockerClient, container_id: str) -> list[Process]:
     try:
         top = client.api.top(container_id, ps_args="-eo pid,ppid,args")
     except (APIError, NotFound) as exc:
-        raise ObserveError(f"could not list the sandbox's processes: {_api_message(exc)}") from exc
+        raise ObserveError(f"could not list the sandbox's processes: {api_message(exc)}") from exc
     titles = [str(title).upper() for title in top.get("Titles") or []]
     found: list[Process] = []
     try:
@@ -312,17 +338,6 @@ def processes(client: docker.DockerClient, container_id: str) -> list[Process]:
         except (ValueError, IndexError):
             continue
     return found
-
-
-def engine_stats(client: docker.DockerClient, container_id: str) -> dict[str, Any]:
-    """Memory and pids as the engine's stats report them (one sample; empty if the engine refuses)."""
-    try:
-        stats = client.api.stats(container_id, stream=False, one_shot=True)
-    except (APIError, NotFound, TypeError):
-        return {}
-    memory = stats.get("memory_stats") or {}
-    return {"memory_bytes": memory.get("usage"), "memory_peak_bytes": memory.get("max_usage"),
-            "memory_limit_bytes": memory.get("limit"), "pids": (stats.get("pids_stats") or {}).get("current")}
 
 
 def exit_state(client: docker.DockerClient, container_id: str) -> ExitState:
@@ -352,6 +367,6 @@ def kill(client: docker.DockerClient, container_id: str) -> None:
         pass
 
 
-def _api_message(exc: Exception) -> str:
+def api_message(exc: Exception) -> str:
     explanation = getattr(exc, "explanation", None)
     return str(explanation or exc)[:300]

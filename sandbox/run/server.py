@@ -22,6 +22,10 @@ from sandbox.run.attach import StderrTail, StreamLimits
 from sandbox.run.policy import AppliedPolicy, RunPolicy
 
 ATTACH_PARAMS = {"stdin": 1, "stdout": 1, "stderr": 1, "stream": 1}
+EOF_GRACE = 2.0  # how long a server may take to exit once its stdin closed
+TERM_GRACE = 2.0  # then once it got SIGTERM
+KILL_WAIT = 5.0  # then once it got SIGKILL (the session's teardown removes it anyway)
+POLL_SECONDS = 0.1
 NO_LOG = {"Type": "none", "Config": {}}
 STDERR_TAIL_LINES = 40
 
@@ -66,6 +70,46 @@ def start_server(session: SandboxSession, image: str, command: list[str], run_po
         raise
     started = time.monotonic()
     return RunningServer(container_id, sock, applied, round(started - began, 3), started)
+
+
+@dataclass(frozen=True)
+class Ending:
+    """How the server ended at teardown: `eof` (it exited once its stdin closed), `sigterm` (it ignored EOF),
+    `sigkill` (it ignored SIGTERM too), `exited before` (it had exited already) or `unknown` (no answer)."""
+
+    ended_by: str
+    exit_code: int | None
+    seconds: float
+
+
+def end_server(session: SandboxSession, server: RunningServer, *, exited_before: bool = False) -> Ending:
+    """Close the server's stdin (the container was created with StdinOnce: closing the attach is EOF), wait; then
+    SIGTERM, wait; then SIGKILL. Bounded: EOF_GRACE + TERM_GRACE + KILL_WAIT at most, plus the engine's calls."""
+    began = time.monotonic()
+    if exited_before:
+        return Ending("exited before", exit_code(session, server.container_id), 0.0)
+    close_attach(server)
+    steps: tuple[tuple[str, str | None, float], ...] = (
+        ("eof", None, EOF_GRACE), ("sigterm", "SIGTERM", TERM_GRACE), ("sigkill", "SIGKILL", KILL_WAIT))
+    for name, signal, grace in steps:
+        if signal is not None:
+            try:
+                session.client.api.kill(server.container_id, signal=signal)
+            except APIError:  # gone already (NotFound, 409 not running), or no answer
+                pass
+        code = _wait_exit(session, server.container_id, grace)
+        if code is not None:
+            return Ending(name, code, round(time.monotonic() - began, 3))
+    return Ending("unknown", None, round(time.monotonic() - began, 3))
+
+
+def _wait_exit(session: SandboxSession, container_id: str, grace: float) -> int | None:
+    deadline = time.monotonic() + grace
+    while True:
+        code = exit_code(session, container_id)
+        if code is not None or time.monotonic() >= deadline:
+            return code
+        time.sleep(POLL_SECONDS)
 
 
 def exit_code(session: SandboxSession, container_id: str) -> int | None:

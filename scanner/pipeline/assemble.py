@@ -16,6 +16,7 @@ from scanner.pipeline.provenance_check import Provenance
 from scanner.pipeline.server_start import StartedServer
 from scanner.pipeline.served import Served
 from scanner.pipeline.targets import Target
+from scanner.pipeline.teardown import server_end_info
 from scanner.probes.phase import ProbePhaseReport
 from scanner.provenance.model import ProvenanceReport
 from scanner.report.model import (Finding, InstallInfo, Report, SandboxInfo, Stage, TargetInfo, TeardownInfo,
@@ -145,6 +146,7 @@ def _sandbox_info(parts: ScanParts) -> SandboxInfo | None:
     if parts.listing is not None:
         info.stderr, info.stderr_truncated = parts.listing.stderr, parts.listing.stderr_truncated
         info.exit_code = parts.listing.exit_code
+        info.startup_processes, info.teardown = server_end_info(parts.listing, parts.teardown)
     return info
 
 

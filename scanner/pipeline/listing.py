@@ -26,6 +26,7 @@ class Listing:
     stderr: str  # the server's stderr tail (decoded, capped, untrusted)
     stderr_truncated: bool
     exit_code: int | None
+    ending: run.Ending | None = None  # how the server ended (EOF, SIGTERM, SIGKILL)
 
 
 def list_and_probe(session: SandboxSession, started: StartedServer, timeouts: Timeouts,
@@ -43,5 +44,9 @@ def list_and_probe(session: SandboxSession, started: StartedServer, timeouts: Ti
         run.close_attach(server)
         stderr, stderr_truncated = decode_bytes(bytes(stdio.stderr.data))
         stderr_truncated |= stdio.stderr.truncated
-    return Listing(inventory=inventory, health=health, probed=probed, stderr=stderr,
-                   stderr_truncated=stderr_truncated, exit_code=run.exit_code(session, server.container_id))
+    code = run.exit_code(session, server.container_id)
+    outcome = probed.outcome
+    last = outcome.server if outcome is not None and outcome.server is not None else server
+    ending = run.end_server(session, last, exited_before=outcome is not None and outcome.server_exited)
+    return Listing(inventory=inventory, health=health, probed=probed, stderr=stderr, stderr_truncated=stderr_truncated,
+                   exit_code=code, ending=ending)

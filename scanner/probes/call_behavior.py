@@ -10,8 +10,16 @@ from scanner.report.model import CallBehavior, CanaryEvent, FileChanges, Process
 MAX_LISTED_PATHS = 200
 
 
-def fill_record(record: CallBehavior, before: Snapshot, after: Snapshot, canaries: dict[str, str]) -> None:
-    """The file changes, canary files read and resource use between two snapshots, into the call's record."""
+def fill_record(record: CallBehavior, before: Snapshot, after: Snapshot, canaries: dict[str, str],
+                pids_now: tuple[int, int] | None = None) -> None:
+    """The file changes, canary files read and resource use between two snapshots, into the call's record. A failed
+    snapshot on either side gives no diff (its missing files are not "deleted"): the record says `failed (reason)`.
+    `pids_now` is (in use, limit) from the engine's stats, read when a snapshot failed."""
+    record.resources = _resources(before, after, pids_now)
+    failure = after.failure or before.failure
+    if failure is not None:
+        record.snapshot = f"failed ({failure})"
+        return
     changes = observe.diff(before, after)
     truncated = any(len(items) > MAX_LISTED_PATHS for items in (changes.created, changes.modified, changes.deleted))
     record.files = FileChanges(created=changes.created[:MAX_LISTED_PATHS], modified=changes.modified[:MAX_LISTED_PATHS],
@@ -20,18 +28,40 @@ def fill_record(record: CallBehavior, before: Snapshot, after: Snapshot, canarie
     for path in changes.read:
         if path in planted_files:
             record.canaries.append(CanaryEvent(where=path, how="read"))
+
+
+def _resources(before: Snapshot, after: Snapshot, pids_now: tuple[int, int] | None) -> ResourceUse:
     old, new = before.counters, after.counters
-    record.resources = ResourceUse(
+    evidence = pids_limit_evidence(before, after, pids_now)
+    return ResourceUse(
         memory_peak_bytes=new.memory_peak_bytes,
         memory_peak_raised=bool(new.memory_peak_bytes and old.memory_peak_bytes
                                 and new.memory_peak_bytes > old.memory_peak_bytes),
         memory_limit_hit=_rose(old.memory_limit_hits, new.memory_limit_hits),
         oom_killed=_rose(old.oom_kills, new.oom_kills),
         pids_peak=new.pids_peak,
-        pids_limit_hit=_rose(old.pids_limit_hits, new.pids_limit_hits),
+        pids_limit_hit=evidence is not None, pids_limit_evidence=evidence,
         cpu_seconds=None if new.cpu_seconds is None or old.cpu_seconds is None
         else round(new.cpu_seconds - old.cpu_seconds, 3),
     )
+
+
+def pids_limit_evidence(before: Snapshot, after: Snapshot, pids_now: tuple[int, int] | None) -> str | None:
+    """Why the call counts as having hit the pids limit, or None. The counters are read with shell builtins before
+    the look forks, so a rise is the call's unless the look before it failed (its own refused forks count then);
+    the engine's stats, read from outside, at the limit are evidence even when the look itself could not fork."""
+    old, new = before.counters.pids_limit_hits, after.counters.pids_limit_hits
+    if not before.failed and _rose(old, new):
+        return f"pids.events max rose from {old} to {new}: forks refused at the limit"
+    return pids_at_limit(pids_now, after.failure)
+
+
+def pids_at_limit(pids_now: tuple[int, int] | None, failure: str | None) -> str | None:
+    """The engine's stats at the limit as evidence, naming what could not be done inside the sandbox."""
+    if pids_now is None or pids_now[0] < pids_now[1]:
+        return None
+    said = f"; the scanner's own look could not run ({failure})" if failure else ""
+    return f"{pids_now[0]} of {pids_now[1]} pids in use (the engine's stats){said}"
 
 
 def new_processes(now: list[Process], known: set[int]) -> list[ProcessSeen]:

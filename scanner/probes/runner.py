@@ -19,6 +19,7 @@ import mcp_types
 from mcp import Client
 from mcp.client import IncomingMessage
 from mcp.shared.exceptions import MCPError
+from docker.errors import APIError
 from mcp_types import Implementation
 
 from sandbox.run import observe, server as run
@@ -26,17 +27,19 @@ from sandbox.run.attach import AttachedStdio
 from sandbox.run.canaries import PlantedCanaries, find_canaries
 from sandbox.run.observe import ObserveError, Process, Snapshot
 from sandbox.run.policy import HOME, WORKSPACE
+from sandbox.run.process_watch import pids_in_use, process_table
 from sandbox.run.server import RunningServer
 from sandbox.run.workspace_seed import SeedManifest
 from scanner import __version__
 from scanner.pipeline.transport import WireHealth, attached_transport
-from scanner.probes.call_behavior import fill_record, new_processes
+from scanner.probes.call_behavior import fill_record, new_processes, pids_at_limit
+from scanner.probes.process_tree import classify, daemons
 from scanner.probes.fixtures import FixtureFile, Refusal
 from scanner.probes.model import ProbeCall, ProbeResult, result_from_call, result_from_failure, result_not_probed
 from scanner.probes.notifications import NotificationLog
 from scanner.probes.plan import NEEDS_TASKS, plan_calls
 from scanner.rules.probe import crash_finding, definition_change_findings, timeout_finding
-from scanner.report.model import CallBehavior, CanaryEvent, Finding, ResourceUse
+from scanner.report.model import CallBehavior, CanaryEvent, Finding, ProcessSeen, ResourceUse
 from sandbox.core.untrusted import cap_json
 
 PING_TIMEOUT = 2.0
@@ -73,6 +76,10 @@ class ProbeOutcome:
     list_changed_notifications: int = 0
     notifications: NotificationLog = field(default_factory=NotificationLog)  # every server notification, by method
     restarts: int = 0
+    startup_processes: list[ProcessSeen] = field(default_factory=list)  # after listing, before the first call
+    teardown_processes: list[ProcessSeen] = field(default_factory=list)  # after the last call, before EOF
+    server: RunningServer | None = None  # the sandbox probing ended in (a restart replaces the first)
+    server_exited: bool = False  # that server had exited before teardown began (a crash, not its ending)
     errors: list[str] = field(default_factory=list)
     seconds: float = 0.0
     ran: bool = False
@@ -145,6 +152,9 @@ class ProbeRunner:
                 self.progress(f"probing {call.tool} ({number}/{len(planned)}): {call.label}"[:120])
                 await self._call(call)
         finally:
+            self.outcome.teardown_processes = await self._process_roles()
+            self.outcome.server = self.server
+            self.outcome.server_exited = await self._has_exited()
             await self._stack.aclose()
             self.outcome.tools_after = list(self.current_tools)
             self.outcome.seconds = round(time.monotonic() - began, 3)
@@ -221,11 +231,23 @@ class ProbeRunner:
             self.outcome.errors.append(f"could not observe probe '{record.label}' of '{record.tool}': {exc}"[:300])
             self.last_snapshot = None
             self.last_processes = None
+            await self._pids_evidence_without_look(record, str(exc))
             return
-        fill_record(record, before, after, self.access.canaries.locations)
+        pids_now = await self._pids_in_use() if after.failed or before.failed else None
+        fill_record(record, before, after, self.access.canaries.locations, pids_now)
         record.processes = new_processes(now, self.last_processes or set())
-        self.last_snapshot = after
+        self.last_snapshot = None if after.failed else after
         self.last_processes = {p.pid for p in now}
+        if after.failed and pids_now is not None and pids_now[0] >= pids_now[1] and record.call >= 0:
+            self.restart_needed = True  # nothing can fork in this sandbox any more: the next probes get a fresh one
+
+    async def _pids_evidence_without_look(self, record: CallBehavior, error: str) -> None:
+        """The look itself was refused: the engine's stats at the pids limit make that refusal evidence."""
+        evidence = pids_at_limit(await self._pids_in_use(), error)
+        if evidence is not None:
+            record.resources = record.resources.model_copy(update={"pids_limit_hit": True,
+                                                                   "pids_limit_evidence": evidence})
+            self.restart_needed = True
 
     def _canaries_in_response(self, record: CallBehavior, result: ProbeResult) -> None:
         text = result.response if result.response is not None else result.text()
@@ -253,9 +275,12 @@ class ProbeRunner:
         record = CallBehavior(call=-1, tool=None, label="start-up and listing", sandbox=self.sandbox_index)
         if self.last_snapshot is not None:
             await self._observe_after(record, self.last_snapshot)
-            record.processes = []  # the server's own processes at start-up are not "left running by a call"
+        # The server's own tree at start-up is not "left running"; a daemon (reparented to init) is.
+        self.outcome.startup_processes = await self._process_roles()
+        record.processes = daemons(self.outcome.startup_processes)
         await self._attach_egress(record)
-        if record.files.created or record.files.modified or record.files.deleted or record.canaries or record.egress:
+        if (record.files.created or record.files.modified or record.files.deleted or record.canaries or record.egress
+                or record.processes or record.snapshot != "ok"):
             self.outcome.behavior.append(record)
 
     # ---- the sandbox -------------------------------------------------------------------------------------------------
@@ -265,6 +290,24 @@ class ProbeRunner:
 
     async def _processes(self) -> list[Process]:
         return await anyio.to_thread.run_sync(observe.processes, self.access.docker, self.server.container_id)
+
+    async def _process_roles(self) -> list[ProcessSeen]:
+        """The sandbox's processes by role (server, its tree, daemons); empty when they cannot be listed."""
+        try:
+            table = await anyio.to_thread.run_sync(process_table, self.access.docker, self.server.container_id)
+        except ObserveError:
+            return []
+        return classify(table)
+
+    async def _has_exited(self) -> bool:
+        try:
+            state = await anyio.to_thread.run_sync(observe.exit_state, self.access.docker, self.server.container_id)
+        except APIError:  # no answer: teardown's own look decides
+            return False
+        return not state.running
+
+    async def _pids_in_use(self) -> tuple[int, int] | None:
+        return await anyio.to_thread.run_sync(pids_in_use, self.access.docker, self.server.container_id)
 
     async def _answers_ping(self) -> bool:
         """Whether the server still answers (tools/list: ping is gone from the 2026 protocol)."""
@@ -285,8 +328,7 @@ class ProbeRunner:
         try:
             server = await anyio.to_thread.run_sync(self.access.restart)
             self.server = server
-            self._stack.callback(run.close_attach, server)
-            self._stack.callback(observe.kill, self.access.docker, server.container_id)
+            self._stack.callback(run.close_attach, server)  # the listing stage ends it (EOF, SIGTERM, SIGKILL)
             self.last_snapshot = await anyio.to_thread.run_sync(seed, self.access, server)
             self.last_processes = None
             stdio = AttachedStdio(server.socket, stderr=server.stderr)

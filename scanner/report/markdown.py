@@ -9,7 +9,7 @@ import html
 import re
 
 from scanner.provenance.model import OUTCOME_LABELS
-from scanner.report.model import Finding, Report
+from scanner.report.model import Finding, Report, process_summary
 from scanner.report.severity import most_severe_first
 from scanner.report.suppressions import config_label, plural, refused_lines, suppressed_lines
 from sandbox.core.untrusted import escape_for_terminal
@@ -71,9 +71,26 @@ def _summary(report: Report) -> list[str]:
     server = report.server
     if server.name or server.version:
         lines += ["", f"Server: {md(server.name)} {md(server.version)} · {len(report.tools)} tools"]
+    lines += _sandbox_lines(report)
     if report.errors:
         lines += ["", "**Errors**", ""] + [f"- {md(e)}" for e in report.errors]
     return lines
+
+
+def _sandbox_lines(report: Report) -> list[str]:
+    """How the server ended, the processes teardown found, and failed snapshots: one line each, when there are any."""
+    sandbox = report.sandbox
+    teardown = sandbox.teardown if sandbox is not None else None
+    lines = []
+    if teardown is not None and teardown.server_ending is not None:
+        lines.append(f"- Teardown: the server {md(teardown.server_ending.describe())} · processes found: "
+                     f"{md(process_summary(teardown.processes))}")
+    if sandbox is not None and any(p.role == "daemon" for p in sandbox.startup_processes):
+        lines.append(f"- Start-up processes: {md(process_summary(sandbox.startup_processes))}")
+    failed = [record for record in report.behavior if record.snapshot != "ok"]
+    if failed:
+        lines.append(f"- Failed snapshots: {len(failed)} (no file changes derived from them): {md(failed[0].snapshot)}")
+    return ["", *lines] if lines else []
 
 
 def _findings_table(report: Report) -> list[str]:

@@ -114,11 +114,57 @@ class InstallInfo(_Model):
         "the step that made it.")
 
 
+class ProcessSeen(_Model):
+    pid: int
+    args: str = Field(description="Command line (untrusted, capped).")
+    role: Literal["server", "server child", "daemon"] | None = Field(
+        default=None, description="Where it sits in the container's process tree: the server, a process of the "
+        "server's own tree, or a daemon (a child of the container's init that is not the server: it outlived the "
+        "parent that started it). Null when not classified.")
+
+
+ServerEnd = Literal["eof", "sigterm", "sigkill", "exited before", "unknown"]
+
+
+class ServerEnding(_Model):
+    """How the server ended at teardown: its stdin closed (EOF), then SIGTERM, then SIGKILL, each after a short wait."""
+
+    ended_by: ServerEnd = Field(description="eof: it exited when its stdin closed; sigterm: it ignored EOF and exited "
+                                "on SIGTERM; sigkill: it ignored both and was killed; exited before: it had exited "
+                                "already; unknown: the engine could not say.")
+    exit_code: int | None = None
+    seconds: float = Field(default=0.0, description="From closing its stdin to its exit.")
+
+    def describe(self) -> str:
+        """One line for the views: `ignored EOF, ignored SIGTERM, killed (SIGKILL), exit 137 after 4.1 s`."""
+        steps = {"eof": "exited on EOF", "sigterm": "ignored EOF, exited on SIGTERM",
+                 "sigkill": "ignored EOF, ignored SIGTERM, killed (SIGKILL)", "exited before": "had exited before "
+                 "teardown", "unknown": "did not end within the teardown's waits (the engine could not say)"}
+        code = "" if self.exit_code is None else f", exit {self.exit_code}"
+        return steps[self.ended_by] + code + (f" after {self.seconds:.1f} s" if self.ended_by != "exited before" else "")
+
+
+def process_summary(processes: list[ProcessSeen]) -> str:
+    """`1 server, 2 server children, 1 daemon (sleep)`: the processes by role, for the views."""
+    nouns = {"server": ("server", "servers"), "server child": ("server child", "server children"),
+             "daemon": ("daemon", "daemons")}
+    counts = {role: sum(1 for p in processes if p.role == role) for role in nouns}
+    parts = [f"{count} {nouns[role][count != 1]}" for role, count in counts.items() if count]
+    names = sorted({p.args.split()[0].rsplit("/", 1)[-1] for p in processes if p.role == "daemon" and p.args.split()})
+    if not parts:
+        return "none seen"
+    return ", ".join(parts) + (f" ({', '.join(names)[:200]})" if names else "")
+
+
 class TeardownInfo(_Model):
     complete: bool
     seconds: float
     removed: list[str] = Field(default_factory=list)
     leftovers: list[str] = Field(default_factory=list)
+    processes: list[ProcessSeen] = Field(default_factory=list, description="The sandbox's processes when teardown "
+                                         "began (before the server's stdin closed), by role.")
+    server_ending: ServerEnding | None = Field(default=None, description="How the server ended; null when it never "
+                                               "started.")
 
 
 class SandboxInfo(_Model):
@@ -133,6 +179,9 @@ class SandboxInfo(_Model):
     stderr: str = Field(default="", description="The server's stderr (tail, size-capped, untrusted).")
     stderr_truncated: bool = False
     exit_code: int | None = None
+    startup_processes: list[ProcessSeen] = Field(default_factory=list, description="The sandbox's processes after "
+                                                 "listing, before the first call, by role (a daemon the server "
+                                                 "started at start-up is here, and is B5).")
 
 
 class Timings(_Model):
@@ -175,11 +224,6 @@ class CanaryEvent(_Model):
     encoding: str | None = Field(default=None, description="plain, base64 or hex, for a canary seen in data.")
 
 
-class ProcessSeen(_Model):
-    pid: int
-    args: str = Field(description="Command line (untrusted, capped).")
-
-
 class ResourceUse(_Model):
     memory_peak_bytes: int | None = Field(default=None, description="Peak memory of the sandbox so far (cgroup).")
     memory_peak_raised: bool = Field(default=False, description="This call raised the peak.")
@@ -187,6 +231,9 @@ class ResourceUse(_Model):
     oom_killed: bool = False
     pids_peak: int | None = None
     pids_limit_hit: bool = Field(default=False, description="Forks or threads were refused at the pids limit.")
+    pids_limit_evidence: str | None = Field(default=None, description="How the limit was seen: pids.events max "
+                                            "rising, or the engine's stats at the limit when the scanner's own look "
+                                            "could not fork.")
     cpu_seconds: float | None = Field(default=None, description="CPU time the sandbox used during the call.")
 
 
@@ -203,6 +250,9 @@ class CallBehavior(_Model):
     resources: ResourceUse = Field(default_factory=ResourceUse)
     egress: list[dict[str, Any]] = Field(default_factory=list, description="Network attempts during the call (B2).")
     observed: bool = Field(default=True, description="False when the sandbox could not be looked at (it had died).")
+    snapshot: str = Field(default="ok", description="ok, or `failed (reason)`: a file listing before or after the "
+                          "call was not whole (a fork refused, the size cap, find failing), so no file changes or "
+                          "reads are derived for this call.")
 
 
 class NotificationSeen(_Model):

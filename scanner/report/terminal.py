@@ -9,7 +9,7 @@ from rich.panel import Panel
 from rich.table import Table
 from rich.text import Text
 
-from scanner.report.model import Finding, Report
+from scanner.report.model import Finding, Report, process_summary
 from scanner.report.severity import Severity, at_least, counts, most_severe_first
 from scanner.report.suppressions import SuppressionLine, config_label, plural, refused_lines, suppressed_lines
 from sandbox.core.untrusted import escape_for_terminal
@@ -124,7 +124,7 @@ def _probes(report: Report) -> RenderableType | None:
 def _seen(record: Any) -> str:
     if record is None:
         return ""
-    parts = []
+    parts = [] if record.snapshot == "ok" else ["snapshot failed"]
     files = record.files
     for label, paths in (("created", files.created), ("modified", files.modified), ("deleted", files.deleted)):
         if paths:
@@ -165,6 +165,11 @@ def _sandbox(report: Report) -> list[RenderableType]:
         return []
     parts: list[RenderableType] = []
     rows: list[tuple[str, Any]] = [("session", sandbox.session), ("exit code", sandbox.exit_code)]
+    if sandbox.startup_processes:
+        rows.append(("start-up processes", process_summary(sandbox.startup_processes)))
+    failed = [record for record in report.behavior if record.snapshot != "ok"]
+    if failed:
+        rows.append(("failed snapshots", f"{len(failed)} (no file changes derived): {failed[0].snapshot}"))
     if sandbox.stderr:
         rows.append(("stderr" + (" (truncated)" if sandbox.stderr_truncated else ""), sandbox.stderr))
     parts.append(_kv_table("Sandbox", rows))
@@ -177,7 +182,9 @@ def _sandbox(report: Report) -> list[RenderableType]:
         teardown = sandbox.teardown
         parts.append(_kv_table("Teardown", [
             ("complete", teardown.complete), ("seconds", f"{teardown.seconds:.1f}"),
-            ("removed", ", ".join(teardown.removed) or "-"), ("leftovers", ", ".join(teardown.leftovers) or "none")]))
+            ("removed", ", ".join(teardown.removed) or "-"), ("leftovers", ", ".join(teardown.leftovers) or "none"),
+            *([("server ended", teardown.server_ending.describe())] if teardown.server_ending else []),
+            *([("processes found", process_summary(teardown.processes))] if teardown.processes else [])]))
     return parts
 
 

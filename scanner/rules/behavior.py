@@ -162,9 +162,14 @@ def check_processes(record: CallBehavior) -> list[Finding]:
     risky = [name for name in names if name in _SHELLS_AND_FETCHERS]
     severity: Severity = "error" if risky else "warning"
     evidence = "\n".join(f"{process.pid} {process.args}" for process in record.processes[:10])
-    return [_finding("B5", tool=record.tool, severity=severity,
-                     message=f"{len(record.processes)} process(es) started {_during(record)} were still running "
-                             f"after it: {', '.join(names)}.", evidence=evidence)]
+    if record.call < 0:  # the start-up record lists only daemons: children of init that are not the server
+        message = (f"{len(record.processes)} daemon process(es) the server started at start-up outlived their "
+                   f"parent (reparented to the container's init) and were running before the first call: "
+                   f"{', '.join(names)}.")
+    else:
+        message = (f"{len(record.processes)} process(es) started {_during(record)} were still running after it: "
+                   f"{', '.join(names)}.")
+    return [_finding("B5", tool=record.tool, severity=severity, message=message, evidence=evidence)]
 
 
 # ---- B6 --------------------------------------------------------------------------------------------------------------
@@ -178,7 +183,8 @@ def check_resources(record: CallBehavior, result: ProbeResult | None, *, cpus: f
     elif use.memory_limit_hit:
         problems.append("it hit the memory limit")
     if use.pids_limit_hit:
-        problems.append("it ran into the process/thread limit")
+        problems.append("it ran into the process/thread limit" + (f" ({use.pids_limit_evidence})"
+                                                                  if use.pids_limit_evidence else ""))
     if (result is not None and result.status == "timeout" and use.cpu_seconds is not None and result.latency_ms > 0
             and use.cpu_seconds >= CPU_BURN_SHARE * cpus * result.latency_ms / 1000):
         problems.append(f"it used {use.cpu_seconds:.1f} CPU-seconds in {result.latency_ms / 1000:.1f} s until it "
