@@ -177,3 +177,10 @@ def test_teardown_says_how_the_server_ended(command, ended_by, code, no_leftover
     assert teardown.server_ending.ended_by == ended_by and teardown.server_ending.exit_code == code, teardown
     assert teardown.server_ending.seconds < 12  # bounded: EOF, SIGTERM and SIGKILL waits
     assert [p.role for p in teardown.processes][:1] == ["server"]
+
+
+@pytest.mark.docker
+def test_a_server_that_crashed_at_start_exited_before_teardown(no_leftovers):
+    report = scan_zoo("zoo-crash")
+    ending = report.sandbox.teardown.server_ending
+    assert ending.ended_by == "exited before" and ending.exit_code == 3, ending

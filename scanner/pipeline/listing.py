@@ -47,6 +47,9 @@ def list_and_probe(session: SandboxSession, started: StartedServer, timeouts: Ti
     code = run.exit_code(session, server.container_id)
     outcome = probed.outcome
     last = outcome.server if outcome is not None and outcome.server is not None else server
-    ending = run.end_server(session, last, exited_before=outcome is not None and outcome.server_exited)
+    # Closing the attach above was already EOF: "exited before" needs evidence from before it (the runner's last
+    # look, or a server that exited before the session started).
+    exited_before = outcome.server_exited if outcome is not None else code is not None and not inventory.connected
+    ending = run.end_server(session, last, exited_before=exited_before)
     return Listing(inventory=inventory, health=health, probed=probed, stderr=stderr, stderr_truncated=stderr_truncated,
                    exit_code=code, ending=ending)
