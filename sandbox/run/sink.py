@@ -63,6 +63,9 @@ class EgressEvent:
     first_bytes: bytes = b""  # at most 4 KiB
     truncated: bool = False  # the client sent more than first_bytes
     note: str | None = None
+    answer: str | None = None  # the sink address a DNS A/AAAA query was answered with (none: no records)
+    transport: str | None = None  # udp | tcp (dns)
+    bytes_read: int = 0  # how many bytes the sink read of a connection or datagram (it sends none back)
     raw: dict[str, Any] = field(default_factory=dict, compare=False, repr=False)
 
     @classmethod
@@ -75,14 +78,15 @@ class EgressEvent:
             first = base64.b64decode(str(data.get("first_bytes") or ""), validate=True)
         except ValueError:
             first = b""
-        port = data.get("port")
+        port, read = data.get("port"), data.get("bytes")
         return cls(
             ts=float(data.get("ts") or 0.0), kind=str(data.get("kind")), host=opt_str("host"), query=opt_str("query"),
             qtype=opt_str("qtype"), port=int(port) if isinstance(port, int) else None,
             original_dst=opt_str("original_dst"), resolved_name=opt_str("resolved_name"),
             protocol=opt_str("protocol"), sni=opt_str("sni"), alpn=tuple(str(a) for a in data.get("alpn") or ()),
             http_host=opt_str("http_host"), method=opt_str("method"), path=opt_str("path"), first_bytes=first,
-            truncated=bool(data.get("truncated")), note=opt_str("note"), raw=data,
+            truncated=bool(data.get("truncated")), note=opt_str("note"), answer=opt_str("answer"),
+            transport=opt_str("transport"), bytes_read=read if isinstance(read, int) else len(first), raw=data,
         )
 
 
