@@ -118,12 +118,18 @@ class Config:
         applied = self.split(report.findings)
         report.findings = applied.active
         report.suppressed.extend(applied.suppressed)
-        if self.source is None:  # a config built in code, not read from a file: there is no file to name
-            return
-        refused = [*(report.config.refused if report.config else []), *applied.refused]
+        info = self.info([*(report.config.refused if report.config else []), *applied.refused])
+        if info is not None:
+            report.config = info
+
+    def info(self, refused: list[RefusedSuppression]) -> ConfigInfo | None:
+        """The config as a report names it, with the suppressions it was refused; None for a config built in code,
+        not read from a file (there is no file to name)."""
+        if self.source is None:
+            return None
         path = escape_for_terminal(self.path or self.source, limit=MAX_PATH_SHOWN)
-        report.config = ConfigInfo(path=path, table=self.table, sha256=self.sha256 or "",
-                                   explicit=self.explicit, refused=refused)
+        return ConfigInfo(path=path, table=self.table, sha256=self.sha256 or "", explicit=self.explicit,
+                          refused=refused)
 
 
 def _shown(value: object) -> str:

@@ -135,12 +135,42 @@ def test_start_up_and_outside_calls_stay_errors():
     assert len(late) == 1 and late[0].severity == "error"
 
 
-def test_what_became_of_each_attempt_is_said():
-    said = outcome([_dns("a.invalid"), _tcp("a.invalid"), {"kind": "tcp", "note": "over 64 concurrent connections: "
-                                                           "closed unread"}, {"kind": "udp"}])
-    assert said == ("the lookup was answered by the sink with a fake address; the connection was taken by the sink "
-                    "(first bytes logged, then closed); a connection was refused (closed unread); the datagram was "
-                    "swallowed by the sink; nothing left the host")
+def test_what_became_of_each_attempt_is_said_as_the_sink_logged_it():
+    said = outcome([
+        {**_dns("a.invalid"), "answer": "198.18.1.0", "transport": "udp"},
+        {"kind": "dns", "host": "a.invalid", "qtype": "TXT", "transport": "tcp"},
+        _tcp("a.invalid", original_dst="198.18.1.0:443", bytes_read=517),
+        {"kind": "tcp", "port": 8080, "note": "over 32 concurrent connections: closed unread", "protocol": "none"},
+        {"kind": "udp", "bytes_read": 12}])
+    assert said == ("DNS A lookup answered by the sink with a sink address (198.18.1.0); DNS-over-TCP TXT lookup "
+                    "answered by the sink with no records; TCP connect to 198.18.1.0:443 accepted by the sink (517 "
+                    "bytes read, a TLS ClientHello; nothing sent back, then closed); TCP connect to :8080 refused: the "
+                    "sink closed it unread (over its concurrent-connection limit); and 1 more; nothing left the host")
+    assert outcome([{"kind": "tcp", "port": 8080, "note": "over 32 concurrent connections: closed unread"}]) == (
+        "TCP connect to :8080 refused: the sink closed it unread (over its concurrent-connection limit); nothing left "
+        "the host")
+    assert outcome([{"kind": "udp", "bytes_read": 12}]) == ("UDP datagram (12 bytes) taken by the sink, not "
+                                                           "answered; nothing left the host")
+    # a connection that sent nothing before the sink's deadline: no protocol claimed for zero bytes
+    assert "(0 bytes read; nothing sent back" in outcome([_tcp("a.invalid", protocol="none")])
+
+
+def test_every_b2_and_the_network_b1_say_what_became_of_the_attempt():
+    tools = [_tool("get_time", "Returns the time.", CLOSED), _tool("fetch", "Fetch a page.", {"openWorldHint": True})]
+    events = [{**_dns("t.vendor.invalid"), "answer": "198.18.1.3"},
+              _tcp("t.vendor.invalid", original_dst="198.18.1.3:443", bytes_read=300)]
+    found = _scan(tools, [("get_time", "valid", {}, events), ("fetch", "valid", {"url": INVALID_URL},
+                                                              [_dns(INVALID_HOST)])])
+    start = evaluate_behavior(tools, [], [CallBehavior(call=-1, tool=None, label="start-up and listing",
+                                                       egress=[{"kind": "udp", "bytes_read": 48}])])
+    network = [f for f in [*found, *start] if f.rule_id == "B2" or "network" in f.message]
+    assert {(f.rule_id, f.tool) for f in network} == {("B2", "get_time"), ("B1", "get_time"), ("B2", "fetch"),
+                                                      ("B2", None)}
+    for finding in network:
+        assert finding.message.rstrip(".").endswith("nothing left the host"), finding.message
+    b1 = next(f for f in network if f.rule_id == "B1")
+    assert ("DNS A lookup answered by the sink with a sink address (198.18.1.3); TCP connect to 198.18.1.3:443 "
+            "accepted by the sink (300 bytes read, a TLS ClientHello; nothing sent back, then closed)") in b1.message
 
 
 # ---- 3. one finding per tool and host --------------------------------------------------------------------------------

@@ -21,6 +21,7 @@ from typing import Any
 import docker
 from docker.errors import APIError, NotFound
 
+from sandbox.run.netns import NETNS_SCRIPT, NamespaceUnread, NetworkNamespace, parse_namespace
 from sandbox.run.policy import HOME, RUN_GID, RUN_UID, WORKSPACE
 
 WATCHED = (WORKSPACE, HOME, "/tmp")
@@ -365,6 +366,20 @@ def kill(client: docker.DockerClient, container_id: str) -> None:
         client.api.kill(container_id)
     except (APIError, NotFound):
         pass
+
+
+def network_namespace(client: docker.DockerClient, container_id: str) -> NetworkNamespace:
+    """The container's network namespace (interfaces, addresses, routes) from /proc/net, in one exec as the run uid."""
+    try:
+        exec_id = client.api.exec_create(container_id, ["sh", "-c", NETNS_SCRIPT], stdout=True, stderr=False,
+                                         user=EXEC_USER)["Id"]
+        output = client.api.exec_start(exec_id)
+    except (APIError, NotFound) as exc:
+        raise ObserveError(f"could not read the server's network namespace: {api_message(exc)}") from exc
+    try:
+        return parse_namespace((output if isinstance(output, bytes) else b"").decode("utf-8", errors="replace"))
+    except NamespaceUnread as exc:
+        raise ObserveError(str(exc)) from exc
 
 
 def api_message(exc: Exception) -> str:

@@ -92,6 +92,22 @@ class AppliedPolicy:
         return asdict(self)
 
 
+LISTENER_CAP_SETS = ("CapInh", "CapPrm", "CapEff", "CapBnd", "CapAmb")
+
+
+# Also the report's model (scanner.report.SandboxInfo.sink). The sink itself is sandbox.run.sink.
+@dataclass(frozen=True)
+class SinkPolicy:
+    """The egress sink container's own policy: as the engine applied it (read back from `docker inspect`; setup.sh
+    starts as root with only the capabilities it needs), and the listener's identity once setup.sh dropped them."""
+
+    applied: AppliedPolicy
+    listener_uid: int | None = field(metadata={"description": "The uid the listener runs as (10003)."})
+    listener_capabilities: dict[str, str] = field(metadata={
+        "description": "The listener's capability sets (/proc/self/status, hex): all zero, bounding set included."})
+    listener_no_new_privs: bool
+
+
 def read_applied(inspect: dict[str, Any]) -> AppliedPolicy:
     """Build the applied policy from a container's inspect document."""
     host = inspect.get("HostConfig") or {}

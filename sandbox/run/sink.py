@@ -22,7 +22,8 @@ from typing import Any
 from sandbox.core import images
 from sandbox.core.errors import SandboxError
 from sandbox.core.images import DEFAULT_BASE_IMAGE, ProgressFn
-from sandbox.run.policy import STRICT_NETWORK, network_mode_allowed
+from sandbox.run.policy import (LISTENER_CAP_SETS, STRICT_NETWORK, AppliedPolicy, SinkPolicy,
+                               network_mode_allowed, read_applied)
 from sandbox.core.hardening import hardened_host_config
 from sandbox.core.session import SandboxSession
 
@@ -40,8 +41,6 @@ SINK_LOG_MAX_SIZE = "20m"  # backstop; the listener itself stops logging after 2
 # connections are observed too (sysctls are per network namespace, and net.* ones are allowed for non-host modes).
 SINK_SYSCTLS = {"net.ipv6.conf.all.disable_ipv6": "0", "net.ipv6.conf.lo.disable_ipv6": "0"}
 EVENT_KINDS = ("dns", "tcp", "udp")
-
-
 @dataclass(frozen=True)
 class EgressEvent:
     """One DNS query, TCP connection or UDP datagram the server sent, as the sink saw and answered it."""
@@ -63,6 +62,9 @@ class EgressEvent:
     first_bytes: bytes = b""  # at most 4 KiB
     truncated: bool = False  # the client sent more than first_bytes
     note: str | None = None
+    answer: str | None = None  # the sink address a DNS A/AAAA query was answered with (none: no records)
+    transport: str | None = None  # udp | tcp (dns)
+    bytes_read: int = 0  # how many bytes the sink read of a connection or datagram (it sends none back)
     raw: dict[str, Any] = field(default_factory=dict, compare=False, repr=False)
 
     @classmethod
@@ -75,14 +77,15 @@ class EgressEvent:
             first = base64.b64decode(str(data.get("first_bytes") or ""), validate=True)
         except ValueError:
             first = b""
-        port = data.get("port")
+        port, read = data.get("port"), data.get("bytes")
         return cls(
             ts=float(data.get("ts") or 0.0), kind=str(data.get("kind")), host=opt_str("host"), query=opt_str("query"),
             qtype=opt_str("qtype"), port=int(port) if isinstance(port, int) else None,
             original_dst=opt_str("original_dst"), resolved_name=opt_str("resolved_name"),
             protocol=opt_str("protocol"), sni=opt_str("sni"), alpn=tuple(str(a) for a in data.get("alpn") or ()),
             http_host=opt_str("http_host"), method=opt_str("method"), path=opt_str("path"), first_bytes=first,
-            truncated=bool(data.get("truncated")), note=opt_str("note"), raw=data,
+            truncated=bool(data.get("truncated")), note=opt_str("note"), answer=opt_str("answer"),
+            transport=opt_str("transport"), bytes_read=read if isinstance(read, int) else len(first), raw=data,
         )
 
 
@@ -94,11 +97,21 @@ class Sink:
     start_seconds: float
     ready: dict[str, Any]
     started_at: float  # wall-clock time the sink became ready (comparable with EgressEvent.ts)
+    applied: AppliedPolicy | None = None  # the container's policy as the engine applied it (checked before start)
 
     @property
     def network_mode(self) -> str:
         """What the run container joins: `RunPolicy(network_mode=sink.network_mode)`."""
         return f"container:{self.container_id}"
+
+    def policy(self) -> SinkPolicy | None:
+        """The applied container policy and the listener's identity (its `ready` line), for the report."""
+        if self.applied is None:
+            return None
+        uid = self.ready.get("uid")
+        return SinkPolicy(self.applied, uid if isinstance(uid, int) else None,
+                          {name: str(self.ready.get(name)) for name in LISTENER_CAP_SETS if name in self.ready},
+                          str(self.ready.get("NoNewPrivs")) == "1")
 
     def events(self, since: float | None = None) -> list[EgressEvent]:
         """Every dns/tcp/udp event logged so far (at or after `since`, a time.time() value), oldest first.
@@ -167,11 +180,12 @@ def start_sink(session: SandboxSession, *, base_image: str = DEFAULT_BASE_IMAGE,
             log_config={"type": "json-file", "config": {"max-size": SINK_LOG_MAX_SIZE, "max-file": "1"}},
         ),
     )
-    _check_sink_policy(api.inspect_container(container_id))
+    inspect = api.inspect_container(container_id)
+    _check_sink_policy(inspect)
     api.start(container_id)
     ready = _wait_ready(session, container_id, ready_timeout)
-    sink = Sink(session, container_id, image.tag, round(time.monotonic() - began, 3), ready, time.time())
-    return sink
+    return Sink(session, container_id, image.tag, round(time.monotonic() - began, 3), ready, time.time(),
+                read_applied(inspect))
 
 
 def _check_sink_policy(inspect: dict[str, Any]) -> None:
@@ -213,7 +227,7 @@ def _wait_ready(session: SandboxSession, container_id: str, timeout: float) -> d
 
 def _check_ready(ready: dict[str, Any]) -> None:
     """The listener reports its uid and capability sets; it must have kept nothing."""
-    caps = {name: ready.get(name) for name in ("CapPrm", "CapEff", "CapBnd", "CapAmb", "CapInh")}
+    caps = {name: ready.get(name) for name in LISTENER_CAP_SETS}
     if ready.get("uid") != SINK_UID or any(value is None or int(str(value), 16) != 0 for value in caps.values()):
         raise SandboxError(f"the egress sink did not drop its privileges: uid {ready.get('uid')}, {caps}")
 

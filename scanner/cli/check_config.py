@@ -10,11 +10,12 @@ from typing import TYPE_CHECKING
 import typer
 from rich.console import Console
 
-from scanner.cli.options import with_report_options
+from scanner.cli.options import config_option, with_report_options
 from scanner.cli.output import (STDOUT, ReportOutputs, at_or_above, check_outputs, exit_code,
                                 print_annotations, write_json, write_text)
+from scanner.config import Config, load
 from scanner.errors import UsageError
-from scanner.report.model import Finding
+from scanner.report.model import ConfigInfo, Finding, RefusedSuppression
 from scanner.report.severity import ASCENDING, at_least
 from sandbox.core.untrusted import escape_for_terminal
 
@@ -32,23 +33,52 @@ def check_config(
     files: list[Path] = typer.Argument(..., help="Client configs: claude_desktop_config.json, ~/.claude.json, "
                                                  ".mcp.json, ~/.cursor/mcp.json, .vscode/mcp.json …", show_default=False),
     outputs: ReportOutputs = ReportOutputs(),
+    config_path: Path | None = config_option(),
 ) -> None:
     """Lint each MCP server of client configs: unpinned launches (I1), known-bad releases (I8), typosquats (I9).
 
-    Environment values are never printed; remote servers show only scheme and host.
+    Environment values are never printed; remote servers show only scheme and host. A config's disable / ignore
+    (--config, as for check and scan) suppresses findings the way it does there: shown, never counted.
     """
     check_outputs(outputs, inputs=[path.expanduser() for path in files])
+    config = load(config_path)
     from scanner.provenance.client_config import read_client_config  # loaded only when the command runs
     from scanner.provenance.config_lint import lint_config
 
     _refuse_overwriting_a_config(outputs, read_client_config)
     results = [lint_config(read_client_config(path.expanduser())) for path in files]
+    info = _apply_config(config, results)
     findings = [f for r in results for s in r.servers for f in s.findings]
     console = outputs.terminal(soft_wrap=True)
     if console is not None:
         _print_terminal(console, [_filtered(r, outputs.min_severity) for r in results], findings)
-    _write_outputs(results, outputs)
+        _print_config(console, info, results)
+    _write_outputs(results, outputs, info)
     raise typer.Exit(exit_code(findings, outputs.fail_on))
+
+
+def _apply_config(config: Config, results: list[ConfigResult]) -> ConfigInfo | None:
+    """Suppress in place, per server: its findings are those that count, the suppressed ones move beside them. The
+    config in use (and what it was refused: a discovered config cannot suppress error-level security findings)."""
+    refused: list[RefusedSuppression] = []
+    for result in results:
+        for server in result.servers:
+            applied = config.split(server.findings)
+            server.findings, server.suppressed = applied.active, applied.suppressed
+            refused += applied.refused
+    return config.info(refused)
+
+
+def _print_config(out: Console, info: ConfigInfo | None, results: list[ConfigResult]) -> None:
+    if info is None:
+        return
+    suppressed = sum(len(s.suppressed) for r in results for s in r.servers)
+    how = "given with --config" if info.explicit else "discovered in the working directory"
+    out.print(f"config {escape_for_terminal(info.path)} ({how}): suppressed {suppressed} finding(s), not counted",
+              markup=False)
+    for item in info.refused:
+        out.print(f"  NOT suppressed {item.rule_id} by {escape_for_terminal(item.entry, 240)}: "
+                  f"{escape_for_terminal(item.reason, 500)}", markup=False)
 
 
 def _refuse_overwriting_a_config(outputs: ReportOutputs, read: Callable[[Path], object]) -> None:
@@ -65,16 +95,16 @@ def _refuse_overwriting_a_config(outputs: ReportOutputs, read: Callable[[Path], 
                          "(- for stdout); give the configs to check after it")
 
 
-def _write_outputs(results: list[ConfigResult], outputs: ReportOutputs) -> None:
+def _write_outputs(results: list[ConfigResult], outputs: ReportOutputs, info: ConfigInfo | None) -> None:
     from scanner.report import config_views as views
 
     if outputs.json:
-        write_text(outputs.json, json.dumps(views.json_document(results), indent=2) + "\n", "the JSON report")
+        write_text(outputs.json, json.dumps(views.json_document(results, info), indent=2) + "\n", "the JSON report")
     artifacts = _artifacts(results) if outputs.sarif or outputs.annotations else {}
     if outputs.sarif:
         write_json(outputs.sarif, views.config_sarif(results, artifacts), "the SARIF report")
     if outputs.markdown:
-        write_text(outputs.markdown, views.config_markdown(results), "the Markdown report")
+        write_text(outputs.markdown, views.config_markdown(results, info), "the Markdown report")
     if outputs.annotations:
         shown = {level.value for level in ASCENDING if at_least(level, outputs.min_severity)}
         print_annotations(views.config_annotations(results, artifacts, shown))

@@ -197,7 +197,8 @@ def lock(
                                              "text, at or above: info|warning|error|never."),
     key: Path | None = typer.Option(None, "--key", help="With --check: verify the lock's envelope with this key."),
     sign: Path | None = typer.Option(None, "--sign", help="Sign the lock with this private key file."),
-    sign_env: str | None = typer.Option(None, "--sign-env", help="Sign with the PEM key in this environment variable."),
+    sign_env: str | None = typer.Option(None, "--sign-env", metavar="VAR",
+                                        help="Sign with the PEM key in this environment variable."),
     accept: bool = typer.Option(False, "--accept", help="Refresh the lock even when its changes, or the static "
                                 "findings on the changed text, include errors (after reviewing them)."),
     upstream_proxy: str | None = upstream_proxy_option(),

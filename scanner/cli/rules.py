@@ -25,9 +25,9 @@ def rules(
     family: str | None = typer.Option(None, "--family", metavar="FAMILY",
                                       help="Only one family: S (static), P (probe), B (behaviour), I (provenance), "
                                            "FX (fixture)."),
-    json_path: str | None = typer.Option(None, "--json", metavar="PATH", help="Write the rules as JSON (- for "
+    json_path: str | None = typer.Option(None, "--json", metavar="PATH|-", help="Write the rules as JSON (- for "
                                                                               "stdout)."),
-    markdown_path: str | None = typer.Option(None, "--markdown", metavar="PATH",
+    markdown_path: str | None = typer.Option(None, "--markdown", metavar="PATH|-",
                                              help="Write the rules as a Markdown table (- for stdout)."),
 ) -> None:
     """List every rule the scanner can report: id, name, default severity, family, category and why it matters.

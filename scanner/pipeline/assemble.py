@@ -143,6 +143,8 @@ def _sandbox_info(parts: ScanParts) -> SandboxInfo | None:
     info = SandboxInfo(session=parts.session, teardown=parts.teardown)
     if parts.started is not None:
         info.network, info.applied = parts.started.network, parts.started.server.applied
+        info.sink, info.namespace = parts.started.sink, parts.started.namespace
+        info.namespace_unread = parts.started.namespace_unread
     if parts.listing is not None:
         info.stderr, info.stderr_truncated = parts.listing.stderr, parts.listing.stderr_truncated
         info.exit_code = parts.listing.exit_code

@@ -8,7 +8,7 @@ from scanner.provenance.client_config import ClientConfig, ServerEntry
 from scanner.provenance.launch import analyse_launch
 from scanner.provenance.redact import redact_secrets
 from scanner.rules.provenance import finding
-from scanner.report.model import Finding
+from scanner.report.model import Finding, SuppressedFinding
 
 
 class ServerResult(BaseModel):
@@ -26,6 +26,9 @@ class ServerResult(BaseModel):
     env_names: list[str] = Field(default_factory=list)
     disabled: bool = False
     findings: list[Finding] = Field(default_factory=list)
+    suppressed: list[SuppressedFinding] = Field(default_factory=list, description="Findings the config (--config, "
+                                                "or one discovered in the working directory) suppressed: shown, "
+                                                "never counted.")
 
 
 class ConfigResult(BaseModel):

@@ -11,7 +11,7 @@ from scanner.provenance.config_lint import ConfigResult
 from scanner.report.github_annotations import annotations
 from scanner.report.locations import Artifact, file_artifact
 from scanner.report.markdown import MAX_ROWS, md
-from scanner.report.model import Finding, ScannerInfo
+from scanner.report.model import ConfigInfo, Finding, ScannerInfo
 from scanner.report.sarif import Located, sarif_log
 from scanner.report.severity import counts as severity_counts
 
@@ -25,11 +25,14 @@ def all_findings(results: list[ConfigResult]) -> list[Finding]:
     return [f for r in results for s in r.servers for f in s.findings]
 
 
-def json_document(results: list[ConfigResult]) -> dict[str, Any]:
+def json_document(results: list[ConfigResult], config: ConfigInfo | None = None) -> dict[str, Any]:
+    """Each file's servers and findings, a summary, and the config in use (null when there was none)."""
     return {
         "files": [r.model_dump(mode="json") for r in results],
         "summary": {"files": len(results), "servers": sum(len(r.servers) for r in results),
-                    "findings": counts(all_findings(results))},
+                    "findings": counts(all_findings(results)),
+                    "suppressed": sum(len(s.suppressed) for r in results for s in r.servers)},
+        "config": config.model_dump(mode="json") if config is not None else None,
     }
 
 
@@ -44,7 +47,7 @@ def config_sarif(results: list[ConfigResult], artifacts: Mapping[str, Artifact])
         for server in result.servers:
             logical = {"name": server.name, "fullyQualifiedName": f"{result.path}/{server.name}", "kind": "module"}
             located += [Located(f, logical, artifact, artifact.line(server.name), scope=logical["fullyQualifiedName"])
-                        for f in server.findings]
+                        for f in [*server.findings, *server.suppressed]]
     summary = json_document(results)["summary"]
     return sarif_log(located, ScannerInfo(), {"summary": summary},
                      [_artifact(r, artifacts) for r in results])
@@ -60,11 +63,13 @@ def config_annotations(results: list[ConfigResult], artifacts: Mapping[str, Arti
     return lines
 
 
-def config_markdown(results: list[ConfigResult]) -> str:
+def config_markdown(results: list[ConfigResult], config: ConfigInfo | None = None) -> str:
     tally = counts(all_findings(results))
     servers = sum(len(r.servers) for r in results)
+    suppressed = sum(len(s.suppressed) for r in results for s in r.servers)
     lines = [f"## mcp-sandbox check-config: {servers} server(s) in {len(results)} file(s)", "",
-             f"**{tally['error']}** errors · **{tally['warning']}** warnings · **{tally['info']}** info"]
+             f"**{tally['error']}** errors · **{tally['warning']}** warnings · **{tally['info']}** info"
+             + (f" · **{suppressed}** suppressed by config {md(config.path, 300)}" if config and suppressed else "")]
     rows = [(r, s, f) for r in results for s in r.servers for f in s.findings]
     if not rows:
         return "\n".join(lines + ["", "No findings."]) + "\n"

@@ -9,6 +9,7 @@ import html
 import re
 
 from scanner.provenance.model import OUTCOME_LABELS
+from scanner.report.containment import containment_rows, notification_rows, notification_total
 from scanner.report.model import Finding, Report, process_summary
 from scanner.report.severity import most_severe_first
 from scanner.report.suppressions import config_label, plural, refused_lines, suppressed_lines
@@ -142,10 +143,28 @@ def _provenance_table(report: Report) -> list[str]:
     return lines + ["", "</details>"]
 
 
+def _containment_section(report: Report) -> list[str]:
+    """The egress sink's own applied policy and the server's network namespace, a line each."""
+    rows = containment_rows(report)
+    return ["", "**Containment** (read back from the engine and the server's namespace)", ""] + [
+        f"- {label}: {md(text, 600)}" for label, text in rows] if rows else []
+
+
+def _notifications_section(report: Report) -> list[str]:
+    """Server notifications by method, with the first one's params (escaped, capped)."""
+    shown, more = notification_rows(report)
+    if not shown:
+        return []
+    lines = ["", f"**Notifications** ({plural(notification_total(report), 'notification')} from the server)", ""]
+    lines += [f"- {md(seen.method, 200)} ×{seen.count}" + (f": {md(seen.first_params, 160)}" if seen.first_params
+                                                             else "") for seen in shown]
+    return lines + ([f"- …and {plural(more, 'more method')} (see the JSON report)"] if more else [])
+
+
 def to_markdown(report: Report) -> str:
     """The whole Markdown document, capped in size."""
     sections = (_summary(report) + _findings_table(report) + _config_section(report) + _provenance_table(report)
-                + _score_table(report))
+                + _containment_section(report) + _notifications_section(report) + _score_table(report))
     text = "\n".join(sections) + "\n"
     if len(text) > MAX_CHARS:
         cut = text[:MAX_CHARS].rsplit("\n", 1)[0]

@@ -6,7 +6,8 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, PrivateAttr
 
-from sandbox.run.policy import AppliedPolicy
+from sandbox.run.netns import NetworkNamespace
+from sandbox.run.policy import AppliedPolicy, SinkPolicy
 from scanner import __version__
 from scanner.probes.model import ProbeResult
 from scanner.provenance.model import ProvenanceReport
@@ -175,6 +176,12 @@ class SandboxInfo(_Model):
     # A stdlib dataclass from sandbox/: pydantic validates and serialises it with this model's config (extra
     # forbidden) and takes field descriptions from its dataclasses.field metadata, so the fields are listed once.
     applied: AppliedPolicy | None = None
+    sink: SinkPolicy | None = Field(default=None, description="The egress sink container's own policy as applied, "
+                                    "and its listener's identity; null when the network was not observed.")
+    namespace: NetworkNamespace | None = Field(default=None, description="The server's network namespace as read "
+                                               "from inside it at start: interfaces, addresses, routes.")
+    namespace_unread: str | None = Field(default=None, description="Why the namespace could not be read (null when "
+                                         "it was, or the server never started).")
     teardown: TeardownInfo | None = None
     stderr: str = Field(default="", description="The server's stderr (tail, size-capped, untrusted).")
     stderr_truncated: bool = False

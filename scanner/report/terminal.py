@@ -9,6 +9,7 @@ from rich.panel import Panel
 from rich.table import Table
 from rich.text import Text
 
+from scanner.report.containment import containment_rows, notification_rows, notification_total
 from scanner.report.model import Finding, Report, process_summary
 from scanner.report.severity import Severity, at_least, counts, most_severe_first
 from scanner.report.suppressions import SuppressionLine, config_label, plural, refused_lines, suppressed_lines
@@ -188,6 +189,27 @@ def _sandbox(report: Report) -> list[RenderableType]:
     return parts
 
 
+def _containment(report: Report) -> RenderableType | None:
+    """The egress sink's own applied policy and the server's network namespace: containment shown, not inferred."""
+    rows = containment_rows(report)
+    return _kv_table("Containment (read back)", list(rows)) if rows else None
+
+
+def _notifications(report: Report) -> RenderableType | None:
+    """Server notifications by method: the count and the first one's params (escaped, capped), most frequent first."""
+    shown, more = notification_rows(report)
+    if not shown:
+        return None
+    lines = [Text(f"Notifications ({plural(notification_total(report), 'notification')})", style="bold")]
+    for seen in shown:
+        line = Text("  ") + safe(seen.method, 200) + Text(f" ×{seen.count}", style="bold")
+        lines.append(line + (Text("  first params: ", style="dim") + safe(seen.first_params, 160)
+                             if seen.first_params else Text("")))
+    if more:
+        lines.append(Text(f"  … {plural(more, 'more method')} (see --json)", style="dim"))
+    return Group(*lines)
+
+
 def _timings(report: Report) -> RenderableType | None:
     rows = [(k, f"{v:.2f} s") for k, v in report.timings.model_dump().items() if v is not None]
     return _kv_table("Timings", rows) if rows else None
@@ -323,6 +345,7 @@ def renderables(report: Report, min_severity: Severity = Severity.INFO) -> list[
     """Every section of the report, in reading order; sections with nothing to show are left out."""
     sections: list[RenderableType | None] = [
         _target(report), _server(report), _tools(report), _probes(report), _install(report), _provenance(report), *_sandbox(report),
+        _containment(report), _notifications(report),
         _timings(report),
         _skipped(report), _errors(report), _findings(report, min_severity), _config(report), _score(report), _verdict(report),
     ]

@@ -12,7 +12,10 @@ attempts are grouped into one finding per tool and host, with the calls that mad
   `readOnlyHint: true` without `openWorldHint: true`); and every attempt at start-up or outside any call.
 
 A closed-world tool that reached a host nobody gave it is also B1: its annotations understate what it does.
-Every message says what became of the attempt: the sink answered or refused it, and nothing left the host.
+Every B2 message, and the network B1 one, says what became of the attempts as the sink logged them (a DNS lookup
+answered with a sink address or with no records; a TCP connect accepted, its first bytes read, nothing sent back,
+then closed; one refused, closed unread, over the sink's connection limit; a UDP datagram taken, not answered), and
+that nothing left the host.
 """
 
 from __future__ import annotations
@@ -101,22 +104,39 @@ def _named_in(tool: dict[str, Any], host: str) -> bool:
 
 # ---- what became of it ----------------------------------------------------------------------------------------------
 
+MAX_FATES = 4
+_PROTOCOL_SEEN = {"tls": "a TLS ClientHello", "http": "an HTTP request", "unknown": "unrecognised bytes"}
+
+
+def fate(event: dict[str, Any]) -> str:
+    """What the sink did with one attempt, as precisely as its log says (see images/sink/listener.py)."""
+    kind, note = str(event.get("kind")), str(event.get("note") or "")
+    if kind == "dns":
+        via = "DNS-over-TCP" if event.get("transport") == "tcp" else "DNS"
+        lookup = f"{via} {event.get('qtype') or '?'} lookup"
+        answer = event.get("answer")
+        return (f"{lookup} answered by the sink with a sink address ({answer})" if answer
+                else f"{lookup} answered by the sink with no records")
+    read = event.get("bytes_read") if isinstance(event.get("bytes_read"), int) else 0
+    if kind == "tcp":
+        where = event.get("original_dst") or (f":{event['port']}" if isinstance(event.get("port"), int) else None)
+        connect = f"TCP connect to {where}" if where else "a TCP connect"
+        if "closed unread" in note:
+            return f"{connect} refused: the sink closed it unread (over its concurrent-connection limit)"
+        if note.startswith("sink error"):
+            return f"{connect} accepted by the sink and closed after an error reading it"
+        seen = _PROTOCOL_SEEN.get(str(event.get("protocol")))
+        what = f"{read} bytes read" + (f", {seen}" if seen and read else "")
+        return f"{connect} accepted by the sink ({what}; nothing sent back, then closed)"
+    return f"UDP datagram ({read} bytes) taken by the sink, not answered"
+
+
 def outcome(events: Iterable[dict[str, Any]]) -> str:
-    """What the sink did with the attempts, and that nothing left the host."""
-    parts: list[str] = []
-    for event in events:
-        kind, note = str(event.get("kind")), str(event.get("note") or "")
-        if kind == "dns":
-            said = "the lookup was answered by the sink with a fake address"
-        elif kind == "tcp" and "closed unread" in note:
-            said = "a connection was refused (closed unread)"
-        elif kind == "tcp":
-            said = "the connection was taken by the sink (first bytes logged, then closed)"
-        else:
-            said = "the datagram was swallowed by the sink"
-        if said not in parts:
-            parts.append(said)
-    return "; ".join(parts) + "; nothing left the host"
+    """What the sink did with the attempts (the first few distinct fates), and that nothing left the host."""
+    fates = list(dict.fromkeys(fate(event) for event in events))
+    shown = "; ".join(fates[:MAX_FATES])
+    more = len(fates) - MAX_FATES
+    return shown + (f"; and {more} more" if more > 0 else "") + "; nothing left the host"
 
 
 def _detail(events: list[dict[str, Any]]) -> str:
@@ -199,7 +219,7 @@ def tool_egress_findings(tools: list[dict[str, Any]], results: list[ProbeResult]
     """B2 (one per tool and host, graded) and B1 for closed-world tools that reached a host nobody gave them."""
     by_name = {tool_name(tool): tool for tool in tools}
     findings: list[Finding] = []
-    dishonest: dict[str, list[str]] = {}
+    dishonest: dict[str, list[_Attempts]] = {}
     for attempt in _group(results, records):
         tool = by_name.get(attempt.tool)
         severity, why = _graded(attempt, tool)
@@ -208,11 +228,17 @@ def tool_egress_findings(tools: list[dict[str, Any]], results: list[ProbeResult]
             f"({_detail(attempt.events)}): {why}. What became of it: {outcome(attempt.events)}.", severity,
             _evidence(attempt.events)))
         if not attempt.asked and closed_world(tool) is not None:
-            dishonest.setdefault(attempt.tool, []).append(attempt.host)
-    for name, hosts in dishonest.items():
-        findings.append(_finding(
-            "B1", name, f"Tool '{name}' is annotated {closed_world(by_name.get(name))} but its calls tried to reach "
-            f"{', '.join(hosts[:MAX_CALLS_IN_MESSAGE])}" + (f" and {len(hosts) - MAX_CALLS_IN_MESSAGE} more"
-                                                            if len(hosts) > MAX_CALLS_IN_MESSAGE else "")
-            + " over the network.", Severity.ERROR, ", ".join(hosts[:20])))
+            dishonest.setdefault(attempt.tool, []).append(attempt)
+    findings.extend(_dishonest(name, by_name.get(name), attempts) for name, attempts in dishonest.items())
     return findings
+
+
+def _dishonest(name: str, tool: dict[str, Any] | None, attempts: list[_Attempts]) -> Finding:
+    """B1: a closed-world tool's calls reached hosts nobody gave them; the hosts and what became of the attempts."""
+    hosts = [attempt.host for attempt in attempts]
+    more = len(hosts) - MAX_CALLS_IN_MESSAGE
+    events = [event for attempt in attempts for event in attempt.events]
+    return _finding(
+        "B1", name, f"Tool '{name}' is annotated {closed_world(tool)} but its calls tried to reach "
+        f"{', '.join(hosts[:MAX_CALLS_IN_MESSAGE])}" + (f" and {more} more" if more > 0 else "")
+        + f" over the network. What became of it: {outcome(events)}.", Severity.ERROR, ", ".join(hosts[:20]))

@@ -1,0 +1,65 @@
+"""A flag means the same on every command that takes it: the same value it takes (metavar, type), the same kind of
+switch, and the shared config / report options on every command that reports findings."""
+
+from __future__ import annotations
+
+from collections import defaultdict
+
+from typing import Any
+
+import typer
+
+from scanner.cli.app import app
+
+# Deliberate differences, with why: lock --check gates on a change at warning (a re-pinned description is a change),
+# every finding-reporting command at error; `lock` needs a lockfile, so --lock names one by default, where scan and
+# verify write or check one only when asked.
+DEFAULTS_THAT_DIFFER = {"--fail-on", "--lock"}
+REPORTING = ("check", "check-config", "scan")
+
+
+def _commands() -> dict[str, Any]:
+    """Every command and sub-command (typer vendors its own Click: its classes are compared by shape)."""
+    root = typer.main.get_command(app)
+    found: dict[str, Any] = {}
+    for name, command in root.commands.items():  # type: ignore[attr-defined]
+        if hasattr(command, "commands"):
+            found.update({f"{name} {sub}": c for sub, c in command.commands.items()})
+        else:
+            found[name] = command
+    return found
+
+
+def _value_type(param: Any) -> str:
+    """The annotation of the value, optional or not (`Path | None` takes what `Path` takes)."""
+    return str(param.type_descriptor.annotation).replace(" | None", "").replace("typing.Optional", "")
+
+
+def _options() -> dict[str, dict[str, Any]]:
+    by_flag: dict[str, dict[str, Any]] = defaultdict(dict)
+    for name, command in _commands().items():
+        for param in command.params:
+            if param.param_type_name == "option":
+                for flag in param.opts:
+                    by_flag[flag][name] = param
+    return by_flag
+
+
+def test_a_flag_takes_the_same_kind_of_value_on_every_command() -> None:
+    different = []
+    for flag, commands in _options().items():
+        shapes = {(p.metavar, p.is_flag, p.multiple, _value_type(p)) for p in commands.values()}
+        defaults = {repr(p.default) for p in commands.values()}
+        if len(shapes) > 1 or (len(defaults) > 1 and flag not in DEFAULTS_THAT_DIFFER):
+            different.append(f"{flag}: " + "; ".join(f"{c} {p.metavar} {_value_type(p)} default={p.default!r}"
+                                                     for c, p in sorted(commands.items())))
+    assert different == []
+
+
+def test_every_command_that_reports_findings_takes_the_config_and_report_options() -> None:
+    options = _options()
+    shared = ["--config", "--json", "--sarif", "--markdown", "--fail-on", "--min-severity", "--quiet",
+              "--github-annotations"]
+    missing = [f"{command} lacks {flag}" for command in REPORTING for flag in shared if command not in options[flag]]
+    assert missing == []
+    assert len({options["--config"][c].help for c in REPORTING}) == 1  # one help text: one meaning
