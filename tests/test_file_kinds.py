@@ -133,12 +133,10 @@ def test_the_call_record_says_which_modified_files_changed_size():
     from sandbox.run.observe import parse_snapshot
     from scanner.probes.call_behavior import fill_record
 
-    def snap(index_size: int, readme_size: int):
-        return parse_snapshot(f"f\t{index_size}\t2.0\t1.0\t644\t{REPO}/.git/index\0"
-                              f"f\t{readme_size}\t2.0\t1.0\t644\t/workspace/README.md\0".encode())
-    before = snap(235, 10)
+    def snap(mtime: float, readme_size: int):
+        return parse_snapshot(f"f\t235\t{mtime}\t1.0\t644\t{REPO}/.git/index\0"
+                              f"f\t{readme_size}\t{mtime}\t1.0\t644\t/workspace/README.md\0".encode())
     record = CallBehavior(call=0, tool="status", label="generated")
-    fill_record(record, before, parse_snapshot(f"f\t235\t3.0\t1.0\t644\t{REPO}/.git/index\0"
-                                               f"f\t12\t3.0\t1.0\t644\t/workspace/README.md\0".encode()), {})
-    assert record.files.modified == [f"{REPO}/.git/index", "/workspace/README.md"]
+    fill_record(record, snap(2.0, 10), snap(3.0, 12), {})
+    assert record.files.modified == ["/workspace/README.md", f"{REPO}/.git/index"]
     assert record.files.resized == ["/workspace/README.md"]
