@@ -52,3 +52,24 @@ def test_a_file_left_in_the_workspace_by_a_read_only_tool_stays_an_error(report)
     assert [f.severity for f in found] == ["error"], found
     assert "changed user data: created /workspace/notes/.note-count" in found[0].message
     assert report.verdict == "block"
+
+
+@pytest.mark.docker
+@pytest.mark.registry
+def test_the_official_git_server_is_not_blocked_for_the_index_refresh_of_git_status(tmp_path, no_leftovers):
+    """issue 11 §5: mcp-server-git's git_status was a B1 error (BLOCK) for the index refresh git does on every status.
+    Scanned as a user would, pointed at the seeded repository; about 15 s once the install is cached."""
+    import json
+
+    from tests.sandbox_helpers import run_cli
+
+    out = tmp_path / "report.json"
+    result = run_cli("scan", "pypi:mcp-server-git==2026.10.19", "--json", str(out), "--fail-on", "never", "-q",
+                     "--", "--repository", REPO, timeout=600)
+    assert result.returncode == 0, result.stderr[-2000:]
+    scanned = json.loads(out.read_text())
+    found = [f for f in scanned["findings"] if f["rule_id"] == "B1"]
+    assert [(f["tool"], f["severity"]) for f in found] == [("git_status", "info")], found
+    assert f"{REPO}/.git/index" in found[0]["message"] and "VCS bookkeeping" in found[0]["message"]
+    assert not [f for f in scanned["findings"] if f["severity"] == "error"]
+    assert scanned["verdict"] != "block"
