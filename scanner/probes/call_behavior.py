@@ -22,8 +22,12 @@ def fill_record(record: CallBehavior, before: Snapshot, after: Snapshot, canarie
         return
     changes = observe.diff(before, after)
     truncated = any(len(items) > MAX_LISTED_PATHS for items in (changes.created, changes.modified, changes.deleted))
-    record.files = FileChanges(created=changes.created[:MAX_LISTED_PATHS], modified=changes.modified[:MAX_LISTED_PATHS],
-                               deleted=changes.deleted[:MAX_LISTED_PATHS], truncated=truncated or after.truncated)
+    modified = changes.modified[:MAX_LISTED_PATHS]
+    resized = [path for path in modified if path in before.files and path in after.files
+               and before.files[path].size != after.files[path].size]
+    record.files = FileChanges(created=changes.created[:MAX_LISTED_PATHS], modified=modified,
+                               deleted=changes.deleted[:MAX_LISTED_PATHS], resized=resized,
+                               truncated=truncated or after.truncated)
     planted_files = {where.split(" (")[0] for where in canaries.values() if not where.startswith("env ")}
     for path in changes.read:
         if path in planted_files:

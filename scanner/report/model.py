@@ -221,6 +221,8 @@ class FileChanges(_Model):
     created: list[str] = Field(default_factory=list)
     modified: list[str] = Field(default_factory=list)
     deleted: list[str] = Field(default_factory=list)
+    resized: list[str] = Field(default_factory=list, description="The modified paths whose size changed (the others "
+                               "changed only their mtime, mode or type): B1 tells a git index refresh by it.")
     truncated: bool = Field(default=False, description="Too many files to list them all.")
 
 

@@ -13,11 +13,11 @@ from collections.abc import Iterable
 from pathlib import PurePosixPath
 from typing import Any
 
-from sandbox.run.policy import HOME
 from scanner.probes.arguments import is_annotated_read_only
 from scanner.rules.egress import closed_world, egress_findings, tool_egress_findings
 from scanner.probes.model import ProbeResult
 from scanner.probes.tooldef import annotation, tool_name
+from scanner.rules.file_kinds import PLAIN_USER_FILE, USER_DATA, ChangedPath, classify, home_relative, of_kind, persistence_kind
 from scanner.rules.registry import rule
 from scanner.report.model import CallBehavior, Finding, Severity
 from sandbox.core.untrusted import cap_text
@@ -31,24 +31,6 @@ _SHELLS_AND_FETCHERS = frozenset({
     "sh", "bash", "dash", "zsh", "ash", "ksh", "fish", "busybox", "curl", "wget", "nc", "ncat", "netcat", "socat",
     "telnet", "ssh", "scp", "ftp", "tftp", "python", "python3", "perl", "ruby", "node", "php",
 })
-
-# Paths (HOME shown as ~) whose change makes code run later or reconfigures other clients.
-PERSISTENCE_PATTERNS: tuple[tuple[str, re.Pattern[str]], ...] = tuple((label, re.compile(pattern)) for label, pattern in (
-    ("shell start-up file", (r"^~/\.(?:bashrc|bash_profile|bash_login|bash_logout|profile|zshrc|zshenv|zprofile|"
-                             r"zlogin|kshrc|mkshrc|inputrc|envrc)$|^~/\.config/fish/(?:config\.fish|conf\.d/.+)$")),
-    ("autostart entry", r"^~/\.config/autostart/.+|^~/Library/LaunchAgents/.+|^~/\.xprofile$|^~/\.xinitrc$"),
-    ("scheduled job", (r"^~/\.config/systemd/user/.+|^~/\.local/share/systemd/user/.+|^/var/spool/cron/.+|"
-                       r"^~/\.crontab$|^/etc/cron")),
-    ("git hook", (r"/\.git/hooks/(?!.*\.sample$).+|^~/\.gitconfig$|^~/\.config/git/config$|/\.githooks/.+|"
-                  r"/\.husky/.+")),
-    ("MCP client config", (r"(?:^|/)\.?mcp\.json$|/mcp_config\.json$|/claude_desktop_config\.json$|"
-                           r"^~/\.claude\.json$|^~/\.claude/settings(?:\.local)?\.json$|^~/\.cursor/.+\.json$|"
-                           r"^~/\.codeium/.+|^~/\.continue/config\.|^~/\.gemini/settings\.json$|"
-                           r"/\.vscode/(?:mcp|settings)\.json$")),
-    ("ssh access", r"^~/\.ssh/(?:authorized_keys2?|config|rc)$"),
-    ("Python start-up hook", r"\.pth$|/(?:sitecustomize|usercustomize)\.py$|^~/\.pythonrc"),
-))
-
 
 def _finding(rule_id: str, *, tool: str | None, message: str, evidence: str | None = None,
              severity: Severity | None = None) -> Finding:
@@ -64,10 +46,6 @@ def _paths(paths: Iterable[str]) -> str:
 
 def _during(record: CallBehavior) -> str:
     return "during start-up and listing" if record.call < 0 else f"during probe '{record.label}'"
-
-
-def home_relative(path: str, home: str = HOME) -> str:
-    return "~" + path[len(home):] if path == home or path.startswith(home + "/") else path
 
 
 # ---- B1 --------------------------------------------------------------------------------------------------------------
@@ -91,20 +69,53 @@ def _secret_dishonesty(tool: dict[str, Any], record: CallBehavior) -> list[Findi
 
 
 def _file_dishonesty(tool: dict[str, Any], record: CallBehavior) -> list[Finding]:
-    files = record.files
+    """A read-only tool that changed the user's data is an error; one that changed only its own caches or git's
+    bookkeeping an info naming them (see scanner.rules.file_kinds). A non-destructive tool is judged on the user data
+    it overwrote or deleted only."""
+    changed = classify(record.files)
+    user, rest = of_kind(changed, USER_DATA), [item for item in changed if item.kind != USER_DATA]
     name = tool_name(tool)
-    if is_annotated_read_only(tool) and (files.created or files.modified or files.deleted):
-        parts = [f"{label} {_paths(paths)}" for label, paths in
-                 (("created", files.created), ("modified", files.modified), ("deleted", files.deleted)) if paths]
+    if is_annotated_read_only(tool) and changed:
+        if not user and not record.files.truncated:
+            return [_finding("B1", tool=name, severity=Severity.INFO,
+                             message=f"Tool '{name}' is annotated readOnlyHint: true and {_during(record)} it changed "
+                             f"no user data, only {_by_kind(rest)}.")]
         return [_finding("B1", tool=name, message=f"Tool '{name}' is annotated readOnlyHint: true but "
-                         f"{_during(record)} it " + "; ".join(parts) + ".")]
-    if annotation(tool, "destructiveHint") is False and not is_annotated_read_only(tool) and (
-            files.deleted or files.modified):
-        parts = [f"{label} {_paths(paths)}" for label, paths in
-                 (("overwrote", files.modified), ("deleted", files.deleted)) if paths]
+                         f"{_during(record)} it changed user data: {_by_change(user, record.files.truncated)}."
+                         + (f" Not user data (also changed): {_by_kind(rest)}." if rest else ""))]
+    overwritten = [item for item in user if item.change != "created"]
+    if annotation(tool, "destructiveHint") is False and not is_annotated_read_only(tool) and overwritten:
+        parts = [f"{label} {_paths(item.path for item in overwritten if item.change == change)}"
+                 for label, change in (("overwrote", "modified"), ("deleted", "deleted"))
+                 if any(item.change == change for item in overwritten)]
         return [_finding("B1", tool=name, message=f"Tool '{name}' is annotated destructiveHint: false but "
                          f"{_during(record)} it " + "; ".join(parts) + ".")]
     return []
+
+
+def _by_change(items: list[ChangedPath], truncated: bool) -> str:
+    """`created /w/a; modified /w/.git/index [the git staging area changed, ...]`: user data, by what happened."""
+    parts = [f"{change} " + _paths(_with_reason(item) for item in items if item.change == change)
+             for change in ("created", "modified", "deleted") if any(item.change == change for item in items)]
+    if truncated:
+        parts.append("more files than the record lists (the unlisted ones count as user data)")
+    return "; ".join(parts)
+
+
+def _with_reason(item: ChangedPath) -> str:
+    return item.path if item.reason == PLAIN_USER_FILE else f"{item.path} [{item.reason}]"
+
+
+def _by_kind(items: list[ChangedPath]) -> str:
+    """`VCS bookkeeping [git index refreshed, ...]: modified /w/r/.git/index; tool cache [XDG cache directory]:
+    created ~/.cache/x`: what is not user data, by kind and reason."""
+    groups = []
+    for kind, reason in sorted({(item.kind, item.reason) for item in items}, reverse=True):
+        members = [item for item in items if (item.kind, item.reason) == (kind, reason)]
+        groups.append(f"{kind} [{reason}]: " + ", ".join(
+            f"{change} " + _paths(item.path for item in members if item.change == change)
+            for change in ("created", "modified", "deleted") if any(item.change == change for item in members)))
+    return "; ".join(groups)
 
 
 # ---- B3 --------------------------------------------------------------------------------------------------------------
@@ -127,14 +138,6 @@ def check_canaries(record: CallBehavior) -> list[Finding]:
 
 
 # ---- B4 --------------------------------------------------------------------------------------------------------------
-
-def persistence_kind(path: str, home: str = HOME) -> str | None:
-    shown = home_relative(path, home)
-    for label, pattern in PERSISTENCE_PATTERNS:
-        if pattern.search(shown):
-            return label
-    return None
-
 
 def check_persistence(record: CallBehavior) -> list[Finding]:
     """B4: writes to shell rc files, autostart, cron/systemd user units, git hooks or MCP client configs."""
@@ -202,7 +205,7 @@ def evaluate_behavior(tools: list[dict[str, Any]], results: list[ProbeResult], r
     and B2 (with the network half of B1) once per tool and host over all the calls."""
     by_name = {tool_name(tool): tool for tool in tools}
     findings: list[Finding] = []
-    seen: set[tuple[str, str | None, str]] = set()
+    seen: set[tuple[str, str | None, str, str]] = set()
     for record in records:
         result = results[record.call] if 0 <= record.call < len(results) else None
         produced = [*check_annotations(by_name.get(record.tool or ""), record), *check_canaries(record),
@@ -211,7 +214,7 @@ def evaluate_behavior(tools: list[dict[str, Any]], results: list[ProbeResult], r
         if record.call < 0:
             produced.extend(egress_findings(record.egress, during=_during(record)))
         for finding in produced:
-            key = (finding.rule_id, finding.tool, _kind_of(finding, _during(record)))
+            key = (finding.rule_id, finding.tool, finding.severity, _kind_of(finding, _during(record)))
             if key not in seen:
                 seen.add(key)
                 findings.append(finding)
