@@ -190,6 +190,14 @@ def capture(server: Server, out: Path, report: dict[str, Any], date: str) -> Non
     print(f"[{server.fixture}] {server.package} {version}: {len(document['tools'])} tools -> {out}", file=sys.stderr)
 
 
+def selected(servers: list[Server], only: list[str], parser: argparse.ArgumentParser) -> list[Server]:
+    """The servers `--only` names (all when none); an unknown name is a usage error."""
+    unknown = set(only) - {s.fixture for s in servers}
+    if unknown:
+        parser.error(f"unknown server(s): {', '.join(sorted(unknown))}")
+    return [s for s in servers if not only or s.fixture in only]
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--latest", action="store_true", help="capture the newest release, not the pinned version")
@@ -201,14 +209,9 @@ def main(argv: list[str] | None = None) -> int:
                         help="take each report from DIR/<fixture>.json (scripts/scan_corpus.py --reports DIR) "
                              "instead of scanning; only for fixtures launched with the same arguments")
     args = parser.parse_args(argv)
-    unknown = set(args.only) - {s.fixture for s in SERVERS}
-    if unknown:
-        parser.error(f"unknown fixture(s): {', '.join(sorted(unknown))}")
-    for server in SERVERS:
-        if not args.only or server.fixture in args.only:
-            report = saved_report(server, args.from_reports) if args.from_reports \
-                else scan_report(server, args.latest)
-            capture(server, args.out, report, args.date)
+    for server in selected(SERVERS, args.only, parser):
+        report = saved_report(server, args.from_reports) if args.from_reports else scan_report(server, args.latest)
+        capture(server, args.out, report, args.date)
     return 0
 
 

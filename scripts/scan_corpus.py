@@ -30,7 +30,7 @@ from pathlib import Path
 from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from capture_corpus import Server, scan_command  # noqa: E402  (a sibling script, not a package)
+from capture_corpus import Server, scan_command, selected  # noqa: E402  (a sibling script, not a package)
 
 ROOT = Path(__file__).resolve().parent.parent
 SCANS = ROOT / "tests" / "fixtures" / "scans"
@@ -118,12 +118,8 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--out", type=Path, default=SCANS, help=f"output folder (default: {SCANS})")
     parser.add_argument("--reports", type=Path, default=None, help="also keep each full JSON report in this folder")
     args = parser.parse_args(argv)
-    unknown = set(args.only) - {s.fixture for s in SERVERS}
-    if unknown:
-        parser.error(f"unknown server(s): {', '.join(sorted(unknown))}")
-    for server in SERVERS:
-        if not args.only or server.fixture in args.only:
-            scan(server, args.out, args.reports)
+    for server in selected(SERVERS, args.only, parser):
+        scan(server, args.out, args.reports)
     return 0
 
 

@@ -239,8 +239,11 @@ def test_corpus_everything_serves_prompts_and_instructions() -> None:
     assert len(parsed.prompts) == 4 and parsed.instructions and "Easter Egg" in parsed.instructions
 
 
-def _capture_script():  # type: ignore[no-untyped-def]
-    spec = importlib.util.spec_from_file_location("capture_corpus", ROOT / "scripts" / "capture_corpus.py")
+def load_script(name: str):  # type: ignore[no-untyped-def]
+    """A script of scripts/ as a module (scan_corpus.py imports its sibling capture_corpus.py)."""
+    if str(ROOT / "scripts") not in sys.path:
+        sys.path.insert(0, str(ROOT / "scripts"))
+    spec = importlib.util.spec_from_file_location(name, ROOT / "scripts" / f"{name}.py")
     assert spec is not None and spec.loader is not None
     module = importlib.util.module_from_spec(spec)
     sys.modules[spec.name] = module  # dataclasses look their module up while the class is built
@@ -249,7 +252,7 @@ def _capture_script():  # type: ignore[no-untyped-def]
 
 
 def test_corpus_fixtures_name_their_source() -> None:
-    servers = {s.fixture: s for s in _capture_script().SERVERS}
+    servers = {s.fixture: s for s in load_script("capture_corpus").SERVERS}
     fixtures = sorted(p.stem for p in CORPUS.glob("*.json"))
     assert fixtures == sorted(servers) == sorted(n.removesuffix(".json") for n in EXPECTED)
     for stem in fixtures:

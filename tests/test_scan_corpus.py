@@ -19,9 +19,7 @@ changed scanner. A review marked flaky may be absent from a recording (a race th
 
 from __future__ import annotations
 
-import importlib.util
 import json
-import sys
 from collections import defaultdict
 from dataclasses import dataclass
 from pathlib import Path
@@ -29,7 +27,7 @@ from typing import Any
 
 import pytest
 
-from tests.test_rules_corpus import EXPECTED as STATIC_REVIEW
+from tests.test_rules_corpus import EXPECTED as STATIC_REVIEW, load_script
 
 ROOT = Path(__file__).resolve().parent.parent
 SCANS = ROOT / "tests" / "fixtures" / "scans"
@@ -255,18 +253,8 @@ def test_every_false_positive_class_is_named_and_in_the_readme_limitations() -> 
         assert tool in STATIC_REVIEW[f"{server}.json"][(rule, severity)]
 
 
-def _scan_script():  # type: ignore[no-untyped-def]
-    sys.path.insert(0, str(ROOT / "scripts"))
-    spec = importlib.util.spec_from_file_location("scan_corpus", ROOT / "scripts" / "scan_corpus.py")
-    assert spec is not None and spec.loader is not None
-    module = importlib.util.module_from_spec(spec)
-    sys.modules[spec.name] = module  # dataclasses look their module up while the class is built
-    spec.loader.exec_module(module)
-    return module
-
-
 def test_recordings_are_the_scripts_pinned_servers() -> None:
-    servers = {s.fixture: s for s in _scan_script().SERVERS}
+    servers = {s.fixture: s for s in load_script("scan_corpus").SERVERS}
     assert sorted(p.stem for p in SCANS.glob("*.json")) == sorted(servers) == sorted(EXPECTED)
     for name, server in servers.items():
         recorded = recording(name)
@@ -278,7 +266,7 @@ def test_recordings_are_the_scripts_pinned_servers() -> None:
 @pytest.mark.registry
 def test_rescan_of_mcp_server_time_matches_its_recording(tmp_path: Path) -> None:
     # The target pins mcp-server-time==2026.10.19, so a newer release cannot change the result.
-    script = _scan_script()
+    script = load_script("scan_corpus")
     server = next(s for s in script.SERVERS if s.fixture == "mcp-server-time")
     fresh = script.scan(server, tmp_path, None)
     recorded = recording("mcp-server-time")
