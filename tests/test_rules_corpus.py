@@ -10,7 +10,7 @@ credential-reference warning fires on desktop-commander's `start_search` usage t
 About half the TPs are low-value infos (S3 "parameter has no description" on self-explanatory names like `path`,
 S5 "no shared prefix").
 
-Calibrated on this corpus (docs/rules.md, "S1 and S7 calibration"): S1's 15-word floor fired 33 times on adequate
+Calibrated on this corpus (docs/rules.md, "S1 and S7 calibration"): S1's 15-word floor fired 33 times, 31 on adequate
 one-line descriptions (server-everything's "Returns the sum of two numbers" for `get-sum`, server-memory's "Read
 the entire knowledge graph", mcp-server-time's "Convert time between timezones", markitdown's 14-word
 `convert_to_markdown`); S1 now judges what a short description says against what the tool takes and fires on two
