@@ -12,6 +12,7 @@ Needs a container engine and the npm/PyPI registries (nothing else: the servers 
     .venv/bin/python scripts/capture_corpus.py                 # re-capture the pinned versions (reproduce)
     .venv/bin/python scripts/capture_corpus.py --latest        # refresh to the newest releases
     .venv/bin/python scripts/capture_corpus.py --only mcp-server-time --out /tmp/corpus
+    .venv/bin/python scripts/capture_corpus.py --from-reports DIR  # from the full reports scan_corpus.py kept
 
 After a refresh, re-review tests/test_rules_corpus.py: every finding there is a reviewed true/false positive.
 """
@@ -69,6 +70,13 @@ SERVERS = [
                  "repo_path at call time (it also needs an existing repository at startup, which the empty "
                  "/workspace is not), so tools/list is the same either way."),
     Server("mcp-server-time", "pypi", "mcp-server-time", "2026.10.19"),
+    Server("server-sequential-thinking", "npm", "@modelcontextprotocol/server-sequential-thinking", "2026.8.31"),
+    Server("desktop-commander", "npm", "@wonderwhy-er/desktop-commander", "0.2.52",
+           notes="The tools/list of a server started with no arguments, on its default config."),
+    Server("mcp-server-fetch", "pypi", "mcp-server-fetch", "2026.10.24"),
+    Server("markitdown-mcp", "pypi", "markitdown-mcp", "0.0.1a8",
+           notes="Only pre-releases exist (0.0.1a8 was the newest), so the target pins the version."),
+    Server("duckduckgo-mcp-server", "pypi", "duckduckgo-mcp-server", "0.7.0"),
 ]
 
 
@@ -139,7 +147,8 @@ def source_markdown(server: Server, report: dict[str, Any], command: list[str], 
     return "\n".join(lines) + "\n"
 
 
-def capture(server: Server, out: Path, latest: bool, date: str) -> None:
+def scan_report(server: Server, latest: bool) -> dict[str, Any]:
+    """Scan the server live and return its JSON report."""
     target = server.target(None if latest else server.version)
     with tempfile.TemporaryDirectory(prefix="corpus-") as tmp:
         report_path = Path(tmp) / "report.json"
@@ -148,7 +157,22 @@ def capture(server: Server, out: Path, latest: bool, date: str) -> None:
         done = subprocess.run([sys.executable, "-m", "scanner", *command[1:]], cwd=ROOT, check=False)
         if done.returncode != 0 or not report_path.is_file():
             raise SystemExit(f"[{server.fixture}] scan exited {done.returncode}; nothing written")
-        report = json.loads(report_path.read_text(encoding="utf-8"))
+        return json.loads(report_path.read_text(encoding="utf-8"))
+
+
+def saved_report(server: Server, reports: Path) -> dict[str, Any]:
+    """A full report scripts/scan_corpus.py kept (`--reports DIR`), if it was scanned with this fixture's command."""
+    path = reports / f"{server.fixture}.json"
+    if not path.is_file():
+        raise SystemExit(f"[{server.fixture}] no saved report {path}")
+    report = json.loads(path.read_text(encoding="utf-8"))
+    if report.get("target", {}).get("requested") != server.target(server.version):
+        raise SystemExit(f"[{server.fixture}] {path} scanned {report.get('target', {}).get('requested')}, "
+                         f"not {server.target(server.version)}")
+    return report
+
+
+def capture(server: Server, out: Path, report: dict[str, Any], date: str) -> None:
     if report.get("errors") or not report.get("tools"):
         raise SystemExit(f"[{server.fixture}] the scan did not list tools: {report.get('errors')}")
     document = tools_document(report)
@@ -166,6 +190,14 @@ def capture(server: Server, out: Path, latest: bool, date: str) -> None:
     print(f"[{server.fixture}] {server.package} {version}: {len(document['tools'])} tools -> {out}", file=sys.stderr)
 
 
+def selected(servers: list[Server], only: list[str], parser: argparse.ArgumentParser) -> list[Server]:
+    """The servers `--only` names (all when none); an unknown name is a usage error."""
+    unknown = set(only) - {s.fixture for s in servers}
+    if unknown:
+        parser.error(f"unknown server(s): {', '.join(sorted(unknown))}")
+    return [s for s in servers if not only or s.fixture in only]
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--latest", action="store_true", help="capture the newest release, not the pinned version")
@@ -173,13 +205,13 @@ def main(argv: list[str] | None = None) -> int:
                         help="capture only this fixture (repeat); names: " + ", ".join(s.fixture for s in SERVERS))
     parser.add_argument("--out", type=Path, default=CORPUS, help=f"output folder (default: {CORPUS})")
     parser.add_argument("--date", default=datetime.date.today().isoformat(), help="capture date for the notes")
+    parser.add_argument("--from-reports", type=Path, default=None, metavar="DIR",
+                        help="take each report from DIR/<fixture>.json (scripts/scan_corpus.py --reports DIR) "
+                             "instead of scanning; only for fixtures launched with the same arguments")
     args = parser.parse_args(argv)
-    unknown = set(args.only) - {s.fixture for s in SERVERS}
-    if unknown:
-        parser.error(f"unknown fixture(s): {', '.join(sorted(unknown))}")
-    for server in SERVERS:
-        if not args.only or server.fixture in args.only:
-            capture(server, args.out, args.latest, args.date)
+    for server in selected(SERVERS, args.only, parser):
+        report = saved_report(server, args.from_reports) if args.from_reports else scan_report(server, args.latest)
+        capture(server, args.out, report, args.date)
     return 0
 
 

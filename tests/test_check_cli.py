@@ -48,11 +48,11 @@ def test_bare_array_and_json_to_stdout(tmp_path: Path) -> None:
 
 
 def test_fail_on_and_fail_under() -> None:
-    memory = str(CORPUS / "server-memory.json")  # warnings and infos, no errors; score 74
-    assert run(memory).returncode == 0
-    assert run(memory, "--fail-on", "warning").returncode == 1
-    assert run(memory, "--fail-on", "never", "--fail-under", "90").returncode == 1
-    assert run(memory, "--fail-under", "50").returncode == 0
+    git = str(CORPUS / "mcp-server-git.json")  # S1 warnings and S3 infos, no errors; score 80
+    assert run(git).returncode == 0
+    assert run(git, "--fail-on", "warning").returncode == 1
+    assert run(git, "--fail-on", "never", "--fail-under", "90").returncode == 1
+    assert run(git, "--fail-under", "50").returncode == 0
 
 
 def test_error_finding_fails_by_default(tmp_path: Path) -> None:

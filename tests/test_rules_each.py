@@ -38,12 +38,33 @@ def test_s1_missing_description_is_an_error() -> None:
 
 
 def test_s1_short_and_vague() -> None:
-    assert messages([tool(description="Gets a record.")], "S1") == ["tool description has 3 words (under 15)"]
+    assert messages([tool(description="Gets a record.")], "S1") == \
+        ["tool description only restates the tool name (3 words)"]
     assert messages([tool(description="Helps with stuff")], "S1") == ["tool description is vague"]
+    assert messages([tool(description="Switches branches")], "S1") == \
+        ["tool description has 2 words: too few to say what the tool does and returns"]
 
 
-def test_s1_near_miss_fifteen_words() -> None:
+def test_s1_thin_description_of_a_complex_tool() -> None:
+    # Judged by content, not length alone: a short text that leaves the agent guessing at three parameters fires
+    # (corpus: mcp-server-git's git_diff, "Shows differences between branches or commits").
+    bare = {name: {"type": "string"} for name in ("table", "columns", "where", "format")}
+    assert messages([tool("analytics_export", "Exports the selected rows.", props=bare)], "S1") == \
+        ["tool description has 4 words and leaves 4 parameters unexplained (table, columns, where, format)"]
+    described = {f"option_{i}": {"type": "string", "description": "An option."} for i in range(6)}
+    assert messages([tool("report_render", "Renders the quarterly sales report.", props=described)], "S1") == \
+        ["tool description has 5 words for a tool with 6 parameters"]
+
+
+def test_s1_near_miss_short_precise_description_of_a_simple_tool() -> None:
     assert findings([tool(description=LONG)], "S1") == []
+    # Corpus (server-everything get-sum): a short, precise description of a tool whose parameters are described.
+    numbers = {"a": {"type": "number", "description": "First number"},
+               "b": {"type": "number", "description": "Second number"}}
+    assert findings([tool("get-sum", "Returns the sum of two numbers", props=numbers)], "S1") == []
+    # Undescribed parameters the text names (`files` in "file contents") or that are at most two are inferable.
+    git_add = {"repo_path": {"type": "string"}, "files": {"type": "array", "items": {"type": "string"}}}
+    assert findings([tool("git_add", "Adds file contents to the staging area", props=git_add)], "S1") == []
 
 
 # --- S2 -------------------------------------------------------------------------------------------------------------
@@ -158,6 +179,17 @@ def test_s7_near_miss_list_of_configured_scope() -> None:
     still = [tool("list_directory", props={"path": {"type": "string", "description": "Directory."}}),
              tool("list_allowed_users", props={"org": {"type": "string", "description": "Organisation."}})]
     assert [f.tool for f in findings(still, "S7")] == ["list_directory", "list_allowed_users"]
+
+
+def test_s7_near_miss_list_of_own_session_state() -> None:
+    # Corpus FP (desktop-commander): a no-argument list of the live handles the agent itself started is a few entries.
+    own = [tool("list_sessions", "List all active terminal sessions. Shows session status.", props={}),
+           tool("list_searches", "List all active searches. Shows search IDs and status.", props={})]
+    assert findings(own, "S7") == []
+    # Still fires: the host's processes (the user's, however many), and sessions the text does not call live.
+    still = [tool("list_processes", "List all running processes with PID and command.", props={}),
+             tool("list_sessions", "Lists every stored chat session in the archive.", props={})]
+    assert [f.tool for f in findings(still, "S7")] == ["list_processes", "list_sessions"]
 
 
 # --- S8 -------------------------------------------------------------------------------------------------------------

@@ -56,7 +56,7 @@ def test_control_characters_in_names() -> None:
 
 
 def test_five_thousand_tools_is_linear_ish() -> None:
-    tools = [{"name": f"svc_get_thing_{i}", "description": f"Gets thing number {i} from the store of things.",
+    tools = [{"name": f"svc_get_thing_{i}", "description": f"Thing {i}.",
               "inputSchema": {"type": "object", "properties": {"thing_id": {"type": "string"}}}}
              for i in range(5_000)]
     start = time.perf_counter()
