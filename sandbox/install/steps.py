@@ -14,6 +14,10 @@ with an unguessable name on the install user's tmpfs (removed after the step), a
 (`cleanup_paths`, e.g. npm's project-level /opt/server/.npmrc, which no environment variable switches off) removed
 after every step and checked absent from the host. The step's output goes to a file in its folder and its tail is
 read back after the step; it is the installer's output, shown to the user, and never used to attribute anything.
+
+With a `watch` plan, once the step's processes are gone and before its folders are removed, the host lists what the
+install user can write outside the install tree and records what the step created or modified there
+(sandbox/install/writes.py).
 """
 
 from __future__ import annotations
