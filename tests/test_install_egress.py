@@ -29,6 +29,7 @@ from sandbox.install.proxy import log as proxy_log
 from sandbox.install import windows as iw
 from sandbox.core.errors import SandboxError, UserInputError
 from sandbox.core.session import SandboxSession
+from sandbox.install.pypi import BuiltFromSource
 from scanner.provenance.model import EgressAttempt as ProvenanceEgress
 from scanner.rules.provenance import egress_finding
 from tests.sandbox_helpers import PHONE_HOME, REPO, labelled_containers, run_cli, run_on_install_network
@@ -730,6 +731,8 @@ def test_a_pypi_sdist_is_built_in_its_own_step(docker_client, no_leftovers):
                 ("docopt@0.6.2", "build backend"),
                 (None, "uv pip install (wheels only, nothing built; installed .pth files may run)")}, attempt
         assert installed.manifest["requirements"].startswith("docopt==0.6.2")
+        # Its sdist has a setup.py (seen unpacked in uv's cache during its build step): setuptools ran it.
+        assert installed.built == [BuiltFromSource(package="docopt@0.6.2", setup_py=True)]
     finally:
         docker_client.images.remove(installed.image, force=True)
 

@@ -25,6 +25,8 @@ from sandbox.install.proxy.container import PROXY_PORT, InstallProxy, install_ne
 from sandbox.install.proxy.log import EgressAttempt, denied
 from sandbox.install.installers import install_allowlist, installer
 from sandbox.install.phases import InstallSteps
+from sandbox.install.pypi import BuiltFromSource
+from sandbox.install.writes import StepWrites
 from sandbox.install.steps import IDLE_COMMAND, StepRunner, StepTimeout
 from sandbox.install.windows import Window
 from sandbox.run.policy import RUN_UID
@@ -40,8 +42,9 @@ OUTPUT_TAIL_CHARS = 8_000
 MANIFEST_LABEL = f"{labels.PREFIX}.install"
 # Part of the installed image's tag: bumped when an install records something earlier ones did not (2: every egress
 # attempt names the step that made it; 3: a step's leftover processes and configuration files no longer reach later
-# steps, and the attempts kept are all of them), so a cached image never answers for an install it cannot describe.
-INSTALL_FORMAT = 3
+# steps, and the attempts kept are all of them; 4: what each step wrote outside the install tree, and the packages
+# built from source), so a cached image never answers for an install it cannot describe.
+INSTALL_FORMAT = 4
 # After the install container stopped: how long to wait for the proxy to have closed (and so logged) every
 # connection the install had open, then for the engine to have copied its last lines to the log.
 PROXY_SETTLE_SECONDS = 5.0
@@ -93,7 +96,9 @@ def install(
         summary = {"name": request.name, "version": version, "entry_points": entry_points,
                    "output": output[-2000:], "ecosystem": request.ecosystem,
                    "egress": [dataclasses.asdict(a) for a in attempts],
-                   "attribution_note": steps.attribution_note}
+                   "attribution_note": steps.attribution_note,
+                   "writes": [dataclasses.asdict(w) for w in steps.writes],
+                   "built": [dataclasses.asdict(b) for b in steps.built]}
         image_id = _commit(client, container_id, tag, request, summary)  # a stopped container commits as well
     finally:
         session.remove_container(container_id)
@@ -101,7 +106,8 @@ def install(
     return InstalledServer(
         image=tag, image_id=image_id, runtime_image=runtime_image, cached=False, name=request.name, version=version,
         entry_points=entry_points, installer_output=output, seconds=round(time.monotonic() - started, 3),
-        manifest=manifest, egress=attempts, attribution_note=steps.attribution_note,
+        manifest=manifest, egress=attempts, attribution_note=steps.attribution_note, writes=steps.writes,
+        built=steps.built,
     )
 
 
@@ -119,7 +125,17 @@ def _cached(session: SandboxSession, tag: str, runtime_image: str, ecosystem: Ec
         installer_output=summary.get("output", ""), seconds=0.0, manifest=_manifest_from_image(session, tag, ecosystem),
         egress=[_attempt(record) for record in summary.get("egress") or []],
         attribution_note=_optional_text(summary.get("attribution_note")),
+        writes=[_step_writes(record) for record in summary.get("writes") or []],
+        built=[BuiltFromSource(package=_optional_text(record.get("package")), setup_py=bool(record.get("setup_py")))
+               for record in summary.get("built") or []],
     )
+
+
+def _step_writes(record: dict[str, Any]) -> StepWrites:
+    return StepWrites(created=tuple(map(str, record.get("created") or ())),
+                      modified=tuple(map(str, record.get("modified") or ())), more=int(record.get("more", 0)),
+                      unreadable=int(record.get("unreadable", 0)), truncated=bool(record.get("truncated")),
+                      package=_optional_text(record.get("package")), script=_optional_text(record.get("script")))
 
 
 def _attempt(record: dict[str, Any]) -> EgressAttempt:
@@ -141,7 +157,8 @@ def _run_steps(session: SandboxSession, container_id: str, request: InstallReque
     runner = StepRunner(session.client.api, container_id, user=f"{INSTALL_UID}:{INSTALL_UID}",
                         environment=_install_environment(request, proxy_environment),
                         deadline=time.monotonic() + request.timeout_seconds, home_root=INSTALL_HOME,
-                        cleanup_paths=installer(request.ecosystem).cleanup_paths, tail_chars=OUTPUT_TAIL_CHARS)
+                        cleanup_paths=installer(request.ecosystem).cleanup_paths, tail_chars=OUTPUT_TAIL_CHARS,
+                        watch=installer(request.ecosystem).watch)
     runner.start()
     steps = InstallSteps(runner, request.spec, windows)
     try:

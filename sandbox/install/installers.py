@@ -12,7 +12,9 @@ from urllib.parse import urlsplit
 from packaging.utils import canonicalize_name
 
 from sandbox.core.errors import SandboxError, UserInputError
-from sandbox.install.phases import NPM_PREFIX, PYTHON_LOCKFILE, InstallSteps, install_npm, install_pypi
+from sandbox.install.phases import NPM_PREFIX, PYLOCK, PYTHON_LOCKFILE, InstallSteps, install_npm, install_pypi
+from sandbox.install.pypi import SETUP_PY_IN_UV_CACHE
+from sandbox.install.writes import WatchPlan
 from sandbox.install.proxy.allowlist import RegistryAllowlist, registry_hosts, validate_hosts, validate_ports
 from sandbox.install.request import InstallRequest
 
@@ -51,15 +53,26 @@ class Installer:
     cleanup_paths: tuple[str, ...]
     describe: Describe
     index_variable: str  # the installer's setting for the registry it installs from (a mirror)
+    # What the installer itself writes outside the install tree (sandbox/install/writes.py): not charged to a step.
+    watch: WatchPlan = WatchPlan()
 
 
 DEFAULT_MIRROR_PORTS = {"https": 443, "http": 80}
 
+# npm's cache and debug logs (and node-gyp's headers) in the step's HOME; uv's cache there, and the host's lock files.
+NPM_WATCH = WatchPlan(own_paths=("~/.npm/_cacache/*", "~/.npm/_logs/*", "~/.npm/_update-notifier-last-checked",
+                                 "~/.cache/node-gyp/*"),
+                      unwatched=("~/.npm/_cacache",))
+PYPI_WATCH = WatchPlan(own_paths=("~/.cache/uv/*", "/tmp/requested.txt", PYLOCK),
+                       unwatched=tuple(f"~/.cache/uv/{part}-v*" for part in
+                                       ("archive", "builds", "wheels", "simple", "interpreter")),
+                       evidence=(SETUP_PY_IN_UV_CACHE,))
+
 INSTALLERS: dict[str, Installer] = {
     "npm": Installer(install_npm, f"{NPM_PREFIX}/package-lock.json", None, (f"{NPM_PREFIX}/.npmrc",), describe_npm,
-                     "NPM_CONFIG_REGISTRY"),
+                     "NPM_CONFIG_REGISTRY", NPM_WATCH),
     "pypi": Installer(install_pypi, "/opt/server/install.json", PYTHON_LOCKFILE, (), describe_pypi,
-                      "UV_DEFAULT_INDEX"),
+                      "UV_DEFAULT_INDEX", PYPI_WATCH),
 }
 
 

@@ -24,7 +24,8 @@ from sandbox.install.steps import StepLeftover, StepResult, StepRunner
 from sandbox.install.windows import Window
 from sandbox.install.npm import ScriptPackage, script_names, script_packages
 from sandbox.install.request import InstallRequest
-from sandbox.install.pypi import SourceBuild, source_builds
+from sandbox.install.pypi import SETUP_PY_IN_UV_CACHE, BuiltFromSource, SourceBuild, local_setup_py, source_builds
+from sandbox.install.writes import StepWrites
 
 
 NPM_PREFIX = "/opt/server"
@@ -60,12 +61,17 @@ class InstallSteps:
         self.windows: list[Window] = windows if windows is not None else []  # the caller's list: kept on failure
         self.outputs: list[str] = []
         self.attribution_note: str | None = None
+        self.writes: list[StepWrites] = []  # per step that wrote outside the install tree, named like its window
+        self.built: list[BuiltFromSource] = []  # packages built from source, and whether setup.py ran
         self._running = ""  # the step being run, as a message names it
+        self._step: tuple[str | None, str | None] = (None, None)
+        self._step_writes: int | None = None  # index in `writes` of the last step's record
 
     def run(self, command: list[str], *, package: str | None, script: str | None, heading: str = "") -> StepResult:
         """Open a window (the engine's clock, read before the step starts), then run the step in it."""
         self._open_window(package, script)
         self._running = f"{script} of {package}" if package and script else (script or package or "an install step")
+        self._step, self._step_writes = (package, script), None
         return self.run_in_window(command, heading=heading)
 
     def run_in_window(self, command: list[str], *, heading: str = "") -> StepResult:
@@ -76,13 +82,31 @@ class InstallSteps:
             # Its process would run on into the next step and be blamed on it: no step runs after this one.
             raise SandboxError(f"installing {self.spec} stopped after the {self._running}: {exc} (it would have "
                                "run on into the next step and been blamed on it)") from None
+        self._record_writes(result.writes)
         text = result.output.strip()
         if text and text != NPM_REBUILT:
             self.outputs.append(f"{heading}\n{result.output}" if heading else result.output)
         return result
 
+    def _record_writes(self, writes: StepWrites | None) -> None:
+        if writes is None or not writes.wrote:
+            return
+        package, script = self._step
+        if self._step_writes is None:  # the step's first command: a record of its own
+            self._step_writes = len(self.writes)
+            self.writes.append(dataclasses.replace(writes, package=package, script=script))
+            return
+        earlier = self.writes[self._step_writes]  # another command in the same window (a failed optional's removal)
+        self.writes[self._step_writes] = dataclasses.replace(
+            earlier, created=earlier.created + writes.created, modified=earlier.modified + writes.modified,
+            more=earlier.more + writes.more, unreadable=earlier.unreadable + writes.unreadable,
+            truncated=earlier.truncated or writes.truncated)
+
     def relabel(self, package: str | None, script: str | None) -> None:
         """Name the last window again, once the step has shown what ran in it (not once steps are no longer timed)."""
+        if self._step_writes is not None:  # its writes are named as its window is
+            self.writes[self._step_writes] = dataclasses.replace(self.writes[self._step_writes], package=package,
+                                                                 script=script)
         if self.attribution_note is None and self.windows:
             self.windows[-1] = dataclasses.replace(self.windows[-1], package=package, script=script)
 
@@ -176,6 +200,9 @@ def install_pypi(steps: InstallSteps, request: InstallRequest) -> None:
         local = f'uv pip install --python {VENV_PYTHON} --compile-bytecode "$1"; '
         steps.require_success(steps.run(["sh", "-c", venv + local + describe, "mcp-sandbox-install", request.spec],
                                         package=None, script=UV_LOCAL))
+        setup_py = local_setup_py(request.local_path)  # read from the user's copy on the host
+        if setup_py is not None:
+            steps.built.append(BuiltFromSource(package=None, setup_py=setup_py))
         return
     # A registry package: resolve the whole tree with hashes first, then install with hashes required, so every file
     # is checked against the index's sha256 and the pinned tree is kept as the install's lockfile. The same
@@ -198,6 +225,9 @@ def install_pypi(steps: InstallSteps, request: InstallRequest) -> None:
         result = steps.run(["sh", "-c", one, "mcp-sandbox-install", build.requirement], package=build.label,
                            script=UV_BUILD, heading=f"> {UV_BUILD} of {build.label}")
         steps.require_success(result, f"building {build.label} from source")
+        # uv unpacks the sdist in its cache (the step's own HOME): a setup.py there is what setuptools ran.
+        steps.built.append(BuiltFromSource(package=build.label, setup_py=bool(
+            result.writes and SETUP_PY_IN_UV_CACHE in result.writes.evidence)))
     no_build = "--no-build " if builds is not None else ""
     rest = (f"set -e; uv pip install --python {VENV_PYTHON} --compile-bytecode --require-hashes {no_build}"
             f"-r {PYTHON_LOCKFILE}; {describe}")

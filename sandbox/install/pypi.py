@@ -11,9 +11,12 @@ the one exception: see README limitations).
 from __future__ import annotations
 
 import re
+import tarfile
 import tomllib
+import zipfile
 from collections.abc import Mapping
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Any
 
 from packaging.utils import canonicalize_name
@@ -23,6 +26,46 @@ from sandbox.install.windows import untrusted_label
 _REQUIREMENT_NAME = re.compile(r"^([A-Za-z0-9][A-Za-z0-9._-]*)")
 MAX_NAME_CHARS = 200
 MAX_VERSION_CHARS = 64
+# Where uv unpacks a registry sdist it builds (its cache, in the step's own HOME): sdists-vN/pypi/NAME/VERSION/ID/src.
+SETUP_PY_IN_UV_CACHE = "~/.cache/uv/sdists-v*/pypi/*/src/setup.py"
+MAX_ARCHIVE_MEMBERS = 100_000
+
+
+@dataclass(frozen=True)
+class BuiltFromSource:
+    """A package the install built from source (its build backend ran code at install time); `setup_py`: the source
+    had a top-level setup.py, which setuptools (the backend of a source without pyproject.toml too) executes.
+    `package` None: the local target itself."""
+
+    package: str | None
+    setup_py: bool
+
+
+def local_setup_py(path: Path | None) -> bool | None:
+    """Whether a local Python target, built from source at install time, has a top-level setup.py (read on the host,
+    from the user's copy); None when it is not built (a wheel) or not a local target."""
+    if path is None or path.name.endswith(".whl"):
+        return None
+    if path.is_dir():
+        return (path / "setup.py").is_file()
+    try:
+        if zipfile.is_zipfile(path):
+            with zipfile.ZipFile(path) as archive:
+                return _top_level_setup_py(archive.namelist()[:MAX_ARCHIVE_MEMBERS])
+        with tarfile.open(path) as archive:
+            names = []
+            for member in archive:  # streamed: a member count bound, not the whole index in memory
+                names.append(member.name)
+                if len(names) >= MAX_ARCHIVE_MEMBERS:
+                    break
+            return _top_level_setup_py(names)
+    except (OSError, tarfile.TarError, zipfile.BadZipFile):
+        return False
+
+
+def _top_level_setup_py(names: list[str]) -> bool:
+    """An sdist's setup.py is at its root folder (NAME-VERSION/setup.py) or, unusually, at the archive's root."""
+    return any(name.lstrip("./").count("/") <= 1 and name.rsplit("/", 1)[-1] == "setup.py" for name in names)
 
 
 @dataclass(frozen=True)

@@ -7,6 +7,8 @@ from pathlib import Path
 from typing import Any, Literal
 
 from sandbox.install.proxy.log import EgressAttempt
+from sandbox.install.pypi import BuiltFromSource
+from sandbox.install.writes import StepWrites
 from sandbox.install.proxy.upstream import UpstreamProxy
 
 Ecosystem = Literal["npm", "pypi"]  # what the install phase can install (the scanner's ecosystems map onto these)
@@ -56,3 +58,7 @@ class InstalledServer:
     egress: list[EgressAttempt] = field(default_factory=list)
     # Why the egress attempts (some or all) name no install step, when they do not (the engine gave no usable clock).
     attribution_note: str | None = None
+    # Per install step that wrote outside the install tree (a marker in /tmp, a file in HOME), named like its window.
+    writes: list[StepWrites] = field(default_factory=list)
+    # Packages built from source at install time (their build backend ran; setup.py when the source had one).
+    built: list[BuiltFromSource] = field(default_factory=list)

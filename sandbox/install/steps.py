@@ -14,6 +14,10 @@ with an unguessable name on the install user's tmpfs (removed after the step), a
 (`cleanup_paths`, e.g. npm's project-level /opt/server/.npmrc, which no environment variable switches off) removed
 after every step and checked absent from the host. The step's output goes to a file in its folder and its tail is
 read back after the step; it is the installer's output, shown to the user, and never used to attribute anything.
+
+With a `watch` plan, once the step's processes are gone and before its folders are removed, the host lists what the
+install user can write outside the install tree and records what the step created or modified there
+(sandbox/install/writes.py).
 """
 
 from __future__ import annotations
@@ -31,6 +35,7 @@ from docker.errors import APIError, NotFound
 from sandbox.core.archive import read_member
 from sandbox.core.errors import SandboxError
 from sandbox.install.windows import engine_time
+from sandbox.install.writes import StepWrites, WatchPlan, WriteWatch
 
 IDLE_COMMAND = ["sleep", "infinity"]
 POLL_FIRST_SECONDS = 0.01
@@ -58,6 +63,7 @@ class StepLeftover(SandboxError):
 class StepResult:
     exit_code: int
     output: str  # the tail of what the step printed (untrusted: shown, never interpreted)
+    writes: StepWrites | None = None  # what it wrote outside the install tree (None: not watched)
 
 
 class StepRunner:
@@ -66,11 +72,12 @@ class StepRunner:
     carry proxy variables into the installed image), all before `deadline` (time.monotonic()).
 
     Each step gets HOME in a new folder under `home_root` (the install user's tmpfs) and TMPDIR in one of the same
-    name under `tmp_root`; `cleanup_paths` are removed after every step and must then be gone."""
+    name under `tmp_root`; `cleanup_paths` are removed after every step and must then be gone. With `watch`, what
+    each step wrote outside the install tree is listed before its folders are removed (sandbox/install/writes.py)."""
 
     def __init__(self, api: Any, container_id: str, *, user: str, environment: dict[str, str], deadline: float,
                  home_root: str, tmp_root: str = "/tmp", cleanup_paths: Sequence[str] = (),
-                 workdir: str = "/opt/server", tail_chars: int = 8_000) -> None:
+                 workdir: str = "/opt/server", tail_chars: int = 8_000, watch: WatchPlan | None = None) -> None:
         self.api = api
         self.container_id = container_id
         self.user = user
@@ -82,6 +89,7 @@ class StepRunner:
         self.workdir = workdir
         self.tail_chars = tail_chars
         self._idle_users: frozenset[str] | None = None
+        self.watch = WriteWatch(self._run_captured, watch, self.home_root) if watch is not None else None
 
     def start(self) -> None:
         """Start the container and note the user its idle processes run as, as the engine's `top` shows it: after a
@@ -94,6 +102,8 @@ class StepRunner:
             raise SandboxError(f"the engine's process list of the install container (docker top) shows no single "
                                f"user for its idle processes: {rows}"[:500])
         self._idle_users = frozenset(user for user in users if user is not None)
+        if self.watch is not None:
+            self.watch.start()
 
     def run(self, command: list[str]) -> StepResult:
         """Run one step to its end, then end whatever it left running and remove what it may have left for the next
@@ -110,10 +120,13 @@ class StepRunner:
         exec_id = self._exec_create(wrapped)
         self._call(self.api.exec_start, exec_id, detach=True)
         exit_code = self._wait(exec_id)
-        output = self._finish([folder, tmpdir], log)
+        output = self._finish(log)
         self._end_leftovers()
+        # Listed once nothing of the step runs any more, before its HOME goes.
+        writes = self.watch.after_step(folder, tmpdir) if self.watch is not None else None
+        self._remove([folder, tmpdir])
         self._check_removed()
-        return StepResult(exit_code, output)
+        return StepResult(exit_code, output, writes)
 
     def read_file(self, path: str, max_bytes: int = 64 * 1024 * 1024) -> bytes | None:
         """A file of the container's filesystem (not its tmpfs mounts) through the engine's archive API; None when
@@ -151,24 +164,35 @@ class StepRunner:
             time.sleep(min(pause, max(0.0, self.deadline - time.monotonic())))
             pause = min(pause * 1.5, POLL_MAX_SECONDS)
 
-    def _finish(self, folders: list[str], log: str) -> str:
-        """End every process of the install user (the idle process is another user's), print the step's tail, then
-        remove the step's folders and the cleanup paths (a step may have taken write permission away: given back
+    def _finish(self, log: str) -> str:
+        """End every process of the install user (the idle process is another user's) and print the step's tail."""
+        script = "; ".join([
+            "kill -KILL -1 2>/dev/null",
+            f"[ -f {log} ] && [ ! -L {log} ] && tail -c {self.tail_chars} -- {log} 2>/dev/null",
+            "true",
+        ])
+        exec_id = self._exec_create(["sh", "-c", script])
+        output = self._call(self.api.exec_start, exec_id)
+        return bytes(output or b"").decode("utf-8", errors="replace")
+
+    def _remove(self, folders: list[str]) -> None:
+        """Remove the step's folders and the cleanup paths (a step may have taken write permission away: given back
         first, without following a symbolic link)."""
         removals = [*folders, *self.cleanup_paths]
         parents = sorted({posixpath.dirname(path) for path in self.cleanup_paths})
         script = "; ".join([
-            "kill -KILL -1 2>/dev/null",
-            f"[ -f {log} ] && [ ! -L {log} ] && tail -c {self.tail_chars} -- {log} 2>/dev/null",
             *(f"chmod u+rwx -- {shlex.quote(parent)} 2>/dev/null" for parent in parents),
             *(f"{{ rm -rf -- {shlex.quote(path)} || {{ [ -L {shlex.quote(path)} ] || "
               f"chmod -R u+rwX -- {shlex.quote(path)}; rm -rf -- {shlex.quote(path)}; }}; }} 2>/dev/null"
               for path in removals),
             "true",
         ])
-        exec_id = self._exec_create(["sh", "-c", script])
-        output = self._call(self.api.exec_start, exec_id)
-        return bytes(output or b"").decode("utf-8", errors="replace")
+        self._call(self.api.exec_start, self._exec_create(["sh", "-c", script]))
+
+    def _run_captured(self, command: list[str]) -> tuple[bytes, bytes]:
+        """Run a command of the host's as the install user, between steps: (stdout, stderr)."""
+        stdout, stderr = self._call(self.api.exec_start, self._exec_create(command), demux=True)
+        return bytes(stdout or b""), bytes(stderr or b"")
 
     def _end_leftovers(self) -> None:
         """Check from outside the container that nothing but its idle processes lives on; kill again while something

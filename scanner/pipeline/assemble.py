@@ -126,6 +126,7 @@ def _facts(parts: ScanParts) -> StageFacts:
 def _findings(parts: ScanParts) -> list[Finding]:
     return [*(parts.provenance.findings if parts.provenance else []),
             *(parts.installation.egress_findings if parts.installation else []),
+            *(parts.installation.write_findings if parts.installation else []),
             *parts.lint, *parts.probes.findings, *parts.late_egress]
 
 

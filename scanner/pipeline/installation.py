@@ -1,10 +1,10 @@
 """Stage 3: install the package in the sandbox session, and read what the install did: every host it tried (with
-the package and script whose step tried it; one outside the registry allowlist is I7) and the report's install
-section once the launch command is known."""
+the package and script whose step tried it; one outside the registry allowlist is I7), what each step wrote outside
+the install tree (I11), and the report's install section once the launch command is known."""
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 
 import docker
@@ -14,24 +14,29 @@ from sandbox.core.session import SandboxSession
 from sandbox.install import container as install
 from sandbox.install.proxy.log import EgressAttempt as SandboxEgressAttempt
 from sandbox.install.request import InstalledServer, InstallRequest
+from sandbox.install.writes import StepWrites
 from sandbox.core.untrusted import escape_for_terminal
 from scanner.ecosystems.registry import ecosystem as ecosystem_named
 from scanner.pipeline.scan_options import Progress
 from scanner.provenance.model import EgressAttempt as InstallEgress
-from scanner.report.model import Finding, InstallInfo
+from scanner.report.model import Finding, InstallInfo, InstallStepWrites
+from scanner.rules.install_writes import write_findings
 from scanner.rules.provenance import egress_finding
 
 MAX_ATTRIBUTION_CHARS = 300  # an install egress attempt's package or script, as stored in the report
+MAX_PATH_CHARS = 320  # a path an install step wrote (escaped and capped at 300 by the install already)
 
 
 @dataclass(frozen=True)
 class Installation:
     """The installed server, and the install's egress as the report records it (provenance.egress) with the I7
-    findings for the attempts the allowlist refused, in attempt order."""
+    findings for the attempts the allowlist refused, in attempt order; then the I11 findings of the steps that wrote
+    outside the install tree."""
 
     installed: InstalledServer
     egress: list[InstallEgress]
     egress_findings: list[Finding]
+    write_findings: list[Finding] = field(default_factory=list)
 
 
 def runtime_image(client: docker.DockerClient, ecosystem: str, ca_bundle: Path | None,
@@ -48,7 +53,8 @@ def install_server(session: SandboxSession, request: InstallRequest, runtime_ima
     installed = install.install(session, request, runtime_image.tag, runtime_image.image_id, use_cache=use_cache)
     egress = [_install_egress(attempt, f"{installed.name}@{installed.version}") for attempt in installed.egress]
     refused = [finding for finding in map(egress_finding, egress) if finding is not None]
-    return Installation(installed=installed, egress=egress, egress_findings=refused)
+    return Installation(installed=installed, egress=egress, egress_findings=refused,
+                        write_findings=write_findings(step_writes(installed)))
 
 
 def install_info(installed: InstalledServer, command: list[str]) -> InstallInfo:
@@ -57,7 +63,26 @@ def install_info(installed: InstalledServer, command: list[str]) -> InstallInfo:
                        seconds=installed.seconds,
                        # Names a step from its package's lockfile entry: untrusted text.
                        attribution_note=escape_for_terminal(installed.attribution_note, 1000)
-                       if installed.attribution_note else None)
+                       if installed.attribution_note else None,
+                       writes=step_writes(installed))
+
+
+def step_writes(installed: InstalledServer) -> list[InstallStepWrites]:
+    """The report's record of what each step wrote outside the install tree; a record no step claims (the install
+    could not time its steps) is charged to the installed package as a whole, as its egress is."""
+    return [_step_record(record, f"{installed.name}@{installed.version}") for record in installed.writes]
+
+
+def _step_record(record: StepWrites, installed_package: str) -> InstallStepWrites:
+    package, script = record.package, record.script
+    if package is None and script is None:
+        package = installed_package
+    return InstallStepWrites(
+        package=escape_for_terminal(package, MAX_ATTRIBUTION_CHARS) if package else None,
+        script=escape_for_terminal(script, MAX_ATTRIBUTION_CHARS) if script else None,
+        created=[escape_for_terminal(path, MAX_PATH_CHARS) for path in record.created],
+        modified=[escape_for_terminal(path, MAX_PATH_CHARS) for path in record.modified],
+        more=record.more, unreadable=record.unreadable, truncated=record.truncated)
 
 
 def _install_egress(attempt: SandboxEgressAttempt, installed_package: str) -> InstallEgress:

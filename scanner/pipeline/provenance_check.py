@@ -27,5 +27,5 @@ def check_provenance(request: InstallRequest, installed: InstalledServer, *, cli
     report, findings = check_installed(
         request.ecosystem, installed.name, installed.version, local=request.local_path is not None,
         manifest=installed.manifest or None, client=client, endpoints=endpoints,
-        advisories=advisory_source(advisories, client))
+        advisories=advisory_source(advisories, client), built=installed.built)
     return Provenance(report=report, findings=findings)

@@ -3,10 +3,14 @@ dependency tree from the lockfile the install produced. Called by `scan` after t
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
 import httpx
+from packaging.utils import canonicalize_name
+
+from sandbox.install.pypi import BuiltFromSource
 
 from scanner.ecosystems.registry import ecosystem as ecosystem_named
 from scanner.provenance.advisories import AdvisorySource, LocalOsvExport, OsvApi, check_advisories
@@ -14,16 +18,18 @@ from scanner.provenance.launch import package_findings
 from scanner.provenance.model import Check, EcosystemName, PackageProvenance, ProvenanceReport
 from scanner.provenance.npm_lockfile import tree_findings
 from scanner.registry.endpoints import DEFAULT_ENDPOINTS, RegistryEndpoints
-from scanner.rules.provenance import check_findings
+from scanner.rules.provenance import check_findings, source_build_finding, source_build_record
 from scanner.report.model import Finding
 
 
 def check_installed(ecosystem: EcosystemName, name: str, version: str, *, local: bool,
                     manifest: dict[str, Any] | None, client: httpx.Client,
                     endpoints: RegistryEndpoints = DEFAULT_ENDPOINTS,
-                    advisories: AdvisorySource | None = None) -> tuple[ProvenanceReport, list[Finding]]:
-    """Registry checks for a registry target (a local target has no registry metadata: `absent`), plus the tree.
-    `client`: the scan's one registry client, built from `endpoints` (which say where each lookup goes)."""
+                    advisories: AdvisorySource | None = None,
+                    built: Sequence[BuiltFromSource] = ()) -> tuple[ProvenanceReport, list[Finding]]:
+    """Registry checks for a registry target (a local target has no registry metadata: `absent`), plus the tree and
+    the packages the install built from source (`built`). `client`: the scan's one registry client, built from
+    `endpoints` (which say where each lookup goes)."""
     report = ProvenanceReport()
     findings: list[Finding] = []
     packages = ecosystem_named(ecosystem)
@@ -36,7 +42,10 @@ def check_installed(ecosystem: EcosystemName, name: str, version: str, *, local:
     else:
         findings.extend(package_findings(ecosystem, name, version))
         package = packages.check_package(client, endpoints, name, version, manifest)
-        findings.extend(check_findings(package))
+        # The release publishes no wheel and the install built it: one I5, the build's (it says what ran).
+        built_here = any(b.package and _same_package(b.package, name, version) for b in built)
+        judged = [c for c in package.checks if not (built_here and c.name == "wheel")]
+        findings.extend(check_findings(package.model_copy(update={"checks": judged})))
         # After check_findings: a failed advisories check is reported once per advisory, not once more in bulk.
         advisory_check, advisory_findings = check_advisories(advisories, ecosystem, name, version)
         package.checks.append(advisory_check)
@@ -47,7 +56,16 @@ def check_installed(ecosystem: EcosystemName, name: str, version: str, *, local:
         report.install_scripts = [f"{d.name}@{d.version}: {', '.join(d.install_scripts)}"
                                   for d in report.dependency_tree.with_install_scripts]
         findings.extend(tree_findings(report.dependency_tree))
+    for build in built:
+        label = build.package or f"{name}@{version}"
+        report.install_scripts.append(source_build_record(label, build.setup_py, local=build.package is None))
+        findings.append(source_build_finding(label, build.setup_py, local=build.package is None))
     return report, findings
+
+
+def _same_package(label: str, name: str, version: str) -> bool:
+    built_name, _, built_version = label.rpartition("@")
+    return canonicalize_name(built_name) == canonicalize_name(name) and built_version == version
 
 
 def advisory_source(setting: str | None, client: httpx.Client) -> AdvisorySource | None:

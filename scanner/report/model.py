@@ -101,6 +101,21 @@ class ConfigInfo(_Model):
                                               "and was not allowed; those findings stay in `findings`.")
 
 
+class InstallStepWrites(_Model):
+    """Files one install step wrote outside the install tree (the install prefix, node_modules, the venv, the package's
+    own copy): HOME shown as `~`; paths are untrusted text, escaped and capped."""
+
+    package: str | None = Field(default=None, description="The package whose step it was (name@version), or null "
+                                "for a phase that runs no package's script.")
+    script: str | None = Field(default=None, description="What the step ran, as install egress names it.")
+    created: list[str] = Field(default_factory=list)
+    modified: list[str] = Field(default_factory=list)
+    more: int = Field(default=0, description="Paths beyond the per-step cap, not listed.")
+    unreadable: int = Field(default=0, description="Folders the listing could not read (files may hide there).")
+    truncated: bool = Field(default=False, description="The listing was cut at its size cap: the record is "
+                            "incomplete.")
+
+
 class InstallInfo(_Model):
     image: str = Field(description="Tag of the image holding the installed server.")
     image_id: str
@@ -113,6 +128,9 @@ class InstallInfo(_Model):
         default=None, description="Why install egress attempts (provenance.egress) name no package or script, when "
         "the install could not time its steps (the engine reported no usable clock); null when every attempt names "
         "the step that made it.")
+    writes: list[InstallStepWrites] = Field(
+        default_factory=list, description="Per install step that wrote outside the install tree (a marker in /tmp, a "
+        "file in HOME), in step order; a step that wrote nothing there has no entry (I11).")
 
 
 class ProcessSeen(_Model):

@@ -1,4 +1,4 @@
-"""The install-provenance rules I1…I10: each is data (in the registry: scanner/rules/rules.toml); the checks that
+"""The install-provenance rules I1…I10 (I11: scanner/rules/install_writes.py): each is data (in the registry: scanner/rules/rules.toml); the checks that
 produce their findings live in scanner/provenance and call `finding` here."""
 
 from __future__ import annotations
@@ -35,15 +35,40 @@ def egress_finding(attempt: EgressAttempt) -> Finding | None:
 
 
 def install_actor(attempt: EgressAttempt) -> str:
-    """Who tried, as the install recorded it: a package's script(s), a phase that runs no package's script (npm
+    """Who tried, as the install recorded it (step_actor)."""
+    return step_actor(attempt.package, attempt.script)
+
+
+def step_actor(package: str | None, script: str | None) -> str:
+    """An install step as the install named it: a package's script(s), a phase that runs no package's script (npm
     fetching the tree, uv resolving it), or only the package being installed."""
-    if attempt.package and attempt.script:
-        names = [name.strip() for name in attempt.script.split(",")]
+    if package and script:
+        names = [name.strip() for name in script.split(",")]
         if all(name in NPM_INSTALL_SCRIPTS for name in names):
-            return f"install script{'s' if len(names) > 1 else ''} {attempt.script} of {attempt.package}"
-        return f"{attempt.script} of {attempt.package}"
-    if attempt.script:
-        return attempt.script
-    if attempt.package:
-        return f"the install of {attempt.package}"
+            return f"install script{'s' if len(names) > 1 else ''} {script} of {package}"
+        return f"{script} of {package}"
+    if script:
+        return script
+    if package:
+        return f"the install of {package}"
     return "an install step"
+
+
+SETUP_PY_RAN = "setup.py ran code at install time"
+BACKEND_RAN = "its build backend ran code at install time"
+
+
+def source_build_record(package: str, setup_py: bool, *, local: bool = False) -> str:
+    """The install-script record of a package the install built from source (provenance.install_scripts), e.g.
+    `docopt@0.6.2: setup.py (built from sdist: setup.py ran code at install time)`."""
+    source = "its source folder or archive" if local else "sdist"
+    return (f"{package}: setup.py (built from {source}: {SETUP_PY_RAN})" if setup_py
+            else f"{package}: build backend (built from {source}: {BACKEND_RAN})")
+
+
+def source_build_finding(package: str, setup_py: bool, *, local: bool = False) -> Finding:
+    """I5 for a package the install built from source: its build code ran at install time, as npm's install scripts
+    do (and at the same severity)."""
+    source = "its source folder or archive" if local else "sdist"
+    return finding("I5", f"{package} was built from {source}: {SETUP_PY_RAN if setup_py else BACKEND_RAN}.",
+                   evidence=source_build_record(package, setup_py, local=local))
