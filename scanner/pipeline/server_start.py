@@ -34,7 +34,7 @@ def start(session: SandboxSession, installed: InstalledServer, command: list[str
     drain: EgressDrain | None = None
     if network == "observe":
         progress("starting the egress sink")
-        sink = start_sink(session, progress=progress)
+        sink = start_sink(session, progress=progress, hostname=policy.hostname)
         policy = dataclasses.replace(policy, network_mode=sink.network_mode)
         drain = EgressDrain(sink)
     progress("starting the server in the sandbox")
