@@ -23,6 +23,7 @@ from scanner.lock.server_diff import instructions_changes
 from scanner.report.model import Finding, Severity
 from scanner.rules.probe import changed_definition_findings, definition_diff
 from scanner.rules.registry import rule
+from scanner.rules.static.changed import server_text_findings
 
 # What a Tool carries in every protocol version the two sessions may negotiate (2025-06-18 and later).
 COMPARED_FIELDS = ("name", "title", "description", "inputSchema", "outputSchema", "annotations")
@@ -62,7 +63,9 @@ def cloaking_findings(first: list[dict[str, Any]], second: list[dict[str, Any]],
         findings = [*findings[:MAX_FINDINGS - 1],
                     rule("P10").finding(None, f"{rest} more tools differ between the two listings (not shown).")]
     when = f" by a second client ({second_client})"
-    return findings + changed_definition_findings(old, new, when)
+    return [*findings, *changed_definition_findings(old, new, when),
+            *(f.model_copy(update={"message": f"{f.message} (in the instructions served{when})"})
+              for f in server_text_findings(first_instructions, second_instructions))]
 
 
 def _finding(tool: str | None, items: list[Change], old: dict[str, Any], new: dict[str, Any],
