@@ -134,3 +134,19 @@ def test_a_server_that_cloaks_thousands_of_tools_gets_a_bounded_report() -> None
     many = [dict(ADD, name=f"tool_{i}") for i in range(500)]
     cloaked = _p10([], many)
     assert len(cloaked) == MAX_FINDINGS and "more tools differ" in cloaked[-1].message
+
+
+# ---- the second server's network attempts ---------------------------------------------------------------------------
+
+def test_the_second_servers_start_up_egress_is_reported_only_for_hosts_not_reported_yet() -> None:
+    from scanner.report.model import CallBehavior
+    from scanner.rules.egress import new_hosts, start_up_egress
+
+    start_up = CallBehavior(call=-1, tool=None, label="start-up and listing", sandbox=0,
+                            egress=[{"kind": "dns", "query": "updates.vendor.invalid"}])
+    during_call = CallBehavior(call=0, tool="get", label="generated", sandbox=0,
+                               egress=[{"kind": "dns", "query": "api.vendor.invalid"}])
+    reported = start_up_egress([start_up, during_call])
+    assert reported == [{"kind": "dns", "query": "updates.vendor.invalid"}]
+    second = [{"kind": "dns", "query": "UPDATES.vendor.invalid."}, {"kind": "tcp", "sni": "api.vendor.invalid"}]
+    assert new_hosts(second, reported) == [{"kind": "tcp", "sni": "api.vendor.invalid"}]

@@ -16,6 +16,7 @@ still propagate.
 from __future__ import annotations
 
 import time
+from typing import Any
 
 import httpx
 
@@ -46,7 +47,7 @@ from scanner.probes import phase as probe_phase
 from scanner.registry.endpoints import RegistryEndpoints
 from scanner.report.model import Report, TeardownInfo
 from scanner.rules.cloaking import cloaking_findings
-from scanner.rules.egress import egress_findings
+from scanner.rules.egress import egress_findings, new_hosts, start_up_egress
 
 __all__ = ["Progress", "ScanOptions", "run_scan"]
 
@@ -112,15 +113,18 @@ def _run_stages(parts: ScanParts, session: SandboxSession, request: InstallReque
     parts.lint = lint(parts.listing.inventory)
     parts.stage = "probes"
     parts.probes = probe_phase.summarize(parts.listing.probed)
+    late: list[dict[str, Any]] = []
     if parts.started.drain is not None:  # what no probe call took: start-up without probes, or late after the last call
         late = parts.started.drain(parts.started.server.container_id)
         parts.late_egress = egress_findings(late, during="outside any probe call")
-    _relist_stage(parts, session, options, progress)
+    _relist_stage(parts, session, options, progress, reported=[*late, *start_up_egress(parts.probes.behavior)])
 
 
-def _relist_stage(parts: ScanParts, session: SandboxSession, options: ScanOptions, progress: Progress) -> None:
+def _relist_stage(parts: ScanParts, session: SandboxSession, options: ScanOptions, progress: Progress, *,
+                  reported: list[dict[str, Any]]) -> None:
     """List the tools again in a fresh server under another client identity, compare (P10); what the second server
-    tried on the network is its own start-up's."""
+    tried on the network is B2 too, for the hosts not `reported` already outside the probe calls (its start-up
+    repeats the first server's)."""
     assert parts.listing is not None and parts.started is not None
     inventory = parts.listing.inventory
     if not inventory.connected or inventory.first_tools_list_seconds is None:
@@ -136,5 +140,6 @@ def _relist_stage(parts: ScanParts, session: SandboxSession, options: ScanOption
             inventory.tools, parts.relisting.tools, first_instructions=inventory.server.get("instructions"),
             second_instructions=parts.relisting.instructions, second_client=parts.relisting.identity.describe())
     if parts.started.drain is not None:
+        events = new_hosts(parts.started.drain(parts.started.server.container_id), reported)
         during = "outside any probe call, while a second server started for the second listing"
-        parts.late_egress += egress_findings(parts.started.drain(parts.started.server.container_id), during=during)
+        parts.late_egress += egress_findings(events, during=during)
