@@ -81,7 +81,7 @@ def test_a_well_behaved_server_has_no_behaviour_findings(no_leftovers):
     assert {p.tool for p in report.probes} == {"read_note", "sum_numbers", "save_note"}
     assert next(p.tool for p in report.probes) == "read_note"  # read-only tools first
     saved = [b for b in report.behavior if b.tool == "save_note" and b.files.created]
-    assert saved and saved[0].files.created[-1].startswith("/workspace/probe-output/")  # seen, but honest
+    assert saved and saved[0].files.created[-1].startswith("/workspace/output/")  # seen, but honest
     assert not findings(report, "P4"), findings(report, "P4")
     assert all(p.response is None for p in report.probes)  # no --include-responses
 

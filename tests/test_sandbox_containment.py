@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import re
 
 import pytest
 
@@ -93,6 +94,14 @@ def test_resource_limits_are_visible_inside(inspected):
     assert seen["pids_limit"] == "128"
     assert int(seen["cpu_quota"].split()[0]) == 100_000  # 1 CPU at the default 100 ms period
     assert "docker-init" in seen["pid1"]
+
+
+def test_the_host_name_is_a_plausible_machine_name_not_the_container_id(inspected):
+    _, seen = inspected
+    hostname = seen["hostname"]
+    assert re.fullmatch(r"[a-z]+-[a-z]+", hostname), hostname  # e.g. lena-thinkpad (observe: the sink's, the same)
+    assert not re.search(r"sandbox|scan|probe|mcp", hostname)  # nor Docker's default: 12 hex digits, no hyphen
+    assert seen["env"].get("HOSTNAME") == hostname
 
 
 def test_report_records_policy_as_applied_and_teardown(inspected, docker_client):

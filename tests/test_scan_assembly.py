@@ -129,7 +129,8 @@ def test_errors_keep_their_order_and_a_session_that_never_started_is_not_scored(
     assert report.score is None and report.verdict == "incomplete" and report.status == "incomplete"
     assert [(s.stage, s.reason) for s in report.skipped] == [
         ("listing", "the server exited with code 3 before the session started"),
-        ("lint", "the tools were not listed"), ("probes", "the tools were not listed")]
+        ("lint", "the tools were not listed"), ("probes", "the tools were not listed"),
+        ("relisting", "the tools were not listed")]
 
 
 def test_a_scan_cut_short_after_the_install_still_reports_the_install_and_the_teardown() -> None:

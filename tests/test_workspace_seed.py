@@ -83,8 +83,8 @@ def test_git_repo_is_real_with_two_commits_and_clean(seed: WorkspaceSeed, tmp_pa
         return subprocess.run(["git", "-c", f"safe.directory={repo}", "-C", str(repo), *args], check=True,
                               capture_output=True, text=True).stdout
 
-    assert git("log", "--format=%s|%ae").splitlines() == ["Add sub()|probe@example.invalid",
-                                                          "Initial commit|probe@example.invalid"]
+    assert git("log", "--format=%s|%ae").splitlines() == ["Add sub()|dara@example.invalid",
+                                                          "Initial commit|dara@example.invalid"]
     assert git("status", "--porcelain") == ""
     assert "def sub" in (repo / "src/lib.py").read_text()
     assert not (repo / ".git/hooks").exists()

@@ -70,7 +70,7 @@ def plant_canaries(home: str, uid: int, gid: int) -> PlantedCanaries:
 
     gh = github_token("gho_")
     contents[".config/gh/hosts.yml"] = (
-        f"{GH_HOST}:\n    user: probe-user\n    oauth_token: {gh}\n    git_protocol: https\n")
+        f"{GH_HOST}:\n    user: dara-lind\n    oauth_token: {gh}\n    git_protocol: https\n")
     locations[gh] = f"{home}/.config/gh/hosts.yml"
 
     dotenv_github, dotenv_db = github_token(), random_token(32)

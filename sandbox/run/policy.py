@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import re
+import secrets
 from dataclasses import asdict, dataclass, field
 from typing import Any
 
@@ -18,6 +19,15 @@ TMPFS_OPTIONS = "rw,noexec,nosuid,nodev"
 STRICT_NETWORK = "none"  # only lo, DNS fails
 # "observe": join the namespace of this session's egress sink (sandbox/egress.py), which answers and logs all traffic.
 _SINK_NETWORK = re.compile(r"container:[0-9a-f]{64}")
+# The host name the server sees: a developer machine's, drawn per run, never Docker's default (the container id,
+# twelve hex digits, which says "container") nor anything that says sandbox or scanner.
+_HOST_OWNERS = ("ana", "bo", "chen", "dara", "eli", "fay", "gus", "hana", "ivan", "jo", "kai", "lena", "mo", "nia")
+_HOST_DEVICES = ("laptop", "thinkpad", "xps", "desktop", "workstation", "macbook", "dev", "pc")
+
+
+def plausible_hostname() -> str:
+    """A host name like a developer's machine (`lena-thinkpad`), different from run to run."""
+    return f"{secrets.choice(_HOST_OWNERS)}-{secrets.choice(_HOST_DEVICES)}"
 
 
 def network_mode_allowed(network_mode: str) -> bool:
@@ -38,6 +48,9 @@ class RunPolicy:
     workspace_size: str = "256m"
     user: str = f"{RUN_UID}:{RUN_GID}"
     env: dict[str, str] = field(default_factory=dict)
+    # Set on the run container in network mode "none"; in "observe" mode the server shares the sink's namespaces and
+    # the engine gives it the sink's host name, so the sink is created with this one (sandbox/run/sink.py).
+    hostname: str = field(default_factory=plausible_hostname)
 
     def __post_init__(self) -> None:
         if not network_mode_allowed(self.network_mode):

@@ -56,6 +56,8 @@ def start_server(session: SandboxSession, image: str, command: list[str], run_po
         stdin_open=True,
         tty=False,
         network_disabled=run_policy.network_mode == "none",
+        # The engine refuses a host name beside network mode container:<sink>; the sink carries it then.
+        hostname=run_policy.hostname if run_policy.network_mode == policy_mod.STRICT_NETWORK else None,
         host_config=host_config,
     )
     sock = _raw_socket(api.attach_socket(container_id, params=ATTACH_PARAMS))

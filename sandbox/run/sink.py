@@ -156,8 +156,10 @@ def _parse_lines(raw: bytes) -> list[dict[str, Any]]:
 # --- starting the sink ---------------------------------------------------------------------------------------------
 
 def start_sink(session: SandboxSession, *, base_image: str = DEFAULT_BASE_IMAGE,
-               ready_timeout: float = READY_TIMEOUT_SECONDS, progress: ProgressFn | None = None) -> Sink:
+               ready_timeout: float = READY_TIMEOUT_SECONDS, progress: ProgressFn | None = None,
+               hostname: str | None = None) -> Sink:
     """Create and start the sink container of this session and wait until its listeners are up, privileges dropped.
+    `hostname` is the host name the run containers that join its namespace see (RunPolicy.hostname).
 
     Raises SandboxError if the sink does not come up, or comes up with a uid or capabilities it should not have.
     """
@@ -169,6 +171,7 @@ def start_sink(session: SandboxSession, *, base_image: str = DEFAULT_BASE_IMAGE,
         image=image.tag,
         user="0:0",
         network_disabled=False,
+        hostname=hostname,
         host_config=hardened_host_config(
             api, memory_bytes=SINK_MEMORY_BYTES, nano_cpus=SINK_NANO_CPUS, pids_limit=SINK_PIDS, init=False,
             network_mode="none",

@@ -22,8 +22,9 @@ WORKSPACE_ROOT = "/workspace"
 LARGE_FILE_LINES = 20_000
 SEED_MTIME = 1_704_067_200  # 2024-01-01T00:00:00Z: fixed, so the archive does not depend on when it was built
 GIT_REPO_DIR = "projects/demo-repo"
-PROBE_OUTPUT_DIR = "probe-output"
-_GIT_IDENTITY = ("Probe Author", "probe@example.invalid")
+# Names a user would pick: nothing in the workspace says probe, scan or sandbox (a server can list it).
+PROBE_OUTPUT_DIR = "output"
+_GIT_IDENTITY = ("Dara Lind", "dara@example.invalid")
 _GIT_DATES = ("2024-01-02T10:00:00+00:00", "2024-01-03T15:30:00+00:00")
 _DIR_MODE = 0o755
 _FILE_MODE = 0o644
@@ -46,7 +47,7 @@ class SeedManifest:
 
     def missing_path(self, name: str = "does-not-exist.txt") -> str:
         """A path under the workspace that the seed does not contain."""
-        return f"{self.root}/missing-probe-target/{name}"
+        return f"{self.root}/drafts/{name}"
 
     def new_path(self, name: str) -> str:
         """A not-yet-existing path under the workspace for write probes to create."""
@@ -128,7 +129,7 @@ def build_workspace_seed(uid: int, gid: int, root: str = WORKSPACE_ROOT) -> Work
     buffer = io.BytesIO()
     with tarfile.open(fileobj=buffer, mode="w", format=tarfile.PAX_FORMAT) as archive:
         plain = seed_files()
-        # probe-output/ exists (empty) so that write probes, which target new paths in it, can create files there
+        # output/ exists (empty) so that write probes, which target new paths in it, can create files there
         # like a user's write would: tools that do not create parent folders would otherwise only report ENOENT.
         for directory in sorted(_parent_dirs([*plain, GIT_REPO_DIR]) | {PROBE_OUTPUT_DIR}):
             archive.addfile(_dir_info(directory, uid, gid))

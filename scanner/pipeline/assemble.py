@@ -1,6 +1,7 @@
 """The one place a scan's Report is built: from the values the stages returned (`ScanParts`, filled in as each
 stage returns), with the config's disable/ignore applied once and the score and verdict computed once over every
-finding, in stage order: provenance, install egress (I7), static lint, probes and behaviour, late egress. The
+finding, in stage order: provenance, install egress (I7), static lint, probes and behaviour, late egress, cloaking
+(P10, from the second listing). The
 status (complete, incomplete, failed) and the stages skipped come from `outcome`; a scan that did not read the
 tools has no score, and its verdict is `incomplete` unless something already blocks it."""
 
@@ -13,6 +14,7 @@ from scanner.pipeline.installation import Installation
 from scanner.pipeline.listing import Listing
 from scanner.pipeline.outcome import Failure, StageFacts, skipped_stages, status_of
 from scanner.pipeline.provenance_check import Provenance
+from scanner.pipeline.relisting import Relisting
 from scanner.pipeline.server_start import StartedServer
 from scanner.pipeline.served import Served
 from scanner.pipeline.targets import Target
@@ -39,6 +41,8 @@ class ScanParts:
     lint: list[Finding] = field(default_factory=list)
     probes: ProbePhaseReport = field(default_factory=ProbePhaseReport)
     late_egress: list[Finding] = field(default_factory=list)  # what no probe call took (start-up, or late)
+    relisting: Relisting | None = None  # the second listing, under another client identity
+    cloaking: list[Finding] = field(default_factory=list)  # P10: how the two listings differ
     teardown: TeardownInfo | None = None
     total_seconds: float | None = None
     probes_enabled: bool = True  # False with --no-probes: a choice, not a gap
@@ -120,14 +124,15 @@ def _facts(parts: ScanParts) -> StageFacts:
     return StageFacts(failure=parts.failure, listing_problem=_listing_problem(parts),
                       probes_enabled=parts.probes_enabled,
                       probes_problem=None if parts.failure else _probes_problem(parts),
-                      teardown_problem=_teardown_problem(parts.teardown))
+                      teardown_problem=_teardown_problem(parts.teardown),
+                      relisting_problem=parts.relisting.problem if parts.relisting and not parts.failure else None)
 
 
 def _findings(parts: ScanParts) -> list[Finding]:
     return [*(parts.provenance.findings if parts.provenance else []),
             *(parts.installation.egress_findings if parts.installation else []),
             *(parts.installation.write_findings if parts.installation else []),
-            *parts.lint, *parts.probes.findings, *parts.late_egress]
+            *parts.lint, *parts.probes.findings, *parts.late_egress, *parts.cloaking]
 
 
 def _put_served(report: Report, served: Served) -> None:

@@ -12,11 +12,10 @@ from pydantic import BaseModel, ValidationError
 from mcp import Client
 from mcp.client import IncomingMessage
 from mcp.shared.exceptions import MCPError
-from mcp_types import Implementation
 
 from sandbox.core.engine import EngineTimeout
 from sandbox.run.attach import AttachedStdio
-from scanner import __version__
+from scanner.pipeline.client_identity import DEFAULT as CLIENT_IDENTITY
 from scanner.pipeline.transport import WireHealth, attached_transport
 
 MAX_PAGES = 100
@@ -49,7 +48,7 @@ _SESSION_ERRORS = (TimeoutError, MCPError, anyio.EndOfStream, anyio.ClosedResour
 
 # What ends the session with a recorded error: the server's misbehaviour, or an engine call of the probes (snapshot,
 # top, restart) that did not answer in time.
-_RECORDED = (*_SESSION_ERRORS, EngineTimeout)
+RECORDED = (*_SESSION_ERRORS, EngineTimeout)
 
 MessageHandler = Callable[[IncomingMessage], Awaitable[None]]
 
@@ -73,7 +72,7 @@ async def collect(stdio: AttachedStdio, health: WireHealth, timeouts: Timeouts, 
         mode="auto",
         # Bounds every request, the handshake included; listing pages are bounded tighter below.
         read_timeout_seconds=timeouts.startup,
-        client_info=Implementation(name="mcp-sandbox", version=__version__),
+        client_info=CLIENT_IDENTITY.implementation(),  # never the scanner's own name
         cache=None,
         message_handler=after_listing.on_message if after_listing is not None else None,
     )
@@ -88,13 +87,13 @@ async def collect(stdio: AttachedStdio, health: WireHealth, timeouts: Timeouts, 
                 if after_listing is not None and not inventory.errors:
                     step = "probing"
                     await after_listing.run(client, inventory)
-        except _RECORDED as exc:
-            inventory.errors.append(_explain(step, exc, health, timeouts.startup))
+        except RECORDED as exc:
+            inventory.errors.append(explain(step, exc, health, timeouts.startup))
         except ExceptionGroup as group:  # the SDK's task groups wrap what ended the session
-            matched, rest = group.split(_RECORDED)
+            matched, rest = group.split(RECORDED)
             if rest is not None or matched is None:
                 raise
-            inventory.errors.append(_explain(step, _first_leaf(matched), health, timeouts.startup))
+            inventory.errors.append(explain(step, first_leaf(matched), health, timeouts.startup))
     if health.fault and not any(health.fault in error for error in inventory.errors):
         # The stream ended early (a flood, a line over the bound) while the probes ran: they saw only a closed
         # connection, the reason is here.
@@ -127,9 +126,9 @@ async def _list_all(client: Client, inventory: Inventory, health: WireHealth, ti
         )
     for label, attribute, method, sink in listings:
         try:
-            await _paginate(method, attribute, sink, timeouts.request)
+            await paginate(method, attribute, sink, timeouts.request)
         except _SESSION_ERRORS as exc:
-            inventory.errors.append(_explain(f"listing {label}", exc, health, timeouts.request))
+            inventory.errors.append(explain(f"listing {label}", exc, health, timeouts.request))
             if health.fault or not isinstance(exc, MCPError):
                 return
         except ValidationError as exc:  # the page is JSON-RPC, but not a valid MCP listing for the SDK's models
@@ -139,7 +138,7 @@ async def _list_all(client: Client, inventory: Inventory, health: WireHealth, ti
             inventory.first_tools_list_seconds = round(time.monotonic() - started_at, 3)
 
 
-async def _paginate(method: Any, attribute: str, sink: list[dict[str, Any]], timeout: float) -> None:
+async def paginate(method: Any, attribute: str, sink: list[dict[str, Any]], timeout: float) -> None:
     cursor: str | None = None
     seen: set[str] = set()
     for _ in range(MAX_PAGES):
@@ -177,12 +176,12 @@ def _first_problem(exc: ValidationError) -> str:
     return f"{where}: {str(first.get('msg', ''))[:160]}"
 
 
-def _first_leaf(group: BaseExceptionGroup) -> BaseException:
+def first_leaf(group: BaseExceptionGroup) -> BaseException:
     first = group.exceptions[0]
-    return _first_leaf(first) if isinstance(first, BaseExceptionGroup) else first
+    return first_leaf(first) if isinstance(first, BaseExceptionGroup) else first
 
 
-def _explain(step: str, exc: BaseException, health: WireHealth, timeout: float) -> str:
+def explain(step: str, exc: BaseException, health: WireHealth, timeout: float) -> str:
     if isinstance(exc, EngineTimeout):
         return f"{step}: {exc}"
     if health.fault:

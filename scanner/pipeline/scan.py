@@ -2,7 +2,7 @@
 
     target (targets, refusal) → resolve (install_request) → install (installation) → provenance (provenance_check)
     → run (server_start) → list and probe (listing) → served definitions (served) → lint → probes (probes.phase)
-    → late egress → teardown → assemble
+    → late egress → second listing under another client identity (relisting; P10) → teardown → assemble
 
 Each stage returns a value; `ScanParts` collects them as they return and `assemble` builds the Report once, at
 the end (config applied, then status, score and verdict over every finding).
@@ -16,6 +16,7 @@ still propagate.
 from __future__ import annotations
 
 import time
+from typing import Any
 
 import httpx
 
@@ -37,6 +38,7 @@ from scanner.pipeline.outcome import Failure
 from scanner.pipeline.scan_options import Progress, ScanOptions
 from scanner.pipeline.provenance_check import check_provenance
 from scanner.pipeline.refusal import known_bad_refusal
+from scanner.pipeline.relisting import listing_problem, relist, skipped_relisting
 from scanner.pipeline.served import served_definitions
 from scanner.pipeline.server_start import start
 from scanner.pipeline.targets import parse_target
@@ -44,7 +46,8 @@ from scanner.pipeline.teardown import tear_down
 from scanner.probes import phase as probe_phase
 from scanner.registry.endpoints import RegistryEndpoints
 from scanner.report.model import Report, TeardownInfo
-from scanner.rules.egress import egress_findings
+from scanner.rules.cloaking import cloaking_findings
+from scanner.rules.egress import egress_findings, new_hosts, start_up_egress
 
 __all__ = ["Progress", "ScanOptions", "run_scan"]
 
@@ -110,6 +113,33 @@ def _run_stages(parts: ScanParts, session: SandboxSession, request: InstallReque
     parts.lint = lint(parts.listing.inventory)
     parts.stage = "probes"
     parts.probes = probe_phase.summarize(parts.listing.probed)
+    late: list[dict[str, Any]] = []
     if parts.started.drain is not None:  # what no probe call took: start-up without probes, or late after the last call
         late = parts.started.drain(parts.started.server.container_id)
         parts.late_egress = egress_findings(late, during="outside any probe call")
+    _relist_stage(parts, session, options, progress, reported=[*late, *start_up_egress(parts.probes.behavior)])
+
+
+def _relist_stage(parts: ScanParts, session: SandboxSession, options: ScanOptions, progress: Progress, *,
+                  reported: list[dict[str, Any]]) -> None:
+    """List the tools again in a fresh server under another client identity, compare (P10); what the second server
+    tried on the network is B2 too, for the hosts not `reported` already outside the probe calls (its start-up
+    repeats the first server's)."""
+    assert parts.listing is not None and parts.started is not None
+    inventory = parts.listing.inventory
+    if not inventory.connected or inventory.first_tools_list_seconds is None:
+        return  # nothing was listed: the outcome skips this stage with the listing
+    parts.stage = "relisting"
+    problem = listing_problem(inventory)
+    if problem is not None:
+        parts.relisting = skipped_relisting(problem)
+        return
+    parts.relisting = relist(session, parts.started, options.timeouts, progress)
+    if parts.relisting.problem is None:
+        parts.cloaking = cloaking_findings(
+            inventory.tools, parts.relisting.tools, first_instructions=inventory.server.get("instructions"),
+            second_instructions=parts.relisting.instructions, second_client=parts.relisting.identity.describe())
+    if parts.started.drain is not None:
+        events = new_hosts(parts.started.drain(parts.started.server.container_id), reported)
+        during = "outside any probe call, while a second server started for the second listing"
+        parts.late_egress += egress_findings(events, during=during)

@@ -42,7 +42,7 @@ def start(session: SandboxSession, installed: InstalledServer, command: list[str
     sink_policy: SinkPolicy | None = None
     if network == "observe":
         progress("starting the egress sink")
-        sink = start_sink(session, progress=progress)
+        sink = start_sink(session, progress=progress, hostname=policy.hostname)
         policy = dataclasses.replace(policy, network_mode=sink.network_mode)
         drain, sink_policy = EgressDrain(sink), sink.policy()
     progress("starting the server in the sandbox")

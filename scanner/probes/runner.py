@@ -20,7 +20,6 @@ from mcp import Client
 from mcp.client import IncomingMessage
 from mcp.shared.exceptions import MCPError
 from docker.errors import APIError
-from mcp_types import Implementation
 
 from sandbox.run import observe, server as run
 from sandbox.run.attach import AttachedStdio
@@ -30,7 +29,7 @@ from sandbox.run.policy import HOME, WORKSPACE
 from sandbox.run.process_watch import pids_in_use, process_table
 from sandbox.run.server import RunningServer
 from sandbox.run.workspace_seed import SeedManifest
-from scanner import __version__
+from scanner.pipeline.client_identity import DEFAULT as CLIENT_IDENTITY
 from scanner.pipeline.transport import WireHealth, attached_transport
 from scanner.probes.call_behavior import fill_record, new_processes, pids_at_limit
 from scanner.probes.process_tree import classify, daemons
@@ -335,7 +334,7 @@ class ProbeRunner:
             await self._stack.enter_async_context(stdio)
             client = Client(attached_transport(stdio, WireHealth()), mode="auto",
                             read_timeout_seconds=self.access.startup_timeout, cache=None,
-                            client_info=Implementation(name="mcp-sandbox", version=__version__),
+                            client_info=CLIENT_IDENTITY.implementation(),
                             message_handler=self.on_message)
             # The client's own read timeout bounds the handshake: its task group must not sit in a scope of ours.
             await self._stack.enter_async_context(client)

@@ -18,7 +18,7 @@ SCHEMA_VERSION = "1"
 Category = Literal["security", "conformance", "ergonomics", "metadata"]
 Verdict = Literal["pass", "review", "block", "incomplete"]
 Status = Literal["complete", "incomplete", "failed"]
-Stage = Literal["install", "provenance", "run", "listing", "lint", "probes", "teardown"]
+Stage = Literal["install", "provenance", "run", "listing", "lint", "probes", "relisting", "teardown"]
 TargetKind = Literal["npm", "pypi", "folder", "archive", "file"]
 
 

@@ -155,6 +155,17 @@ def _finding(rule_id: str, tool: str | None, message: str, severity: Severity, e
     return rule(rule_id).finding(tool, cap_text(message, 1_000), severity=severity, evidence=evidence)
 
 
+def start_up_egress(behavior: list[CallBehavior]) -> list[dict[str, Any]]:
+    """The attempts recorded outside any call (the probe phase's start-up and listing record)."""
+    return [event for record in behavior if record.tool is None for event in record.egress]
+
+
+def new_hosts(events: list[dict[str, Any]], reported: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """The events whose host is not among the `reported` ones' (one finding per host)."""
+    seen = {host_of(event) for event in reported}
+    return [event for event in events if host_of(event) not in seen]
+
+
 def egress_findings(events: list[dict[str, Any]], *, during: str, tool: str | None = None) -> list[Finding]:
     """B2 errors for attempts no call explains (start-up, or outside any call): one finding per host."""
     by_host: dict[str, list[dict[str, Any]]] = {}

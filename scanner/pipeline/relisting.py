@@ -1,0 +1,171 @@
+"""Stage: list the tools a second time, in a fresh server, under another client identity and protocol version.
+
+A server can tell clients apart by the `clientInfo` and `protocolVersion` of the handshake and serve a clean
+listing to what it guesses is a scanner. After the first listing and the probes, a second server is started from the
+installed image with the same command and policy (`StartedServer.restart`: a fresh container, in the same egress
+sink's namespace, with the same host name), seeded like the first (workspace, HOME canaries) and asked for its
+tools and instructions by a plain `initialize` at `client_identity.ALTERNATE`'s protocol version with Cursor's
+clientInfo. scanner/rules/cloaking.py compares the two listings (P10). The second container is removed right
+after; the session's teardown would remove it anyway, and it is tracked like every other container.
+
+A fresh container, not a second process in the first one: the first server's state (files it wrote, locks it holds,
+what the probes changed) must not make the second listing differ, and a process started with `docker exec` would
+share the first one's pids limit. It costs one container start more than an exec (about 0.3 s; see docs/probes.md).
+
+Never raises for the server's misbehaviour or an engine failure: a second listing that could not be read returns
+`Relisting.problem`, which the outcome turns into Skipped("relisting", reason), never a silent pass.
+"""
+
+from __future__ import annotations
+
+import time
+from dataclasses import dataclass, field
+from typing import Any
+
+import anyio
+import mcp_types
+from docker.errors import APIError
+from mcp.client.session import ClientSession
+from mcp_types.version import HANDSHAKE_PROTOCOL_VERSIONS
+from pydantic import ValidationError
+
+from sandbox.core.errors import SandboxError
+from sandbox.core.session import SandboxSession
+from sandbox.run import observe, server as run
+from sandbox.run.attach import AttachedStdio
+from sandbox.run.observe import ObserveError
+from sandbox.run.policy import HOME, WORKSPACE
+from sandbox.run.server import RunningServer
+from sandbox.core.untrusted import cap_text
+from scanner.pipeline.client_identity import ALTERNATE, ClientIdentity
+from scanner.pipeline.inventory import RECORDED, Inventory, Timeouts, explain, first_leaf, paginate
+from scanner.pipeline.scan_options import Progress
+from scanner.pipeline.server_start import StartedServer
+from scanner.pipeline.transport import WireHealth, attached_transport
+
+MAX_PROBLEM_CHARS = 300
+
+
+class UnsupportedVersion(Exception):
+    """The server answered initialize with a protocol version the handshake does not negotiate."""
+
+
+@dataclass(frozen=True)
+class Relisting:
+    """The second listing: the tools and instructions as served to `identity`, or why they could not be read."""
+
+    identity: ClientIdentity
+    tools: list[dict[str, Any]] = field(default_factory=list)  # as served (uncapped, like Inventory.tools)
+    instructions: str | None = None
+    protocol_version: str | None = None  # the version the server answered with
+    seconds: float = 0.0
+    problem: str | None = None  # None when the tools were listed
+
+
+def listing_problem(inventory: Inventory) -> str | None:
+    """Why the first listing cannot be compared with a second one (its tools listing failed part way), if so."""
+    failed = [error for error in inventory.errors if error.startswith("listing tools")]
+    return f"not run: the first listing was incomplete ({failed[0]})" if failed else None
+
+
+def skipped_relisting(reason: str, identity: ClientIdentity = ALTERNATE) -> Relisting:
+    return Relisting(identity, problem=_problem(reason))
+
+
+def relist(session: SandboxSession, started: StartedServer, timeouts: Timeouts, progress: Progress,
+           identity: ClientIdentity = ALTERNATE) -> Relisting:
+    """Start a second server, list its tools as `identity`, remove it. See the module docstring."""
+    began = time.monotonic()
+    progress(f"listing the tools again as another client ({identity.client})")
+    try:
+        server = started.restart()
+    except (SandboxError, APIError) as exc:
+        return Relisting(identity, seconds=_since(began),
+                         problem=_problem(f"could not start a second server: {type(exc).__name__}: {exc}"))
+    try:
+        _seed(session, server, started)
+        listed = anyio.run(list_as, AttachedStdio(server.socket, stderr=server.stderr), identity, timeouts)
+    except ObserveError as exc:
+        listed = Relisting(identity, problem=_problem(f"could not seed the second server: {exc}"))
+    finally:
+        run.close_attach(server)
+        _remove(session, server)
+    return Relisting(identity, tools=listed.tools, instructions=listed.instructions,
+                     protocol_version=listed.protocol_version, seconds=_since(began), problem=listed.problem)
+
+
+async def list_as(stdio: AttachedStdio, identity: ClientIdentity, timeouts: Timeouts) -> Relisting:
+    """One session over `stdio`: `initialize` at the identity's protocol version with its clientInfo, then every
+    page of tools/list. What failed is in `problem`, never raised."""
+    health = WireHealth()
+    step = f"connecting (initialize at {identity.protocol_version})"
+    problem: str | None = None
+    async with stdio:
+        try:
+            async with attached_transport(stdio, health) as (read, write), ClientSession(
+                    read, write, read_timeout_seconds=timeouts.startup,
+                    client_info=identity.implementation()) as session:
+                await _initialize(session, identity)
+                step = "listing tools"
+                tools: list[dict[str, Any]] = []
+                await paginate(_tool_pages(session), "tools", tools, timeouts.request)
+                return Relisting(identity, tools=tools, instructions=session.instructions,
+                                 protocol_version=session.protocol_version)
+        except RECORDED as exc:
+            problem = explain(step, exc, health, timeouts.startup)
+        except ValidationError as exc:
+            problem = f"{step}: the answer does not match the MCP schema ({exc.error_count()} problems)"
+        except UnsupportedVersion as exc:
+            problem = f"{step}: {exc}"
+        except ExceptionGroup as group:  # the SDK's task groups wrap what ended the session
+            matched, rest = group.split(RECORDED)
+            if rest is not None or matched is None:
+                raise
+            problem = explain(step, first_leaf(matched), health, timeouts.startup)
+    return Relisting(identity, problem=_problem(problem))
+
+
+async def _initialize(session: ClientSession, identity: ClientIdentity) -> None:
+    """The handshake as a client of that era sends it: `initialize` offering the identity's version (the SDK's own
+    `initialize` always offers its newest), then `notifications/initialized`."""
+    params = mcp_types.InitializeRequestParams(protocol_version=identity.protocol_version,
+                                               capabilities=mcp_types.ClientCapabilities(),
+                                               client_info=identity.implementation())
+    result = await session.send_request(mcp_types.InitializeRequest(params=params), mcp_types.InitializeResult)
+    if result.protocol_version not in HANDSHAKE_PROTOCOL_VERSIONS:
+        raise UnsupportedVersion(f"the server answered with protocol version {cap_text(result.protocol_version, 40)!r}, "
+                                 "which no initialize handshake negotiates")
+    session.adopt(result)
+    await session.send_notification(mcp_types.InitializedNotification())
+
+
+def _tool_pages(session: ClientSession) -> Any:
+    async def list_tools(cursor: str | None = None) -> mcp_types.ListToolsResult:
+        params = mcp_types.PaginatedRequestParams(cursor=cursor) if cursor else None
+        return await session.list_tools(params=params)
+    return list_tools
+
+
+def _seed(session: SandboxSession, server: RunningServer, started: StartedServer) -> None:
+    """The same workspace and HOME canaries as the first server had (nothing when probing is off), so that only the
+    client identity differs between the two listings."""
+    plan = started.plan
+    if plan.workspace is not None:
+        observe.extract_tar(session.client, server.container_id, plan.workspace.archive, WORKSPACE)
+    if plan.canaries is not None:
+        observe.extract_tar(session.client, server.container_id, plan.canaries.home_archive, HOME)
+
+
+def _remove(session: SandboxSession, server: RunningServer) -> None:
+    try:
+        session.remove_container(server.container_id)
+    except APIError:
+        pass  # still tracked: the session's teardown removes it, or reports it as left over
+
+
+def _problem(text: str | None) -> str:
+    return cap_text(" ".join((text or "the second listing returned nothing").split()), MAX_PROBLEM_CHARS)
+
+
+def _since(began: float) -> float:
+    return round(time.monotonic() - began, 3)

@@ -1,0 +1,89 @@
+"""P10 cloaking: the tools a server served to the scan's first session compared with those it served to a second
+session that presented another client identity and protocol version (scanner/pipeline/relisting.py).
+
+The comparison is the lock's (scanner/lock): tools paired by name, then every change of description, title, input
+and output schema and annotations, and the server's instructions. Only what both protocol versions carry is compared
+(COMPARED_FIELDS): a field a newer protocol revision added (`icons`, `execution`) or per-session `_meta` may differ
+honestly. One finding per tool (and one for the instructions), error when the lock calls the change an error (text
+the model reads changed, a tool added, a schema widened), else warning; the evidence is the change and a unified diff
+of the two definitions, escaped and capped. A definition that only the other client saw was never linted: the static
+rules run on it here, as they do on a definition re-listed mid-session (P8).
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from sandbox.core.untrusted import cap_json, cap_text
+from scanner.lock.build import lock_tool
+from scanner.lock.changes import Change
+from scanner.lock.diff import first_by_name, tool_set_changes
+from scanner.lock.model import LockedServer, LockFile
+from scanner.lock.server_diff import instructions_changes
+from scanner.report.model import Finding, Severity
+from scanner.rules.probe import changed_definition_findings, definition_diff
+from scanner.rules.registry import rule
+from scanner.rules.static.changed import server_text_findings
+
+# What a Tool carries in every protocol version the two sessions may negotiate (2025-06-18 and later).
+COMPARED_FIELDS = ("name", "title", "description", "inputSchema", "outputSchema", "annotations")
+EVIDENCE_CHARS = 3_000
+MAX_FINDINGS = 50  # a server that cloaks 3,000 tools still gets a bounded report; the last finding says how many
+
+
+def comparable(tool: dict[str, Any]) -> dict[str, Any]:
+    """The part of a served definition both listings are compared on."""
+    return {key: tool[key] for key in COMPARED_FIELDS if key in tool}
+
+
+def listing_changes(first: list[dict[str, Any]], second: list[dict[str, Any]],
+                    first_instructions: str | None, second_instructions: str | None) -> list[Change]:
+    """Every change from the first listing to the second, as the lock names them (tool_added: the second client
+    saw a tool the first did not)."""
+    before = _as_lock(first, first_instructions)
+    after = _as_lock(second, second_instructions)
+    return [*tool_set_changes(before, after), *instructions_changes(before.server, after.server)]
+
+
+def cloaking_findings(first: list[dict[str, Any]], second: list[dict[str, Any]], *, first_instructions: str | None,
+                      second_instructions: str | None, second_client: str) -> list[Finding]:
+    """P10 per tool that differs between the listings, and the static findings a definition only the second client
+    saw brings. `second_client` names the second session's identity (for the message)."""
+    changes = listing_changes(first, second, first_instructions, second_instructions)
+    if not changes:
+        return []
+    old = {name: cap_json(comparable(tool.definition)) for name, tool in first_by_name(_locked(first)).items()}
+    new = {name: cap_json(comparable(tool.definition)) for name, tool in first_by_name(_locked(second)).items()}
+    by_tool: dict[str | None, list[Change]] = {}
+    for item in changes:
+        by_tool.setdefault(item.tool, []).append(item)
+    findings = [_finding(tool, items, old, new, second_client) for tool, items in by_tool.items()]
+    if len(findings) > MAX_FINDINGS:
+        rest = len(findings) - MAX_FINDINGS + 1
+        findings = [*findings[:MAX_FINDINGS - 1],
+                    rule("P10").finding(None, f"{rest} more tools differ between the two listings (not shown).")]
+    when = f" by a second client ({second_client})"
+    return [*findings, *changed_definition_findings(old, new, when),
+            *(f.model_copy(update={"message": f"{f.message} (in the instructions served{when})"})
+              for f in server_text_findings(first_instructions, second_instructions))]
+
+
+def _finding(tool: str | None, items: list[Change], old: dict[str, Any], new: dict[str, Any],
+             second_client: str) -> Finding:
+    severity = Severity.ERROR if any(item.severity == "error" for item in items) else Severity.WARNING
+    what = f"Tool '{cap_text(tool, 120)}'" if tool is not None else "The server's instructions"
+    message = (f"{what} differed when a second session presented another client identity ({second_client}): "
+               "the server tells clients apart and may hide what it serves to others from this scan.")
+    lines = [f"- {item.message}" for item in items]
+    if tool is not None:
+        lines.append(definition_diff(old.get(tool, {}), new.get(tool, {})))
+    return rule("P10").finding(tool, message, severity=severity,
+                               evidence=cap_text("\n".join(lines), EVIDENCE_CHARS))
+
+
+def _locked(tools: list[dict[str, Any]]) -> list[Any]:
+    return [lock_tool(comparable(tool)) for tool in tools]
+
+
+def _as_lock(tools: list[dict[str, Any]], instructions: str | None) -> LockFile:
+    return LockFile(server=LockedServer(instructions=instructions, instructions_known=True), tools=_locked(tools))
