@@ -16,6 +16,7 @@ import time
 import uuid
 from typing import Any
 
+from mcp_zoo.hostile import write_log_flood
 from mcp_zoo.protocol import Server, text_result, tool
 
 READ_ONLY = {"readOnlyHint": True, "destructiveHint": False, "openWorldHint": False}
@@ -84,10 +85,7 @@ def _crash(_arguments: dict[str, Any]) -> str:
 
 
 def _flood(_arguments: dict[str, Any]) -> str:
-    line = "DEBUG flushing the cache, this log line belongs on stderr " + "." * 60 + "\n"
-    for _ in range(FLOOD_BYTES // len(line)):
-        sys.stdout.write(line)
-    sys.stdout.flush()
+    write_log_flood(FLOOD_BYTES)
     return "flushed"
 
 
