@@ -9,7 +9,8 @@ import jsonschema
 import pytest
 
 from sandbox.run.workspace_seed import seed_manifest
-from scanner.probes.arguments import is_destructive, looks_read_only, may_probe, order_tools
+from scanner.probes.arguments import is_destructive, looks_read_only, may_probe
+from scanner.probes.call_order import order_tools
 from scanner.probes.error_probes import error_probes
 from scanner.probes.schema_reading import resolve_ref
 from scanner.probes.value_generation import generate_arguments, generated_probes

@@ -17,6 +17,7 @@ from sandbox.core.engine import EngineTimeout
 from sandbox.run.attach import AttachedStdio
 from scanner.pipeline.client_identity import DEFAULT as CLIENT_IDENTITY
 from scanner.pipeline.transport import WireHealth, attached_transport
+from scanner.pipeline.wire_reader import RejectedTool, first_problem
 
 MAX_PAGES = 100
 MAX_ITEMS = 10_000
@@ -38,6 +39,8 @@ class Inventory:
     resources: list[dict[str, Any]] = field(default_factory=list)
     resource_templates: list[dict[str, Any]] = field(default_factory=list)
     first_tools_list_seconds: float | None = None
+    # Tools a tools/list page held that the SDK's Tool model rejects (bounded; the valid tools of the page are kept).
+    rejected_tools: list[RejectedTool] = field(default_factory=list)
     errors: list[str] = field(default_factory=list)
     connected: bool = False
 
@@ -84,6 +87,7 @@ async def collect(stdio: AttachedStdio, health: WireHealth, timeouts: Timeouts, 
                 inventory.server = _server_info(client)
                 step = "listing"
                 await _list_all(client, inventory, health, timeouts, started_at)
+                inventory.rejected_tools = list(health.rejected_tools)
                 if after_listing is not None and not inventory.errors:
                     step = "probing"
                     await after_listing.run(client, inventory)
@@ -133,7 +137,7 @@ async def _list_all(client: Client, inventory: Inventory, health: WireHealth, ti
                 return
         except ValidationError as exc:  # the page is JSON-RPC, but not a valid MCP listing for the SDK's models
             inventory.errors.append(f"listing {label}: the answer does not match the MCP schema "
-                                    f"({exc.error_count()} problems, first: {_first_problem(exc)})")
+                                    f"({exc.error_count()} problems, first: {first_problem(exc)})")
         if label == "tools" and inventory.first_tools_list_seconds is None:
             inventory.first_tools_list_seconds = round(time.monotonic() - started_at, 3)
 
@@ -168,12 +172,6 @@ def _as_served(item: BaseModel) -> dict[str, Any]:
             if value is not None:
                 dumped[type(item).model_fields[name].alias or name] = value
         return dumped
-
-
-def _first_problem(exc: ValidationError) -> str:
-    first = exc.errors(include_url=False, include_input=False)[0]
-    where = ".".join(str(part) for part in first.get("loc", ()))[:120]
-    return f"{where}: {str(first.get('msg', ''))[:160]}"
 
 
 def first_leaf(group: BaseExceptionGroup) -> BaseException:

@@ -1,5 +1,6 @@
 """Stage 8: the static rules (S1-S14) on the live definitions exactly as served (uncapped: the rules measure real
-sizes). Nothing to lint when the session never started."""
+sizes), the tools the listing rejected included (each also gets an S3 error naming the problem). Nothing to lint
+when the session never started."""
 
 from __future__ import annotations
 
@@ -8,6 +9,7 @@ import json
 from scanner.pipeline.inventory import Inventory
 from scanner.report.model import Finding
 from scanner.rules.static.engine import run_rules
+from scanner.rules.static.s03_parameter_schema import rejected_finding
 
 
 def lint(inventory: Inventory) -> list[Finding]:
@@ -15,5 +17,10 @@ def lint(inventory: Inventory) -> list[Finding]:
         return []
     payload = len(json.dumps({"tools": inventory.tools}, ensure_ascii=False).encode())
     server_info = {"name": inventory.server.get("name"), "version": inventory.server.get("version")}
-    return run_rules(inventory.tools, inventory.prompts, inventory.server.get("instructions"), server_info,
-                     payload_bytes=payload)
+    rejected = inventory.rejected_tools
+    findings = run_rules([*inventory.tools, *(item.definition for item in rejected)], inventory.prompts,
+                         inventory.server.get("instructions"), server_info, payload_bytes=payload)
+    for index, item in enumerate(rejected, start=len(inventory.tools)):
+        name = item.definition.get("name") if isinstance(item.definition, dict) else None
+        findings.append(rejected_finding(name if isinstance(name, str) and name else f"<tool #{index}>", item.problem))
+    return findings

@@ -5,22 +5,41 @@ nest ~100 levels ("recursion limit exceeded"): a hostile (or merely generated) s
 tools/list as "stdout noise". Here the line is parsed with the standard library's json, whose bound (the
 interpreter's recursion limit, ~1,000 levels) is far above what a real schema needs and fails cleanly, and only then
 validated as a JSON-RPC message by the SDK's models from Python objects, which has no such limit.
+
+A tools/list answer is screened tool by tool first (`screen_tools_page`): the SDK validates a page as a whole, so one
+tool its model rejects (a missing inputSchema, a name that is not a string) would lose every tool on the page. The
+rejected tools are taken off the page and returned beside the message, as served, with the first problem found.
 """
 
 from __future__ import annotations
 
 import json
+from collections.abc import Container
 from dataclasses import dataclass
+from typing import Any
 
 import mcp_types
 from pydantic import ValidationError
 
 
+MAX_PROBLEM_CHARS = 300
+
+
+@dataclass(frozen=True)
+class RejectedTool:
+    """A tool of a tools/list page that the SDK's Tool model rejects, as served (untrusted, uncapped)."""
+
+    position: int  # on its page
+    problem: str  # the first problem the model found, e.g. "inputSchema: Field required"
+    definition: Any
+
+
 @dataclass(frozen=True)
 class Message:
-    """A line that is a JSON-RPC message."""
+    """A line that is a JSON-RPC message (and, for a tools/list answer, the tools taken off its page)."""
 
     message: mcp_types.JSONRPCMessage
+    rejected_tools: tuple[RejectedTool, ...] = ()
 
 
 @dataclass(frozen=True)
@@ -38,8 +57,9 @@ class TooDeep:
 Read = Message | Noise | TooDeep
 
 
-def read_line(line: bytes) -> Read:
-    """Classify and parse one stdout line."""
+def read_line(line: bytes, tools_list_ids: Container[Any] = ()) -> Read:
+    """Classify and parse one stdout line; a response to one of `tools_list_ids` (the ids of tools/list requests
+    in flight) is screened tool by tool."""
     stripped = line.strip()
     if not stripped.startswith((b"{", b"[")):
         return Noise("not JSON")
@@ -49,9 +69,45 @@ def read_line(line: bytes) -> Read:
         return TooDeep()
     except ValueError:  # JSONDecodeError and UnicodeDecodeError
         return Noise("not valid JSON")
+    rejected: tuple[RejectedTool, ...] = ()
+    if isinstance(value, dict) and "result" in value and _hashable(value.get("id")) and value.get("id") in tools_list_ids:
+        value, rejected = screen_tools_page(value)
     try:
-        return Message(mcp_types.jsonrpc_message_adapter.validate_python(value, by_name=False))
+        return Message(mcp_types.jsonrpc_message_adapter.validate_python(value, by_name=False), rejected)
     except ValidationError:
         return Noise("JSON, but not a JSON-RPC message")
     except RecursionError:
         return TooDeep()
+
+
+def screen_tools_page(response: dict[str, Any]) -> tuple[dict[str, Any], tuple[RejectedTool, ...]]:
+    """The response with the tools the SDK's Tool model rejects taken off its page, and those tools."""
+    result = response.get("result")
+    tools = result.get("tools") if isinstance(result, dict) else None
+    if not isinstance(result, dict) or not isinstance(tools, list):
+        return response, ()
+    kept: list[Any] = []
+    rejected: list[RejectedTool] = []
+    for position, item in enumerate(tools):
+        try:
+            mcp_types.Tool.model_validate(item, by_name=False)
+        except ValidationError as exc:
+            rejected.append(RejectedTool(position=position, problem=first_problem(exc), definition=item))
+            continue
+        except RecursionError:  # kept: the whole message then fails as too deep, as it would have anyway
+            pass
+        kept.append(item)
+    if not rejected:
+        return response, ()
+    return {**response, "result": {**result, "tools": kept}}, tuple(rejected)
+
+
+def first_problem(exc: ValidationError) -> str:
+    """The first problem of a validation error, as `where: what` (no input values: they are untrusted)."""
+    first = exc.errors(include_url=False, include_input=False)[0]
+    where = ".".join(str(part) for part in first.get("loc", ()))[:120]
+    return f"{where}: {str(first.get('msg', ''))}"[:MAX_PROBLEM_CHARS]
+
+
+def _hashable(value: Any) -> bool:
+    return isinstance(value, (str, int)) and not isinstance(value, bool)

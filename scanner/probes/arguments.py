@@ -1,4 +1,4 @@
-"""Which tools count as read-only or destructive, and the order to probe them in; and the words in tool and
+"""Which tools count as read-only or destructive (the order to probe them in is call_order's); and the words in tool and
 parameter names that argument generation (value_generation, path_arguments, error_probes) goes by."""
 
 from __future__ import annotations
@@ -48,8 +48,3 @@ def may_probe(tool: dict[str, Any], *, no_destructive: bool, allow_destructive: 
     """Whether a tool may be called: always, except under --no-destructive, which allows only tools annotated
     read-only (or a fixture probe that says allow_destructive)."""
     return not no_destructive or allow_destructive or is_annotated_read_only(tool)
-
-
-def order_tools(tools: list[dict[str, Any]]) -> list[dict[str, Any]]:
-    """Read-only tools (annotation or read verb) first, then the rest; the server's order within each group."""
-    return sorted(tools, key=lambda tool: not looks_read_only(tool))

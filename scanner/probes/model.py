@@ -32,6 +32,7 @@ class ProbeCall:
     error_probe: ErrorProbeKind | None = None
     expect_error: bool | None = None  # None: either outcome is fine
     target: str | None = None  # the argument an error probe is about
+    reused: dict[str, str] | None = None  # argument -> the tool whose earlier result gave its value (id_reuse)
 
 
 class ProbeResult(BaseModel):
@@ -46,6 +47,8 @@ class ProbeResult(BaseModel):
     expect_error: bool | None = Field(default=None, description="True when the call should fail; None: either way.")
     target: str | None = Field(default=None, description="The argument an error probe got wrong.")
     arguments: dict[str, Any] = Field(default_factory=dict)
+    reused: dict[str, str] = Field(default_factory=dict, description="Arguments whose value an earlier call in the "
+                                   "session returned: argument name -> the tool that returned it.")
     status: CallStatus
     is_error: bool = Field(default=False, description="The result's isError flag as the server set it.")
     latency_ms: float = 0.0
@@ -124,5 +127,6 @@ def _record(call: ProbeCall, text: str, latency_ms: float, **outcome: Any) -> Pr
     return ProbeResult(tool=call.tool, label=call.label, kind=call.kind, error_probe=call.error_probe,
                        expect_error=call.expect_error, target=call.target,
                        arguments=cap_json(call.arguments, max_string=MAX_ARGUMENT_STRING),
+                       reused=cap_json(call.reused or {}, max_string=200),
                        latency_ms=round(latency_ms, 1), tokens=estimate_tokens(text), response_chars=len(text),
                        preview=text[:PREVIEW_CHARS], **outcome)

@@ -9,7 +9,8 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from sandbox.run.workspace_seed import SeedManifest
-from scanner.probes.arguments import may_probe, order_tools
+from scanner.probes.arguments import may_probe
+from scanner.probes.call_order import order_tools
 from scanner.probes.error_probes import error_probes
 from scanner.probes.fixtures import FixtureFile, Refusal, plan_fixtures
 from scanner.probes.model import ProbeCall

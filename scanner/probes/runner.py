@@ -34,9 +34,12 @@ from scanner.pipeline.transport import WireHealth, attached_transport
 from scanner.probes.call_behavior import fill_record, new_processes, pids_at_limit
 from scanner.probes.process_tree import classify, daemons
 from scanner.probes.fixtures import FixtureFile, Refusal
+from scanner.probes.harvest import harvest
+from scanner.probes.id_reuse import IdPool, fill_from_pool
 from scanner.probes.model import ProbeCall, ProbeResult, result_from_call, result_from_failure, result_not_probed
 from scanner.probes.notifications import NotificationLog
 from scanner.probes.plan import NEEDS_TASKS, plan_calls
+from scanner.probes.tooldef import tool_name
 from scanner.rules.probe import crash_finding, definition_change_findings, timeout_finding
 from scanner.report.model import CallBehavior, CanaryEvent, Finding, ProcessSeen, ResourceUse
 from sandbox.core.untrusted import cap_json
@@ -100,6 +103,7 @@ class SandboxAccess:
     # B2 hook for the egress sink: given the server's container id, the attempts logged since the last drain
     # (dicts with e.g. host / sni / query / destination and first_bytes). Drained after every call.
     drain_egress: Callable[[str], list[dict[str, Any]]] | None = None
+    health: WireHealth | None = None  # the listing session's wire health (a flood there names what ended it)
 
 
 def seed(access: SandboxAccess, server: RunningServer) -> Snapshot:
@@ -123,6 +127,8 @@ class ProbeRunner:
         self.last_processes: set[int] | None = None
         self.current_tools: list[dict[str, Any]] = []
         self.restart_needed = False
+        self.health = access.health or WireHealth()  # of the session in use; each restart has its own
+        self.ids = IdPool()  # identifiers this session's results held, for later calls (id_reuse)
         self._stack = AsyncExitStack()
 
     # ---- the phase ---------------------------------------------------------------------------------------------------
@@ -170,7 +176,8 @@ class ProbeRunner:
         if self.last_processes is None:
             self.last_processes = {p.pid for p in await self._processes()}
         timeout = self.options.timeout
-        result = await self._send(call)
+        call = fill_from_pool(call, self._definition(call.tool), self.ids)
+        result = self._name_the_fault(call, await self._send(call))
         state = await anyio.to_thread.run_sync(observe.exit_state, self.access.docker, self.server.container_id)
         record = CallBehavior(call=index, tool=call.tool, label=call.label, sandbox=self.sandbox_index)
         if not state.running:
@@ -206,7 +213,10 @@ class ProbeRunner:
             with anyio.fail_after(timeout + TIMEOUT_GRACE):
                 answer = await self.client.call_tool(call.tool, call.arguments, read_timeout_seconds=timeout)
             wire = answer.model_dump(mode="json", by_alias=True, exclude_none=True)
-            return result_from_call(call, call_result=wire, latency_ms=_ms(started))
+            result = result_from_call(call, call_result=wire, latency_ms=_ms(started))
+            if result.status == "ok":
+                self.ids.add(harvest(wire, call.tool))
+            return result
         except TimeoutError:
             return result_from_failure(call, status="timeout", error=f"no answer within {timeout:g} s; cancelled",
                                        latency_ms=_ms(started))
@@ -220,6 +230,20 @@ class ProbeRunner:
         except (anyio.EndOfStream, anyio.ClosedResourceError, anyio.BrokenResourceError, ConnectionError) as exc:
             return result_from_failure(call, status="crashed", error=f"the connection closed ({type(exc).__name__})",
                                        latency_ms=_ms(started))
+
+    def _definition(self, name: str) -> dict[str, Any] | None:
+        return next((tool for tool in self.current_tools if tool_name(tool) == name), None)
+
+    def _name_the_fault(self, call: ProbeCall, result: ProbeResult) -> ProbeResult:
+        """A call that saw the connection close because the reader ended the stream (a stdout flood, a line over the
+        bound) says so; so do the errors, once per restarted session (the listing session's is `collect`'s)."""
+        fault = self.health.fault
+        if fault is None or result.status not in ("crashed", "timeout"):
+            return result
+        if self.sandbox_index > 0 and not any(fault in error for error in self.outcome.errors):
+            self.outcome.errors.append(f"probing (after restart {self.sandbox_index}): {fault}"[:600])
+        return result_from_failure(call, status="crashed", error=f"{fault} (the scanner closed the connection)",
+                                   latency_ms=result.latency_ms)
 
     async def _observe_after(self, record: CallBehavior, before: Snapshot) -> None:
         try:
@@ -322,6 +346,8 @@ class ProbeRunner:
         """Stop the old sandbox and start a fresh one from the installed image, seeded, with a new MCP session."""
         self.restart_needed = False
         self.outcome.restarts += 1
+        self.ids.clear()  # a fresh server knows none of the old session's ids
+        self.health = WireHealth()
         self.progress("restarting the server in a fresh sandbox")
         await anyio.to_thread.run_sync(observe.kill, self.access.docker, self.server.container_id)
         try:
@@ -332,15 +358,15 @@ class ProbeRunner:
             self.last_processes = None
             stdio = AttachedStdio(server.socket, stderr=server.stderr)
             await self._stack.enter_async_context(stdio)
-            client = Client(attached_transport(stdio, WireHealth()), mode="auto",
+            client = Client(attached_transport(stdio, self.health), mode="auto",
                             read_timeout_seconds=self.access.startup_timeout, cache=None,
                             client_info=CLIENT_IDENTITY.implementation(),
                             message_handler=self.on_message)
             # The client's own read timeout bounds the handshake: its task group must not sit in a scope of ours.
             await self._stack.enter_async_context(client)
         except Exception as exc:  # noqa: BLE001 - the restart failing ends probing, not the scan
-            self.outcome.errors.append(f"restarting the server for the remaining probes failed: "
-                                       f"{type(exc).__name__}: {exc}"[:300])
+            why = self.health.fault or f"{type(exc).__name__}: {exc}"
+            self.outcome.errors.append(f"restarting the server for the remaining probes failed: {why}"[:600])
             return False
         self.client = client
         self.sandbox_index += 1

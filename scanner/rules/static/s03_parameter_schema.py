@@ -45,6 +45,14 @@ def _param_findings(tool: ToolView) -> Iterator[Finding]:
                                evidence=param.name)
 
 
+def rejected_finding(name: str, problem: str) -> Finding:
+    """A served tool the MCP SDK's Tool model rejects (seen live: the listing kept the page's other tools)."""
+    return RULE.finding(name, f"tool definition is not a valid MCP Tool ({problem}): an MCP client drops it, and one "
+                        "that validates the page as a whole loses every tool on the page", severity="error",
+                        evidence=problem,
+                        fix="Serve every tool with a string `name` and an object `inputSchema`, as the MCP spec requires.")
+
+
 def check(ctx: LintContext) -> Iterator[Finding]:
     for tool in ctx.tools:
         if not isinstance(tool.raw, dict):

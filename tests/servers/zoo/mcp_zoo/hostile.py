@@ -60,11 +60,16 @@ def ref_cycle() -> None:
     Server("zoo-ref-cycle", [linked]).serve()
 
 
-def _flood(_arguments: dict[str, Any]) -> str:
+def write_log_flood(total_bytes: int) -> None:
+    """Write about total_bytes of log lines to stdout (where they do not belong)."""
     line = "DEBUG flushing the cache, this log line belongs on stderr " + "." * 60 + "\n"
-    for _ in range(FLOOD_BYTES // len(line)):
+    for _ in range(total_bytes // len(line)):
         sys.stdout.write(line)
     sys.stdout.flush()
+
+
+def _flood(_arguments: dict[str, Any]) -> str:
+    write_log_flood(FLOOD_BYTES)
     return "flushed"
 
 

@@ -1,0 +1,48 @@
+"""The probe phase across a session, against real sandboxes: ids a create returned are reused by the get and the
+delete of the same entity (so a clean server's tools succeed), and a stdout flood in the session started after a
+crash is named as the flood, not as a closed connection."""
+
+from __future__ import annotations
+
+import pytest
+
+from scanner.pipeline.inventory import Timeouts
+from scanner.pipeline.scan import ScanOptions, run_scan
+from scanner.probes.runner import ProbeOptions
+from scanner.report.model import Report
+from tests.sandbox_helpers import ZOO
+
+pytestmark = pytest.mark.docker
+
+
+def probe_zoo(command: str, **probe_options) -> Report:
+    report = run_scan(ScanOptions(target=str(ZOO), command=command, timeouts=Timeouts(startup=30, request=10),
+                                  probes=ProbeOptions(**{"timeout": 10.0, **probe_options})))
+    assert report.sandbox.teardown.complete
+    return report
+
+
+def test_ids_a_create_returned_are_reused_so_the_get_and_the_delete_succeed(no_leftovers):
+    report = probe_zoo("zoo-notes")
+    generated = {p.tool: p for p in report.probes if p.kind == "generated"}
+    assert list(generated) == ["list_notes", "create_note", "get_note", "delete_note"]
+    created = report.probes[[p.tool for p in report.probes].index("create_note")]
+    assert created.status == "ok"
+    for name in ("get_note", "delete_note"):
+        probe = generated[name]
+        assert probe.status == "ok", (name, probe.preview)
+        assert probe.reused == {"note_id": "create_note"} and probe.arguments["note_id"] in created.preview
+    unknown = [p for p in report.probes if p.error_probe == "unknown_value" and p.tool == "get_note"]
+    assert unknown and unknown[0].status == "tool_error" and not unknown[0].reused  # error probes stay as chosen
+    assert not [f for f in report.findings if f.rule_id in ("P4", "P6", "P7")], report.findings
+    assert report.errors == []
+
+
+def test_a_flood_in_the_session_after_a_crash_is_named_as_the_flood(no_leftovers):
+    report = probe_zoo("zoo-restart-flood", error_probes=False)
+    assert [p.tool for p in report.probes] == ["crash_worker", "flush_cache"]
+    crashed, flooded = report.probes
+    assert crashed.status == "crashed" and any(f.rule_id == "P6" for f in report.findings)
+    assert flooded.status == "crashed" and "flooded stdout" in (flooded.error or ""), flooded.error
+    assert any("after restart 1" in e and "flooded stdout" in e for e in report.errors), report.errors
+    assert report.status == "incomplete"
