@@ -11,7 +11,6 @@ from __future__ import annotations
 import time
 from collections.abc import Callable
 from contextlib import AsyncExitStack
-from dataclasses import dataclass, field
 from typing import Any, Literal
 
 import anyio
@@ -23,94 +22,30 @@ from docker.errors import APIError
 
 from sandbox.run import observe, server as run
 from sandbox.run.attach import AttachedStdio
-from sandbox.run.canaries import PlantedCanaries, find_canaries
+from sandbox.run.canaries import find_canaries
 from sandbox.run.observe import ObserveError, Process, Snapshot
-from sandbox.run.policy import HOME, WORKSPACE
 from sandbox.run.process_watch import pids_in_use, process_table
-from sandbox.run.server import RunningServer
-from sandbox.run.workspace_seed import SeedManifest
 from scanner.pipeline.client_identity import DEFAULT as CLIENT_IDENTITY
 from scanner.pipeline.transport import WireHealth, attached_transport
 from scanner.probes.call_behavior import fill_record, new_processes, pids_at_limit
 from scanner.probes.process_tree import classify, daemons
-from scanner.probes.fixtures import FixtureFile, Refusal
 from scanner.probes.harvest import harvest
 from scanner.probes.id_reuse import IdPool, fill_from_pool
 from scanner.probes.model import ProbeCall, ProbeResult, result_from_call, result_from_failure, result_not_probed
-from scanner.probes.notifications import NotificationLog
 from scanner.probes.plan import NEEDS_TASKS, plan_calls
+from scanner.probes.runner_io import ProbeOptions, ProbeOutcome, SandboxAccess, seed
 from scanner.probes.tooldef import tool_name
 from scanner.rules.probe import crash_finding, definition_change_findings, timeout_finding
-from scanner.report.model import CallBehavior, CanaryEvent, Finding, ProcessSeen, ResourceUse
+from scanner.report.model import CallBehavior, CanaryEvent, ProcessSeen, ResourceUse
 from sandbox.core.untrusted import cap_json
+
+__all__ = ["ProbeOptions", "ProbeOutcome", "ProbeRunner", "SandboxAccess", "seed"]
 
 PING_TIMEOUT = 2.0
 TIMEOUT_GRACE = 5.0  # the SDK's own read timeout fires first; this bounds everything else
 MAX_RESTARTS = 5
-MAX_CALLS = 500
 
 Progress = Callable[[str], None]
-Restart = Callable[[], RunningServer]
-
-
-@dataclass(frozen=True)
-class ProbeOptions:
-    enabled: bool = True
-    no_destructive: bool = False
-    error_probes: bool = True
-    fixtures: FixtureFile | None = None
-    include_responses: bool = False
-    timeout: float = 30.0
-    max_calls: int = MAX_CALLS
-
-
-@dataclass
-class ProbeOutcome:
-    """Everything the probe phase found; `phase.summarize` turns it into the report's probe part."""
-
-    results: list[ProbeResult] = field(default_factory=list)
-    behavior: list[CallBehavior] = field(default_factory=list)
-    findings: list[Finding] = field(default_factory=list)  # P6–P8 (events); P1–P5 and B1–B6 are derived later
-    refused: list[Refusal] = field(default_factory=list)
-    skipped: list[str] = field(default_factory=list)  # tools not probed (--no-destructive), by name
-    tools_before: list[dict[str, Any]] = field(default_factory=list)
-    tools_after: list[dict[str, Any]] = field(default_factory=list)
-    list_changed_notifications: int = 0
-    notifications: NotificationLog = field(default_factory=NotificationLog)  # every server notification, by method
-    restarts: int = 0
-    startup_processes: list[ProcessSeen] = field(default_factory=list)  # after listing, before the first call
-    teardown_processes: list[ProcessSeen] = field(default_factory=list)  # after the last call, before EOF
-    server: RunningServer | None = None  # the sandbox probing ended in (a restart replaces the first)
-    server_exited: bool = False  # that server had exited before teardown began (a crash, not its ending)
-    errors: list[str] = field(default_factory=list)
-    seconds: float = 0.0
-    ran: bool = False
-
-
-@dataclass
-class SandboxAccess:
-    """What the runner needs to look at and restart the sandbox."""
-
-    docker: docker.DockerClient
-    server: RunningServer
-    manifest: SeedManifest
-    workspace_archive: bytes
-    canaries: PlantedCanaries
-    restart: Restart
-    startup_timeout: float = 60.0
-    request_timeout: float = 30.0
-    cpus: float = 1.0
-    # B2 hook for the egress sink: given the server's container id, the attempts logged since the last drain
-    # (dicts with e.g. host / sni / query / destination and first_bytes). Drained after every call.
-    drain_egress: Callable[[str], list[dict[str, Any]]] | None = None
-    health: WireHealth | None = None  # the listing session's wire health (a flood there names what ended it)
-
-
-def seed(access: SandboxAccess, server: RunningServer) -> Snapshot:
-    """Fill the workspace and plant the canaries in HOME of a running sandbox; returns the baseline snapshot."""
-    observe.extract_tar(access.docker, server.container_id, access.workspace_archive, WORKSPACE)
-    observe.extract_tar(access.docker, server.container_id, access.canaries.home_archive, HOME)
-    return observe.snapshot(access.docker, server.container_id)
 
 
 class ProbeRunner:
