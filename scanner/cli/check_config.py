@@ -8,17 +8,18 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 import typer
-from rich.console import Console
 
 from scanner.cli.options import with_report_options
 from scanner.cli.output import (STDOUT, ReportOutputs, at_or_above, check_outputs, exit_code,
                                 print_annotations, write_json, write_text)
 from scanner.errors import UsageError
-from scanner.report.model import Finding
 from scanner.report.severity import ASCENDING, at_least
 from sandbox.core.untrusted import escape_for_terminal
 
 if TYPE_CHECKING:
+    from rich.console import Console
+
+    from scanner.report.model import Finding
     from scanner.provenance.config_lint import ConfigResult, ServerResult
     from scanner.report.locations import Artifact
 
