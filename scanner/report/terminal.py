@@ -327,9 +327,14 @@ def renderables(report: Report, min_severity: Severity = Severity.INFO) -> list[
 
 
 def _fits(width: int, item: RenderableType) -> bool:
-    """A Text rich would print as its plain text and a newline: one line within the width."""
-    return isinstance(item, Text) and item.end == "\n" and "\n" not in item.plain and "\t" not in item.plain \
-        and cell_len(item.plain) <= width
+    """A Text rich would print as its plain text and a newline: one line within the width (an ASCII line is never
+    wider than its length)."""
+    if not isinstance(item, Text) or item.end != "\n":
+        return False
+    plain = item.plain
+    if "\n" in plain or "\t" in plain:
+        return False
+    return len(plain) <= width if plain.isascii() else cell_len(plain) <= width
 
 
 def _print(console: Console, section: RenderableType) -> None:
