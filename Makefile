@@ -29,6 +29,11 @@ test: images
 	$(PY) -m pytest -q
 
 bench: images
+	$(PY) benchmarks/bench_startup.py
+	$(PY) benchmarks/bench_check.py --tools 3000
+	$(PY) benchmarks/bench_check.py --tools 50000 --runs 1
+	$(PY) benchmarks/bench_config_lint.py
+	$(PY) benchmarks/bench_attestations.py
 	$(PY) benchmarks/bench_sandbox.py
 
 gc: setup

@@ -1,9 +1,11 @@
-"""Time `mcp-sandbox check` logic on a generated 3,000-tool list and report peak memory.
+"""`mcp-sandbox check` of a generated tool list, whole processes, paired in one run: the baseline ref's code against
+the current code, for the terminal view (on stdout, to a file) and for `--json FILE -q`; medians of N rotating runs,
+wall time and peak resident memory, and whether both wrote the same bytes.
 
-    .venv/bin/python benchmarks/bench_check.py [--tools 3000] [--repeat 3]
+    .venv/bin/python benchmarks/bench_check.py [--tools 3000] [--runs 5] [--baseline aa7ca09]
 
-Measures: parse the file, run rules S1-S14, score, and render JSON + SARIF + Markdown (the terminal view is left out:
-it would time the terminal). Target: under 1 s for 3,000 tools on the project's 2-core machine.
+Goal (issue 12): 3,000 tools (about 1.5 MB) under 1.0 s wall and under 100 MiB peak, terminal and --json alike;
+50,000 tools near-linear (`--tools 50000 --runs 1`).
 """
 
 from __future__ import annotations
@@ -11,18 +13,16 @@ from __future__ import annotations
 import argparse
 import json
 import random
+import sys
 import tempfile
-import time
-import tracemalloc
 from pathlib import Path
 from typing import Any
 
-from scanner.cli.check import build_report
-from scanner.config import Config
-from scanner.report.markdown import to_markdown
-from scanner.report.locations import file_artifact
-from scanner.report.sarif import to_sarif
-from scanner.tools_file import load_tools_file
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+
+from paired import CLI, Side, alternate, describe_ref, export_ref, row, run  # noqa: E402
+
+BASELINE_REF = "aa7ca09"  # the commit before the check work (issue 12)
 
 VERBS = ["get", "list", "create", "update", "delete", "search", "send", "run", "fetch", "write"]
 NOUNS = ["user", "order", "invoice", "ticket", "file", "repo", "issue", "comment", "event", "report", "page", "task",
@@ -47,32 +47,37 @@ def generate_tools(count: int, seed: int = 7) -> list[dict[str, Any]]:
     return tools
 
 
-def run_once(path: Path) -> tuple[float, int]:
-    start = time.perf_counter()
-    report = build_report(path, load_tools_file(path), Config())
-    report.model_dump_json()
-    json.dumps(to_sarif(report, file_artifact("tools.json")))
-    to_markdown(report)
-    return time.perf_counter() - start, len(report.findings)
+MODES = {"terminal": ["check", "tools.json", "--fail-on", "never"],
+         "--json": ["check", "tools.json", "--json", "out.json", "-q", "--fail-on", "never"]}
+
+
+def same_output(baseline: Side, current: Side, mode: str, work: Path) -> bool:
+    """One more run of each, keeping what it wrote: the terminal view (stdout) or the JSON file."""
+    written = []
+    for side in (baseline, current):
+        run(side, work, stdout=work / "stdout.txt")
+        written.append((work / ("stdout.txt" if mode == "terminal" else "out.json")).read_bytes())
+    return written[0] == written[1]
 
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--tools", type=int, default=3000)
-    parser.add_argument("--repeat", type=int, default=3)
+    parser.add_argument("--runs", type=int, default=5)
+    parser.add_argument("--baseline", default=BASELINE_REF, help="git ref whose code is the before figure")
     args = parser.parse_args()
     with tempfile.TemporaryDirectory() as tmp:
-        path = Path(tmp) / "tools.json"
-        path.write_text(json.dumps({"tools": generate_tools(args.tools)}), encoding="utf-8")
-        size = path.stat().st_size
-        times = [run_once(path) for _ in range(args.repeat)]
-        tracemalloc.start()
-        run_once(path)
-        _, peak = tracemalloc.get_traced_memory()
-        tracemalloc.stop()
-    best = min(t for t, _ in times)
-    print(f"tools={args.tools} file={size / 1024:.0f} KiB findings={times[0][1]} "
-          f"best={best:.3f}s runs={[round(t, 3) for t, _ in times]} peak_python_heap={peak / 2**20:.1f} MiB")
+        work = Path(tmp)
+        (work / "tools.json").write_text(json.dumps({"tools": generate_tools(args.tools)}), encoding="utf-8")
+        tree = export_ref(args.baseline, work / "baseline")
+        size = (work / "tools.json").stat().st_size
+        print(f"check of {args.tools} tools ({size / 2**20:.1f} MiB), medians of {args.runs} rotating runs; "
+              f"baseline {describe_ref(args.baseline)}")
+        for mode, argv in MODES.items():
+            sides = [Side(f"{mode} (baseline)", [*CLI, *argv], tree), Side(mode, [*CLI, *argv])]
+            before, after = alternate(sides, args.runs, work)
+            identical = same_output(sides[0], sides[1], mode, work)
+            print(row(f"{mode}", before, after, memory=True) + f"  same bytes: {'yes' if identical else 'NO'}")
 
 
 if __name__ == "__main__":

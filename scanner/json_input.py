@@ -90,17 +90,17 @@ def _reject_constant(constant: str) -> Any:
 
 
 def nesting_depth(value: Any) -> int:
-    """How many arrays and objects deep a parsed JSON value nests (iteratively: any depth is safe to measure)."""
-    if not isinstance(value, (dict, list)):
-        return 0
-    deepest = 0
-    stack: list[tuple[dict[str, Any] | list[Any], int]] = [(value, 1)]
-    while stack:
-        item, depth = stack.pop()
-        deepest = max(deepest, depth)
-        children = item.values() if isinstance(item, dict) else item
-        stack.extend((child, depth + 1) for child in children if isinstance(child, (dict, list)))
-    return deepest
+    """How many arrays and objects deep a parsed JSON value nests (level by level: any depth is safe to measure)."""
+    level = [value] if isinstance(value, (dict, list)) else []
+    depth = 0
+    while level:
+        depth += 1
+        below: list[Any] = []
+        for item in level:
+            below += [child for child in (item.values() if isinstance(item, dict) else item)
+                      if isinstance(child, (dict, list))]
+        level = below
+    return depth
 
 
 def parse_json(name: str, text: str, *, max_depth: int = MAX_JSON_DEPTH) -> Any:

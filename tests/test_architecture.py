@@ -190,3 +190,24 @@ def test_no_module_is_too_large() -> None:
     large = sorted(f"{p.relative_to(ROOT)}: {n} lines" for p in [*MODULES.values(), *_other_sources()]
                    if (n := len(p.read_text("utf-8").splitlines())) > MAX_MODULE_LINES)
     assert large == []
+
+
+HEAVY = ("rich", "pydantic", "docker", "mcp", "cryptography", "requests", "sigstore", "httpx")
+
+
+@pytest.mark.parametrize("argv", [["--version"], ["--help"]])
+def test_building_the_app_loads_no_heavy_package(argv: list[str]) -> None:
+    """`--version` and `--help` build every command without importing what only running one needs: the report model
+    (pydantic), rich, Docker, mcp, signing. (typer's help is drawn with rich; typer parses a command's parameters
+    with pydantic, so those load once a command runs.)"""
+    import subprocess
+    import sys
+
+    code = ("import sys\nfrom scanner.cli.app import main\nsys.argv = ['mcp-sandbox', *sys.argv[1:]]\n"
+            "try:\n    main()\nexcept SystemExit:\n    pass\n"
+            "print(' '.join(sorted({m.split('.')[0] for m in sys.modules})), file=sys.stderr)")
+    result = subprocess.run([sys.executable, "-c", code, *argv], capture_output=True, text=True, timeout=120)
+    loaded = set(result.stderr.split("\n")[-2].split())
+    allowed = {"rich"} if "--help" in argv else set()
+    assert "scanner" in loaded and "typer" in loaded  # the probe read the right process
+    assert sorted(set(HEAVY) & loaded - allowed) == []

@@ -320,3 +320,12 @@ def test_sarif_names_a_file_in_the_working_directory_relative_to_it(tmp_path: Pa
         code, out, _ = cli("check", given, "--sarif", "-", "--fail-on", "never")
         results = json.loads(out)["runs"][0]["results"]
         assert code == 0 and results and {physical(r)[0] for r in results} == {"servers/tools.json"}
+
+
+def test_the_lock_option_default_is_the_lock_name() -> None:
+    """`lock --lock` defaults to the lockfile name scanner.lock.model owns (spelled out in the CLI so that building
+    the app does not import the lock machinery)."""
+    from scanner.cli.lock import LOCK_FILE_NAME
+    from scanner.lock.model import DEFAULT_LOCK_NAME
+
+    assert LOCK_FILE_NAME == DEFAULT_LOCK_NAME

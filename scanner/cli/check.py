@@ -1,30 +1,37 @@
-"""`mcp-sandbox check FILE`: lint a saved tools/list result offline and report a score and a verdict."""
+"""`mcp-sandbox check FILE`: lint a saved tools/list result offline and report a score and a verdict.
+
+The rules, the report model and the config are imported when the command runs, so that building the app (for
+`--version`, `--help` or another command) does not load them."""
 
 from __future__ import annotations
 
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import typer
 
 from scanner.cli.options import config_option, fail_under_option, with_report_options
 from scanner.cli.output import ReportOutputs, check_outputs, emit_report, finish
-from scanner.config import Config, load
 from scanner.errors import UsageError
-from scanner.json_input import is_stdin
-from scanner.report.locations import Artifact, file_artifact, tool_lines
-from scanner.report.model import Report, ServerInfo, Skipped, TargetInfo
-from scanner.report.score import compute
-from scanner.rules.docs import explain
-from scanner.rules.registry import lookup
-from scanner.rules.static.engine import run_rules
-from scanner.tools_file import ToolsFile, load_tools_file
-from sandbox.core.untrusted import cap_json, cap_text
+from sandbox.core.untrusted import cap_text
+
+if TYPE_CHECKING:
+    from scanner.config import Config
+    from scanner.report.locations import Artifact
+    from scanner.report.model import Report
+    from scanner.tools_file import ToolsFile
 
 STDIN_ARTIFACT = "stdin"
 
 
 def build_report(path: Path, parsed: ToolsFile, config: Config) -> Report:
     """Lint the parsed file into a complete Report (findings, those the config suppressed, score, verdict)."""
+    from scanner.json_input import is_stdin
+    from scanner.report.model import Report, ServerInfo, Skipped, TargetInfo
+    from scanner.report.score import compute
+    from scanner.rules.static.engine import run_rules
+    from sandbox.core.untrusted import cap_json
+
     findings = run_rules(parsed.tools, parsed.prompts, parsed.instructions, parsed.server_info,
                          payload_bytes=parsed.payload_bytes)
     info = parsed.server_info
@@ -60,12 +67,18 @@ def _unread_listing(saved: Report | None) -> str | None:
 
 def tools_file_artifact(path: Path, parsed: ToolsFile, with_lines: bool) -> Artifact:
     """The checked file, and the line of each tool's `"name"` in it (found only when an output uses lines)."""
+    from scanner.json_input import is_stdin
+    from scanner.report.locations import Artifact, file_artifact, tool_lines
+
     if is_stdin(path):
         return Artifact(uri=STDIN_ARTIFACT)
     return file_artifact(str(path), tool_lines(parsed.text) if with_lines else None)
 
 
 def _explain(name: str) -> None:
+    from scanner.rules.docs import explain
+    from scanner.rules.registry import lookup
+
     rule = lookup(name)
     if rule is None:
         raise UsageError(f"unknown rule {name!r}; run `mcp-sandbox rules` to list every rule's id and name")
@@ -88,6 +101,9 @@ def check(
     if file is None:
         raise UsageError("give a tools/list JSON FILE to check (- for standard input), or --explain RULE")
     check_outputs(outputs, inputs=[file], fail_under=fail_under)
+    from scanner.config import load
+    from scanner.tools_file import load_tools_file
+
     config = load(config_path)
     parsed = load_tools_file(file)
     report = build_report(file, parsed, config)

@@ -8,18 +8,19 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 import typer
-from rich.console import Console
 
 from scanner.cli.options import config_option, with_report_options
 from scanner.cli.output import (STDOUT, ReportOutputs, at_or_above, check_outputs, exit_code,
                                 print_annotations, write_json, write_text)
-from scanner.config import Config, load
 from scanner.errors import UsageError
-from scanner.report.model import ConfigInfo, Finding, RefusedSuppression
 from scanner.report.severity import ASCENDING, at_least
 from sandbox.core.untrusted import escape_for_terminal
 
 if TYPE_CHECKING:
+    from rich.console import Console
+
+    from scanner.config import Config
+    from scanner.report.model import ConfigInfo, Finding, RefusedSuppression
     from scanner.provenance.config_lint import ConfigResult, ServerResult
     from scanner.report.locations import Artifact
 
@@ -41,6 +42,8 @@ def check_config(
     (--config, as for check and scan) suppresses findings the way it does there: shown, never counted.
     """
     check_outputs(outputs, inputs=[path.expanduser() for path in files])
+    from scanner.config import load
+
     config = load(config_path)
     from scanner.provenance.client_config import read_client_config  # loaded only when the command runs
     from scanner.provenance.config_lint import lint_config

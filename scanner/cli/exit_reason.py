@@ -13,10 +13,13 @@ from __future__ import annotations
 
 from collections import Counter
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
 from sandbox.core.untrusted import escape_for_terminal
-from scanner.report.model import Finding, Report
 from scanner.report.severity import NEVER, meets_fail_on, most_severe_first
+
+if TYPE_CHECKING:
+    from scanner.report.model import Finding, Report
 
 EXIT_CLEAN = 0
 EXIT_FINDINGS = 1

@@ -1,40 +1,41 @@
-"""`mcp-sandbox lock`: write a lockfile from a saved tools/list, or check a later one against it."""
+"""`mcp-sandbox lock`: write a lockfile from a saved tools/list, or check a later one against it.
+
+The lock, signing and scan machinery is imported by the functions that use it, so building the app does not."""
 
 from __future__ import annotations
 
 import json
 import sys
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import typer
-from rich.console import Console
 
-from sandbox.install.proxy.upstream import UpstreamProxy
 from scanner.cli.signing import print_verification
 from scanner.cli.options import fail_on_option, json_option, upstream_from_cli, upstream_proxy_option
 from scanner.cli.output import STDOUT, check_writable
 from scanner.errors import UsageError
-from scanner.report.model import Finding, Report
-from scanner.report.severity import meets_fail_on
-from scanner.lock.atomic import atomic_write_bytes
-from scanner.lock.build import build_lock
-from scanner.lock.changes import Change, at_or_above, counts, severity_counts
-from scanner.report.severity import FAIL_ON_LEVELS
-from scanner.lock.diff import diff
-from scanner.lock.io import load_lock, write_lock
-from scanner.lock.lint import changed_text_findings
-from scanner.lock.model import DEFAULT_LOCK_NAME, LockFile
-from scanner.lock.server_diff import duplicate_changes, not_compared
-from scanner.lock.source import load_source
-from scanner.signing.attest import attestation_path, write_attestation
-from scanner.signing.keys import Signer, load_public_key, load_signer
-from scanner.signing.verify import VerificationFailed, verify_attestation
+from scanner.report.severity import FAIL_ON_LEVELS, meets_fail_on
 from sandbox.core.untrusted import escape_for_terminal
 
+if TYPE_CHECKING:
+    from rich.console import Console
+
+    from sandbox.install.proxy.upstream import UpstreamProxy
+    from scanner.lock.changes import Change
+    from scanner.lock.model import LockFile
+    from scanner.report.model import Finding, Report
+    from scanner.signing.keys import Signer
+
+# scanner.lock.model.DEFAULT_LOCK_NAME (a test holds them equal): the option's default is read for every command's
+# --help, and importing scanner.lock loads the whole lock machinery.
+LOCK_FILE_NAME = "mcp-sandbox.lock"
 SEVERITY_LABEL = {"error": "ERROR  ", "warning": "WARNING", "info": "info   "}
 
 
 def _console(stderr: bool = False) -> Console:
+    from rich.console import Console
+
     return Console(stderr=stderr, highlight=False, soft_wrap=True)
 
 
@@ -44,6 +45,8 @@ def render_changes(console: Console, changes: list[Change], lock_path: Path, unc
     if not changes:
         console.print(f"no changes: the input matches {lock_path}", markup=False)
         return
+    from scanner.lock.changes import counts
+
     for item in changes:
         where = f"{escape_for_terminal(item.tool, 200)}: " if item.tool is not None else ""
         console.print(f"{SEVERITY_LABEL[item.severity]}  {item.kind:<22} {where}{escape_for_terminal(item.message)}",
@@ -74,6 +77,9 @@ def write_changes_json(target: str, changes: list[Change], findings: list[Findin
                        lock_path: Path, fail_on: str, failed: bool) -> None:
     """The changes, what could not be compared, and the findings on the changed text as JSON (ASCII: hidden
     characters are escaped) to a file, or to stdout for `-`."""
+    from scanner.lock.atomic import atomic_write_bytes
+    from scanner.lock.changes import counts, severity_counts
+
     document = {"lock": str(lock_path), "fail_on": fail_on, "failed": failed, "counts": counts(changes),
                 "changes": [c.model_dump(mode="json") for c in changes], "not_compared": unchecked,
                 "finding_counts": severity_counts(f.severity for f in findings),
@@ -112,6 +118,10 @@ def _check_paths(lock_path: Path, check: bool, json_path: str | None, source: Pa
 
 
 def _verify_lock_signature(console: Console, lock_path: Path, key: Path) -> None:
+    from scanner.signing.attest import attestation_path
+    from scanner.signing.keys import load_public_key
+    from scanner.signing.verify import VerificationFailed, verify_attestation
+
     public_key = load_public_key(key)
     envelope = attestation_path(lock_path)
     if not envelope.is_file():
@@ -131,6 +141,12 @@ def _verify_lock_signature(console: Console, lock_path: Path, key: Path) -> None
 
 def check_against_lock(console: Console, new: LockFile, lock_path: Path, key: Path | None, json_path: str | None,
                        fail_on: str) -> None:
+    from scanner.lock.changes import at_or_above
+    from scanner.lock.diff import diff
+    from scanner.lock.io import load_lock
+    from scanner.lock.lint import changed_text_findings
+    from scanner.lock.server_diff import not_compared
+
     if key is not None:
         _verify_lock_signature(console, lock_path, key)
     old = load_lock(lock_path)
@@ -150,6 +166,13 @@ def check_against_lock(console: Console, new: LockFile, lock_path: Path, key: Pa
 
 def write_with_changes(console: Console, new: LockFile, lock_path: Path, signer: Signer | None, accept: bool,
                        json_path: str | None) -> None:
+    from scanner.lock.changes import at_or_above
+    from scanner.lock.diff import diff
+    from scanner.lock.io import load_lock, write_lock
+    from scanner.lock.lint import changed_text_findings
+    from scanner.lock.server_diff import duplicate_changes, not_compared
+    from scanner.signing.attest import attestation_path, write_attestation
+
     changes: list[Change] = []
     findings: list[Finding] = []
     unchecked: list[str] = []
@@ -189,7 +212,7 @@ def lock(
     command: str | None = typer.Option(None, "--command", help="Launch command inside the sandbox (as in `scan`)."),
     from_file: Path | None = typer.Option(None, "--from", metavar="FILE", help="Saved tools/list result or "
                                           "mcp-sandbox JSON report (- reads standard input)."),
-    lock_path: Path = typer.Option(Path(DEFAULT_LOCK_NAME), "--lock", help="The lockfile to write or check."),
+    lock_path: Path = typer.Option(Path(LOCK_FILE_NAME), "--lock", help="The lockfile to write or check."),
     check: bool = typer.Option(False, "--check", help="Compare the input with the lock instead of writing it."),
     json_path: str | None = json_option("Write the changes as JSON to PATH (- for stdout; the terminal view then "
                                         "goes to stderr)."),
@@ -205,6 +228,10 @@ def lock(
 ) -> None:
     """Pin a server's tools (fingerprints over RFC 8785 JSON), instructions, prompts and resources, or --check a
     later tools/list against the pins."""
+    from scanner.lock.build import build_lock
+    from scanner.lock.source import load_source
+    from scanner.signing.keys import load_signer
+
     source_path = _validate(target, from_file, check, fail_on, key, sign, sign_env, accept)
     if source_path is not None and upstream_proxy is not None:
         raise UsageError("--upstream-proxy applies to installing a live TARGET; drop it with --from")
@@ -227,6 +254,8 @@ def lock(
 def live_report(target: str, server_args: list[str], command: str | None,
                 upstream_proxy: UpstreamProxy | None = None) -> Report:
     """Scan the target in the sandbox (default policy) for its live definitions; exit 3 when it could not list."""
+    from rich.console import Console
+
     from scanner.pipeline.scan import ScanOptions, run_scan
 
     console = Console(stderr=True, highlight=False)

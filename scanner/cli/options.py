@@ -9,13 +9,15 @@ import inspect
 import os
 import sys
 from collections.abc import Callable, Mapping
-from typing import Any, get_type_hints
+from typing import TYPE_CHECKING, Any, get_type_hints
 
 import typer
 
-from sandbox.install.proxy.upstream import FLAG, UpstreamProxy, UpstreamProxyError, resolve_upstream_proxy
 from scanner.cli.output import ReportOutputs
 from sandbox.core.untrusted import escape_for_terminal
+
+if TYPE_CHECKING:
+    from sandbox.install.proxy.upstream import UpstreamProxy
 
 JSON_HELP = "Write the JSON report to PATH (- for stdout; the terminal view then goes to stderr)."
 FAIL_ON_HELP = "Exit 1 on a finding at or above: info|warning|error|never."
@@ -125,6 +127,8 @@ def upstream_from_cli(flag: str | None, environ: Mapping[str, str] | None = None
     the install proxy cannot chain to (`https://…`, `socks5://…`, no port) is the host's general setting, which many
     scans never need (a cached install, a host that reaches the registry directly): it is ignored with one warning
     line saying why, and the install goes direct; `--upstream-proxy none` silences it."""
+    from sandbox.install.proxy.upstream import FLAG, UpstreamProxyError, resolve_upstream_proxy
+
     environ = os.environ if environ is None else environ
     try:
         return resolve_upstream_proxy(flag, environ)

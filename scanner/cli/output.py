@@ -1,7 +1,10 @@
 """What every report-writing command does with its outputs, in one place: check the flags and the output paths
 before any work starts, then show the terminal view, write the JSON/SARIF/Markdown files (`-` is stdout) and print
 GitHub annotations; and the exit-code gate (`--fail-on`, `--fail-under`), with the last line on stderr saying why
-the exit code is what it is (`exit 1: S8 error at or above --fail-on error`)."""
+the exit code is what it is (`exit 1: S8 error at or above --fail-on error`).
+
+Light at import (every command's signature names ReportOutputs, and `--version` builds them all): rich, the report
+model and the views are imported by the functions that use them."""
 
 from __future__ import annotations
 
@@ -11,19 +14,17 @@ import sys
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
+from typing import TYPE_CHECKING
 
-from rich.console import Console
-
-from scanner.cli.exit_reason import decide
 from scanner.errors import UsageError
-from scanner.report.github_annotations import annotations
-from scanner.report.locations import Artifact, report_artifact
-from scanner.report.markdown import to_markdown
-from scanner.report.model import Finding, Report
-from scanner.report.sarif import to_sarif
 from scanner.report.severity import ASCENDING, FAIL_ON_LEVELS, at_least, meets_fail_on
-from scanner.report.terminal import render
 from sandbox.core.untrusted import escape_json_text
+
+if TYPE_CHECKING:
+    from rich.console import Console
+
+    from scanner.report.locations import Artifact
+    from scanner.report.model import Finding, Report
 
 STDOUT = "-"
 
@@ -47,6 +48,8 @@ class ReportOutputs:
 
     def terminal(self, soft_wrap: bool = False) -> Console | None:
         """Where the terminal view goes: stderr when stdout carries an output, nowhere with --quiet."""
+        from rich.console import Console
+
         return None if self.quiet else Console(stderr=self.uses_stdout, highlight=False, soft_wrap=soft_wrap)
 
 
@@ -113,17 +116,27 @@ def print_annotations(lines: list[str]) -> None:
 def emit_report(report: Report, outputs: ReportOutputs, artifact: Artifact | None = None) -> None:
     """The terminal view, the report files and the annotations asked for; results point at `artifact` (by default
     the report's target)."""
+    from scanner.report.locations import report_artifact
+
     where = artifact or report_artifact(report)
     console = outputs.terminal()
     if console is not None:
+        from scanner.report.terminal import render
+
         render(report, console, outputs.min_severity)  # type: ignore[arg-type]
     if outputs.json:
         write_text(outputs.json, escape_json_text(report.model_dump_json(indent=2)) + "\n", "the JSON report")
     if outputs.sarif:
+        from scanner.report.sarif import to_sarif
+
         write_json(outputs.sarif, to_sarif(report, where), "the SARIF report")
     if outputs.markdown:
+        from scanner.report.markdown import to_markdown
+
         write_text(outputs.markdown, to_markdown(report), "the Markdown report")
     if outputs.annotations:
+        from scanner.report.github_annotations import annotations
+
         print_annotations(annotations(at_or_above(report.findings, outputs.min_severity), where,
                                       report.server.name or report.target.name))
 
@@ -140,6 +153,8 @@ def exit_code(findings: list[Finding], fail_on: str, score: int | None = None, f
 def finish(report: Report, outputs: ReportOutputs, fail_under: int | None = None) -> int:
     """The exit code of a report (exit_reason.decide), and its reason as the run's last line on stderr (not with
     --quiet)."""
+    from scanner.cli.exit_reason import decide
+
     decision = decide(report, outputs.fail_on, fail_under)
     if not outputs.quiet:
         print(decision.line, file=sys.stderr)

@@ -1,20 +1,19 @@
-"""`mcp-sandbox rules`: a table of every rule of every family, from the one registry; `--json` writes it as JSON."""
+"""`mcp-sandbox rules`: a table of every rule of every family, from the one registry; `--json` writes it as JSON.
+(The registry and rich are imported when the command runs.)"""
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 import typer
-from rich import box
-from rich.console import Console
-from rich.table import Table
-from rich.text import Text
 
 from scanner.cli.output import STDOUT, write_json, write_text
 from scanner.errors import UsageError
-from scanner.report.terminal import SEVERITY_STYLE
-from scanner.rules.docs import as_json, markdown_table
-from scanner.rules.model import Family, Rule
-from scanner.rules.registry import ALL_RULES
 
+if TYPE_CHECKING:
+    from rich.table import Table
+
+    from scanner.rules.model import Rule
 
 
 def register(app: typer.Typer) -> None:
@@ -34,6 +33,10 @@ def rules(
 
     `mcp-sandbox check --explain ID` prints one rule's full docs; config `disable`/`ignore` take the same ids.
     """
+    from rich.console import Console
+
+    from scanner.rules.docs import as_json, markdown_table
+
     chosen = select(family)
     if json_path == STDOUT and markdown_path == STDOUT:
         raise UsageError("--json - and --markdown - both want standard output; give one of them a file")
@@ -47,6 +50,9 @@ def rules(
 
 def select(family: str | None) -> list[Rule]:
     """The rules of one family (given by its prefix, any case), or all of them."""
+    from scanner.rules.model import Family
+    from scanner.rules.registry import ALL_RULES
+
     if family is None:
         return list(ALL_RULES)
     try:
@@ -58,6 +64,12 @@ def select(family: str | None) -> list[Rule]:
 
 def table(chosen: list[Rule]) -> Table:
     """One row per rule, a section per family (the id's prefix names it)."""
+    from rich import box
+    from rich.table import Table
+    from rich.text import Text
+
+    from scanner.report.terminal import SEVERITY_STYLE
+
     view = Table(title=f"{len(chosen)} rules", title_justify="left", box=box.SIMPLE_HEAD)
     view.add_column("id", no_wrap=True)
     view.add_column("name", overflow="fold")  # folds only on a narrow terminal, to leave room for the why

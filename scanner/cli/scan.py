@@ -1,7 +1,7 @@
 """`mcp-sandbox scan TARGET`, `images build` and `gc`: the sandbox commands.
 
-The scan machinery (mcp, docker, sigstore) is imported inside the commands that run it, so `--help`, `check` and
-`verify` start without paying for it."""
+The scan machinery (mcp, docker, sigstore, and the report model, lock, signing and rich) is imported inside the
+commands that run it, so `--version`, `--help`, `check` and `verify` start without paying for it."""
 
 from __future__ import annotations
 
@@ -9,31 +9,25 @@ import os
 import re
 import sys
 from pathlib import Path
-
-import typer
-from rich.console import Console
-
 from typing import TYPE_CHECKING
 
-from sandbox.run.policy import RunPolicy
+import typer
+
 from scanner.cli.lock import write_with_changes
 from scanner.cli.options import (config_option, fail_under_option, upstream_from_cli, upstream_proxy_option,
                                  with_report_options)
 from scanner.cli.exit_reason import EXIT_INCOMPLETE
 from scanner.cli.output import STDOUT, ReportOutputs, check_outputs, check_writable, emit_report, finish
-from scanner.config import load as load_config
 from scanner.errors import UsageError
-from scanner.lock.build import build_lock
-from scanner.lock.io import lock_bytes
-from scanner.lock.model import LockFile
-from scanner.report.locations import Artifact, file_artifact, tool_lines
-from scanner.report.model import Report
-from scanner.signing.attest import attestation_path, write_attestation
-from scanner.signing.keys import Signer, load_signer
 
 if TYPE_CHECKING:
+    from sandbox.run.policy import RunPolicy
+    from scanner.lock.model import LockFile
     from scanner.pipeline.scan import ScanOptions
     from scanner.probes.runner import ProbeOptions
+    from scanner.report.locations import Artifact
+    from scanner.report.model import Report
+    from scanner.signing.keys import Signer
 
 EXIT_SCAN_INCOMPLETE = EXIT_INCOMPLETE
 SIZE = re.compile(r"^(\d+(?:\.\d+)?)([kmg]?)b?$", re.IGNORECASE)
@@ -130,6 +124,7 @@ def scan(
     """
     from scanner.pipeline.inventory import Timeouts
     from scanner.pipeline.scan import ScanOptions
+    from scanner.config import load as load_config
 
     signer = _check_flags(outputs, fail_under, lock_path, sign, sign_env)
     _check_sources(advisories, ca_bundle, network)
@@ -148,6 +143,8 @@ def scan(
 def _check_flags(outputs: ReportOutputs, fail_under: int | None, lock_path: Path | None, sign: Path | None,
                  sign_env: str | None) -> Signer | None:
     """The flags and the output paths, before anything is installed; the signer when one is asked for."""
+    from scanner.signing.keys import load_signer
+
     check_outputs(outputs, fail_under=fail_under)
     check_writable(lock_path, "the lock")
     if (sign is not None or sign_env is not None) and (outputs.json is None or outputs.json == STDOUT):
@@ -165,6 +162,8 @@ def _check_sources(advisories: str | None, ca_bundle: Path | None, network: str)
 
 
 def _policy(memory: str, cpus: float, pids: int, env: list[str]) -> RunPolicy:
+    from sandbox.run.policy import RunPolicy
+
     return RunPolicy(memory_bytes=parse_size(memory, "--memory"), nano_cpus=int(cpus * 1e9), pids_limit=pids,
                      env=parse_env(env))
 
@@ -181,6 +180,8 @@ def _probe_options(no_probes: bool, no_destructive: bool, no_error_probes: bool,
 
 def _run(options: ScanOptions) -> Report:
     """The scan, with a spinner on stderr; Ctrl-C after the sandbox is torn down is exit 130."""
+    from rich.console import Console
+
     from scanner.pipeline.scan import run_scan
 
     console = Console(stderr=True, highlight=False)
@@ -195,6 +196,9 @@ def _run(options: ScanOptions) -> Report:
 
 def _lock_artifact(lock_path: Path, new: LockFile | None) -> Artifact:
     """The lockfile, with the line of each tool in it (as it is after this scan, or as it was)."""
+    from scanner.lock.io import lock_bytes
+    from scanner.report.locations import file_artifact, tool_lines
+
     if new is not None:
         text = lock_bytes(new).decode("ascii")
     else:
@@ -205,6 +209,11 @@ def _lock_artifact(lock_path: Path, new: LockFile | None) -> Artifact:
 def _write_outputs(report: Report, outputs: ReportOutputs, lock_path: Path | None, accept: bool,
                    signer: Signer | None) -> None:
     """The report views (pointing at the lock when there is one), then the lock, then the signature."""
+    from rich.console import Console
+
+    from scanner.lock.build import build_lock
+    from scanner.signing.attest import attestation_path, write_attestation
+
     new = build_lock(report.as_served()) if lock_path and report.sandbox is not None and not report.errors else None
     emit_report(report, outputs, _lock_artifact(lock_path, new) if lock_path else None)
     if lock_path is not None and new is not None:
@@ -222,6 +231,8 @@ def build_images(
 ) -> None:
     """Build the images a scan uses: the node and python runtimes, the egress sink and the install proxy (tagged by
     project version and build-context hash)."""
+    from rich.console import Console
+
     from sandbox.core import engine, images
 
     client = engine.connect()
@@ -255,6 +266,8 @@ def init_fixtures(
     upstream_proxy: str | None = upstream_proxy_option(),
 ) -> None:
     """Write a starter fixtures file: one probe per live tool of TARGET, with generated arguments to edit."""
+    from rich.console import Console
+
     from sandbox.run.workspace_seed import seed_manifest
     from scanner.probes.fixtures import write_starter_fixtures
     from scanner.probes.runner import ProbeOptions

@@ -1,20 +1,25 @@
-"""`mcp-sandbox keygen` and `mcp-sandbox verify`."""
+"""`mcp-sandbox keygen` and `mcp-sandbox verify` (cryptography and rich are imported when they run)."""
 
 from __future__ import annotations
 
 from pathlib import Path
-from typing import cast
+from typing import TYPE_CHECKING, cast
 
 import typer
-from rich.console import Console
 
 from scanner.errors import UsageError
-from scanner.signing.keys import ALGORITHMS, Algorithm, load_public_key, write_keypair
-from scanner.signing.verify import Verification, VerificationFailed, verify_attestation
 from sandbox.core.untrusted import escape_for_terminal
+
+if TYPE_CHECKING:
+    from rich.console import Console
+
+    from scanner.signing.keys import Algorithm
+    from scanner.signing.verify import Verification
 
 
 def _console(stderr: bool = False) -> Console:
+    from rich.console import Console
+
     return Console(stderr=stderr, highlight=False, soft_wrap=True)
 
 
@@ -23,9 +28,11 @@ def keygen(
     algorithm: str = typer.Option("ed25519", "--algorithm", help="ed25519 (default) or ecdsa-p256."),
 ) -> None:
     """Create a signing key pair (PEM): OUT (private, mode 0600) and OUT.pub."""
+    from scanner.signing.keys import ALGORITHMS, write_keypair
+
     if algorithm not in ALGORITHMS:
         raise UsageError(f"--algorithm must be one of {', '.join(ALGORITHMS)}, not {algorithm!r}")
-    private_path, public_path, key_id = write_keypair(out, cast(Algorithm, algorithm))
+    private_path, public_path, key_id = write_keypair(out, cast("Algorithm", algorithm))
     console = _console()
     console.print(f"wrote private key {private_path} (mode 0600; keep it secret) and public key {public_path}",
                   markup=False)
@@ -60,6 +67,9 @@ def verify(
     report: Path | None = typer.Option(None, "--report", help="The report to check (default: next to the envelope)."),
 ) -> None:
     """Check an attestation: its signature, then the SHA-256 of each file it covers. Exit 1 on any mismatch."""
+    from scanner.signing.keys import load_public_key
+    from scanner.signing.verify import VerificationFailed, verify_attestation
+
     public_key = load_public_key(key)
     console = _console()
     try:

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from rich.cells import cell_len
 from rich.console import Console, Group, RenderableType
 from rich.panel import Panel
 from rich.table import Table
@@ -28,7 +29,10 @@ STATUS_STYLE = {"ok": "green", "tool_error": "yellow", "protocol_error": "yellow
 
 def safe(value: Any, limit: int = 2_000) -> Text:
     """Untrusted value as a Text with every control/invisible character shown as a visible escape."""
-    return Text(escape_for_terminal("" if value is None else str(value), limit=limit))
+    text = "" if value is None else str(value)
+    # Printable ASCII within the limit is its own escape: skip the per-character pass (most names and messages).
+    return Text(text if len(text) <= limit and text.isascii() and text.isprintable()
+                else escape_for_terminal(text, limit=limit))
 
 
 def _kv_table(title: str, rows: list[tuple[str, Any]]) -> Table:
@@ -352,8 +356,39 @@ def renderables(report: Report, min_severity: Severity = Severity.INFO) -> list[
     return [s for s in sections if s is not None]
 
 
+def _fits(width: int, item: RenderableType) -> bool:
+    """A Text rich would print as its plain text and a newline: one line within the width (an ASCII line is never
+    wider than its length)."""
+    if not isinstance(item, Text) or item.end != "\n":
+        return False
+    plain = item.plain
+    if "\n" in plain or "\t" in plain:
+        return False
+    return len(plain) <= width if plain.isascii() else cell_len(plain) <= width
+
+
+def _print(console: Console, section: RenderableType) -> None:
+    """As `console.print(section)`; a Group's Texts that fit are written as they are, the rest laid out by rich (a
+    long list of findings then costs a string join, not a layout per line). Only on a console that writes no styles
+    (not a terminal, or NO_COLOR) and records nothing: there rich's output of such a Text is its plain text."""
+    if console.color_system is not None or console.record or not isinstance(section, Group):
+        console.print(section)
+        return
+    width = console.width
+    run: list[RenderableType] = []
+    for item in [*section.renderables, None]:  # None: the end, where the last run is written
+        if run and (item is None or _fits(width, item) != _fits(width, run[0])):
+            if _fits(width, run[0]):
+                console.file.write("".join(text.plain + "\n" for text in run))  # type: ignore[union-attr]
+            else:
+                console.print(Group(*run))
+            run = []
+        if item is not None:
+            run.append(item)
+
+
 def render(report: Report, console: Console, min_severity: Severity = Severity.INFO) -> None:
     """Print the report to a rich console."""
     for section in renderables(report, min_severity):
-        console.print(section)
+        _print(console, section)
         console.print()

@@ -3,8 +3,9 @@ concealment and ignore-instructions, claims to override, replace or forbid other
 other tool"), hidden recipients (bcc/cc/forward to an address) and instructions to send data to a URL. Plain
 "instead of", "you must" or a named recipient field are not findings.
 
-Each tool's strings are joined and searched once with a combined pattern; only on a hit are the single strings
-searched again to name where the text sits. Phrases are matched after NFKC normalisation with format characters
+Each tool's strings are joined and searched once; only on a hit are the single strings searched again to name where
+the text sits. A phrase pattern is searched only when the text holds the literal words it cannot match without
+(scanner.rules.static.literals), so clean text costs a few substring tests, not a regular-expression search. Phrases are matched after NFKC normalisation with format characters
 removed, so `i\u200bgnore` and full-width letters still match.
 """
 
@@ -14,10 +15,12 @@ import re
 import unicodedata
 from collections.abc import Iterator
 from dataclasses import dataclass
+from functools import cached_property
 
 from scanner.report.model import Finding, Severity
 from scanner.rules.registry import rule
 from scanner.rules.static.context import LintContext, Walk
+from scanner.rules.static.literals import could_match, required_literals
 from scanner.rules.static.text import normalise
 from sandbox.core.untrusted import escape_for_terminal
 from scanner.vocabulary import name_tokens
@@ -32,6 +35,11 @@ TERMINAL_ESCAPE = re.compile(r"[\x1b\x9b\x9d]")
 OTHER_CONTROL = re.compile(r"[\x00-\x08\x0b\x0c\x0e-\x1a\x1c-\x1f\x7f-\x9a\x9c\x9e\x9f]|\r(?!\n)")
 ANY_SUSPECT_CHAR = re.compile("|".join(p.pattern for p in (TAG_CHARS, BIDI, ZERO_WIDTH, TERMINAL_ESCAPE,
                                                             OTHER_CONTROL)))
+# One character class holding every character ANY_SUSPECT_CHAR starts with (a superset: `\r` before `\n` too): a
+# single class is scanned in one pass, the alternation position by position.
+SUSPECT_CHAR_CLASS = re.compile(r"[\U000E0000-\U000E007F\u061c\u200e\u200f\u202a-\u202e\u2066-\u2069\u00ad\u180e"
+                                r"\u200b-\u200d\u2060-\u2064\ufeff\x1b\x9b\x9d\x00-\x08\x0b\x0c\x0e-\x1a\x1c-\x1f"
+                                r"\x7f-\x9a\x9c\x9e\x9f\r]")
 
 HTML_COMMENT = re.compile(r"<!--")
 INSTRUCTION_TAG = re.compile(
@@ -87,19 +95,6 @@ CREDENTIAL_PATH = re.compile(
     r"~/\.ssh|\.ssh/|\bid_(rsa|dsa|ecdsa|ed25519)\b|\.aws/(credentials|config)|~/\.aws\b|\bmcp\.json\b"
     r"|claude_desktop_config\.json|(^|[\s/'\"`(])\.env\b|\.npmrc\b|\.pypirc\b|\.netrc\b|\.git-credentials\b"
     r"|\.kube/config\b|\.docker/config\.json|/etc/shadow\b|\.gnupg\b|\.config/gh/hosts")
-ANY_PHRASE = re.compile("|".join(f"(?:{p.pattern})" for p in (HTML_COMMENT, INSTRUCTION_TAG, CONCEAL,
-                                                              IGNORE_INSTRUCTIONS, OVERRIDE_TOOLS, SHADOW_TOOLS,
-                                                              HIDDEN_RECIPIENT, SEND_TO_URL, CREDENTIAL_PATH)))
-
-# Literal cues, one of which every phrase pattern needs; checking them with `in` first keeps clean text fast.
-PHRASE_CUES = ("<", "ignore", "disregard", "forget", "tell", "inform", "mention", "reveal", "notify", "alert", "hid",
-               "conceal", "keep", "secret", "confidential", "overrid", "supersede", "shadow", "hijack", "intercept",
-               "precedence", "replac", "sent", "forward", "redirect", "routed", "copied", "bcc", "cc'd", "ssh",
-               "id_", ".aws", "mcp.json", "claude_desktop", ".env", "npmrc", "pypirc", "netrc", "git-credentials",
-               "kube", "docker/config", "/etc/shadow", "gnupg", "gh/hosts", "inst]", "know", "see", "be told",
-               "instead", "rather than", "in place of", " over ", "other", "cc", "copy", "@", "://", "never", "not",
-               "dont", "n't")
-
 EXFIL_PARAMS = frozenset({"notes", "note", "sidenote", "side_note", "context", "feedback", "comment", "comments",
                           "remarks", "remark", "metadata", "extra", "debug", "reasoning", "thoughts", "memo",
                           "annotation", "details", "summary"})
@@ -113,6 +108,14 @@ class _Detector:
     message: str
     on_normalised: bool
     instruction: bool  # counts as an instruction that makes exfiltration-shaped parameters suspicious
+
+    @cached_property
+    def needs(self) -> tuple[tuple[str, ...], ...]:
+        """Literal text the pattern cannot match without (checked with `in` first: clean text is never searched)."""
+        return required_literals(self.pattern)
+
+    def search(self, subject: str) -> Iterator[re.Match[str]]:
+        return self.pattern.finditer(subject) if could_match(self.needs, subject) else iter(())
 
 
 DETECTORS: tuple[_Detector, ...] = (
@@ -165,7 +168,7 @@ def _hits(path: str, text: str) -> Iterator[tuple[_Detector, str, str]]:
             subject = normalised
         else:
             subject = text
-        for match in detector.pattern.finditer(subject):
+        for match in detector.search(subject):
             if detector.kind == "zero-width" and _emoji_joiner(subject, match.start()):
                 continue
             if detector.kind == "tag-characters":
@@ -176,13 +179,20 @@ def _hits(path: str, text: str) -> Iterator[tuple[_Detector, str, str]]:
             break
 
 
+PHRASES = tuple(detector for detector in DETECTORS if detector.on_normalised)
+
+
+def _has_suspect_char(text: str) -> bool:
+    return SUSPECT_CHAR_CLASS.search(text) is not None and ANY_SUSPECT_CHAR.search(text) is not None
+
+
 def _has_phrase(normalised: str) -> bool:
-    return any(cue in normalised for cue in PHRASE_CUES) and ANY_PHRASE.search(normalised) is not None
+    return any(next(detector.search(normalised), None) is not None for detector in PHRASES)
 
 
 def _scan_walk(walk: Walk) -> list[tuple[_Detector, str, str]]:
     joined = "\n".join(text for _, text in walk.strings)
-    if not ANY_SUSPECT_CHAR.search(joined) and not _has_phrase(_normalised(joined)):
+    if not _has_suspect_char(joined) and not _has_phrase(_normalised(joined)):
         return []
     return [hit for path, text in walk.strings for hit in _hits(path, text)]
 
