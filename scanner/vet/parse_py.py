@@ -157,6 +157,8 @@ class _Reader:
             flags.append("transport_sse")
         if literal == "endpoint" and name == "event":
             flags.append("sse_endpoint_event")
+        if literal in shapes.INCLUDE_CONTEXT_VALUES and name in shapes.INCLUDE_CONTEXT_KEYS:
+            flags.append("include_context")
         if name in shapes.SESSION_KEYS and shapes.TRANSPORTISH.search(callee):
             flags.append("benign" if literal is None else "client_session")
         if name in shapes.SSE_OPTION_KEYS and shapes.TRANSPORTISH.search(callee):

@@ -180,6 +180,8 @@ def _key(reader: _Reader, name_node: Node, name: str, value: Node | None) -> Non
         flags.append("transport_sse")
     if literal == "endpoint" and name == "event":
         flags.append("sse_endpoint_event")
+    if literal in shapes.INCLUDE_CONTEXT_VALUES and name in shapes.INCLUDE_CONTEXT_KEYS:
+        flags.append("include_context")
     if name in shapes.SESSION_KEYS and in_client_transport_call(name_node):
         flags.append("client_session")
     if name in shapes.SSE_OPTION_KEYS and in_client_transport_call(name_node):

@@ -14,6 +14,8 @@ CAPABILITY_CALL = re.compile(r"capabilit", re.I)
 TRANSPORTISH = re.compile(r"transport|client", re.I)
 ERRORISH = re.compile(r"error", re.I)
 CODEISH = re.compile(r"code", re.I)
+INCLUDE_CONTEXT_KEYS = frozenset({"includeContext", "include_context"})
+INCLUDE_CONTEXT_VALUES = frozenset({"thisServer", "allServers"})  # deprecated with Sampling
 SESSION_KEYS = frozenset({"sessionId", "session_id"})
 SSE_OPTION_KEYS = frozenset({"eventStore", "event_store", "resumptionToken", "resumption_token",
                              "onresumptiontoken", "on_resumption_token", "onResumptionToken"})

@@ -53,9 +53,9 @@ def run(root: Path, options: VetOptions) -> VetResult:
         result.files_scanned += 1
     result.notes += walked.notes + [f"not vetted: {u}" for u in unparsable]
     if minified:
-        result.notes.append(f"not vetted: {len(minified)} minified bundle(s) (a line over {engine.MINIFIED_LINE} "
-                            f"characters; vendored library code, not the server's own): {minified[0]}"
-                            f"{' …' if len(minified) > 1 else ''}")
+        result.notes.append(f"not vetted: {len(minified)} minified bundle(s) or generated file(s) (a line over "
+                            f"{engine.MINIFIED_LINE} characters: usually vendored library code, whose findings are "
+                            f"not the server's own): {minified[0]}{' …' if len(minified) > 1 else ''}")
     result.notes.append("not implemented yet: " + "; ".join(PLANNED_GROUPS.values()))
     result.findings.sort(key=lambda f: (f.file, f.line, f.column, f.rule_id))
     return result

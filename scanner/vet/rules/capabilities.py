@@ -8,9 +8,9 @@ from collections.abc import Callable, Iterator
 
 from scanner.vet.facts import FileFacts
 from scanner.vet.model import Hit, ParsedFile
+from scanner.vet.shapes import INCLUDE_CONTEXT_VALUES
 
 RuleFunction = Callable[[ParsedFile, FileFacts], Iterator[Hit]]
-INCLUDE_CONTEXT_VALUES = frozenset({"thisServer", "allServers"})
 
 
 def _capability_rule(rule_id: str, key: str, method: str, names: frozenset[str]) -> RuleFunction:
@@ -29,9 +29,14 @@ def _capability_rule(rule_id: str, key: str, method: str, names: frozenset[str])
 
 
 def include_context_values(parsed: ParsedFile, facts: FileFacts) -> Iterator[Hit]:
-    """'thisServer' / 'allServers' within five lines of an includeContext mention (medium)."""
+    """'thisServer' / 'allServers' as the value of an includeContext key or keyword (high, at the key), elsewhere
+    within five lines of an includeContext mention (medium)."""
+    keyed = {t.line for t in parsed.tokens if t.has("include_context")}
     for token in parsed.tokens:
-        if token.kind == "string" and token.value in INCLUDE_CONTEXT_VALUES and facts.near_include_context(token.line):
+        if token.has("include_context"):
+            yield Hit("INCLUDE_CONTEXT_VALUES", token, "high")
+        elif token.kind == "string" and token.value in INCLUDE_CONTEXT_VALUES and token.line not in keyed \
+                and facts.near_include_context(token.line):
             yield Hit("INCLUDE_CONTEXT_VALUES", token, "medium")
 
 
