@@ -65,7 +65,8 @@ def test_json_on_stdout_moves_the_terminal_view_to_stderr(repo: Path, cli: Any) 
     document = json.loads(out)
     assert code == 1 and "PING_REMOVED [BREAKING/high]" in err
     first = document["findings"][0]
-    assert {"file", "line", "column", "rule_id", "tier", "confidence", "message", "before", "after", "doc_url"} <= set(first)
+    assert {"file", "line", "column", "rule_id", "tier", "confidence", "message", "before", "after",
+            "doc_url"} <= set(first)
     assert document["files_scanned"] == 2 and document["sdk"] == {"src/package.json": "1"}
 
 
@@ -88,7 +89,8 @@ def test_sarif_places_every_alert_on_its_line(repo: Path, cli: Any) -> None:
 def test_markdown_and_annotations(repo: Path, cli: Any) -> None:
     cli("vet", "src", "--markdown", "report.md", "-q")
     markdown = (repo / "report.md").read_text(encoding="utf-8")
-    assert "| `src/server.ts:24:32` | [PING_REMOVED](https://modelcontextprotocol.io/specification/2026-07-28/" in markdown
+    assert "| `src/server.ts:24:32` | [PING_REMOVED](https://modelcontextprotocol.io/specification/2026-07-28/" \
+        in markdown
     code, out, _ = cli("vet", "src", "--github-annotations", "-q")
     assert "::error file=src/server.ts,line=24,title=PING_REMOVED [BREAKING/high]::ping removed" in out
     assert "::warning file=src/oauth_client.ts,line=5,title=OAUTH_DCR [DEPRECATED/medium]::" in out

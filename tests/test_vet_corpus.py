@@ -19,7 +19,8 @@ def test_findings_are_exactly_the_markers(corpus: str) -> None:
     expected, actual = expected_of(root), actual_of(result)
     assert sorted((expected - actual).elements()) == [], "missed"
     assert sorted((actual - expected).elements()) == [], "reported but not expected"
-    assert result.files_scanned == len([p for p in root.rglob("*") if p.suffix in (".ts", ".mjs", ".cjs", ".js", ".py")])
+    sources = [p for p in root.rglob("*") if p.suffix in (".ts", ".mjs", ".cjs", ".js", ".py")]
+    assert result.files_scanned == len(sources)
 
 
 @pytest.mark.parametrize("corpus", ("dirty_ts", "dirty_js", "dirty_py"))

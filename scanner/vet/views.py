@@ -54,5 +54,5 @@ def markdown(result: VetResult) -> str:
 
 
 def github_annotations(result: VetResult) -> list[str]:
-    return [annotation(LEVEL[f.tier], f.message, title=f"{f.rule_id} [{f.tier.value}/{f.confidence}]",  # type: ignore[arg-type]
+    return [annotation(LEVEL[f.tier], f.message, title=f"{f.rule_id} [{f.tier.value}/{f.confidence}]",  # type: ignore
                        file=f.file, line=f.line) for f in result.findings]

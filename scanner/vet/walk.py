@@ -109,8 +109,8 @@ def walk(root: Path, options: WalkOptions) -> Walked:
                 continue
             out.files.append((path, language))
     if built_skipped:
-        out.notes.append(f"skipped built output ({', '.join(built_skipped[:5])}{' …' if len(built_skipped) > 5 else ''}"
-                         "): --include-built scans it")
+        shown = ", ".join(built_skipped[:5]) + (" …" if len(built_skipped) > 5 else "")
+        out.notes.append(f"skipped built output ({shown}): --include-built scans it")
     if big:
         out.notes.append(f"skipped {len(big)} file(s) over --max-file-size {options.max_file_kb} KB: {big[0]}"
                          f"{' …' if len(big) > 1 else ''}")
