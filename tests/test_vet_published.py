@@ -26,15 +26,17 @@ PYPI = {"mcp-server-git": "2026.10.19", "mcp-server-time": "2026.10.19", "mcp-se
 EXPECTED = {
     # Registers a handler for notifications/roots/list_changed (import line + setNotificationHandler): true
     # positives, a hard removal. Its `getClientCapabilities()?.roots` read is a property access, not a capability
-    # declaration, and is not reported (neither does mcp-vet): a known gap, see README Limitations.
-    "@modelcontextprotocol/server-filesystem": {"ROOTS_LIST_CHANGED_REMOVED/high": 2},
+    # declaration and is not reported; its two `server.server.listRoots()` calls (roots/list, the deprecated Roots
+    # feature) are, high. mcp-vet 0.15.0 reports one ROOTS_CAP medium instead, on `'roots' in response` (near a
+    # capabilities mention): the same feature, found by proximity rather than by the call.
+    "@modelcontextprotocol/server-filesystem": {"ROOTS_LIST_CHANGED_REMOVED/high": 2, "ROOTS_CAP/high": 2},
     # resources/subscribe + unsubscribe handlers by SDK schema constant (import, two registrations): true positives.
     "@modelcontextprotocol/server-memory": {"RESOURCE_SUBSCRIBE_REMOVED/high": 4},
     # The reference "everything" server exercises every old feature, so nearly all of this is true: the SSE transport
     # (import, module path, construction), Streamable HTTP with sessionIdGenerator + eventStore, Mcp-Session-Id
     # header reads, Last-Event-ID replay, transport.sessionId reads, tasks/get + tasks/result polling,
     # sampling/createMessage requests, subscribe handlers, a roots/list_changed handler, the logging capability, and
-    # URL-mode elicitationId. All 5 medium ROOTS_CAP/SAMPLING_CAP ones and 7 of the 15 medium elicitationId ones are in
+    # URL-mode elicitationId, the SDK's listRoots() and sendLoggingMessage() calls (roots/list, notifications/message). All 5 medium ROOTS_CAP/SAMPLING_CAP ones and 7 of the 15 medium elicitationId ones are in
     # its own vitest files under dist/__tests__ (mocks of client capabilities): true of the code, but test code. One
     # minified-looking file (get-tiny-image.js: a base64 image on one line) is skipped with a note.
     "@modelcontextprotocol/server-everything": {
@@ -42,7 +44,7 @@ EXPECTED = {
         "RESOURCE_SUBSCRIBE_REMOVED/high": 4, "MCP_SESSION_ID/high": 4, "SAMPLING_CAP/medium": 3,
         "SAMPLING_CAP/high": 3, "SSE_TRANSPORT_DEPRECATED/high": 3, "SSE_RESUMABILITY_REMOVED/high": 3,
         "ROOTS_CAP/medium": 2, "ROOTS_LIST_CHANGED_REMOVED/high": 2, "TASKS_LEGACY/high": 2,
-        "TASKS_RESULT_REMOVED/high": 2, "LOGGING_CAP/high": 1},
+        "TASKS_RESULT_REMOVED/high": 2, "LOGGING_CAP/high": 5, "ROOTS_CAP/high": 1},
     # The three Python servers are already on the v2 Python SDK (`mcp.server.mcpserver.MCPServer`, `MCPError`,
     # `ServerRequestContext`): none of the removed or deprecated surface appears in their source, so no finding is
     # right. (A wheel carries no pyproject/lockfile, so their SDK major is "undetermined" to `vet`: the wheel's

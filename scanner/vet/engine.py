@@ -27,8 +27,9 @@ class FileOutcome:
     suppressed: list[Suppressed]
 
 
-def is_minified(lines: tuple[str, ...]) -> bool:
-    return any(len(line) > MINIFIED_LINE for line in lines)
+def is_minified(source: bytes) -> bool:
+    """A line over MINIFIED_LINE bytes: checked before parsing, so a bundle costs no parse."""
+    return len(source) > MINIFIED_LINE and any(len(line) > MINIFIED_LINE for line in source.split(b"\n"))
 
 
 def parse_file(path: Path, relative: str, language: Language, source: bytes) -> ParsedFile:

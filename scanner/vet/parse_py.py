@@ -127,13 +127,16 @@ class _Reader:
             self.add("string", value, node, *flags)
 
     def name(self, node: ast.AST) -> None:
+        """A name, or an attribute (`method_call` when it is the called function: `session.list_roots()`)."""
         if isinstance(node, ast.Name):
             self.add("name", node.id, node)
             if node.id in self.aliases:
                 self.add("name", self.aliases[node.id], node)
         elif isinstance(node, ast.Attribute):
             client = node.attr in shapes.SESSION_KEYS and shapes.TRANSPORTISH.search(base_name(node.value))
-            self.add("name", node.attr, node, *(("client_session",) if client else ()))
+            parent = self.parents.get(id(node))
+            called = isinstance(parent, ast.Call) and parent.func is node
+            self.add("name", node.attr, node, *(("client_session",) if client else ("method_call",) if called else ()))
 
     def imports(self, node: ast.Import | ast.ImportFrom) -> None:
         for alias in node.names:

@@ -233,10 +233,12 @@ def _name(reader: _Reader, node: Node, aliases: dict[str, str]) -> None:
     value = text(node)
     parent = node.parent
     flags: tuple[str, ...] = ()
-    if node.type == "property_identifier" and value in shapes.SESSION_KEYS and parent is not None \
-            and parent.type == "member_expression" \
-            and shapes.TRANSPORTISH.search(text(parent.child_by_field_name("object"))):
-        flags = ("client_session",)
+    if node.type == "property_identifier" and parent is not None and parent.type == "member_expression":
+        if value in shapes.SESSION_KEYS and shapes.TRANSPORTISH.search(text(parent.child_by_field_name("object"))):
+            flags = ("client_session",)
+        elif parent.parent is not None and parent.parent.type == "call_expression" \
+                and parent.parent.child_by_field_name("function") == parent:
+            flags = ("method_call",)
     reader.add("name", value, node, *flags)
     canonical = aliases.get(value)
     if canonical and node.type == "identifier" and (parent is None or parent.type not in ALIAS_SITES):

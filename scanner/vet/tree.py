@@ -36,13 +36,13 @@ def run(root: Path, options: VetOptions) -> VetResult:
         except OSError as exc:
             result.notes.append(f"could not read {relative}: {exc.strerror or exc}")
             continue
+        if engine.is_minified(source):
+            minified.append(relative)
+            continue
         try:
             parsed = engine.parse_file(path, relative, language, source)
         except engine.Unparsable as exc:
             unparsable.append(str(exc))
-            continue
-        if engine.is_minified(parsed.lines):
-            minified.append(relative)
             continue
         if (path.parent, language == "python") not in seen_folders:
             seen_folders.add((path.parent, language == "python"))

@@ -13,17 +13,21 @@ from scanner.vet.shapes import INCLUDE_CONTEXT_VALUES
 RuleFunction = Callable[[ParsedFile, FileFacts], Iterator[Hit]]
 
 
-def _capability_rule(rule_id: str, key: str, method: str, names: frozenset[str]) -> RuleFunction:
+def _capability_rule(rule_id: str, key: str, method: str, names: frozenset[str],
+                     sdk_methods: frozenset[str]) -> RuleFunction:
     def find(parsed: ParsedFile, facts: FileFacts) -> Iterator[Hit]:
         for token in parsed.tokens:
             if token.kind == "string" and token.value == method or token.kind == "name" and token.value in names:
+                yield Hit(rule_id, token, "high")
+            elif token.has("method_call") and token.value in sdk_methods and facts.mcp_context:
                 yield Hit(rule_id, token, "high")
             elif token.kind in ("key", "string") and token.value == key:
                 if token.has("in_capabilities"):
                     yield Hit(rule_id, token, "high")
                 elif token.kind == "key" and facts.near_capabilities(token.line):
                     yield Hit(rule_id, token, "medium")
-    find.__doc__ = f"{rule_id}: a `{key}` capability key, the method {method!r}, or {sorted(names)}."
+    find.__doc__ = (f"{rule_id}: a `{key}` capability key, the method {method!r}, {sorted(names)}, or a call of the "
+                    f"SDK's {sorted(sdk_methods)} in an MCP file.")
     find.__name__ = rule_id.lower()
     return find
 
@@ -42,10 +46,13 @@ def include_context_values(parsed: ParsedFile, facts: FileFacts) -> Iterator[Hit
 
 RULES = {
     "ROOTS_CAP": _capability_rule("ROOTS_CAP", "roots", "roots/list",
-                                  frozenset({"ListRootsRequestSchema", "RootsCapability"})),
+                                  frozenset({"ListRootsRequestSchema", "RootsCapability"}),
+                                  frozenset({"listRoots", "list_roots"})),
     "SAMPLING_CAP": _capability_rule("SAMPLING_CAP", "sampling", "sampling/createMessage",
-                                     frozenset({"CreateMessageRequestSchema", "SamplingCapability"})),
+                                     frozenset({"CreateMessageRequestSchema", "SamplingCapability"}),
+                                     frozenset({"createMessage", "create_message"})),
     "LOGGING_CAP": _capability_rule("LOGGING_CAP", "logging", "notifications/message",
-                                    frozenset({"LoggingMessageNotificationSchema", "LoggingCapability"})),
+                                    frozenset({"LoggingMessageNotificationSchema", "LoggingCapability"}),
+                                    frozenset({"sendLoggingMessage", "send_log_message"})),
     "INCLUDE_CONTEXT_VALUES": include_context_values,
 }
