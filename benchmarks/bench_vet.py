@@ -5,7 +5,8 @@
 For each PATH (a source folder or an unpacked npm package; built output included, as `scan` reads a package):
 the median wall time of `vet_tree` in this process (parsers warm after the first run, like a scan), the median of
 the whole `mcp-sandbox vet` command (process start, imports, tree-sitter load), files and findings; with --mcp-vet,
-the same tree through `mcp-vet scan PATH --include-built` (killed at --timeout, reported as "> timeout").
+the same tree through `mcp-vet PATH --json --no-files` (killed at --timeout, reported as "> timeout"). mcp-vet skips
+every dist/ and build/ folder below the path it is given, so to compare on built output pass the dist folder itself.
 """
 
 from __future__ import annotations
@@ -49,7 +50,7 @@ def bench(path: Path, repeat: int, mcp_vet: str | None, timeout: float) -> None:
     print(f"{path}: {result.files_scanned} files, {len(result.findings)} findings; vet_tree median "
           f"{statistics.median(in_process):.2f} s; `mcp-sandbox vet` median {median_of(whole)}")
     if mcp_vet:
-        theirs = [timed([mcp_vet, "scan", str(path), "--include-built"], timeout) for _ in range(repeat)]
+        theirs = [timed([mcp_vet, str(path), "--json", "--no-files"], timeout) for _ in range(repeat)]
         print(f"{path}: mcp-vet median {median_of(theirs)} (timeout {timeout:.0f} s)")
 
 

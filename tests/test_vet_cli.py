@@ -51,10 +51,11 @@ def test_clean_source_exits_0(cli: Any) -> None:
 
 @pytest.mark.parametrize("args", [("vet", "no-such-folder"), ("vet", ".", "--fail-on", "sometimes"),
                                   ("vet", ".", "--min-confidence", "certain"), ("vet", ".", "--max-file-size", "-1"),
-                                  ("vet", ".", "--json", "-", "--sarif", "-")])
+                                  ("vet", ".", "--json", "-", "--sarif", "-"), ("vet", "notes.txt")])
 def test_unusable_input_is_one_line_and_exit_2(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, cli: Any,
                                                args: tuple[str, ...]) -> None:
     monkeypatch.chdir(tmp_path)
+    (tmp_path / "notes.txt").write_text("ping\n", encoding="utf-8")
     code, out, err = cli(*args)
     assert code == 2 and out == ""
     assert len(err.strip().splitlines()) == 1 and err.startswith("error: ") and "Traceback" not in err

@@ -23,6 +23,8 @@ def register(app: typer.Typer) -> None:
 
 def _check(paths: list[Path], fail_on: str, min_confidence: str, max_file_size: int, outputs: dict[str, str | None],
            annotations: bool) -> None:
+    from scanner.vet.walk import LANGUAGES
+
     if fail_on not in FAIL_ON:
         raise UsageError(f"--fail-on must be one of {', '.join(FAIL_ON)}, not {fail_on!r}")
     if min_confidence not in CONFIDENCES:
@@ -32,6 +34,9 @@ def _check(paths: list[Path], fail_on: str, min_confidence: str, max_file_size: 
     for path in paths:
         if not path.exists():
             raise UsageError(f"no such file or folder: {path} (give the source folder or file to vet)")
+        if path.is_file() and path.suffix.lower() not in LANGUAGES:
+            raise UsageError(f"{path} is not a TypeScript, JavaScript or Python source file "
+                             f"({', '.join(sorted(LANGUAGES))}); give one, or a folder")
     if sum(v == STDOUT for v in outputs.values()) + annotations > 1:
         raise UsageError("only one of --json/--sarif/--markdown (-) and --github-annotations can write to stdout")
     for what, target in outputs.items():
@@ -54,10 +59,16 @@ def vet(
     ignore: list[str] = typer.Option(None, "--ignore", metavar="GLOB", help="Skip paths matching GLOB (repeatable; "
                                                                             "a root's .mcpvetignore is read too)."),
     quiet: bool = quiet_option(),
+    list_rules: bool = typer.Option(False, "--rules", help="Print the vet rules as a Markdown table and exit."),
 ) -> None:
     """Vet MCP server source for what breaks under the 2026-07-28 specification (TypeScript, JavaScript, Python).
 
     Exit 0 when clean (or only below --fail-on), 1 on a finding at --fail-on, 2 on unusable input."""
+    if list_rules:
+        from scanner.vet.docs import markdown_table
+
+        print(markdown_table(), end="")
+        raise typer.Exit(0)
     roots = list(paths or [Path(".")])
     outputs = {"JSON": json_path, "SARIF": sarif_path, "Markdown": markdown_path}
     _check(roots, fail_on, min_confidence, max_file_size, outputs, github_annotations)

@@ -56,6 +56,8 @@ def run(root: Path, options: VetOptions) -> VetResult:
         result.notes.append(f"not vetted: {len(minified)} minified bundle(s) or generated file(s) (a line over "
                             f"{engine.MINIFIED_LINE} characters: usually vendored library code, whose findings are "
                             f"not the server's own): {minified[0]}{' …' if len(minified) > 1 else ''}")
+    if not walked.files:
+        result.notes.append(f"no TypeScript, JavaScript or Python source found under {root.name or root}")
     result.notes.append("not implemented yet: " + "; ".join(PLANNED_GROUPS.values()))
     result.findings.sort(key=lambda f: (f.file, f.line, f.column, f.rule_id))
     return result
