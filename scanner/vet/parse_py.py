@@ -153,15 +153,9 @@ class _Reader:
 
     def key(self, name: str, at: ast.AST, value: ast.AST, in_caps: bool, callee: str) -> None:
         literal = value.value if isinstance(value, ast.Constant) else object()
-        flags = []
+        flags = shapes.literal_key_flags(name, literal)
         if name in shapes.CAPABILITY_KEYS and in_caps:
             flags.append("in_capabilities")
-        if literal == "sse" and "transport" in name.lower():
-            flags.append("transport_sse")
-        if literal == "endpoint" and name == "event":
-            flags.append("sse_endpoint_event")
-        if literal in shapes.INCLUDE_CONTEXT_VALUES and name in shapes.INCLUDE_CONTEXT_KEYS:
-            flags.append("include_context")
         if name in shapes.SESSION_KEYS and shapes.TRANSPORTISH.search(callee):
             flags.append("benign" if literal is None else "client_session")
         if name in shapes.SSE_OPTION_KEYS and shapes.TRANSPORTISH.search(callee):

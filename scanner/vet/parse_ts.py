@@ -171,17 +171,11 @@ def _number(reader: _Reader, node: Node) -> None:
 def _key(reader: _Reader, name_node: Node, name: str, value: Node | None) -> None:
     """An object key (a pair's or a shorthand property), with the flags its value and surroundings give it."""
     literal = string_value(value) if value is not None and value.type in STRING_NODES else None
-    flags = []
+    flags = shapes.literal_key_flags(name, literal)
     if name in shapes.CAPABILITY_KEYS and in_capabilities(name_node):
         flags.append("in_capabilities")
     if name in ("sessionIdGenerator", "sessionId") and text(value) in ("undefined", "null"):
         flags.append("benign")
-    if literal == "sse" and "transport" in name.lower():
-        flags.append("transport_sse")
-    if literal == "endpoint" and name == "event":
-        flags.append("sse_endpoint_event")
-    if literal in shapes.INCLUDE_CONTEXT_VALUES and name in shapes.INCLUDE_CONTEXT_KEYS:
-        flags.append("include_context")
     if name in shapes.SESSION_KEYS and in_client_transport_call(name_node):
         flags.append("client_session")
     if name in shapes.SSE_OPTION_KEYS and in_client_transport_call(name_node):

@@ -36,6 +36,19 @@ def registration_callee(callee: str, strict: bool) -> bool:
     return bool(HANDLERISH.search(callee))
 
 
+def literal_key_flags(name: str, literal: object) -> list[str]:
+    """The flags a key gets from the literal it is set to, in either language: `transport: 'sse'`,
+    `event: 'endpoint'` (the HTTP+SSE transport), `includeContext: 'thisServer'`."""
+    flags = []
+    if literal == "sse" and "transport" in name.lower():
+        flags.append("transport_sse")
+    if literal == "endpoint" and name == "event":
+        flags.append("sse_endpoint_event")
+    if literal in INCLUDE_CONTEXT_VALUES and name in INCLUDE_CONTEXT_KEYS:
+        flags.append("include_context")
+    return flags
+
+
 def looks_like_token_store(container: str, value: str) -> bool:
     """An access-token cache, not a store of registered client credentials (a client_secret settles it)."""
     return not CLIENT_SECRETISH.search(value) and bool(TOKENISH.search(container) or TOKENISH.search(value))

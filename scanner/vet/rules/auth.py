@@ -29,6 +29,11 @@ def _nearest(candidates: Sequence[Token], markers: Sequence[int]) -> Token | Non
     return min(candidates, key=lambda t: min(abs(t.line - m) for m in markers))
 
 
+def _mcp_client_code(facts: FileFacts) -> bool:
+    """The warnings' gate: the file talks MCP and is not authorization-server code."""
+    return facts.mcp_context and not facts.server_auth
+
+
 def oauth_dcr(parsed: ParsedFile, facts: FileFacts) -> Iterator[Hit]:
     """The RFC 7591 field names, or a name containing dynamicClientRegistration (medium)."""
     for token in parsed.tokens:
@@ -39,7 +44,7 @@ def oauth_dcr(parsed: ParsedFile, facts: FileFacts) -> Iterator[Hit]:
 
 def auth_iss_unvalidated(parsed: ParsedFile, facts: FileFacts) -> Iterator[Hit]:
     """A grant_type 'authorization_code' redemption in a file that never touches iss / issuer (medium)."""
-    if not facts.mcp_context or facts.server_auth or not facts.grant_type_lines:
+    if not _mcp_client_code(facts) or not facts.grant_type_lines:
         return
     if any(t.value.lower() == "iss" or "issuer" in t.value.lower() for t in parsed.tokens if t.kind != "number"):
         return
@@ -51,7 +56,7 @@ def auth_iss_unvalidated(parsed: ParsedFile, facts: FileFacts) -> Iterator[Hit]:
 
 def auth_dcr_no_application_type(parsed: ParsedFile, facts: FileFacts) -> Iterator[Hit]:
     """A registration body (redirect_uris + client_name) with no application_type and no SDK model (medium)."""
-    if not facts.mcp_context or facts.server_auth:
+    if not _mcp_client_code(facts):
         return
     names = {_normal(t.value) for t in parsed.tokens if t.kind != "number"}
     if "clientname" not in names or "applicationtype" in names or any(
@@ -65,7 +70,7 @@ def auth_dcr_no_application_type(parsed: ParsedFile, facts: FileFacts) -> Iterat
 
 def auth_credentials_not_issuer_keyed(parsed: ParsedFile, facts: FileFacts) -> Iterator[Hit]:
     """A credential-store write keyed by a bare string or a server/URL name, not an issuer (medium)."""
-    if not facts.mcp_context or facts.server_auth:
+    if not _mcp_client_code(facts):
         return
     for token in parsed.tokens:
         if token.has("cred_key"):
