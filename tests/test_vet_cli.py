@@ -124,3 +124,13 @@ def test_big_and_minified_files_are_notes(tmp_path: Path, cli: Any) -> None:
     assert "note: not vetted: 1 minified bundle(s)" in out and "0 file(s) scanned" in out
     code, out, _ = cli("vet", tmp_path, "--max-file-size", "0")
     assert "over --max-file-size" not in out and "1 file(s) scanned" in out
+
+
+def test_hostile_file_names_and_deep_nesting(tmp_path: Path, cli: Any) -> None:
+    (tmp_path / "evil\x1b[31m.ts").write_text('if (m.method === "ping") {}\n', encoding="utf-8")
+    (tmp_path / "deep.js").write_text("x = " + "[\n" * 20_000 + "]\n" * 20_000, encoding="utf-8")  # not one line
+    (tmp_path / "deep.py").write_text("x = " + "(" * 300 + "1" + ")" * 300 + "\n", encoding="utf-8")
+    code, out, err = cli("vet", tmp_path, "--max-file-size", "0")
+    assert code == 1 and "\x1b" not in out and "PING_REMOVED" in out
+    assert "note: not vetted: deep.py: not valid Python" in out and "minified" not in out
+    assert "2 file(s) scanned" in out  # evil…ts and deep.js

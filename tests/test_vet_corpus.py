@@ -62,6 +62,16 @@ def test_min_confidence_drops_the_lower_ones() -> None:
     assert high == [f for f in everything if f.confidence == "high"]
 
 
+def test_the_confidence_gradient() -> None:
+    """The Python dirty server holds all three confidences; each --min-confidence keeps those at or above it."""
+    levels = ("low", "medium", "high")
+    counts = {level: len(vet(CORPUS / "dirty_py", min_confidence=level).findings) for level in levels}
+    everything = vet(CORPUS / "dirty_py").findings
+    assert {f.confidence for f in everything} == {"high", "medium", "low"}
+    assert counts["low"] == len(everything) > counts["medium"] > counts["high"] > 0
+    assert counts["medium"] == len([f for f in everything if f.confidence != "low"])
+
+
 def test_every_finding_quotes_the_spec_and_links_the_dated_page() -> None:
     for finding in vet(CORPUS / "dirty_py").findings:
         assert finding.doc_url.startswith("https://modelcontextprotocol.io/specification/2026-07-28/")

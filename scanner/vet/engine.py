@@ -39,7 +39,7 @@ def parse_file(path: Path, relative: str, language: Language, source: bytes) -> 
         from scanner.vet.parse_py import py_tokens
         try:
             tokens = py_tokens(text)
-        except (SyntaxError, ValueError) as exc:
+        except (SyntaxError, ValueError, RecursionError) as exc:  # RecursionError: nesting deeper than `ast` reads
             raise Unparsable(f"{relative}: not valid Python ({exc.__class__.__name__}: {exc})") from exc
     else:
         from scanner.vet.parse_ts import ts_tokens
