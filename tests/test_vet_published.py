@@ -33,8 +33,8 @@ EXPECTED = {
     # resources/subscribe + unsubscribe handlers by SDK schema constant (import, two registrations): true positives.
     "@modelcontextprotocol/server-memory": {"RESOURCE_SUBSCRIBE_REMOVED/high": 4},
     # The reference "everything" server exercises every old feature; each finding was read and is true: the SSE
-    # transport (import, module path, construction), Streamable HTTP with sessionIdGenerator + eventStore, Mcp-Session-Id
-    # header reads, Last-Event-ID replay, transport.sessionId reads, tasks/get + tasks/result polling,
+    # transport (import, module path, construction), Streamable HTTP with sessionIdGenerator + eventStore,
+    # Mcp-Session-Id header reads, Last-Event-ID replay, transport.sessionId reads, tasks/get + tasks/result polling,
     # sampling/createMessage requests, subscribe handlers, a roots/list_changed handler, the logging capability, and
     # URL-mode elicitationId, the SDK's listRoots() and sendLoggingMessage() calls (roots/list, notifications/message).
     # All 5 medium ROOTS_CAP/SAMPLING_CAP ones and 7 of the 15 medium elicitationId ones are in
