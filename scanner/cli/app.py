@@ -96,3 +96,4 @@ from scanner.cli import check, check_config, lock, rules, scan, signing  # noqa:
 
 for _module in (check_config, check, lock, signing, scan, rules):
     _module.register(app)
+__import__("scanner.cli.vet").cli.vet.register(app)  # vet: scanner.vet and tree-sitter load only when it runs

@@ -1,0 +1,61 @@
+"""The `vet` rules, loaded once from scanner/vet/rules.toml (each rule listed there once, with mcp-vet's id): tier,
+the specification sentence it rests on, what it matches, the migrated form and the dated documentation page."""
+
+from __future__ import annotations
+
+import tomllib
+from dataclasses import dataclass
+from importlib.resources import files
+from types import MappingProxyType
+
+from scanner.vet.model import Tier
+
+CATALOGUE = "rules.toml"
+_FIELDS = ("id", "tier", "group", "title", "quote", "detects", "after", "doc")
+# Rule groups that have a slot but no rules yet (see README "Limitations"): gated on the declared SDK major.
+PLANNED_GROUPS = MappingProxyType({
+    "py_sdk_v1": "PY_SDK_V1_* (Python SDK v1 -> v2 migration advisories)",
+    "ts_sdk_v1": "TS_SDK_V1_* (TypeScript SDK v1 -> v2 migration advisories)",
+})
+
+
+class VetCatalogueError(ValueError):
+    """rules.toml is malformed: a programming error, caught by the test suite."""
+
+
+@dataclass(frozen=True)
+class VetRule:
+    id: str
+    tier: Tier
+    group: str
+    title: str
+    quote: str
+    detects: str
+    after: str
+    doc: str
+
+
+def _rule(entry: dict[str, object]) -> VetRule:
+    if set(entry) != set(_FIELDS) or not all(isinstance(entry[k], str) and entry[k] for k in _FIELDS):
+        raise VetCatalogueError(f"vet rule {entry.get('id')!r}: needs exactly the fields {', '.join(_FIELDS)}")
+    doc = str(entry["doc"])
+    if "/draft/" in doc or "/specification/2026-07-28/" not in doc:
+        raise VetCatalogueError(f"vet rule {entry['id']}: doc must be a dated 2026-07-28 specification page")
+    return VetRule(**{k: (Tier(entry[k]) if k == "tier" else str(entry[k])) for k in _FIELDS})  # type: ignore[arg-type]
+
+
+def load(text: str) -> tuple[VetRule, ...]:
+    rules = tuple(_rule(entry) for entry in tomllib.loads(text).get("rule", []))
+    ids = [r.id for r in rules]
+    if len(set(ids)) != len(ids):
+        raise VetCatalogueError("a vet rule id is listed more than once")
+    return rules
+
+
+VET_RULES: tuple[VetRule, ...] = load(files("scanner.vet").joinpath(CATALOGUE).read_text(encoding="utf-8"))
+BY_ID = MappingProxyType({r.id: r for r in VET_RULES})
+
+
+def vet_rule(rule_id: str) -> VetRule:
+    """The registered rule; KeyError for an id rules.toml does not list (a programming error)."""
+    return BY_ID[rule_id]

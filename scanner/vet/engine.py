@@ -1,0 +1,87 @@
+"""One file through `vet`: parse it (tree-sitter for TypeScript/JavaScript, `ast` for Python), run every rule of
+scanner/vet/rules on its tokens, drop what its suppression directives silence (counting each one), keep what meets
+--min-confidence, and turn each hit into a finding with the rule's quote, a before/after and the dated doc link."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+
+from scanner.vet.catalogue import BY_ID, vet_rule
+from scanner.vet.facts import facts_of
+from scanner.vet.model import Hit, Language, ParsedFile, Suppressed, VetFinding, confidence_rank
+from scanner.vet.rules import GROUPS
+from scanner.vet.suppress import parse_suppressions
+
+MINIFIED_LINE = 5_000  # a line longer than this is a bundle, not code a person wrote and will migrate
+SNIPPET_CHARS = 200
+
+
+class Unparsable(ValueError):
+    """The file is not valid source of its language: noted, never a silent pass."""
+
+
+@dataclass(frozen=True)
+class FileOutcome:
+    findings: list[VetFinding]
+    suppressed: list[Suppressed]
+
+
+def is_minified(source: bytes) -> bool:
+    """A line over MINIFIED_LINE bytes: checked before parsing, so a bundle costs no parse."""
+    return len(source) > MINIFIED_LINE and any(len(line) > MINIFIED_LINE for line in source.split(b"\n"))
+
+
+def parse_file(path: Path, relative: str, language: Language, source: bytes) -> ParsedFile:
+    text = source.decode("utf-8", "replace")
+    lines = tuple(text.split("\n"))
+    if language == "python":
+        from scanner.vet.parse_py import py_tokens
+        try:
+            tokens = py_tokens(text)
+        except (SyntaxError, ValueError, RecursionError) as exc:  # RecursionError: nesting deeper than `ast` reads
+            raise Unparsable(f"{relative}: not valid Python ({exc.__class__.__name__}: {exc})") from exc
+    else:
+        from scanner.vet.parse_ts import ts_tokens
+        tokens = ts_tokens(source, language)
+    return ParsedFile(path=path, relative=relative, language=language, lines=lines, tokens=tokens)
+
+
+def hits_of(parsed: ParsedFile) -> list[Hit]:
+    """Every rule's hits on one file, one per (line, column, rule), in source order."""
+    facts = facts_of(parsed)
+    seen: dict[tuple[int, int, str], Hit] = {}
+    for find in GROUPS.values():
+        for hit in find(parsed, facts):
+            key = (hit.token.line, hit.token.col, hit.rule_id)
+            if key not in seen or confidence_rank(hit.confidence) > confidence_rank(seen[key].confidence):
+                seen[key] = hit
+    return sorted(seen.values(), key=lambda h: (h.token.line, h.token.col, h.rule_id))
+
+
+def _snippet(lines: tuple[str, ...], line: int) -> str:
+    shown = [f"{n}: {lines[n - 1].strip()[:SNIPPET_CHARS]}" for n in (line, line + 1) if 0 < n <= len(lines)]
+    return "\n".join(shown)
+
+
+def finding_of(parsed: ParsedFile, hit: Hit) -> VetFinding:
+    rule = vet_rule(hit.rule_id)
+    token = hit.token
+    return VetFinding(file=parsed.relative, line=token.line, column=token.col,
+                      end_column=token.col + len(token.value), rule_id=rule.id, tier=rule.tier,
+                      confidence=hit.confidence, message=f'{rule.title}: the specification says "{rule.quote}"',
+                      before=_snippet(parsed.lines, token.line), after=rule.after, doc_url=rule.doc)
+
+
+def vet_file(parsed: ParsedFile, min_confidence: str) -> FileOutcome:
+    directives = parse_suppressions(parsed.lines, BY_ID)
+    findings, suppressed = [], []
+    for hit in hits_of(parsed):
+        if confidence_rank(hit.confidence) < confidence_rank(min_confidence):
+            continue
+        directive = directives.silences(hit.token.line, hit.rule_id)
+        if directive is not None:
+            suppressed.append(Suppressed(parsed.relative, hit.token.line, hit.rule_id, directive))
+        else:
+            findings.append(finding_of(parsed, hit))
+    return FileOutcome(findings, suppressed)

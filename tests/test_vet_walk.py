@@ -1,0 +1,59 @@
+"""The parts of `vet` around the rules: the ignore globs, the file walk (symlinks, skipped folders), the manifest walk
+up to the repository boundary, and version ranges to SDK majors."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from scanner.vet.manifests import majors_of_spec, py_sdk, ts_sdk
+from scanner.vet.walk import WalkOptions, glob_regex, walk
+
+
+@pytest.mark.parametrize(("pattern", "path", "matches"), [
+    ("vendor/", "vendor/x.ts", True), ("vendor/", "src/vendor/x.ts", True), ("/vendor", "src/vendor/x.ts", False),
+    ("*.gen.ts", "a/b/c.gen.ts", True), ("src/*.ts", "src/a/b.ts", False), ("src/**/*.ts", "src/a/b.ts", True),
+    ("src/**/*.ts", "src/b.ts", True), ("a?.py", "ab.py", True), ("a?.py", "abc.py", False), ("# comment", "x", None),
+])
+def test_ignore_globs_are_gitignore_style(pattern: str, path: str, matches: bool | None) -> None:
+    regex = glob_regex(pattern)
+    assert (None if regex is None else bool(regex.match(path))) == matches
+
+
+def test_the_walk_skips_links_and_dependency_folders(tmp_path: Path) -> None:
+    outside = tmp_path / "outside"
+    outside.mkdir()
+    (outside / "secret.ts").write_text("x\n", encoding="utf-8")
+    root = tmp_path / "root"
+    for folder in ("src", "node_modules/dep", ".git", "__pycache__", "build"):
+        (root / folder).mkdir(parents=True)
+        (root / folder / "a.js").write_text("x\n", encoding="utf-8")
+    (root / "src" / "README.md").write_text("x\n", encoding="utf-8")
+    (root / "linked").symlink_to(outside, target_is_directory=True)
+    (root / "src" / "link.ts").symlink_to(outside / "secret.ts")
+    walked = walk(root, WalkOptions())
+    assert [p.relative_to(root).as_posix() for p, _ in walked.files] == ["src/a.js"]
+    assert walked.notes == ["skipped built output (build): --include-built scans it"]
+    built = walk(root, WalkOptions(include_built=True))
+    assert [p.relative_to(root).as_posix() for p, _ in built.files] == ["build/a.js", "src/a.js"]
+
+
+def test_the_manifest_walk_stops_at_the_repository(tmp_path: Path) -> None:
+    (tmp_path / "package.json").write_text('{"dependencies": {"@modelcontextprotocol/sdk": "^1.0.0"}}',
+                                           encoding="utf-8")
+    (tmp_path / "requirements.txt").write_text("mcp==1.26.0\n", encoding="utf-8")
+    repo = tmp_path / "repo"
+    (repo / ".git").mkdir(parents=True)
+    (repo / "src").mkdir()
+    assert ts_sdk(repo / "src") is None and py_sdk(repo / "src") is None
+    assert ts_sdk(tmp_path / "elsewhere") == ("1", tmp_path / "package.json")
+    assert py_sdk(tmp_path) == ("1", tmp_path / "requirements.txt")
+
+
+@pytest.mark.parametrize(("spec", "majors"), [
+    ("^1.17.0", {"1"}), ("~2.1", {"2"}), ("2.x", {"2"}), ("==1.26.0", {"1"}), (">=2,<3", {"2"}),
+    (">=2.0.0 <3", {"2"}), (">=1.2", {"1", "2"}), ("*", set()), ("latest", set()),
+])
+def test_version_ranges_to_sdk_majors(spec: str, majors: set[str]) -> None:
+    assert majors_of_spec(spec) == majors
