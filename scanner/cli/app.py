@@ -92,7 +92,8 @@ def _run() -> int:
 
 
 # --- command registration (each module of scanner/cli adds its commands) ---
-from scanner.cli import check, check_config, lock, rules, scan, signing  # noqa: E402
+from scanner.cli import batch, check, check_config, lock, rules, scan, signing  # noqa: E402
 
 for _module in (check_config, check, lock, signing, scan, rules):
     _module.register(app)
+app.command("batch")(batch.batch)
