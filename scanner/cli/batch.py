@@ -36,7 +36,7 @@ HELP = {
 
 def batch(
     input_path: Path = typer.Argument(..., metavar="INPUT", help=HELP["input"]),
-    out: Path = typer.Option(..., "--out", metavar="DIR", help=HELP["out"]),
+    out: Path = typer.Option(..., "--out", help=HELP["out"]),
     jobs: int | None = typer.Option(None, "--jobs", min=1, max=64, help=HELP["jobs"]),
     retries: int = typer.Option(2, "--retries", min=0, max=10, help=HELP["retries"]),
     latest: bool = typer.Option(False, "--latest", help=HELP["latest"]),
