@@ -92,8 +92,9 @@ def _run() -> int:
 
 
 # --- command registration (each module of scanner/cli adds its commands) ---
-from scanner.cli import check, check_config, lock, rules, scan, signing  # noqa: E402
+# (each imports what its command needs inside the command: tree-sitter for vet, the scan machinery for batch)
+from scanner.cli import batch, check, check_config, lock, rules, scan, signing, vet  # noqa: E402
 
-for _module in (check_config, check, lock, signing, scan, rules):
+for _module in (check_config, check, lock, signing, scan, rules, vet):
     _module.register(app)
-__import__("scanner.cli.vet").cli.vet.register(app)  # vet: scanner.vet and tree-sitter load only when it runs
+app.command("batch")(batch.batch)

@@ -1,0 +1,38 @@
+"""File a finished scan's report in the batch directory: the JSON report as the scan wrote it, and the SARIF and
+Markdown views on request, each written whole (a temporary file renamed into place) so a kill never leaves half a
+report where a reader looks."""
+
+from __future__ import annotations
+
+import json
+import os
+from pathlib import Path
+
+from sandbox.core.untrusted import escape_json_text
+from scanner.batch.report_paths import report_path
+from scanner.batch.targets import BatchTarget
+from scanner.report.locations import report_artifact
+from scanner.report.markdown import to_markdown
+from scanner.report.model import Report
+from scanner.report.sarif import to_sarif
+
+
+def file_report(root: Path, target: BatchTarget, report: Report, report_json: str, *, sarif: bool = False,
+                markdown: bool = False) -> str:
+    """Write the report (and the views asked for) and return the JSON report's path relative to `root`."""
+    info = report.target
+    path = report_path(root, target, info.ecosystem, info.name, info.version)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    _write_whole(path, report_json if report_json.endswith("\n") else report_json + "\n")
+    if sarif:
+        document = json.dumps(to_sarif(report, report_artifact(report)), indent=2, ensure_ascii=False)
+        _write_whole(path.with_suffix(".sarif"), escape_json_text(document) + "\n")
+    if markdown:
+        _write_whole(path.with_suffix(".md"), to_markdown(report))
+    return path.relative_to(root.resolve()).as_posix()
+
+
+def _write_whole(path: Path, text: str) -> None:
+    temporary = path.with_name(f".{path.name}.{os.getpid()}.tmp")
+    temporary.write_text(text, encoding="utf-8")
+    os.replace(temporary, path)

@@ -1,0 +1,119 @@
+"""The batch coordinator: claim due rows while the backend has room, hand them over as jobs, record each result in
+the store (and its report in DIR/reports), until nothing is queued or running.
+
+The coordinator alone writes the store, whichever backend runs the jobs. A Ctrl-C (or SIGTERM, turned into one)
+stops every job in flight (each tears its sandbox down), puts their rows back in the queue and re-raises.
+"""
+
+from __future__ import annotations
+
+import fcntl
+import os
+import time
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from scanner.batch.jobs import Job, JobBackend, JobResult, ScanSettings
+from scanner.batch.outcome import Outcome, classify, top_findings, worst_severity
+from scanner.batch.progress import Progress
+from scanner.batch.report_files import file_report
+from scanner.batch.store import BACKOFF_BASE_SECONDS, Row, ScanRecord, Store
+from scanner.errors import UsageError
+
+LOCK_NAME = "batch.lock"
+COLLECT_SECONDS = 1.0
+STOP_GRACE_SECONDS = 90.0
+
+
+@dataclass(frozen=True)
+class BatchOptions:
+    out: Path
+    retries: int = 2
+    settings: ScanSettings = field(default_factory=ScanSettings)
+    sarif: bool = False
+    markdown: bool = False
+    backoff_base: float = BACKOFF_BASE_SECONDS
+    stop_grace: float = STOP_GRACE_SECONDS
+
+
+@contextmanager
+def batch_lock(out: Path) -> Iterator[None]:
+    """Hold DIR/batch.lock for the run: a second batch on the same directory is refused, and the kernel drops the
+    lock when this process dies however it dies, so a row still `running` under a held lock is the dead run's."""
+    with (out / LOCK_NAME).open("a+") as handle:
+        try:
+            fcntl.flock(handle, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except BlockingIOError:
+            raise UsageError(f"another batch is running on {out} (it holds {out / LOCK_NAME}); wait for it or "
+                             "choose another --out") from None
+        handle.seek(0)
+        handle.truncate()
+        handle.write(f"{os.getpid()}\n")
+        handle.flush()
+        yield
+
+
+def run_batch(store: Store, backend: JobBackend, options: BatchOptions, progress: Progress,
+              clock: Callable[[], float] = time.time, sleep: Callable[[float], None] = time.sleep) -> None:
+    """Run every queued row to done, failed or (transient) retries exhausted."""
+    try:
+        while _step(store, backend, options, progress, clock, sleep):
+            progress.update(store.counts())
+    except KeyboardInterrupt:
+        progress.note(f"stopping: ending {len(backend.in_flight())} scans (each tears its sandbox down)")
+        for result in backend.stop(options.stop_grace):
+            store.release(result.key)
+        raise
+
+
+def _step(store: Store, backend: JobBackend, options: BatchOptions, progress: Progress,
+          clock: Callable[[], float], sleep: Callable[[float], None]) -> bool:
+    """Fill the backend, then collect what ended (or wait for the next retry); False when all is finished."""
+    while len(backend.in_flight()) < backend.capacity:
+        row = store.claim(clock())
+        if row is None:
+            break
+        backend.submit(Job(row.key, row.attempts, row.batch_target, options.settings))
+    if not backend.in_flight():
+        due = store.next_due()
+        if due is None:
+            return False
+        sleep(min(COLLECT_SECONDS, max(0.0, due - clock())))
+        return True
+    for result in backend.collect(COLLECT_SECONDS):
+        record_result(store, result, options, progress, clock())
+    return True
+
+
+def record_result(store: Store, result: JobResult, options: BatchOptions, progress: Progress, now: float) -> str:
+    """Put one job's result into its row (and its report in place); returns the row's new state."""
+    row = store.row(result.key)
+    outcome = classify(result)
+    if outcome.kind == "released":
+        store.release(result.key)
+        return "queued"
+    retry_left = outcome.transient and row.attempts <= options.retries
+    if outcome.report is not None and not retry_left:
+        store.record_done(result.key, _scan_record(row, outcome, options), now)
+        done = store.row(result.key)
+        progress.finished(f"done    {row.batch_target.display}: {done.verdict} (status {done.status}, score "
+                          f"{done.score if done.score is not None else '-'}, {result.seconds:.0f} s)", store.counts())
+        return "done"
+    state = store.record_failure(result.key, outcome.error or "unknown failure", transient=outcome.transient,
+                                 retries=options.retries, now=now, base=options.backoff_base)
+    label = "retry  " if state == "queued" else "failed "
+    progress.finished(f"{label} {row.batch_target.display}: {outcome.error} (attempt {row.attempts})", store.counts(),
+                      counted=state != "queued")
+    return state
+
+
+def _scan_record(row: Row, outcome: Outcome, options: BatchOptions) -> ScanRecord:
+    report, text = outcome.report, outcome.report_json
+    assert report is not None and text is not None
+    path = file_report(options.out, row.batch_target, report, text, sarif=options.sarif, markdown=options.markdown)
+    return ScanRecord(status=report.status, verdict=report.verdict, score=report.score.value if report.score else None,
+                      worst=worst_severity(report), ecosystem=report.target.ecosystem, name=report.target.name,
+                      version=report.target.version, findings=top_findings(report), report=path,
+                      scan_seconds=report.timings.total, error=outcome.error)

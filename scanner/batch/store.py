@@ -1,0 +1,226 @@
+"""The embedded store of a batch: DIR/batch.sqlite (SQLite, WAL), one row per target.
+
+    queued ──claim──▶ running ──done──▶ done         (a report exists: complete or incomplete)
+       ▲                 │──transient, attempts left──▶ queued, not before now + backoff
+       │                 │──permanent, or no attempts left──▶ failed
+       └──release / a dead run's row (requeue_abandoned)──┘
+    skipped: an entry the scan cannot vet (OCI, remote); never claimed.
+
+Only the coordinator writes the store (workers, local or remote, hand results back), so one writer at a time; the
+batch directory's lock (runner.BatchLock) makes every row left `running` at start-up a dead run's, which is requeued
+without counting its attempt. Every change is one transaction: a SIGKILL loses at most the scans in flight.
+"""
+
+from __future__ import annotations
+
+import json
+import sqlite3
+from collections.abc import Iterator, Sequence
+from contextlib import contextmanager
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from scanner.batch.targets import BatchTarget
+
+STATES = ("queued", "running", "done", "failed", "skipped")
+SCHEMA_VERSION = "1"
+SCHEMA = """
+CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
+CREATE TABLE IF NOT EXISTS targets (
+    key TEXT PRIMARY KEY,
+    position INTEGER NOT NULL,
+    target TEXT NOT NULL,
+    command TEXT,
+    server_args TEXT NOT NULL DEFAULT '[]',
+    origin TEXT NOT NULL DEFAULT '',
+    state TEXT NOT NULL CHECK (state IN ('queued', 'running', 'done', 'failed', 'skipped')),
+    attempts INTEGER NOT NULL DEFAULT 0,
+    not_before REAL NOT NULL DEFAULT 0,
+    status TEXT, verdict TEXT, score INTEGER, worst TEXT,
+    ecosystem TEXT, name TEXT, version TEXT,
+    findings TEXT NOT NULL DEFAULT '[]',
+    report TEXT,
+    error TEXT, transient INTEGER NOT NULL DEFAULT 0,
+    started_at REAL, finished_at REAL, seconds REAL, scan_seconds REAL
+);
+CREATE INDEX IF NOT EXISTS targets_state ON targets (state, not_before, position);
+"""
+BACKOFF_BASE_SECONDS = 5.0
+BACKOFF_CAP_SECONDS = 300.0
+
+
+@dataclass(frozen=True)
+class Row:
+    key: str
+    position: int
+    target: str
+    command: str | None
+    server_args: tuple[str, ...]
+    origin: str
+    state: str
+    attempts: int
+    not_before: float
+    status: str | None = None
+    verdict: str | None = None
+    score: int | None = None
+    worst: str | None = None
+    ecosystem: str | None = None
+    name: str | None = None
+    version: str | None = None
+    findings: list[dict[str, str]] = field(default_factory=list)
+    report: str | None = None
+    error: str | None = None
+    transient: bool = False
+    started_at: float | None = None
+    finished_at: float | None = None
+    seconds: float | None = None
+    scan_seconds: float | None = None
+
+    @property
+    def batch_target(self) -> BatchTarget:
+        return BatchTarget(self.target, self.command, self.server_args, self.origin)
+
+
+@dataclass(frozen=True)
+class ScanRecord:
+    """What a finished scan puts into its row (scanner.batch.outcome reads it from the report)."""
+
+    status: str
+    verdict: str | None
+    score: int | None
+    worst: str | None
+    ecosystem: str | None
+    name: str | None
+    version: str | None
+    findings: list[dict[str, str]]
+    report: str
+    scan_seconds: float | None
+    error: str | None = None
+
+
+def backoff_seconds(attempt: int, base: float = BACKOFF_BASE_SECONDS, cap: float = BACKOFF_CAP_SECONDS) -> float:
+    """The wait before attempt `attempt + 1`, after `attempt` attempts: base, 2×base, 4×base, … up to cap."""
+    return min(cap, base * 2 ** max(0, attempt - 1))
+
+
+class Store:
+    def __init__(self, connection: sqlite3.Connection) -> None:
+        self._db = connection
+
+    @classmethod
+    @contextmanager
+    def open(cls, path: Path) -> Iterator[Store]:
+        connection = sqlite3.connect(path, timeout=30, isolation_level=None)
+        try:
+            connection.row_factory = sqlite3.Row
+            connection.execute("PRAGMA journal_mode=WAL")
+            connection.execute("PRAGMA synchronous=NORMAL")
+            connection.executescript(SCHEMA)
+            connection.execute("INSERT OR IGNORE INTO meta VALUES ('schema', ?)", (SCHEMA_VERSION,))
+            yield cls(connection)
+        finally:
+            connection.close()
+
+    @contextmanager
+    def _transaction(self) -> Iterator[sqlite3.Connection]:
+        self._db.execute("BEGIN IMMEDIATE")
+        try:
+            yield self._db
+        except BaseException:
+            self._db.execute("ROLLBACK")
+            raise
+        self._db.execute("COMMIT")
+
+    def add(self, targets: Sequence[BatchTarget]) -> int:
+        """Add the targets the store does not hold yet (queued, or skipped with the reason); returns how many."""
+        with self._transaction() as db:
+            start = db.execute("SELECT COALESCE(MAX(position), -1) + 1 FROM targets").fetchone()[0]
+            before = db.total_changes
+            for offset, target in enumerate(targets):
+                db.execute("INSERT OR IGNORE INTO targets (key, position, target, command, server_args, origin, "
+                           "state, error) VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
+                           (target.key, start + offset, target.target, target.command,
+                            json.dumps(list(target.server_args)), target.origin,
+                            "skipped" if target.unsupported else "queued", target.unsupported))
+            return db.total_changes - before
+
+    def requeue_abandoned(self) -> int:
+        """Rows a dead run left `running` go back to the queue; the attempt it did not finish is not counted."""
+        return self._update("UPDATE targets SET state = 'queued', attempts = MAX(0, attempts - 1), started_at = NULL "
+                            "WHERE state = 'running'")
+
+    def requeue_failed(self) -> int:
+        """`--retry-failed`: failed rows get a fresh attempt budget."""
+        return self._update("UPDATE targets SET state = 'queued', attempts = 0, not_before = 0, error = NULL, "
+                            "transient = 0 WHERE state = 'failed'")
+
+    def claim(self, now: float) -> Row | None:
+        """The first queued row due by `now`, marked running with one more attempt."""
+        with self._transaction() as db:
+            found = db.execute("SELECT key FROM targets WHERE state = 'queued' AND not_before <= ? "
+                               "ORDER BY position LIMIT 1", (now,)).fetchone()
+            if found is None:
+                return None
+            db.execute("UPDATE targets SET state = 'running', attempts = attempts + 1, started_at = ? WHERE key = ?",
+                       (now, found["key"]))
+        return self.row(found["key"])
+
+    def next_due(self) -> float | None:
+        """When the earliest queued row may be claimed (None: nothing is queued)."""
+        value = self._db.execute("SELECT MIN(not_before) FROM targets WHERE state = 'queued'").fetchone()[0]
+        return None if value is None else float(value)
+
+    def release(self, key: str) -> None:
+        """A running row whose scan was stopped (Ctrl-C): queued again, the attempt not counted."""
+        self._update("UPDATE targets SET state = 'queued', attempts = MAX(0, attempts - 1), started_at = NULL "
+                     "WHERE key = ? AND state = 'running'", (key,))
+
+    def record_done(self, key: str, record: ScanRecord, now: float) -> None:
+        self._update(
+            "UPDATE targets SET state = 'done', status = ?, verdict = ?, score = ?, worst = ?, ecosystem = ?, "
+            "name = ?, version = ?, findings = ?, report = ?, error = ?, transient = 0, finished_at = ?, "
+            "seconds = ? - started_at, scan_seconds = ? WHERE key = ? AND state = 'running'",
+            (record.status, record.verdict, record.score, record.worst, record.ecosystem, record.name,
+             record.version, json.dumps(record.findings), record.report, record.error, now, now,
+             record.scan_seconds, key))
+
+    def record_failure(self, key: str, error: str, *, transient: bool, retries: int, now: float,
+                       base: float = BACKOFF_BASE_SECONDS) -> str:
+        """A scan that gave no usable report: retried after a backoff while it is transient and attempts are left
+        (at most 1 + retries in all), else failed. Returns the row's new state."""
+        row = self.row(key)
+        if transient and row.attempts <= retries:
+            self._update("UPDATE targets SET state = 'queued', not_before = ?, error = ?, transient = 1, "
+                         "started_at = NULL WHERE key = ? AND state = 'running'",
+                         (now + backoff_seconds(row.attempts, base), error, key))
+            return "queued"
+        self._update("UPDATE targets SET state = 'failed', error = ?, transient = ?, finished_at = ?, "
+                     "seconds = ? - started_at WHERE key = ? AND state = 'running'",
+                     (error, int(transient), now, now, key))
+        return "failed"
+
+    def row(self, key: str) -> Row:
+        found = self._db.execute("SELECT * FROM targets WHERE key = ?", (key,)).fetchone()
+        if found is None:
+            raise KeyError(key)
+        return _row(found)
+
+    def rows(self) -> list[Row]:
+        return [_row(r) for r in self._db.execute("SELECT * FROM targets ORDER BY position")]
+
+    def counts(self) -> dict[str, int]:
+        found = dict(self._db.execute("SELECT state, COUNT(*) FROM targets GROUP BY state").fetchall())
+        return {state: int(found.get(state, 0)) for state in STATES}
+
+    def _update(self, sql: str, parameters: tuple[Any, ...] = ()) -> int:
+        with self._transaction() as db:
+            return db.execute(sql, parameters).rowcount
+
+
+def _row(found: sqlite3.Row) -> Row:
+    values = dict(found)
+    values["server_args"] = tuple(json.loads(values["server_args"]))
+    values["findings"] = json.loads(values["findings"])
+    values["transient"] = bool(values["transient"])
+    return Row(**values)

@@ -1,0 +1,53 @@
+"""One target of a batch: what to scan (the `scan` TARGET, a launch command, server arguments), where in the input
+it came from, and its identity in the store (the key a rerun finds it by)."""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass
+
+from scanner.pipeline.targets import parse_target
+
+
+@dataclass(frozen=True)
+class BatchTarget:
+    """`target` is the `scan` TARGET (a local path made absolute); `unsupported` says why an entry is recorded but
+    never scanned (an OCI image, a remote server, an entry the input describes badly)."""
+
+    target: str
+    command: str | None = None
+    server_args: tuple[str, ...] = ()
+    origin: str = ""
+    unsupported: str | None = None
+
+    @property
+    def key(self) -> str:
+        """The row's identity: the same target, command and arguments are the same row on every rerun."""
+        return json.dumps([self.target, self.command, list(self.server_args)], ensure_ascii=True)
+
+    @property
+    def display(self) -> str:
+        """The target as a line of the text input would give it (for progress lines and the summary)."""
+        words = [self.target]
+        if self.command:
+            words += ["--command", self.command]
+        if self.server_args:
+            words += ["--", *self.server_args]
+        return " ".join(words)
+
+
+def at_latest(target: BatchTarget) -> BatchTarget:
+    """The same registry package without its version, so the scan resolves the newest one (`--latest`); local
+    targets and unsupported entries are as they were."""
+    if target.unsupported or not target.target.startswith(("npm:", "pypi:")):
+        return target
+    parsed = parse_target(target.target)
+    return BatchTarget(f"{parsed.kind}:{parsed.name}", target.command, target.server_args, target.origin)
+
+
+def unique(targets: list[BatchTarget]) -> list[BatchTarget]:
+    """The targets in input order, each key once (the first occurrence wins)."""
+    seen: dict[str, BatchTarget] = {}
+    for target in targets:
+        seen.setdefault(target.key, target)
+    return list(seen.values())

@@ -1,0 +1,125 @@
+"""`mcp-sandbox batch INPUT --out DIR`: vet every target of INPUT, N scans at once, resumably (scanner/batch/*).
+
+The batch machinery (and through it the scan's) is imported inside the command, so `--help` stays fast."""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+import typer
+
+from scanner.cli.options import fail_on_option, upstream_proxy_option
+from scanner.errors import UsageError
+
+if TYPE_CHECKING:
+    from scanner.batch.progress import Progress
+    from scanner.batch.runner import BatchOptions
+    from scanner.batch.store import Store
+    from scanner.batch.targets import BatchTarget
+
+HELP = {
+    "input": "A text file of targets (one a line, as for `scan`: TARGET [--command CMD] [-- ARGS...], # comments), a "
+             "JSON export of the official MCP registry (server.json entries), or an MCP client config.",
+    "out": "The batch directory: batch.sqlite (the store), reports/<ecosystem>/<name>/<version>.json, summary.md and "
+           "summary.json. Rerun the same command on it to resume.",
+    "jobs": "Scans at once (default: one a core, as many as the free memory holds at --memory each).",
+    "retries": "Retries of a target that failed for a transient reason (registry 5xx or unreachable, install "
+               "timeout, engine timeout), with backoff.",
+    "latest": "Scan each registry package at its newest version, whatever version INPUT names.",
+    "retry-failed": "Also requeue the targets a previous run recorded as failed, with a fresh retry budget.",
+    "sarif": "Also write each target's report as SARIF beside its JSON report.",
+    "markdown": "Also write each target's report as Markdown beside its JSON report.",
+}
+
+
+def batch(
+    input_path: Path = typer.Argument(..., metavar="INPUT", help=HELP["input"]),
+    out: Path = typer.Option(..., "--out", help=HELP["out"]),
+    jobs: int | None = typer.Option(None, "--jobs", min=1, max=64, help=HELP["jobs"]),
+    retries: int = typer.Option(2, "--retries", min=0, max=10, help=HELP["retries"]),
+    latest: bool = typer.Option(False, "--latest", help=HELP["latest"]),
+    retry_failed: bool = typer.Option(False, "--retry-failed", help=HELP["retry-failed"]),
+    fail_on: str = fail_on_option(),
+    sarif_reports: bool = typer.Option(False, "--sarif-reports", help=HELP["sarif"]),
+    markdown_reports: bool = typer.Option(False, "--markdown-reports", help=HELP["markdown"]),
+    memory: str = typer.Option("512m", "--memory", help="Memory limit (memory+swap) of each server."),
+    upstream_proxy: str | None = upstream_proxy_option(),
+) -> None:
+    """Vet every target of INPUT, each in its own sandbox with the full scan, N at once; resumable after any kill.
+
+    Exit codes: 0 every target vetted completely, nothing at or above --fail-on; 1 a target has a finding at or above
+    --fail-on (whatever else happened); 2 bad input; 3 a target was not vetted completely (failed, unsupported, or
+    its scan incomplete) and none fails the gate; 130 interrupted (rerun to resume).
+    """
+    from scanner.batch.inputs import read_input
+    from scanner.batch.jobs import ScanSettings
+    from scanner.batch.runner import BatchOptions
+    from scanner.cli.output import check_levels
+    from scanner.cli.scan import parse_size
+
+    check_levels(fail_on, "info")
+    parse_size(memory, "--memory")
+    targets = read_input(input_path, latest=latest)
+    _make_directory(out)
+    options = BatchOptions(out=out.resolve(), retries=retries, sarif=sarif_reports, markdown=markdown_reports,
+                           settings=ScanSettings(memory=memory, upstream_proxy=upstream_proxy))
+    raise typer.Exit(_run(targets, options, jobs, fail_on, retry_failed))
+
+
+def _make_directory(out: Path) -> None:
+    if out.exists() and not out.is_dir():
+        raise UsageError(f"--out {out} is a file; give a directory (it is created if missing)")
+    try:
+        out.mkdir(parents=True, exist_ok=True)
+    except OSError as exc:
+        raise UsageError(f"cannot create --out {out}: {exc.strerror or exc}") from None
+
+
+def _run(targets: list[BatchTarget], options: BatchOptions, jobs: int | None, fail_on: str,
+         retry_failed: bool) -> int:
+    from scanner.batch.progress import Progress
+    from scanner.batch.runner import batch_lock
+    from scanner.batch.store import Store
+    from scanner.batch.summary import write_summary
+
+    progress = Progress()
+    with batch_lock(options.out), Store.open(options.out / "batch.sqlite") as store:
+        added, abandoned = store.add(targets), store.requeue_abandoned()
+        requeued = store.requeue_failed() if retry_failed else 0
+        counts = store.counts()
+        progress.note(f"batch {options.out}: {sum(counts.values())} targets ({added} new, {counts['done']} done, "
+                      f"{abandoned} left running by a dead run requeued, {requeued} failed requeued, "
+                      f"{counts['skipped']} unsupported)")
+        interrupted = counts["queued"] > 0 and _scan_queued(store, options, jobs, progress)
+        decision = write_summary(options.out, store.rows(), fail_on)
+    progress.note(f"wrote {options.out / 'summary.md'} and {options.out / 'summary.json'}")
+    if interrupted:
+        print("interrupted; every sandbox was torn down; rerun the same command to resume", file=sys.stderr)
+        return 130
+    print(f"exit {decision.code}: {decision.reason}", file=sys.stderr)
+    return decision.code
+
+
+def _scan_queued(store: Store, options: BatchOptions, jobs: int | None, progress: Progress) -> bool:
+    """Run the queued rows; True when a Ctrl-C (or SIGTERM) stopped the run (after every sandbox was torn down)."""
+    from sandbox.core import engine, gc
+    from scanner.batch.runner import run_batch
+    from scanner.batch.sizing import available_memory, default_jobs
+    from scanner.batch.subprocess_backend import SubprocessBackend
+    from scanner.cli.scan import parse_size
+    from scanner.pipeline.interrupts import terminate_as_interrupt
+
+    client = engine.connect()
+    gc.sweep(client)  # what dead scans (of a killed batch too) left behind; live ones are kept
+    count = jobs or default_jobs(parse_size(options.settings.memory, "--memory"), available=available_memory())
+    backend = SubprocessBackend(count, options.out / "work")
+    progress.note(f"running {count} scans at once")
+    try:
+        with terminate_as_interrupt(), progress.live():
+            run_batch(store, backend, options, progress)
+    except KeyboardInterrupt:
+        gc.sweep(client)  # a scan that had to be killed after the grace period
+        return True
+    return False

@@ -1,0 +1,135 @@
+"""`mcp-sandbox batch` INPUT: a text file of targets, a registry export, a client config; bad input is exit 2."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from scanner.batch.inputs import read_input
+from scanner.batch.targets import BatchTarget
+from scanner.errors import UsageError
+from tests.cli_helpers import run_cli
+from tests.sandbox_helpers import ZOO
+
+
+def _write(tmp_path: Path, name: str, content: Any) -> Path:
+    path = tmp_path / name
+    path.write_text(content if isinstance(content, str) else json.dumps(content), encoding="utf-8")
+    return path
+
+
+def test_a_text_file_gives_one_target_a_line_in_the_scan_grammar(tmp_path: Path) -> None:
+    (tmp_path / "zoo").symlink_to(ZOO)
+    path = _write(tmp_path, "targets.txt", "# vetted weekly\n\nnpm:@scope/server@1.2.3 -- /workspace --flag\n"
+                  "pypi:mcp-server-time==0.6.2   # inline comment\n./zoo --command zoo-plain\n"
+                  "npm:left-pad\nnpm:left-pad\n")
+    targets = read_input(path)
+    assert [t.target for t in targets] == ["npm:@scope/server@1.2.3", "pypi:mcp-server-time==0.6.2",
+                                           str((tmp_path / "zoo").resolve()), "npm:left-pad"]  # duplicate once
+    assert targets[0].server_args == ("/workspace", "--flag")
+    assert targets[2].command == "zoo-plain" and targets[2].origin.endswith("targets.txt:5")
+    assert all(t.unsupported is None for t in targets)
+
+
+def test_latest_drops_registry_versions_and_keeps_local_targets(tmp_path: Path) -> None:
+    path = _write(tmp_path, "t.txt", f"npm:@scope/server@1.2.3\npypi:mcp-server-time==0.6.2\n{ZOO} --command x\n")
+    assert [t.target for t in read_input(path, latest=True)] == ["npm:@scope/server", "pypi:mcp-server-time",
+                                                                 str(ZOO)]
+
+
+@pytest.mark.parametrize(("line", "message"), [
+    ("npm:Not_Valid", "t.txt:2: 'Not_Valid' is not a valid npm package name"),
+    ("pypi:foo>=1", "t.txt:2: pypi target 'foo>=1': give an exact version"),
+    ("./missing-folder", "t.txt:2: "),
+    ("npm:ok --env A=B", "t.txt:2: unexpected '--env'"),
+    ("npm:ok 'unterminated", "t.txt:2: cannot be split into words"),
+    ("npm:ok --command", "t.txt:2: unexpected '--command'"),
+])
+def test_a_bad_line_names_its_line(tmp_path: Path, line: str, message: str) -> None:
+    path = _write(tmp_path, "t.txt", f"npm:fine\n{line}\n")
+    with pytest.raises(UsageError) as caught:
+        read_input(path)
+    assert message in str(caught.value)
+
+
+def test_a_registry_export_gives_npm_and_pypi_packages_and_records_oci_as_unsupported(tmp_path: Path) -> None:
+    export = {"servers": [
+        {"server": {"name": "io.github.a/fs", "packages": [
+            {"registryType": "npm", "identifier": "@a/fs-server", "version": "1.0.2", "transport": {"type": "stdio"},
+             "packageArguments": [{"type": "positional", "value": "/workspace"},
+                                  {"type": "named", "name": "--mode", "value": "ro"},
+                                  {"type": "positional", "valueHint": "needs the user"}]},
+            {"registryType": "oci", "identifier": "docker.io/a/fs", "version": "1.0.2"}]}, "_meta": {}},
+        {"server": {"name": "io.github.b/time", "packages": [
+            {"registryType": "pypi", "identifier": "mcp-server-time", "version": "0.6.2"}]}},
+        {"server": {"name": "com.example/remote", "remotes": [{"type": "sse", "url": "https://x.invalid/sse"}]}},
+        {"server": {"name": "io.github.c/bad", "packages": [
+            {"registryType": "npm", "identifier": "../../etc/passwd", "version": "1.0.0"},
+            {"registryType": "npm", "identifier": "web-server", "version": "1.0.0",
+             "transport": {"type": "streamable-http"}}]}},
+    ], "metadata": {"count": 4}}
+    targets = read_input(_write(tmp_path, "export.json", export))
+    runnable = [t for t in targets if t.unsupported is None]
+    assert [(t.target, t.server_args) for t in runnable] == [
+        ("npm:@a/fs-server@1.0.2", ("/workspace", "--mode", "ro")), ("pypi:mcp-server-time==0.6.2", ())]
+    reasons = [t.unsupported for t in targets if t.unsupported]
+    assert reasons[0] == "OCI images are not supported yet"
+    assert reasons[1] == "a remote server (no package to install)"
+    assert reasons[2].startswith("not a valid target:")
+    assert "streamable-http" in reasons[3]
+
+
+def test_a_single_server_json_and_a_bare_list_are_exports_too(tmp_path: Path) -> None:
+    entry = {"name": "io.github.a/x", "packages": [{"registryType": "npm", "identifier": "x-mcp", "version": "2.0.0"}]}
+    assert [t.target for t in read_input(_write(tmp_path, "one.json", entry))] == ["npm:x-mcp@2.0.0"]
+    assert [t.target for t in read_input(_write(tmp_path, "list.json", [entry, entry]))] == ["npm:x-mcp@2.0.0"]
+
+
+def test_a_client_config_gives_the_package_each_launch_command_runs(tmp_path: Path) -> None:
+    config = {"mcpServers": {
+        "fs": {"command": "npx", "args": ["-y", "@modelcontextprotocol/server-filesystem@2025.8.21", "/tmp"]},
+        "time": {"command": "uvx", "args": ["mcp-server-time==0.6.2"]},
+        "floating": {"command": "npx", "args": ["-y", "some-server@^1.0.0"]},
+        "remote": {"url": "https://mcp.example.invalid/sse"},
+        "image": {"command": "docker", "args": ["run", "-i", "--rm", "ghcr.io/a/b:1"]},
+    }}
+    targets = {t.origin: t for t in read_input(_write(tmp_path, "claude_desktop_config.json", config))}
+    assert targets["fs"].target == "npm:@modelcontextprotocol/server-filesystem@2025.8.21"
+    assert targets["time"].target == "pypi:mcp-server-time==0.6.2"
+    assert targets["floating"].target == "npm:some-server"  # a range is scanned at the newest version
+    assert targets["remote"].unsupported == "a remote server (no package to install)"
+    assert "no npm or PyPI registry package" in (targets["image"].unsupported or "")
+
+
+@pytest.mark.parametrize(("content", "message"), [
+    ("", "names no target"),
+    ("# only comments\n", "names no target"),
+    ("{not json", "is not valid JSON"),
+    ('{"something": 1}', "no MCP servers found"),
+    ('[1, 2]', "registry export entry 0 is not a JSON object"),
+])
+def test_bad_input_is_one_line_and_exit_2(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+                                          capsys: pytest.CaptureFixture[str], content: str, message: str) -> None:
+    path = _write(tmp_path, "input", content)
+    code, output = run_cli(monkeypatch, capsys, "batch", path, "--out", tmp_path / "out")
+    assert code == 2
+    assert output.startswith("error: ") and message in output
+    assert "Traceback" not in output
+    assert not (tmp_path / "out").exists()  # nothing was created for input that stops the batch
+
+
+def test_a_missing_input_and_an_out_that_is_a_file_are_exit_2(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+                                                              capsys: pytest.CaptureFixture[str]) -> None:
+    code, output = run_cli(monkeypatch, capsys, "batch", tmp_path / "nope.txt", "--out", tmp_path / "out")
+    assert code == 2 and "no such file" in output
+    path = _write(tmp_path, "t.txt", "npm:fine\n")
+    code, output = run_cli(monkeypatch, capsys, "batch", path, "--out", path)
+    assert code == 2 and "is a file; give a directory" in output
+
+
+def test_the_key_is_the_same_for_the_same_target_command_and_arguments() -> None:
+    assert BatchTarget("npm:x", "c", ("a",)).key == BatchTarget("npm:x", "c", ("a",), origin="elsewhere").key
+    assert BatchTarget("npm:x", "c", ("a",)).key != BatchTarget("npm:x", "c", ("b",)).key
