@@ -255,6 +255,17 @@ def test_a_build_is_an_install_script_record_and_an_i5_finding():
         ("I5", "warning", "dep@2 was built from sdist: its build backend ran code at install time.")]
 
 
+def test_a_local_folder_built_by_its_declared_backend_is_recorded_but_not_an_i5():
+    """The user's own folder with a pyproject.toml and no setup.py: the backend (setuptools, hatchling …) runs, none
+    of the package's code does, so the build is recorded and no I5 is raised (a folder scan of a clean server stays
+    a pass). A registry sdist built the same way is still an I5: the backend ran on code nobody reviewed."""
+    report, findings = check_installed("pypi", "mcp-zoo", "0.1.0", local=True, manifest=None, client=None,
+                                       built=[BuiltFromSource(package=None, setup_py=False)])
+    assert report.install_scripts == ["mcp-zoo@0.1.0: build backend (built from its source folder or archive: its "
+                                      "build backend ran code at install time)"]
+    assert findings == []
+
+
 def test_a_wheel_only_install_states_no_build():
     report, findings = check_installed("pypi", "pkg", "1.0", local=True, manifest=None, client=None, built=[])
     assert report.install_scripts == [] and findings == []

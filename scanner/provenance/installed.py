@@ -58,8 +58,10 @@ def check_installed(ecosystem: EcosystemName, name: str, version: str, *, local:
         findings.extend(tree_findings(report.dependency_tree))
     for build in built:
         label = build.package or f"{name}@{version}"
-        report.install_scripts.append(source_build_record(label, build.setup_py, local=build.package is None))
-        findings.append(source_build_finding(label, build.setup_py, local=build.package is None))
+        local = build.package is None
+        report.install_scripts.append(source_build_record(label, build.setup_py, local=local))
+        if build.setup_py or not local:  # the user's own folder built by its declared backend runs none of its code
+            findings.append(source_build_finding(label, build.setup_py, local=local))
     return report, findings
 
 
