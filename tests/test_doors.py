@@ -296,3 +296,34 @@ def test_scan_config_lists_what_it_cannot_scan_and_exits_3(tmp_path):
         ("bin", "not scanned", None), ("remote", "not scanned", None)]
     assert document["servers"][0]["env_not_passed"] == ["SECRET"]
     assert "v4lue" not in out.read_text() + result.stdout + result.stderr
+
+
+# --- the grammar as typer parses it: what `scan` hands the scan ------------------------------------------------------
+
+@pytest.mark.parametrize(("args", "target", "server_args", "command"), [
+    (["npm:x", "--", "stdio"], "npm:x", ["stdio"], None),  # as before: TARGET, then the server's arguments
+    (["npm:x", "stdio"], "npm:x", ["stdio"], None),
+    (["--network", "none", "npm:x", "--", "-y", "--flag"], "npm:x", ["-y", "--flag"], None),
+    (["--", "npx", "-y", "@a/b@1.0.0", "--x"], "npm:@a/b@1.0.0", ["--x"], None),
+    (["--network", "none", "--", "uvx", "--from", "pkg==1.0", "pkg-cli", "-v"], "pypi:pkg==1.0", ["-v"], "pkg-cli"),
+    (["npx -y @a/b", "--", "--x"], "npm:@a/b", ["--x"], None),  # pasted, then -- server arguments
+    (["--command", "srv --stdio", "--", "npx", "-y", "@a/b"], "npm:@a/b", [], "srv --stdio"),
+])
+def test_scan_hands_the_scan_the_mapped_target_and_arguments(monkeypatch, args, target, server_args, command):
+    """The scan itself is replaced by a recorder: this is the argument grammar, not the sandbox."""
+    from typer.testing import CliRunner
+
+    from scanner.cli import scan as scan_cli
+    from scanner.cli.app import app
+
+    seen = []
+
+    def record(options):
+        seen.append(options)
+        return Report(target=TargetInfo(kind="npm", name="x", requested=options.target), status="complete")
+
+    monkeypatch.setattr(scan_cli, "_run", record)
+    result = CliRunner().invoke(app, ["scan", "--quiet", *args])
+    assert result.exit_code == 0, result.output
+    [options] = seen
+    assert (options.target, options.server_args, options.command) == (target, server_args, command)
