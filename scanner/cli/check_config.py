@@ -161,6 +161,8 @@ def _server_line(server: ServerResult) -> str:
         parts.append(escape_for_terminal(server.remote, 300))
     if server.runner:
         parts.append(server.runner + " " + " ".join(escape_for_terminal(p, 300) for p in server.packages))
+    elif server.not_checked:
+        parts.append(f"launch not checked: {escape_for_terminal(server.not_checked, 500)}")
     if server.env_names:
         names = ", ".join(escape_for_terminal(n, 100) for n in server.env_names)
         parts.append(f"env: {names} (values not shown)")

@@ -8,15 +8,18 @@ from __future__ import annotations
 import os
 import re
 import sys
+from dataclasses import replace
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 import typer
+from typer.core import TyperCommand
 
 from scanner.cli.lock import write_with_changes
 from scanner.cli.options import (config_option, fail_under_option, upstream_from_cli, upstream_proxy_option,
                                  with_report_options)
 from scanner.cli.exit_reason import EXIT_INCOMPLETE
+from scanner.cli.scan_config import ConfigRun
 from scanner.cli.output import STDOUT, ReportOutputs, check_outputs, check_writable, emit_report, finish
 from scanner.errors import UsageError
 
@@ -59,8 +62,26 @@ def parse_env(pairs: list[str]) -> dict[str, str]:
     return env
 
 
+LAUNCH_TAIL = "mcp_sandbox.launch_tail"
+
+
+class ScanCommand(TyperCommand):
+    """`scan`, which keeps what followed the first `--` on its command line: `scan -- npx -y PKG` (no TARGET before
+    the `--`) is a launch command, `scan npm:x -- stdio` a target and its server's arguments (doors.launch_words)."""
+
+    def parse_args(self, ctx: Any, args: list[str]) -> list[str]:
+        ctx.meta[LAUNCH_TAIL] = args[args.index("--") + 1:] if "--" in args else None
+        return super().parse_args(ctx, args)
+
+
 HELP = {
-    "target": "npm:NAME[@VERSION], pypi:NAME[==VERSION], or a path to a package folder, .tgz, .whl or .tar.gz.",
+    "target": "npm:NAME[@VERSION], pypi:NAME[==VERSION], or a path to a package folder, .tgz, .whl or .tar.gz. "
+              "Or none, and a launch command after -- (`scan -- npx -y @scope/pkg@1.2.3 ARGS`, `scan -- uvx "
+              "pkg==1.0`), or one pasted in quotes (`scan \"npx -y @scope/pkg\"`): it is mapped to its target.",
+    "config-file": "Scan every local server of this MCP client config (Claude Desktop, Claude Code, .mcp.json, "
+                   "Cursor, VS Code), each in its own sandbox, one after the other; remote entries are listed.",
+    "server": "With --config-file: only this server (repeat).",
+    "pass-config-env": "Pass the config's env values to its servers (default: not passed; their names are listed).",
     "command": "Launch command inside the sandbox (default: the package's bin / console script).",
     "env": "Set a variable for the server (repeat). The host's environment never reaches it.",
     "network": "observe (default): no route off the host, but an egress sink answers and logs every DNS query and "
@@ -83,9 +104,13 @@ HELP = {
 
 @with_report_options
 def scan(
-    target: str = typer.Argument(..., metavar="TARGET", help=HELP["target"]),
+    ctx: typer.Context,
+    target: str | None = typer.Argument(None, metavar="TARGET", help=HELP["target"]),
     server_args: list[str] | None = typer.Argument(None, metavar="[-- SERVER ARGS...]", help="Arguments for the "
                                                    "server, after --."),
+    config_file: Path | None = typer.Option(None, "--config-file", metavar="FILE", help=HELP["config-file"]),
+    servers: list[str] = typer.Option([], "--server", metavar="NAME", help=HELP["server"]),
+    pass_config_env: bool = typer.Option(False, "--pass-config-env", help=HELP["pass-config-env"]),
     command: str | None = typer.Option(None, "--command", help=HELP["command"]),
     env: list[str] = typer.Option([], "--env", metavar="NAME=VALUE", help=HELP["env"]),
     network: str = typer.Option("observe", "--network", help=HELP["network"]),
@@ -114,14 +139,12 @@ def scan(
     include_responses: bool = typer.Option(False, "--include-responses", help=HELP["include-responses"]),
     probe_timeout: float = typer.Option(30.0, "--probe-timeout", min=1, help=HELP["probe-timeout"]),
 ) -> None:
-    """Install TARGET in a throwaway sandbox, run it with no route off the host, list and call its tools, and tear it
-    all down.
+    """Install TARGET (or what a launch command or a client config names) in a throwaway sandbox, run it with no
+    route off the host, list and call its tools, and tear it all down.
 
-    Exit codes: 0 clean; 1 a finding at/above --fail-on (or score under --fail-under); 2 bad input;
-    3 the scan could not complete (no engine, install failed, server did not answer, teardown incomplete, an
-    internal error): the report's status is incomplete or failed, its verdict incomplete unless something blocks.
-    The last line on stderr says why the exit code is what it is.
-    """
+    Exit codes: 0 clean; 1 a finding at/above --fail-on (or score under --fail-under); 2 bad input; 3 the scan could
+    not complete (no engine, install failed, server did not answer, teardown incomplete, an internal error). With
+    --config-file, the worst over the servers. The last line on stderr says why the exit code is what it is."""
     from scanner.pipeline.inventory import Timeouts
     from scanner.pipeline.scan import ScanOptions
     from scanner.config import load as load_config
@@ -129,15 +152,46 @@ def scan(
     signer = _check_flags(outputs, fail_under, lock_path, sign, sign_env)
     _check_sources(advisories, ca_bundle, network)
     options = ScanOptions(
-        target=target, server_args=list(server_args or []), command=command, upstream_proxy=upstream_from_cli(
+        target=target or "", server_args=list(server_args or []), command=command, upstream_proxy=upstream_from_cli(
             upstream_proxy), policy=_policy(memory, cpus, pids, env),
         timeouts=Timeouts(startup=startup_timeout, request=request_timeout), use_cache=not no_cache,
         ca_bundle=ca_bundle, ignore_scripts=ignore_scripts, install_timeout=install_timeout,
         config=load_config(config_path), advisories=advisories, network=network,  # type: ignore[arg-type]
         probes=_probe_options(no_probes, no_destructive, no_error_probes, fixtures, include_responses, probe_timeout))
-    report = _run(options)
+    if config_file is not None or servers or pass_config_env:
+        raise typer.Exit(_scan_config(ConfigRun(config_file, servers, pass_config_env, target, ctx.meta.get(
+            LAUNCH_TAIL), lock_path, signer), options, outputs, fail_under))
+    report = _scan_door(options, target, ctx.meta.get(LAUNCH_TAIL), outputs)
     _write_outputs(report, outputs, lock_path, accept, signer)
     raise typer.Exit(finish(report, outputs, fail_under))
+
+
+def _scan_config(given: ConfigRun, options: ScanOptions, outputs: ReportOutputs, fail_under: int | None) -> int:
+    """`scan --config-file`: every server of the config, each scanned as `_run` scans one."""
+    from scanner.cli.scan_config import scan_config
+
+    return scan_config(given, options, outputs, fail_under, run=_run)
+
+
+def _scan_door(options: ScanOptions, target: str | None, tail: list[str] | None,
+               outputs: ReportOutputs) -> Report:
+    """Scan TARGET, or the target a launch command maps to (said on stderr first, and in the report's target)."""
+    from scanner.pipeline.doors import launch_origin, launch_words, map_launch, with_launch
+
+    words = launch_words(target, options.server_args, tail)
+    if words is None:
+        if target is None:
+            raise UsageError("give a TARGET (npm:NAME, pypi:NAME or a package folder), a launch command after -- "
+                             "(mcp-sandbox scan -- npx -y @scope/pkg), or --config-file FILE")
+        return _run(options)
+    mapping = map_launch(words, Path.cwd())
+    if mapping.command is not None and options.command is not None:
+        raise UsageError("--command: the launch command names the program to run already; drop --command")
+    if not outputs.quiet:
+        print(mapping.describe(), file=sys.stderr)
+    options = replace(options, target=mapping.target, server_args=mapping.server_args,
+                      command=mapping.command or options.command)
+    return with_launch(_run(options), launch_origin(mapping))
 
 
 def _check_flags(outputs: ReportOutputs, fail_under: int | None, lock_path: Path | None, sign: Path | None,
@@ -290,7 +344,7 @@ def init_fixtures(
 
 
 def register(app: typer.Typer) -> None:
-    app.command("scan")(scan)
+    app.command("scan", cls=ScanCommand)(scan)
     app.command("init-fixtures")(init_fixtures)
     images_app.command("build")(build_images)
     app.add_typer(images_app, name="images")

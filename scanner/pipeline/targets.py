@@ -44,7 +44,28 @@ def parse_target(text: str) -> Target:
     path = Path(text).expanduser()
     if path.exists():
         return _parse_local(text, path)
-    raise UsageError(f"{text!r} is neither a registry target nor an existing path; {TARGET_HELP}")
+    raise UsageError(f"{text!r} is neither a registry target nor an existing path; {target_hint(text) or TARGET_HELP}")
+
+
+LAUNCHERS = {"npx", "pnpx", "bunx", "npm", "pnpm", "yarn", "uvx", "uv", "pipx", "python", "python3"}
+
+
+def target_hint(text: str) -> str | None:
+    """What a bare `@scope/name`, `name`, `name==1.0` or launcher most likely meant, as a "did you mean"."""
+    if text.lower() in LAUNCHERS:
+        return f"to scan a launch command, put it after --: mcp-sandbox scan -- {text} …"
+    at = text.find("@", 1)
+    name, version = (text[:at], text[at + 1:]) if at > 0 else (text, "")
+    if (name.startswith("@") or at > 0) and NPM_NAME.match(name) and (not version or VERSION_TEXT.match(version)):
+        return f"did you mean npm:{text}?"
+    name, sep, version = text.partition("==")
+    if sep and PYPI_NAME.match(name) and VERSION_TEXT.match(version):
+        return f"did you mean pypi:{text}?"
+    if not sep and NPM_NAME.match(text) and "/" not in text:
+        return f"did you mean npm:{text} or pypi:{text}? ({TARGET_HELP})"
+    if not sep and PYPI_NAME.match(text):
+        return f"did you mean pypi:{text}? ({TARGET_HELP})"
+    return None
 
 
 def _parse_npm(text: str) -> Target:

@@ -1,7 +1,8 @@
 """Read the MCP server entries of client configs: Claude Desktop, Claude Code (~/.claude.json incl.
 projects.*.mcpServers, .mcp.json), Cursor (mcp.json) and VS Code (mcp.json `servers`, settings.json `mcp.servers`).
 
-Environment values are never kept: only their names. Remote entries keep only scheme and host.
+Environment values are not kept, only their names, unless the caller asks (`scan --config-file --pass-config-env`
+passes them to the server; nothing prints them). Remote entries keep only scheme and host.
 """
 
 from __future__ import annotations
@@ -28,6 +29,7 @@ class ServerEntry:
     command: str | None = None  # kept in memory for linting; never printed whole
     args: list[str] = field(default_factory=list)
     env_names: list[str] = field(default_factory=list)
+    env: dict[str, str] = field(default_factory=dict, repr=False)  # the values: only with keep_env, never printed
     remote: str | None = None  # scheme://host[:port] only
     disabled: bool = False
     problem: str | None = None  # why the entry could not be read
@@ -40,11 +42,22 @@ class ClientConfig:
     servers: list[ServerEntry]
 
 
-def read_client_config(path: Path) -> ClientConfig:
-    """Read one config file; a file that is missing, unreadable or not an MCP config is a UsageError."""
+def read_client_config(path: Path, keep_env: bool = False) -> ClientConfig:
+    """Read one config file; a file that is missing, unreadable or not an MCP config is a UsageError. `keep_env`:
+    also keep each entry's environment values (string, number or boolean ones)."""
     data = _load_json(path)
     fmt = _detect_format(path, data)
-    return ClientConfig(str(path), fmt, list(_entries(fmt, data)))
+    raw_entries = _raw_entries(fmt, data)
+    entries = [read_entry(name, raw, scope=scope) for name, raw, scope in raw_entries]
+    if keep_env:
+        for entry, (_, raw, _) in zip(entries, raw_entries):
+            env = _object(_object(raw).get("env"))
+            entry.env = {str(k): _env_text(v) for k, v in env.items() if isinstance(v, (str, int, float, bool))}
+    return ClientConfig(str(path), fmt, entries)
+
+
+def _env_text(value: str | int | float | bool) -> str:
+    return ("true" if value else "false") if isinstance(value, bool) else str(value)
 
 
 def _load_json(path: Path) -> dict[str, Any]:
@@ -114,15 +127,17 @@ def _object(value: Any) -> dict[str, Any]:
     return value if isinstance(value, dict) else {}
 
 
-def _entries(fmt: ConfigFormat, data: dict[str, Any]) -> list[ServerEntry]:
+def _raw_entries(fmt: ConfigFormat, data: dict[str, Any]) -> list[tuple[str, Any, str | None]]:
+    """(name, entry, project) of every server entry, in file order."""
     if fmt == "vscode":
         servers = data.get("servers") if isinstance(data.get("servers"), dict) else _get(data, "mcp", "servers")
-        return [read_entry(str(k), v) for k, v in _object(servers).items()]
-    out = [read_entry(str(k), v) for k, v in _object(data.get("mcpServers")).items()]
+        return [(str(k), v, None) for k, v in _object(servers).items()]
+    out = [(str(k), v, None) for k, v in _object(data.get("mcpServers")).items()]
     for project, settings in _object(data.get("projects")).items():
         servers = _object(_object(settings).get("mcpServers"))
-        out.extend(read_entry(str(k), v, scope=str(project)) for k, v in servers.items())
+        out.extend((str(k), v, str(project)) for k, v in servers.items())
     return out
+
 
 
 def read_entry(name: str, raw: Any, scope: str | None = None) -> ServerEntry:

@@ -6,6 +6,7 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from scanner.provenance.client_config import ClientConfig, ServerEntry
 from scanner.provenance.launch import analyse_launch
+from scanner.provenance.shell_words import command_segments, program_name
 from scanner.provenance.redact import redact_secrets
 from scanner.rules.provenance import finding
 from scanner.report.model import Finding, SuppressedFinding
@@ -25,6 +26,8 @@ class ServerResult(BaseModel):
     remote: str | None = Field(default=None, description="scheme://host of a remote server.")
     env_names: list[str] = Field(default_factory=list)
     disabled: bool = False
+    not_checked: str | None = Field(default=None, description="Why the launch was not linted: its program is no "
+                                    "package runner I1 reads (a local program or script).")
     findings: list[Finding] = Field(default_factory=list)
     suppressed: list[SuppressedFinding] = Field(default_factory=list, description="Findings the config (--config, "
                                                 "or one discovered in the working directory) suppressed: shown, "
@@ -55,7 +58,17 @@ def lint_entry(entry: ServerEntry) -> ServerResult:
     result.runner = analysis.runner
     result.packages = [redact_secrets(p.display) for p in analysis.packages]
     result.findings = [_redacted(f) for f in analysis.findings]
+    if analysis.runner is None and not analysis.findings:
+        result.not_checked = _not_checked(entry.command, entry.args)
     return result
+
+
+def _not_checked(command: str, args: list[str]) -> str:
+    """The program of a launch I1 does not read, named (its basename, redacted; never its arguments)."""
+    segments = command_segments(command, args)  # parsed once already: analyse_launch found it parseable
+    programs = sorted({redact_secrets(program_name(segment[0])) for segment in segments})
+    named = ", ".join(f"`{p}`" for p in programs) or "nothing"
+    return f"{named} is no package runner I1 reads (npx, uvx, pipx run, pip install, docker run, …)"
 
 
 def _redacted(found: Finding) -> Finding:

@@ -1,6 +1,7 @@
 """The runners a launch command may use (npx / pnpx / bunx / npm exec / pnpm dlx / yarn dlx, uvx / uv run / uv tool
 run / pipx run, pip / python -m pip, docker run / podman run): each one's options read, the packages it would
-fetch collected. `pip install` outside a hash-checked requirements file is itself an I1 finding."""
+fetch collected (and, for the runners of one package, the program and arguments they would run it with:
+`runner_call`). `pip install` outside a hash-checked requirements file is itself an I1 finding."""
 
 from __future__ import annotations
 
@@ -24,29 +25,16 @@ class LaunchAnalysis:
 
 def dispatch(argv: list[str], result: LaunchAnalysis) -> None:
     """Add what one program's argv would fetch (and any I1 finding about how) to the analysis."""
+    call = runner_call(argv)
+    if call is not None:
+        _set_runner(result, call.runner)
+        result.packages.extend(call.packages)
+        return
     prog, rest = program_name(argv[0]), argv[1:]
     sub = rest[0].lower() if rest else ""
-    if prog in ("npx", "pnpx", "bunx"):
-        _set_runner(result, prog)
-        result.packages.extend(_npx(rest))
-    elif prog == "npm" and sub in ("exec", "x"):
-        _set_runner(result, "npm exec")
-        result.packages.extend(_npx(rest[1:]))
-    elif prog in ("pnpm", "yarn") and sub == "dlx":
-        _set_runner(result, f"{prog} dlx")
-        result.packages.extend(_npx(rest[1:]))
-    elif prog == "uvx":
-        _set_runner(result, "uvx")
-        result.packages.extend(_uvx(rest))
-    elif prog == "uv" and sub == "tool" and len(rest) > 1 and rest[1] == "run":
-        _set_runner(result, "uv tool run")
-        result.packages.extend(_uvx(rest[2:]))
-    elif prog == "uv" and sub == "run":
+    if prog == "uv" and sub == "run":
         _set_runner(result, "uv run")
         result.packages.extend(_uv_run(rest[1:]))
-    elif prog == "pipx" and sub == "run":
-        _set_runner(result, "pipx run")
-        result.packages.extend(_pipx_run(rest[1:]))
     elif re.fullmatch(r"pip(\d+(\.\d+)?)?", prog) and sub == "install":
         _set_runner(result, "pip install")
         _pip_install(rest[1:], result)
@@ -58,6 +46,38 @@ def dispatch(argv: list[str], result: LaunchAnalysis) -> None:
         image = _docker_image(rest[1:] if sub == "run" else rest[2:])
         if image:
             result.packages.append(image)
+
+
+@dataclass(frozen=True)
+class RunnerCall:
+    """A package runner's argv read: the runner, what it fetches (the package it runs first), the program it runs
+    when the argv names one other than the package's own, and the arguments that program gets."""
+
+    runner: str
+    packages: list[PackageRef]
+    command: str | None = None
+    args: list[str] = field(default_factory=list)
+    options: frozenset[str] = frozenset()  # the runner's own options given (e.g. -c), for what cannot be mapped
+
+
+def runner_call(argv: list[str]) -> RunnerCall | None:
+    """npx / pnpx / bunx / npm exec / pnpm dlx / yarn dlx / uvx / uv tool run / pipx run, read; None for another
+    program."""
+    prog, rest = program_name(argv[0]), argv[1:]
+    sub = rest[0].lower() if rest else ""
+    if prog in ("npx", "pnpx", "bunx"):
+        return _npx(prog, rest)
+    if prog == "npm" and sub in ("exec", "x"):
+        return _npx("npm exec", rest[1:])
+    if prog in ("pnpm", "yarn") and sub == "dlx":
+        return _npx(f"{prog} dlx", rest[1:])
+    if prog == "uvx":
+        return _uvx("uvx", rest)
+    if prog == "uv" and sub == "tool" and len(rest) > 1 and rest[1] == "run":
+        return _uvx("uv tool run", rest[2:])
+    if prog == "pipx" and sub == "run":
+        return _pipx_run(rest[1:])
+    return None
 
 
 def _set_runner(result: LaunchAnalysis, runner: str) -> None:
@@ -89,12 +109,14 @@ _NPX_VALUE_OPTS = {"-p", "--package", "-c", "--call", "--registry", "--cache", "
                    "-w", "--workspace", "--node-options", "--shell", "--script-shell", "--loglevel"}
 
 
-def _npx(words: list[str]) -> list[PackageRef]:
+def _npx(runner: str, words: list[str]) -> RunnerCall:
     opts, positionals = _options(words, _NPX_VALUE_OPTS)
     specs = opts.get("-p", []) + opts.get("--package", [])
-    if not specs and positionals:
-        specs = [positionals[0]]
-    return [parse_npm_spec(s) for s in specs if s]
+    if specs:  # `npx -p PKG CMD ARGS`: CMD is the program
+        command, args = (positionals[0], positionals[1:]) if positionals else (None, [])
+    else:
+        specs, command, args = positionals[:1], None, positionals[1:]
+    return RunnerCall(runner, [parse_npm_spec(s) for s in specs if s], command, args, frozenset(opts))
 
 
 _UV_VALUE_OPTS = {"--from", "--with", "--with-editable", "--with-requirements", "-p", "--python", "--index",
@@ -107,13 +129,16 @@ _UV_VALUE_OPTS = {"--from", "--with", "--with-editable", "--with-requirements", 
                   "--extra", "--group", "--only-group", "--no-group", "-m", "--module", "--script"}
 
 
-def _uvx(words: list[str]) -> list[PackageRef]:
+def _uvx(runner: str, words: list[str]) -> RunnerCall:
     opts, positionals = _options(words, _UV_VALUE_OPTS)
     specs = opts.get("--from", [])
-    if not specs and positionals:
-        specs = [positionals[0]]
-    specs += opts.get("--with", [])
-    return [parse_pypi_spec(s, uvx_style=True) for s in specs if s]
+    if specs:  # `uvx --from PKG CMD ARGS`: CMD is the program
+        command, args = (positionals[0], positionals[1:]) if positionals else (None, [])
+    else:
+        specs, command, args = positionals[:1], None, positionals[1:]
+    specs = [*specs, *opts.get("--with", [])]
+    return RunnerCall(runner, [parse_pypi_spec(s, uvx_style=True) for s in specs if s], command, args,
+                      frozenset(opts))
 
 
 def _uv_run(words: list[str]) -> list[PackageRef]:
@@ -121,10 +146,14 @@ def _uv_run(words: list[str]) -> list[PackageRef]:
     return [parse_pypi_spec(s) for s in opts.get("--with", []) if s]
 
 
-def _pipx_run(words: list[str]) -> list[PackageRef]:
+def _pipx_run(words: list[str]) -> RunnerCall:
     opts, positionals = _options(words, {"--spec", "--python", "--index-url", "-i", "--pip-args", "--backend"})
-    specs = opts.get("--spec", []) or positionals[:1]
-    return [parse_pypi_spec(s) for s in specs if s]
+    specs = opts.get("--spec", [])
+    if specs:  # `pipx run --spec PKG APP ARGS`: APP is the program
+        command, args = (positionals[0], positionals[1:]) if positionals else (None, [])
+    else:
+        specs, command, args = positionals[:1], None, positionals[1:]
+    return RunnerCall("pipx run", [parse_pypi_spec(s) for s in specs if s], command, args, frozenset(opts))
 
 
 _PIP_VALUE_OPTS = {"-r", "--requirement", "-c", "--constraint", "-i", "--index-url", "--extra-index-url",

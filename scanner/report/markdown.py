@@ -68,6 +68,9 @@ def _summary(report: Report) -> list[str]:
              "",
              "Security: " + " · ".join(_counted(counts[level], level) for level in ("error", "warning", "info"))
              + (f" · **{len(report.suppressed)}** suppressed by config" if report.suppressed else "")]
+    launch = report.target.launch
+    if launch is not None:
+        lines += ["", f"Mapped from the launch command: {md(launch.runner)} {md(launch.package)}"]
     lines += _status_lines(report) + _friendliness(report)
     server = report.server
     if server.name or server.version:

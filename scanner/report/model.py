@@ -40,12 +40,24 @@ class ScannerInfo(_Model):
     version: str = __version__
 
 
+class LaunchOrigin(_Model):
+    """The launch command a target was mapped from (`scan -- npx -y PKG`, a pasted command, a client config entry)."""
+
+    runner: str = Field(description="The runner the command used: npx, uvx, pipx run, python -m, …")
+    package: str = Field(description="The package (or module) the command named, as it named it (redacted).")
+    config_server: str | None = Field(default=None, description="The client config entry it came from "
+                                      "(scan --config-file), by name.")
+    notes: list[str] = Field(default_factory=list, description="What the mapping did not carry over.")
+
+
 class TargetInfo(_Model):
     kind: TargetKind
     name: str
     requested: str = Field(description="The target exactly as the user gave it.")
     version: str | None = Field(default=None, description="The resolved version that was installed.")
     ecosystem: Literal["npm", "pypi"] | None = None
+    launch: LaunchOrigin | None = Field(default=None, description="The launch command `requested` was mapped from; "
+                                        "absent for a target given as such.")
 
 
 class ServerInfo(_Model):

@@ -47,6 +47,9 @@ def _kv_table(title: str, rows: list[tuple[str, Any]]) -> Table:
 def _target(report: Report) -> RenderableType:
     target = report.target
     rows = [("target", target.requested), ("kind", target.kind), ("name", target.name)]
+    if target.launch is not None:
+        rows.append(("mapped from", f"{target.launch.runner} {target.launch.package}"
+                     + "".join(f"\n{note}" for note in target.launch.notes)))
     if target.version:
         rows.append(("version", target.version))
     rows.append(("scanner", f"{report.scanner.name} {report.scanner.version}"))

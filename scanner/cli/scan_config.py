@@ -1,0 +1,178 @@
+"""`mcp-sandbox scan --config-file FILE [--server NAME…] [--pass-config-env]`: every local server of an MCP client
+config scanned, one after the other, each in its own sandbox with its configured arguments; one table at the end.
+
+The JSON report (--json) is one document:
+
+    {"config": PATH, "format": "claude-code", "servers": [
+        {"name": …, "scope": project path | null, "disabled": bool, "target": "npm:…" | null,
+         "status": "scanned" | "not scanned" | "error", "reason": one line | null,
+         "env_passed": [names], "env_not_passed": [names], "report": the scan's report | null}]}
+
+The exit code is the worst of the servers': 3 when any server was not scanned (a remote entry, one that cannot be
+mapped, one whose scan could not complete), else 1 when any has a finding at or above --fail-on (or a score under
+--fail-under), else 0."""
+
+from __future__ import annotations
+
+import sys
+from collections.abc import Callable
+from dataclasses import dataclass, replace
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from rich.console import Console
+from rich.table import Table
+
+from sandbox.core.errors import SandboxError, UserInputError
+from sandbox.core.untrusted import escape_for_terminal
+from scanner.cli.exit_reason import EXIT_INCOMPLETE, ExitDecision, decide
+from scanner.cli.output import ReportOutputs, write_json
+from scanner.errors import UsageError
+from scanner.report.model import Report
+from scanner.report.severity import most_severe_first
+
+if TYPE_CHECKING:
+    from scanner.pipeline.config_doors import PlannedServer
+    from scanner.pipeline.scan import ScanOptions
+    from scanner.signing.keys import Signer
+
+
+@dataclass(frozen=True)
+class ConfigRun:
+    """What `scan` was given that concerns --config-file (and what must not come with it)."""
+
+    path: Path | None
+    servers: list[str]
+    pass_env: bool
+    target: str | None = None
+    tail: list[str] | None = None
+    lock_path: Path | None = None
+    signer: Signer | None = None
+
+
+@dataclass
+class ServerOutcome:
+    planned: PlannedServer
+    report: Report | None = None
+    error: str | None = None  # a scan that stopped with a one-line error (exit 2 or 3 for a single scan)
+
+    def decision(self, fail_on: str, fail_under: int | None) -> ExitDecision:
+        if self.report is not None:
+            return decide(self.report, fail_on, fail_under)
+        return ExitDecision(EXIT_INCOMPLETE, f"not scanned: {self.error or self.planned.not_scanned}")
+
+
+def scan_config(run_request: ConfigRun, options: ScanOptions, outputs: ReportOutputs, fail_under: int | None, *,
+                run: Callable[[ScanOptions], Report]) -> int:
+    """Scan each server of the config in turn; the table, the JSON document, and the worst exit code."""
+    from scanner.pipeline.config_doors import plan_servers
+    from scanner.provenance.client_config import read_client_config
+
+    path = _check(run_request, options, outputs)
+    config = read_client_config(path, keep_env=run_request.pass_env)
+    planned = plan_servers(config, run_request.servers, run_request.pass_env)
+    console = outputs.terminal(soft_wrap=True)
+    if console is not None:
+        console.print(f"{escape_for_terminal(config.path)} ({config.format}): {len(planned)} server(s), scanned one "
+                      "after the other", markup=False)
+    outcomes = [_scan_one(server, options, outputs, console, run) for server in planned]
+    if console is not None:
+        console.print(_table(outcomes))
+    if outputs.json:
+        write_json(outputs.json, _document(config.path, config.format, outcomes), "the JSON report")
+    return _finish(outcomes, outputs, fail_under)
+
+
+def _check(run_request: ConfigRun, options: ScanOptions, outputs: ReportOutputs) -> Path:
+    """--config-file's flags, before anything is read or installed."""
+    if run_request.path is None:
+        raise UsageError("--server and --pass-config-env go with --config-file FILE")
+    if run_request.target is not None or run_request.tail is not None:
+        raise UsageError("--config-file scans the servers of the config: give no TARGET or launch command with it")
+    if options.command is not None:
+        raise UsageError("--config-file: each server's command comes from the config; drop --command")
+    if run_request.lock_path is not None or run_request.signer is not None:
+        raise UsageError("--lock and --sign take one server's report; scan a server on its own to lock or sign it")
+    if outputs.sarif or outputs.markdown or outputs.annotations:
+        raise UsageError("--config-file writes one JSON document for all the servers (--json); --sarif, --markdown "
+                         "and --github-annotations take a single server's report")
+    return run_request.path.expanduser()
+
+
+def _scan_one(server: PlannedServer, options: ScanOptions, outputs: ReportOutputs, console: Console | None,
+              run: Callable[[ScanOptions], Report]) -> ServerOutcome:
+    from scanner.pipeline.doors import launch_origin, with_launch
+    from scanner.report.terminal import render
+
+    mapping = server.mapping
+    if console is not None:
+        what = mapping.describe() if mapping is not None else escape_for_terminal(f"not scanned: {server.not_scanned}",
+                                                                                   1_000)
+        console.print(f"\n== server {server.label}: {what}", markup=False)
+        if server.env_not_passed:
+            console.print("   env not passed: " + ", ".join(escape_for_terminal(n, 80) for n in server.env_not_passed)
+                          + ("" if server.env else " (--pass-config-env passes them)"), markup=False)
+    if mapping is None:
+        return ServerOutcome(server)
+    policy = replace(options.policy, env={**server.env, **options.policy.env})  # --env wins over the config
+    one = replace(options, target=mapping.target, server_args=mapping.server_args, command=mapping.command,
+                  policy=policy)
+    try:
+        report = with_launch(run(one), launch_origin(mapping, server.name))
+    except (UsageError, UserInputError, SandboxError) as exc:
+        return ServerOutcome(server, error=" ".join(str(exc).split()))
+    if console is not None:
+        render(report, console, outputs.min_severity)  # type: ignore[arg-type]
+    return ServerOutcome(server, report)
+
+
+def _top_finding(report: Report) -> str:
+    if not report.findings:
+        return "none"
+    top = sorted(report.findings, key=lambda f: most_severe_first(f.severity))[0]
+    return f"{top.rule_id} {top.severity}: {escape_for_terminal(top.message, 100)}"
+
+
+def _table(outcomes: list[ServerOutcome]) -> Table:
+    table = Table(title="Servers", title_justify="left")
+    for column in ("server", "target", "verdict", "score", "top finding"):
+        table.add_column(column, overflow="fold")
+    for outcome in outcomes:
+        target = escape_for_terminal(outcome.planned.mapping.target, 200) if outcome.planned.mapping else "-"
+        report = outcome.report
+        if report is None:
+            why = escape_for_terminal(outcome.error or outcome.planned.not_scanned or "", 300)
+            table.add_row(outcome.planned.label, target, "not scanned", "-", why)
+            continue
+        score = str(report.score.value) if report.score else "-"
+        verdict = report.verdict or report.status
+        table.add_row(outcome.planned.label, target, verdict, score, _top_finding(report))
+    return table
+
+
+def _document(path: str, fmt: str, outcomes: list[ServerOutcome]) -> dict[str, Any]:
+    servers = []
+    for outcome in outcomes:
+        planned = outcome.planned
+        status = "scanned" if outcome.report else "error" if outcome.error else "not scanned"
+        servers.append({"name": planned.name, "scope": planned.scope, "disabled": planned.disabled,
+                        "target": planned.mapping.target if planned.mapping else None, "status": status,
+                        "reason": outcome.error or planned.not_scanned, "env_passed": sorted(planned.env),
+                        "env_not_passed": planned.env_not_passed,
+                        "report": outcome.report.model_dump(mode="json") if outcome.report else None})
+    return {"config": path, "format": fmt, "servers": servers}
+
+
+def _finish(outcomes: list[ServerOutcome], outputs: ReportOutputs, fail_under: int | None) -> int:
+    """The worst exit code of the servers, and the line saying which server it came from (and how many others)."""
+    decisions = [(o.planned.label, o.decision(outputs.fail_on, fail_under)) for o in outcomes]
+    if not decisions:
+        decisions = [("(none)", ExitDecision(EXIT_INCOMPLETE, "the config selects no server"))]
+    worst = max(decision.code for _, decision in decisions)
+    at_worst = [(label, decision) for label, decision in decisions if decision.code == worst]
+    label, decision = at_worst[0]
+    more = f" (and {len(at_worst) - 1} more server(s) at exit {worst})" if len(at_worst) > 1 else ""
+    if not outputs.quiet:
+        line = ExitDecision(worst, f"{len(decisions)} server(s); worst: {label}: {decision.reason}{more}").line
+        print(line, file=sys.stderr)
+    return worst

@@ -1,0 +1,329 @@
+"""Issue 14 §1-2, without Docker: every launch-command shape mapped to its target (or refused with what to pass
+instead), the `scan` grammar that tells a launch command from `TARGET -- ARGS`, bare-name hints, and a client
+config's entries mapped to targets."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from scanner.errors import UsageError
+from scanner.pipeline.config_doors import REMOTE_NOT_SCANNED, plan_servers
+from scanner.pipeline.doors import NotMapped, launch_origin, launch_words, map_launch, with_launch
+from scanner.pipeline.targets import parse_target
+from scanner.provenance.client_config import read_client_config
+from scanner.provenance.config_lint import lint_config
+from scanner.report.model import Report, TargetInfo
+from scanner.report.terminal import render
+
+REPO = Path(__file__).resolve().parent.parent
+ZOO = REPO / "tests" / "servers" / "zoo"
+
+
+# --- launch commands that map ----------------------------------------------------------------------------------------
+
+@pytest.mark.parametrize(("argv", "target", "command", "args"), [
+    (["npx", "-y", "@scope/pkg@1.2.3", "--stdio", "/data"], "npm:@scope/pkg@1.2.3", None, ["--stdio", "/data"]),
+    (["npx", "@modelcontextprotocol/server-memory"], "npm:@modelcontextprotocol/server-memory", None, []),
+    (["npx", "-p", "@scope/pkg@2.0.0", "pkg-cli", "serve"], "npm:@scope/pkg@2.0.0", "pkg-cli", ["serve"]),
+    (["pnpx", "srv@latest"], "npm:srv@latest", None, []),
+    (["bunx", "--bun", "@a/b", "x"], "npm:@a/b", None, ["x"]),
+    (["npm", "exec", "-y", "--", "@a/b@1.0.0", "--flag"], "npm:@a/b@1.0.0", None, ["--flag"]),
+    (["npm", "exec", "--package=@a/b", "--", "b-cli", "x"], "npm:@a/b", "b-cli", ["x"]),
+    (["pnpm", "dlx", "@a/b@3.1.0"], "npm:@a/b@3.1.0", None, []),
+    (["yarn", "dlx", "srv"], "npm:srv", None, []),
+    (["uvx", "mcp-server-time==2025.1", "--local-timezone", "UTC"], "pypi:mcp-server-time==2025.1", None,
+     ["--local-timezone", "UTC"]),
+    (["uvx", "mcp-server-time@2025.1"], "pypi:mcp-server-time==2025.1", None, []),
+    (["uvx", "mcp-server-time"], "pypi:mcp-server-time", None, []),
+    (["uvx", "--from", "mcp-server-git==1.2", "mcp-server-git", "-r", "."], "pypi:mcp-server-git==1.2",
+     "mcp-server-git", ["-r", "."]),
+    (["uvx", "--from", "mcp-server-x", "python", "-m", "mcp_server_x"], "pypi:mcp-server-x", "python",
+     ["-m", "mcp_server_x"]),
+    (["uv", "tool", "run", "mcp-server-git", "--repository", "."], "pypi:mcp-server-git", None,
+     ["--repository", "."]),
+    (["pipx", "run", "mcp-server-fetch==1.0.0"], "pypi:mcp-server-fetch==1.0.0", None, []),
+    (["pipx", "run", "--spec", "mcp-server-fetch", "mcp-fetch", "--x"], "pypi:mcp-server-fetch", "mcp-fetch",
+     ["--x"]),
+    (["python", "-m", "mcp_server_time", "--x"], "pypi:mcp-server-time", "python -m mcp_server_time", ["--x"]),
+    (["python3", "-u", "-m", "mcp_server_fetch.cli"], "pypi:mcp-server-fetch", "python -m mcp_server_fetch.cli",
+     []),
+    (["npx -y @scope/pkg@1.2.3 --stdio"], "npm:@scope/pkg@1.2.3", None, ["--stdio"]),  # pasted as one string
+    (["npx -y @scope/pkg", "--extra"], "npm:@scope/pkg", None, ["--extra"]),  # pasted, then arguments
+    (["sh", "-c", "exec npx -y @a/b arg"], "npm:@a/b", None, ["arg"]),
+    (["env", "TOKEN=x", "uvx", "mcp-server-time"], "pypi:mcp-server-time", None, []),
+])
+def test_launch_commands_map_to_their_target(argv, target, command, args):
+    mapping = map_launch(argv, REPO)
+    assert (mapping.target, mapping.command, mapping.server_args) == (target, command, args)
+    parse_target(mapping.target)  # what scan is then given is a target as the user could have typed it
+    assert mapping.target in mapping.describe()
+
+
+def test_a_local_package_folder_in_a_launch_command_maps_to_the_folder():
+    mapping = map_launch(["uvx", "--from", "./tests/servers/zoo", "zoo-plain", "--x"], REPO)
+    assert (mapping.target, mapping.command, mapping.server_args) == (str(ZOO), "zoo-plain", ["--x"])
+    assert parse_target(mapping.target).kind == "folder"
+
+
+def test_what_the_mapping_drops_or_assumes_is_noted():
+    assert map_launch(["npx", "-y", "a"], REPO).notes == []
+    wrapped = map_launch(["env", "TOKEN=x", "npx", "-y", "a"], REPO)
+    assert "environment assignments are not passed" in wrapped.notes[0]
+    module = map_launch(["python", "-m", "yaml_server"], REPO)
+    assert "named after the module" in module.notes[0] and "pypi:NAME" in module.notes[0]
+
+
+def test_the_mapping_line_never_prints_the_arguments():
+    line = map_launch(["npx", "-y", "@a/b", "--token", "s3cr3t-value"], REPO).describe()
+    assert "s3cr3t" not in line and "1" not in line.split("(")[0] and "2 server argument(s)" in line
+
+
+# --- launch commands that are refused --------------------------------------------------------------------------------
+
+@pytest.mark.parametrize(("argv", "expected"), [
+    (["/usr/local/bin/my-server", "--token", "x"], "`my-server` is a program on this machine"),
+    (["bash", "-c", "cd /srv && npx -y a"], "runs 2 programs"),
+    (["bash", "start.sh"], "`bash` runs a shell script"),
+    (["node", "./x.js"], "`node` runs a script on this machine, not a package"),
+    (["python", "server.py"], "`python` runs a script on this machine"),
+    (["docker", "run", "-i", "--rm", "mcp/time"], "container image, which is not a scan target yet"),
+    (["uv", "run", "server.py"], "`uv run` runs a project's own environment"),
+    (["uvx", "--from", "git+https://github.com/o/r", "cmd"], "fetches from a git source"),
+    (["npx", "-y", "https://example.invalid/p.tgz"], "fetches from a url source"),
+    (["uvx", "mcp-server-time>=1"], "names a version range; give an exact version"),
+    (["npx", "-y", "@a/b@^1.2"], "names a version range"),
+    (["uvx", "mcp-server-x[all]"], "asks for extras"),
+    (["npx", "-p", "a", "-p", "b", "c"], "installs 2 packages"),
+    (["uvx", "--with", "extra-plugin", "mcp-server-x"], "installs 2 packages"),
+    (["npx", "-c", "a --x"], "runs a shell string"),
+    (["npx", "-y"], "names no package"),
+    (["uvx", "--from", "mcp-server-x"], "names a package but no program"),
+    (["npx", "-y", "./missing-folder"], "names a local package that does not exist"),
+    (["npx", "-y", "Not_Valid"], "which is not a target"),
+    (["npx 'unclosed"], "cannot be split into shell words"),
+    ([""], "is empty"),
+])
+def test_launch_commands_that_name_no_installable_package_are_refused(argv, expected):
+    with pytest.raises(NotMapped) as caught:
+        map_launch(argv, REPO)
+    message = str(caught.value)
+    assert message.startswith("launch command not mapped: ") and expected in message
+    assert "\n" not in message and "--token" not in message
+    assert isinstance(caught.value, UsageError)  # the CLI's exit 2 with one line
+
+
+# --- the scan grammar: launch command or TARGET -- ARGS --------------------------------------------------------------
+
+@pytest.mark.parametrize(("target", "server_args", "tail", "words"), [
+    ("npx", ["-y", "pkg"], ["npx", "-y", "pkg"], ["npx", "-y", "pkg"]),  # scan -- npx -y pkg
+    ("npm:x", ["stdio"], ["stdio"], None),  # scan npm:x -- stdio: as before
+    ("npm:x", ["stdio"], None, None),  # scan npm:x stdio
+    ("npm:x", [], None, None),
+    ("npx", ["npx"], ["npx"], None),  # scan npx -- npx: a TARGET came first
+    ("npx -y pkg", [], None, ["npx -y pkg"]),  # pasted
+    ("npx -y pkg", ["--x"], ["--x"], ["npx -y pkg", "--x"]),  # pasted, then -- server arguments
+    (None, [], None, None),
+    (None, [], [], None),  # scan --: nothing after it
+])
+def test_launch_words_tell_a_launch_command_from_a_target_and_its_arguments(target, server_args, tail, words):
+    assert launch_words(target, server_args, tail) == words
+
+
+def test_a_folder_path_with_a_space_is_a_target_not_a_pasted_command(tmp_path):
+    folder = tmp_path / "my server"
+    folder.mkdir()
+    assert launch_words(str(folder), [], None) is None
+
+
+@pytest.mark.parametrize(("text", "hint"), [
+    ("@scope/name", "did you mean npm:@scope/name?"),
+    ("@scope/name@1.2.3", "did you mean npm:@scope/name@1.2.3?"),
+    ("name@1.2.3", "did you mean npm:name@1.2.3?"),
+    ("mcp-server-time==2025.1", "did you mean pypi:mcp-server-time==2025.1?"),
+    ("name", "did you mean npm:name or pypi:name?"),
+    ("Mixed_Case", "did you mean pypi:Mixed_Case?"),
+    ("npx", "put it after --: mcp-sandbox scan -- npx"),
+])
+def test_a_bare_name_gets_a_did_you_mean(text, hint):
+    with pytest.raises(UsageError, match="neither a registry target nor an existing path") as caught:
+        parse_target(text)
+    assert hint in str(caught.value)
+
+
+def test_a_missing_path_gets_no_registry_hint():
+    with pytest.raises(UsageError) as caught:
+        parse_target("./no/such/path")
+    assert "did you mean" not in str(caught.value)
+
+
+# --- the report says what it was mapped from -------------------------------------------------------------------------
+
+def test_the_report_names_the_launch_command_it_was_mapped_from():
+    from rich.console import Console
+
+    mapping = map_launch(["npx", "-y", "@a/b@1.0.0"], REPO)
+    report = Report(target=TargetInfo(kind="npm", name="@a/b", requested=mapping.target, ecosystem="npm"))
+    assert report.target.launch is None
+    mapped = with_launch(report, launch_origin(mapping, config_server="memory"))
+    assert mapped.target.launch is not None
+    assert (mapped.target.launch.runner, mapped.target.launch.package) == ("npx", "@a/b@1.0.0")
+    assert json.loads(mapped.model_dump_json())["target"]["launch"]["config_server"] == "memory"
+    console = Console(record=True, width=200)
+    render(mapped, console, "info")
+    assert "mapped from  npx @a/b@1.0.0" in console.export_text()
+
+
+# --- client configs → targets ----------------------------------------------------------------------------------------
+
+def _config(tmp_path: Path, data: dict, name: str = ".mcp.json") -> Path:
+    path = tmp_path / name
+    path.write_text(json.dumps(data))
+    return path
+
+
+def test_every_config_entry_maps_to_a_target_or_says_why_not(tmp_path):
+    (tmp_path / "pkg").mkdir()
+    (tmp_path / "pkg" / "pyproject.toml").write_text('[project]\nname = "local-srv"\n')
+    path = _config(tmp_path, {"mcpServers": {
+        "memory": {"command": "npx", "args": ["-y", "@modelcontextprotocol/server-memory"], "env": {"K": "v1"}},
+        "time": {"command": "uvx", "args": ["mcp-server-time==2025.1", "--local-timezone", "UTC"]},
+        "local": {"command": "uvx", "args": ["--from", "./pkg", "local-srv"]},  # relative to the config's folder
+        "binary": {"command": "/opt/bin/server"},
+        "remote": {"url": "https://mcp.example.invalid/mcp?token=x"},
+        "broken": {"command": "npx", "args": "-y x"},
+    }})
+    planned = {p.name: p for p in plan_servers(read_client_config(path), [], pass_env=False)}
+    assert planned["memory"].mapping.target == "npm:@modelcontextprotocol/server-memory"
+    assert planned["time"].mapping.server_args == ["--local-timezone", "UTC"]
+    assert planned["local"].mapping.target == str(tmp_path / "pkg")
+    assert "program on this machine" in planned["binary"].not_scanned and planned["binary"].mapping is None
+    assert planned["remote"].not_scanned == REMOTE_NOT_SCANNED
+    assert "unreadable entry" in planned["broken"].not_scanned
+    assert planned["memory"].env == {} and planned["memory"].env_not_passed == ["K"]
+
+
+def test_config_env_values_pass_only_when_asked(tmp_path):
+    path = _config(tmp_path, {"mcpServers": {"s": {"command": "npx", "args": ["a"],
+                                                   "env": {"API_KEY": "k3y-v4lue", "PORT": 8080, "PATH": "/evil"}}}})
+    assert read_client_config(path).servers[0].env == {}  # never read unless asked
+    [planned] = plan_servers(read_client_config(path, keep_env=True), [], pass_env=True)
+    assert planned.env == {"API_KEY": "k3y-v4lue", "PORT": "8080"}  # PATH is the sandbox's own
+    assert planned.env_not_passed == ["PATH"]
+    assert "k3y-v4lue" not in repr(planned)
+
+
+def test_server_names_select_entries_and_an_unknown_one_is_refused(tmp_path):
+    path = _config(tmp_path, {"projects": {str(tmp_path): {"mcpServers": {"a": {"command": "npx", "args": ["x"]}}}},
+                              "mcpServers": {"b": {"command": "npx", "args": ["y"]}}}, ".claude.json")
+    config = read_client_config(path)
+    assert [p.name for p in plan_servers(config, ["a"], False)] == ["a"]
+    assert plan_servers(config, ["a"], False)[0].label == f"a [{tmp_path}]"
+    with pytest.raises(UsageError, match="has no such server; it has: a, b"):
+        plan_servers(config, ["c"], False)
+
+
+@pytest.mark.parametrize("shape", [
+    {"servers": {"s": {"type": "stdio", "command": "npx", "args": ["-y", "@a/b"]}}},  # VS Code mcp.json
+    {"mcp": {"servers": {"s": {"command": "npx", "args": ["-y", "@a/b"]}}}},  # VS Code settings.json
+    {"mcpServers": {"s": {"command": "npx", "args": ["-y", "@a/b"]}}},  # Claude Desktop, Cursor, .mcp.json
+])
+def test_each_client_shape_maps(tmp_path, shape):
+    [planned] = plan_servers(read_client_config(_config(tmp_path, shape, "mcp.json")), [], False)
+    assert planned.mapping is not None and planned.mapping.target == "npm:@a/b"
+
+
+def test_check_config_says_not_checked_for_a_launch_it_cannot_read(tmp_path):
+    path = _config(tmp_path, {"mcpServers": {"bin": {"command": "/opt/my-server", "args": ["--token", "t0ken"]},
+                                             "npx": {"command": "npx", "args": ["-y", "a@1.0.0"]}}})
+    servers = {s.name: s for s in lint_config(read_client_config(path)).servers}
+    assert servers["bin"].not_checked is not None and "`my-server` is no package runner" in servers["bin"].not_checked
+    assert "t0ken" not in servers["bin"].not_checked
+    assert servers["npx"].not_checked is None and servers["npx"].runner == "npx"
+
+
+# --- the command line: exit 2 with one line, no traceback ------------------------------------------------------------
+
+def _cli(*args: str, cwd: Path = REPO) -> subprocess.CompletedProcess[str]:
+    return subprocess.run([sys.executable, "-m", "scanner", *args], capture_output=True, text=True, cwd=cwd,
+                          timeout=120)
+
+
+@pytest.mark.parametrize(("args", "expected"), [
+    (["scan"], "give a TARGET"),
+    (["scan", "@scope/name"], "did you mean npm:@scope/name?"),
+    (["scan", "npx"], "put it after --"),
+    (["scan", "--", "bash", "-c", "cd x && npx y"], "runs 2 programs"),
+    (["scan", "--", "node", "./x.js"], "scan the package folder that holds it"),
+    (["scan", "--", "docker", "run", "-i", "mcp/time"], "not a scan target yet"),
+    (["scan", "uvx --from git+https://example.invalid/r.git srv"], "fetches from a git source"),
+    (["scan", "--command", "x", "--", "npx", "-p", "a", "a-cli"], "drop --command"),
+    (["scan", "--server", "x"], "go with --config-file"),
+    (["scan", "--config-file", "no-such.json"], "no such file"),
+])
+def test_scan_refuses_bad_doors_with_exit_2_and_one_line(args, expected):
+    result = _cli(*args)
+    assert result.returncode == 2, result.stderr
+    assert expected in result.stderr and result.stderr.strip().count("\n") == 0, result.stderr
+    assert "Traceback" not in result.stderr
+
+
+def test_scan_config_flags_that_take_one_report_are_refused(tmp_path):
+    path = _config(tmp_path, {"mcpServers": {"a": {"command": "npx", "args": ["-y", "a"]}}})
+    for extra, expected in ((["--lock", str(tmp_path / "l.lock")], "--lock and --sign take one server"),
+                            (["--sarif", "-"], "one JSON document"), (["npm:a"], "give no TARGET"),
+                            (["--", "npx", "a"], "give no TARGET")):
+        result = _cli("scan", "--config-file", str(path), *extra)
+        assert result.returncode == 2 and expected in result.stderr, result.stderr
+        assert result.stderr.strip().count("\n") == 0
+
+
+def test_scan_config_lists_what_it_cannot_scan_and_exits_3(tmp_path):
+    """No Docker needed: neither entry reaches a sandbox, and the run says so (exit 3, never a silent pass)."""
+    path = _config(tmp_path, {"mcpServers": {"bin": {"command": "my-server", "env": {"SECRET": "v4lue"}},
+                                             "remote": {"url": "https://mcp.example.invalid/mcp"}}})
+    out = tmp_path / "servers.json"
+    result = _cli("scan", "--config-file", str(path), "--json", str(out))
+    assert result.returncode == 3, result.stderr
+    assert "remote: not scanned yet (see issue 14 §5)" in result.stdout
+    assert result.stderr.strip().splitlines()[-1].startswith("exit 3: 2 server(s); worst: bin: not scanned")
+    document = json.loads(out.read_text())
+    assert [(s["name"], s["status"], s["report"]) for s in document["servers"]] == [
+        ("bin", "not scanned", None), ("remote", "not scanned", None)]
+    assert document["servers"][0]["env_not_passed"] == ["SECRET"]
+    assert "v4lue" not in out.read_text() + result.stdout + result.stderr
+
+
+# --- the grammar as typer parses it: what `scan` hands the scan ------------------------------------------------------
+
+@pytest.mark.parametrize(("args", "target", "server_args", "command"), [
+    (["npm:x", "--", "stdio"], "npm:x", ["stdio"], None),  # as before: TARGET, then the server's arguments
+    (["npm:x", "stdio"], "npm:x", ["stdio"], None),
+    (["--network", "none", "npm:x", "--", "-y", "--flag"], "npm:x", ["-y", "--flag"], None),
+    (["--", "npx", "-y", "@a/b@1.0.0", "--x"], "npm:@a/b@1.0.0", ["--x"], None),
+    (["--network", "none", "--", "uvx", "--from", "pkg==1.0", "pkg-cli", "-v"], "pypi:pkg==1.0", ["-v"], "pkg-cli"),
+    (["npx -y @a/b", "--", "--x"], "npm:@a/b", ["--x"], None),  # pasted, then -- server arguments
+    (["--command", "srv --stdio", "--", "npx", "-y", "@a/b"], "npm:@a/b", [], "srv --stdio"),
+])
+def test_scan_hands_the_scan_the_mapped_target_and_arguments(monkeypatch, args, target, server_args, command):
+    """The scan itself is replaced by a recorder: this is the argument grammar, not the sandbox."""
+    from typer.testing import CliRunner
+
+    from scanner.cli import scan as scan_cli
+    from scanner.cli.app import app
+
+    seen = []
+
+    def record(options):
+        seen.append(options)
+        return Report(target=TargetInfo(kind="npm", name="x", requested=options.target), status="complete")
+
+    monkeypatch.setattr(scan_cli, "_run", record)
+    result = CliRunner().invoke(app, ["scan", "--quiet", *args])
+    assert result.exit_code == 0, result.output
+    [options] = seen
+    assert (options.target, options.server_args, options.command) == (target, server_args, command)
