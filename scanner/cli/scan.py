@@ -19,7 +19,6 @@ from scanner.cli.lock import write_with_changes
 from scanner.cli.options import (config_option, fail_under_option, upstream_from_cli, upstream_proxy_option,
                                  with_report_options)
 from scanner.cli.exit_reason import EXIT_INCOMPLETE
-from scanner.cli.scan_config import ConfigRun
 from scanner.cli.output import STDOUT, ReportOutputs, check_outputs, check_writable, emit_report, finish
 from scanner.errors import UsageError
 
@@ -27,6 +26,9 @@ if TYPE_CHECKING:
     from sandbox.run.policy import RunPolicy
     from scanner.lock.model import LockFile
     from scanner.pipeline.scan import ScanOptions
+    from scanner.pipeline.inventory import Timeouts
+    from scanner.cli.scan_config import ConfigRun
+    from scanner.config import Config
     from scanner.probes.runner import ProbeOptions
     from scanner.report.locations import Artifact
     from scanner.report.model import Report
@@ -145,18 +147,17 @@ def scan(
     Exit codes: 0 clean; 1 a finding at/above --fail-on (or score under --fail-under); 2 bad input; 3 the scan could
     not complete (no engine, install failed, server did not answer, teardown incomplete, an internal error). With
     --config-file, the worst over the servers. The last line on stderr says why the exit code is what it is."""
-    from scanner.pipeline.inventory import Timeouts
+    from scanner.cli.scan_config import ConfigRun
     from scanner.pipeline.scan import ScanOptions
-    from scanner.config import load as load_config
 
     signer = _check_flags(outputs, fail_under, lock_path, sign, sign_env)
     _check_sources(advisories, ca_bundle, network)
     options = ScanOptions(
         target=target or "", server_args=list(server_args or []), command=command, upstream_proxy=upstream_from_cli(
             upstream_proxy), policy=_policy(memory, cpus, pids, env),
-        timeouts=Timeouts(startup=startup_timeout, request=request_timeout), use_cache=not no_cache,
+        timeouts=_timeouts(startup_timeout, request_timeout), use_cache=not no_cache,
         ca_bundle=ca_bundle, ignore_scripts=ignore_scripts, install_timeout=install_timeout,
-        config=load_config(config_path), advisories=advisories, network=network,  # type: ignore[arg-type]
+        config=_load_config(config_path), advisories=advisories, network=network,  # type: ignore[arg-type]
         probes=_probe_options(no_probes, no_destructive, no_error_probes, fixtures, include_responses, probe_timeout))
     if config_file is not None or servers or pass_config_env:
         raise typer.Exit(_scan_config(ConfigRun(config_file, servers, pass_config_env, target, ctx.meta.get(
@@ -164,6 +165,18 @@ def scan(
     report = _scan_door(options, target, ctx.meta.get(LAUNCH_TAIL), outputs)
     _write_outputs(report, outputs, lock_path, accept, signer)
     raise typer.Exit(finish(report, outputs, fail_under))
+
+
+def _timeouts(startup: float, request: float) -> Timeouts:
+    from scanner.pipeline.inventory import Timeouts
+
+    return Timeouts(startup=startup, request=request)
+
+
+def _load_config(path: Path | None) -> Config:
+    from scanner.config import load
+
+    return load(path)
 
 
 def _scan_config(given: ConfigRun, options: ScanOptions, outputs: ReportOutputs, fail_under: int | None) -> int:
