@@ -32,6 +32,7 @@ from scanner.signing.attest import attestation_path, write_attestation
 from scanner.signing.keys import Signer, load_signer
 
 if TYPE_CHECKING:
+    from scanner.conformance.model import ConformanceOptions
     from scanner.pipeline.scan import ScanOptions
     from scanner.probes.runner import ProbeOptions
 
@@ -84,6 +85,9 @@ HELP = {
     "fixtures": "Hand-written probe calls (JSON, mcp-linter format); they replace the generated ones per tool.",
     "include-responses": "Keep each probe's full response (capped) in the report, not just a 400-character preview.",
     "probe-timeout": "Seconds each probe call may take before it is cancelled.",
+    "spec-version": "Check conformance to this protocol revision (2025-11-25, the default: only json-schema-dialect; "
+                    "2026-07-28: also the revision's core checks on a fresh server).",
+    "spec": "Like --spec-version, with the revision's whole conformance suite (docs/conformance.md).",
 }
 
 
@@ -119,6 +123,8 @@ def scan(
     fixtures: Path | None = typer.Option(None, "--fixtures", metavar="FILE", help=HELP["fixtures"]),
     include_responses: bool = typer.Option(False, "--include-responses", help=HELP["include-responses"]),
     probe_timeout: float = typer.Option(30.0, "--probe-timeout", min=1, help=HELP["probe-timeout"]),
+    spec_version: str | None = typer.Option(None, "--spec-version", metavar="REVISION", help=HELP["spec-version"]),
+    spec: str | None = typer.Option(None, "--spec", metavar="REVISION", help=HELP["spec"]),
 ) -> None:
     """Install TARGET in a throwaway sandbox, run it with no route off the host, list and call its tools, and tear it
     all down.
@@ -139,7 +145,8 @@ def scan(
         timeouts=Timeouts(startup=startup_timeout, request=request_timeout), use_cache=not no_cache,
         ca_bundle=ca_bundle, ignore_scripts=ignore_scripts, install_timeout=install_timeout,
         config=load_config(config_path), advisories=advisories, network=network,  # type: ignore[arg-type]
-        probes=_probe_options(no_probes, no_destructive, no_error_probes, fixtures, include_responses, probe_timeout))
+        probes=_probe_options(no_probes, no_destructive, no_error_probes, fixtures, include_responses, probe_timeout),
+        conformance=_conformance_options(spec_version, spec))
     report = _run(options)
     _write_outputs(report, outputs, lock_path, accept, signer)
     raise typer.Exit(finish(report, outputs, fail_under))
@@ -162,6 +169,17 @@ def _check_sources(advisories: str | None, ca_bundle: Path | None, network: str)
         raise UsageError(f"--ca-bundle {ca_bundle} is not a file")
     if network not in ("observe", "none"):
         raise UsageError(f"--network must be observe or none, not {network!r}")
+
+
+def _conformance_options(spec_version: str | None, spec: str | None) -> ConformanceOptions:
+    from scanner.conformance.model import REVISIONS, ConformanceOptions
+
+    for flag, value in (("--spec-version", spec_version), ("--spec", spec)):
+        if value is not None and value not in REVISIONS:
+            raise UsageError(f"{flag} {value!r} is not a revision the scanner checks; use {' or '.join(REVISIONS)}")
+    if spec_version is not None and spec is not None and spec_version != spec:
+        raise UsageError(f"--spec-version {spec_version} and --spec {spec} name two revisions; give one")
+    return ConformanceOptions(spec_version=spec or spec_version or REVISIONS[0], full=spec is not None)
 
 
 def _policy(memory: str, cpus: float, pids: int, env: list[str]) -> RunPolicy:
