@@ -84,8 +84,8 @@ def dialect_findings(tools: list[Any], options: ConformanceOptions) -> tuple[lis
             what = (f"declares $schema {signs.declared}" if signs.declared else
                     f"has no $schema and uses {'; '.join(signs.forms)}")
             bound = " (the walk stopped at its bound: the schema was not read to the end)" if signs.truncated else ""
-            findings.append(found.finding(tool_name(index, tool), f"{field} {what}: JSON Schema 2020-12 reads it "
-                                          f"differently{bound}", evidence=f"{field}.$schema = {quote(str(schema.get('$schema')), 120)}"
+            findings.append(found.finding(tool_name(index, tool), f"{field} {what}: MCP takes tool schemas as "
+                                          f"JSON Schema 2020-12{bound}", evidence=f"{field}.$schema = {quote(str(schema.get('$schema')), 120)}"
                                           if signs.declared else None, severity=severity))
     names = sorted({finding.tool or "" for finding in findings})
     detail = (f"{len(findings)} schema(s) of {len(names)} tool(s) in an older dialect" if findings else

@@ -54,12 +54,20 @@ def missing_cacheable_fields(observed: Observed) -> Verdict:
                          'ttlMs and a cacheScope of "public" or "private"')
 
 
-def legacy_error_code_renumbered(observed: Observed) -> Verdict:
+def _unjudged(observed: Observed, answer: Answer | None, sent: str) -> Verdict | None:
+    """Why an answer check cannot judge: the server does not claim the revision, or `sent` got no answer."""
     if not observed.claims_revision:
         return Verdict("not-applicable", NOT_CLAIMED)
-    answer = observed.bogus_version
     if answer is None or not answer.answered:
-        return Verdict("inconclusive", f"tools/list declaring version 2099-01-01 got {_text(answer)}")
+        return Verdict("inconclusive", f"{sent} got {_text(answer)}")
+    return None
+
+
+def legacy_error_code_renumbered(observed: Observed) -> Verdict:
+    answer = observed.bogus_version
+    if (unjudged := _unjudged(observed, answer, "tools/list declaring version 2099-01-01")) is not None:
+        return unjudged
+    assert answer is not None
     if answer.code in PRE_FINAL_CODES:
         final = PRE_FINAL_CODES[answer.code]
         return Verdict("violation", f"an unsupported protocol version was answered with the pre-final code "
@@ -74,11 +82,10 @@ def legacy_error_code_renumbered(observed: Observed) -> Verdict:
 
 
 def ping_still_answered(observed: Observed) -> Verdict:
-    if not observed.claims_revision:
-        return Verdict("not-applicable", NOT_CLAIMED)
     ping = observed.ping
-    if ping is None or not ping.answered:
-        return Verdict("inconclusive", f"ping got {_text(ping)}")
+    if (unjudged := _unjudged(observed, ping, "ping")) is not None:
+        return unjudged
+    assert ping is not None
     if ping.result is not None:
         return Verdict("violation", "ping, which 2026-07-28 removes, was answered with a result",
                        evidence=f"-> ping with _meta (2026-07-28)\n<- {answer_text(ping)}")
@@ -110,8 +117,8 @@ def deprecated_roots(observed: Observed) -> Verdict:
 def deprecated_logging(observed: Observed) -> Verdict:
     verdict = _deprecated(observed, "notifications/message", "logging")
     if "notifications/message" in observed.first_session_notifications and verdict.outcome == "passed":
-        return Verdict("passed", f"{verdict.detail}; the first session saw notifications/message (during its tool "
-                       "calls, a 2025-11-25 session)")
+        return Verdict("passed", f"{verdict.detail}; the first session saw notifications/message (in its tool "
+                       "calls, which may ask for logging; not judged here)")
     return verdict
 
 
