@@ -217,10 +217,10 @@ def test_a_first_listing_that_failed_part_way_is_not_compared(pipeline: FakePipe
 # ---- an exception no stage expected: the partial report, status failed ---------------------------------------------
 
 @pytest.mark.parametrize(("stage_function", "stage", "then"), [
-    ("check_provenance", "provenance", ["run", "listing", "lint", "probes", "relisting"]),
-    ("list_and_probe", "listing", ["lint", "probes", "relisting"]),
-    ("lint", "lint", ["probes", "relisting"]),
-    ("relist", "relisting", []),
+    ("check_provenance", "provenance", ["run", "listing", "lint", "probes", "relisting", "conformance"]),
+    ("list_and_probe", "listing", ["lint", "probes", "relisting", "conformance"]),
+    ("lint", "lint", ["probes", "relisting", "conformance"]),
+    ("relist", "relisting", ["conformance"]),
 ])
 def test_an_unexpected_exception_tears_down_and_returns_the_partial_report_failed(
         pipeline: FakePipeline, stage_function: str, stage: str, then: list[str]) -> None:

@@ -25,9 +25,9 @@ from scanner.errors import UsageError
 if TYPE_CHECKING:
     from sandbox.run.policy import RunPolicy
     from scanner.lock.model import LockFile
+    from scanner.conformance.model import ConformanceOptions
     from scanner.pipeline.scan import ScanOptions
     from scanner.pipeline.inventory import Timeouts
-    from scanner.cli.scan_config import ConfigRun
     from scanner.config import Config
     from scanner.probes.runner import ProbeOptions
     from scanner.report.locations import Artifact
@@ -101,6 +101,9 @@ HELP = {
     "fixtures": "Hand-written probe calls (JSON, mcp-linter format); they replace the generated ones per tool.",
     "include-responses": "Keep each probe's full response (capped) in the report, not just a 400-character preview.",
     "probe-timeout": "Seconds each probe call may take before it is cancelled.",
+    "spec-version": "Check conformance to this protocol revision (2025-11-25, the default: only json-schema-dialect; "
+                    "2026-07-28: also the revision's core checks on a fresh server).",
+    "spec": "Like --spec-version, with the revision's whole conformance suite (docs/conformance.md).",
 }
 
 
@@ -140,6 +143,8 @@ def scan(
     fixtures: Path | None = typer.Option(None, "--fixtures", metavar="FILE", help=HELP["fixtures"]),
     include_responses: bool = typer.Option(False, "--include-responses", help=HELP["include-responses"]),
     probe_timeout: float = typer.Option(30.0, "--probe-timeout", min=1, help=HELP["probe-timeout"]),
+    spec_version: str | None = typer.Option(None, "--spec-version", metavar="REVISION", help=HELP["spec-version"]),
+    spec: str | None = typer.Option(None, "--spec", metavar="REVISION", help=HELP["spec"]),
 ) -> None:
     """Install TARGET (or what a launch command or a client config names) in a throwaway sandbox, run it with no
     route off the host, list and call its tools, and tear it all down.
@@ -147,21 +152,20 @@ def scan(
     Exit codes: 0 clean; 1 a finding at/above --fail-on (or score under --fail-under); 2 bad input; 3 the scan could
     not complete (no engine, install failed, server did not answer, teardown incomplete, an internal error). With
     --config-file, the worst over the servers. The last line on stderr says why the exit code is what it is."""
-    from scanner.cli.scan_config import ConfigRun
     from scanner.pipeline.scan import ScanOptions
 
     signer = _check_flags(outputs, fail_under, lock_path, sign, sign_env)
     _check_sources(advisories, ca_bundle, network)
     options = ScanOptions(
-        target=target or "", server_args=list(server_args or []), command=command, upstream_proxy=upstream_from_cli(
-            upstream_proxy), policy=_policy(memory, cpus, pids, env),
-        timeouts=_timeouts(startup_timeout, request_timeout), use_cache=not no_cache,
-        ca_bundle=ca_bundle, ignore_scripts=ignore_scripts, install_timeout=install_timeout,
+        target=target or "", server_args=list(server_args or []), command=command, policy=_policy(memory, cpus, pids,
+        env), upstream_proxy=upstream_from_cli(upstream_proxy), timeouts=_timeouts(startup_timeout, request_timeout),
+        use_cache=not no_cache, ca_bundle=ca_bundle, ignore_scripts=ignore_scripts, install_timeout=install_timeout,
         config=_load_config(config_path), advisories=advisories, network=network,  # type: ignore[arg-type]
-        probes=_probe_options(no_probes, no_destructive, no_error_probes, fixtures, include_responses, probe_timeout))
+        probes=_probe_options(no_probes, no_destructive, no_error_probes, fixtures, include_responses, probe_timeout),
+        conformance=_conformance_options(spec_version, spec))
     if config_file is not None or servers or pass_config_env:
-        raise typer.Exit(_scan_config(ConfigRun(config_file, servers, pass_config_env, target, ctx.meta.get(
-            LAUNCH_TAIL), lock_path, signer), options, outputs, fail_under))
+        raise typer.Exit(_scan_config((config_file, servers, pass_config_env, target, ctx.meta.get(LAUNCH_TAIL),
+                                       lock_path, signer), options, outputs, fail_under))
     report = _scan_door(options, target, ctx.meta.get(LAUNCH_TAIL), outputs)
     _write_outputs(report, outputs, lock_path, accept, signer)
     raise typer.Exit(finish(report, outputs, fail_under))
@@ -179,11 +183,12 @@ def _load_config(path: Path | None) -> Config:
     return load(path)
 
 
-def _scan_config(given: ConfigRun, options: ScanOptions, outputs: ReportOutputs, fail_under: int | None) -> int:
-    """`scan --config-file`: every server of the config, each scanned as `_run` scans one."""
-    from scanner.cli.scan_config import scan_config
+def _scan_config(given: tuple[Any, ...], options: ScanOptions, outputs: ReportOutputs, fail_under: int | None) -> int:
+    """`scan --config-file`: every server of the config, each scanned as `_run` scans one (`given`: the ConfigRun's
+    fields, in order: config file, servers, pass-config-env, target, launch tail, lock path, signer)."""
+    from scanner.cli.scan_config import ConfigRun, scan_config
 
-    return scan_config(given, options, outputs, fail_under, run=_run)
+    return scan_config(ConfigRun(*given), options, outputs, fail_under, run=_run)
 
 
 def _scan_door(options: ScanOptions, target: str | None, tail: list[str] | None,
@@ -226,6 +231,17 @@ def _check_sources(advisories: str | None, ca_bundle: Path | None, network: str)
         raise UsageError(f"--ca-bundle {ca_bundle} is not a file")
     if network not in ("observe", "none"):
         raise UsageError(f"--network must be observe or none, not {network!r}")
+
+
+def _conformance_options(spec_version: str | None, spec: str | None) -> ConformanceOptions:
+    from scanner.conformance.model import REVISIONS, ConformanceOptions
+
+    for flag, value in (("--spec-version", spec_version), ("--spec", spec)):
+        if value is not None and value not in REVISIONS:
+            raise UsageError(f"{flag} {value!r} is not a revision the scanner checks; use {' or '.join(REVISIONS)}")
+    if spec_version is not None and spec is not None and spec_version != spec:
+        raise UsageError(f"--spec-version {spec_version} and --spec {spec} name two revisions; give one")
+    return ConformanceOptions(spec_version=spec or spec_version or REVISIONS[0], full=spec is not None)
 
 
 def _policy(memory: str, cpus: float, pids: int, env: list[str]) -> RunPolicy:

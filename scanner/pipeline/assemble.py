@@ -1,7 +1,7 @@
 """The one place a scan's Report is built: from the values the stages returned (`ScanParts`, filled in as each
 stage returns), with the config's disable/ignore applied once and the score and verdict computed once over every
 finding, in stage order: provenance, install egress (I7), static lint, probes and behaviour, late egress, cloaking
-(P10, from the second listing). The
+(P10, from the second listing), conformance (W, and the B2 of its fresh server). The
 status (complete, incomplete, failed) and the stages skipped come from `outcome`; a scan that did not read the
 tools has no score, and its verdict is `incomplete` unless something already blocks it."""
 
@@ -10,6 +10,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 from scanner.config import Config
+from scanner.pipeline.conformance import Conformance
 from scanner.pipeline.installation import Installation
 from scanner.pipeline.listing import Listing
 from scanner.pipeline.outcome import Failure, StageFacts, skipped_stages, status_of
@@ -43,6 +44,7 @@ class ScanParts:
     late_egress: list[Finding] = field(default_factory=list)  # what no probe call took (start-up, or late)
     relisting: Relisting | None = None  # the second listing, under another client identity
     cloaking: list[Finding] = field(default_factory=list)  # P10: how the two listings differ
+    conformance: Conformance | None = None  # W*: json-schema-dialect, and the --spec-version wire probe
     teardown: TeardownInfo | None = None
     total_seconds: float | None = None
     probes_enabled: bool = True  # False with --no-probes: a choice, not a gap
@@ -62,6 +64,7 @@ def assemble(parts: ScanParts, config: Config) -> Report:
     report.probes, report.behavior = parts.probes.probes, parts.probes.behavior
     report.notifications = parts.probes.notifications
     report.errors.extend(parts.probes.errors)
+    report.conformance = parts.conformance.report if parts.conformance else None
     report.timings = Timings(install=installed.seconds if installed else None,
                              start=parts.started.server.start_seconds if parts.started else None,
                              first_tools_list=parts.served.first_tools_list if parts.served else None,
@@ -125,14 +128,17 @@ def _facts(parts: ScanParts) -> StageFacts:
                       probes_enabled=parts.probes_enabled,
                       probes_problem=None if parts.failure else _probes_problem(parts),
                       teardown_problem=_teardown_problem(parts.teardown),
-                      relisting_problem=parts.relisting.problem if parts.relisting and not parts.failure else None)
+                      relisting_problem=parts.relisting.problem if parts.relisting and not parts.failure else None,
+                      conformance_problem=parts.conformance.problem if parts.conformance and not parts.failure
+                      else None)
 
 
 def _findings(parts: ScanParts) -> list[Finding]:
     return [*(parts.provenance.findings if parts.provenance else []),
             *(parts.installation.egress_findings if parts.installation else []),
             *(parts.installation.write_findings if parts.installation else []),
-            *parts.lint, *parts.probes.findings, *parts.late_egress, *parts.cloaking]
+            *parts.lint, *parts.probes.findings, *parts.late_egress, *parts.cloaking,
+            *(parts.conformance.findings + parts.conformance.egress if parts.conformance else [])]
 
 
 def _put_served(report: Report, served: Served) -> None:

@@ -6,7 +6,8 @@ each with why, read from the values the stages returned (`ScanParts`).
 - tools/list not read (no session, the server exited or timed out, the listing unparseable) is `incomplete`: the
   listing is skipped with the reason, and lint and probes with it.
 - Probes that did not run although asked for, a second listing (under another client identity) that could not be
-  read, or a teardown that did not finish, are `incomplete`.
+  read, a conformance probe whose fresh server gave no evidence (--spec-version), or a teardown that did not
+  finish, are `incomplete`.
 - `--no-probes` is a choice: recorded as skipped (chosen), the scan still complete.
 - Any other error the scan recorded (one line each in `Report.errors`) leaves it `incomplete` too.
 """
@@ -18,7 +19,8 @@ from dataclasses import dataclass
 from sandbox.core.untrusted import cap_text
 from scanner.report.model import Skipped, Stage, Status
 
-STAGES: tuple[Stage, ...] = ("install", "provenance", "run", "listing", "lint", "probes", "relisting", "teardown")
+STAGES: tuple[Stage, ...] = ("install", "provenance", "run", "listing", "lint", "probes", "relisting", "conformance",
+                              "teardown")
 MAX_REASON_CHARS = 500
 NOT_LISTED = "the tools were not listed"
 PROBES_OFF = "turned off (--no-probes)"
@@ -50,6 +52,7 @@ class StageFacts:
     probes_problem: str | None  # why the probes did not run although asked for, when they did not
     teardown_problem: str | None
     relisting_problem: str | None = None  # why the second listing (another client identity) was not read
+    conformance_problem: str | None = None  # why the conformance probe's fresh server gave no evidence
 
 
 def skipped_stages(facts: StageFacts) -> list[Skipped]:
@@ -73,6 +76,8 @@ def skipped_stages(facts: StageFacts) -> list[Skipped]:
         records.append(Skipped(stage="relisting", reason=NOT_LISTED))
     elif facts.relisting_problem is not None:
         records.append(Skipped(stage="relisting", reason=cap_text(facts.relisting_problem, MAX_REASON_CHARS)))
+    if facts.listing_problem is None and facts.conformance_problem is not None:
+        records.append(Skipped(stage="conformance", reason=cap_text(facts.conformance_problem, MAX_REASON_CHARS)))
     if facts.teardown_problem is not None:
         records.append(Skipped(stage="teardown", reason=cap_text(facts.teardown_problem, MAX_REASON_CHARS)))
     return _first_per_stage(records)

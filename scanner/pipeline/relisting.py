@@ -19,6 +19,8 @@ Never raises for the server's misbehaviour or an engine failure: a second listin
 from __future__ import annotations
 
 import time
+from collections.abc import Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -78,18 +80,10 @@ def relist(session: SandboxSession, started: StartedServer, timeouts: Timeouts, 
     began = time.monotonic()
     progress(f"listing the tools again as another client ({identity.client})")
     try:
-        server = started.restart()
-    except (SandboxError, APIError) as exc:
-        return Relisting(identity, seconds=_since(began),
-                         problem=_problem(f"could not start a second server: {type(exc).__name__}: {exc}"))
-    try:
-        _seed(session, server, started)
-        listed = anyio.run(list_as, AttachedStdio(server.socket, stderr=server.stderr), identity, timeouts)
-    except ObserveError as exc:
-        listed = Relisting(identity, problem=_problem(f"could not seed the second server: {exc}"))
-    finally:
-        run.close_attach(server)
-        _remove(session, server)
+        with fresh_server(session, started, "a second server") as server:
+            listed = anyio.run(list_as, AttachedStdio(server.socket, stderr=server.stderr), identity, timeouts)
+    except FreshServerError as exc:
+        return Relisting(identity, seconds=_since(began), problem=_problem(str(exc)))
     return Relisting(identity, tools=listed.tools, instructions=listed.instructions,
                      protocol_version=listed.protocol_version, seconds=_since(began), problem=listed.problem)
 
@@ -144,6 +138,32 @@ def _tool_pages(session: ClientSession) -> Any:
         params = mcp_types.PaginatedRequestParams(cursor=cursor) if cursor else None
         return await session.list_tools(params=params)
     return list_tools
+
+
+class FreshServerError(Exception):
+    """A fresh server could not be started or seeded (the engine's error, as one line)."""
+
+
+@contextmanager
+def fresh_server(session: SandboxSession, started: StartedServer, what: str = "a fresh server"
+                 ) -> Iterator[RunningServer]:
+    """A fresh server from the installed image (`StartedServer.restart`), seeded like the first, removed on exit
+    (the session's teardown would remove it anyway). Also what the conformance stage probes on a clean start."""
+    try:
+        server = started.restart()
+    except (SandboxError, APIError) as exc:
+        raise FreshServerError(f"could not start {what}: {type(exc).__name__}: {exc}") from exc
+    try:
+        _seed(session, server, started)
+    except ObserveError as exc:
+        run.close_attach(server)
+        _remove(session, server)
+        raise FreshServerError(f"could not seed {what}: {exc}") from exc
+    try:
+        yield server
+    finally:
+        run.close_attach(server)
+        _remove(session, server)
 
 
 def _seed(session: SandboxSession, server: RunningServer, started: StartedServer) -> None:

@@ -2,7 +2,8 @@
 
     target (targets, refusal) → resolve (install_request) → install (installation) → provenance (provenance_check)
     → run (server_start) → list and probe (listing) → served definitions (served) → lint → probes (probes.phase)
-    → late egress → second listing under another client identity (relisting; P10) → teardown → assemble
+    → late egress → second listing under another client identity (relisting; P10) → conformance (W) → teardown
+    → assemble
 
 Each stage returns a value; `ScanParts` collects them as they return and `assemble` builds the Report once, at
 the end (config applied, then status, score and verdict over every finding).
@@ -28,6 +29,7 @@ from sandbox.install.installers import install_allowlist
 from sandbox.install.request import InstallRequest
 from scanner.pipeline.assemble import ScanParts, assemble, refused_report
 from scanner.pipeline.install_request import install_request
+from scanner.pipeline.conformance import check_conformance
 from scanner.pipeline.installation import install_info, install_server, runtime_image
 from scanner.pipeline.interrupts import terminate_as_interrupt
 from scanner.pipeline.launch import choose_command
@@ -117,7 +119,20 @@ def _run_stages(parts: ScanParts, session: SandboxSession, request: InstallReque
     if parts.started.drain is not None:  # what no probe call took: start-up without probes, or late after the last call
         late = parts.started.drain(parts.started.server.container_id)
         parts.late_egress = egress_findings(late, during="outside any probe call")
-    _relist_stage(parts, session, options, progress, reported=[*late, *start_up_egress(parts.probes.behavior)])
+    reported = [*late, *start_up_egress(parts.probes.behavior)]
+    _relist_stage(parts, session, options, progress, reported=reported)
+    _conformance_stage(parts, session, options, progress, reported=reported)
+
+
+def _conformance_stage(parts: ScanParts, session: SandboxSession, options: ScanOptions, progress: Progress, *,
+                       reported: list[dict[str, Any]]) -> None:
+    """json-schema-dialect over the listing; with --spec-version/--spec, the wire probe on a fresh server."""
+    assert parts.listing is not None and parts.started is not None
+    if parts.listing.inventory.connected and parts.listing.inventory.first_tools_list_seconds is not None:
+        parts.stage = "conformance"
+        parts.conformance = check_conformance(session, parts.started, parts.listing.inventory, options.conformance,
+                                              options.timeouts, progress, reported=reported,
+                                              notifications=[seen.method for seen in parts.probes.notifications])
 
 
 def _relist_stage(parts: ScanParts, session: SandboxSession, options: ScanOptions, progress: Progress, *,

@@ -10,6 +10,7 @@ from typing import Literal
 from sandbox.install.proxy.upstream import UpstreamProxy
 from sandbox.run.policy import RunPolicy
 from scanner.config import Config
+from scanner.conformance.model import ConformanceOptions
 from scanner.pipeline.inventory import Timeouts
 from scanner.probes.runner import ProbeOptions
 from scanner.registry.endpoints import RegistryEndpoints
@@ -32,6 +33,7 @@ class ScanOptions:
     advisories: str | None = None
     probes: ProbeOptions = field(default_factory=ProbeOptions)
     network: Literal["observe", "none"] = "observe"
+    conformance: ConformanceOptions = field(default_factory=ConformanceOptions)  # --spec-version / --spec
     # The proxy the install proxy chains to; the CLI resolves --upstream-proxy / HTTPS_PROXY into it. None: direct.
     upstream_proxy: UpstreamProxy | None = None
     # Where registry lookups go (mirrors, CA bundle, upstream, allowed hosts); None: from the environment and the

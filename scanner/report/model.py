@@ -9,6 +9,7 @@ from pydantic import BaseModel, ConfigDict, Field, PrivateAttr
 from sandbox.run.netns import NetworkNamespace
 from sandbox.run.policy import AppliedPolicy, SinkPolicy
 from scanner import __version__
+from scanner.conformance.model import ConformanceReport
 from scanner.probes.model import ProbeResult
 from scanner.provenance.model import ProvenanceReport
 from scanner.report.severity import Severity
@@ -18,7 +19,7 @@ SCHEMA_VERSION = "1"
 Category = Literal["security", "conformance", "ergonomics", "metadata"]
 Verdict = Literal["pass", "review", "block", "incomplete"]
 Status = Literal["complete", "incomplete", "failed"]
-Stage = Literal["install", "provenance", "run", "listing", "lint", "probes", "relisting", "teardown"]
+Stage = Literal["install", "provenance", "run", "listing", "lint", "probes", "relisting", "conformance", "teardown"]
 TargetKind = Literal["npm", "pypi", "folder", "archive", "file"]
 
 
@@ -328,6 +329,8 @@ class Report(_Model):
     behavior: list[CallBehavior] = Field(default_factory=list, description="What each call did, seen from outside.")
     notifications: list[NotificationSeen] = Field(default_factory=list, description="Server notifications received "
                                                   "during the probe session, by method.")
+    conformance: ConformanceReport | None = Field(default=None, description="Each protocol-revision check "
+                                                  "(rules W*) and its outcome, with the probe's wire log.")
     timings: Timings = Field(default_factory=Timings)
     errors: list[str] = Field(default_factory=list, description="What stopped part of the scan, one line each.")
     # The definitions exactly as served, uncapped (the fields above are capped for storage). Not serialized: the

@@ -1,6 +1,6 @@
 """A rule is data: id, kebab-case name, default severity, category, a one-line why, a fix hint, docs (what it does),
-an example and a reference link. Every family (static S, probe P, behaviour B, provenance I, fixture FX, and what comes
-next) uses this one type; `scanner.rules.registry` holds them all."""
+an example and a reference link. Every family (static S, probe P, behaviour B, provenance I, fixture FX, wire W, and what
+comes next) uses this one type; `scanner.rules.registry` holds them all."""
 
 from __future__ import annotations
 
@@ -22,6 +22,7 @@ class Family(StrEnum):
     BEHAVIOR = "B"
     PROVENANCE = "I"
     FIXTURE = "FX"
+    WIRE = "W"
 
 
 FAMILY_LABELS: dict[Family, str] = {
@@ -30,6 +31,7 @@ FAMILY_LABELS: dict[Family, str] = {
     Family.BEHAVIOR: "behaviour: what a call did in the sandbox",
     Family.PROVENANCE: "provenance: the package and its install",
     Family.FIXTURE: "fixture: the user's fixture probes",
+    Family.WIRE: "wire: protocol-revision conformance of the live session",
 }
 
 

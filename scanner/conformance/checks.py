@@ -1,0 +1,94 @@
+"""The conformance checks, registered once: each is a rule of the W family (scanner/rules/rules.toml) and one small
+function over what the probe observed. `conclude` runs the ones the options ask for and turns each verdict into the
+report's record and, for a violation, a finding of the rule; `dialect_findings` is json-schema-dialect, which reads
+the listed tools and runs in every scan."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any, Literal
+
+from scanner.conformance import revision_details as details
+from scanner.conformance import stateless
+from scanner.conformance.dialect import dialect_signs
+from scanner.conformance.wording import quote
+from scanner.conformance.model import CheckResult, ConformanceOptions, NEXT_REVISION, Observed, Verdict
+from scanner.report.model import Finding
+from scanner.report.severity import Severity
+from scanner.report.score import tool_name
+from scanner.rules.registry import rule
+
+Suite = Literal["revision", "full"]  # --spec-version REVISION runs "revision"; --spec REVISION runs both
+SCHEMA_FIELDS = ("inputSchema", "outputSchema")
+
+
+@dataclass(frozen=True)
+class Check:
+    rule_id: str
+    suite: Suite
+    run: Callable[[Observed], Verdict]
+
+
+CHECKS: tuple[Check, ...] = (
+    Check("W2", "revision", stateless.requires_initialize_handshake),
+    Check("W3", "revision", stateless.missing_server_discover),
+    Check("W4", "revision", stateless.legacy_resource_error_code),
+    Check("W5", "full", stateless.stateless_no_session),
+    Check("W6", "full", stateless.stateless_no_init),
+    Check("W7", "full", details.missing_result_type),
+    Check("W8", "full", details.missing_cacheable_fields),
+    Check("W9", "full", details.legacy_error_code_renumbered),
+    Check("W10", "full", details.ping_still_answered),
+    Check("W11", "full", details.deprecated_sampling),
+    Check("W12", "full", details.deprecated_roots),
+    Check("W13", "full", details.deprecated_logging),
+)
+
+
+def conclude(observed: Observed) -> tuple[list[Finding], list[CheckResult]]:
+    """Every check of the suite `observed.full` names: a finding per violation, a record per check."""
+    findings: list[Finding] = []
+    records: list[CheckResult] = []
+    for check in CHECKS:
+        if check.suite == "full" and not observed.full:
+            continue
+        verdict = check.run(observed)
+        found = rule(check.rule_id)
+        records.append(CheckResult(check=found.name, rule_id=found.id, outcome=verdict.outcome, detail=verdict.detail))
+        if verdict.outcome == "violation":
+            severity = Severity(verdict.severity) if verdict.severity else None
+            findings.append(found.finding(None, verdict.detail, evidence=verdict.evidence, severity=severity))
+    return findings, records
+
+
+def not_run(options: ConformanceOptions, reason: str) -> list[CheckResult]:
+    """The record of every check the options ask for, when the probe could not run (never a silent pass)."""
+    return [CheckResult(check=rule(check.rule_id).name, rule_id=check.rule_id, outcome="inconclusive",
+                        detail=f"not run: {reason}")
+            for check in CHECKS if check.suite == "revision" or options.full]
+
+
+def dialect_findings(tools: list[Any], options: ConformanceOptions) -> tuple[list[Finding], CheckResult]:
+    """json-schema-dialect over the listed tools: one finding per tool and schema with old-dialect signs; info at
+    the default revision, warning when checking against 2026-07-28."""
+    found = rule("W1")
+    severity = Severity.WARNING if options.spec_version == NEXT_REVISION else Severity.INFO
+    findings: list[Finding] = []
+    for index, tool in enumerate(tools):
+        for field in SCHEMA_FIELDS:
+            schema = tool.get(field) if isinstance(tool, dict) else None
+            signs = dialect_signs(schema)
+            if not signs.old:
+                continue
+            what = (f"declares $schema {signs.declared}" if signs.declared else
+                    f"has no $schema and uses {'; '.join(signs.forms)}")
+            bound = " (the walk stopped at its bound: the schema was not read to the end)" if signs.truncated else ""
+            findings.append(found.finding(tool_name(index, tool), f"{field} {what}: MCP takes tool schemas as "
+                                          f"JSON Schema 2020-12{bound}", evidence=f"{field}.$schema = {quote(str(schema.get('$schema')), 120)}"
+                                          if signs.declared else None, severity=severity))
+    names = sorted({finding.tool or "" for finding in findings})
+    detail = (f"{len(findings)} schema(s) of {len(names)} tool(s) in an older dialect" if findings else
+              f"no old-dialect sign in the schemas of {len(tools)} tool(s)")
+    return findings, CheckResult(check=found.name, rule_id=found.id,
+                                 outcome="violation" if findings else "passed", detail=detail)

@@ -1,0 +1,114 @@
+"""What the conformance stage is asked to check, what it saw on the wire, and what each check concluded.
+
+`Answer` and `Observed` are the raw facts (the probe's requests and the server's answers, and what the server sent
+unasked); the checks in `checks.py` read them and nothing else. `CheckResult` and `ConformanceReport` are the
+report's record of every check, so a check that passed, did not apply or could not decide says so."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any, Literal
+
+from pydantic import BaseModel, ConfigDict, Field
+
+CURRENT_REVISION = "2025-11-25"  # the default: only json-schema-dialect runs, at info
+NEXT_REVISION = "2026-07-28"
+REVISIONS = (CURRENT_REVISION, NEXT_REVISION)
+Outcome = Literal["violation", "passed", "inconclusive", "not-applicable"]
+
+
+@dataclass(frozen=True)
+class ConformanceOptions:
+    """`--spec-version REVISION` (the revision's core checks) or `--spec REVISION` (`full`: every check)."""
+
+    spec_version: str = CURRENT_REVISION
+    full: bool = False
+
+    @property
+    def probes_wire(self) -> bool:
+        """Whether a fresh server is started and probed over raw JSON-RPC (any revision after the default)."""
+        return self.spec_version != CURRENT_REVISION
+
+
+@dataclass(frozen=True)
+class Answer:
+    """One request of the probe and how the server answered it (result or error), or that it did not."""
+
+    method: str
+    result: Any = None  # the JSON-RPC result as served (untrusted)
+    error: dict[str, Any] | None = None
+    timed_out: bool = False
+    closed: bool = False  # the server's stdout ended before an answer
+    seconds: float = 0.0
+
+    @property
+    def answered(self) -> bool:
+        return self.result is not None or self.error is not None
+
+    @property
+    def code(self) -> int | None:
+        code = (self.error or {}).get("code")
+        return code if isinstance(code, int) and not isinstance(code, bool) else None
+
+    @property
+    def message(self) -> str:
+        message = (self.error or {}).get("message")
+        return message if isinstance(message, str) else ""
+
+    def result_dict(self) -> dict[str, Any] | None:
+        return self.result if isinstance(self.result, dict) else None
+
+
+@dataclass
+class Observed:
+    """Everything the probe saw of one fresh server, in the order it asked."""
+
+    full: bool
+    capabilities: dict[str, Any] = field(default_factory=dict)  # the first session's, as listed
+    first: Answer | None = None  # the stateless first request (tools/list with _meta, no initialize)
+    handshake: Answer | None = None  # initialize, sent only when the first request got no tools
+    discover: Answer | None = None
+    resource_read: Answer | None = None  # only for a server offering resources
+    lists: dict[str, Answer] = field(default_factory=dict)  # prompts/list, resources/list, ... (--spec)
+    bogus_version: Answer | None = None  # tools/list declaring protocol version 2099-01-01 (--spec)
+    ping: Answer | None = None  # (--spec)
+    unasked: list[str] = field(default_factory=list)  # methods the server sent unasked, in order (bounded)
+    window_seconds: float = 0.0
+    first_session_notifications: list[str] = field(default_factory=list)  # methods the first session saw
+
+    @property
+    def claims_revision(self) -> bool:
+        """The server names 2026-07-28 in a server/discover result."""
+        result = self.discover.result_dict() if self.discover else None
+        versions = result.get("supportedVersions") if result else None
+        return isinstance(versions, list) and NEXT_REVISION in versions
+
+
+@dataclass(frozen=True)
+class Verdict:
+    """What one check concluded; a violation becomes a finding of the check's rule."""
+
+    outcome: Outcome
+    detail: str  # one line, for the report (and the finding's message, when a violation)
+    evidence: str | None = None
+    severity: str | None = None  # None: the rule's default
+
+
+class CheckResult(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+    check: str = Field(description="The check, by its rule name (e.g. missing-server-discover).")
+    rule_id: str
+    outcome: Outcome = Field(description="violation (a finding was reported), passed, inconclusive (the answer "
+                             "could not decide; never a finding) or not-applicable.")
+    detail: str = Field(description="What was sent and seen, one line (server text escaped, capped).")
+
+
+class ConformanceReport(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+    spec_version: str = Field(description="The revision checked against (--spec-version / --spec).")
+    full: bool = Field(default=False, description="The whole suite (--spec) rather than the revision's core checks.")
+    checks: list[CheckResult] = Field(default_factory=list)
+    exchange: list[str] = Field(default_factory=list, description="The probe's wire log with the fresh server: one "
+                                "line per message sent (->) or received (<-), capped and escaped.")

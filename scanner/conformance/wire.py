@@ -1,0 +1,133 @@
+"""Raw JSON-RPC over a server's attached stdio, for the conformance probe: requests the SDK would never send (no
+initialize before them, a bogus protocol version, ping on a 2026-07-28 request), each answer kept as served.
+
+Every line the server writes is read by one task: an answer to a request in flight wakes it; a message with a
+method is something the server sent unasked (a notification, or a request, answered at once with -32601 so the
+server never waits on the scanner). The wire log keeps one capped line per message, both ways (bounded)."""
+
+from __future__ import annotations
+
+import json
+import time
+from dataclasses import dataclass, field
+from typing import Any
+
+import anyio
+
+from sandbox.run.attach import AttachedStdio, StreamFault
+from scanner.conformance.model import Answer
+from scanner.conformance.wording import answer_text, exchange_line
+
+MAX_LOG_LINES = 200
+MAX_UNASKED = 200
+NO_CLIENT_FEATURES = "the scanner's conformance probe offers no client features"
+
+
+@dataclass
+class _Pending:
+    done: anyio.Event = field(default_factory=anyio.Event)
+    message: dict[str, Any] | None = None
+
+
+class RawWire:
+    """Enter with `async with` over an entered AttachedStdio; `request` sends one request and waits for its answer."""
+
+    def __init__(self, stdio: AttachedStdio) -> None:
+        self.stdio = stdio
+        self.log: list[str] = []
+        self.unasked: list[str] = []
+        self.closed = False
+        self.noise_lines = 0
+        self._pending: dict[int, _Pending] = {}
+        self._next_id = 1
+
+    async def __aenter__(self) -> RawWire:
+        self._group = anyio.create_task_group()
+        await self._group.__aenter__()
+        self._group.start_soon(self._read)
+        return self
+
+    async def __aexit__(self, *exc: object) -> None:
+        self._group.cancel_scope.cancel()
+        await self._group.__aexit__(None, None, None)
+
+    async def request(self, method: str, params: dict[str, Any], timeout: float) -> Answer:
+        began = time.monotonic()
+        if self.closed:
+            return Answer(method, closed=True)
+        request_id, self._next_id = self._next_id, self._next_id + 1
+        pending = self._pending[request_id] = _Pending()
+        await self._write({"jsonrpc": "2.0", "id": request_id, "method": method, "params": params})
+        with anyio.move_on_after(timeout):
+            await pending.done.wait()
+        self._pending.pop(request_id, None)
+        seconds = round(time.monotonic() - began, 3)
+        message = pending.message
+        if message is None:
+            answer = Answer(method, closed=self.closed, timed_out=not self.closed, seconds=round(timeout, 3))
+            self._note("<-", f"#{request_id} {answer_text(answer)}")
+            return answer
+        error = message.get("error")
+        return Answer(method, result=message.get("result"), seconds=seconds,
+                      error=error if isinstance(error, dict) else ({"message": "not an object"} if error else None))
+
+    async def notify(self, method: str, params: dict[str, Any] | None = None) -> None:
+        await self._write({"jsonrpc": "2.0", "method": method, **({"params": params} if params else {})})
+
+    async def quiet(self, seconds: float) -> None:
+        """Wait, reading what the server sends unasked, for `seconds` (or until it closes stdout)."""
+        with anyio.move_on_after(seconds):
+            while not self.closed:
+                await anyio.sleep(0.05)
+
+    async def _write(self, message: dict[str, Any]) -> None:
+        data = json.dumps(message, separators=(",", ":"))
+        self._note("->", data)
+        try:
+            await self.stdio.send(data.encode() + b"\n")
+        except (anyio.BrokenResourceError, anyio.ClosedResourceError, ConnectionError):
+            self._close()
+
+    async def _read(self) -> None:
+        async for item in self.stdio.lines:
+            if isinstance(item, StreamFault):
+                self._note("<-", f"(the stream ended: {item.reason})")
+                break
+            if item.strip():
+                await self._receive(item)
+        self._close()
+
+    async def _receive(self, line: bytes) -> None:
+        try:
+            message = json.loads(line)
+        except (ValueError, RecursionError):
+            message = None
+        if not isinstance(message, dict):
+            self.noise_lines += 1
+            return
+        self._note("<-", line.decode("utf-8", errors="replace"))
+        method = message.get("method")
+        if isinstance(method, str):
+            if len(self.unasked) < MAX_UNASKED:
+                self.unasked.append(method[:200])
+            if "id" in message:  # a request: answered at once, so the server never waits on the probe
+                await self._write({"jsonrpc": "2.0", "id": message["id"],
+                                   "error": {"code": -32601, "message": NO_CLIENT_FEATURES}})
+            return
+        pending = self._pending.get(message.get("id")) if _is_id(message.get("id")) else None
+        if pending is not None and ("result" in message or "error" in message):
+            pending.message = message
+            pending.done.set()
+
+    def _close(self) -> None:
+        self.closed = True
+        for pending in self._pending.values():
+            pending.done.set()
+
+    def _note(self, arrow: str, text: str) -> None:
+        if len(self.log) < MAX_LOG_LINES:
+            self.log.append(exchange_line(arrow, text))
+
+
+def _is_id(value: Any) -> bool:
+    return isinstance(value, int) and not isinstance(value, bool)

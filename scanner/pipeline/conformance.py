@@ -1,0 +1,106 @@
+"""Stage: conformance to a protocol revision (scanner/conformance; docs/conformance.md).
+
+json-schema-dialect reads the tools the first session listed, in every scan. With --spec-version or --spec
+2026-07-28 a fresh server is started from the installed image (`relisting.fresh_server`: same command, policy,
+workspace and canaries, removed right after), so that the probe's first request is the server's first message, and
+the probe (scanner/conformance/probe.py) talks raw JSON-RPC to it. What the fresh server tried on the network is
+B2 like the rest of the scan's, for hosts not reported already.
+
+A check whose answer is unclear is a record (inconclusive), never a finding; a fresh server that could not be
+started, exited, or answered nothing makes `Conformance.problem`, which the outcome turns into
+Skipped("conformance", reason): the scan is incomplete, never silently clean.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+import anyio
+
+from sandbox.core.session import SandboxSession
+from sandbox.core.untrusted import cap_text, decode_bytes
+from sandbox.run.attach import AttachedStdio
+from scanner.conformance.checks import conclude, dialect_findings, not_run
+from scanner.conformance.model import ConformanceOptions, ConformanceReport, Observed
+from scanner.conformance.probe import ProbePlan, observe
+from scanner.pipeline.client_identity import DEFAULT as CLIENT_IDENTITY
+from scanner.pipeline.inventory import Inventory, Timeouts
+from scanner.pipeline.relisting import FreshServerError, fresh_server
+from scanner.pipeline.scan_options import Progress
+from scanner.pipeline.server_start import StartedServer
+from scanner.report.model import Finding
+from scanner.rules.egress import egress_findings, new_hosts
+
+MIN_TIMEOUT = 10.0
+MAX_PROBLEM_CHARS = 400
+DURING = "outside any probe call, while a fresh server answered the conformance probe"
+
+
+@dataclass(frozen=True)
+class Conformance:
+    report: ConformanceReport
+    findings: list[Finding] = field(default_factory=list)
+    egress: list[Finding] = field(default_factory=list)  # B2 of the fresh server
+    problem: str | None = None  # why the probe could not finish (the scan is then incomplete)
+
+
+def check_conformance(session: SandboxSession, started: StartedServer, inventory: Inventory,
+                      options: ConformanceOptions, timeouts: Timeouts, progress: Progress, *,
+                      reported: list[dict[str, Any]], notifications: list[str]) -> Conformance:
+    """json-schema-dialect always; the wire probe on a fresh server when the options name a later revision."""
+    findings, dialect = dialect_findings(inventory.tools, options)
+    report = ConformanceReport(spec_version=options.spec_version, full=options.full, checks=[dialect])
+    if not options.probes_wire:
+        return Conformance(report=report, findings=findings)
+    progress(f"checking conformance to {options.spec_version} on a fresh server")
+    plan = _plan(inventory, options, timeouts, notifications)
+    try:
+        with fresh_server(session, started, "a fresh server for the conformance probe") as server:
+            stdio = AttachedStdio(server.socket, stderr=server.stderr)
+            observed, report.exchange = anyio.run(observe, stdio, plan)
+            stderr = decode_bytes(bytes(stdio.stderr.data))[0]
+    except FreshServerError as exc:
+        report.checks += not_run(options, str(exc))
+        return Conformance(report=report, findings=findings, problem=_cap(str(exc)))
+    wire_findings, records = conclude(observed)
+    report.checks += records
+    egress = []
+    if started.drain is not None:
+        egress = egress_findings(new_hosts(started.drain(started.server.container_id), reported), during=DURING)
+    return Conformance(report=report, findings=[*findings, *wire_findings], egress=egress,
+                       problem=dead_server(observed, stderr))
+
+
+def dead_server(observed: Observed, stderr: str) -> str | None:
+    """Why the fresh server's answers are not evidence: it closed stdout before the probe was done, or answered
+    neither the stateless first request nor initialize."""
+    answers = [observed.first, observed.handshake, observed.discover, observed.resource_read, *observed.lists.values(),
+               observed.bogus_version, observed.ping]
+    tail = " ".join(stderr.split()[-30:])
+    if any(answer is not None and answer.closed for answer in answers):
+        return _cap("the fresh server closed stdout (exited) during the conformance probe"
+                    + (f"; its stderr ended: {tail}" if tail else ""))
+    if observed.first is not None and not observed.first.answered and observed.handshake is not None \
+            and not observed.handshake.answered:
+        return _cap(f"the fresh server answered neither a stateless tools/list nor initialize within "
+                    f"{observed.first.seconds:g} s each")
+    return None
+
+
+def _plan(inventory: Inventory, options: ConformanceOptions, timeouts: Timeouts,
+          notifications: list[str]) -> ProbePlan:
+    """The first request waits as long as the first session took to list, three times over (the server starts
+    again), at least MIN_TIMEOUT and at most the start-up timeout; the others the request timeout, capped alike."""
+    listed = inventory.first_tools_list_seconds or 0.0
+    first = min(max(MIN_TIMEOUT, 3 * listed), timeouts.startup)
+    identity = CLIENT_IDENTITY.implementation()
+    capabilities = inventory.server.get("capabilities") or {}
+    return ProbePlan(full=options.full, client_info={"name": identity.name, "version": identity.version},
+                     capabilities=capabilities if isinstance(capabilities, dict) else {}, first_timeout=first,
+                     timeout=min(MIN_TIMEOUT, timeouts.request),
+                     first_session_notifications=tuple(notifications))
+
+
+def _cap(text: str) -> str:
+    return cap_text(" ".join(text.split()), MAX_PROBLEM_CHARS)
