@@ -152,14 +152,13 @@ def scan(
     Exit codes: 0 clean; 1 a finding at/above --fail-on (or score under --fail-under); 2 bad input; 3 the scan could
     not complete (no engine, install failed, server did not answer, teardown incomplete, an internal error). With
     --config-file, the worst over the servers. The last line on stderr says why the exit code is what it is."""
-    from scanner.pipeline.scan import ScanOptions
-
     signer = _check_flags(outputs, fail_under, lock_path, sign, sign_env)
     _check_sources(advisories, ca_bundle, network)
-    options = ScanOptions(
-        target=target or "", server_args=list(server_args or []), command=command, policy=_policy(memory, cpus, pids,
-        env), upstream_proxy=upstream_from_cli(upstream_proxy), timeouts=_timeouts(startup_timeout, request_timeout),
-        use_cache=not no_cache, ca_bundle=ca_bundle, ignore_scripts=ignore_scripts, install_timeout=install_timeout,
+    options = _scan_options(
+        target=target or "", server_args=list(server_args or []), command=command, upstream_proxy=upstream_from_cli(
+            upstream_proxy), policy=_policy(memory, cpus, pids, env),
+        timeouts=_timeouts(startup_timeout, request_timeout), use_cache=not no_cache,
+        ca_bundle=ca_bundle, ignore_scripts=ignore_scripts, install_timeout=install_timeout,
         config=_load_config(config_path), advisories=advisories, network=network,  # type: ignore[arg-type]
         probes=_probe_options(no_probes, no_destructive, no_error_probes, fixtures, include_responses, probe_timeout),
         conformance=_conformance_options(spec_version, spec))
@@ -169,6 +168,12 @@ def scan(
     report = _scan_door(options, target, ctx.meta.get(LAUNCH_TAIL), outputs)
     _write_outputs(report, outputs, lock_path, accept, signer)
     raise typer.Exit(finish(report, outputs, fail_under))
+
+
+def _scan_options(**fields: Any) -> ScanOptions:
+    from scanner.pipeline.scan import ScanOptions
+
+    return ScanOptions(**fields)
 
 
 def _timeouts(startup: float, request: float) -> Timeouts:
