@@ -87,6 +87,14 @@ CREDENTIAL_PATH = re.compile(
     r"~/\.ssh|\.ssh/|\bid_(rsa|dsa|ecdsa|ed25519)\b|\.aws/(credentials|config)|~/\.aws\b|\bmcp\.json\b"
     r"|claude_desktop_config\.json|(^|[\s/'\"`(])\.env\b|\.npmrc\b|\.pypirc\b|\.netrc\b|\.git-credentials\b"
     r"|\.kube/config\b|\.docker/config\.json|/etc/shadow\b|\.gnupg\b|\.config/gh/hosts")
+# A credential name given as one quoted example among others on a line that asks nothing of it (a search tool's
+# `"find config files: ".env", "dockerfile", "tsconfig.json"`) names a file pattern, not an instruction to read it.
+EXAMPLE_WINDOW = 300  # characters either side of the name that count as its line
+_QUOTED = re.compile(r"[\"'`“”‘’]([^\"'`“”‘’\n]{1,80})[\"'`“”‘’]")
+_ACCESS_VERBS = re.compile(
+    r"\b(read|reads|reading|cat|open|opens|load|loads|source|sources|use|uses|using|include|includes|including|"
+    r"send|sends|upload|uploads|copy|copies|print|prints|output|paste|attach|attaches|put|pass|passes|extract|"
+    r"extracts|dump|dumps|leak|share|post|posts|forward|embed|return|returns|contents?|exfiltrate|append|access)\b")
 ANY_PHRASE = re.compile("|".join(f"(?:{p.pattern})" for p in (HTML_COMMENT, INSTRUCTION_TAG, CONCEAL,
                                                               IGNORE_INSTRUCTIONS, OVERRIDE_TOOLS, SHADOW_TOOLS,
                                                               HIDDEN_RECIPIENT, SEND_TO_URL, CREDENTIAL_PATH)))
@@ -168,12 +176,26 @@ def _hits(path: str, text: str) -> Iterator[tuple[_Detector, str, str]]:
         for match in detector.pattern.finditer(subject):
             if detector.kind == "zero-width" and _emoji_joiner(subject, match.start()):
                 continue
+            if detector.kind == "credential-reference" and _listed_example(subject, match.start(), match.end()):
+                continue
             if detector.kind == "tag-characters":
                 evidence = f"hidden text: {escape_for_terminal(_decode_tags(match.group()), limit=300)}"
             else:
                 evidence = _snippet(subject, match.start(), match.end())
             yield detector, path, evidence
             break
+
+
+def _listed_example(text: str, start: int, end: int) -> bool:
+    """The credential name is one quoted item of a list of two or more on its line, and the line has no verb that
+    reads, sends or includes anything: an example of a name to look for (see _QUOTED)."""
+    low, high = max(0, start - EXAMPLE_WINDOW), min(len(text), end + EXAMPLE_WINDOW)  # bounded: no quadratic scan
+    line_start = max(text.rfind("\n", low, start) + 1, low)
+    line_end = text.find("\n", end, high)
+    line = text[line_start:high if line_end < 0 else line_end]
+    quoted = list(_QUOTED.finditer(line))
+    inside = any(item.start() <= start - line_start and end - line_start <= item.end() for item in quoted)
+    return inside and len(quoted) >= 2 and _ACCESS_VERBS.search(_QUOTED.sub(" ", line)) is None
 
 
 def _has_phrase(normalised: str) -> bool:
