@@ -11,6 +11,13 @@ refresh (git status rewrites the index with the same entries and new stat data);
 changed while objects were written, holds other staged content and is user data. An index rewritten to the same
 size with other blob ids (`git reset -- FILE` without new objects) cannot be told from a refresh: that gap is
 documented in README's Limitations.
+
+A tool's own state is not the user's data either (`tool state`, see docs/probes.md "Tool state"): what the server
+itself created during the scan, at a path the launch configuration named for it (an environment value such as
+`MEMORY_FILE_PATH=/home/mcp/memory.json`), or inside a dot-directory of HOME that the server created and that no
+other program owns (desktop-commander's `~/.claude-server-commander/`). The sandbox's HOME and workspace start with
+the seed only, so a path the server created holds nothing the user had. Rewriting or adding to that state is the
+server's bookkeeping; deleting it is not (what a tool kept for the user is gone), and stays user data.
 """
 
 from __future__ import annotations
@@ -23,11 +30,39 @@ from typing import Literal
 from sandbox.run.policy import HOME
 from scanner.report.model import FileChanges
 
-FileKind = Literal["user data", "tool cache", "VCS bookkeeping"]
+FileKind = Literal["user data", "tool cache", "VCS bookkeeping", "tool state"]
 Change = Literal["created", "modified", "deleted"]
 USER_DATA: FileKind = "user data"
 TOOL_CACHE: FileKind = "tool cache"
 VCS_BOOKKEEPING: FileKind = "VCS bookkeeping"
+TOOL_STATE: FileKind = "tool state"
+# Dot-directories of HOME that belong to other programs (credentials, clients, toolchains): never a server's own.
+OTHER_PROGRAMS_DIRS = frozenset({
+    ".ssh", ".aws", ".azure", ".gnupg", ".password-store", ".pki", ".docker", ".kube", ".config", ".local", ".cache",
+    ".npm", ".yarn", ".pnpm-store", ".node-gyp", ".nvm", ".bun", ".deno", ".cargo", ".rustup", ".m2", ".gradle",
+    ".pyenv", ".conda", ".ipython", ".jupyter", ".git", ".claude", ".cursor", ".codeium", ".continue", ".gemini",
+    ".vscode", ".vscode-server", ".mozilla", ".thunderbird", ".terraform.d", ".mcp-sandbox",
+})
+
+
+@dataclass(frozen=True)
+class StateScope:
+    """Where a server keeps its own state in this sandbox: the paths its launch configuration named (absolute), and
+    the paths it created itself so far (absolute, this sandbox only)."""
+
+    configured: tuple[str, ...] = ()
+    created: frozenset[str] = frozenset()
+
+
+def configured_paths(env: dict[str, str], home: str = HOME) -> tuple[str, ...]:
+    """The environment values that name an absolute path (`~/` expanded): where the user told the server to keep
+    something. Values with a `:` list or a space are not one path."""
+    found = []
+    for value in env.values():
+        path = home + value[1:] if value.startswith("~/") else value
+        if path.startswith("/") and len(path) > 1 and ":" not in path and " " not in path:
+            found.append(path.rstrip("/"))
+    return tuple(dict.fromkeys(found))
 
 # Paths (HOME shown as ~) whose change makes code run later or reconfigures other clients.
 PERSISTENCE_PATTERNS: tuple[tuple[str, re.Pattern[str]], ...] = tuple((label, re.compile(pattern)) for label, pattern in (
@@ -83,8 +118,21 @@ def persistence_kind(path: str, home: str = HOME) -> str | None:
     return None
 
 
-def classify(files: FileChanges, home: str = HOME) -> list[ChangedPath]:
-    """Every path the call created, modified or deleted, with its kind: created first, then modified, deleted."""
+def state_reason(path: str, scope: StateScope, home: str = HOME) -> str | None:
+    """Why `path` is the server's own state (see the module doc), or None."""
+    for configured in scope.configured:
+        if (path == configured or path.startswith(configured + "/")) and configured in scope.created:
+            return "the store its launch configuration names, created by the server"
+    if path.startswith(home + "/."):
+        top = home + "/" + path[len(home) + 1:].split("/")[0]
+        if top[len(home) + 1:] not in OTHER_PROGRAMS_DIRS and top in scope.created and path != top:
+            return f"its own directory {home_relative(top, home)}, created by the server"
+    return None
+
+
+def classify(files: FileChanges, home: str = HOME, scope: StateScope | None = None) -> list[ChangedPath]:
+    """Every path the call created, modified or deleted, with its kind: created first, then modified, deleted.
+    With a `scope`, the server's own state is told from the user's data."""
     created_objects = {match.group("gitdir") for match in map(_GIT_DIR.match, files.created)
                        if match and match.group("inner").startswith("objects/")}
     resized = set(files.resized)
@@ -92,6 +140,10 @@ def classify(files: FileChanges, home: str = HOME) -> list[ChangedPath]:
     for change, paths in (("created", files.created), ("modified", files.modified), ("deleted", files.deleted)):
         for path in paths:
             kind, reason = _kind(path, change, home, resized=path in resized, objects_written=created_objects)
+            state = state_reason(path, scope, home) if scope is not None and kind == USER_DATA \
+                and reason == PLAIN_USER_FILE and change != "deleted" else None
+            if state is not None:
+                kind, reason = TOOL_STATE, state
             changed.append(ChangedPath(home_relative(path, home), change, kind, reason))
     return _directories_follow_contents(changed)
 

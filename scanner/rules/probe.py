@@ -322,10 +322,14 @@ def evaluate_probes(tools: list[dict[str, Any]], results: list[ProbeResult]) -> 
 
 # ---- P6 / P7 / P8: builders from recorded events --------------------------------------------------------------------
 
-def crash_finding(tool: str, label: str, *, exit_code: int | None, stderr_tail: str = "") -> Finding:
-    """P6: the server crashed or exited during a call."""
+def crash_finding(tool: str, label: str, *, exit_code: int | None, stderr_tail: str = "",
+                  noticed_by: str | None = None) -> Finding:
+    """P6: the server crashed or exited during a call, or right after it answered (`noticed_by`: the next call,
+    sent when the server had already exited)."""
     how = f"exited with code {exit_code}" if exit_code is not None else "died"
-    return _finding("P6", tool=tool, message=f"The server {how} during probe '{label}'; it was restarted fresh.",
+    when = (f"during probe '{label}'" if noticed_by is None else
+            f"right after probe '{label}' answered (it was gone when probe '{noticed_by}' was sent)")
+    return _finding("P6", tool=tool, message=f"The server {how} {when}; it was restarted fresh.",
                     evidence=_excerpt(stderr_tail) if stderr_tail.strip() else None)
 
 
