@@ -57,6 +57,7 @@ class ProbePhaseResult:
     outcome: ProbeOutcome | None = None
     tools: list[dict[str, Any]] = field(default_factory=list)  # as served at listing (uncapped), for the score
     configured: tuple[str, ...] = ()  # paths the user's --env named: where the server may keep its own state (B1)
+    seeded: frozenset[str] = frozenset()  # every path the seed planted (canaries, workspace): the user's data (B1)
     errors: list[str] = field(default_factory=list)
 
 
@@ -96,6 +97,8 @@ def make_after_listing(session: SandboxSession, server: RunningServer, plan: Pro
         return None, holder
     planted = plan.canaries.env
     holder.configured = configured_paths({k: v for k, v in plan.policy.env.items() if k not in planted})
+    manifest = plan.workspace.manifest
+    holder.seeded = frozenset((*plan.canaries.files, manifest.root, *manifest.files, *manifest.dirs))
     access = SandboxAccess(docker=session.client, server=server, manifest=plan.workspace.manifest,
                            workspace_archive=plan.workspace.archive, canaries=plan.canaries, restart=restart,
                            startup_timeout=startup_timeout, request_timeout=request_timeout, cpus=holder.cpus,
@@ -127,7 +130,7 @@ def summarize(holder: ProbePhaseResult) -> ProbePhaseReport:
     findings: list[Finding] = [item.finding for item in probe_findings]
     findings.extend(outcome.findings)
     findings.extend(evaluate_behavior(holder.tools, outcome.results, outcome.behavior, cpus=holder.cpus,
-                                      configured=holder.configured))
+                                      configured=holder.configured, seeded=holder.seeded))
     findings.extend(refusal_finding(refusal.tool, refusal.label, refusal.reason) for refusal in outcome.refused)
     waste: dict[str, int] = {}
     for item in probe_findings:

@@ -222,19 +222,18 @@ def check_resources(record: CallBehavior, result: ProbeResult | None, *, cpus: f
 
 
 def evaluate_behavior(tools: list[dict[str, Any]], results: list[ProbeResult], records: list[CallBehavior], *,
-                      cpus: float = 1.0, configured: tuple[str, ...] = ()) -> list[Finding]:
+                      cpus: float = 1.0, configured: tuple[str, ...] = (),
+                      seeded: frozenset[str] = frozenset()) -> list[Finding]:
     """B1–B6 over every call record; one finding per rule, tool and message kind (the first call that showed it),
     and B2 (with the network half of B1) once per tool and host over all the calls. `configured`: the paths the
-    launch configuration named (file_kinds.configured_paths), where the server may keep its own state."""
+    launch configuration named (file_kinds.configured_paths), `seeded`: the paths the seed planted; between them
+    B1 tells the server's own state from the user's data (file_kinds.StateScope)."""
     by_name = {tool_name(tool): tool for tool in tools}
     findings: list[Finding] = []
     seen: set[tuple[str, str | None, str, str]] = set()
-    created: dict[int, set[str]] = {}  # per sandbox: every path the server created so far (its own state's proof)
+    scope = StateScope(configured=configured, seeded=seeded)
     for record in records:
         result = results[record.call] if 0 <= record.call < len(results) else None
-        made = created.setdefault(record.sandbox, set())
-        made.update(record.files.created)
-        scope = StateScope(configured=configured, created=frozenset(made))
         produced = [*check_annotations(by_name.get(record.tool or ""), record, scope), *check_canaries(record),
                     *check_persistence(record), *check_processes(record),
                     *check_resources(record, result, cpus=cpus)]

@@ -12,12 +12,13 @@ changed while objects were written, holds other staged content and is user data.
 size with other blob ids (`git reset -- FILE` without new objects) cannot be told from a refresh: that gap is
 documented in README's Limitations.
 
-A tool's own state is not the user's data either (`tool state`, see docs/probes.md "Tool state"): what the server
-itself created during the scan, at a path the launch configuration named for it (an environment value such as
-`MEMORY_FILE_PATH=/home/mcp/memory.json`), or inside a dot-directory of HOME that the server created and that no
-other program owns (desktop-commander's `~/.claude-server-commander/`). The sandbox's HOME and workspace start with
-the seed only, so a path the server created holds nothing the user had. Rewriting or adding to that state is the
-server's bookkeeping; deleting it is not (what a tool kept for the user is gone), and stays user data.
+A tool's own state is not the user's data either (`tool state`, see docs/probes.md "Tool state"): a path that holds
+nothing the sandbox's seed planted (the seed is all the "user" had: HOME and the workspace start empty otherwise),
+at a path the launch configuration named for it (an environment value such as `MEMORY_FILE_PATH=/home/mcp/
+memory.json`), or inside a dot-directory of HOME that no other program owns (desktop-commander's
+`~/.claude-server-commander/`). Rewriting or adding to that state is the server's bookkeeping; deleting it is not
+(what a tool kept for the user is gone), and stays user data, except the lock and temporary files of its own
+atomic writes.
 """
 
 from __future__ import annotations
@@ -47,11 +48,15 @@ OTHER_PROGRAMS_DIRS = frozenset({
 
 @dataclass(frozen=True)
 class StateScope:
-    """Where a server keeps its own state in this sandbox: the paths its launch configuration named (absolute), and
-    the paths it created itself so far (absolute, this sandbox only)."""
+    """Where a server may keep its own state in this sandbox: the paths its launch configuration named (absolute),
+    and every path the seed planted (absolute: canary files, workspace files and directories), which are the user's."""
 
     configured: tuple[str, ...] = ()
-    created: frozenset[str] = frozenset()
+    seeded: frozenset[str] = frozenset()
+
+    def holds_seed(self, path: str) -> bool:
+        """The seed planted this path or something under it."""
+        return any(item == path or item.startswith(path + "/") for item in self.seeded)
 
 
 def configured_paths(env: dict[str, str], home: str = HOME) -> tuple[str, ...]:
@@ -118,15 +123,22 @@ def persistence_kind(path: str, home: str = HOME) -> str | None:
     return None
 
 
+# The lock and temporary files of an atomic write (write-file-atomic's `config.json.6.179….tmp`, proper-lockfile's
+# `config.json.lock`): inside a tool's state, removing one deletes nothing the tool kept.
+_WRITE_MACHINERY = re.compile(r"(?:\.lock|\.tmp|\.temp|\.swp|~)$|\.tmp[.-]|/\.#")
+
+
 def state_reason(path: str, scope: StateScope, home: str = HOME) -> str | None:
     """Why `path` is the server's own state (see the module doc), or None."""
+    if scope.holds_seed(path):
+        return None
     for configured in scope.configured:
-        if (path == configured or path.startswith(configured + "/")) and configured in scope.created:
-            return "the store its launch configuration names, created by the server"
+        if (path == configured or path.startswith(configured + "/")) and not scope.holds_seed(configured):
+            return "the store its launch configuration names"
     if path.startswith(home + "/."):
         top = home + "/" + path[len(home) + 1:].split("/")[0]
-        if top[len(home) + 1:] not in OTHER_PROGRAMS_DIRS and top in scope.created and path != top:
-            return f"its own directory {home_relative(top, home)}, created by the server"
+        if top[len(home) + 1:] not in OTHER_PROGRAMS_DIRS and not scope.holds_seed(top) and path != top:
+            return f"its own directory {home_relative(top, home)}"
     return None
 
 
@@ -141,7 +153,7 @@ def classify(files: FileChanges, home: str = HOME, scope: StateScope | None = No
         for path in paths:
             kind, reason = _kind(path, change, home, resized=path in resized, objects_written=created_objects)
             state = state_reason(path, scope, home) if scope is not None and kind == USER_DATA \
-                and reason == PLAIN_USER_FILE and change != "deleted" else None
+                and reason == PLAIN_USER_FILE and (change != "deleted" or _WRITE_MACHINERY.search(path)) else None
             if state is not None:
                 kind, reason = TOOL_STATE, state
             changed.append(ChangedPath(home_relative(path, home), change, kind, reason))
