@@ -127,7 +127,11 @@ class ProbeRunner:
             if result.status == "timeout":
                 self.outcome.findings.append(timeout_finding(call.tool, call.label, timeout_s=timeout))
             await self._observe_after(record, before)
-            if result.status in ("timeout", "crashed") and not await self._answers_ping():
+            state = state if record.observed else await anyio.to_thread.run_sync(
+                observe.exit_state, self.access.docker, self.server.container_id)
+            if not state.running:  # it exited right after answering, while the scanner looked
+                result = await self._crashed(call, result, state, record, sent_at)
+            elif result.status in ("timeout", "crashed") and not await self._answers_ping():
                 self.restart_needed = True
         self._canaries_in_response(record, result)
         await self._attach_egress(record)
