@@ -203,3 +203,16 @@ def test_argument_hosts_is_linear_on_hostile_strings():
     began = time.monotonic()
     argument_hosts({"u": "a." * 200_000, "v": ["b-" * 100_000 + ".invalid"] * 3})
     assert time.monotonic() - began < 2.0
+
+
+def test_a_restarted_servers_start_up_egress_is_graded_as_start_up_once_per_host():
+    tools = [_tool("kill_process", "Stops a process.", CLOSED)]
+    records = [CallBehavior(call=-1, tool=None, label="start-up and listing", egress=[_dns("boot.vendor.invalid")]),
+               CallBehavior(call=0, tool="kill_process", label="generated"),
+               CallBehavior(call=-1, tool=None, label="start-up after restart 1", sandbox=1,
+                            egress=[_dns("boot.vendor.invalid"), _dns("chrome.vendor.invalid")]),
+               CallBehavior(call=1, tool="kill_process", label="error: missing required 'pid'", sandbox=1)]
+    found = [f for f in evaluate_behavior(tools, [], records) if f.rule_id in ("B1", "B2")]
+    assert [(f.tool, f.severity) for f in found] == [(None, "error"), (None, "error")]
+    assert "boot.vendor.invalid during start-up and listing" in found[0].message
+    assert "chrome.vendor.invalid during start-up after restart 1" in found[1].message

@@ -143,3 +143,74 @@ def test_the_call_record_says_which_modified_files_changed_size():
     fill_record(record, snap(2.0, 10), snap(3.0, 12), {})
     assert record.files.modified == ["/workspace/README.md", f"{REPO}/.git/index"]
     assert record.files.resized == ["/workspace/README.md"]
+
+
+# ---- the server's own state (tool state) -----------------------------------------------------------------------------
+
+STORE = f"{HOME}/memory.json"
+APPEND = {"name": "add_observations", "annotations": {"readOnlyHint": False, "destructiveHint": False}}
+GRAPH = {"name": "read_graph", "annotations": {"readOnlyHint": True}}
+
+
+SEEDED = frozenset({f"{HOME}/.ssh/id_rsa", f"{HOME}/.env", "/workspace", "/workspace/README.md"})
+
+
+def _session(*steps: tuple[dict, FileChanges], configured: tuple[str, ...] = (STORE,),
+             seeded: frozenset[str] = SEEDED) -> list:
+    """B1 over calls in order (call -1 is start-up): what each tool's record shows."""
+    tools = {tool["name"]: tool for tool, _ in steps if tool}
+    records = [CallBehavior(call=index - 1 if not tool else index, tool=tool.get("name") if tool else None,
+                            label="generated", files=files) for index, (tool, files) in enumerate(steps)]
+    return [f for f in evaluate_behavior(list(tools.values()), [], records, configured=configured, seeded=seeded)
+            if f.rule_id == "B1"]
+
+
+def test_configured_paths_are_the_env_values_naming_an_absolute_path():
+    from scanner.rules.file_kinds import configured_paths
+    env = {"MEMORY_FILE_PATH": "~/memory.json", "DATA_DIR": "/home/mcp/data/", "MODE": "fast",
+           "PATHS": "/a:/b", "URL": "https://x.invalid/"}
+    assert configured_paths(env, home=HOME) == (STORE, f"{HOME}/data")
+
+
+def test_a_store_the_env_names_and_the_server_created_is_tool_state_not_user_data():
+    found = _session(({"name": "create_entities"}, FileChanges(created=[STORE])),
+                     (APPEND, FileChanges(modified=[STORE])), (GRAPH, FileChanges(modified=[STORE])))
+    assert [(f.tool, f.severity) for f in found] == [("read_graph", "info")]
+    assert "tool state [the store its launch configuration names" in found[0].message
+
+
+def test_an_own_dot_directory_the_seed_did_not_plant_is_tool_state():
+    own = f"{HOME}/.claude-server-commander"  # made at start-up, before the baseline: no record shows it created
+    found = _session((GRAPH, FileChanges(modified=[f"{own}/config.json"], created=[f"{own}/tool-history.jsonl"])),
+                     configured=())
+    assert [(f.severity, "its own directory ~/.claude-server-commander" in f.message) for f in found] == \
+        [("info", True)]
+
+
+def test_lock_and_temporary_files_of_its_own_atomic_writes_may_be_deleted():
+    own = f"{HOME}/.claude-server-commander"
+    found = _session((GRAPH, FileChanges(deleted=[f"{own}/config.json.lock",
+                                                  f"{own}/config.json.6.1796146454808.2e2453af63312.tmp"],
+                                         modified=[f"{own}/config.json"])), configured=())
+    assert [f.severity for f in found] == ["info"]
+
+
+@pytest.mark.parametrize("steps,configured", [
+    # the env names a path the seed planted (the user's own file): user data
+    (((APPEND, FileChanges(modified=["/workspace/README.md"])),), ("/workspace/README.md",)),
+    # ... or a directory holding the seed (the workspace itself)
+    (((APPEND, FileChanges(modified=["/workspace/README.md"])),), ("/workspace",)),
+    # not seeded, but the env does not name it and it is no dot-directory of its own
+    ((({"name": "create_entities"}, FileChanges(created=[STORE])), (APPEND, FileChanges(modified=[STORE]))), ()),
+    # a dot-directory the seed planted into (~/.ssh, the canaries' own)
+    (((APPEND, FileChanges(modified=[f"{HOME}/.ssh/known_hosts"])),), ()),
+    # deleting its own store is destructive: what it kept for the user is gone
+    ((({"name": "create_entities"}, FileChanges(created=[STORE])), (APPEND, FileChanges(deleted=[STORE]))),
+     (STORE,)),
+    # a dot-directory of another program (Claude's), even when the server created it
+    ((({}, FileChanges(created=[f"{HOME}/.claude", f"{HOME}/.claude/x.json"])),
+      (APPEND, FileChanges(modified=[f"{HOME}/.claude/x.json"]))), ()),
+])
+def test_near_misses_of_tool_state_stay_user_data(steps, configured):
+    found = _session(*steps, configured=configured)
+    assert [(f.tool, f.severity) for f in found] == [("add_observations", "error")]

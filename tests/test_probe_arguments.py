@@ -241,3 +241,18 @@ def test_git_tools_get_the_seeded_repository_and_json_tools_a_json_file() -> Non
     assert generate_arguments(git, MANIFEST)["repo_path"] == MANIFEST.git_repo
     json_tool = tool("query_json", obj({"file_path": {"type": "string"}}), readOnlyHint=True)
     assert generate_arguments(json_tool, MANIFEST)["file_path"] in MANIFEST.json_files
+
+
+def test_pid_parameters_get_a_pid_no_process_has() -> None:
+    from scanner.probes.value_generation import NO_PROCESS_PID
+    schema = obj({"pid": {"type": "number"}, "processId": {"type": "integer"}, "target_pid": {"type": "string"}})
+    arguments = generate_arguments(tool("kill_process", schema), MANIFEST)
+    assert arguments == {"pid": NO_PROCESS_PID, "processId": NO_PROCESS_PID, "target_pid": str(NO_PROCESS_PID)}
+    assert NO_PROCESS_PID >= 2 ** 22  # over Linux's PID_MAX_LIMIT: never a live process, never init (1)
+    bounded = obj({"pid": {"type": "integer", "minimum": 2, "maximum": 99}})  # the schema's bounds still win
+    assert generate_arguments(tool("kill_process", bounded), MANIFEST) == {"pid": 99}
+
+
+def test_near_miss_other_integers_keep_their_defaults() -> None:
+    schema = obj({"timeout_ms": {"type": "integer"}, "id": {"type": "integer"}, "offset": {"type": "integer"}})
+    assert generate_arguments(tool("wait_for", schema), MANIFEST) == {"timeout_ms": 1, "id": 1, "offset": 0}

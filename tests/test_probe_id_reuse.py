@@ -162,3 +162,11 @@ def test_ordering_stays_linear_on_thousands_of_tools():
     tools = [tool(f"get_item_{i}", {"item_id": STRING}) for i in range(5_000)] + [tool("create_item")]
     order = names(order_tools(tools))
     assert order[0] == "create_item" and order[1:] == names(tools[:-1])
+
+
+def test_a_process_id_is_never_filled_from_the_pool_but_an_entity_id_beside_it_is():
+    # a pid a listing returned may be the server's own: sending it to a kill tool would stop the server
+    pool = pool_of((text({"processId": 7, "id": "s-1"}), "start_process"))
+    kill = tool("kill_process_session", {"processId": {"type": "integer"}, "id": STRING})
+    filled = fill_from_pool(call_for(kill, {"processId": 4_194_304, "id": "probe"}), kill, pool)
+    assert filled.arguments == {"processId": 4_194_304, "id": "s-1"}

@@ -56,3 +56,27 @@ def test_hostile_nesting_does_not_crash() -> None:
     for _ in range(500):
         nested = "[" + nested + "]"
     assert unlabelled_id_chars(nested) == 0  # beyond the depth bound nothing is counted
+
+
+def _base64(size: int) -> str:
+    import base64
+    import random
+    return base64.b64encode(random.Random(7).randbytes(size)).decode()
+
+
+def test_a_resource_blob_or_image_data_is_content_not_ids() -> None:
+    blob = _base64(90)  # 120 characters: short enough that only the MIME type says it is a payload
+    resource = {"content": [{"type": "resource", "resource": {"uri": "file:///w/a.png", "mimeType": "image/png",
+                                                              "blob": blob}}]}
+    assert unlabelled_id_chars(json.dumps(resource)) == 0
+    image = [{"type": "image", "mimeType": "image/png", "data": _base64(3_000)}]
+    assert unlabelled_id_chars(json.dumps(image)) == 0
+    assert unlabelled_id_chars(f"here: data:image/png;base64,{_base64(60)}\n{_base64(600)}") == 0
+
+
+def test_near_miss_ids_beside_a_blob_or_a_data_key_without_mime_type_still_count() -> None:
+    ids = [RANDOM, "Q7wE2rT9yU4iO1pA6sD3"]
+    beside = {"blob": _base64(900), "mimeType": "application/octet-stream", "ids": ids}
+    assert unlabelled_id_chars(json.dumps(beside)) == sum(map(len, ids))
+    not_a_payload = {"data": [UUID_A, UUID_B]}  # no MIME type: `data` is only a key
+    assert unlabelled_id_chars(json.dumps(not_a_payload)) == len(UUID_A) + len(UUID_B)

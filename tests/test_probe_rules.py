@@ -162,6 +162,21 @@ def test_p5_silent_with_response_format_or_concise_enum_or_small_output() -> Non
     assert check_no_way_to_ask_for_less(tool(), [ok(words(500))]) == []
 
 
+def test_p5_counts_a_numeric_limit_as_a_way_to_ask_for_less() -> None:
+    big = [ok(words(6_000))]
+    for name in ("head", "tail", "length", "maxResults", "max_results", "count", "top", "n"):
+        assert check_no_way_to_ask_for_less(tool(properties={name: {"type": "number"}}), big) == [], name
+    optional = {"anyOf": [{"type": "integer"}, {"type": "null"}]}
+    assert check_no_way_to_ask_for_less(tool(properties={"max_length": optional}), big) == []
+
+
+def test_p5_near_miss_a_string_head_or_a_bare_offset_is_no_limit() -> None:
+    big = [ok(words(6_000))]
+    for properties in ({"head": {"type": "string"}}, {"offset": {"type": "integer"}}, {"path": {"type": "string"}}):
+        hits = check_no_way_to_ask_for_less(tool(properties=properties), big)
+        assert [hit.finding.severity for hit in hits] == ["warning"], properties
+
+
 # ---- evaluate_probes ----
 
 def test_evaluate_groups_by_tool() -> None:

@@ -3,11 +3,11 @@
 `<server>.source.md` names the exact package version, its integrity pin and the command). Every finding the rules
 produce on them is recorded below and reviewed as a true (TP) or false (FP) positive.
 
-Review summary: 166 findings over 10 servers (82 tools); 164 TP, 2 FP (kept, documented below and in README's
-limitations): S11 calls duckduckgo's honestly described `fetch_content` "not honestly described and annotated"
-because it has no annotations, though a missing openWorldHint means open world (the MCP default), and S8's
-credential-reference warning fires on desktop-commander's `start_search` usage text naming ".env" as a file to find.
-About half the TPs are low-value infos (S3 "parameter has no description" on self-explanatory names like `path`,
+Review summary: 165 findings over 10 servers (82 tools), all TP. The two FPs of the first review are fixed: S11
+called duckduckgo's honestly described `fetch_content` "not honestly described and annotated" because it has no
+annotations, though a missing openWorldHint means open world (the MCP default): now a warning; S8's
+credential-reference warning fired on desktop-commander's `start_search` usage text naming ".env" as one quoted
+example of a file to find: a listed example on a line that acts on nothing is no longer a reference. About half the TPs are low-value infos (S3 "parameter has no description" on self-explanatory names like `path`,
 S5 "no shared prefix").
 
 Calibrated on this corpus (docs/rules.md, "S1 and S7 calibration"): S1's 15-word floor fired 33 times, 31 on adequate
@@ -17,7 +17,7 @@ the entire knowledge graph", mcp-server-time's "Convert time between timezones",
 (git_diff leaves `target`, `context_lines`, `repo_path` unexplained; git_checkout's "Switches branches"). S7 fired
 on server-filesystem's `list_allowed_directories` (configured scope) and desktop-commander's `list_sessions` and
 `list_searches` (the live handles the agent started; the probes saw 0 and 2 entries): FPs, fixed in the rule.
-Nothing in S9/S12 fires, and S8 only once (the FP above), which is the near-miss check for the poisoning rules on
+Nothing in S9/S12 fires, nor S8 (it fired once, the FP above, now fixed), which is the near-miss check for the poisoning rules on
 real text, including server-everything's `instructions` (an "Easter egg" telling the model how to answer, visible
 and harmless) and mcp-server-fetch's "this tool now grants you internet access" (an honest capability statement).
 
@@ -127,7 +127,7 @@ EXPECTED: dict[str, dict[tuple[str, str], list[str | None]]] = {
     # npm @modelcontextprotocol/server-sequential-thinking 2026.8.31: 1 tool, 0 findings. A 440-word description,
     # nine described parameters, annotated readOnlyHint/openWorldHint false: nothing to flag.
     "server-sequential-thinking.json": {},
-    # npm @wonderwhy-er/desktop-commander 0.2.52: 26 tools, 92 findings, 91 TP, 1 FP.
+    # npm @wonderwhy-er/desktop-commander 0.2.52: 26 tools, 91 findings, 91 TP (1 FP fixed in S8).
     "desktop-commander.json": {
         # TP (3): `key` and `value` of set_config_value and `input` of interact_with_process: vague names with no
         # schema description.
@@ -161,11 +161,10 @@ EXPECTED: dict[str, dict[tuple[str, str], list[str | None]]] = {
         # list_searches used to fire too: FP (no-argument lists of the "active" sessions and searches the agent
         # itself started; the probes saw 0 and 2), fixed in S7.
         ("S7", "warning"): ["list_directory", "list_processes"],
-        # FP (1): the credential-reference warning fires on start_search's usage guidance ("Looking for
-        # configuration/setup files: '.env', 'dockerfile', 'tsconfig.json'"), an example of a file-name search,
-        # not an instruction to read secrets. Cause: scanner/rules/static/s08_hidden_text.py, the
-        # credential-reference detector matches a bare `.env` in any text. Kept as a known FP (a warning).
-        ("S8", "warning"): ["start_search"],
+        # Not flagged since the precision fixes, correctly: start_search's usage guidance ("Looking for
+        # configuration/setup files: '.env', 'dockerfile', 'tsconfig.json'") names `.env` as one quoted example of a
+        # file-name search, on a line that reads, sends or includes nothing (S8's credential-reference detector
+        # skips a listed example; it used to fire here: FP class s8-credential-example, fixed).
         # TP (3): write_pdf's `options` (and a nested `pdfOptions`) accept any property.
         ("S10", "warning"): ["write_pdf", "write_pdf", "write_pdf"],
         # TP (6): file writes (write_file, write_pdf, create_directory, move_file, edit_block) [fs-write] and
@@ -190,16 +189,16 @@ EXPECTED: dict[str, dict[tuple[str, str], list[str | None]]] = {
         # match no http-request pattern (a false negative, left to the probes: B2 sees its lookups).
         ("S13", "warning"): [None],
     },
-    # PyPI duckduckgo-mcp-server 0.7.0: 3 tools, 11 findings, 10 TP, 1 FP.
+    # PyPI duckduckgo-mcp-server 0.7.0: 3 tools, 11 findings, 11 TP (1 FP fixed in S11).
     "duckduckgo-mcp-server.json": {
         # TP (9, low value): the parameters are described in each tool's "Args:" text, not in the schema.
         ("S3", "info"): ["search", "search", "search", "fetch_content", "fetch_content", "fetch_content",
                          "fetch_content", "fetch_content", "expand_link"],
-        # FP (1, error, decides the BLOCK): fetch_content ("Fetch and extract the main text content from a
-        # webpage", 251 words) is an honest http-request tool with no annotations. A missing openWorldHint means
-        # open world (the MCP default), so a client treats it as reaching out. Cause:
-        # scanner/rules/static/s11_capability.py `honestly_declared` requires `openWorldHint is True` literally.
-        ("S11", "error"): ["fetch_content"],
+        # TP (1): fetch_content ("Fetch and extract the main text content from a webpage", 251 words) is an
+        # http-request tool with no annotations: a missing openWorldHint means open world (the MCP default), so it
+        # is honestly declared and a warning (it used to be an error that decided a BLOCK: FP class
+        # s11-default-open-world, fixed in `honestly_declared`).
+        ("S11", "warning"): ["fetch_content"],
         # TP (1): no tool has annotations (readOnlyHint, destructiveHint ...).
         ("S13", "warning"): [None],
     },
@@ -208,7 +207,7 @@ EXPECTED_VERDICT = {"server-filesystem.json": "review", "server-memory.json": "p
                     "server-everything.json": "review", "mcp-server-git.json": "pass",
                     "mcp-server-time.json": "pass", "server-sequential-thinking.json": "pass",
                     "desktop-commander.json": "review", "mcp-server-fetch.json": "review",
-                    "markitdown-mcp.json": "pass", "duckduckgo-mcp-server.json": "block"}
+                    "markitdown-mcp.json": "pass", "duckduckgo-mcp-server.json": "review"}
 EXPECTED_TOOL_COUNT = {"server-filesystem.json": 14, "server-memory.json": 9, "server-everything.json": 13,
                        "mcp-server-git.json": 12, "mcp-server-time.json": 2, "server-sequential-thinking.json": 1,
                        "desktop-commander.json": 26, "mcp-server-fetch.json": 1, "markitdown-mcp.json": 1,

@@ -3,23 +3,32 @@
 
 The static findings (S1-S14) of each scan are the ones tests/test_rules_corpus.py reviews on the same tools/list
 (the test checks they are the same); every other finding (B, P, I) is reviewed below as a true (TP) or false (FP)
-positive, with the reasoning. False positives are kept, named by class (FP_CLASSES: what a reviewer rejects and the
-code that causes it), and README's limitations name every class: this test documents them, it does not hide them.
+positive, with the reasoning. A false positive is kept, named by class (FP_CLASSES: what a reviewer rejects and the
+code that causes it), and README's limitations name every class that remains: this test documents them, it does not
+hide them. The eight classes of the first recording are fixed (FIXED_CLASSES: the fix and its tests).
 
-Recorded 2026-12-01 with mcp-sandbox 0.1.0 at the S1/S7 calibration. Verdicts as recorded / as a reviewer confirms
-them (the FPs taken out): filesystem review/review, everything block/block (get-env returns the planted tokens),
-memory block/pass, sequential-thinking pass/pass, desktop-commander block/block (telemetry at start-up, from its
-install scripts and from tools annotated as closed-world), git block/pass, time pass/pass, fetch review/review,
-markitdown pass/pass, duckduckgo block/review. Clean (pass, or review with no error finding): 4 of 10 as recorded,
-7 of 10 with the FPs fixed (8 counting filesystem, whose errors are P1 response sizes, not security).
+Re-recorded 2026-12-01 after the precision fixes (branch h-precision). Verdicts, first recording -> now: filesystem
+review -> review, everything block -> block (get-env returns the planted tokens), memory block -> pass,
+sequential-thinking pass -> pass, desktop-commander block -> block (telemetry at start-up, from its install scripts
+and from tools annotated as closed-world), git block -> pass, time pass -> pass, fetch review -> review, markitdown
+pass -> pass, duckduckgo block -> review. Clean (pass, or review with no error-level security finding): 4 of 10 in
+the first recording (5 counting filesystem, whose errors are P1 response sizes, not security), 8 of 10 now; the two
+BLOCKs rest on findings a reviewer confirms. No FP is left in the recordings.
+
+Timing: desktop-commander sends telemetry on every call, and the sink logs a TCP connection only after its first
+bytes, up to ~2 s late, so a call's telemetry can land on the next call's record. Which tool a telemetry finding
+names (and so its severity, by that tool's annotations) is legitimately ambiguous between neighbouring calls: those
+reviews are `tolerant` (a finding for any tool of the set is reviewed; each may be absent) with `at_least` of the
+set required, and a finding naming a tool outside the set still fails. A review marked `flaky` may be absent.
 
 After re-running `scripts/scan_corpus.py`, re-review every entry: a changed recording is a changed server or a
-changed scanner. A review marked flaky may be absent from a recording (a race the scanner does not control).
+changed scanner.
 """
 
 from __future__ import annotations
 
 import json
+import re
 from collections import defaultdict
 from dataclasses import dataclass
 from pathlib import Path
@@ -39,41 +48,53 @@ class FPClass:
     cause: str  # the code that causes it
 
 
-FP_CLASSES = {
-    "own-state-write": FPClass(
-        "B1 calls a tool's write to the server's own store, log or VCS bookkeeping a change to the user's data "
-        "(memory's graph file rewritten to append, desktop-commander's call log and usage counters, git's index "
-        "refresh on status)", "scanner/rules/behavior.py (B1 file changes: every changed path counts)"),
-    "library-helper-process": FPClass(
-        "B5 calls a library's long-lived helper, or a transient child the server spawns for itself, a process left "
-        "running (GitPython's `git cat-file --batch`, desktop-commander's `sh -c python3 --version`)",
-        "scanner/rules/behavior.py (B5: any process alive after the call that was not before it)"),
-    "restart-egress-next-call": FPClass(
-        "after a probe restarts the server, the fresh server's start-up traffic is charged to the next call "
-        "(desktop-commander's kill_process blamed for desktopcommander.app and googlechromelabs.github.io)",
-        "scanner/probes/runner.py `_restart` (no egress drain between the restart and the next call)"),
-    "probe-killed-server": FPClass(
-        "a generated argument made the tool stop the server itself (kill_process with pid 1, the container's "
-        "init), and P6 blames the next call's bad input for the exit",
-        "scanner/probes/value_generation.py (1 for an integer `pid`) and scanner/rules/probe.py P6 (the probe "
-        "during which the exit was noticed)"),
-    "p5-limit-not-counted": FPClass(
-        "P5 says a tool has no way to ask for a shorter response when it has head/tail/length/maxResults",
-        "scanner/rules/probe.py `can_ask_for_less` (counts format/verbosity parameters, not limits)"),
-    "base64-as-opaque-ids": FPClass(
-        "P2 counts a base64 `blob` of a resource (file content) as opaque IDs",
-        "scanner/probes/opaque_ids.py (every long token-like run is an ID)"),
-    "s11-default-open-world": FPClass(
-        "S11 calls an honestly described network tool with no annotations 'not honestly described and annotated' "
-        "although a missing openWorldHint means open world (the MCP default)",
-        "scanner/rules/static/s11_capability.py `honestly_declared` (requires openWorldHint: true literally)"),
-    "s8-credential-example": FPClass(
-        "S8's credential-reference warning fires on a search tool's usage text naming `.env` as a file to find",
-        "scanner/rules/static/s08_hidden_text.py (the credential-reference detector matches a bare `.env`)"),
+FP_CLASSES: dict[str, FPClass] = {}  # the classes that remain (README's limitations name each)
+
+
+@dataclass(frozen=True)
+class FixedClass:
+    what: str  # what a reviewer rejected in the first recording
+    fix: str  # the change that fixed it, and its tests
+
+
+FIXED_CLASSES = {
+    "own-state-write": FixedClass(
+        "B1 called a tool's write to its own store or log a change to the user's data (memory's graph file "
+        "rewritten to append, desktop-commander's call log and usage counters in ~/.claude-server-commander)",
+        "scanner/rules/file_kinds.py `tool state` (a path the seed did not plant, at an --env path or in an own HOME "
+        "dot-directory); tests/test_file_kinds.py, tests/test_precision_live.py (git's index refresh: VCS "
+        "bookkeeping, fixed before)"),
+    "library-helper-process": FixedClass(
+        "B5 called GitPython's persistent `git cat-file --batch` or a transient `sh -c python3 --version` a "
+        "process left running",
+        "scanner/rules/behavior.py `is_helper` (a non-shell child of the server: info), scanner/probes/runner.py "
+        "`_settle_processes` (gone by the next look: dropped); tests/test_helper_processes.py, "
+        "tests/test_precision_live.py"),
+    "restart-egress-next-call": FixedClass(
+        "after a restart, the fresh server's start-up traffic was charged to the next call",
+        "scanner/probes/runner.py `_restart` takes a start-up record once the server answered (`start-up after "
+        "restart N`); tests/test_behavior_egress.py, tests/test_precision_live.py"),
+    "probe-killed-server": FixedClass(
+        "a generated `pid` of 1 (the container's init) let kill_process stop the server, and P6 blamed the next "
+        "probe",
+        "scanner/probes/value_generation.py NO_PROCESS_PID, id_reuse never fills a pid, "
+        "scanner/probes/crash_attribution.py (FinishedAt before the next call was sent: P6 names the call before); "
+        "tests/test_probe_arguments.py, tests/test_crash_attribution.py, tests/test_precision_live.py"),
+    "p5-limit-not-counted": FixedClass(
+        "P5 said a tool with head/tail/length/maxResults had no way to ask for less",
+        "scanner/rules/probe.py `is_limit_parameter`; tests/test_probe_rules.py"),
+    "base64-as-opaque-ids": FixedClass(
+        "P2 counted a resource's base64 `blob` as opaque IDs",
+        "scanner/probes/opaque_ids.py `without_binary`, `_is_binary_payload`; tests/test_probe_opaque_ids.py"),
+    "s11-default-open-world": FixedClass(
+        "S11 wanted a literal openWorldHint: true although a missing hint means open world",
+        "scanner/rules/static/s11_capability.py `honestly_declared`; tests/test_rules_each.py"),
+    "s8-credential-example": FixedClass(
+        "S8 warned on `.env` named as one example of a file to search for",
+        "scanner/rules/static/s08_hidden_text.py `_listed_example`; tests/test_rules_each.py"),
 }
 # The static FPs, reviewed in tests/test_rules_corpus.py: (server, rule, severity, tool) -> class.
-STATIC_FPS = {("duckduckgo-mcp-server", "S11", "error", "fetch_content"): "s11-default-open-world",
-              ("desktop-commander", "S8", "warning", "start_search"): "s8-credential-example"}
+STATIC_FPS: dict[tuple[str, str, str, str | None], str] = {}
 
 
 @dataclass(frozen=True)
@@ -85,6 +106,8 @@ class Review:
     why: str
     match: str = ""  # a text the message holds, where one rule and tool has findings of different kinds
     flaky: bool = False  # may be absent from a recording
+    tolerant: bool = False  # any tool of the set may be absent (timing decides which call a finding lands on) ...
+    at_least: int = 0  # ... as long as this many of them are there
 
 
 @dataclass(frozen=True)
@@ -95,17 +118,21 @@ class Expected:
 
 
 DC_TELEMETRY = ("telemetry.desktopcommander.app", "dc-telemetry-proxy-83847352264.europe-west1.run.app")
-DC_RESTART = ("desktopcommander.app", "googlechromelabs.github.io")
 DC_CLOSED_WORLD = ("edit_block", "force_terminate", "get_config", "get_file_info", "get_more_search_results",
                    "get_prompts", "get_recent_tool_calls", "get_usage_stats", "kill_process", "list_directory",
                    "list_processes", "list_searches", "list_sessions", "move_file", "read_multiple_files",
                    "read_process_output", "set_config_value", "start_search", "write_file", "write_pdf")
 DC_OPEN_WORLD = ("create_directory", "give_feedback_to_desktop_commander", "interact_with_process", "read_file",
                  "start_process", "stop_search")
-DC_OWN_STATE = ("create_directory", "get_config", "get_file_info", "get_more_search_results", "get_prompts",
-                "get_recent_tool_calls", "get_usage_stats", "list_directory", "list_processes", "list_searches",
-                "list_sessions", "read_file", "read_multiple_files", "read_process_output", "start_search",
-                "stop_search")
+DC_OWN_STATE = ("get_config", "get_file_info", "get_more_search_results", "get_prompts", "get_recent_tool_calls",
+                "get_usage_stats", "list_directory", "list_processes", "list_searches", "list_sessions", "read_file",
+                "read_multiple_files", "read_process_output", "start_search")
+SLACK = 3  # telemetry or a log write may land on a neighbouring call: this many tools of a set may be missing
+
+
+def _tolerant(tools: tuple[str, ...]) -> dict[str, Any]:
+    return {"tolerant": True, "at_least": len(tools) - SLACK}
+
 
 EXPECTED: dict[str, Expected] = {
     "server-filesystem": Expected("review", "review", (
@@ -115,11 +142,9 @@ EXPECTED: dict[str, Expected] = {
                "no cursor or note in the large response; head/tail exist (info)"),
         Review("P3", "warning", ("read_media_file",), None, "no cursor and no paging parameter at all"),
         Review("P5", "warning", ("read_media_file",), None, "a 425k-token response with no way to ask for less"),
-        Review("P5", "warning", ("read_file", "read_text_file"), "p5-limit-not-counted",
-               "head/tail are exactly the way to ask for less"),
         Review("P5", "info", ("directory_tree",), None, "~2k tokens and no depth or size parameter (info)"),
-        Review("P2", "warning", ("read_media_file",), "base64-as-opaque-ids",
-               "the 'opaque IDs' are the base64 blob of README.md, the file content asked for"),
+        # Gone since the precision fixes, correctly: P5 on read_file/read_text_file (head/tail are limits) and P2
+        # on read_media_file (the "IDs" were README.md's base64 blob).
     )),
     "server-everything": Expected("block", "block", (
         Review("B3", "error", ("get-env",), None,
@@ -129,48 +154,41 @@ EXPECTED: dict[str, Expected] = {
         Review("P9", "warning", ("trigger-long-running-operation",), None,
                "10 s to answer: a demo of a long operation, measured right"),
     )),
-    "server-memory": Expected("block", "pass", (
-        Review("B1", "error", ("add_observations", "create_relations"), "own-state-write",
-               "they append to the knowledge graph by rewriting its file (MEMORY_FILE_PATH): the tool's own store, "
-               "nothing existing is destroyed, so destructiveHint false is honest"),
-    )),
+    # No B1 since the precision fixes, correctly: add_observations and create_relations append to the graph by
+    # rewriting its file at MEMORY_FILE_PATH, the server's own store (tool state); nothing existing is destroyed.
+    "server-memory": Expected("pass", "pass"),
     "server-sequential-thinking": Expected("pass", "pass"),
     "desktop-commander": Expected("block", "block", (
         Review("B2", "error", (None,) * 4, None,
                "four hosts at start-up, before any call (its telemetry, its site, Chrome's version list): start-up "
                "egress stays an error"),
         *(Review("B2", "error", DC_CLOSED_WORLD, None, f"every call of a tool annotated closed-world (or read-only "
-                 f"without openWorldHint) sends telemetry to {host}", match=host) for host in DC_TELEMETRY),
+                 f"without openWorldHint) sends telemetry to {host}", match=host, **_tolerant(DC_CLOSED_WORLD))
+          for host in DC_TELEMETRY),
         *(Review("B2", "warning", DC_OPEN_WORLD, None, f"telemetry to {host} from tools declaring (or defaulting "
-                 "to) an open world: a warning naming the host", match=host) for host in DC_TELEMETRY),
-        *(Review("B2", "error", ("kill_process",), "restart-egress-next-call",
-                 f"{host} is a start-up host of the restarted server (after the P6 restart), seen in the first "
-                 "call after it", match=f"attempt to {host} ") for host in DC_RESTART),
+                 "to) an open world: a warning naming the host", match=host, **_tolerant(DC_OPEN_WORLD))
+          for host in DC_TELEMETRY),
         Review("B1", "error", DC_CLOSED_WORLD, None,
                "annotated read-only without openWorldHint or openWorldHint false, yet every call sends telemetry",
-               match="tried to reach"),
-        Review("B1", "error", DC_OWN_STATE, "own-state-write",
-               "the 'changes' are its own call log, usage counters and tool history under "
-               "~/.claude-server-commander, not the user's files", match="during probe"),
+               match="tried to reach", **_tolerant(DC_CLOSED_WORLD)),
+        Review("B1", "info", DC_OWN_STATE, None,
+               "its own call log, usage counters and config under ~/.claude-server-commander, named as tool state "
+               "(an info a reviewer can read, not a change to the user's files)", match="tool state",
+               **_tolerant(DC_OWN_STATE)),
         Review("I7", "error", (None,) * 3, None,
                "install scripts of desktop-commander (its telemetry) and puppeteer (a Chrome download) tried hosts"),
         Review("I5", "warning", (None,), None, "three packages run install scripts"),
         Review("P1", "warning", ("get_recent_tool_calls", "read_file"), None, "8.5k and 15.6k-token responses"),
-        Review("P5", "warning", ("get_recent_tool_calls", "read_file"), "p5-limit-not-counted",
-               "maxResults and offset/length are the way to ask for less"),
         Review("P4", "warning", ("get_config",), None, "a wrong-typed and an out-of-enum `origin` were accepted"),
-        Review("P6", "error", ("kill_process",), "probe-killed-server",
-               "the generated call killed pid 1 ('Successfully terminated process 1'), the server itself; the "
-               "missing-pid probe after it only found it gone"),
-        Review("B5", "error", ("start_process",), "library-helper-process",
-               "`sh -c python3 --version`, the server's own interpreter check, caught alive at the snapshot",
-               flaky=True),
+        # Gone since the precision fixes, correctly: P6 and the restart's B2 (kill_process now gets a pid no
+        # process has and answers ESRCH, so the server is never stopped), P5 (maxResults and offset/length are
+        # limits), B5 on `sh -c python3 --version` (gone by the next look).
     )),
-    "mcp-server-git": Expected("block", "pass", (
-        Review("B1", "error", ("git_status",), "own-state-write",
-               "git status refreshes .git/index (stat cache) on every run: VCS bookkeeping, not the user's data"),
-        Review("B5", "warning", ("git_commit", "git_log"), "library-helper-process",
-               "GitPython's persistent `git cat-file --batch(-check)` helpers, kept for reuse, end with the server"),
+    "mcp-server-git": Expected("pass", "pass", (
+        Review("B1", "info", ("git_status",), None,
+               "git status refreshes .git/index (stat cache): named VCS bookkeeping, an info"),
+        Review("B5", "info", ("git_commit", "git_log"), None,
+               "GitPython's persistent `git cat-file --batch(-check)` helpers, the server's own children: an info"),
     )),
     "mcp-server-time": Expected("pass", "pass"),
     "mcp-server-fetch": Expected("review", "review", (
@@ -180,12 +198,17 @@ EXPECTED: dict[str, Expected] = {
     "markitdown-mcp": Expected("pass", "pass", (
         Review("B2", "info", ("convert_to_markdown",), None, "the probe's own URI, looked up and connected: info"),
     )),
-    "duckduckgo-mcp-server": Expected("block", "review", (
+    "duckduckgo-mcp-server": Expected("review", "review", (
         Review("B2", "info", ("fetch_content",), None, "the probe's own URL: info"),
         Review("B2", "warning", ("search",), None,
                "html.duckduckgo.com, the host its description names, with no annotations (open world by default)"),
     )),
 }
+# The verdict of each server in the first recording (before the precision fixes), for the record.
+FIRST_RECORDING = {"server-filesystem": "review", "server-everything": "block", "server-memory": "block",
+                   "server-sequential-thinking": "pass", "desktop-commander": "block", "mcp-server-git": "block",
+                   "mcp-server-time": "pass", "mcp-server-fetch": "review", "markitdown-mcp": "pass",
+                   "duckduckgo-mcp-server": "block"}
 
 
 def recording(server: str) -> dict[str, Any]:
@@ -203,12 +226,16 @@ def _review_of(finding: dict[str, Any], reviews: tuple[Review, ...], left: dict[
 
 
 def unreviewed(server: str) -> tuple[list[dict[str, Any]], list[tuple[str, str, str | None]]]:
-    """The recorded non-static findings no review covers, and the reviewed (non-flaky) ones not recorded."""
+    """The recorded non-static findings no review covers, and the reviewed ones not recorded: every tool of a plain
+    review; for a tolerant one, the shortfall below `at_least`; nothing for a flaky one."""
     reviews = EXPECTED[server].reviews
     left = {i: list(r.tools) for i, r in enumerate(reviews)}
     extra = [f for f in recording(server)["findings"]
              if not f["rule"].startswith("S") and not _review_of(f, reviews, left)]
-    missing = [(r.rule, r.severity, tool) for i, r in enumerate(reviews) if not r.flaky for tool in left[i]]
+    missing = [(r.rule, r.severity, tool) for i, r in enumerate(reviews) if not r.flaky and not r.tolerant
+               for tool in left[i]]
+    missing += [(r.rule, r.severity, f"{len(r.tools) - len(left[i])} of at least {r.at_least}")
+                for i, r in enumerate(reviews) if r.tolerant and len(r.tools) - len(left[i]) < r.at_least]
     return extra, missing
 
 
@@ -251,6 +278,27 @@ def test_every_false_positive_class_is_named_and_in_the_readme_limitations() -> 
         assert f"`{name}`" in limitations, name
     for (server, rule, severity, tool) in STATIC_FPS:
         assert tool in STATIC_REVIEW[f"{server}.json"][(rule, severity)]
+
+
+def test_fixed_classes_are_no_longer_listed_as_limitations_and_are_documented() -> None:
+    readme = (ROOT / "README.md").read_text(encoding="utf-8")
+    limitations = readme[readme.index("## Limitations"):]
+    rules_doc = (ROOT / "docs" / "rules.md").read_text(encoding="utf-8")
+    assert not set(FIXED_CLASSES) & set(FP_CLASSES)
+    for name, fixed in FIXED_CLASSES.items():
+        assert f"`{name}`" not in limitations and f"`{name}`" in rules_doc, name
+        for test in re.findall(r"tests/test_\w+\.py", fixed.fix):
+            assert (ROOT / test).is_file(), test
+
+
+def test_the_reviewed_verdicts_leave_no_official_server_blocked_without_a_confirmed_reason() -> None:
+    clean = [s for s, e in EXPECTED.items() if e.reviewed_verdict in ("pass", "review")
+             and not any(f["severity"] == "error" and f["rule"][0] in "BIS" for f in recording(s)["findings"])]
+    assert sorted(clean) == ["duckduckgo-mcp-server", "markitdown-mcp", "mcp-server-fetch", "mcp-server-git",
+                             "mcp-server-time", "server-filesystem", "server-memory", "server-sequential-thinking"]
+    for server in set(EXPECTED) - set(clean):  # blocked: on true positives only
+        assert all(r.fp is None for r in EXPECTED[server].reviews if r.severity == "error"), server
+    assert sum(v in ("pass", "review") for v in FIRST_RECORDING.values()) == 5  # filesystem, seq, time, fetch, md
 
 
 def test_recordings_are_the_scripts_pinned_servers() -> None:

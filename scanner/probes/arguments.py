@@ -22,6 +22,13 @@ URL_WORDS = frozenset({"url", "uri", "urls", "uris", "endpoint", "link", "href",
 HOST_WORDS = frozenset({"host", "hostname", "domain", "server", "hosts", "domains"})
 GIT_WORDS = frozenset({"git", "repo", "repository", "repos"})
 ID_WORDS = frozenset({"id", "ids", "uuid", "key", "slug", "ref", "sha", "handle", "identifier"})
+PID_WORDS = frozenset({"pid", "pids", "ppid", "pgid", "tgid"})
+
+
+def is_pid_name(words: set[str]) -> bool:
+    """`pid`, `ppid`, `pgid`, `processId`, `process_id`: a parameter naming a process (value_generation gives it a
+    pid no process has; id_reuse never fills it with a pid a listing returned, which may be the server's own)."""
+    return bool(words & PID_WORDS) or {"process", "id"} <= words
 
 
 def is_annotated_read_only(tool: dict[str, Any]) -> bool:

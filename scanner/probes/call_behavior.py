@@ -3,6 +3,8 @@ and read (a planted canary file read is a canary event), processes left running,
 
 from __future__ import annotations
 
+from typing import Literal
+
 from sandbox.run import observe
 from sandbox.run.observe import Process, Snapshot
 from scanner.report.model import CallBehavior, CanaryEvent, FileChanges, ProcessSeen, ResourceUse
@@ -68,9 +70,31 @@ def pids_at_limit(pids_now: tuple[int, int] | None, failure: str | None) -> str 
     return f"{pids_now[0]} of {pids_now[1]} pids in use (the engine's stats){said}"
 
 
-def new_processes(now: list[Process], known: set[int]) -> list[ProcessSeen]:
-    """The processes running now that were not before the call (the snapshot's own left out)."""
-    return [ProcessSeen(pid=p.pid, args=p.args) for p in now if p.pid not in known and not _is_ours(p)]
+def new_processes(now: list[Process], known: set[int], server_pid: int | None = None) -> list[ProcessSeen]:
+    """The processes running now that were not before the call (the snapshot's own left out), each with its role
+    when the server's pid is known: a "server child" (the server is among its ancestors) or a "daemon" (it is not:
+    it outlived the parent that started it)."""
+    parents = {p.pid: p.ppid for p in now}
+    return [ProcessSeen(pid=p.pid, args=p.args, role=_role(p.pid, parents, server_pid)) for p in now
+            if p.pid not in known and not _is_ours(p)]
+
+
+def _role(pid: int, parents: dict[int, int], server_pid: int | None) -> Literal["server child", "daemon"] | None:
+    if server_pid is None:
+        return None
+    seen: set[int] = set()
+    while pid in parents and pid not in seen:
+        seen.add(pid)
+        pid = parents[pid]
+        if pid == server_pid:
+            return "server child"
+    return "daemon"
+
+
+def drop_exited(record: CallBehavior, alive: set[int]) -> None:
+    """A process a record lists as left running that had exited by the next look was transient (a self-check such
+    as `sh -c python3 --version` caught at the snapshot): it is no longer listed."""
+    record.processes = [process for process in record.processes if process.pid in alive]
 
 
 def _rose(old: int | None, new: int | None) -> bool:

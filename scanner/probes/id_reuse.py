@@ -14,6 +14,7 @@ import re
 from dataclasses import dataclass, field, replace
 from typing import Any
 
+from scanner.probes.arguments import is_pid_name
 from scanner.probes.call_order import MAKING_VERBS, entity_words
 from scanner.probes.harvest import Harvested, id_kind
 from scanner.probes.model import ProbeCall
@@ -127,7 +128,7 @@ def fill_from_pool(call: ProbeCall, tool: dict[str, Any] | None, pool: IdPool) -
     arguments = dict(call.arguments)
     reused: dict[str, str] = {}
     for param in call.arguments:
-        if making and id_kind(param) == "name":
+        if (making and id_kind(param) == "name") or is_pid_name(set(name_words(param))):
             continue
         match = pool.best(param, properties.get(param), tool_entities)
         if match is not None:

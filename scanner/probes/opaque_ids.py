@@ -2,7 +2,11 @@
 them.
 
 An ID is labelled when, in JSON, its object also holds a readable name-like field; in plain text, when its line holds
-a readable word besides the IDs and id-ish keys."""
+a readable word besides the IDs and id-ish keys.
+
+Binary content is not IDs: the `blob` of a resource and the `data` of an image or audio block (an object with a
+`mimeType` beside them), a `data:...;base64,` URI and any base64 run of 256 characters or more are the content
+asked for, carried as text. They are left out before IDs are looked for (P1 still counts their size)."""
 
 from __future__ import annotations
 
@@ -22,10 +26,24 @@ LABEL_KEYS = frozenset({
 })
 _ID_KEY_WORDS = re.compile(r"\b[A-Za-z_]*(?:id|ids|uuid|key|sha|hash|token|ref)\b", re.IGNORECASE)
 _READABLE_WORD = re.compile(r"[A-Za-z]{3,}")
+BASE64_RUN = re.compile(r"data:[\w.+-]+/[\w.+-]+;base64,[A-Za-z0-9+/]*={0,2}|[A-Za-z0-9+/]{256,}={0,2}")
+BINARY_KEYS = frozenset({"blob", "data"})
+MIME_KEYS = frozenset({"mimeType", "mime_type", "mimetype"})
+
+
+def without_binary(text: str) -> str:
+    """The text with base64 payloads (data URIs, runs of 256+ base64 characters) blanked."""
+    return BASE64_RUN.sub(" ", text)
+
+
+def _is_binary_payload(container: dict[Any, Any], key: Any) -> bool:
+    """A resource's `blob`, an image's or audio's `data`: the payload of an object that names its MIME type."""
+    return key in BINARY_KEYS and any(mime in container for mime in MIME_KEYS)
 
 
 def opaque_ids(text: str) -> list[str]:
-    """Every opaque ID in text, in order (a UUID is not counted again as hex or token)."""
+    """Every opaque ID in text, in order (a UUID is not counted again as hex or token); base64 payloads are not."""
+    text = without_binary(text)
     spans: list[tuple[int, int]] = []
     for pattern in (UUID, LONG_HEX, TOKEN):
         for match in pattern.finditer(text):
@@ -70,7 +88,8 @@ def _unlabelled_in_json(value: Any, *, labelled: bool, depth: int) -> int:
     if isinstance(value, dict):
         has_label = labelled or _has_label(value)
         return sum(_unlabelled_in_json(item, labelled=has_label, depth=depth + 1)
-                   + _unlabelled_key_chars(key, item, has_label) for key, item in value.items())
+                   + _unlabelled_key_chars(key, item, has_label) for key, item in value.items()
+                   if not _is_binary_payload(value, key))
     if isinstance(value, list):
         return sum(_unlabelled_in_json(item, labelled=False, depth=depth + 1) for item in value)
     if isinstance(value, str) and not labelled:

@@ -26,6 +26,7 @@ from sandbox.core.session import SandboxSession
 from sandbox.run.workspace_seed import WorkspaceSeed, build_workspace_seed
 from scanner.pipeline.inventory import AfterListing, Inventory
 from scanner.rules.behavior import evaluate_behavior
+from scanner.rules.file_kinds import configured_paths
 from scanner.rules.fixture import refusal_finding
 from scanner.rules.probe import evaluate_probes
 from scanner.probes.runner import (
@@ -55,6 +56,8 @@ class ProbePhaseResult:
     cpus: float = 1.0
     outcome: ProbeOutcome | None = None
     tools: list[dict[str, Any]] = field(default_factory=list)  # as served at listing (uncapped), for the score
+    configured: tuple[str, ...] = ()  # paths the user's --env named: where the server may keep its own state (B1)
+    seeded: frozenset[str] = frozenset()  # every path the seed planted (canaries, workspace): the user's data (B1)
     errors: list[str] = field(default_factory=list)
 
 
@@ -92,6 +95,10 @@ def make_after_listing(session: SandboxSession, server: RunningServer, plan: Pro
     holder = ProbePhaseResult(options=plan.options, cpus=plan.policy.nano_cpus / 1e9)
     if not plan.options.enabled or plan.canaries is None or plan.workspace is None:
         return None, holder
+    planted = plan.canaries.env
+    holder.configured = configured_paths({k: v for k, v in plan.policy.env.items() if k not in planted})
+    manifest = plan.workspace.manifest
+    holder.seeded = frozenset((*plan.canaries.files, manifest.root, *manifest.files, *manifest.dirs))
     access = SandboxAccess(docker=session.client, server=server, manifest=plan.workspace.manifest,
                            workspace_archive=plan.workspace.archive, canaries=plan.canaries, restart=restart,
                            startup_timeout=startup_timeout, request_timeout=request_timeout, cpus=holder.cpus,
@@ -122,7 +129,8 @@ def summarize(holder: ProbePhaseResult) -> ProbePhaseReport:
     probe_findings = evaluate_probes(holder.tools, outcome.results)
     findings: list[Finding] = [item.finding for item in probe_findings]
     findings.extend(outcome.findings)
-    findings.extend(evaluate_behavior(holder.tools, outcome.results, outcome.behavior, cpus=holder.cpus))
+    findings.extend(evaluate_behavior(holder.tools, outcome.results, outcome.behavior, cpus=holder.cpus,
+                                      configured=holder.configured, seeded=holder.seeded))
     findings.extend(refusal_finding(refusal.tool, refusal.label, refusal.reason) for refusal in outcome.refused)
     waste: dict[str, int] = {}
     for item in probe_findings:

@@ -27,7 +27,8 @@ from sandbox.run.observe import ObserveError, Process, Snapshot
 from sandbox.run.process_watch import pids_in_use, process_table
 from scanner.pipeline.client_identity import DEFAULT as CLIENT_IDENTITY
 from scanner.pipeline.transport import WireHealth, attached_transport
-from scanner.probes.call_behavior import fill_record, new_processes, pids_at_limit
+from scanner.probes.call_behavior import drop_exited, fill_record, new_processes, pids_at_limit
+from scanner.probes.crash_attribution import died_before_sending, finished_at
 from scanner.probes.process_tree import classify, daemons
 from scanner.probes.harvest import harvest
 from scanner.probes.id_reuse import IdPool, fill_from_pool
@@ -64,6 +65,8 @@ class ProbeRunner:
         self.restart_needed = False
         self.health = access.health or WireHealth()  # of the session in use; each restart has its own
         self.ids = IdPool()  # identifiers this session's results held, for later calls (id_reuse)
+        self.previous_call: ProbeCall | None = None  # the last call sent to this sandbox's server (P6 attribution)
+        self.server_pid: int | None = None  # the server's host pid in this sandbox (B5 tells its children by it)
         self._stack = AsyncExitStack()
 
     # ---- the phase ---------------------------------------------------------------------------------------------------
@@ -93,6 +96,8 @@ class ProbeRunner:
                 await self._call(call)
         finally:
             self.outcome.teardown_processes = await self._process_roles()
+            if self.outcome.teardown_processes:
+                self._settle_processes({p.pid for p in self.outcome.teardown_processes})
             self.outcome.server = self.server
             self.outcome.server_exited = await self._has_exited()
             await self._stack.aclose()
@@ -112,32 +117,48 @@ class ProbeRunner:
             self.last_processes = {p.pid for p in await self._processes()}
         timeout = self.options.timeout
         call = fill_from_pool(call, self._definition(call.tool), self.ids)
+        sent_at = time.time()
         result = self._name_the_fault(call, await self._send(call))
         state = await anyio.to_thread.run_sync(observe.exit_state, self.access.docker, self.server.container_id)
         record = CallBehavior(call=index, tool=call.tool, label=call.label, sandbox=self.sandbox_index)
         if not state.running:
-            tail = run.stderr_tail(self.server)
-            if result.status != "crashed":
-                result = result_from_failure(call, status="crashed", error=(result.error or result.preview or "")[:200]
-                                             + f"\nthe server exited with code {state.exit_code}\n{tail}"[-4000:],
-                                             latency_ms=result.latency_ms)
-            self.outcome.findings.append(crash_finding(call.tool, call.label, exit_code=state.exit_code,
-                                                       stderr_tail=tail))
-            record.observed = False
-            record.resources = ResourceUse(oom_killed=state.oom_killed)
-            self.restart_needed = True
+            result = await self._crashed(call, result, state, record, sent_at)
         else:
             if result.status == "timeout":
                 self.outcome.findings.append(timeout_finding(call.tool, call.label, timeout_s=timeout))
             await self._observe_after(record, before)
-            if result.status in ("timeout", "crashed") and not await self._answers_ping():
+            state = state if record.observed else await anyio.to_thread.run_sync(
+                observe.exit_state, self.access.docker, self.server.container_id)
+            if not state.running:  # it exited right after answering, while the scanner looked
+                result = await self._crashed(call, result, state, record, sent_at)
+            elif result.status in ("timeout", "crashed") and not await self._answers_ping():
                 self.restart_needed = True
         self._canaries_in_response(record, result)
         await self._attach_egress(record)
         self.outcome.results.append(result)
         self.outcome.behavior.append(record)
+        self.previous_call = call
         if not self.restart_needed:
             await self._relist(after_call=f"probe '{call.label}' of tool '{call.tool}'")
+
+    async def _crashed(self, call: ProbeCall, result: ProbeResult, state: observe.ExitState, record: CallBehavior,
+                       sent_at: float) -> ProbeResult:
+        """P6 for the call that stopped the server: this one, or the one before it when the server had already
+        exited before this call was sent (scanner.probes.crash_attribution)."""
+        tail = run.stderr_tail(self.server)
+        finished = await anyio.to_thread.run_sync(finished_at, self.access.docker, self.server.container_id)
+        culprit = self.previous_call if self.previous_call and died_before_sending(finished, sent_at) else call
+        if result.status != "crashed":
+            result = result_from_failure(call, status="crashed", error=(result.error or result.preview or "")[:200]
+                                         + f"\nthe server exited with code {state.exit_code}\n{tail}"[-4000:],
+                                         latency_ms=result.latency_ms)
+        self.outcome.findings.append(crash_finding(culprit.tool, culprit.label, exit_code=state.exit_code,
+                                                   stderr_tail=tail,
+                                                   noticed_by=None if culprit is call else call.label))
+        record.observed = False
+        record.resources = ResourceUse(oom_killed=state.oom_killed)
+        self.restart_needed = True
+        return result
 
     async def _send(self, call: ProbeCall) -> ProbeResult:
         """tools/call with the timeout; what came back, or why nothing did."""
@@ -193,11 +214,17 @@ class ProbeRunner:
             return
         pids_now = await self._pids_in_use() if after.failed or before.failed else None
         fill_record(record, before, after, self.access.canaries.locations, pids_now)
-        record.processes = new_processes(now, self.last_processes or set())
+        self._settle_processes({p.pid for p in now})
+        record.processes = new_processes(now, self.last_processes or set(), self.server_pid)
         self.last_snapshot = None if after.failed else after
         self.last_processes = {p.pid for p in now}
         if after.failed and pids_now is not None and pids_now[0] >= pids_now[1] and record.call >= 0:
             self.restart_needed = True  # nothing can fork in this sandbox any more: the next probes get a fresh one
+
+    def _settle_processes(self, alive: set[int]) -> None:
+        """The previous record of this sandbox keeps only the processes still alive at this look (B5)."""
+        if self.outcome.behavior and self.outcome.behavior[-1].sandbox == self.sandbox_index:
+            drop_exited(self.outcome.behavior[-1], alive)
 
     async def _pids_evidence_without_look(self, record: CallBehavior, error: str) -> None:
         """The look itself was refused: the engine's stats at the pids limit make that refusal evidence."""
@@ -229,13 +256,18 @@ class ProbeRunner:
 
     async def _startup_record(self) -> None:
         """What the server did between the seeding and the first probe (start-up and listing): files, canaries and
-        the network attempts made before any call (so the first probe is not blamed for them)."""
-        record = CallBehavior(call=-1, tool=None, label="start-up and listing", sandbox=self.sandbox_index)
+        the network attempts made before any call (so the first probe is not blamed for them). After a restart, the
+        same for the fresh server once it answered its listing (`sandbox` > 0: "start-up after restart N")."""
+        label = "start-up and listing" if self.sandbox_index == 0 else f"start-up after restart {self.sandbox_index}"
+        record = CallBehavior(call=-1, tool=None, label=label, sandbox=self.sandbox_index)
         if self.last_snapshot is not None:
             await self._observe_after(record, self.last_snapshot)
         # The server's own tree at start-up is not "left running"; a daemon (reparented to init) is.
-        self.outcome.startup_processes = await self._process_roles()
-        record.processes = daemons(self.outcome.startup_processes)
+        roles = await self._process_roles()
+        self.server_pid = next((p.pid for p in roles if p.role == "server"), None)
+        if self.sandbox_index == 0:
+            self.outcome.startup_processes = roles
+        record.processes = daemons(roles)
         await self._attach_egress(record)
         if (record.files.created or record.files.modified or record.files.deleted or record.canaries or record.egress
                 or record.processes or record.snapshot != "ok"):
@@ -282,6 +314,7 @@ class ProbeRunner:
         self.restart_needed = False
         self.outcome.restarts += 1
         self.ids.clear()  # a fresh server knows none of the old session's ids
+        self.previous_call = None
         self.health = WireHealth()
         self.progress("restarting the server in a fresh sandbox")
         await anyio.to_thread.run_sync(observe.kill, self.access.docker, self.server.container_id)
@@ -306,6 +339,7 @@ class ProbeRunner:
         self.client = client
         self.sandbox_index += 1
         await self._relist(after_call="the restart")
+        await self._startup_record()  # the fresh server's start-up traffic and files are no call's
         return True
 
     # ---- definitions -------------------------------------------------------------------------------------------------

@@ -8,7 +8,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from sandbox.run.workspace_seed import SeedManifest
-from scanner.probes.arguments import HOST_WORDS, URL_WORDS, looks_read_only
+from scanner.probes.arguments import HOST_WORDS, URL_WORDS, is_pid_name, looks_read_only
 from scanner.probes.model import ProbeCall
 from scanner.probes.path_arguments import PathPicker, is_path_like
 from scanner.probes.patterns import string_for_pattern
@@ -23,6 +23,11 @@ INVALID_HOST = "probe.example.invalid"
 INVALID_URL = f"https://{INVALID_HOST}/probe"
 INVALID_EMAIL = f"probe@{INVALID_HOST}"
 FIXED_UUID = "3f1c2a4e-8b7d-4c6e-9a5f-1d2e3f4a5b6c"
+# A process id no process can have: Linux caps pid_max at 2**22 (PID_MAX_LIMIT), so kill/signal tools called with
+# it find nothing to stop. 1 (the default for an integer) is the container's init (docker-init), and a signal to it
+# is forwarded to the server: the probe would stop the server itself.
+NO_PROCESS_PID = 4_194_304
+
 
 
 @dataclass(frozen=True)
@@ -150,7 +155,8 @@ def _make_unique(values: list[Any]) -> list[Any]:
 def _number(schema: dict[str, Any], name: str, *, integer: bool) -> int | float:
     low, high = _bounds(schema, integer=integer)
     words = set(name_words(name))
-    preferred: float = 0 if words & {"offset", "skip", "start", "index"} else 5 if words & {"limit", "count"} else 1
+    preferred: float = (NO_PROCESS_PID if is_pid_name(words) else 0 if words & {"offset", "skip", "start", "index"}
+                        else 5 if words & {"limit", "count"} else 1)
     value = preferred
     if low is not None and value < low:
         value = low
@@ -226,6 +232,8 @@ def _formatted(fmt: Any, words: set[str]) -> str | None:
 
 
 def _named_string(words: set[str]) -> str:
+    if is_pid_name(words):
+        return str(NO_PROCESS_PID)
     if words & {"uuid", "guid"}:
         return FIXED_UUID
     if words & {"date", "day", "since", "until"}:

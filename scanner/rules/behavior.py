@@ -17,9 +17,10 @@ from scanner.probes.arguments import is_annotated_read_only
 from scanner.rules.egress import closed_world, egress_findings, tool_egress_findings
 from scanner.probes.model import ProbeResult
 from scanner.probes.tooldef import annotation, tool_name
-from scanner.rules.file_kinds import PLAIN_USER_FILE, USER_DATA, ChangedPath, classify, home_relative, of_kind, persistence_kind
+from scanner.rules.file_kinds import (PLAIN_USER_FILE, USER_DATA, ChangedPath, StateScope, classify, home_relative,
+                                      of_kind, persistence_kind)
 from scanner.rules.registry import rule
-from scanner.report.model import CallBehavior, Finding, Severity
+from scanner.report.model import CallBehavior, Finding, ProcessSeen, Severity
 from sandbox.core.untrusted import cap_text
 
 CPU_BURN_SHARE = 0.5  # a timed-out call that used at least this share of the CPU quota for its whole duration
@@ -45,17 +46,21 @@ def _paths(paths: Iterable[str]) -> str:
 
 
 def _during(record: CallBehavior) -> str:
-    return "during start-up and listing" if record.call < 0 else f"during probe '{record.label}'"
+    if record.call < 0:
+        return "during start-up and listing" if record.sandbox == 0 else f"during {record.label}"
+    return f"during probe '{record.label}'"
 
 
 # ---- B1 --------------------------------------------------------------------------------------------------------------
 
-def check_annotations(tool: dict[str, Any] | None, record: CallBehavior) -> list[Finding]:
+def check_annotations(tool: dict[str, Any] | None, record: CallBehavior,
+                      scope: StateScope | None = None) -> list[Finding]:
     """B1: readOnlyHint true but files changed; destructiveHint false but files deleted or overwritten; a planted
-    secret read by a tool whose annotations promise a closed, read-only world."""
+    secret read by a tool whose annotations promise a closed, read-only world. `scope` tells the server's own state
+    (file_kinds.StateScope) from the user's data."""
     if tool is None or record.call < 0:
         return []
-    return [*_file_dishonesty(tool, record), *_secret_dishonesty(tool, record)]
+    return [*_file_dishonesty(tool, record, scope), *_secret_dishonesty(tool, record)]
 
 
 def _secret_dishonesty(tool: dict[str, Any], record: CallBehavior) -> list[Finding]:
@@ -68,11 +73,11 @@ def _secret_dishonesty(tool: dict[str, Any], record: CallBehavior) -> list[Findi
                      f"annotated {promise}: {_paths(reads)}.")]
 
 
-def _file_dishonesty(tool: dict[str, Any], record: CallBehavior) -> list[Finding]:
-    """A read-only tool that changed the user's data is an error; one that changed only its own caches or git's
-    bookkeeping an info naming them (see scanner.rules.file_kinds). A non-destructive tool is judged on the user data
-    it overwrote or deleted only."""
-    changed = classify(record.files)
+def _file_dishonesty(tool: dict[str, Any], record: CallBehavior, scope: StateScope | None) -> list[Finding]:
+    """A read-only tool that changed the user's data is an error; one that changed only its own caches, its own state
+    or git's bookkeeping an info naming them (see scanner.rules.file_kinds). A non-destructive tool is judged on the
+    user data it overwrote or deleted only."""
+    changed = classify(record.files, scope=scope)
     user, rest = of_kind(changed, USER_DATA), [item for item in changed if item.kind != USER_DATA]
     name = tool_name(tool)
     if is_annotated_read_only(tool) and changed:
@@ -157,22 +162,39 @@ def program_name(args: str) -> str:
     return PurePosixPath(first).name
 
 
+def is_helper(process: ProcessSeen) -> bool:
+    """A child the server keeps under itself that is no shell, interpreter or fetcher (GitPython's `git cat-file
+    --batch`, a worker pool): it ends with the server. A daemon (outside the server's tree) never is."""
+    return process.role == "server child" and program_name(process.args) not in _SHELLS_AND_FETCHERS
+
+
 def check_processes(record: CallBehavior) -> list[Finding]:
-    """B5: processes started during the call and still alive after it (error for shells and fetchers)."""
-    if not record.processes:
-        return []
-    names = sorted({program_name(process.args) for process in record.processes})
+    """B5: processes started during the call and still alive after it and at the next look (error for shells and
+    fetchers, warning for other daemons and orphans); a helper the server keeps as its own child is an info."""
+    helpers = [process for process in record.processes if is_helper(process)]
+    left = [process for process in record.processes if not is_helper(process)]
+    if not left:
+        return [_helpers_finding(record, helpers)] if helpers else []
+    names = sorted({program_name(process.args) for process in left})
     risky = [name for name in names if name in _SHELLS_AND_FETCHERS]
     severity: Severity = "error" if risky else "warning"
-    evidence = "\n".join(f"{process.pid} {process.args}" for process in record.processes[:10])
+    evidence = "\n".join(f"{process.pid} {process.args}" for process in left[:10])
     if record.call < 0:  # the start-up record lists only daemons: children of init that are not the server
-        message = (f"{len(record.processes)} daemon process(es) the server started at start-up outlived their "
+        message = (f"{len(left)} daemon process(es) the server started at start-up outlived their "
                    f"parent (reparented to the container's init) and were running before the first call: "
                    f"{', '.join(names)}.")
     else:
-        message = (f"{len(record.processes)} process(es) started {_during(record)} were still running after it: "
+        message = (f"{len(left)} process(es) started {_during(record)} were still running after it: "
                    f"{', '.join(names)}.")
     return [_finding("B5", tool=record.tool, severity=severity, message=message, evidence=evidence)]
+
+
+def _helpers_finding(record: CallBehavior, helpers: list[ProcessSeen]) -> Finding:
+    names = sorted({program_name(process.args) for process in helpers})
+    return _finding("B5", tool=record.tool, severity=Severity.INFO, evidence="\n".join(
+        f"{process.pid} {process.args}" for process in helpers[:10]), message=(
+        f"{len(helpers)} helper process(es) started {_during(record)} were still running after it as the server's "
+        f"own children (no shell, interpreter or fetcher; they end with the server): {', '.join(names)}."))
 
 
 # ---- B6 --------------------------------------------------------------------------------------------------------------
@@ -200,15 +222,19 @@ def check_resources(record: CallBehavior, result: ProbeResult | None, *, cpus: f
 
 
 def evaluate_behavior(tools: list[dict[str, Any]], results: list[ProbeResult], records: list[CallBehavior], *,
-                      cpus: float = 1.0) -> list[Finding]:
+                      cpus: float = 1.0, configured: tuple[str, ...] = (),
+                      seeded: frozenset[str] = frozenset()) -> list[Finding]:
     """B1–B6 over every call record; one finding per rule, tool and message kind (the first call that showed it),
-    and B2 (with the network half of B1) once per tool and host over all the calls."""
+    and B2 (with the network half of B1) once per tool and host over all the calls. `configured`: the paths the
+    launch configuration named (file_kinds.configured_paths), `seeded`: the paths the seed planted; between them
+    B1 tells the server's own state from the user's data (file_kinds.StateScope)."""
     by_name = {tool_name(tool): tool for tool in tools}
     findings: list[Finding] = []
     seen: set[tuple[str, str | None, str, str]] = set()
+    scope = StateScope(configured=configured, seeded=seeded)
     for record in records:
         result = results[record.call] if 0 <= record.call < len(results) else None
-        produced = [*check_annotations(by_name.get(record.tool or ""), record), *check_canaries(record),
+        produced = [*check_annotations(by_name.get(record.tool or ""), record, scope), *check_canaries(record),
                     *check_persistence(record), *check_processes(record),
                     *check_resources(record, result, cpus=cpus)]
         if record.call < 0:

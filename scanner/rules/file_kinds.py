@@ -11,6 +11,14 @@ refresh (git status rewrites the index with the same entries and new stat data);
 changed while objects were written, holds other staged content and is user data. An index rewritten to the same
 size with other blob ids (`git reset -- FILE` without new objects) cannot be told from a refresh: that gap is
 documented in README's Limitations.
+
+A tool's own state is not the user's data either (`tool state`, see docs/probes.md "Tool state"): a path that holds
+nothing the sandbox's seed planted (the seed is all the "user" had: HOME and the workspace start empty otherwise),
+at a path the launch configuration named for it (an environment value such as `MEMORY_FILE_PATH=/home/mcp/
+memory.json`), or inside a dot-directory of HOME that no other program owns (desktop-commander's
+`~/.claude-server-commander/`). Rewriting or adding to that state is the server's bookkeeping; deleting it is not
+(what a tool kept for the user is gone), and stays user data, except the lock and temporary files of its own
+atomic writes.
 """
 
 from __future__ import annotations
@@ -23,11 +31,43 @@ from typing import Literal
 from sandbox.run.policy import HOME
 from scanner.report.model import FileChanges
 
-FileKind = Literal["user data", "tool cache", "VCS bookkeeping"]
+FileKind = Literal["user data", "tool cache", "VCS bookkeeping", "tool state"]
 Change = Literal["created", "modified", "deleted"]
 USER_DATA: FileKind = "user data"
 TOOL_CACHE: FileKind = "tool cache"
 VCS_BOOKKEEPING: FileKind = "VCS bookkeeping"
+TOOL_STATE: FileKind = "tool state"
+# Dot-directories of HOME that belong to other programs (credentials, clients, toolchains): never a server's own.
+OTHER_PROGRAMS_DIRS = frozenset({
+    ".ssh", ".aws", ".azure", ".gnupg", ".password-store", ".pki", ".docker", ".kube", ".config", ".local", ".cache",
+    ".npm", ".yarn", ".pnpm-store", ".node-gyp", ".nvm", ".bun", ".deno", ".cargo", ".rustup", ".m2", ".gradle",
+    ".pyenv", ".conda", ".ipython", ".jupyter", ".git", ".claude", ".cursor", ".codeium", ".continue", ".gemini",
+    ".vscode", ".vscode-server", ".mozilla", ".thunderbird", ".terraform.d", ".mcp-sandbox",
+})
+
+
+@dataclass(frozen=True)
+class StateScope:
+    """Where a server may keep its own state in this sandbox: the paths its launch configuration named (absolute),
+    and every path the seed planted (absolute: canary files, workspace files and directories), which are the user's."""
+
+    configured: tuple[str, ...] = ()
+    seeded: frozenset[str] = frozenset()
+
+    def holds_seed(self, path: str) -> bool:
+        """The seed planted this path or something under it."""
+        return any(item == path or item.startswith(path + "/") for item in self.seeded)
+
+
+def configured_paths(env: dict[str, str], home: str = HOME) -> tuple[str, ...]:
+    """The environment values that name an absolute path (`~/` expanded): where the user told the server to keep
+    something. Values with a `:` list or a space are not one path."""
+    found = []
+    for value in env.values():
+        path = home + value[1:] if value.startswith("~/") else value
+        if path.startswith("/") and len(path) > 1 and ":" not in path and " " not in path:
+            found.append(path.rstrip("/"))
+    return tuple(dict.fromkeys(found))
 
 # Paths (HOME shown as ~) whose change makes code run later or reconfigures other clients.
 PERSISTENCE_PATTERNS: tuple[tuple[str, re.Pattern[str]], ...] = tuple((label, re.compile(pattern)) for label, pattern in (
@@ -83,8 +123,28 @@ def persistence_kind(path: str, home: str = HOME) -> str | None:
     return None
 
 
-def classify(files: FileChanges, home: str = HOME) -> list[ChangedPath]:
-    """Every path the call created, modified or deleted, with its kind: created first, then modified, deleted."""
+# The lock and temporary files of an atomic write (write-file-atomic's `config.json.6.179….tmp`, proper-lockfile's
+# `config.json.lock`): inside a tool's state, removing one deletes nothing the tool kept.
+_WRITE_MACHINERY = re.compile(r"(?:\.lock|\.tmp|\.temp|\.swp|~)$|\.tmp[.-]|/\.#")
+
+
+def state_reason(path: str, scope: StateScope, home: str = HOME) -> str | None:
+    """Why `path` is the server's own state (see the module doc), or None."""
+    if scope.holds_seed(path):
+        return None
+    for configured in scope.configured:
+        if (path == configured or path.startswith(configured + "/")) and not scope.holds_seed(configured):
+            return "the store its launch configuration names"
+    if path.startswith(home + "/."):
+        top = home + "/" + path[len(home) + 1:].split("/")[0]
+        if top[len(home) + 1:] not in OTHER_PROGRAMS_DIRS and not scope.holds_seed(top) and path != top:
+            return f"its own directory {home_relative(top, home)}"
+    return None
+
+
+def classify(files: FileChanges, home: str = HOME, scope: StateScope | None = None) -> list[ChangedPath]:
+    """Every path the call created, modified or deleted, with its kind: created first, then modified, deleted.
+    With a `scope`, the server's own state is told from the user's data."""
     created_objects = {match.group("gitdir") for match in map(_GIT_DIR.match, files.created)
                        if match and match.group("inner").startswith("objects/")}
     resized = set(files.resized)
@@ -92,6 +152,10 @@ def classify(files: FileChanges, home: str = HOME) -> list[ChangedPath]:
     for change, paths in (("created", files.created), ("modified", files.modified), ("deleted", files.deleted)):
         for path in paths:
             kind, reason = _kind(path, change, home, resized=path in resized, objects_written=created_objects)
+            state = state_reason(path, scope, home) if scope is not None and kind == USER_DATA \
+                and reason == PLAIN_USER_FILE and (change != "deleted" or _WRITE_MACHINERY.search(path)) else None
+            if state is not None:
+                kind, reason = TOOL_STATE, state
             changed.append(ChangedPath(home_relative(path, home), change, kind, reason))
     return _directories_follow_contents(changed)
 

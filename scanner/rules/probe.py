@@ -49,6 +49,11 @@ LESS_PARAMS = frozenset({
     "response_format", "format", "verbosity", "verbose", "detail", "details", "detail_level", "fields", "select",
     "projection", "columns", "properties", "concise", "summary", "brief", "output_format", "include_details", "mode",
 })
+# A numeric parameter whose name says it bounds the response (head, tail, length, maxResults, max_results, count,
+# top, n, ...) is a way to ask for less, like a format switch: P5 counts both.
+LIMIT_WORDS = frozenset({"limit", "head", "tail", "length", "max", "maximum", "top", "count", "n", "lines", "depth",
+                         "truncate", "first", "last"})
+LIMIT_TYPES = frozenset({"integer", "number"})
 LESS_CHOICES = frozenset({"concise", "detailed", "summary", "brief", "full", "compact", "minimal", "short", "verbose"})
 PAGING_HINT = re.compile(
     r"next[_ -]?cursor|next[_ -]?page|page[_ -]?token|has[_ -]?more|\bcursor\b|\btruncated\b|\bremaining\b|"
@@ -243,7 +248,8 @@ def check_unhelpful_errors(tool: dict[str, Any], results: list[ProbeResult]) -> 
 # ---- P5 -------------------------------------------------------------------------------------------------------------
 
 def can_ask_for_less(tool: dict[str, Any]) -> bool:
-    """A parameter like response_format, verbosity or fields, or an enum offering concise/detailed."""
+    """A parameter like response_format, verbosity or fields, an enum offering concise/detailed, or a numeric limit
+    (head, tail, length, maxResults, count, top, n, ...)."""
     properties = input_schema(tool).get("properties")
     for name, prop in (properties.items() if isinstance(properties, dict) else []):
         if name.lower() in LESS_PARAMS or "_".join(name_words(name)) in LESS_PARAMS:
@@ -251,7 +257,21 @@ def can_ask_for_less(tool: dict[str, Any]) -> bool:
         choices = prop.get("enum") if isinstance(prop, dict) else None
         if isinstance(choices, list) and any(str(choice).lower() in LESS_CHOICES for choice in choices):
             return True
+        if is_limit_parameter(name, prop):
+            return True
     return False
+
+
+def is_limit_parameter(name: str, prop: Any) -> bool:
+    """A number named as a bound on the response: `head`, `tail`, `length`, `maxResults`, `max_results`, `top`, `n`.
+    A string `head` (a git ref) or a bare `offset` (moves the window, does not shorten it) is not."""
+    if not set(name_words(name)) & LIMIT_WORDS or not isinstance(prop, dict):
+        return False
+    kinds = prop.get("type")
+    kinds = [kinds] if isinstance(kinds, str) else kinds if isinstance(kinds, list) else []
+    if not kinds:  # `anyOf: [{type: integer}, {type: null}]`, as pydantic writes an optional int
+        kinds = [branch.get("type") for branch in prop.get("anyOf") or [] if isinstance(branch, dict)]
+    return bool(set(map(str, kinds)) & LIMIT_TYPES)
 
 
 def check_no_way_to_ask_for_less(tool: dict[str, Any], results: list[ProbeResult]) -> list[ProbeFinding]:
@@ -302,10 +322,14 @@ def evaluate_probes(tools: list[dict[str, Any]], results: list[ProbeResult]) -> 
 
 # ---- P6 / P7 / P8: builders from recorded events --------------------------------------------------------------------
 
-def crash_finding(tool: str, label: str, *, exit_code: int | None, stderr_tail: str = "") -> Finding:
-    """P6: the server crashed or exited during a call."""
+def crash_finding(tool: str, label: str, *, exit_code: int | None, stderr_tail: str = "",
+                  noticed_by: str | None = None) -> Finding:
+    """P6: the server crashed or exited during a call, or right after it answered (`noticed_by`: the next call,
+    sent when the server had already exited)."""
     how = f"exited with code {exit_code}" if exit_code is not None else "died"
-    return _finding("P6", tool=tool, message=f"The server {how} during probe '{label}'; it was restarted fresh.",
+    when = (f"during probe '{label}'" if noticed_by is None else
+            f"right after probe '{label}' answered (it was gone when probe '{noticed_by}' was sent)")
+    return _finding("P6", tool=tool, message=f"The server {how} {when}; it was restarted fresh.",
                     evidence=_excerpt(stderr_tail) if stderr_tail.strip() else None)
 
 

@@ -95,6 +95,14 @@ CREDENTIAL_PATH = re.compile(
     r"~/\.ssh|\.ssh/|\bid_(rsa|dsa|ecdsa|ed25519)\b|\.aws/(credentials|config)|~/\.aws\b|\bmcp\.json\b"
     r"|claude_desktop_config\.json|(^|[\s/'\"`(])\.env\b|\.npmrc\b|\.pypirc\b|\.netrc\b|\.git-credentials\b"
     r"|\.kube/config\b|\.docker/config\.json|/etc/shadow\b|\.gnupg\b|\.config/gh/hosts")
+# A credential name given as one quoted example among others on a line that asks nothing of it (a search tool's
+# `"find config files: ".env", "dockerfile", "tsconfig.json"`) names a file pattern, not an instruction to read it.
+EXAMPLE_WINDOW = 300  # characters either side of the name that count as its line
+_QUOTED = re.compile(r"[\"'`“”‘’]([^\"'`“”‘’\n]{1,80})[\"'`“”‘’]")
+_ACCESS_VERBS = re.compile(
+    r"\b(read|reads|reading|cat|open|opens|load|loads|source|sources|use|uses|using|include|includes|including|"
+    r"send|sends|upload|uploads|copy|copies|print|prints|output|paste|attach|attaches|put|pass|passes|extract|"
+    r"extracts|dump|dumps|leak|share|post|posts|forward|embed|return|returns|contents?|exfiltrate|append|access)\b")
 EXFIL_PARAMS = frozenset({"notes", "note", "sidenote", "side_note", "context", "feedback", "comment", "comments",
                           "remarks", "remark", "metadata", "extra", "debug", "reasoning", "thoughts", "memo",
                           "annotation", "details", "summary"})
@@ -171,6 +179,8 @@ def _hits(path: str, text: str) -> Iterator[tuple[_Detector, str, str]]:
         for match in detector.search(subject):
             if detector.kind == "zero-width" and _emoji_joiner(subject, match.start()):
                 continue
+            if detector.kind == "credential-reference" and _listed_example(subject, match.start(), match.end()):
+                continue
             if detector.kind == "tag-characters":
                 evidence = f"hidden text: {escape_for_terminal(_decode_tags(match.group()), limit=300)}"
             else:
@@ -184,6 +194,18 @@ PHRASES = tuple(detector for detector in DETECTORS if detector.on_normalised)
 
 def _has_suspect_char(text: str) -> bool:
     return SUSPECT_CHAR_CLASS.search(text) is not None and ANY_SUSPECT_CHAR.search(text) is not None
+
+
+def _listed_example(text: str, start: int, end: int) -> bool:
+    """The credential name is one quoted item of a list of two or more on its line, and the line has no verb that
+    reads, sends or includes anything: an example of a name to look for (see _QUOTED)."""
+    low, high = max(0, start - EXAMPLE_WINDOW), min(len(text), end + EXAMPLE_WINDOW)  # bounded: no quadratic scan
+    line_start = max(text.rfind("\n", low, start) + 1, low)
+    line_end = text.find("\n", end, high)
+    line = text[line_start:high if line_end < 0 else line_end]
+    quoted = list(_QUOTED.finditer(line))
+    inside = any(item.start() <= start - line_start and end - line_start <= item.end() for item in quoted)
+    return inside and len(quoted) >= 2 and _ACCESS_VERBS.search(_QUOTED.sub(" ", line)) is None
 
 
 def _has_phrase(normalised: str) -> bool:

@@ -93,15 +93,19 @@ def reads_only(tool: ToolView) -> bool:
 
 
 def honestly_declared(tool: ToolView, kind: str) -> bool:
-    """Described in 8+ words and annotated so a client asks before it acts. For network kinds that means
-    openWorldHint: true; readOnlyHint: true beside it is honest too when the tool only reads (a fetch), not when it
-    sends. For files and commands readOnlyHint: true is never honest."""
+    """Described in 8+ words and annotated so a client asks before it acts. For network kinds that means an open
+    world: openWorldHint: true, or no openWorldHint at all (MCP's default is an open world, so a client treats an
+    un-annotated tool as reaching out). openWorldHint: false is dishonest; so is readOnlyHint: true without
+    openWorldHint: true (B2 reads that pair as a closed world too), unless openWorldHint: true stands beside a tool
+    that only reads (a fetch), not one that sends. For files and commands readOnlyHint: true is never honest."""
     annotations = tool.annotations or {}
     if len(words(tool.description)) < MIN_HONEST_WORDS:
         return False
     if kind in ("http-request", "network"):
-        return annotations.get("openWorldHint") is True and (annotations.get("readOnlyHint") is not True
-                                                             or reads_only(tool))
+        world = annotations.get("openWorldHint")
+        if world is None:
+            return annotations.get("readOnlyHint") is not True
+        return world is True and (annotations.get("readOnlyHint") is not True or reads_only(tool))
     if annotations.get("readOnlyHint") is True:
         return False
     if kind == "fs-write":

@@ -1,0 +1,41 @@
+"""Which call stopped the server: the one that was running when it died, or the one just before it.
+
+A tool can answer and then stop the server (a kill tool sent the init's pid; an exit scheduled after the reply): the
+runner sees the container still running after that call and finds it gone only when the next call gets no answer.
+The engine records when the container finished (`State.FinishedAt`); a server that had finished before the next
+call was sent was stopped by the call before it, and P6 names that one."""
+
+from __future__ import annotations
+
+import re
+from datetime import datetime
+from typing import Any
+
+from docker.errors import APIError, NotFound
+
+SLOP_SECONDS = 0.05  # the engine and the scanner read one host clock; this covers rounding, not skew
+_FRACTION = re.compile(r"(\.\d{1,6})\d*")
+
+
+def parse_engine_time(text: Any) -> float | None:
+    """An engine timestamp (RFC 3339 with nanoseconds, `Z`) as epoch seconds; None for the zero time or junk."""
+    if not isinstance(text, str) or text.startswith("0001-"):
+        return None
+    try:
+        return datetime.fromisoformat(_FRACTION.sub(r"\1", text, count=1).replace("Z", "+00:00")).timestamp()
+    except ValueError:
+        return None
+
+
+def finished_at(docker: Any, container_id: str) -> float | None:
+    """When the engine says the container's process ended (epoch seconds), or None when it cannot tell."""
+    try:
+        state = docker.api.inspect_container(container_id).get("State") or {}
+    except (APIError, NotFound):
+        return None
+    return parse_engine_time(state.get("FinishedAt"))
+
+
+def died_before_sending(finished: float | None, sent_at: float) -> bool:
+    """The server had already exited when the call was sent (so an earlier call stopped it)."""
+    return finished is not None and finished < sent_at - SLOP_SECONDS
