@@ -5,18 +5,22 @@ PY := $(VENV)/bin/python
 CLI := $(VENV)/bin/mcp-sandbox
 DEMO_TARGET ?= npm:@modelcontextprotocol/server-everything
 
-.PHONY: setup engine images demo test bench gc clean-images
+.PHONY: setup engine images redis demo test bench gc clean-images
 
 setup: $(VENV)/.installed
 
 $(VENV)/.installed: pyproject.toml
 	python3 -m venv $(VENV)
 	$(PY) -m pip install -q --disable-pip-version-check --upgrade pip
-	$(PY) -m pip install -q --disable-pip-version-check -e '.[test]'
+	$(PY) -m pip install -q --disable-pip-version-check -e '.[test,distributed]'
 	touch $@
 
 engine:
 	bash scripts/ensure-engine.sh
+
+# redis-server for the distributed-batch tests (Debian's package, installed when missing)
+redis:
+	bash scripts/ensure-redis.sh
 
 images: engine setup
 	bash scripts/ensure-base-image.sh
@@ -25,7 +29,7 @@ images: engine setup
 demo: images
 	$(CLI) scan $(DEMO_TARGET) --fail-on never -- stdio
 
-test: images
+test: images redis
 	$(PY) -m pytest -q
 
 bench: images

@@ -192,7 +192,8 @@ def test_no_module_is_too_large() -> None:
     assert large == []
 
 
-HEAVY = ("rich", "pydantic", "docker", "mcp", "cryptography", "requests", "sigstore", "httpx")
+HEAVY = ("rich", "pydantic", "docker", "mcp", "cryptography", "requests", "sigstore", "httpx", "celery", "kombu",
+         "redis")
 
 
 @pytest.mark.parametrize("argv", [["--version"], ["--help"]])

@@ -5,6 +5,8 @@ The batch machinery (and through it the scan's) is imported inside the command, 
 from __future__ import annotations
 
 import sys
+from collections.abc import Callable
+from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -14,6 +16,7 @@ from scanner.cli.options import fail_on_option, upstream_proxy_option
 from scanner.errors import UsageError
 
 if TYPE_CHECKING:
+    from scanner.batch.jobs import JobBackend
     from scanner.batch.progress import Progress
     from scanner.batch.runner import BatchOptions
     from scanner.batch.store import Store
@@ -31,7 +34,14 @@ HELP = {
     "retry-failed": "Also requeue the targets a previous run recorded as failed, with a fresh retry budget.",
     "sarif": "Also write each target's report as SARIF beside its JSON report.",
     "markdown": "Also write each target's report as Markdown beside its JSON report.",
+    "broker": "Run the scans on `mcp-sandbox worker` processes (one a Docker host) through this Celery broker "
+              "(redis://HOST:PORT/DB, amqp://…, sqs://…) instead of on this machine, which then needs no Docker "
+              "engine; --jobs is then the tasks queued or running at once (default 16). Needs "
+              "mcp-sandbox[distributed].",
+    "result-backend": "Where the workers put their results (default: the broker when it is Redis, else rpc://).",
 }
+DISTRIBUTED_MISSING = ("{what} needs Celery and redis-py, which are not installed: "
+                       "pip install 'mcp-sandbox[distributed]'")
 
 
 def batch(
@@ -46,6 +56,8 @@ def batch(
     markdown_reports: bool = typer.Option(False, "--markdown-reports", help=HELP["markdown"]),
     memory: str = typer.Option("512m", "--memory", help="Memory limit (memory+swap) of each server."),
     upstream_proxy: str | None = upstream_proxy_option(),
+    broker: str | None = typer.Option(None, "--broker", metavar="URL", help=HELP["broker"]),
+    result_backend: str | None = typer.Option(None, "--result-backend", metavar="URL", help=HELP["result-backend"]),
 ) -> None:
     """Vet every target of INPUT, each in its own sandbox with the full scan, N at once; resumable after any kill.
 
@@ -61,11 +73,41 @@ def batch(
 
     check_levels(fail_on, "info")
     parse_size(memory, "--memory")
+    if broker is not None:
+        check_broker_url(broker, "--broker")
+        distributed_available("batch --broker")
     targets = read_input(input_path, latest=latest)
     _make_directory(out)
     options = BatchOptions(out=out.resolve(), retries=retries, sarif=sarif_reports, markdown=markdown_reports,
                            settings=ScanSettings(memory=memory, upstream_proxy=upstream_proxy))
-    raise typer.Exit(_run(targets, options, jobs, fail_on, retry_failed))
+    place = _Place(jobs, broker, result_backend)
+    raise typer.Exit(_run(targets, options, place, fail_on, retry_failed))
+
+
+@dataclass(frozen=True)
+class _Place:
+    """Where the scans run: here (no broker), or on the workers of a Celery broker."""
+
+    jobs: int | None
+    broker: str | None = None
+    result_backend: str | None = None
+
+
+def check_broker_url(url: str, flag: str) -> None:
+    from urllib.parse import urlsplit
+
+    from scanner.batch.worker import BROKER_SCHEMES
+
+    if urlsplit(url).scheme not in BROKER_SCHEMES or not urlsplit(url).netloc and not url.startswith("sqs://"):
+        raise UsageError(f"{flag} {url!r} is not a broker URL; give one of "
+                         f"{', '.join(s + '://' for s in BROKER_SCHEMES)}, e.g. redis://127.0.0.1:6379/0")
+
+
+def distributed_available(what: str) -> None:
+    import importlib.util
+
+    if importlib.util.find_spec("celery") is None or importlib.util.find_spec("redis") is None:
+        raise UsageError(DISTRIBUTED_MISSING.format(what=what))
 
 
 def _make_directory(out: Path) -> None:
@@ -77,7 +119,7 @@ def _make_directory(out: Path) -> None:
         raise UsageError(f"cannot create --out {out}: {exc.strerror or exc}") from None
 
 
-def _run(targets: list[BatchTarget], options: BatchOptions, jobs: int | None, fail_on: str,
+def _run(targets: list[BatchTarget], options: BatchOptions, place: _Place, fail_on: str,
          retry_failed: bool) -> int:
     from scanner.batch.progress import Progress
     from scanner.batch.runner import batch_lock
@@ -92,7 +134,7 @@ def _run(targets: list[BatchTarget], options: BatchOptions, jobs: int | None, fa
         progress.note(f"batch {options.out}: {sum(counts.values())} targets ({added} new, {counts['done']} done, "
                       f"{abandoned} left running by a dead run requeued, {requeued} failed requeued, "
                       f"{counts['skipped']} unsupported)")
-        interrupted = counts["queued"] > 0 and _scan_queued(store, options, jobs, progress)
+        interrupted = counts["queued"] > 0 and _scan_queued(store, options, place, progress)
         decision = write_summary(options.out, store.rows(), fail_on)
     progress.note(f"wrote {options.out / 'summary.md'} and {options.out / 'summary.json'}")
     if interrupted:
@@ -102,24 +144,42 @@ def _run(targets: list[BatchTarget], options: BatchOptions, jobs: int | None, fa
     return decision.code
 
 
-def _scan_queued(store: Store, options: BatchOptions, jobs: int | None, progress: Progress) -> bool:
+def _scan_queued(store: Store, options: BatchOptions, place: _Place, progress: Progress) -> bool:
     """Run the queued rows; True when a Ctrl-C (or SIGTERM) stopped the run (after every sandbox was torn down)."""
-    from sandbox.core import engine, gc
     from scanner.batch.runner import run_batch
-    from scanner.batch.sizing import available_memory, default_jobs
-    from scanner.batch.subprocess_backend import SubprocessBackend
-    from scanner.cli.scan import parse_size
     from scanner.pipeline.interrupts import terminate_as_interrupt
 
-    client = engine.connect()
-    gc.sweep(client)  # what dead scans (of a killed batch too) left behind; live ones are kept
-    count = jobs or default_jobs(parse_size(options.settings.memory, "--memory"), available=available_memory())
-    backend = SubprocessBackend(count, options.out / "work")
-    progress.note(f"running {count} scans at once")
+    backend, after_stop = _celery_backend(place, progress) if place.broker else _local_backend(options, place, progress)
     try:
         with terminate_as_interrupt(), progress.live():
             run_batch(store, backend, options, progress)
     except KeyboardInterrupt:
-        gc.sweep(client)  # a scan that had to be killed after the grace period
+        after_stop()
         return True
     return False
+
+
+def _local_backend(options: BatchOptions, place: _Place, progress: Progress) -> tuple[JobBackend, Callable[[], None]]:
+    from sandbox.core import engine, gc
+    from scanner.batch.sizing import available_memory, default_jobs
+    from scanner.batch.subprocess_backend import SubprocessBackend
+    from scanner.cli.scan import parse_size
+
+    client = engine.connect()
+    gc.sweep(client)  # what dead scans (of a killed batch too) left behind; live ones are kept
+    count = place.jobs or default_jobs(parse_size(options.settings.memory, "--memory"), available=available_memory())
+    progress.note(f"running {count} scans at once")
+    # after a Ctrl-C: a scan that had to be killed after the grace period
+    return SubprocessBackend(count, options.out / "work"), lambda: gc.sweep(client)
+
+
+def _celery_backend(place: _Place, progress: Progress) -> tuple[JobBackend, Callable[[], None]]:
+    from scanner.batch.celery_backend import DEFAULT_CAPACITY, CeleryBackend, redacted
+    from scanner.batch.worker import celery_app
+
+    assert place.broker is not None
+    backend = CeleryBackend(celery_app(place.broker, place.result_backend), place.jobs or DEFAULT_CAPACITY)
+    backend.check_broker()
+    progress.note(f"queueing up to {backend.capacity} scans at once on {redacted(place.broker)} "
+                  "(run `mcp-sandbox worker --broker URL` on each Docker host)")
+    return backend, lambda: None  # each worker's scan tore its own sandbox down

@@ -1,0 +1,123 @@
+"""The distributed backend: each job is a Celery task on the scan queue, run by `mcp-sandbox worker` on a Docker host.
+
+`submit` enqueues (the task's id is Celery's own, one per submission), `collect` reads finished tasks from the
+result backend (and forgets them there), `stop` revokes what is in flight with SIGTERM (each worker's scan tears its
+sandbox down), then with SIGKILL what has not ended after the grace period. The coordinator needs no Docker engine:
+it owns the store and the summary, the workers own nothing.
+
+`capacity` is how many tasks are on the broker or running at once (`--jobs`): enough to keep every worker busy,
+few enough that a coordinator killed mid-batch leaves little queued work behind (its rows are requeued on the next
+run, and the orphaned tasks still run, their results expiring unread).
+"""
+
+from __future__ import annotations
+
+import time
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
+from urllib.parse import urlsplit
+
+from sandbox.core.errors import SandboxError
+from sandbox.core.untrusted import escape_for_terminal
+from scanner.batch.job_wire import WireError, job_payload, result_from_payload
+from scanner.batch.jobs import Job, JobResult
+from scanner.batch.worker import QUEUE, TASK_NAME
+
+if TYPE_CHECKING:
+    from celery import Celery
+    from celery.result import AsyncResult
+
+DEFAULT_CAPACITY = 16
+POLL_SECONDS = 0.5
+CONNECT_TIMEOUT_SECONDS = 10
+EXIT_WORKER_FAILED = 3
+SIGTERM, SIGKILL = 15, 9
+
+
+@dataclass
+class _Sent:
+    job: Job
+    result: AsyncResult
+    began: float
+
+
+def redacted(url: str) -> str:
+    """The broker URL without its credentials, for progress lines."""
+    parts = urlsplit(url)
+    host = parts.hostname or ""
+    return f"{parts.scheme}://{host}{f':{parts.port}' if parts.port else ''}{parts.path}"
+
+
+class CeleryBackend:
+    def __init__(self, app: Celery, capacity: int = DEFAULT_CAPACITY) -> None:
+        self._app = app
+        self._capacity = capacity
+        self._sent: dict[str, _Sent] = {}
+
+    @property
+    def capacity(self) -> int:
+        return self._capacity
+
+    def check_broker(self) -> None:
+        """Fail now, with one line, when the broker does not answer (not at the first submit)."""
+        from kombu.exceptions import OperationalError
+
+        try:
+            with self._app.connection_for_write() as connection:
+                connection.ensure_connection(max_retries=1, timeout=CONNECT_TIMEOUT_SECONDS)
+        except (OperationalError, OSError) as exc:
+            raise SandboxError(f"cannot reach the broker at {redacted(str(self._app.conf.broker_url))}: "
+                               f"{type(exc).__name__}: {exc}; start it or fix --broker") from None
+
+    def submit(self, job: Job) -> None:
+        result = self._app.send_task(TASK_NAME, args=[job_payload(job)], queue=QUEUE)
+        self._sent[job.key] = _Sent(job, result, time.monotonic())
+
+    def in_flight(self) -> list[str]:
+        return list(self._sent)
+
+    def collect(self, timeout: float) -> list[JobResult]:
+        deadline = time.monotonic() + timeout
+        while True:
+            ended = [key for key, sent in self._sent.items() if sent.result.ready()]
+            if ended or time.monotonic() >= deadline or not self._sent:
+                return [self._result(self._sent.pop(key)) for key in ended]
+            time.sleep(min(POLL_SECONDS, max(0.0, deadline - time.monotonic())))
+
+    def stop(self, grace: float) -> list[JobResult]:
+        for sent in self._sent.values():
+            sent.result.revoke(terminate=True, signal="SIGTERM")
+        deadline = time.monotonic() + grace
+        while time.monotonic() < deadline and not all(s.result.ready() for s in self._sent.values()):
+            time.sleep(POLL_SECONDS)
+        for sent in self._sent.values():
+            if not sent.result.ready():
+                sent.result.revoke(terminate=True, signal="SIGKILL")
+            sent.result.forget()
+        results = [JobResult(s.job.key, s.job.attempt, -SIGTERM, None, "", round(time.monotonic() - s.began, 3),
+                             stopped=True) for s in self._sent.values()]
+        self._sent.clear()
+        return results
+
+    def _result(self, sent: _Sent) -> JobResult:
+        try:
+            if sent.result.successful():
+                return result_from_payload(sent.result.result)
+            return self._failed(sent, sent.result.result)
+        except WireError as exc:
+            return self._failed(sent, exc)
+        finally:
+            sent.result.forget()
+
+    @staticmethod
+    def _failed(sent: _Sent, exc: Any) -> JobResult:
+        """The task did not return a result: the worker was lost past its retries (a signal-killed scan, which the
+        coordinator retries), the task was revoked elsewhere, or it raised."""
+        seconds = round(time.monotonic() - sent.began, 3)
+        name = type(exc).__name__
+        if name in ("WorkerLostError", "TimeLimitExceeded", "TaskRevokedError"):
+            return JobResult(sent.job.key, sent.job.attempt, -SIGKILL, None,
+                             f"error: the worker lost the scan ({name})", seconds)
+        line = escape_for_terminal(f"{name}: {exc}", 500)
+        return JobResult(sent.job.key, sent.job.attempt, EXIT_WORKER_FAILED, None,
+                         f"error: the worker could not run the scan: {line}", seconds)

@@ -1,0 +1,46 @@
+"""`mcp-sandbox worker --broker URL`: serve the scans of distributed batches on this Docker host, one at a time.
+
+Celery and the scan machinery are imported inside the command (`--help` and `--version` stay light), and only
+with the distributed extra installed."""
+
+from __future__ import annotations
+
+import typer
+
+from scanner.cli.batch import check_broker_url, distributed_available
+
+HELP = {
+    "broker": "The Celery broker the batch enqueues on (redis://HOST:PORT/DB, amqp://…, sqs://…).",
+    "result-backend": "Where to put the results (default: the broker when it is Redis, else rpc://); as the batch's.",
+    "scan-timeout": "Seconds one scan may take before it is ended (it tears its sandbox down) and reported as a "
+                    "transient failure; the broker's visibility timeout is set longer than this.",
+    "loglevel": "Celery's log level (DEBUG, INFO, WARNING, ERROR).",
+}
+
+
+def worker(
+    broker: str = typer.Option(..., "--broker", metavar="URL", help=HELP["broker"]),
+    result_backend: str | None = typer.Option(None, "--result-backend", metavar="URL", help=HELP["result-backend"]),
+    scan_timeout: int = typer.Option(1800, "--scan-timeout", min=60, max=86_400, help=HELP["scan-timeout"]),
+    loglevel: str = typer.Option("INFO", "--loglevel", help=HELP["loglevel"]),
+) -> None:
+    """Pull scans from the broker and run each in its own sandbox session, one at a time, until stopped.
+
+    Stateless: each scan runs in a temporary directory removed afterwards; its report goes back through the result
+    backend to the batch that enqueued it. Needs a Docker engine and the runtime images on this host.
+    """
+    check_broker_url(broker, "--broker")
+    distributed_available("worker")
+    if loglevel.upper() not in ("DEBUG", "INFO", "WARNING", "ERROR"):
+        from scanner.errors import UsageError
+
+        raise UsageError(f"--loglevel {loglevel!r}: give DEBUG, INFO, WARNING or ERROR")
+    from sandbox.core import engine, gc
+    from scanner.batch.worker import run_worker
+
+    gc.sweep(engine.connect())  # fail now when no engine answers; remove what dead scans left on this host
+    run_worker(broker, result_backend, scan_timeout, loglevel.upper())
+
+
+def register(app: typer.Typer) -> None:
+    app.command("worker")(worker)
