@@ -16,6 +16,7 @@ from typing import Any
 
 from sandbox.core.untrusted import escape_json_text
 from scanner.batch.store import Row
+from scanner.batch.summary_html import summary_html
 from scanner.report.markdown import VERDICT_ICON, md
 from scanner.report.severity import meets_fail_on
 
@@ -109,4 +110,5 @@ def write_summary(out: Path, rows: list[Row], fail_on: str) -> BatchExit:
     text = escape_json_text(json.dumps(document, indent=2, ensure_ascii=False)) + "\n"
     (out / "summary.json").write_text(text, encoding="utf-8")
     (out / "summary.md").write_text(summary_markdown(rows, fail_on), encoding="utf-8")
+    (out / "summary.html").write_text(summary_html(rows), encoding="utf-8")
     return batch_exit(rows, fail_on)

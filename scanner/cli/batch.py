@@ -136,7 +136,7 @@ def _run(targets: list[BatchTarget], options: BatchOptions, place: _Place, fail_
                       f"{counts['skipped']} unsupported)")
         interrupted = counts["queued"] > 0 and _scan_queued(store, options, place, progress)
         decision = write_summary(options.out, store.rows(), fail_on)
-    progress.note(f"wrote {options.out / 'summary.md'} and {options.out / 'summary.json'}")
+    progress.note(f"wrote {options.out / 'summary.md'}, summary.html and summary.json")
     if interrupted:
         print("interrupted; every sandbox was torn down; rerun the same command to resume", file=sys.stderr)
         return 130
