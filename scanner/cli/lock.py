@@ -14,6 +14,7 @@ import typer
 from scanner.cli.signing import print_verification
 from scanner.cli.options import fail_on_option, json_option, upstream_from_cli, upstream_proxy_option
 from scanner.cli.output import STDOUT, check_writable
+from scanner.cli.remote_options import RemoteFlags, with_remote_options
 from scanner.errors import UsageError
 from scanner.report.severity import FAIL_ON_LEVELS, meets_fail_on
 from sandbox.core.untrusted import escape_for_terminal
@@ -204,6 +205,7 @@ def write_with_changes(console: Console, new: LockFile, lock_path: Path, signer:
                       markup=False)
 
 
+@with_remote_options(writes=False)
 def lock(
     target: str | None = typer.Argument(None, help="A live target to scan first: npm:NAME[@VERSION], "
                                         "pypi:NAME[==VERSION] or a local package (as in `scan`)."),
@@ -225,6 +227,7 @@ def lock(
     accept: bool = typer.Option(False, "--accept", help="Refresh the lock even when its changes, or the static "
                                 "findings on the changed text, include errors (after reviewing them)."),
     upstream_proxy: str | None = upstream_proxy_option(),
+    remote: RemoteFlags = RemoteFlags(),
 ) -> None:
     """Pin a server's tools (fingerprints over RFC 8785 JSON), instructions, prompts and resources, or --check a
     later tools/list against the pins."""
@@ -232,14 +235,13 @@ def lock(
     from scanner.lock.source import load_source
     from scanner.signing.keys import load_signer
 
-    source_path = _validate(target, from_file, check, fail_on, key, sign, sign_env, accept)
+    source_path = _validate(target or remote.url, from_file, check, fail_on, key, sign, sign_env, accept)
     if source_path is not None and upstream_proxy is not None:
         raise UsageError("--upstream-proxy applies to installing a live TARGET; drop it with --from")
     _check_paths(lock_path, check, json_path, source_path)
     signer = None if check else load_signer(sign, sign_env)
     if source_path is None:
-        assert target is not None
-        report = live_report(target, list(server_args or []), command, upstream_from_cli(upstream_proxy))
+        report = live_report(target, list(server_args or []), command, upstream_from_cli(upstream_proxy), remote)
         new = build_lock(report.as_served())
     else:
         source = load_source(source_path)
@@ -251,19 +253,25 @@ def lock(
         write_with_changes(console, new, lock_path, signer, accept, json_path)
 
 
-def live_report(target: str, server_args: list[str], command: str | None,
-                upstream_proxy: UpstreamProxy | None = None) -> Report:
-    """Scan the target in the sandbox (default policy) for its live definitions; exit 3 when it could not list."""
+def live_report(target: str | None, server_args: list[str], command: str | None,
+                upstream_proxy: UpstreamProxy | None = None, remote: RemoteFlags = RemoteFlags()) -> Report:
+    """Scan the target in the sandbox (default policy), or the --url server (read-only tools only), for its live
+    definitions; exit 3 when it could not list."""
     from rich.console import Console
 
+    from scanner.cli.remote_scan import lockable, scan_remote
     from scanner.pipeline.scan import ScanOptions, run_scan
 
     console = Console(stderr=True, highlight=False)
-    with console.status("scanning", spinner="dots") as status:
-        report = run_scan(ScanOptions(target=target, server_args=server_args, command=command,
-                                      upstream_proxy=upstream_proxy),
-                          progress=lambda step: status.update(step))
-    if report.errors or report.sandbox is None or not report.server.name and not report.tools:
+    if remote.url is not None or remote.given_without_url():
+        report = scan_remote(remote, ScanOptions(target=""), target, server_args)
+    else:
+        assert target is not None
+        with console.status("scanning", spinner="dots") as status:
+            report = run_scan(ScanOptions(target=target, server_args=server_args, command=command,
+                                          upstream_proxy=upstream_proxy),
+                              progress=lambda step: status.update(step))
+    if report.errors or not lockable(report) or not report.server.name and not report.tools:
         for error in report.errors or ["the server listed nothing"]:
             console.print(f"error: {escape_for_terminal(error)}", markup=False)
         raise typer.Exit(3)

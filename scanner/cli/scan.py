@@ -19,6 +19,8 @@ from scanner.cli.lock import write_with_changes
 from scanner.cli.options import (config_option, fail_under_option, upstream_from_cli, upstream_proxy_option,
                                  with_report_options)
 from scanner.cli.exit_reason import EXIT_INCOMPLETE
+from scanner.cli.remote_options import RemoteFlags, with_remote_options
+from scanner.cli.remote_scan import lockable, scan_remote
 from scanner.cli.output import STDOUT, ReportOutputs, check_outputs, check_writable, emit_report, finish
 from scanner.errors import UsageError
 
@@ -108,6 +110,7 @@ HELP = {
 
 
 @with_report_options
+@with_remote_options()
 def scan(
     ctx: typer.Context,
     target: str | None = typer.Argument(None, metavar="TARGET", help=HELP["target"]),
@@ -145,13 +148,13 @@ def scan(
     probe_timeout: float = typer.Option(30.0, "--probe-timeout", min=1, help=HELP["probe-timeout"]),
     spec_version: str | None = typer.Option(None, "--spec-version", metavar="REVISION", help=HELP["spec-version"]),
     spec: str | None = typer.Option(None, "--spec", metavar="REVISION", help=HELP["spec"]),
+    remote: RemoteFlags = RemoteFlags(),
 ) -> None:
-    """Install TARGET (or what a launch command or a client config names) in a throwaway sandbox, run it with no
-    route off the host, list and call its tools, and tear it all down.
-
+    """Install TARGET (or a launch command's, a client config's) in a throwaway sandbox, run it with no route off
+    the host, list and call its tools, and tear it all down (--url: a remote server, NOT sandboxed).
     Exit codes: 0 clean; 1 a finding at/above --fail-on (or score under --fail-under); 2 bad input; 3 the scan could
-    not complete (no engine, install failed, server did not answer, teardown incomplete, an internal error). With
-    --config-file, the worst over the servers. The last line on stderr says why the exit code is what it is."""
+    not complete (no engine, install failed, no answer, teardown incomplete, an internal error); with --config-file,
+    the worst. The last line on stderr says why."""
     signer = _check_flags(outputs, fail_under, lock_path, sign, sign_env)
     _check_sources(advisories, ca_bundle, network)
     options = _scan_options(
@@ -165,7 +168,7 @@ def scan(
     if config_file is not None or servers or pass_config_env:
         raise typer.Exit(_scan_config((config_file, servers, pass_config_env, target, ctx.meta.get(LAUNCH_TAIL),
                                        lock_path, signer), options, outputs, fail_under))
-    report = _scan_door(options, target, ctx.meta.get(LAUNCH_TAIL), outputs)
+    report = _scan_door(options, target, ctx.meta.get(LAUNCH_TAIL), outputs, remote)
     _write_outputs(report, outputs, lock_path, accept, signer)
     raise typer.Exit(finish(report, outputs, fail_under))
 
@@ -197,10 +200,13 @@ def _scan_config(given: tuple[Any, ...], options: ScanOptions, outputs: ReportOu
 
 
 def _scan_door(options: ScanOptions, target: str | None, tail: list[str] | None,
-               outputs: ReportOutputs) -> Report:
-    """Scan TARGET, or the target a launch command maps to (said on stderr first, and in the report's target)."""
+               outputs: ReportOutputs, remote: RemoteFlags = RemoteFlags()) -> Report:
+    """Scan TARGET, or the target a launch command maps to (said on stderr first, and in the report's target), or
+    the remote server of --url."""
     from scanner.pipeline.doors import launch_origin, launch_words, map_launch, with_launch
 
+    if remote.url is not None or remote.given_without_url():
+        return scan_remote(remote, options, target, tail, quiet=outputs.quiet)
     words = launch_words(target, options.server_args, tail)
     if words is None:
         if target is None:
@@ -302,7 +308,7 @@ def _write_outputs(report: Report, outputs: ReportOutputs, lock_path: Path | Non
     from scanner.lock.build import build_lock
     from scanner.signing.attest import attestation_path, write_attestation
 
-    new = build_lock(report.as_served()) if lock_path and report.sandbox is not None and not report.errors else None
+    new = build_lock(report.as_served()) if lock_path and lockable(report) and not report.errors else None
     emit_report(report, outputs, _lock_artifact(lock_path, new) if lock_path else None)
     if lock_path is not None and new is not None:
         write_with_changes(Console(stderr=True, highlight=False, soft_wrap=True), new, lock_path, signer, accept, None)

@@ -54,6 +54,7 @@ def lock_target(target: TargetInfo) -> LockedTarget:
         name=target.name if from_registry else None,
         version=target.version,
         requested_sha256=sha256_hex(target.requested.encode("utf-8")),
+        endpoint_sha256=target.remote.endpoint_sha256 if target.remote is not None else None,
     )
 
 

@@ -48,6 +48,8 @@ class LockedTarget(_Model):
     name: str | None = Field(default=None, description="The registry package name; null for local paths.")
     version: str | None = None
     requested_sha256: str = Field(description="Hash of the target as given (it may be a path or URL).")
+    endpoint_sha256: str | None = Field(default=None, description="A remote server's endpoint: sha256 of scheme, "
+                                        "host, port and path (never the URL); null for sandboxed targets.")
 
 
 class ProvenancePins(_Model):

@@ -22,8 +22,8 @@ from scanner.pipeline.targets import Target
 from scanner.pipeline.teardown import server_end_info
 from scanner.probes.phase import ProbePhaseReport
 from scanner.provenance.model import ProvenanceReport
-from scanner.report.model import (Finding, InstallInfo, Report, SandboxInfo, Stage, TargetInfo, TeardownInfo,
-                                  Timings)
+from scanner.report.model import (Finding, InstallInfo, Report, SandboxInfo, Skipped, Stage, TargetInfo,
+                                  TeardownInfo, Timings)
 from scanner.report.score import compute
 
 
@@ -31,7 +31,7 @@ from scanner.report.score import compute
 class ScanParts:
     """What the stages of one scan returned so far; a stage that did not run leaves its field None."""
 
-    target: Target
+    target: Target | TargetInfo  # a TargetInfo as is: a remote server (scanner/pipeline/remote.py)
     session: str | None = None
     installation: Installation | None = None
     provenance: Provenance | None = None
@@ -50,6 +50,7 @@ class ScanParts:
     probes_enabled: bool = True  # False with --no-probes: a choice, not a gap
     stage: Stage = "install"  # the stage running now: where an unexpected exception is charged
     failure: Failure | None = None  # the unexpected exception that ended the scan early
+    not_run: list[Skipped] = field(default_factory=list)  # stages this kind of target cannot have (remote: sandbox)
 
 
 def assemble(parts: ScanParts, config: Config) -> Report:
@@ -72,7 +73,7 @@ def assemble(parts: ScanParts, config: Config) -> Report:
     report.findings = _findings(parts)
     if parts.failure is not None:
         report.errors.append(parts.failure.error)
-    report.skipped = skipped_stages(_facts(parts))
+    report.skipped = [*skipped_stages(_facts(parts)), *parts.not_run]
     report.status = status_of(parts.failure, report.skipped, report.errors)
     config.apply_to(report)  # disable/ignore, every family, in one place: suppressed findings kept and marked
     # Once, over every finding (provenance, static, probes); no score for definitions that were never read.
@@ -115,7 +116,9 @@ def _probes_problem(parts: ScanParts) -> str | None:
     return reasons[0] if reasons else "the probes did not run"
 
 
-def _teardown_problem(teardown: TeardownInfo | None) -> str | None:
+def _teardown_problem(teardown: TeardownInfo | None, sandboxed: bool = True) -> str | None:
+    if teardown is None and not sandboxed:
+        return None  # nothing was started here to tear down (a remote server)
     if teardown is None:
         return "did not finish (an internal error during teardown)"
     if not teardown.complete:
@@ -127,7 +130,7 @@ def _facts(parts: ScanParts) -> StageFacts:
     return StageFacts(failure=parts.failure, listing_problem=_listing_problem(parts),
                       probes_enabled=parts.probes_enabled,
                       probes_problem=None if parts.failure else _probes_problem(parts),
-                      teardown_problem=_teardown_problem(parts.teardown),
+                      teardown_problem=_teardown_problem(parts.teardown, sandboxed=not parts.not_run),
                       relisting_problem=parts.relisting.problem if parts.relisting and not parts.failure else None,
                       conformance_problem=parts.conformance.problem if parts.conformance and not parts.failure
                       else None)
@@ -174,6 +177,8 @@ def _provenance(parts: ScanParts) -> ProvenanceReport | None:
     return report.model_copy(update={"egress": [*report.egress, *parts.installation.egress]})
 
 
-def _target_info(target: Target, version: str | None) -> TargetInfo:
+def _target_info(target: Target | TargetInfo, version: str | None) -> TargetInfo:
+    if isinstance(target, TargetInfo):
+        return target
     return TargetInfo(kind=target.kind, name=target.name, requested=target.requested, version=version,
                       ecosystem=target.ecosystem)

@@ -69,9 +69,18 @@ async def collect(stdio: AttachedStdio, health: WireHealth, timeouts: Timeouts, 
                   after_listing: AfterListing | None = None) -> Inventory:
     """Connect over the attached stdio and list everything the server offers, then run `after_listing` (the probes)
     in the same session. Never raises for server misbehaviour: what failed is in Inventory.errors."""
+    async with stdio:
+        return await collect_over(attached_transport(stdio, health), health, timeouts, started_at, after_listing)
+
+
+async def collect_over(transport: Any, health: WireHealth, timeouts: Timeouts, started_at: float,
+                       after_listing: AfterListing | None = None,
+                       recorded: tuple[type[BaseException], ...] = RECORDED) -> Inventory:
+    """`collect` over any MCP transport (the attached stdio's, or a remote server's Streamable HTTP); `recorded`:
+    the exceptions that end the session with a recorded error instead of raising."""
     inventory = Inventory()
     client = Client(
-        attached_transport(stdio, health),
+        transport,
         mode="auto",
         # Bounds every request, the handshake included; listing pages are bounded tighter below.
         read_timeout_seconds=timeouts.startup,
@@ -80,24 +89,23 @@ async def collect(stdio: AttachedStdio, health: WireHealth, timeouts: Timeouts, 
         message_handler=after_listing.on_message if after_listing is not None else None,
     )
     step = "connecting (initialize)"
-    async with stdio:
-        try:
-            async with client:
-                inventory.connected = True
-                inventory.server = _server_info(client)
-                step = "listing"
-                await _list_all(client, inventory, health, timeouts, started_at)
-                inventory.rejected_tools = list(health.rejected_tools)
-                if after_listing is not None and not inventory.errors:
-                    step = "probing"
-                    await after_listing.run(client, inventory)
-        except RECORDED as exc:
-            inventory.errors.append(explain(step, exc, health, timeouts.startup))
-        except ExceptionGroup as group:  # the SDK's task groups wrap what ended the session
-            matched, rest = group.split(RECORDED)
-            if rest is not None or matched is None:
-                raise
-            inventory.errors.append(explain(step, first_leaf(matched), health, timeouts.startup))
+    try:
+        async with client:
+            inventory.connected = True
+            inventory.server = _server_info(client)
+            step = "listing"
+            await _list_all(client, inventory, health, timeouts, started_at)
+            inventory.rejected_tools = list(health.rejected_tools)
+            if after_listing is not None and not inventory.errors:
+                step = "probing"
+                await after_listing.run(client, inventory)
+    except recorded as exc:
+        inventory.errors.append(explain(step, exc, health, timeouts.startup))
+    except ExceptionGroup as group:  # the SDK's task groups wrap what ended the session
+        matched, rest = group.split(recorded)
+        if rest is not None or matched is None:
+            raise
+        inventory.errors.append(explain(step, first_leaf(matched), health, timeouts.startup))
     if health.fault and not any(health.fault in error for error in inventory.errors):
         # The stream ended early (a flood, a line over the bound) while the probes ran: they saw only a closed
         # connection, the reason is here.

@@ -11,13 +11,12 @@ from __future__ import annotations
 import time
 from collections.abc import Callable
 from contextlib import AsyncExitStack
-from typing import Any, Literal
+from typing import Any
 
 import anyio
 import mcp_types
 from mcp import Client
 from mcp.client import IncomingMessage
-from mcp.shared.exceptions import MCPError
 from docker.errors import APIError
 
 from sandbox.run import observe, server as run
@@ -32,7 +31,8 @@ from scanner.probes.crash_attribution import died_before_sending, finished_at
 from scanner.probes.process_tree import classify, daemons
 from scanner.probes.harvest import harvest
 from scanner.probes.id_reuse import IdPool, fill_from_pool
-from scanner.probes.model import ProbeCall, ProbeResult, result_from_call, result_from_failure, result_not_probed
+from scanner.probes.call_send import send_call
+from scanner.probes.model import ProbeCall, ProbeResult, result_from_failure, result_not_probed
 from scanner.probes.plan import NEEDS_TASKS, plan_calls
 from scanner.probes.runner_io import ProbeOptions, ProbeOutcome, SandboxAccess, seed
 from scanner.probes.tooldef import tool_name
@@ -43,7 +43,6 @@ from sandbox.core.untrusted import cap_json
 __all__ = ["ProbeOptions", "ProbeOutcome", "ProbeRunner", "SandboxAccess", "seed"]
 
 PING_TIMEOUT = 2.0
-TIMEOUT_GRACE = 5.0  # the SDK's own read timeout fires first; this bounds everything else
 MAX_RESTARTS = 5
 
 Progress = Callable[[str], None]
@@ -163,29 +162,10 @@ class ProbeRunner:
     async def _send(self, call: ProbeCall) -> ProbeResult:
         """tools/call with the timeout; what came back, or why nothing did."""
         assert self.client is not None
-        timeout = self.options.timeout
-        started = time.monotonic()
-        try:
-            with anyio.fail_after(timeout + TIMEOUT_GRACE):
-                answer = await self.client.call_tool(call.tool, call.arguments, read_timeout_seconds=timeout)
-            wire = answer.model_dump(mode="json", by_alias=True, exclude_none=True)
-            result = result_from_call(call, call_result=wire, latency_ms=_ms(started))
-            if result.status == "ok":
-                self.ids.add(harvest(wire, call.tool))
-            return result
-        except TimeoutError:
-            return result_from_failure(call, status="timeout", error=f"no answer within {timeout:g} s; cancelled",
-                                       latency_ms=_ms(started))
-        except MCPError as exc:
-            code = exc.error.code
-            status: Literal["protocol_error", "timeout", "crashed"] = ("timeout" if code == mcp_types.REQUEST_TIMEOUT else
-                      "crashed" if code == mcp_types.CONNECTION_CLOSED else "protocol_error")
-            return result_from_failure(call, status=status, error=f"error {exc.error.code}: {exc.error.message}",
-                                       latency_ms=_ms(started),
-                                       error_code=code if status == "protocol_error" else None)
-        except (anyio.EndOfStream, anyio.ClosedResourceError, anyio.BrokenResourceError, ConnectionError) as exc:
-            return result_from_failure(call, status="crashed", error=f"the connection closed ({type(exc).__name__})",
-                                       latency_ms=_ms(started))
+        result, wire = await send_call(self.client, call, self.options.timeout)
+        if wire is not None and result.status == "ok":
+            self.ids.add(harvest(wire, call.tool))
+        return result
 
     def _definition(self, name: str) -> dict[str, Any] | None:
         return next((tool for tool in self.current_tools if tool_name(tool) == name), None)
@@ -376,6 +356,3 @@ class ProbeRunner:
             self.outcome.findings.extend(f for f in changes if (f.tool, f.message) not in seen)
             self.current_tools = tools
 
-
-def _ms(started: float) -> float:
-    return (time.monotonic() - started) * 1000

@@ -71,6 +71,9 @@ def _summary(report: Report) -> list[str]:
     launch = report.target.launch
     if launch is not None:
         lines += ["", f"Mapped from the launch command: {md(launch.runner)} {md(launch.package)}"]
+    if report.target.remote is not None:
+        lines += ["", "**NOT sandboxed**: a remote server (Streamable HTTP); nothing contained or observed it. "
+                  f"Endpoint sha256 `{report.target.remote.endpoint_sha256}`."]
     lines += _status_lines(report) + _friendliness(report)
     server = report.server
     if server.name or server.version:

@@ -19,8 +19,9 @@ SCHEMA_VERSION = "1"
 Category = Literal["security", "conformance", "ergonomics", "metadata"]
 Verdict = Literal["pass", "review", "block", "incomplete"]
 Status = Literal["complete", "incomplete", "failed"]
-Stage = Literal["install", "provenance", "run", "listing", "lint", "probes", "relisting", "conformance", "teardown"]
-TargetKind = Literal["npm", "pypi", "folder", "archive", "file"]
+Stage = Literal["install", "provenance", "run", "listing", "lint", "probes", "relisting", "conformance", "teardown",
+               "behavior"]
+TargetKind = Literal["npm", "pypi", "folder", "archive", "file", "remote"]
 
 
 class _Model(BaseModel):
@@ -51,6 +52,25 @@ class LaunchOrigin(_Model):
     notes: list[str] = Field(default_factory=list, description="What the mapping did not carry over.")
 
 
+class RemoteInfo(_Model):
+    """A remote Streamable HTTP server (`scan --url`): NOT sandboxed. The URL is never stored."""
+
+    transport: Literal["streamable-http"] = "streamable-http"
+    sandboxed: Literal[False] = Field(default=False, description="Always false: a remote server runs on someone "
+                                      "else's machine; nothing contained or observed it.")
+    scheme: Literal["http", "https"]
+    host: str
+    endpoint_sha256: str = Field(description="sha256 of scheme, host, port and path (newline-separated).")
+    headers: list[str] = Field(default_factory=list, description="Names of the non-secret headers sent (--header).")
+    secret_headers: list[str] = Field(default_factory=list, description="Names of the secret headers sent "
+                                      "(--header-env); values are never stored.")
+    allow_writes: bool = Field(default=False, description="Tools not annotated read-only were called too.")
+    secrets_echoed: int = Field(default=0, description="Places a secret came back from the server; each was "
+                                "replaced with [redacted].")
+    secrets_in_definitions: bool = Field(default=False, description="A secret came back inside the served "
+                                         "definitions: no lock is written from such a scan.")
+
+
 class TargetInfo(_Model):
     kind: TargetKind
     name: str
@@ -59,6 +79,8 @@ class TargetInfo(_Model):
     ecosystem: Literal["npm", "pypi"] | None = None
     launch: LaunchOrigin | None = Field(default=None, description="The launch command `requested` was mapped from; "
                                         "absent for a target given as such.")
+    remote: RemoteInfo | None = Field(default=None, description="The remote server (kind `remote`); absent for "
+                                      "sandboxed targets.")
 
 
 class ServerInfo(_Model):

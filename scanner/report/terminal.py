@@ -50,6 +50,9 @@ def _target(report: Report) -> RenderableType:
     if target.launch is not None:
         rows.append(("mapped from", f"{target.launch.runner} {target.launch.package}"
                      + "".join(f"\n{note}" for note in target.launch.notes)))
+    if target.remote is not None:
+        rows.append(("sandboxed", "NO: a remote server, nothing contained or observed it"))
+        rows.append(("endpoint", f"sha256 {target.remote.endpoint_sha256[:16]}… (the URL is not shown)"))
     if target.version:
         rows.append(("version", target.version))
     rows.append(("scanner", f"{report.scanner.name} {report.scanner.version}"))

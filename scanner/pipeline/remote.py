@@ -1,0 +1,118 @@
+"""`scan --url`: a remote Streamable HTTP server, scanned without a sandbox (it runs on someone else's machine).
+
+    target (remote_target) → list and probe over Streamable HTTP (inventory.collect_over; probes.remote_runner)
+    → served definitions (served) → lint → probe findings (probes.phase.summarize) → assemble → redact
+
+The same listing, lint, probe planning and assembly as a sandboxed scan; what needs the sandbox is not run and says
+so (Skipped records: install and provenance "not applicable: remote", run "NOT sandboxed", behaviour rules, the
+second listing and conformance "not available: remote"). The HTTP client sends the given headers, follows a redirect
+only within the endpoint's origin (the SDK's rule), and over plain http:// ignores the proxy variables. The report is
+redacted last: every secret value a server echoed becomes `[redacted]`, and the URL never appears (scheme, host and
+`endpoint_sha256` do)."""
+
+from __future__ import annotations
+
+import ssl
+import time
+from typing import Any
+
+import anyio
+import httpx2
+from mcp.client.streamable_http import StreamableHTTPError, streamable_http_client
+
+from scanner.pipeline.assemble import ScanParts, assemble
+from scanner.pipeline.inventory import RECORDED, AfterListing, Inventory, collect_over
+from scanner.pipeline.lint import lint
+from scanner.pipeline.listing import Listing
+from scanner.pipeline.remote_target import RemoteTarget, redact
+from scanner.pipeline.scan_options import Progress, ScanOptions
+from scanner.pipeline.served import served_definitions
+from scanner.pipeline.transport import WireHealth
+from scanner.probes import phase as probe_phase
+from scanner.probes.remote_runner import probe_remote
+from scanner.report.model import RemoteInfo, Report, Skipped, TargetInfo
+
+# What a remote session's end looks like besides the stdio ones: the HTTP layer's errors.
+CLOSED = (httpx2.HTTPError, StreamableHTTPError)
+NOT_SANDBOXED = ("NOT sandboxed: a remote server runs on someone else's machine; nothing contained or observed it "
+                 "(only tools annotated read-only are called unless --allow-writes)")
+NOT_RUN = (("install", "not applicable: remote (nothing is installed)"),
+           ("provenance", "not applicable: remote (no package to check)"),
+           ("run", NOT_SANDBOXED),
+           ("relisting", "not available: remote (a second listing needs a fresh server under another client)"),
+           ("conformance", "not available: remote (the conformance probe needs a fresh server)"),
+           ("behavior", "not available: remote (the B rules need the sandbox: files, processes, egress, canaries)"))
+
+
+def run_remote_scan(remote: RemoteTarget, options: ScanOptions, *, allow_writes: bool = False,
+                    progress: Progress = lambda _: None) -> Report:
+    began = time.monotonic()
+    info = RemoteInfo(scheme=remote.scheme, host=remote.host, endpoint_sha256=remote.endpoint_sha256(),  # type: ignore[arg-type]
+                      headers=sorted(remote.headers), secret_headers=sorted(remote.secrets), allow_writes=allow_writes)
+    target = TargetInfo(kind="remote", name=remote.host, requested=remote.origin(), remote=info)
+    parts = ScanParts(target=target, probes_enabled=options.probes.enabled,
+                      not_run=[Skipped(stage=stage, reason=reason, chosen=True) for stage, reason in NOT_RUN])  # type: ignore[arg-type]
+    parts.stage = "listing"
+    health = WireHealth()
+    progress("listing tools")
+    inventory, probed = anyio.run(_session, remote, options, allow_writes, health, progress)
+    parts.listing = Listing(inventory=inventory, health=health, probed=probed, stderr="", stderr_truncated=False,
+                            exit_code=None)
+    parts.served = served_definitions(inventory, health, None)
+    parts.stage = "lint"
+    parts.lint = lint(inventory)
+    parts.stage = "probes"
+    parts.probes = probe_phase.summarize(probed)
+    parts.total_seconds = round(time.monotonic() - began, 3)
+    return redacted(assemble(parts, options.config), remote)
+
+
+async def _session(remote: RemoteTarget, options: ScanOptions, allow_writes: bool, health: WireHealth,
+                   progress: Progress) -> tuple[Inventory, probe_phase.ProbePhaseResult]:
+    """One MCP session over Streamable HTTP: list everything, then (unless --no-probes) probe."""
+    probed = probe_phase.ProbePhaseResult(options=options.probes)
+
+    async def after(client: Any, inventory: Inventory) -> None:
+        probed.tools = list(inventory.tools)
+        probed.outcome = await probe_remote(client, inventory.tools, options.probes, allow_writes=allow_writes,
+                                            closed=CLOSED, progress=progress)
+
+    hook = AfterListing(run=after) if options.probes.enabled else None
+    async with http_client(remote, options) as http:
+        transport = streamable_http_client(remote.url, http_client=http, terminate_on_close=True)
+        inventory = await collect_over(transport, health, options.timeouts, time.monotonic(), hook,
+                                       recorded=(*RECORDED, *CLOSED))
+    return inventory, probed
+
+
+def http_client(remote: RemoteTarget, options: ScanOptions) -> httpx2.AsyncClient:
+    """The client the transport uses: the headers; no redirects of its own (the SDK follows same-origin ones only);
+    plain http:// never through a proxy from the environment."""
+    verify: ssl.SSLContext | bool = True
+    if options.ca_bundle is not None and remote.scheme == "https":
+        verify = ssl.create_default_context(cafile=str(options.ca_bundle))
+    timeout = httpx2.Timeout(options.timeouts.startup, read=max(options.timeouts.startup, options.probes.timeout))
+    return httpx2.AsyncClient(headers=remote.all_headers(), timeout=timeout, follow_redirects=False,
+                              trust_env=remote.scheme == "https", verify=verify)
+
+
+def redacted(report: Report, remote: RemoteTarget) -> Report:
+    """The report with every secret value (and the URL) replaced, counted in `target.remote`."""
+    text, found = redact(report.model_dump_json(), remote)
+    clean = Report.model_validate_json(text)
+    in_definitions = 0
+    served = report._served  # noqa: SLF001 - the uncapped definitions the lock fingerprints
+    if served is not None:
+        import json
+
+        served_text, in_definitions = redact(json.dumps(served), remote)
+        clean._served = json.loads(served_text)  # noqa: SLF001
+    assert clean.target.remote is not None
+    clean.target.remote.secrets_echoed = found
+    clean.target.remote.secrets_in_definitions = in_definitions > 0 or _in_definitions(report, remote)
+    return clean
+
+
+def _in_definitions(report: Report, remote: RemoteTarget) -> bool:
+    listed = report.model_dump_json(include={"server", "tools", "prompts", "resources", "resource_templates"})
+    return any(value in listed for value in remote.secret_values())

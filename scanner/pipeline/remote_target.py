@@ -1,0 +1,138 @@
+"""A remote Streamable HTTP server as a target (`scan --url`): the endpoint, the headers to send, and what may be
+shown or stored of them.
+
+The URL itself is never printed or stored: reports and locks show the scheme and host, and a hash of scheme, host,
+port and path (`endpoint_sha256`; the query is left out, it often carries keys). Headers follow mcp-linter:
+`--header 'NAME: VALUE'` for non-secret ones (names and values may be shown), `--header-env NAME=VAR` for secrets
+(read from the environment; only the header name is ever shown), refused over plain http:// unless the host is
+loopback (exactly localhost, 127.0.0.0/8 or [::1]). Whatever a server echoes of a secret is replaced with
+`[redacted]` (`redact`)."""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import ipaddress
+import re
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from urllib.parse import urlsplit
+
+from scanner.errors import UsageError
+
+REDACTED = "[redacted]"
+HEADER_NAME = re.compile(r"^[!#$%&'*+.^_`|~0-9A-Za-z-]+$")  # an RFC 9110 token
+ENV_NAME = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
+# Headers the transport sets itself: a user's value would break the session or lie about it.
+RESERVED = frozenset({"host", "content-length", "content-type", "accept", "mcp-session-id", "mcp-protocol-version",
+                      "transfer-encoding", "connection"})
+DEFAULT_PORTS = {"http": 80, "https": 443}
+
+
+@dataclass(frozen=True)
+class RemoteTarget:
+    url: str = field(repr=False)  # never printed or stored
+    scheme: str
+    host: str
+    port: int
+    path: str
+    headers: dict[str, str] = field(default_factory=dict)  # non-secret: may be shown
+    secrets: dict[str, str] = field(default_factory=dict, repr=False)  # header name -> value (from the environment)
+
+    def origin(self) -> str:
+        """What may be shown of the endpoint: scheme and host (and a port that is not the default)."""
+        host = f"[{self.host}]" if ":" in self.host else self.host
+        port = "" if DEFAULT_PORTS[self.scheme] == self.port else f":{self.port}"
+        return f"{self.scheme}://{host}{port}"
+
+    def endpoint_sha256(self) -> str:
+        """sha256 of scheme, host, port and path: the endpoint's identity in reports and locks, not its URL."""
+        return hashlib.sha256(f"{self.scheme}\n{self.host}\n{self.port}\n{self.path}".encode()).hexdigest()
+
+    def all_headers(self) -> dict[str, str]:
+        return {**self.headers, **self.secrets}
+
+    def secret_values(self) -> list[str]:
+        """The values to redact, raw and JSON-escaped, longest first."""
+        values = {value for value in self.secrets.values() if value}
+        values |= {json.dumps(value)[1:-1] for value in values}  # as it appears inside JSON text
+        return sorted(values, key=len, reverse=True)
+
+
+def is_loopback(host: str) -> bool:
+    """Exactly localhost, 127.0.0.0/8 or ::1 (no name that merely resolves there)."""
+    if host.lower() == "localhost":
+        return True
+    try:
+        return ipaddress.ip_address(host).is_loopback
+    except ValueError:
+        return False
+
+
+def parse_remote(url: str, headers: list[str], header_envs: list[str], environ: Mapping[str, str]) -> RemoteTarget:
+    """The target, or a UsageError (exit 2, one line) naming what to change. Never echoes the URL back."""
+    parts = urlsplit(url.strip())
+    if parts.scheme not in DEFAULT_PORTS or not parts.hostname:
+        raise UsageError("--url must be an http:// or https:// URL with a host (e.g. https://host/mcp)")
+    if parts.username is not None or parts.password is not None:
+        raise UsageError("--url must not carry user:password@; send credentials with --header-env NAME=VAR")
+    try:
+        port = parts.port or DEFAULT_PORTS[parts.scheme]
+    except ValueError:
+        raise UsageError("--url has a port that is not a number from 0 to 65535") from None
+    plain = _plain_headers(headers)
+    secrets = _secret_headers(header_envs, environ)
+    if secrets and parts.scheme == "http" and not is_loopback(parts.hostname):
+        raise UsageError("--header-env sends a secret: use an https:// URL (plain http:// only to a loopback host)")
+    clash = sorted(set(map(str.lower, plain)) & set(map(str.lower, secrets)))
+    if clash:
+        raise UsageError(f"header {clash[0]} is given by both --header and --header-env; give it once")
+    return RemoteTarget(url=url.strip(), scheme=parts.scheme, host=parts.hostname, port=port,
+                        path=parts.path or "/", headers=plain, secrets=secrets)
+
+
+def _checked_name(name: str, flag: str) -> str:
+    if not HEADER_NAME.match(name):
+        raise UsageError(f"{flag}: {name[:60]!r} is not a header name (letters, digits and -)")
+    if name.lower() in RESERVED:
+        raise UsageError(f"{flag}: {name} is set by the transport itself; drop it")
+    return name
+
+
+def _plain_headers(given: list[str]) -> dict[str, str]:
+    headers: dict[str, str] = {}
+    for item in given:
+        name, sep, value = item.partition(":")
+        if not sep or not name.strip():
+            raise UsageError("--header must look like 'NAME: VALUE' (for a secret, use --header-env NAME=VAR)")
+        if "\r" in value or "\n" in value:
+            raise UsageError(f"--header {name.strip()}: the value must be one line")
+        headers[_checked_name(name.strip(), "--header")] = value.strip()
+    return headers
+
+
+def _secret_headers(given: list[str], environ: Mapping[str, str]) -> dict[str, str]:
+    secrets: dict[str, str] = {}
+    for item in given:
+        name, sep, variable = item.partition("=")
+        if not sep or not ENV_NAME.match(variable):
+            raise UsageError("--header-env must look like NAME=VAR (the header, and the variable holding its value)")
+        name = _checked_name(name.strip(), "--header-env")
+        value = environ.get(variable)
+        if not value:
+            raise UsageError(f"--header-env {name}={variable}: the variable {variable} is not set or empty")
+        if "\r" in value or "\n" in value:
+            raise UsageError(f"--header-env {name}={variable}: the value must be one line")
+        secrets[name] = value
+    return secrets
+
+
+def redact(text: str, remote: RemoteTarget) -> tuple[str, int]:
+    """`text` with every secret value, and the URL's path and query, replaced; and how many secrets were found."""
+    found = 0
+    for value in remote.secret_values():
+        found += text.count(value)
+        text = text.replace(value, REDACTED)
+    for private in (remote.url, remote.url.split("#")[0]):
+        text = text.replace(private, remote.origin() + "/" + REDACTED)
+    return text, found

@@ -1,0 +1,47 @@
+"""One probe's tools/call, bounded by its timeout: what came back, or why nothing did (shared by the sandboxed
+runner and the remote one)."""
+
+from __future__ import annotations
+
+import time
+from typing import Any, Literal
+
+import anyio
+import mcp_types
+from mcp import Client
+from mcp.shared.exceptions import MCPError
+
+from scanner.probes.model import ProbeCall, ProbeResult, result_from_call, result_from_failure
+
+TIMEOUT_GRACE = 5.0  # the SDK's own read timeout fires first; this bounds everything else
+
+
+async def send_call(client: Client, call: ProbeCall, timeout: float,
+                    closed: tuple[type[BaseException], ...] = ()) -> tuple[ProbeResult, dict[str, Any] | None]:
+    """The call's result, and the answer as sent on the wire (None when there was no answer). `closed`: more
+    exceptions that mean the connection is gone (a remote transport's)."""
+    started = time.monotonic()
+    try:
+        with anyio.fail_after(timeout + TIMEOUT_GRACE):
+            answer = await client.call_tool(call.tool, call.arguments, read_timeout_seconds=timeout)
+        wire = answer.model_dump(mode="json", by_alias=True, exclude_none=True)
+        return result_from_call(call, call_result=wire, latency_ms=_ms(started)), wire
+    except TimeoutError:
+        return result_from_failure(call, status="timeout", error=f"no answer within {timeout:g} s; cancelled",
+                                   latency_ms=_ms(started)), None
+    except MCPError as exc:
+        code = exc.error.code
+        status: Literal["protocol_error", "timeout", "crashed"] = (
+            "timeout" if code == mcp_types.REQUEST_TIMEOUT else
+            "crashed" if code == mcp_types.CONNECTION_CLOSED else "protocol_error")
+        return result_from_failure(call, status=status, error=f"error {exc.error.code}: {exc.error.message}",
+                                   latency_ms=_ms(started),
+                                   error_code=code if status == "protocol_error" else None), None
+    except (anyio.EndOfStream, anyio.ClosedResourceError, anyio.BrokenResourceError, ConnectionError,
+            *closed) as exc:
+        return result_from_failure(call, status="crashed", error=f"the connection closed ({type(exc).__name__})",
+                                   latency_ms=_ms(started)), None
+
+
+def _ms(started: float) -> float:
+    return (time.monotonic() - started) * 1000
