@@ -205,3 +205,19 @@ def test_the_protocol_rules_are_never_gated(tmp_path: Path) -> None:
     where = _repo(tmp_path, "a.py", "from mcp.server.fastmcp import FastMCP\nCODE = {'code': -32002}",
                   '[project]\nname = "a"\ndependencies = ["mcp==1.26.0"]\n')
     assert [f.rule_id for f in vet(where).findings] == ["ERROR_CODE_32002"]
+
+
+def test_a_wheel_metadata_is_a_manifest(tmp_path: Path) -> None:
+    """An unpacked wheel has no pyproject.toml: its one dist-info's Requires-Dist settles the major and httpx."""
+    (tmp_path / ".git").mkdir()
+    (tmp_path / "pkg-1.0.dist-info").mkdir()
+    (tmp_path / "pkg-1.0.dist-info" / "METADATA").write_text(
+        "Metadata-Version: 2.4\nName: pkg\nRequires-Dist: httpx[socks]>=0.27\nRequires-Dist: mcp<3,>=2.3\n",
+        encoding="utf-8")
+    (tmp_path / "pkg").mkdir()
+    (tmp_path / "pkg" / "server.py").write_text("import httpx\nfrom mcp.server.fastmcp import FastMCP\n",
+                                               encoding="utf-8")
+    result = vet(tmp_path)
+    assert result.sdk == {"pkg-1.0.dist-info/METADATA": "2"}
+    assert [(f.rule_id, "could not be determined" in f.message) for f in result.findings] == [
+        ("PY_SDK_V1_FASTMCP", False)]

@@ -181,22 +181,38 @@ def _names_httpx(path: Path) -> bool:
             if "httpx" in data.get("tool", {}).get("poetry", {}).get("dependencies", {}):
                 return True
         else:
-            lines = text.splitlines()
+            lines = _requirement_lines(path, text)
     except (OSError, ValueError, AttributeError):
         return False
     return any(re.match(r"\s*httpx\b(?![-_.\w])", str(line)) for line in lines)
 
 
+def _requirement_lines(path: Path, text: str) -> list[str]:
+    """The requirement lines of a requirements file, or of a wheel's METADATA (its `Requires-Dist:` headers)."""
+    if path.name != "METADATA":
+        return text.splitlines()
+    return [line.split(":", 1)[1] for line in text.splitlines() if line.startswith("Requires-Dist:")]
+
+
+def _metadata(here: Path) -> list[Path]:
+    """The METADATA of the one distribution in `here` (a wheel or an unpacked package; a folder holding several
+    dist-info directories, such as site-packages, says nothing about any one file's package)."""
+    found = list(here.glob("*.dist-info/METADATA"))
+    return found if len(found) == 1 else []
+
+
 def py_sdk(folder: Path) -> Declaration | None:
-    """The nearest uv.lock, poetry.lock, pyproject.toml or requirements*.txt naming mcp."""
+    """The nearest uv.lock, poetry.lock, pyproject.toml, requirements*.txt or wheel METADATA naming mcp."""
     for here in _upwards(folder):
-        candidates = [here / name for name in PY_FILES] + sorted(here.glob("requirements*.txt"))
+        candidates = [here / name for name in PY_FILES] + sorted(here.glob("requirements*.txt")) + _metadata(here)
         for path in candidates:
             if not path.is_file():
                 continue
             try:
-                majors = (_python_lock_version(path) if path.suffix in (".lock", ".toml") else
-                          set().union(*(_requirement_majors(l) for l in path.read_text(encoding="utf-8").splitlines())))
+                lines = [] if path.suffix in (".lock", ".toml") else \
+                    _requirement_lines(path, path.read_text(encoding="utf-8"))
+                majors = _python_lock_version(path) if path.suffix in (".lock", ".toml") else \
+                    set().union(*(_requirement_majors(line) for line in lines))
             except (OSError, ValueError):
                 continue
             if majors:
