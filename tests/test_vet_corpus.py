@@ -7,9 +7,11 @@ from __future__ import annotations
 import pytest
 
 from scanner.vet.catalogue import BY_ID
+from scanner.vet.model import Tier
 from tests.vet_helpers import CORPUS, actual_of, expected_of, vet
 
-CORPORA = ("dirty_ts", "dirty_js", "dirty_py", "clean_ts", "clean_py", "negatives", "suppress")
+CORPORA = ("dirty_ts", "dirty_js", "dirty_py", "clean_ts", "clean_py", "negatives", "suppress", "sdk_py_v2",
+           "sdk_py_v2_clean", "sdk_ts_v2", "sdk_ts_v2_clean")
 
 
 @pytest.mark.parametrize("corpus", CORPORA)
@@ -24,12 +26,15 @@ def test_findings_are_exactly_the_markers(corpus: str) -> None:
 
 
 @pytest.mark.parametrize("corpus", ("dirty_ts", "dirty_js", "dirty_py"))
-def test_every_rule_fires_in_every_language(corpus: str) -> None:
-    fired = {f.rule_id for f in vet(CORPUS / corpus).findings}
-    assert fired == set(BY_ID)
+def test_every_protocol_rule_fires_in_every_language(corpus: str) -> None:
+    """The dirty servers declare SDK v1, so the SDK-migration advisories are held back there (and counted): the
+    advisories have their own corpora, tests/test_vet_sdk.py."""
+    result = vet(CORPUS / corpus)
+    assert {f.rule_id for f in result.findings} == {i for i, r in BY_ID.items() if r.tier is not Tier.ADVISORY}
+    assert sum(result.held_back.values()) > 0
 
 
-@pytest.mark.parametrize("corpus", ("clean_ts", "clean_py", "negatives"))
+@pytest.mark.parametrize("corpus", ("clean_ts", "clean_py", "negatives", "sdk_py_v2_clean", "sdk_ts_v2_clean"))
 def test_migrated_twins_and_near_misses_are_clean(corpus: str) -> None:
     result = vet(CORPUS / corpus)
     assert result.findings == [] and result.suppressed == []

@@ -48,8 +48,10 @@ EXPECTED = {
         "TASKS_RESULT_REMOVED/high": 2, "LOGGING_CAP/high": 5, "ROOTS_CAP/high": 1},
     # The three Python servers are already on the v2 Python SDK (`mcp.server.mcpserver.MCPServer`, `MCPError`,
     # `ServerRequestContext`): none of the removed or deprecated surface appears in their source, so no finding is
-    # right. (A wheel carries no pyproject/lockfile, so their SDK major is "undetermined" to `vet`: the wheel's
-    # METADATA Requires-Dist is not read yet.)
+    # right. Their wheels' METADATA (Requires-Dist `mcp<3,>=2.3`) settles SDK v2, so the PY_SDK_V1_* advisories
+    # run, unannotated, and find no v1 API: reviewed, right. mcp-server-fetch imports httpx three times (server.py
+    # and two helpers); its METADATA declares `httpx[socks]>=0.27` directly, so PY_SDK_V1_HTTPX (httpx is no longer
+    # installed by mcp 2) correctly stays silent. Before METADATA was read, those three were false positives.
     "mcp-server-git": {}, "mcp-server-time": {}, "mcp-server-fetch": {},
 }
 

@@ -47,8 +47,9 @@ def test_the_manifest_walk_stops_at_the_repository(tmp_path: Path) -> None:
     (repo / ".git").mkdir(parents=True)
     (repo / "src").mkdir()
     assert ts_sdk(repo / "src") is None and py_sdk(repo / "src") is None
-    assert ts_sdk(tmp_path / "elsewhere") == ("1", tmp_path / "package.json")
-    assert py_sdk(tmp_path) == ("1", tmp_path / "requirements.txt")
+    ts, py = ts_sdk(tmp_path / "elsewhere"), py_sdk(tmp_path)
+    assert ts is not None and (ts.major, ts.manifest) == ("1", tmp_path / "package.json")
+    assert py is not None and (py.major, py.manifest) == ("1", tmp_path / "requirements.txt")
 
 
 @pytest.mark.parametrize(("spec", "majors"), [

@@ -1,5 +1,6 @@
 """The `vet` rules, loaded once from scanner/vet/rules.toml (each rule listed there once, with mcp-vet's id): tier,
-the specification sentence it rests on, what it matches, the migrated form and the dated documentation page."""
+the specification sentence it rests on (for an ADVISORY, the SDK migration guide's), what it matches, the migrated
+form and the dated specification page (an ADVISORY's is its SDK's migration guide)."""
 
 from __future__ import annotations
 
@@ -12,11 +13,9 @@ from scanner.vet.model import Tier
 
 CATALOGUE = "rules.toml"
 _FIELDS = ("id", "tier", "group", "title", "quote", "detects", "after", "doc")
-# Rule groups that have a slot but no rules yet (see README "Limitations"): gated on the declared SDK major.
-PLANNED_GROUPS = MappingProxyType({
-    "py_sdk_v1": "PY_SDK_V1_* (Python SDK v1 -> v2 migration advisories)",
-    "ts_sdk_v1": "TS_SDK_V1_* (TypeScript SDK v1 -> v2 migration advisories)",
-})
+# Where an ADVISORY (an SDK migration, not the protocol) may point: the SDKs' v2 migration guides and release notes.
+SDK_DOCS = ("https://py.sdk.modelcontextprotocol.io/v2/migration/",
+            "https://ts.sdk.modelcontextprotocol.io/v2/migration/", "https://github.com/modelcontextprotocol/python-sdk/releases")
 
 
 class VetCatalogueError(ValueError):
@@ -39,7 +38,10 @@ def _rule(entry: dict[str, object]) -> VetRule:
     if set(entry) != set(_FIELDS) or not all(isinstance(entry[k], str) and entry[k] for k in _FIELDS):
         raise VetCatalogueError(f"vet rule {entry.get('id')!r}: needs exactly the fields {', '.join(_FIELDS)}")
     doc = str(entry["doc"])
-    if "/draft/" in doc or "/specification/2026-07-28/" not in doc:
+    if entry["tier"] == Tier.ADVISORY.value:
+        if not doc.startswith(SDK_DOCS):
+            raise VetCatalogueError(f"vet rule {entry['id']}: an advisory's doc must be an SDK migration page")
+    elif "/draft/" in doc or "/specification/2026-07-28/" not in doc:
         raise VetCatalogueError(f"vet rule {entry['id']}: doc must be a dated 2026-07-28 specification page")
     return VetRule(**{k: (Tier(entry[k]) if k == "tier" else str(entry[k])) for k in _FIELDS})  # type: ignore[arg-type]
 

@@ -5,6 +5,7 @@ the table."""
 from __future__ import annotations
 
 from scanner.vet.catalogue import VET_RULES
+from scanner.vet.model import Tier
 
 TABLE_START, TABLE_END = "<!-- vet-rules:start -->", "<!-- vet-rules:end -->"
 DOC_START, DOC_END = "<!-- vet-rules-doc:start -->", "<!-- vet-rules-doc:end -->"
@@ -23,8 +24,11 @@ def markdown_table() -> str:
 def markdown_doc() -> str:
     out = []
     for rule in VET_RULES:
-        out += [f"### {rule.id} ({rule.tier.value})", "", f"> {rule.quote}", "", f"**Detects:** {rule.detects}", "",
-                f"**Migrated form:** `{rule.after}`", "", f"Specification: <{rule.doc}>", ""]
+        advisory = rule.tier is Tier.ADVISORY
+        said = f"Per the SDK migration guide, {rule.quote}" if advisory else f"> {rule.quote}"
+        out += [f"### {rule.id} ({rule.tier.value})", "", said, "", f"**Detects:** {rule.detects}", "",
+                f"**Migrated form:** `{rule.after}`", "", f"{'Migration guide' if advisory else 'Specification'}: "
+                f"<{rule.doc}>", ""]
     return "\n".join(out)
 
 

@@ -1,6 +1,7 @@
 """One file through `vet`: parse it (tree-sitter for TypeScript/JavaScript, `ast` for Python), run every rule of
-scanner/vet/rules on its tokens, drop what its suppression directives silence (counting each one), keep what meets
---min-confidence, and turn each hit into a finding with the rule's quote, a before/after and the dated doc link."""
+scanner/vet/rules on its tokens (the SDK-migration advisories as its SdkGate says: run, run annotated, or held back
+and only counted), drop what its suppression directives silence (counting each one), keep what meets
+--min-confidence, and turn each hit into a finding with the rule's quote, a before/after and the doc link."""
 
 from __future__ import annotations
 
@@ -9,9 +10,10 @@ from pathlib import Path
 
 from scanner.vet.catalogue import BY_ID, vet_rule
 from scanner.vet.facts import facts_of
-from scanner.vet.model import Hit, Language, ParsedFile, Suppressed, VetFinding, confidence_rank
-from scanner.vet.rules import GROUPS
-from scanner.vet.suppress import parse_suppressions
+from scanner.vet.model import Hit, Language, ParsedFile, Suppressed, Tier, VetFinding, confidence_rank
+from scanner.vet.rules import GROUPS, PY_ADVISORIES, TS_ADVISORIES
+from scanner.vet.sdk_gate import SdkGate
+from scanner.vet.suppress import Suppressions, parse_suppressions
 
 MINIFIED_LINE = 5_000  # a line longer than this is a bundle, not code a person wrote and will migrate
 SNIPPET_CHARS = 200
@@ -25,6 +27,7 @@ class Unparsable(ValueError):
 class FileOutcome:
     findings: list[VetFinding]
     suppressed: list[Suppressed]
+    held_back: int = 0  # advisory hits not reported: the manifest declares SDK v1
 
 
 def is_minified(source: bytes) -> bool:
@@ -47,16 +50,28 @@ def parse_file(path: Path, relative: str, language: Language, source: bytes) -> 
     return ParsedFile(path=path, relative=relative, language=language, lines=lines, tokens=tokens)
 
 
-def hits_of(parsed: ParsedFile) -> list[Hit]:
-    """Every rule's hits on one file, one per (line, column, rule), in source order."""
-    facts = facts_of(parsed)
+def _unique(hits: list[Hit]) -> list[Hit]:
+    """One hit per (line, column, rule), the most confident, in source order."""
     seen: dict[tuple[int, int, str], Hit] = {}
-    for find in GROUPS.values():
-        for hit in find(parsed, facts):
-            key = (hit.token.line, hit.token.col, hit.rule_id)
-            if key not in seen or confidence_rank(hit.confidence) > confidence_rank(seen[key].confidence):
-                seen[key] = hit
+    for hit in hits:
+        key = (hit.token.line, hit.token.col, hit.rule_id)
+        if key not in seen or confidence_rank(hit.confidence) > confidence_rank(seen[key].confidence):
+            seen[key] = hit
     return sorted(seen.values(), key=lambda h: (h.token.line, h.token.col, h.rule_id))
+
+
+def advisory_hits(parsed: ParsedFile, gate: SdkGate) -> list[Hit]:
+    """The SDK-migration group of the file's language, when the file imports that SDK (whatever the gate says)."""
+    group = PY_ADVISORIES if parsed.language == "python" else TS_ADVISORIES
+    if not group.applies(parsed):
+        return []
+    return _unique([hit for find in group.rules.values() for hit in find(parsed, gate)])
+
+
+def hits_of(parsed: ParsedFile) -> list[Hit]:
+    """Every protocol rule's hits on one file, one per (line, column, rule), in source order."""
+    facts = facts_of(parsed)
+    return _unique([hit for find in GROUPS.values() for hit in find(parsed, facts)])
 
 
 def _snippet(lines: tuple[str, ...], line: int) -> str:
@@ -64,24 +79,40 @@ def _snippet(lines: tuple[str, ...], line: int) -> str:
     return "\n".join(shown)
 
 
-def finding_of(parsed: ParsedFile, hit: Hit) -> VetFinding:
+def finding_of(parsed: ParsedFile, hit: Hit, annotation: str = "") -> VetFinding:
     rule = vet_rule(hit.rule_id)
     token = hit.token
+    said = f"per the SDK migration guide, {rule.quote}" if rule.tier is Tier.ADVISORY else \
+        f'the specification says "{rule.quote}"'
+    detail = f" {hit.detail}" if hit.detail else ""
     return VetFinding(file=parsed.relative, line=token.line, column=token.col,
                       end_column=token.col + len(token.value), rule_id=rule.id, tier=rule.tier,
-                      confidence=hit.confidence, message=f'{rule.title}: the specification says "{rule.quote}"',
+                      confidence=hit.confidence, message=f"{rule.title}: {said}{detail}{annotation}",
                       before=_snippet(parsed.lines, token.line), after=rule.after, doc_url=rule.doc)
 
 
-def vet_file(parsed: ParsedFile, min_confidence: str) -> FileOutcome:
+def vet_file(parsed: ParsedFile, min_confidence: str, gate: SdkGate) -> FileOutcome:
     directives = parse_suppressions(parsed.lines, BY_ID)
+    advisories = [h for h in advisory_hits(parsed, gate)
+                  if confidence_rank(h.confidence) >= confidence_rank(min_confidence)]
+    if gate.state == "held":
+        return FileOutcome(*_reported(parsed, hits_of(parsed), min_confidence, directives, ""), len(advisories))
+    protocol = _reported(parsed, hits_of(parsed), min_confidence, directives, "")
+    advisory = _reported(parsed, advisories, min_confidence, directives, gate.annotation())
+    findings = sorted(protocol[0] + advisory[0], key=lambda f: (f.line, f.column, f.rule_id))
+    return FileOutcome(findings, protocol[1] + advisory[1])
+
+
+def _reported(parsed: ParsedFile, hits: list[Hit], min_confidence: str, directives: Suppressions,
+              annotation: str) -> tuple[list[VetFinding], list[Suppressed]]:
+    """The hits at or above --min-confidence as findings, minus (and listing) those a directive silences."""
     findings, suppressed = [], []
-    for hit in hits_of(parsed):
+    for hit in hits:
         if confidence_rank(hit.confidence) < confidence_rank(min_confidence):
             continue
         directive = directives.silences(hit.token.line, hit.rule_id)
         if directive is not None:
             suppressed.append(Suppressed(parsed.relative, hit.token.line, hit.rule_id, directive))
         else:
-            findings.append(finding_of(parsed, hit))
-    return FileOutcome(findings, suppressed)
+            findings.append(finding_of(parsed, hit, annotation))
+    return findings, suppressed

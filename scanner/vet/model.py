@@ -35,7 +35,8 @@ class Token:
     """One structural fact of a file: a string literal, a (signed) number literal, an identifier or an object key /
     keyword argument, at a 1-based line and character column, with the context flags a parser found around it
     (`registration`, `error_code`, `in_capabilities`, `benign`, `client_session`, `transport_ctx`, `transport_sse`,
-    `sse_endpoint_event`, `cred_key`)."""
+    `sse_endpoint_event`, `cred_key`; for the SDK advisories `import_module`, `import_name`, `from:MODULE`, `kwarg`,
+    `callee:NAME`, `attribute` and the call shapes parse_ts_sdk marks)."""
 
     kind: Kind
     value: str
@@ -65,6 +66,7 @@ class Hit:
     rule_id: str
     token: Token
     confidence: Confidence
+    detail: str = ""  # a sentence the rule adds for this instance (where a v1 module path moved to)
 
 
 @dataclass(frozen=True)
@@ -108,10 +110,12 @@ class VetResult:
     files_scanned: int = 0
     notes: list[str] = field(default_factory=list)
     sdk: dict[str, str] = field(default_factory=dict)
+    # Advisory findings not reported because the nearest manifest declares SDK v1 (group -> count): said in one note
+    held_back: dict[str, int] = field(default_factory=dict)
 
     def as_json(self) -> dict[str, object]:
         return {"root": str(self.root), "files_scanned": self.files_scanned,
                 "findings": [f.as_json() for f in self.findings],
                 "suppressed": [{"file": s.file, "line": s.line, "rule_id": s.rule_id, "directive": s.directive}
                                for s in self.suppressed],
-                "notes": list(self.notes), "sdk": dict(self.sdk)}
+                "notes": list(self.notes), "sdk": dict(self.sdk), "held_back": dict(self.held_back)}

@@ -136,24 +136,29 @@ class _Reader:
             client = node.attr in shapes.SESSION_KEYS and shapes.TRANSPORTISH.search(base_name(node.value))
             parent = self.parents.get(id(node))
             called = isinstance(parent, ast.Call) and parent.func is node
-            self.add("name", node.attr, node, *(("client_session",) if client else ("method_call",) if called else ()))
+            self.add("name", node.attr, node, "attribute",
+                     *(("client_session",) if client else ("method_call",) if called else ()))
 
     def imports(self, node: ast.Import | ast.ImportFrom) -> None:
         for alias in node.names:
-            self.add("name", alias.name.rsplit(".", 1)[-1], alias)
+            self.add("name", alias.name.rsplit(".", 1)[-1], alias, "import_name")
             if "." in alias.name:
-                self.add("string", alias.name, alias)
+                self.add("string", alias.name, alias, "import_module")
         if isinstance(node, ast.ImportFrom) and node.module:
-            self.add("string", node.module, node)
+            self.add("string", node.module, node, "import_module")
 
     def dict_keys(self, node: ast.Dict, in_caps: bool) -> None:
         for key, value in zip(node.keys, node.values):
             if isinstance(key, ast.Constant) and isinstance(key.value, str):
                 self.key(key.value, key, value, in_caps, callee="")
 
-    def key(self, name: str, at: ast.AST, value: ast.AST, in_caps: bool, callee: str) -> None:
+    def key(self, name: str, at: ast.AST, value: ast.AST, in_caps: bool, callee: str, kwarg: bool = False) -> None:
         literal = value.value if isinstance(value, ast.Constant) else object()
         flags = shapes.literal_key_flags(name, literal)
+        if kwarg:
+            flags += ["kwarg", f"callee:{callee}", *(("false_value",) if literal is False else ()),
+                      *(("timedelta_value",) if isinstance(value, ast.Call) and func_name(value.func) == "timedelta"
+                        else ())]
         if name in shapes.CAPABILITY_KEYS and in_caps:
             flags.append("in_capabilities")
         if name in shapes.SESSION_KEYS and shapes.TRANSPORTISH.search(callee):
@@ -168,7 +173,7 @@ class _Reader:
         caps = in_caps or bool(shapes.CAPABILITY_CALL.search(callee))
         for keyword in node.keywords:
             if keyword.arg is not None:
-                self.key(keyword.arg, keyword, keyword.value, caps, callee)
+                self.key(keyword.arg, keyword, keyword.value, caps, callee, kwarg=True)
         storeish = shapes.STORE_VERBS.search(callee) or shapes.STOREISH.search(callee)
         if storeish and len(node.args) >= 2:
             values = [*node.args[1:], *(k.value for k in node.keywords)]

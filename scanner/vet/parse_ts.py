@@ -10,6 +10,7 @@ from typing import Any
 from scanner.vet import shapes
 from scanner.vet.imports import ts_aliases
 from scanner.vet.model import Kind, Language, Token
+from scanner.vet.parse_ts_sdk import SdkMarks, mark_call, mark_declarator, mark_import, member_flags
 
 Node = Any  # tree_sitter.Node (imported lazily)
 NAME_NODES = frozenset({"identifier", "property_identifier", "type_identifier", "shorthand_property_identifier",
@@ -137,6 +138,7 @@ class _Reader:
     def __init__(self, source: bytes) -> None:
         self.lines = source.split(b"\n")
         self.tokens: list[Token] = []
+        self.marks = SdkMarks()
 
     def column(self, node: Node) -> int:
         row, byte = node.start_point
@@ -157,7 +159,7 @@ def _string(reader: _Reader, node: Node) -> None:
     if value in shapes.INIT_STRINGS and is_registration(node, strict=False) or (
             value == "ping" and is_registration(node, strict=True)):
         flags.append("registration")
-    reader.add("string", value, node, *flags)
+    reader.add("string", value, node, *flags, *reader.marks.of(node))
 
 
 def _number(reader: _Reader, node: Node) -> None:
@@ -226,13 +228,14 @@ def _indexed_store(reader: _Reader, assignment: Node) -> None:
 def _name(reader: _Reader, node: Node, aliases: dict[str, str]) -> None:
     value = text(node)
     parent = node.parent
-    flags: tuple[str, ...] = ()
+    flags: tuple[str, ...] = reader.marks.of(node)
     if node.type == "property_identifier" and parent is not None and parent.type == "member_expression":
+        flags += member_flags(reader.marks, parent)
         if value in shapes.SESSION_KEYS and shapes.TRANSPORTISH.search(text(parent.child_by_field_name("object"))):
-            flags = ("client_session",)
+            flags += ("client_session",)
         elif parent.parent is not None and parent.parent.type == "call_expression" \
                 and parent.parent.child_by_field_name("function") == parent:
-            flags = ("method_call",)
+            flags += ("method_call",)
     reader.add("name", value, node, *flags)
     canonical = aliases.get(value)
     if canonical and node.type == "identifier" and (parent is None or parent.type not in ALIAS_SITES):
@@ -257,6 +260,11 @@ def _visit(reader: _Reader, node: Node, aliases: dict[str, str]) -> bool:
             _key(reader, key, pair_key(node), node.child_by_field_name("value"))
     elif kind == "call_expression":
         _store_call(reader, node)
+        mark_call(reader.marks, node, aliases)
+    elif kind in ("import_statement", "export_statement"):
+        mark_import(reader.marks, node)
+    elif kind == "variable_declarator":
+        mark_declarator(reader.marks, node)
     elif kind == "assignment_expression":
         _indexed_store(reader, node)
     return kind != "comment"
