@@ -49,6 +49,7 @@ def test_a_plugins_bundled_server_is_run_and_probed_in_the_sandbox(tmp_path, doc
     assert report["probes"] and report["sandbox"]["teardown"]["complete"] is True
     assert report["target"]["launch"]["runner"] == "plugin" and report["target"]["launch"]["config_server"] == "bundled"
     assert document["verdict"] == report["verdict"]
+    assert document["sources"]["./server"]["files_scanned"] > 0  # the bundled source went through `vet` too
     assert servers["binary"]["status"] == "not scanned"
     assert servers["binary"]["reason"].startswith("not auditable: compiled executable")
     assert servers["remote"]["reason"].startswith("remote: not scanned yet")

@@ -3,7 +3,8 @@ envelope, then every declared stdio server run and probed in its own sandbox, as
 servers; one result with a section per server, and the worst of them).
 
 The JSON document of `scan PLUGIN --json` is {"plugin": PATH, "envelope": the envelope (as `plugin --json`),
-"verdict": the worst server verdict or null, "servers": [as scan --config-file's servers]}. Exit codes: 1 when the
+"verdict": the worst server verdict or null, "sources": {"./FOLDER": the `vet` result of each bundled package
+folder}, "servers": [as scan --config-file's servers]}. Exit codes: 1 when the
 envelope has a FATAL or BREAKING finding (a conformant client rejects the plugin or a server entry), else the worst
 of the servers' (3 when one was not scanned); `plugin` alone: 1 on a FATAL/BREAKING finding, else 0."""
 
@@ -21,7 +22,10 @@ from scanner.cli.output import STDOUT, ReportOutputs, check_writable, write_json
 from scanner.errors import UsageError
 
 if TYPE_CHECKING:
+    from rich.console import Console
+
     from scanner.cli.scan_config import ConfigRun, ServerOutcome
+    from scanner.pipeline.config_doors import PlannedServer
     from scanner.pipeline.scan import ScanOptions
     from scanner.report.model import Report
 
@@ -75,19 +79,41 @@ def scan_plugin(given: ConfigRun, options: ScanOptions, outputs: ReportOutputs, 
     console = outputs.terminal(soft_wrap=True)
     if console is not None:
         console.print("\n".join(views.terminal_lines(envelope)), markup=False)
-    outcomes = [_scan_one(server, options, outputs, console, run) for server in plan_plugin(envelope)]
+    planned = plan_plugin(envelope)
+    sources = _vet_bundled(envelope.root, planned, console)
+    outcomes = [_scan_one(server, options, outputs, console, run) for server in planned]
     verdict = worst_verdict(outcomes)
     if console is not None and outcomes:
         console.print(_table(outcomes))
         console.print(verdict_line(verdict, outcomes), markup=False)
     if outputs.json:
         write_json(outputs.json, {"plugin": str(envelope.root), "envelope": views.as_json(envelope),
-                                  "verdict": verdict, "servers": _document("", "", outcomes)["servers"]},
+                                  "verdict": verdict, "sources": sources,
+                                  "servers": _document("", "", outcomes)["servers"]},
                    "the JSON report")
     code = _finish(outcomes, outputs, fail_under) if outcomes else 0
     if envelope.failing and not outputs.quiet:
         print(f"exit 1: {views.summary(envelope)}", file=sys.stderr)
     return max(code, 1 if envelope.failing else 0)
+
+
+def _vet_bundled(root: Path, planned: list[PlannedServer], console: Console | None) -> dict[str, object]:
+    """The offline source scan (`vet`, MCP 2026-07-28) of each package folder the plugin bundles a server in:
+    reported (terminal and JSON, by the folder's plugin-relative path), not part of the exit code."""
+    from scanner.vet import vet_tree
+    from scanner.vet.views import terminal_report
+
+    folders = sorted({Path(p.mapping.target) for p in planned if p.mapping is not None and p.mapping.runner ==
+                      "plugin"})
+    sources: dict[str, object] = {}
+    for folder in folders:
+        label = "./" + folder.relative_to(root).as_posix()
+        result = vet_tree(folder)
+        sources[label] = result.as_json()
+        if console is not None:
+            console.print(f"\n== bundled source {label} (vet, MCP 2026-07-28; reported, not gating)", markup=False)
+            console.print("\n".join(terminal_report(result)), markup=False)
+    return sources
 
 
 def _check(given: ConfigRun, options: ScanOptions, outputs: ReportOutputs) -> None:
