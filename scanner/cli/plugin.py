@@ -107,7 +107,8 @@ def _vet_bundled(root: Path, planned: list[PlannedServer], console: Console | No
                       "plugin"})
     sources: dict[str, object] = {}
     for folder in folders:
-        label = "./" + folder.relative_to(root).as_posix()
+        relative = folder.relative_to(root).as_posix()
+        label = "./" if relative == "." else f"./{relative}"
         result = vet_tree(folder)
         sources[label] = result.as_json()
         if console is not None:
