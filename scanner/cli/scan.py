@@ -165,9 +165,9 @@ def scan(
         config=_load_config(config_path), advisories=advisories, network=network,  # type: ignore[arg-type]
         probes=_probe_options(no_probes, no_destructive, no_error_probes, fixtures, include_responses, probe_timeout),
         conformance=_conformance_options(spec_version, spec))
-    if config_file is not None or servers or pass_config_env:
-        raise typer.Exit(_scan_config((config_file, servers, pass_config_env, target, ctx.meta.get(LAUNCH_TAIL),
-                                       lock_path, signer), options, outputs, fail_under))
+    given = (config_file, servers, pass_config_env, target, ctx.meta.get(LAUNCH_TAIL), lock_path, signer)
+    if config_file is not None or servers or pass_config_env or _is_plugin(target):
+        raise typer.Exit(_scan_config(given, options, outputs, fail_under))
     report = _scan_door(options, target, ctx.meta.get(LAUNCH_TAIL), outputs, remote)
     _write_outputs(report, outputs, lock_path, accept, signer)
     raise typer.Exit(finish(report, outputs, fail_under))
@@ -192,11 +192,22 @@ def _load_config(path: Path | None) -> Config:
 
 
 def _scan_config(given: tuple[Any, ...], options: ScanOptions, outputs: ReportOutputs, fail_under: int | None) -> int:
-    """`scan --config-file`: every server of the config, each scanned as `_run` scans one (`given`: the ConfigRun's
-    fields, in order: config file, servers, pass-config-env, target, launch tail, lock path, signer)."""
+    """`scan --config-file` (every server of the config) or `scan PLUGIN` (every server of its mcp.json), each
+    scanned as `_run` scans one (`given`: the ConfigRun's fields, in order: config file, servers, pass-config-env,
+    target, launch tail, lock path, signer)."""
     from scanner.cli.scan_config import ConfigRun, scan_config
 
-    return scan_config(ConfigRun(*given), options, outputs, fail_under, run=_run)
+    run_request = ConfigRun(*given)
+    if run_request.path is None and not run_request.servers and not run_request.pass_env:
+        from scanner.cli.plugin import scan_plugin  # TARGET is a plugin folder (_is_plugin)
+
+        return scan_plugin(run_request, options, outputs, fail_under, run=_run)
+    return scan_config(run_request, options, outputs, fail_under, run=_run)
+
+
+def _is_plugin(target: str | None) -> bool:
+    """TARGET is an Agent Plugins folder (plugin.json at its root): `scan` runs the servers its mcp.json declares."""
+    return target is not None and (Path(target).expanduser() / "plugin.json").is_file()
 
 
 def _scan_door(options: ScanOptions, target: str | None, tail: list[str] | None,

@@ -1,0 +1,94 @@
+"""Issue 14 §3 without Docker: what `scan PLUGIN` runs for each server a plugin's mcp.json declares (a bundled `./`
+command: the package folder holding it; npx/uvx: the registry target; a bare program: "not auditable: compiled
+executable"; remote: listed, not scanned) and the flags it refuses."""
+
+from __future__ import annotations
+
+import json
+import shutil
+from pathlib import Path
+
+import pytest
+
+from scanner.pipeline.config_doors import REMOTE_NOT_SCANNED
+from scanner.plugins.envelope import check_plugin
+from scanner.plugins.servers import COMPILED, plan_plugin
+from tests.cli_helpers import run_main
+
+FIXTURES = Path(__file__).resolve().parent / "fixtures" / "plugins"
+MCP_SCHEMA = "https://agent-plugins.org/schemas/1.0.0/mcp.schema.json"
+
+
+def _plugin(tmp_path: Path, servers: dict[str, object]) -> Path:
+    plugin = tmp_path / "plugin"
+    shutil.copytree(FIXTURES / "clean", plugin)
+    (plugin / "mcp.json").write_text(json.dumps({"$schema": MCP_SCHEMA, "mcpServers": servers}))
+    return plugin
+
+
+def _plan(plugin: Path) -> dict[str, tuple[str | None, str | None, list[str], str | None]]:
+    return {p.name: (p.mapping.target if p.mapping else None, p.mapping.command if p.mapping else None,
+                     p.mapping.server_args if p.mapping else [], p.not_scanned)
+            for p in plan_plugin(check_plugin(plugin))}
+
+
+def test_each_declared_server_maps_to_what_the_sandbox_runs() -> None:
+    plan = _plan(FIXTURES / "clean")
+    server = str((FIXTURES / "clean" / "server").resolve())
+    assert plan["registry"] == ("npm:@scope/pkg@1.2.3", None, [], None)
+    assert plan["rooted"] == ("pypi:pkg==1.0", None, [], None)
+    assert plan["data"] == (server, "demo-server", [], None)  # the bundled server: its package folder, its script
+    for remote in ("secure", "loop4", "loop6", "loopname"):
+        assert plan[remote] == (None, None, [], REMOTE_NOT_SCANNED)
+
+
+def test_what_is_not_run_says_why(tmp_path: Path) -> None:
+    plugin = _plugin(tmp_path, {
+        "binary": {"type": "stdio", "command": "my-server", "args": ["--port", "1"]},
+        "script": {"type": "stdio", "command": "node", "args": ["${PLUGIN_ROOT}/server.js"]},
+        "elf": {"type": "stdio", "command": "./bin/server"},
+        "loose": {"type": "stdio", "command": "./run.py"},
+        "other": {"type": "stdio", "command": "./server/mcp_demo/__init__.py"},
+        "missing": {"type": "stdio", "command": "./nothing"},
+        "rejected": {"type": "stdio", "command": "npx", "args": ["-y", "x"], "env": {"PLUGIN_ROOT": "/"}},
+        "args": {"type": "stdio", "command": "./server/demo-server", "args": ["--root", "${PLUGIN_ROOT}"]}})
+    (plugin / "bin").mkdir()
+    (plugin / "bin" / "server").write_bytes(b"\x7fELF\x02\x01\x01" + bytes(64))
+    (plugin / "run.py").write_text("print('hi')\n")
+    plan = {p.name: p for p in plan_plugin(check_plugin(plugin))}
+    assert plan["binary"].not_scanned.startswith(f"{COMPILED} (`my-server`")
+    assert plan["elf"].not_scanned == f"{COMPILED} (./bin/server)"
+    assert "runs a script on this machine" in plan["script"].not_scanned
+    assert "no package folder" in plan["loose"].not_scanned
+    assert "is not an entry point of the package at ./server (its scripts: demo-server)" in plan["other"].not_scanned
+    assert "is no file in the plugin" in plan["missing"].not_scanned
+    assert plan["rejected"].not_scanned == "not loaded: a conformant client rejects this entry (PLUGIN_ENV_RESERVED)"
+    assert plan["args"].mapping.server_args == ["--root", "${PLUGIN_ROOT}"]
+    assert "passed unexpanded" in plan["args"].mapping.notes[0]
+    assert all(p.mapping is None for name, p in plan.items() if name != "args")
+
+
+def test_env_values_are_not_passed_and_their_names_are_listed(tmp_path: Path) -> None:
+    plugin = _plugin(tmp_path, {"s": {"type": "stdio", "command": "npx", "args": ["x"], "env": {"TOKEN": "v"}}})
+    (planned,) = plan_plugin(check_plugin(plugin))
+    assert (planned.env, planned.env_not_passed) == ({}, ["TOKEN"])
+
+
+@pytest.mark.parametrize("extra", [["--lock", "x.lock"], ["--command", "srv"], ["--sarif", "x.sarif"],
+                                   ["--", "serve"]])
+def test_scan_plugin_refuses_what_takes_one_server(extra: list[str], tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+                                                   capsys: pytest.CaptureFixture[str]) -> None:
+    monkeypatch.chdir(tmp_path)
+    code, _, err = run_main(monkeypatch, capsys, "scan", FIXTURES / "clean", *extra)
+    assert code == 2 and err.startswith("error: ") and len(err.strip().splitlines()) == 1
+
+
+def test_scan_of_a_plugin_without_servers_is_its_envelope(monkeypatch: pytest.MonkeyPatch,
+                                                          capsys: pytest.CaptureFixture[str], tmp_path: Path) -> None:
+    """No mcp.json: nothing to run, no sandbox started; the envelope is the result (exit 0), and a FATAL one is 1."""
+    code, out, _ = run_main(monkeypatch, capsys, "scan", FIXTURES / "no-mcp", "--json", "-")
+    document = json.loads(out)
+    assert (code, document["servers"], document["verdict"], document["envelope"]["findings"]) == (0, [], None, [])
+    shutil.copytree(FIXTURES / "bad-manifest", tmp_path / "bad")
+    code, _, err = run_main(monkeypatch, capsys, "scan", tmp_path / "bad")
+    assert code == 1 and "exit 1: envelope: 7 finding(s)" in err
