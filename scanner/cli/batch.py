@@ -69,7 +69,7 @@ def batch(
     from scanner.batch.jobs import ScanSettings
     from scanner.batch.runner import BatchOptions
     from scanner.cli.output import check_levels
-    from scanner.cli.scan import parse_size
+    from scanner.cli.values import parse_size
 
     check_levels(fail_on, "info")
     parse_size(memory, "--memory")
@@ -163,7 +163,7 @@ def _local_backend(options: BatchOptions, place: _Place, progress: Progress) -> 
     from sandbox.core import engine, gc
     from scanner.batch.sizing import available_memory, default_jobs
     from scanner.batch.subprocess_backend import SubprocessBackend
-    from scanner.cli.scan import parse_size
+    from scanner.cli.values import parse_size
 
     client = engine.connect()
     gc.sweep(client)  # what dead scans (of a killed batch too) left behind; live ones are kept

@@ -6,7 +6,6 @@ commands that run it, so `--version`, `--help`, `check` and `verify` start witho
 from __future__ import annotations
 
 import os
-import re
 import sys
 from dataclasses import replace
 from pathlib import Path
@@ -23,6 +22,7 @@ from scanner.cli.remote_options import RemoteFlags, with_remote_options
 from scanner.cli.remote_scan import lockable, scan_remote
 from scanner.cli.output import STDOUT, ReportOutputs, check_outputs, check_writable, emit_report, finish
 from scanner.errors import UsageError
+from scanner.cli.values import parse_env, parse_size
 
 if TYPE_CHECKING:
     from sandbox.run.policy import RunPolicy
@@ -37,33 +37,7 @@ if TYPE_CHECKING:
     from scanner.signing.keys import Signer
 
 EXIT_SCAN_INCOMPLETE = EXIT_INCOMPLETE
-SIZE = re.compile(r"^(\d+(?:\.\d+)?)([kmg]?)b?$", re.IGNORECASE)
-ENV_NAME = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
-
 images_app = typer.Typer(help="Build or list the runtime images the sandbox runs servers in.", no_args_is_help=True)
-
-
-def parse_size(text: str, flag: str) -> int:
-    match = SIZE.match(text.strip())
-    if not match:
-        raise UsageError(f"{flag} {text!r} is not a size; use e.g. 512m or 1g")
-    number, unit = float(match.group(1)), match.group(2).lower()
-    value = int(number * {"": 1, "k": 1024, "m": 1024**2, "g": 1024**3}[unit])
-    if value < 32 * 1024**2:
-        raise UsageError(f"{flag} {text!r} is under 32m; no server starts in that")
-    return value
-
-
-def parse_env(pairs: list[str]) -> dict[str, str]:
-    env: dict[str, str] = {}
-    for pair in pairs:
-        name, sep, value = pair.partition("=")
-        if not sep or not ENV_NAME.match(name):
-            raise UsageError(f"--env {pair!r} must look like NAME=VALUE")
-        if name in ("PATH", "HOME"):
-            raise UsageError(f"--env {name} cannot be changed; the sandbox sets it")
-        env[name] = value
-    return env
 
 
 LAUNCH_TAIL = "mcp_sandbox.launch_tail"
