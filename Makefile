@@ -30,6 +30,7 @@ test: images
 
 bench: images
 	$(PY) benchmarks/bench_sandbox.py
+	$(PY) benchmarks/bench_scan.py
 
 gc: setup
 	$(CLI) gc

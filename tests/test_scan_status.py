@@ -246,6 +246,30 @@ def test_a_failure_after_the_listing_keeps_the_tools_and_the_findings_so_far(pip
     assert [t["name"] for t in report.tools] == ["get_weather"] and [f.rule_id for f in report.findings] == ["I8"]
 
 
+def test_a_failure_in_the_listing_keeps_what_provenance_found_beside_it(pipeline: FakePipeline) -> None:
+    pipeline.provenance_findings = [_finding("I8", severity="error")]
+    pipeline.fail("list_and_probe", RuntimeError("boom"))
+    report = _scan()
+    assert report.status == "failed" and [f.rule_id for f in report.findings] == ["I8"]
+    assert "provenance" not in [record.stage for record in report.skipped]
+
+
+def test_provenance_failing_beside_the_run_skips_only_provenance(pipeline: FakePipeline) -> None:
+    pipeline.fail("check_provenance", RuntimeError("registry said no"))
+    report = _scan()
+    assert report.status == "failed"
+    assert [record.stage for record in report.skipped] == ["provenance"]
+    assert [t["name"] for t in report.tools] == ["get_weather"]  # the run went on: its results are kept
+
+
+def test_the_timings_hold_a_phase_table_of_what_ran(pipeline: FakePipeline) -> None:
+    timings = _scan(probes=False).timings
+    for phase in ("resolve", "engine_connect", "gc_sweep", "image_check", "install_lookup", "provenance",
+                  "relisting", "teardown", "assemble"):
+        assert isinstance(getattr(timings, phase), float), phase
+    assert timings.probes is None and timings.first_answer is None  # not run here (the fake listing)
+
+
 def test_an_exception_group_is_reported_by_its_first_leaf(pipeline: FakePipeline) -> None:
     pipeline.fail("list_and_probe", ExceptionGroup("unhandled errors in a TaskGroup", [OSError("pipe closed")]))
     report = _scan()
