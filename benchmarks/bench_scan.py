@@ -23,6 +23,7 @@ from __future__ import annotations
 
 import argparse
 import contextvars
+import io
 import json
 import os
 import statistics
@@ -117,14 +118,14 @@ def bare_once(image: str, command: list[str], calls: list[dict[str, Any]], works
 
 
 def workspace_copy(directory: Path) -> Path:
-    """The scan's workspace seed, extracted for the bare run's bind mount (owned by the run uid, as in the scan)."""
+    """The scan's workspace seed, extracted afresh for one bare run's bind mount (owned by the run uid, as in the
+    scan): the calls write, move and delete, and each scan starts from a fresh seed too."""
     from sandbox.run.policy import RUN_GID, RUN_UID
     from sandbox.run.workspace_seed import build_workspace_seed
 
     seed = build_workspace_seed(RUN_UID, RUN_GID)
-    target = directory / "workspace"
-    target.mkdir()
-    with tarfile.open(fileobj=__import__("io").BytesIO(seed.archive)) as tar:
+    target = Path(tempfile.mkdtemp(prefix="workspace-", dir=directory))
+    with tarfile.open(fileobj=io.BytesIO(seed.archive)) as tar:
         tar.extractall(target, filter="fully_trusted")
     os.chown(target, RUN_UID, RUN_GID)
     return target
@@ -173,10 +174,10 @@ def probes_figure(sources: dict[str, Path], pairs: int, work: Path) -> None:
     image, command = report["install"]["image"], report["install"]["command"]
     calls = [{"tool": probe["tool"], "arguments": probe.get("arguments")} for probe in report.get("probes") or []
              if probe.get("status") != "not_probed"]
-    workspace = workspace_copy(work)
     print(f"probes: {' '.join(PROBES_TARGET)} as {image}, {len(calls)} calls; phases of the warm-up scan: "
           f"{phases(report)}", flush=True)
-    actions = {**scans(sources, PROBES_TARGET, True, work), "bare": lambda: bare_once(image, command, calls, workspace)}
+    actions = {**scans(sources, PROBES_TARGET, True, work),
+               "bare": lambda: bare_once(image, command, calls, workspace_copy(work))}
     figure("probes (warm, full scan)", 2.0, rounds(pairs, actions), pairs)
 
 
