@@ -70,8 +70,9 @@ class BareServer:
 
     def __init__(self, image: str, command: list[str], workspace: Path | None) -> None:
         mount = ["-v", f"{workspace}:/workspace", "--user", "10002:10002", "-w", "/workspace"] if workspace else []
+        self.stderr = tempfile.TemporaryFile()
         self.process = subprocess.Popen(["docker", "run", "--rm", "-i", *mount, "--entrypoint", "", image, *command],
-                                        stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL)
+                                        stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=self.stderr)
         self.next_id = 0
 
     def request(self, method: str, params: dict[str, Any] | None = None) -> dict[str, Any]:
@@ -81,7 +82,9 @@ class BareServer:
         while True:
             line = self.process.stdout.readline()
             if not line:
-                raise SystemExit(f"the bare server closed its stdout before answering {method}")
+                self.stderr.seek(0)
+                said = self.stderr.read().decode(errors="replace")[-800:]
+                raise SystemExit(f"the bare server closed its stdout before answering {method}: {said}")
             try:
                 message = json.loads(line)
             except ValueError:
