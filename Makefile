@@ -39,6 +39,7 @@ bench: images
 	$(PY) benchmarks/bench_config_lint.py
 	$(PY) benchmarks/bench_attestations.py
 	$(PY) benchmarks/bench_sandbox.py
+	$(PY) benchmarks/bench_scan.py
 
 gc: setup
 	$(CLI) gc

@@ -80,6 +80,8 @@ class FakePipeline:
         patch(scan_module, "check_provenance",
               lambda *a, **k: Provenance(report=ProvenanceReport(), findings=list(self.provenance_findings)))
         patch(scan_module, "start", self._start)
+        patch(scan_module, "start_sink_container", lambda *a, **k: None)  # the sink, launched beside the install
+        patch(scan_module, "server_namespace", lambda *a: (None, "not read (no Docker in this test)"))
         patch(scan_module, "list_and_probe", self._list_and_probe)
         patch(scan_module, "relist", self._relist)
 
@@ -217,7 +219,7 @@ def test_a_first_listing_that_failed_part_way_is_not_compared(pipeline: FakePipe
 # ---- an exception no stage expected: the partial report, status failed ---------------------------------------------
 
 @pytest.mark.parametrize(("stage_function", "stage", "then"), [
-    ("check_provenance", "provenance", ["run", "listing", "lint", "probes", "relisting", "conformance"]),
+    ("check_provenance", "provenance", []),
     ("list_and_probe", "listing", ["lint", "probes", "relisting", "conformance"]),
     ("lint", "lint", ["probes", "relisting", "conformance"]),
     ("relist", "relisting", ["conformance"]),
@@ -242,6 +244,30 @@ def test_a_failure_after_the_listing_keeps_the_tools_and_the_findings_so_far(pip
     report = _scan()
     assert report.status == "failed" and report.verdict == "block"  # a finding is a finding
     assert [t["name"] for t in report.tools] == ["get_weather"] and [f.rule_id for f in report.findings] == ["I8"]
+
+
+def test_a_failure_in_the_listing_keeps_what_provenance_found_beside_it(pipeline: FakePipeline) -> None:
+    pipeline.provenance_findings = [_finding("I8", severity="error")]
+    pipeline.fail("list_and_probe", RuntimeError("boom"))
+    report = _scan()
+    assert report.status == "failed" and [f.rule_id for f in report.findings] == ["I8"]
+    assert "provenance" not in [record.stage for record in report.skipped]
+
+
+def test_provenance_failing_beside_the_run_skips_only_provenance(pipeline: FakePipeline) -> None:
+    pipeline.fail("check_provenance", RuntimeError("registry said no"))
+    report = _scan()
+    assert report.status == "failed"
+    assert [record.stage for record in report.skipped] == ["provenance"]
+    assert [t["name"] for t in report.tools] == ["get_weather"]  # the run went on: its results are kept
+
+
+def test_the_timings_hold_a_phase_table_of_what_ran(pipeline: FakePipeline) -> None:
+    timings = _scan(probes=False).timings
+    for phase in ("resolve", "engine_connect", "gc_sweep", "image_check", "install_lookup", "provenance",
+                  "relisting", "teardown", "assemble"):
+        assert isinstance(getattr(timings, phase), float), phase
+    assert timings.probes is None and timings.first_answer is None  # not run here (the fake listing)
 
 
 def test_an_exception_group_is_reported_by_its_first_leaf(pipeline: FakePipeline) -> None:

@@ -3,6 +3,7 @@
 
 from __future__ import annotations
 
+import threading
 import time
 import uuid
 from dataclasses import dataclass, field
@@ -31,6 +32,7 @@ class SandboxSession:
         self.id = session_id or uuid.uuid4().hex
         self._containers: list[str] = []
         self._networks: list[str] = []
+        self._creating = threading.Lock()  # threads of one scan create containers at once (names are numbered)
         self.teardown_result: TeardownResult | None = None
 
     def labels(self, role: str) -> dict[str, str]:
@@ -41,9 +43,10 @@ class SandboxSession:
 
     def create_container(self, role: str, **kwargs: Any) -> str:
         """Create a labelled container through the low-level API and track it; returns its id."""
-        created = self.client.api.create_container(labels=self.labels(role), name=self.name(role), **kwargs)
-        container_id = str(created["Id"])
-        self._containers.append(container_id)
+        with self._creating:
+            created = self.client.api.create_container(labels=self.labels(role), name=self.name(role), **kwargs)
+            container_id = str(created["Id"])
+            self._containers.append(container_id)
         return container_id
 
     def remove_container(self, container_id: str) -> None:

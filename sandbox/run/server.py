@@ -42,6 +42,22 @@ class RunningServer:
 
 def start_server(session: SandboxSession, image: str, command: list[str], run_policy: RunPolicy) -> RunningServer:
     """Create the run container, attach to its stdio, start it, and check the engine applied the whole policy."""
+    return start_created(session, create_server(session, image, command, run_policy))
+
+
+@dataclass
+class CreatedServer:
+    """A run container created, attached and its policy checked, not started yet (`start_created` starts it)."""
+
+    container_id: str
+    socket: socket.socket
+    applied: AppliedPolicy
+    began: float  # when its creation began (time.monotonic())
+
+
+def create_server(session: SandboxSession, image: str, command: list[str], run_policy: RunPolicy) -> CreatedServer:
+    """Create the run container, attach to its stdio and check the engine applied the whole policy; the container
+    does not run yet. In "observe" mode its network namespace's sink must exist (it need not be ready)."""
     api = session.client.api
     began = time.monotonic()
     host_config = {**run_policy.host_config(api), "LogConfig": NO_LOG}
@@ -66,12 +82,22 @@ def start_server(session: SandboxSession, image: str, command: list[str], run_po
         applied = policy_mod.read_applied(inspect)
         policy_mod.enforce(run_policy, applied)
         _enforce_no_log(inspect)
-        api.start(container_id)
     except BaseException:
         sock.close()
         raise
+    return CreatedServer(container_id, sock, applied, began)
+
+
+def start_created(session: SandboxSession, created: CreatedServer) -> RunningServer:
+    """Start a created run container; `start_seconds` counts from its creation."""
+    try:
+        session.client.api.start(created.container_id)
+    except BaseException:
+        created.socket.close()
+        raise
     started = time.monotonic()
-    return RunningServer(container_id, sock, applied, round(started - began, 3), started)
+    return RunningServer(created.container_id, created.socket, created.applied, round(started - created.began, 3),
+                         started)
 
 
 @dataclass(frozen=True)

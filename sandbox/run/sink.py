@@ -163,6 +163,35 @@ def start_sink(session: SandboxSession, *, base_image: str = DEFAULT_BASE_IMAGE,
 
     Raises SandboxError if the sink does not come up, or comes up with a uid or capabilities it should not have.
     """
+    pending = launch_sink(session, base_image=base_image, progress=progress, hostname=hostname)
+    return pending.wait_ready(ready_timeout)
+
+
+@dataclass(frozen=True)
+class LaunchedSink:
+    """A sink container started, its listeners maybe not up yet: a run container may already be created in its
+    namespace (`network_mode`), and must not start before `wait_ready` returned."""
+
+    session: SandboxSession
+    container_id: str
+    image: str
+    began: float
+    inspect: dict[str, Any]
+
+    @property
+    def network_mode(self) -> str:
+        return f"container:{self.container_id}"
+
+    def wait_ready(self, ready_timeout: float = READY_TIMEOUT_SECONDS) -> Sink:
+        """Wait until the listeners are up and the privileges dropped (SandboxError if they are not)."""
+        ready = _wait_ready(self.session, self.container_id, ready_timeout)
+        return Sink(self.session, self.container_id, self.image, round(time.monotonic() - self.began, 3), ready,
+                    time.time(), read_applied(self.inspect))
+
+
+def launch_sink(session: SandboxSession, *, base_image: str = DEFAULT_BASE_IMAGE, progress: ProgressFn | None = None,
+                hostname: str | None = None) -> LaunchedSink:
+    """Create the sink container, check its policy as applied, and start it (without waiting for its listeners)."""
     api = session.client.api
     image = images.ensure_runtime_image(session.client, "sink", base_image=base_image, progress=progress)
     began = time.monotonic()
@@ -186,9 +215,7 @@ def start_sink(session: SandboxSession, *, base_image: str = DEFAULT_BASE_IMAGE,
     inspect = api.inspect_container(container_id)
     _check_sink_policy(inspect)
     api.start(container_id)
-    ready = _wait_ready(session, container_id, ready_timeout)
-    return Sink(session, container_id, image.tag, round(time.monotonic() - began, 3), ready, time.time(),
-                read_applied(inspect))
+    return LaunchedSink(session, container_id, image.tag, began, inspect)
 
 
 def _check_sink_policy(inspect: dict[str, Any]) -> None:

@@ -7,12 +7,14 @@ tools has no score, and its verdict is `incomplete` unless something already blo
 
 from __future__ import annotations
 
+import time
 from dataclasses import dataclass, field
 
 from scanner.config import Config
 from scanner.pipeline.conformance import Conformance
 from scanner.pipeline.installation import Installation
 from scanner.pipeline.listing import Listing
+from scanner.pipeline.phase_clock import PhaseClock
 from scanner.pipeline.outcome import Failure, StageFacts, skipped_stages, status_of
 from scanner.pipeline.provenance_check import Provenance
 from scanner.pipeline.relisting import Relisting
@@ -51,10 +53,12 @@ class ScanParts:
     stage: Stage = "install"  # the stage running now: where an unexpected exception is charged
     failure: Failure | None = None  # the unexpected exception that ended the scan early
     not_run: list[Skipped] = field(default_factory=list)  # stages this kind of target cannot have (remote: sandbox)
+    clock: PhaseClock = field(default_factory=PhaseClock)  # wall seconds per phase (the report's timings)
 
 
 def assemble(parts: ScanParts, config: Config) -> Report:
     """The report, field by field from the parts (assigned as the stages' values are, without copying them)."""
+    began = time.monotonic()
     installed = parts.installation.installed if parts.installation else None
     report = Report(target=_target_info(parts.target, installed.version if installed else None))
     report.sandbox = _sandbox_info(parts)
@@ -66,10 +70,6 @@ def assemble(parts: ScanParts, config: Config) -> Report:
     report.notifications = parts.probes.notifications
     report.errors.extend(parts.probes.errors)
     report.conformance = parts.conformance.report if parts.conformance else None
-    report.timings = Timings(install=installed.seconds if installed else None,
-                             start=parts.started.server.start_seconds if parts.started else None,
-                             first_tools_list=parts.served.first_tools_list if parts.served else None,
-                             total=parts.total_seconds)
     report.findings = _findings(parts)
     if parts.failure is not None:
         report.errors.append(parts.failure.error)
@@ -80,6 +80,11 @@ def assemble(parts: ScanParts, config: Config) -> Report:
     score, report.verdict = compute(report.findings, report.as_served().tools, parts.probes.measured_waste,
                                     report.status)
     report.score = score if _listed(parts) else None
+    parts.clock.add("assemble", time.monotonic() - began)
+    report.timings = Timings(install=installed.seconds if installed else None,
+                             start=parts.started.server.start_seconds if parts.started else None,
+                             first_tools_list=parts.served.first_tools_list if parts.served else None,
+                             total=parts.total_seconds, **parts.clock.seconds())
     return report
 
 

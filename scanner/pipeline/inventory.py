@@ -39,6 +39,8 @@ class Inventory:
     resources: list[dict[str, Any]] = field(default_factory=list)
     resource_templates: list[dict[str, Any]] = field(default_factory=list)
     first_tools_list_seconds: float | None = None
+    first_answer_seconds: float | None = None  # from the server's start to the end of the handshake
+    listing_seconds: float | None = None  # the listing itself, after the handshake
     # Tools a tools/list page held that the SDK's Tool model rejects (bounded; the valid tools of the page are kept).
     rejected_tools: list[RejectedTool] = field(default_factory=list)
     errors: list[str] = field(default_factory=list)
@@ -92,9 +94,11 @@ async def collect_over(transport: Any, health: WireHealth, timeouts: Timeouts, s
     try:
         async with client:
             inventory.connected = True
+            inventory.first_answer_seconds = round(time.monotonic() - started_at, 3)
             inventory.server = _server_info(client)
             step = "listing"
             await _list_all(client, inventory, health, timeouts, started_at)
+            inventory.listing_seconds = round(time.monotonic() - started_at - inventory.first_answer_seconds, 3)
             inventory.rejected_tools = list(health.rejected_tools)
             if after_listing is not None and not inventory.errors:
                 step = "probing"

@@ -3,15 +3,18 @@ the same session, then close the attach and read what the server left (stderr ta
 
 from __future__ import annotations
 
+from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 
 import anyio
+from mcp import Client
 
 from sandbox.core.session import SandboxSession
 from sandbox.core.untrusted import decode_bytes
 from sandbox.run import server as run
 from sandbox.run.attach import AttachedStdio
-from scanner.pipeline.inventory import Inventory, Timeouts, collect
+from scanner.pipeline.inventory import AfterListing, Inventory, Timeouts, collect
+from scanner.pipeline.phase_clock import PhaseClock
 from scanner.pipeline.scan_options import Progress
 from scanner.pipeline.server_start import StartedServer
 from scanner.pipeline.transport import WireHealth
@@ -29,14 +32,21 @@ class Listing:
     ending: run.Ending | None = None  # how the server ended (EOF, SIGTERM, SIGKILL)
 
 
-def list_and_probe(session: SandboxSession, started: StartedServer, timeouts: Timeouts,
-                   progress: Progress) -> Listing:
+def list_and_probe(session: SandboxSession, started: StartedServer, timeouts: Timeouts, progress: Progress,
+                   before_probes: Callable[[], None] | None = None, clock: PhaseClock | None = None) -> Listing:
+    """`before_probes` runs (in a thread) after the listing, before the first probe call: the scan waits there for
+    the second server it listed beside this one, so that server is gone before any call is watched."""
+    clock = clock or PhaseClock()
     server = started.server
     stdio = AttachedStdio(server.socket, stderr=server.stderr)
     health = WireHealth()
-    after_listing, probed = probe_phase.make_after_listing(
-        session, server, started.plan, started.restart, startup_timeout=timeouts.startup,
-        request_timeout=timeouts.request, progress=progress, drain_egress=started.drain)
+    with clock.phase("seed"):
+        after_listing, probed = probe_phase.make_after_listing(
+            session, server, started.plan, started.restart, startup_timeout=timeouts.startup,
+            request_timeout=timeouts.request, progress=progress, drain_egress=started.drain)
+    if after_listing is not None and before_probes is not None:
+        after_listing = AfterListing(run=_waiting_for(before_probes, after_listing.run),
+                                     on_message=after_listing.on_message)
     progress("listing tools")
     try:
         inventory = anyio.run(collect, stdio, health, timeouts, server.started_at, after_listing)
@@ -44,12 +54,31 @@ def list_and_probe(session: SandboxSession, started: StartedServer, timeouts: Ti
         run.close_attach(server)
         stderr, stderr_truncated = decode_bytes(bytes(stdio.stderr.data))
         stderr_truncated |= stdio.stderr.truncated
-    code = run.exit_code(session, server.container_id)
-    outcome = probed.outcome
-    last = outcome.server if outcome is not None and outcome.server is not None else server
-    # Closing the attach above was already EOF: "exited before" needs evidence from before it (the runner's last
-    # look, or a server that exited before the session started).
-    exited_before = outcome.server_exited if outcome is not None else code is not None and not inventory.connected
-    ending = run.end_server(session, last, exited_before=exited_before)
+    _clock_listing(clock, inventory, probed)
+    with clock.phase("server_end"):
+        code = run.exit_code(session, server.container_id)
+        outcome = probed.outcome
+        last = outcome.server if outcome is not None and outcome.server is not None else server
+        # Closing the attach above was already EOF: "exited before" needs evidence from before it (the runner's last
+        # look, or a server that exited before the session started).
+        exited_before = outcome.server_exited if outcome is not None else code is not None and not inventory.connected
+        ending = run.end_server(session, last, exited_before=exited_before)
     return Listing(inventory=inventory, health=health, probed=probed, stderr=stderr, stderr_truncated=stderr_truncated,
                    exit_code=code, ending=ending)
+
+
+def _waiting_for(before: Callable[[], None],
+                 probes: Callable[[Client, Inventory], Awaitable[None]]) -> Callable[[Client, Inventory], Awaitable[None]]:
+    async def run_after(client: Client, inventory: Inventory) -> None:
+        await anyio.to_thread.run_sync(before)
+        await probes(client, inventory)
+    return run_after
+
+
+def _clock_listing(clock: PhaseClock, inventory: Inventory, probed: probe_phase.ProbePhaseResult) -> None:
+    if inventory.first_answer_seconds is not None:
+        clock.add("first_answer", inventory.first_answer_seconds)
+    if inventory.listing_seconds is not None:
+        clock.add("listing", inventory.listing_seconds)
+    if probed.outcome is not None:
+        clock.add("probes", probed.outcome.seconds)

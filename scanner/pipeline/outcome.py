@@ -2,7 +2,7 @@
 each with why, read from the values the stages returned (`ScanParts`).
 
 - An internal error (an exception no stage expected) is `failed`: the stage it ended in, and every stage after it
-  but teardown, are skipped.
+  but teardown, are skipped; provenance runs beside the other stages (in a thread), so its failure skips only it.
 - tools/list not read (no session, the server exited or timed out, the listing unparseable) is `incomplete`: the
   listing is skipped with the reason, and lint and probes with it.
 - Probes that did not run although asked for, a second listing (under another client identity) that could not be
@@ -21,6 +21,7 @@ from scanner.report.model import Skipped, Stage, Status
 
 STAGES: tuple[Stage, ...] = ("install", "provenance", "run", "listing", "lint", "probes", "relisting", "conformance",
                               "teardown")
+BESIDE: tuple[Stage, ...] = ("provenance",)  # stages that run beside the others: their failure stops no other stage
 MAX_REASON_CHARS = 500
 NOT_LISTED = "the tools were not listed"
 PROBES_OFF = "turned off (--no-probes)"
@@ -61,8 +62,9 @@ def skipped_stages(facts: StageFacts) -> list[Skipped]:
     if facts.failure is not None:
         at = STAGES.index(facts.failure.stage)
         records.append(Skipped(stage=facts.failure.stage, reason=facts.failure.error))
+        later = () if facts.failure.stage in BESIDE else STAGES[at + 1:-1]
         records += [Skipped(stage=stage, reason=f"not run: the scan failed in {facts.failure.stage}")
-                    for stage in STAGES[at + 1:-1]]
+                    for stage in later]
     if facts.listing_problem is not None:
         records.append(Skipped(stage="listing", reason=cap_text(facts.listing_problem, MAX_REASON_CHARS)))
         records.append(Skipped(stage="lint", reason=NOT_LISTED))

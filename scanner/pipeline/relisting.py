@@ -1,16 +1,20 @@
 """Stage: list the tools a second time, in a fresh server, under another client identity and protocol version.
 
 A server can tell clients apart by the `clientInfo` and `protocolVersion` of the handshake and serve a clean
-listing to what it guesses is a scanner. After the first listing and the probes, a second server is started from the
+listing to what it guesses is a scanner. Just after the first server started, a second one is started from the
 installed image with the same command and policy (`StartedServer.restart`: a fresh container, in the same egress
 sink's namespace, with the same host name), seeded like the first (workspace, HOME canaries) and asked for its
 tools and instructions by a plain `initialize` at `client_identity.ALTERNATE`'s protocol version with Cursor's
-clientInfo. scanner/rules/cloaking.py compares the two listings (P10). The second container is removed right
-after; the session's teardown would remove it anyway, and it is tracked like every other container.
+clientInfo. The scan runs this in a thread, beside the first server's listing, and waits for it before the first
+probe call: the second container is removed by then, so what it tried on the network at start-up is start-up
+egress (the probes' "start-up and listing" record, or "outside any probe call" without probes), never a probe
+call's. scanner/rules/cloaking.py compares the two listings (P10). The session's teardown would remove the
+second container anyway, and it is tracked like every other container.
 
-A fresh container, not a second process in the first one: the first server's state (files it wrote, locks it holds,
-what the probes changed) must not make the second listing differ, and a process started with `docker exec` would
-share the first one's pids limit. It costs one container start more than an exec (about 0.3 s; see docs/probes.md).
+A fresh container, not a second process in the first one: the first server's state (files it wrote, locks it holds)
+must not make the second listing differ, and a process started with `docker exec` would share the first one's pids
+limit. Listed before any probe ran, the second server is compared with the first as both start: a server that
+changes its tools only once it has been called is P8's (the re-lists during the probes), not P10's.
 
 Never raises for the server's misbehaviour or an engine failure: a second listing that could not be read returns
 `Relisting.problem`, which the outcome turns into Skipped("relisting", reason), never a silent pass.

@@ -5,6 +5,12 @@
     → late egress → second listing under another client identity (relisting; P10) → conformance (W) → teardown
     → assemble
 
+What has no order runs in threads beside the stages (`Concurrent`): the engine connection and the runtime image
+check beside the resolution, the gc sweep beside the install, provenance beside the run (its result is read last,
+and a failure there skips only it), and the second listing's server, started just after the first and listed
+beside it, then removed before the first probe call (so what it tried on the network is start-up egress, as the
+first server's is, never a probe call's). Each phase's wall seconds are in the report's `timings` (`PhaseClock`).
+
 Each stage returns a value; `ScanParts` collects them as they return and `assemble` builds the Report once, at
 the end (config applied, then status, score and verdict over every finding).
 
@@ -16,8 +22,13 @@ still propagate.
 
 from __future__ import annotations
 
+import dataclasses
 import time
+from concurrent.futures import Future, ThreadPoolExecutor, wait
+from dataclasses import dataclass
 from typing import Any
+
+import docker
 
 import httpx
 
@@ -27,6 +38,8 @@ from sandbox.core.images import RuntimeImage
 from sandbox.core.session import SandboxSession
 from sandbox.install.installers import install_allowlist
 from sandbox.install.request import InstallRequest
+from sandbox.run.netns import NetworkNamespace
+from sandbox.run.sink import LaunchedSink
 from scanner.pipeline.assemble import ScanParts, assemble, refused_report
 from scanner.pipeline.install_request import install_request
 from scanner.pipeline.conformance import check_conformance
@@ -38,18 +51,19 @@ from scanner.pipeline.lint import lint
 from scanner.pipeline.listing import list_and_probe
 from scanner.pipeline.outcome import Failure
 from scanner.pipeline.scan_options import Progress, ScanOptions
-from scanner.pipeline.provenance_check import check_provenance
+from scanner.pipeline.phase_clock import PhaseClock
+from scanner.pipeline.provenance_check import Provenance, check_provenance
 from scanner.pipeline.refusal import known_bad_refusal
-from scanner.pipeline.relisting import listing_problem, relist, skipped_relisting
+from scanner.pipeline.relisting import Relisting, listing_problem, relist, skipped_relisting
 from scanner.pipeline.served import served_definitions
-from scanner.pipeline.server_start import start
+from scanner.pipeline.server_start import server_namespace, start, start_sink_container
 from scanner.pipeline.targets import parse_target
 from scanner.pipeline.teardown import tear_down
 from scanner.probes import phase as probe_phase
 from scanner.registry.endpoints import RegistryEndpoints
 from scanner.report.model import Report, TeardownInfo
 from scanner.rules.cloaking import cloaking_findings
-from scanner.rules.egress import egress_findings, new_hosts, start_up_egress
+from scanner.rules.egress import egress_findings, start_up_egress
 
 __all__ = ["Progress", "ScanOptions", "run_scan"]
 
@@ -61,67 +75,131 @@ def run_scan(options: ScanOptions, progress: Progress = lambda _: None) -> Repor
     if refused is not None:
         return refused_report(target, refused, round(time.monotonic() - began, 3), options.config)
     endpoints = options.registry_endpoints()
-    with endpoints.client() as http:  # the scan's one registry client: resolution, provenance, advisories
-        parts = ScanParts(target=target, probes_enabled=options.probes.enabled)
-        request = install_request(target, options, endpoints, http, progress)
+    clock = PhaseClock()
+    # The scan's one registry client (resolution, provenance, advisories), and the threads of the work that has no
+    # order: the engine beside the resolution, the gc sweep beside the install, provenance beside the run, the
+    # second listing's server beside the first.
+    with endpoints.client() as http, ThreadPoolExecutor(max_workers=6, thread_name_prefix="mcp-sandbox") as pool:
+        parts = ScanParts(target=target, probes_enabled=options.probes.enabled, clock=clock)
+        engine_ready = pool.submit(_engine_and_image, clock, target.ecosystem, options, progress)
+        with clock.phase("resolve"):
+            request = install_request(target, options, endpoints, http, progress)
         install_allowlist(request)  # a mirror the install could not reach is refused here, before anything starts
-        client = engine.connect()
-        gc.sweep(client)  # what killed scanners left behind
-        image = runtime_image(client, target.ecosystem, options.ca_bundle, progress)
+        client, image = engine_ready.result()
+        sweep = pool.submit(clock.timed, "gc_sweep", gc.sweep, client)  # what killed scanners left behind
         session = SandboxSession(client)
         parts.session = session.id
+        running = Concurrent(pool, sweep)
         try:
             with terminate_as_interrupt():
-                _run_stages(parts, session, request, image, options, endpoints, http, progress)
+                _run_stages(parts, session, request, image, options, endpoints, http, progress, running)
         except (SandboxError, UsageError):
             raise  # the CLI's one line and exit code (3, 2)
         except Exception as exc:  # noqa: BLE001 - deliberately any: the partial report is written, status failed
             parts.failure = Failure.of(parts.stage, exc)
         finally:
+            running.settle()  # no thread of this scan creates a container once teardown has begun
+            _provenance_after_failure(parts, running)
             parts.teardown = _tear_down(session, parts)
             parts.total_seconds = round(time.monotonic() - began, 3)
     return assemble(parts, options.config)
+
+
+@dataclass
+class Concurrent:
+    """What runs in the scan's threads beside its stages: the gc sweep, provenance and the second listing."""
+
+    pool: ThreadPoolExecutor
+    sweep: Future[Any]
+    sink: Future[LaunchedSink] | None = None
+    provenance: Future[Provenance] | None = None
+    relisting: Future[Relisting] | None = None
+    namespace: Future[tuple[NetworkNamespace | None, str | None]] | None = None
+
+    def settle(self) -> None:
+        """Wait for every thread (without raising what they raised: the stage that reads a result does)."""
+        futures = (self.sweep, self.sink, self.provenance, self.relisting, self.namespace)
+        wait([future for future in futures if future is not None])
+
+
+def _provenance_after_failure(parts: ScanParts, running: Concurrent) -> None:
+    """A stage that failed after provenance began does not lose what provenance found beside it."""
+    future = running.provenance
+    if parts.provenance is None and parts.failure is not None and future is not None and future.exception() is None:
+        parts.provenance = future.result()
+
+
+def _engine_and_image(clock: PhaseClock, ecosystem: str, options: ScanOptions,
+                      progress: Progress) -> tuple[docker.DockerClient, RuntimeImage]:
+    with clock.phase("engine_connect"):
+        client = engine.connect()
+    with clock.phase("image_check"):
+        return client, runtime_image(client, ecosystem, options.ca_bundle, progress)
 
 
 def _tear_down(session: SandboxSession, parts: ScanParts) -> TeardownInfo | None:
     """Teardown, whatever came before; if it raises, that is the scan's failure too (the report is still written)."""
     parts.stage = "teardown"
     try:
-        return tear_down(session)
+        with parts.clock.phase("teardown"):
+            return tear_down(session)
     except Exception as exc:  # noqa: BLE001 - deliberately any: the report says teardown failed, and how
         parts.failure = parts.failure or Failure.of("teardown", exc)
         return None
 
 
 def _run_stages(parts: ScanParts, session: SandboxSession, request: InstallRequest, image: RuntimeImage,
-                options: ScanOptions, endpoints: RegistryEndpoints, http: httpx.Client, progress: Progress) -> None:
+                options: ScanOptions, endpoints: RegistryEndpoints, http: httpx.Client, progress: Progress,
+                running: Concurrent) -> None:
     """Install, check provenance, run, list, lint and probe, each stage's value put into `parts` as it returns
     (and `parts.stage` naming the stage running, for an exception no stage expected)."""
+    clock = parts.clock
     parts.stage = "install"
-    parts.installation = install_server(session, request, image, use_cache=options.use_cache, progress=progress)
+    if options.network == "observe":  # the sink's container boots beside the install
+        running.sink = running.pool.submit(start_sink_container, session, options.policy, progress, clock)
+    plan = running.pool.submit(clock.timed, "probe_plan", probe_phase.prepare, options.probes, options.policy)
+    with clock.phase("install_lookup"):
+        parts.installation = install_server(session, request, image, use_cache=options.use_cache, progress=progress)
+    running.sweep.result()
     installed = parts.installation.installed
-    parts.stage = "provenance"
-    parts.provenance = check_provenance(request, installed, client=http, endpoints=endpoints,
-                                        advisories=options.advisories, progress=progress)
+    # Provenance asks the registries about what was installed; nothing the run does waits for it.
+    running.provenance = running.pool.submit(clock.timed, "provenance", check_provenance, request, installed,
+                                             client=http, endpoints=endpoints, advisories=options.advisories,
+                                             progress=progress)
     parts.stage = "run"
     command = choose_command(installed.name, installed.entry_points, options.command, options.server_args)
     parts.install = install_info(installed, command)
     parts.started = start(session, installed, command, options.policy, network=options.network,
-                          probes=options.probes, progress=progress)
+                          probes=options.probes, progress=progress, clock=clock,
+                          launched=running.sink.result() if running.sink is not None else None, plan=plan.result(),
+                          read_namespace=False)
+    running.namespace = running.pool.submit(clock.timed, "namespace_read", server_namespace, session,
+                                            parts.started.server)
+    # The second listing's server starts now, beside the first, and is gone before the first probe call.
+    running.relisting = running.pool.submit(clock.timed, "relisting", relist, session, parts.started,
+                                            options.timeouts, progress)
     parts.stage = "listing"
-    parts.listing = list_and_probe(session, parts.started, options.timeouts, progress)
+    relisted = running.relisting
+    parts.listing = list_and_probe(session, parts.started, options.timeouts, progress, lambda: wait([relisted]), clock)
+    namespace, unread = running.namespace.result()  # read from inside the server beside its handshake
+    parts.started = dataclasses.replace(parts.started, namespace=namespace, namespace_unread=unread)
     parts.served = served_definitions(parts.listing.inventory, parts.listing.health, parts.listing.exit_code)
     parts.stage = "lint"
     parts.lint = lint(parts.listing.inventory)
     parts.stage = "probes"
     parts.probes = probe_phase.summarize(parts.listing.probed)
+    parts.stage = "relisting"
+    second = relisted.result()
     late: list[dict[str, Any]] = []
-    if parts.started.drain is not None:  # what no probe call took: start-up without probes, or late after the last call
-        late = parts.started.drain(parts.started.server.container_id)
+    if parts.started.drain is not None:  # what no probe call took: start-up (both servers') without probes, or late
+        with clock.phase("late_egress"):
+            late = parts.started.drain(parts.started.server.container_id)
         parts.late_egress = egress_findings(late, during="outside any probe call")
-    reported = [*late, *start_up_egress(parts.probes.behavior)]
-    _relist_stage(parts, session, options, progress, reported=reported)
+    _relist_stage(parts, second)
+    reported = [*late, *start_up_egress(parts.probes.behavior)]  # hosts the conformance server must not report again
     _conformance_stage(parts, session, options, progress, reported=reported)
+    parts.stage = "provenance"
+    parts.provenance = running.provenance.result()
 
 
 def _conformance_stage(parts: ScanParts, session: SandboxSession, options: ScanOptions, progress: Progress, *,
@@ -135,26 +213,19 @@ def _conformance_stage(parts: ScanParts, session: SandboxSession, options: ScanO
                                               notifications=[seen.method for seen in parts.probes.notifications])
 
 
-def _relist_stage(parts: ScanParts, session: SandboxSession, options: ScanOptions, progress: Progress, *,
-                  reported: list[dict[str, Any]]) -> None:
-    """List the tools again in a fresh server under another client identity, compare (P10); what the second server
-    tried on the network is B2 too, for the hosts not `reported` already outside the probe calls (its start-up
-    repeats the first server's)."""
-    assert parts.listing is not None and parts.started is not None
+def _relist_stage(parts: ScanParts, second: Relisting) -> None:
+    """Compare the second listing (a fresh server, another client identity) with the first (P10), when the first
+    listing was read whole."""
+    assert parts.listing is not None
     inventory = parts.listing.inventory
     if not inventory.connected or inventory.first_tools_list_seconds is None:
         return  # nothing was listed: the outcome skips this stage with the listing
-    parts.stage = "relisting"
     problem = listing_problem(inventory)
     if problem is not None:
         parts.relisting = skipped_relisting(problem)
         return
-    parts.relisting = relist(session, parts.started, options.timeouts, progress)
-    if parts.relisting.problem is None:
+    parts.relisting = second
+    if second.problem is None:
         parts.cloaking = cloaking_findings(
-            inventory.tools, parts.relisting.tools, first_instructions=inventory.server.get("instructions"),
-            second_instructions=parts.relisting.instructions, second_client=parts.relisting.identity.describe())
-    if parts.started.drain is not None:
-        events = new_hosts(parts.started.drain(parts.started.server.container_id), reported)
-        during = "outside any probe call, while a second server started for the second listing"
-        parts.late_egress += egress_findings(events, during=during)
+            inventory.tools, second.tools, first_instructions=inventory.server.get("instructions"),
+            second_instructions=second.instructions, second_client=second.identity.describe())

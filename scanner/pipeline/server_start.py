@@ -1,5 +1,6 @@
 """Stage 5: run the installed server in the sandbox: the egress sink first (in "observe" mode), then the probe
-plan's canaries and workspace seed, then the server under the run policy (checked as applied by the engine). The
+plan's canaries and workspace seed, then the server under the run policy (checked as applied by the engine), created
+while the sink boots. The
 sink's own applied policy and the server's network namespace (interfaces, addresses, routes, read from inside it) are
 kept for the report, so it shows the containment."""
 
@@ -17,7 +18,8 @@ from sandbox.run.netns import NetworkNamespace
 from sandbox.run.observe import ObserveError, network_namespace
 from sandbox.run.policy import RunPolicy, SinkPolicy
 from sandbox.run.server import RunningServer
-from sandbox.run.sink import start_sink
+from sandbox.run.sink import LaunchedSink, Sink, launch_sink
+from scanner.pipeline.phase_clock import PhaseClock
 from scanner.pipeline.scan_options import Progress
 from scanner.probes import phase as probe_phase
 from scanner.probes.egress_drain import EgressDrain
@@ -37,24 +39,62 @@ class StartedServer:
 
 
 def start(session: SandboxSession, installed: InstalledServer, command: list[str], policy: RunPolicy, *,
-          network: Literal["observe", "none"], probes: ProbeOptions, progress: Progress) -> StartedServer:
+          network: Literal["observe", "none"], probes: ProbeOptions, progress: Progress,
+          clock: PhaseClock | None = None, launched: LaunchedSink | None = None,
+          plan: probe_phase.ProbePlan | None = None, read_namespace: bool = True) -> StartedServer:
+    """The sink's container boots (`launched`: already, beside the install) while the probe plan is made and the
+    server's container is created in its namespace (creating needs the sink to exist, starting needs its listeners
+    up); then the server starts. `plan` is the probe plan when already made (beside the install; its network mode is
+    set here). `read_namespace=False` leaves the namespace to the caller (`server_namespace`, in a
+    thread beside the listing)."""
+    clock = clock or PhaseClock()
+    if network == "observe":
+        if launched is None:
+            launched = start_sink_container(session, policy, progress, clock)
+        policy = dataclasses.replace(policy, network_mode=launched.network_mode)
+    else:
+        launched = None
+    progress("starting the server in the sandbox")
+    if plan is None:
+        plan = clock.timed("probe_plan", probe_phase.prepare, probes, policy)  # canaries and the workspace seed
+    plan = dataclasses.replace(plan, policy=dataclasses.replace(plan.policy, network_mode=policy.network_mode))
+    with clock.phase("container_create"):
+        created = run.create_server(session, installed.image, command, plan.policy)
     drain: EgressDrain | None = None
     sink_policy: SinkPolicy | None = None
-    if network == "observe":
-        progress("starting the egress sink")
-        sink = start_sink(session, progress=progress, hostname=policy.hostname)
-        policy = dataclasses.replace(policy, network_mode=sink.network_mode)
+    if launched is not None:
+        with clock.phase("sink_start"):
+            sink = _ready(launched, created)
         drain, sink_policy = EgressDrain(sink), sink.policy()
-    progress("starting the server in the sandbox")
-    plan = probe_phase.prepare(probes, policy)  # canaries and the workspace seed
-    server = run.start_server(session, installed.image, command, plan.policy)
-    namespace, unread = _namespace(session, server)
+    with clock.phase("container_start"):
+        server = run.start_created(session, created)
+    namespace, unread = None, None
+    if read_namespace:
+        with clock.phase("namespace_read"):
+            namespace, unread = server_namespace(session, server)
     return StartedServer(server=server, plan=plan, network=network, drain=drain, sink=sink_policy,
                          namespace=namespace, namespace_unread=unread,
                          restart=lambda: run.start_server(session, installed.image, command, plan.policy))
 
 
-def _namespace(session: SandboxSession, server: RunningServer) -> tuple[NetworkNamespace | None, str | None]:
+def start_sink_container(session: SandboxSession, policy: RunPolicy, progress: Progress,
+                         clock: PhaseClock) -> LaunchedSink:
+    """The egress sink's container, started (its listeners not up yet), carrying the server's host name."""
+    progress("starting the egress sink")
+    with clock.phase("sink_start"):
+        return launch_sink(session, progress=progress, hostname=policy.hostname)
+
+
+def _ready(launched: LaunchedSink, created: run.CreatedServer) -> Sink:
+    """The sink, once its listeners are up; the created server's attach is closed if it never comes up."""
+    try:
+        return launched.wait_ready()
+    except BaseException:
+        created.socket.close()
+        raise
+
+
+def server_namespace(session: SandboxSession, server: RunningServer) -> tuple[NetworkNamespace | None, str | None]:
     """The server's network namespace, or why it could not be read (a server that exited at once has none left)."""
     try:
         return network_namespace(session.client, server.container_id), None

@@ -1,7 +1,8 @@
 """The probe phase: call every tool in the sandbox and watch what each call does.
 
 Runs inside the MCP session the inventory opened (`inventory.collect(..., after_listing=...)`). For each planned call:
-snapshot → tools/call with a timeout → snapshot, process list and cgroup counters → diff → re-list the tools. A hung
+snapshot → tools/call with a timeout → exit state, snapshot (files and cgroup counters), process list and egress
+drain (call_looks) → diff → re-list the tools (after every call, or every k-th for a big listing: relist_cadence). A hung
 call is cancelled; if the server then no longer answers a ping, or if it died, the call is recorded (P7 / P6) and a
 fresh sandbox is started from the installed image for the remaining probes.
 """
@@ -11,7 +12,7 @@ from __future__ import annotations
 import time
 from collections.abc import Callable
 from contextlib import AsyncExitStack
-from typing import Any
+from typing import Any, TypeVar
 
 import anyio
 import mcp_types
@@ -26,6 +27,7 @@ from sandbox.run.observe import ObserveError, Process, Snapshot
 from sandbox.run.process_watch import pids_in_use, process_table
 from scanner.pipeline.client_identity import DEFAULT as CLIENT_IDENTITY
 from scanner.pipeline.transport import WireHealth, attached_transport
+from scanner.probes.call_looks import Looks, look_after_call
 from scanner.probes.call_behavior import drop_exited, fill_record, new_processes, pids_at_limit
 from scanner.probes.crash_attribution import died_before_sending, finished_at
 from scanner.probes.process_tree import classify, daemons
@@ -34,6 +36,7 @@ from scanner.probes.id_reuse import IdPool, fill_from_pool
 from scanner.probes.call_send import send_call
 from scanner.probes.model import ProbeCall, ProbeResult, result_from_failure, result_not_probed
 from scanner.probes.plan import NEEDS_TASKS, plan_calls
+from scanner.probes.relist_cadence import RelistCadence
 from scanner.probes.runner_io import ProbeOptions, ProbeOutcome, SandboxAccess, seed
 from scanner.probes.tooldef import tool_name
 from scanner.rules.probe import crash_finding, definition_change_findings, timeout_finding
@@ -46,6 +49,7 @@ PING_TIMEOUT = 2.0
 MAX_RESTARTS = 5
 
 Progress = Callable[[str], None]
+T = TypeVar("T")
 
 
 class ProbeRunner:
@@ -66,6 +70,7 @@ class ProbeRunner:
         self.ids = IdPool()  # identifiers this session's results held, for later calls (id_reuse)
         self.previous_call: ProbeCall | None = None  # the last call sent to this sandbox's server (P6 attribution)
         self.server_pid: int | None = None  # the server's host pid in this sandbox (B5 tells its children by it)
+        self.cadence = RelistCadence()  # when to re-list (every call, or every k-th for a big listing)
         self._stack = AsyncExitStack()
 
     # ---- the phase ---------------------------------------------------------------------------------------------------
@@ -93,6 +98,9 @@ class ProbeRunner:
                         break
                 self.progress(f"probing {call.tool} ({number}/{len(planned)}): {call.label}"[:120])
                 await self._call(call)
+            last = None if self.restart_needed else self.cadence.pending(self.outcome.list_changed_notifications)
+            if last is not None:
+                await self._relist(after_call=last)
         finally:
             self.outcome.teardown_processes = await self._process_roles()
             if self.outcome.teardown_processes:
@@ -118,14 +126,15 @@ class ProbeRunner:
         call = fill_from_pool(call, self._definition(call.tool), self.ids)
         sent_at = time.time()
         result = self._name_the_fault(call, await self._send(call))
-        state = await anyio.to_thread.run_sync(observe.exit_state, self.access.docker, self.server.container_id)
+        looks = await look_after_call(self.access.docker, self.server.container_id, self.access.drain_egress)
+        state = looks.state
         record = CallBehavior(call=index, tool=call.tool, label=call.label, sandbox=self.sandbox_index)
         if not state.running:
             result = await self._crashed(call, result, state, record, sent_at)
         else:
             if result.status == "timeout":
                 self.outcome.findings.append(timeout_finding(call.tool, call.label, timeout_s=timeout))
-            await self._observe_after(record, before)
+            await self._observe_after(record, before, looks)
             state = state if record.observed else await anyio.to_thread.run_sync(
                 observe.exit_state, self.access.docker, self.server.container_id)
             if not state.running:  # it exited right after answering, while the scanner looked
@@ -133,12 +142,17 @@ class ProbeRunner:
             elif result.status in ("timeout", "crashed") and not await self._answers_ping():
                 self.restart_needed = True
         self._canaries_in_response(record, result)
-        await self._attach_egress(record)
+        self._record_egress(record, looks.egress)
         self.outcome.results.append(result)
         self.outcome.behavior.append(record)
         self.previous_call = call
-        if not self.restart_needed:
-            await self._relist(after_call=f"probe '{call.label}' of tool '{call.tool}'")
+        if self.restart_needed:
+            self.cadence.drop()
+            return
+        due = self.cadence.after(f"probe '{call.label}' of tool '{call.tool}'", tools=len(self.current_tools),
+                                 notifications=self.outcome.list_changed_notifications)
+        if due is not None:
+            await self._relist(after_call=due)
 
     async def _crashed(self, call: ProbeCall, result: ProbeResult, state: observe.ExitState, record: CallBehavior,
                        sent_at: float) -> ProbeResult:
@@ -181,10 +195,12 @@ class ProbeRunner:
         return result_from_failure(call, status="crashed", error=f"{fault} (the scanner closed the connection)",
                                    latency_ms=result.latency_ms)
 
-    async def _observe_after(self, record: CallBehavior, before: Snapshot) -> None:
+    async def _observe_after(self, record: CallBehavior, before: Snapshot, looks: Looks | None = None) -> None:
+        """Diff against `before`: the snapshot and process list of `looks` (taken with the call's other looks), or
+        taken now."""
         try:
-            after = await self._snapshot()
-            now = await self._processes()
+            after = await self._snapshot() if looks is None else _taken(looks.snapshot)
+            now = await self._processes() if looks is None else _taken(looks.processes)
         except ObserveError as exc:
             record.observed = False
             self.outcome.errors.append(f"could not observe probe '{record.label}' of '{record.tool}': {exc}"[:300])
@@ -220,13 +236,21 @@ class ProbeRunner:
             record.canaries.append(CanaryEvent(where=hit.where, how="response", encoding=hit.encoding))
 
     async def _attach_egress(self, record: CallBehavior) -> None:
-        """B2: the egress attempts made during the call, and any canary inside their captured bytes."""
+        """B2: the egress attempts made since the last drain, and any canary inside their captured bytes."""
         if self.access.drain_egress is None:
             return
         try:
             events = await anyio.to_thread.run_sync(self.access.drain_egress, self.server.container_id)
         except Exception as exc:  # noqa: BLE001 - the sink failing loses evidence, it must not stop probing
-            self.outcome.errors.append(f"could not read the egress log: {exc}"[:300])
+            events = exc
+        self._record_egress(record, events)
+
+    def _record_egress(self, record: CallBehavior, events: list[dict[str, Any]] | Exception | None) -> None:
+        """The drained attempts into the call's record (None: the network is not observed)."""
+        if events is None:
+            return
+        if isinstance(events, Exception):
+            self.outcome.errors.append(f"could not read the egress log: {events}"[:300])
             return
         record.egress = [cap_json(event, max_string=2_000) for event in events[:100]]
         for event in events:
@@ -350,9 +374,16 @@ class ProbeRunner:
                     break
         except Exception:  # noqa: BLE001 - a failed re-list is not a finding by itself
             return
+        if tools == self.current_tools:
+            return  # unchanged (a plain comparison: the capped one below costs more on a big listing)
         changes = definition_change_findings(self.current_tools, tools, after_call=after_call)
         if changes:
             seen = {(f.tool, f.message) for f in self.outcome.findings}
             self.outcome.findings.extend(f for f in changes if (f.tool, f.message) not in seen)
             self.current_tools = tools
 
+
+def _taken(look: T | ObserveError) -> T:
+    if isinstance(look, ObserveError):
+        raise look
+    return look

@@ -244,11 +244,40 @@ class SandboxInfo(_Model):
                                                  "started at start-up is here, and is B5).")
 
 
+def _phase(what: str) -> Any:
+    return Field(default=None, description=f"Seconds spent {what} (null: not run).")
+
+
 class Timings(_Model):
+    """Where the scan's time went. `install`, `start`, `first_tools_list` and `total` as before; then one field per
+    phase (wall seconds). Phases with no order between them run at once (resolve with the engine connection and image
+    check, the gc sweep beside the install, provenance beside the run, the second server beside the first), so the
+    phases add up to more than `total`."""
+
     install: float | None = None
     start: float | None = None
     first_tools_list: float | None = None
     total: float | None = None
+    resolve: float | None = _phase("resolving the target to an exact version (registry)")
+    engine_connect: float | None = _phase("connecting to the Docker engine")
+    gc_sweep: float | None = _phase("sweeping what killed scanners left behind (in a thread)")
+    image_check: float | None = _phase("checking (or building) the runtime image")
+    install_lookup: float | None = _phase("in the install stage: a cache lookup when the install is cached")
+    provenance: float | None = _phase("on provenance lookups (in a thread, beside the run)")
+    sink_start: float | None = _phase("starting the egress sink until its listeners were ready")
+    probe_plan: float | None = _phase("making the canaries and the workspace seed")
+    container_create: float | None = _phase("creating and attaching the server container, its policy read back")
+    container_start: float | None = _phase("starting the server container")
+    namespace_read: float | None = _phase("reading the server's network namespace from inside it")
+    seed: float | None = _phase("seeding the workspace and canaries and taking the baseline snapshot")
+    first_answer: float | None = _phase("from the server's start to its answer to the handshake")
+    listing: float | None = _phase("listing tools, prompts and resources after the handshake")
+    probes: float | None = _phase("calling the tools and watching each call")
+    relisting: float | None = _phase("on the second listing (a second server, beside the first at start-up)")
+    late_egress: float | None = _phase("reading the egress sink's log after the listing and probes")
+    server_end: float | None = _phase("ending the server (EOF, SIGTERM, SIGKILL)")
+    teardown: float | None = _phase("removing the session's containers and networks")
+    assemble: float | None = _phase("building the report from the stages' values (rules on probes, score)")
 
 
 class ToolScore(_Model):

@@ -1,0 +1,306 @@
+"""What a sandboxed scan costs against the same server run bare: two paired figures, medians of alternating pairs.
+
+    .venv/bin/python benchmarks/bench_scan.py [--pairs 5] [--only listing|probes] [--before DIR] [--count-calls]
+
+1. listing: a warm scan without probes (`scan pypi:mcp-server-time --no-probes`, the install cached) as a whole
+   process, against `docker run --rm -i` of the same installed image answering initialize + tools/list (a plain
+   stdio client written here), both timed from process start to exit. Goal: within 1.5x.
+2. probes: a full warm scan of `npm:@modelcontextprotocol/server-filesystem -- /workspace` as a whole process,
+   against the same tool calls (the ones that scan made, read from its JSON report) sent by the plain client to
+   `docker run --rm -i` of the same installed image, unsandboxed: no sink, no snapshots, no seeding but the same
+   workspace files on a bind mount. Goal: within 2x.
+
+Each round runs the scan and the bare run back to back, the order alternating from round to round (rotating, with
+`--before`); a warm-up scan before the rounds installs (or reuses) the image, so no round pays for an install. Nothing is cached between pairs
+that a first scan would not have: every scan makes its own sandbox, sink, canaries and report.
+
+`--before DIR` also times the scanner of another checkout (e.g. the base commit: `git archive BASE | tar -x -C DIR`),
+with this checkout's virtualenv, in the same rounds: before and after under the same load. `--count-calls` runs one warm scan of each
+figure in process and prints the Docker API calls it made, per phase and per endpoint, and its phase table.
+"""
+
+from __future__ import annotations
+
+import argparse
+import contextvars
+import io
+import json
+import os
+import statistics
+import subprocess
+import sys
+import tarfile
+import tempfile
+import time
+from collections import Counter
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from pathlib import Path
+from typing import Any
+
+ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT))
+
+LISTING_TARGET = ["pypi:mcp-server-time"]
+PROBES_TARGET = ["npm:@modelcontextprotocol/server-filesystem", "--", "/workspace"]
+READ_TIMEOUT = 60.0
+
+
+# ---- the scan as a whole process ---------------------------------------------------------------------------------
+
+def scan_once(source: Path, target: list[str], probes: bool, report: Path) -> float:
+    """Seconds of one `mcp-sandbox scan` process (the report written to `report`)."""
+    env = {**os.environ, "PYTHONPATH": str(source)}
+    flags = [] if probes else ["--no-probes"]
+    name, *rest = target
+    command = [sys.executable, "-m", "scanner", "scan", name, *flags, "--json", str(report), "--fail-on", "never",
+               "-q", *rest]
+    began = time.perf_counter()
+    done = subprocess.run(command, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, check=False)
+    seconds = time.perf_counter() - began
+    if not report.is_file():
+        raise SystemExit(f"the scan wrote no report (exit {done.returncode}): {done.stderr.decode()[-800:]}")
+    return seconds
+
+
+# ---- the bare baseline: a plain stdio client against docker run -i ------------------------------------------------
+
+class BareServer:
+    """`docker run --rm -i` of the installed image with its launch command; JSON-RPC lines over stdin/stdout."""
+
+    def __init__(self, image: str, command: list[str], workspace: Path | None) -> None:
+        mount = ["-v", f"{workspace}:/workspace", "--user", "10002:10002", "-w", "/workspace"] if workspace else []
+        self.stderr = tempfile.TemporaryFile()
+        self.process = subprocess.Popen(["docker", "run", "--rm", "-i", *mount, "--entrypoint", "", image, *command],
+                                        stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=self.stderr)
+        self.next_id = 0
+
+    def request(self, method: str, params: dict[str, Any] | None = None) -> dict[str, Any]:
+        self.next_id += 1
+        self._send({"jsonrpc": "2.0", "id": self.next_id, "method": method, **({"params": params} if params else {})})
+        assert self.process.stdout is not None
+        while True:
+            line = self.process.stdout.readline()
+            if not line:
+                self.stderr.seek(0)
+                said = self.stderr.read().decode(errors="replace")[-800:]
+                raise SystemExit(f"the bare server closed its stdout before answering {method}: {said}")
+            try:
+                message = json.loads(line)
+            except ValueError:
+                continue
+            if isinstance(message, dict) and message.get("id") == self.next_id:
+                return message
+
+    def notify(self, method: str) -> None:
+        self._send({"jsonrpc": "2.0", "method": method})
+
+    def close(self) -> None:
+        assert self.process.stdin is not None
+        self.process.stdin.close()
+        self.process.wait(timeout=READ_TIMEOUT)
+
+    def _send(self, message: dict[str, Any]) -> None:
+        assert self.process.stdin is not None
+        self.process.stdin.write(json.dumps(message).encode() + b"\n")
+        self.process.stdin.flush()
+
+
+def bare_once(image: str, command: list[str], calls: list[dict[str, Any]], workspace: Path | None) -> float:
+    """Seconds from `docker run` to its exit: initialize, tools/list, then each call in order, then EOF."""
+    began = time.perf_counter()
+    server = BareServer(image, command, workspace)
+    server.request("initialize", {"protocolVersion": "2025-06-18", "capabilities": {},
+                                  "clientInfo": {"name": "bench", "version": "1"}})
+    server.notify("notifications/initialized")
+    server.request("tools/list")
+    for call in calls:
+        server.request("tools/call", {"name": call["tool"], "arguments": call.get("arguments") or {}})
+    server.close()
+    return time.perf_counter() - began
+
+
+def workspace_copy(directory: Path) -> Path:
+    """The scan's workspace seed, extracted afresh for one bare run's bind mount (owned by the run uid, as in the
+    scan): the calls write, move and delete, and each scan starts from a fresh seed too."""
+    from sandbox.run.policy import RUN_GID, RUN_UID
+    from sandbox.run.workspace_seed import build_workspace_seed
+
+    seed = build_workspace_seed(RUN_UID, RUN_GID)
+    target = Path(tempfile.mkdtemp(prefix="workspace-", dir=directory))
+    with tarfile.open(fileobj=io.BytesIO(seed.archive)) as tar:
+        tar.extractall(target, filter="fully_trusted")
+    os.chown(target, RUN_UID, RUN_GID)
+    return target
+
+
+# ---- pairs --------------------------------------------------------------------------------------------------------
+
+def rounds(pairs: int, actions: dict[str, Callable[[], float]]) -> dict[str, float]:
+    """Median seconds of each action over `pairs` rounds, the order rotating from round to round."""
+    samples: dict[str, list[float]] = {name: [] for name in actions}
+    names = list(actions)
+    for index in range(pairs):
+        shift = index % len(names)
+        for name in names[shift:] + names[:shift]:
+            samples[name].append(actions[name]())
+    return {name: statistics.median(values) for name, values in samples.items()}
+
+
+def figure(name: str, goal: float, medians: dict[str, float], pairs: int) -> None:
+    bare = medians["bare"]
+    for label in (label for label in medians if label != "bare"):
+        ratio = medians[label] / bare
+        print(f"{name}: {label} {medians[label]:.2f} s, bare {bare:.2f} s, ratio {ratio:.2f}x (goal {goal:g}x; "
+              f"medians of {pairs} rounds, order rotating){'' if ratio <= goal else '  -- over the goal'}", flush=True)
+
+
+def scans(sources: dict[str, Path], target: list[str], probes: bool, work: Path) -> dict[str, Callable[[], float]]:
+    return {label: (lambda source=source, label=label: scan_once(source, target, probes, work / f"{label}.json"))
+            for label, source in sources.items()}
+
+
+def listing_figure(sources: dict[str, Path], pairs: int, work: Path) -> None:
+    report_path = work / "warm-up.json"
+    scan_once(sources["scan"], LISTING_TARGET, False, report_path)  # warm-up: installs or reuses the image
+    report = json.loads(report_path.read_text())
+    image, command = report["install"]["image"], report["install"]["command"]
+    print(f"listing: {' '.join(LISTING_TARGET)} as {image}; phases of the warm-up scan: {phases(report)}", flush=True)
+    actions = {**scans(sources, LISTING_TARGET, False, work), "bare": lambda: bare_once(image, command, [], None)}
+    figure("listing (warm, --no-probes)", 1.5, rounds(pairs, actions), pairs)
+
+
+def probes_figure(sources: dict[str, Path], pairs: int, work: Path) -> None:
+    report_path = work / "warm-up.json"
+    scan_once(sources["scan"], PROBES_TARGET, True, report_path)
+    report = json.loads(report_path.read_text())
+    image, command = report["install"]["image"], report["install"]["command"]
+    calls = [{"tool": probe["tool"], "arguments": probe.get("arguments")} for probe in report.get("probes") or []
+             if probe.get("status") != "not_probed"]
+    print(f"probes: {' '.join(PROBES_TARGET)} as {image}, {len(calls)} calls; phases of the warm-up scan: "
+          f"{phases(report)}", flush=True)
+    actions = {**scans(sources, PROBES_TARGET, True, work),
+               "bare": lambda: bare_once(image, command, calls, workspace_copy(work))}
+    figure("probes (warm, full scan)", 2.0, rounds(pairs, actions), pairs)
+
+
+def phases(report: dict[str, Any]) -> str:
+    timings = {name: value for name, value in (report.get("timings") or {}).items() if value}
+    return ", ".join(f"{name} {value:.2f}" for name, value in timings.items()) or "(no phase table: an older scanner)"
+
+
+# ---- Docker API calls per phase (in process) ----------------------------------------------------------------------
+
+SECONDS: Counter[tuple[str, str]] = Counter()  # the seconds each (phase, endpoint) took, summed
+_PHASE: contextvars.ContextVar[str] = contextvars.ContextVar("phase", default="(no phase: listing and probes)")
+
+
+@contextmanager
+def counting_calls() -> Iterator[Counter[tuple[str, str]]]:
+    """Count every Docker API request by (phase, endpoint) while in the block."""
+    from sandbox.core import engine
+    from scanner.pipeline.phase_clock import PhaseClock
+
+    counts: Counter[tuple[str, str]] = Counter()
+    original_request, original_phase = engine.BoundedAPIClient.request, PhaseClock.phase
+
+    def request(self: Any, method: Any, url: Any, *args: Any, **kwargs: Any) -> Any:
+        key = (_PHASE.get(), engine.describe_call(method, url))
+        counts[key] += 1
+        began = time.perf_counter()
+        try:
+            return original_request(self, method, url, *args, **kwargs)
+        finally:
+            SECONDS[key] += time.perf_counter() - began
+
+    @contextmanager
+    def phase(self: Any, name: str) -> Iterator[None]:
+        token = _PHASE.set(name)
+        try:
+            with original_phase(self, name):  # type: ignore[arg-type]
+                yield
+        finally:
+            _PHASE.reset(token)
+
+    engine.BoundedAPIClient.request, PhaseClock.phase = request, phase  # type: ignore[method-assign,assignment]
+    try:
+        yield counts
+    finally:
+        engine.BoundedAPIClient.request, PhaseClock.phase = original_request, original_phase  # type: ignore[method-assign]
+
+
+@contextmanager
+def timing_probe_steps() -> Iterator[Counter[str]]:
+    """Seconds per step of the probe calls, summed: the call itself, the looks after it, the re-list."""
+    from scanner.probes import runner
+
+    spent: Counter[str] = Counter()
+    originals = {"call (server answer)": (runner.ProbeRunner, "_send"), "re-list": (runner.ProbeRunner, "_relist"),
+                 "looks (state, snapshot, top, drain)": (runner, "look_after_call")}
+    saved = {name: getattr(owner, attribute) for name, (owner, attribute) in originals.items()}
+
+    def timed(name: str, function: Any) -> Any:
+        async def wrapper(*args: Any, **kwargs: Any) -> Any:
+            began = time.perf_counter()
+            try:
+                return await function(*args, **kwargs)
+            finally:
+                spent[name] += time.perf_counter() - began
+        return wrapper
+
+    for name, (owner, attribute) in originals.items():
+        setattr(owner, attribute, timed(name, saved[name]))
+    try:
+        yield spent
+    finally:
+        for name, (owner, attribute) in originals.items():
+            setattr(owner, attribute, saved[name])
+
+
+def count_calls(target: list[str], probes: bool) -> None:
+    from scanner.pipeline.scan import ScanOptions, run_scan
+    from scanner.probes.runner import ProbeOptions
+
+    name, *rest = target
+    options = ScanOptions(target=name, server_args=[arg for arg in rest if arg != "--"],
+                          probes=ProbeOptions(enabled=probes))
+    with counting_calls() as counts, timing_probe_steps() as steps:
+        report = run_scan(options)
+    per_phase: Counter[str] = Counter()
+    for (phase, _), count in counts.items():
+        per_phase[phase] += count
+    calls = len(report.probes)
+    print(f"\n{name} ({'probes' if probes else 'no probes'}): {sum(counts.values())} Docker API calls, {calls} probe "
+          f"calls; phases: {phases(report.model_dump(mode='json'))}")
+    for step, seconds in steps.items():
+        print(f"  probe step {step}: {seconds:.2f} s in all, {seconds / max(calls, 1) * 1000:.0f} ms per call")
+    for phase, count in per_phase.most_common():
+        print(f"  {count:5d}  {phase}")
+    for (phase, call), count in counts.most_common(14):
+        print(f"  {count:5d}  {SECONDS[(phase, call)]:6.2f} s  {call}  [{phase}]")
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=(__doc__ or "").splitlines()[0])
+    parser.add_argument("--pairs", type=int, default=5)
+    parser.add_argument("--only", choices=("listing", "probes"))
+    parser.add_argument("--source", type=Path, default=ROOT, help="the checkout whose scanner is timed")
+    parser.add_argument("--before", type=Path, help="another checkout (e.g. the base commit) timed in the same rounds")
+    parser.add_argument("--count-calls", action="store_true", help="count Docker API calls per phase, in process")
+    args = parser.parse_args()
+    if args.count_calls:
+        if args.only != "probes":
+            count_calls(LISTING_TARGET, False)
+        if args.only != "listing":
+            count_calls(PROBES_TARGET, True)
+        return
+    sources = {"scan": args.source.resolve(), **({"before": args.before.resolve()} if args.before else {})}
+    with tempfile.TemporaryDirectory(prefix="bench-scan-") as work:
+        if args.only != "probes":
+            listing_figure(sources, args.pairs, Path(work))
+        if args.only != "listing":
+            probes_figure(sources, args.pairs, Path(work))
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,60 @@
+"""The looks into the sandbox after one probe call: its exit state (`inspect`) beside the snapshot exec (files and
+cgroup counters), then the process list (`top`), then the egress sink's new attempts (its log).
+
+Engine round trips with little order between them: taken one after another they were most of what a call cost the
+scanner beyond the server's own answer (docs/probes.md, "What a probe call costs"); taken in threads at once, a call
+waits for the slowest. The process list waits for the snapshot (listed during the snapshot exec, it would show the
+exec's own shell) and the drain for both (see `in_order`). Each look's failure is kept as its value, for the runner to handle as it did: a snapshot or
+process list the engine refused (ObserveError) is an unobserved call, a sink that failed is a recorded error; an
+exit state that could not be read raises, as before.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any
+
+import anyio
+import docker
+
+from sandbox.run import observe
+from sandbox.run.observe import ExitState, ObserveError, Process, Snapshot
+
+Drain = Callable[[str], list[dict[str, Any]]]
+
+
+@dataclass(frozen=True)
+class Looks:
+    state: ExitState
+    snapshot: Snapshot | ObserveError
+    processes: list[Process] | ObserveError
+    egress: list[dict[str, Any]] | Exception | None  # None: the network is not observed
+
+
+async def look_after_call(client: docker.DockerClient, container_id: str, drain: Drain | None) -> Looks:
+    """Every look after a call, in threads at once; raises only what reading the exit state raised."""
+    found: dict[str, Any] = {}
+
+    async def take(name: str, look: Callable[[], Any], kept: type[BaseException]) -> None:
+        try:
+            found[name] = await anyio.to_thread.run_sync(look)
+        except kept as exc:
+            found[name] = exc
+
+    async def in_order() -> None:
+        # In this order, never at once: `top` during the snapshot exec would list its shell and `find` as the
+        # server's processes; and the sink logs a connection only once it read its first bytes, so the drain comes
+        # last, to give a call's late connection the time it had before.
+        await take("snapshot", lambda: observe.snapshot(client, container_id), ObserveError)
+        await take("processes", lambda: observe.processes(client, container_id), ObserveError)
+        if drain is not None:  # the sink failing loses evidence; it must not stop probing (the runner records it)
+            await take("egress", lambda: drain(container_id), Exception)
+
+    async with anyio.create_task_group() as group:
+        group.start_soon(take, "state", lambda: observe.exit_state(client, container_id), Exception)
+        group.start_soon(in_order)
+    if isinstance(found["state"], BaseException):
+        raise found["state"]
+    return Looks(state=found["state"], snapshot=found["snapshot"], processes=found["processes"],
+                 egress=found.get("egress"))
