@@ -14,6 +14,10 @@ from scanner.cli.options import fail_on_option, upstream_proxy_option
 from scanner.errors import UsageError
 
 if TYPE_CHECKING:
+    from collections.abc import Callable
+
+    from docker import DockerClient
+
     from scanner.batch.progress import Progress
     from scanner.batch.runner import BatchOptions
     from scanner.batch.store import Store
@@ -31,6 +35,12 @@ HELP = {
     "retry-failed": "Also requeue the targets a previous run recorded as failed, with a fresh retry budget.",
     "sarif": "Also write each target's report as SARIF beside its JSON report.",
     "markdown": "Also write each target's report as Markdown beside its JSON report.",
+    "cache-size": "Cap the installed-image cache at SIZE (e.g. 20g): after each target, the least recently used "
+                  "cached installs are removed until the rest fits (images in use or used in the last 15 minutes "
+                  "stay).",
+    "since": "Another batch directory (or its batch.sqlite): skip the registry releases already vetted there, and "
+             "diff each new release against the earlier one vetted there (changes_since, rules I12/I13) when this "
+             "batch's own store has none.",
 }
 
 
@@ -46,6 +56,8 @@ def batch(
     markdown_reports: bool = typer.Option(False, "--markdown-reports", help=HELP["markdown"]),
     memory: str = typer.Option("512m", "--memory", help="Memory limit (memory+swap) of each server."),
     upstream_proxy: str | None = upstream_proxy_option(),
+    since: Path | None = typer.Option(None, "--since", metavar="DIR-OR-DB", help=HELP["since"]),
+    cache_size: str | None = typer.Option(None, "--cache-size", metavar="SIZE", help=HELP["cache-size"]),
 ) -> None:
     """Vet every target of INPUT, each in its own sandbox with the full scan, N at once; resumable after any kill.
 
@@ -61,11 +73,49 @@ def batch(
 
     check_levels(fail_on, "info")
     parse_size(memory, "--memory")
+    cache_bytes = parse_size(cache_size, "--cache-size") if cache_size is not None else None
     targets = read_input(input_path, latest=latest)
+    since_store = _since_store(since)
+    if since_store is not None:
+        targets = _not_vetted(targets, since_store)
     _make_directory(out)
     options = BatchOptions(out=out.resolve(), retries=retries, sarif=sarif_reports, markdown=markdown_reports,
-                           settings=ScanSettings(memory=memory, upstream_proxy=upstream_proxy))
+                           settings=ScanSettings(memory=memory, upstream_proxy=upstream_proxy), since=since_store,
+                           cache_bytes=cache_bytes)
     raise typer.Exit(_run(targets, options, jobs, fail_on, retry_failed))
+
+
+def _since_store(since: Path | None) -> Path | None:
+    from scanner.batch.previous import store_path
+
+    return None if since is None else store_path(since).resolve()
+
+
+def _not_vetted(targets: list[BatchTarget], database: Path) -> list[BatchTarget]:
+    """The targets --since has not vetted: a registry target naming its version is skipped when that release is done
+    there; any other (a folder, a version to resolve) is scanned, its release found only by the scan."""
+    from scanner.batch.previous import is_vetted
+
+    kept = []
+    for target in targets:
+        parsed = None if target.unsupported or target.command or target.server_args else _registry(target.target)
+        if parsed is None or not is_vetted(database, *parsed):
+            kept.append(target)
+    if len(kept) < len(targets):
+        print(f"--since: {len(targets) - len(kept)} releases already vetted in {database}, not scanned again",
+              file=sys.stderr)
+    return kept
+
+
+def _registry(target: str) -> tuple[str, str, str] | None:
+    """(ecosystem, name, version) of a registry target that names its version, else None."""
+    from scanner.pipeline.targets import VERSION_TEXT, parse_target
+
+    if not target.startswith(("npm:", "pypi:")):
+        return None
+    parsed = parse_target(target)
+    spec = (parsed.version_spec or "").removeprefix("==")
+    return (parsed.ecosystem, parsed.name, spec) if spec and VERSION_TEXT.fullmatch(spec) else None
 
 
 def _make_directory(out: Path) -> None:
@@ -116,10 +166,28 @@ def _scan_queued(store: Store, options: BatchOptions, jobs: int | None, progress
     count = jobs or default_jobs(parse_size(options.settings.memory, "--memory"), available=available_memory())
     backend = SubprocessBackend(count, options.out / "work")
     progress.note(f"running {count} scans at once")
+    evict = _cache_eviction(client, options.cache_bytes, progress) if options.cache_bytes is not None else None
     try:
         with terminate_as_interrupt(), progress.live():
-            run_batch(store, backend, options, progress)
+            run_batch(store, backend, options, progress, after_done=evict)
     except KeyboardInterrupt:
         gc.sweep(client)  # a scan that had to be killed after the grace period
         return True
     return False
+
+
+def _cache_eviction(client: DockerClient, cache_bytes: int, progress: Progress) -> Callable[[], None]:
+    """`--cache-size`: after each target done, the least recently used cached installs go until the rest fits."""
+    import time
+
+    from sandbox.core import image_cache
+
+    policy = image_cache.Policy(max_bytes=cache_bytes)
+
+    def evict() -> None:
+        result = image_cache.evict(client, policy, time.time())
+        if result.removed:
+            progress.note(f"--cache-size: evicted {len(result.removed)} cached installs "
+                          f"({result.freed_bytes / 1024**2:.0f} MiB)")
+
+    return evict
