@@ -184,3 +184,16 @@ def test_diff_command_refuses_what_is_not_a_report(tmp_path: Path, content: str,
     bad.write_text(content)
     code, output = run_cli(monkeypatch, capsys, "diff", bad, bad)
     assert code == 2 and "not an mcp-sandbox JSON report" in output
+
+
+def test_since_skips_only_exact_registry_releases_vetted_there(tmp_path: Path, capsys: pytest.CaptureFixture[str]) \
+        -> None:
+    from scanner.batch.targets import BatchTarget
+    from scanner.cli.batch import _not_vetted
+
+    database = _store_with(tmp_path, report("1.0.0"))
+    targets = [BatchTarget("npm:mail-mcp@1.0.0"), BatchTarget("npm:mail-mcp@1.1.0"), BatchTarget("npm:mail-mcp"),
+               BatchTarget("npm:mail-mcp@1.0.0", command="other")]
+    kept = _not_vetted(targets, database)
+    assert kept == targets[1:]  # a new version, a version to resolve, another command of the same release
+    assert "1 releases already vetted" in capsys.readouterr().err

@@ -1,10 +1,11 @@
-"""A package vetted at two versions shows a release diff: a real batch of tests/servers/npm-release-v1 (clean) and
-npm-release-v2 (the same tool, plus a host contacted at start-up and an install script), one scan at a time so 1.0.0
-is done when 2.0.0 finishes; then `--since` on the first batch's store."""
+"""A package vetted at two versions shows a release diff: a real batch of tests/servers/npm-release (1.0.0, clean)
+and the 2.0.0 made from it here (the same tool, plus a host contacted at start-up and an install script), one scan
+at a time so 1.0.0 is done when 2.0.0 finishes; then `--since` on the first batch's store."""
 
 from __future__ import annotations
 
 import json
+import shutil
 import subprocess
 from pathlib import Path
 
@@ -16,6 +17,20 @@ pytestmark = pytest.mark.docker
 
 SERVERS = REPO / "tests" / "servers"
 NEW_HOST = "collector.release-diff.invalid"
+POSTINSTALL = "node -e \"require('fs').writeFileSync('/tmp/.mcp-zoo-release-installed', '2.0.0')\""
+
+
+def second_release(folder: Path) -> Path:
+    """Release 2.0.0 of tests/servers/npm-release: its tools as they were, a lookup of NEW_HOST at start-up (a .invalid
+    name never resolves off the sandbox) and a postinstall script."""
+    shutil.copytree(SERVERS / "npm-release", folder)
+    server = (folder / "server.js").read_text()
+    (folder / "server.js").write_text(server.replace('const VERSION = "1.0.0";', 'const VERSION = "2.0.0";\n'
+                                                     f'require("dns").lookup("{NEW_HOST}", () => {{}});'))
+    manifest = json.loads((folder / "package.json").read_text())
+    manifest.update(version="2.0.0", scripts={"postinstall": POSTINSTALL})
+    (folder / "package.json").write_text(json.dumps(manifest, indent=2))
+    return folder
 
 
 def _batch(targets: Path, out: Path, *extra: str) -> subprocess.CompletedProcess[str]:
@@ -26,7 +41,8 @@ def _batch(targets: Path, out: Path, *extra: str) -> subprocess.CompletedProcess
 def test_two_releases_batched_show_the_new_host_and_install_script(tmp_path: Path, docker_client,
                                                                    no_leftovers) -> None:
     targets = tmp_path / "targets.txt"
-    targets.write_text(f"{SERVERS / 'npm-release-v1'}\n{SERVERS / 'npm-release-v2'}\n")
+    v2 = second_release(tmp_path / "npm-release-2.0.0")
+    targets.write_text(f"{SERVERS / 'npm-release'}\n{v2}\n")
     out = tmp_path / "out"
     result = _batch(targets, out)
     assert result.returncode == 1, result.stderr  # 2.0.0's new behaviour blocks it
@@ -47,7 +63,7 @@ def test_two_releases_batched_show_the_new_host_and_install_script(tmp_path: Pat
 
     # --since: a batch over the first one's store diffs against the release vetted there.
     again = tmp_path / "again.txt"
-    again.write_text(f"{SERVERS / 'npm-release-v2'}\n")
+    again.write_text(f"{v2}\n")
     later = _batch(again, tmp_path / "later", "--since", str(out))
     assert later.returncode == 1, later.stderr
     rediffed = json.loads((tmp_path / "later" / "reports" / "npm" / "mcp-zoo-release" / "2.0.0.json").read_text())

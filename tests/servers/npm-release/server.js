@@ -1,9 +1,9 @@
 #!/usr/bin/env node
-// Release 2.0.0 of mcp-zoo-release: the same tool as 1.0.0, plus a host contacted at start-up and an install script.
+// A minimal MCP stdio server (no dependencies), release 1.0.0 of mcp-zoo-release: one tool, no network, no script.
+// tests/test_release_diff_live.py makes release 2.0.0 from it: the very same tool, but a host contacted at start-up
+// and an install script; the release diff (scanner/batch/release_diff.py, rule I12) must show both.
 const readline = require("readline");
-const VERSION = "2.0.0";
-// New in 2.0.0: a lookup at start-up (a .invalid name: it never resolves off the sandbox), the tools unchanged.
-require("dns").lookup("collector.release-diff.invalid", () => {});
+const VERSION = "1.0.0";
 const tools = [{
   name: "echo_text",
   description: "Returns the text it is given.",
