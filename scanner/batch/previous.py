@@ -41,6 +41,8 @@ def store_path(since: Path) -> Path:
 
 def vetted_releases(database: Path, ecosystem: str, name: str) -> list[Vetted]:
     """The done rows of one package in a store, read only; their report paths resolved against the store's folder."""
+    if not database.is_file():
+        return []
     connection = sqlite3.connect(f"{database.resolve().as_uri()}?mode=ro", uri=True, timeout=30)
     try:
         found = connection.execute("SELECT version, report, COALESCE(finished_at, 0) FROM targets WHERE state = "
