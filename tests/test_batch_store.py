@@ -228,3 +228,16 @@ def test_a_transient_incomplete_report_is_kept_once_the_retries_are_used(tmp_pat
     assert state == "done"
     assert (store.row(A.key).status, store.row(A.key).error) == ("failed", "the engine did not answer POST "
                                                                  "/containers/create within 120 s")
+
+
+def test_after_done_runs_once_per_target_done_not_per_retry(tmp_path: Path, store: Store) -> None:
+    """The hook `--cache-size` evicts through: after each target done, never after a failed attempt."""
+    store.add([A, B])
+    flaky = JobResult(A.key, 1, 3, None, "error: the registry answered HTTP 503 for npm:server-a\n", 1.0)
+    backend = _FakeBackend({A.key: [flaky, JobResult(A.key, 2, 0, _report(), "", 1.0)],
+                            B.key: [JobResult(B.key, 1, 2, None, "error: npm has no b\n", 1.0)]})
+    clock = iter(float(n) for n in range(1000))
+    calls: list[int] = []
+    run_batch(store, backend, BatchOptions(out=tmp_path, retries=1, backoff_base=0.0), _Quiet(),
+              clock=lambda: next(clock), sleep=lambda _s: None, after_done=lambda: calls.append(1))
+    assert calls == [1]  # A done (on its second attempt); B failed

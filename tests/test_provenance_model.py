@@ -27,7 +27,7 @@ def test_report_carries_the_provenance_section_and_round_trips() -> None:
 
 def test_every_rule_has_id_why_and_fix() -> None:
     rules = rules_of(Family.PROVENANCE)
-    assert sorted((r.id for r in rules), key=lambda r: int(r[1:])) == [f"I{i}" for i in range(1, 12)]
+    assert sorted((r.id for r in rules), key=lambda r: int(r[1:])) == [f"I{i}" for i in range(1, 14)]
     for rule in rules:
         assert rule.why and rule.fix and rule.category in ("security", "metadata")
 

@@ -18,7 +18,7 @@ import docker
 import requests
 from docker.errors import APIError, ImageNotFound, NotFound
 
-from sandbox.core import labels
+from sandbox.core import image_use, labels
 from sandbox.core.archive import pack_path, read_member
 from sandbox.core.errors import SandboxError
 from sandbox.install.proxy.container import PROXY_PORT, InstallProxy, install_network_settings, start_install_proxy
@@ -119,6 +119,7 @@ def _cached(session: SandboxSession, tag: str, runtime_image: str, ecosystem: Ec
     summary = json.loads(image.labels.get(MANIFEST_LABEL, "{}"))
     if not summary.get("version"):
         return None
+    image_use.record_use(image.id)
     return InstalledServer(
         image=tag, image_id=image.id, runtime_image=runtime_image, cached=True, name=summary["name"],
         version=summary["version"], entry_points=summary.get("entry_points") or {},
@@ -343,4 +344,5 @@ def _commit(client: docker.DockerClient, container_id: str, tag: str, request: I
         committed = client.api.commit(container_id, repository=repository, tag=image_tag, conf=conf)
     except APIError as exc:
         raise SandboxError(f"could not save the installed server as an image: {exc}") from exc
+    image_use.record_use(str(committed["Id"]))  # for the cache's LRU eviction (sandbox/core/image_cache.py)
     return str(committed["Id"])

@@ -17,10 +17,13 @@ from pathlib import Path
 
 from scanner.batch.jobs import Job, JobBackend, JobResult, ScanSettings
 from scanner.batch.outcome import Outcome, classify, top_findings, worst_severity
+from scanner.batch.previous import STORE_NAME, diffed
 from scanner.batch.progress import Progress
 from scanner.batch.report_files import file_report
 from scanner.batch.store import BACKOFF_BASE_SECONDS, Row, ScanRecord, Store
 from scanner.errors import UsageError
+from scanner.report.model import Report
+from sandbox.core.untrusted import escape_json_text
 
 LOCK_NAME = "batch.lock"
 COLLECT_SECONDS = 1.0
@@ -36,6 +39,8 @@ class BatchOptions:
     markdown: bool = False
     backoff_base: float = BACKOFF_BASE_SECONDS
     stop_grace: float = STOP_GRACE_SECONDS
+    cache_bytes: int | None = None  # `--cache-size`: the installed-image cache's cap
+    since: Path | None = None  # `--since`: another batch's store, searched for earlier releases after this one's
 
 
 @contextmanager
@@ -56,10 +61,12 @@ def batch_lock(out: Path) -> Iterator[None]:
 
 
 def run_batch(store: Store, backend: JobBackend, options: BatchOptions, progress: Progress,
-              clock: Callable[[], float] = time.time, sleep: Callable[[float], None] = time.sleep) -> None:
-    """Run every queued row to done, failed or (transient) retries exhausted."""
+              clock: Callable[[], float] = time.time, sleep: Callable[[float], None] = time.sleep,
+              after_done: Callable[[], None] | None = None) -> None:
+    """Run every queued row to done, failed or (transient) retries exhausted; `after_done` runs after each target
+    done (the install cache's eviction under `--cache-size`)."""
     try:
-        while _step(store, backend, options, progress, clock, sleep):
+        while _step(store, backend, options, progress, clock, sleep, after_done):
             progress.update(store.counts())
     except KeyboardInterrupt:
         progress.note(f"stopping: ending {len(backend.in_flight())} scans (each tears its sandbox down)")
@@ -69,7 +76,8 @@ def run_batch(store: Store, backend: JobBackend, options: BatchOptions, progress
 
 
 def _step(store: Store, backend: JobBackend, options: BatchOptions, progress: Progress,
-          clock: Callable[[], float], sleep: Callable[[float], None]) -> bool:
+          clock: Callable[[], float], sleep: Callable[[float], None],
+          after_done: Callable[[], None] | None = None) -> bool:
     """Fill the backend, then collect what ended (or wait for the next retry); False when all is finished."""
     while len(backend.in_flight()) < backend.capacity:
         row = store.claim(clock())
@@ -83,7 +91,8 @@ def _step(store: Store, backend: JobBackend, options: BatchOptions, progress: Pr
         sleep(min(COLLECT_SECONDS, max(0.0, due - clock())))
         return True
     for result in backend.collect(COLLECT_SECONDS):
-        record_result(store, result, options, progress, clock())
+        if record_result(store, result, options, progress, clock()) == "done" and after_done is not None:
+            after_done()
     return True
 
 
@@ -112,8 +121,18 @@ def record_result(store: Store, result: JobResult, options: BatchOptions, progre
 def _scan_record(row: Row, outcome: Outcome, options: BatchOptions) -> ScanRecord:
     report, text = outcome.report, outcome.report_json
     assert report is not None and text is not None
+    report, text = _release_diffed(report, text, options)
     path = file_report(options.out, row.batch_target, report, text, sarif=options.sarif, markdown=options.markdown)
     return ScanRecord(status=report.status, verdict=report.verdict, score=report.score.value if report.score else None,
                       worst=worst_severity(report), ecosystem=report.target.ecosystem, name=report.target.name,
                       version=report.target.version, findings=top_findings(report), report=path,
                       scan_seconds=report.timings.total, error=outcome.error)
+
+
+def _release_diffed(report: Report, text: str, options: BatchOptions) -> tuple[Report, str]:
+    """The report with its release diff (I12/I13) when a store holds an earlier release of the package."""
+    stores = [options.out / STORE_NAME, *([options.since] if options.since else [])]
+    changed = diffed(report, stores)
+    if changed is report:
+        return report, text
+    return changed, escape_json_text(changed.model_dump_json(indent=2))

@@ -16,6 +16,8 @@ from scanner.cli.options import fail_on_option, upstream_proxy_option
 from scanner.errors import UsageError
 
 if TYPE_CHECKING:
+    from docker import DockerClient
+
     from scanner.batch.jobs import JobBackend
     from scanner.batch.progress import Progress
     from scanner.batch.runner import BatchOptions
@@ -39,6 +41,12 @@ HELP = {
               "engine; --jobs is then the tasks queued or running at once (default 16). Needs "
               "mcp-sandbox[distributed].",
     "result-backend": "Where the workers put their results (default: the broker when it is Redis, else rpc://).",
+    "cache-size": "Cap the installed-image cache at SIZE (e.g. 20g): after each target, the least recently used "
+                  "cached installs are removed until the rest fits (images in use or used in the last 15 minutes "
+                  "stay).",
+    "since": "Another batch directory (or its batch.sqlite): skip the registry releases already vetted there, and "
+             "diff each new release against the earlier one vetted there (changes_since, rules I12/I13) when this "
+             "batch's own store has none.",
 }
 DISTRIBUTED_MISSING = ("{what} needs Celery and redis-py, which are not installed: "
                        "pip install 'mcp-sandbox[distributed]'")
@@ -58,6 +66,8 @@ def batch(
     upstream_proxy: str | None = upstream_proxy_option(),
     broker: str | None = typer.Option(None, "--broker", metavar="URL", help=HELP["broker"]),
     result_backend: str | None = typer.Option(None, "--result-backend", metavar="URL", help=HELP["result-backend"]),
+    since: Path | None = typer.Option(None, "--since", metavar="DIR-OR-DB", help=HELP["since"]),
+    cache_size: str | None = typer.Option(None, "--cache-size", metavar="SIZE", help=HELP["cache-size"]),
 ) -> None:
     """Vet every target of INPUT, each in its own sandbox with the full scan, N at once; resumable after any kill.
 
@@ -76,10 +86,18 @@ def batch(
     if broker is not None:
         check_broker_url(broker, "--broker")
         distributed_available("batch --broker")
+    if broker is not None and cache_size is not None:
+        raise UsageError("--cache-size caps this machine's image cache; with --broker each worker keeps its own "
+                         "(give it to no batch, or run gc --images on the workers)")
+    cache_bytes = parse_size(cache_size, "--cache-size") if cache_size is not None else None
     targets = read_input(input_path, latest=latest)
+    since_store = _since_store(since)
+    if since_store is not None:
+        targets = _not_vetted(targets, since_store)
     _make_directory(out)
     options = BatchOptions(out=out.resolve(), retries=retries, sarif=sarif_reports, markdown=markdown_reports,
-                           settings=ScanSettings(memory=memory, upstream_proxy=upstream_proxy))
+                           settings=ScanSettings(memory=memory, upstream_proxy=upstream_proxy), since=since_store,
+                           cache_bytes=cache_bytes)
     place = _Place(jobs, broker, result_backend)
     raise typer.Exit(_run(targets, options, place, fail_on, retry_failed))
 
@@ -108,6 +126,39 @@ def distributed_available(what: str) -> None:
 
     if importlib.util.find_spec("celery") is None or importlib.util.find_spec("redis") is None:
         raise UsageError(DISTRIBUTED_MISSING.format(what=what))
+
+
+def _since_store(since: Path | None) -> Path | None:
+    from scanner.batch.previous import store_path
+
+    return None if since is None else store_path(since).resolve()
+
+
+def _not_vetted(targets: list[BatchTarget], database: Path) -> list[BatchTarget]:
+    """The targets --since has not vetted: a registry target naming its version is skipped when that release is done
+    there; any other (a folder, a version to resolve) is scanned, its release found only by the scan."""
+    from scanner.batch.previous import is_vetted
+
+    kept = []
+    for target in targets:
+        parsed = None if target.unsupported or target.command or target.server_args else _registry(target.target)
+        if parsed is None or not is_vetted(database, *parsed):
+            kept.append(target)
+    if len(kept) < len(targets):
+        print(f"--since: {len(targets) - len(kept)} releases already vetted in {database}, not scanned again",
+              file=sys.stderr)
+    return kept
+
+
+def _registry(target: str) -> tuple[str, str, str] | None:
+    """(ecosystem, name, version) of a registry target that names its version, else None."""
+    from scanner.pipeline.targets import VERSION_TEXT, parse_target
+
+    if not target.startswith(("npm:", "pypi:")):
+        return None
+    parsed = parse_target(target)
+    spec = (parsed.version_spec or "").removeprefix("==")
+    return (parsed.ecosystem, parsed.name, spec) if spec and VERSION_TEXT.fullmatch(spec) else None
 
 
 def _make_directory(out: Path) -> None:
@@ -149,17 +200,21 @@ def _scan_queued(store: Store, options: BatchOptions, place: _Place, progress: P
     from scanner.batch.runner import run_batch
     from scanner.pipeline.interrupts import terminate_as_interrupt
 
-    backend, after_stop = _celery_backend(place, progress) if place.broker else _local_backend(options, place, progress)
+    backend, after_stop, client = (_celery_backend(place, progress) if place.broker
+                                   else _local_backend(options, place, progress))
+    evict = (_cache_eviction(client, options.cache_bytes, progress)
+             if options.cache_bytes is not None and client is not None else None)
     try:
         with terminate_as_interrupt(), progress.live():
-            run_batch(store, backend, options, progress)
+            run_batch(store, backend, options, progress, after_done=evict)
     except KeyboardInterrupt:
         after_stop()
         return True
     return False
 
 
-def _local_backend(options: BatchOptions, place: _Place, progress: Progress) -> tuple[JobBackend, Callable[[], None]]:
+def _local_backend(options: BatchOptions, place: _Place,
+                   progress: Progress) -> tuple[JobBackend, Callable[[], None], DockerClient | None]:
     from sandbox.core import engine, gc
     from scanner.batch.sizing import available_memory, default_jobs
     from scanner.batch.subprocess_backend import SubprocessBackend
@@ -170,10 +225,10 @@ def _local_backend(options: BatchOptions, place: _Place, progress: Progress) -> 
     count = place.jobs or default_jobs(parse_size(options.settings.memory, "--memory"), available=available_memory())
     progress.note(f"running {count} scans at once")
     # after a Ctrl-C: a scan that had to be killed after the grace period
-    return SubprocessBackend(count, options.out / "work"), lambda: gc.sweep(client)
+    return SubprocessBackend(count, options.out / "work"), lambda: gc.sweep(client), client
 
 
-def _celery_backend(place: _Place, progress: Progress) -> tuple[JobBackend, Callable[[], None]]:
+def _celery_backend(place: _Place, progress: Progress) -> tuple[JobBackend, Callable[[], None], DockerClient | None]:
     from scanner.batch.celery_backend import DEFAULT_CAPACITY, CeleryBackend, redacted
     from scanner.batch.worker import celery_app
 
@@ -182,4 +237,21 @@ def _celery_backend(place: _Place, progress: Progress) -> tuple[JobBackend, Call
     backend.check_broker()
     progress.note(f"queueing up to {backend.capacity} scans at once on {redacted(place.broker)} "
                   "(run `mcp-sandbox worker --broker URL` on each Docker host)")
-    return backend, lambda: None  # each worker's scan tore its own sandbox down
+    return backend, lambda: None, None  # each worker's scan tore its own sandbox down
+
+
+def _cache_eviction(client: DockerClient, cache_bytes: int, progress: Progress) -> Callable[[], None]:
+    """`--cache-size`: after each target done, the least recently used cached installs go until the rest fits."""
+    import time
+
+    from sandbox.core import image_cache
+
+    policy = image_cache.Policy(max_bytes=cache_bytes)
+
+    def evict() -> None:
+        result = image_cache.evict(client, policy, time.time())
+        if result.removed:
+            progress.note(f"--cache-size: evicted {len(result.removed)} cached installs "
+                          f"({result.freed_bytes / 1024**2:.0f} MiB)")
+
+    return evict

@@ -1,4 +1,4 @@
-"""`mcp-sandbox scan TARGET`, `images build` and `gc`: the sandbox commands.
+"""`mcp-sandbox scan TARGET` and `images build`: the sandbox commands (`gc` is scanner/cli/gc.py).
 
 The scan machinery (mcp, docker, sigstore, and the report model, lock, signing and rich) is imported inside the
 commands that run it, so `--version`, `--help`, `check` and `verify` start without paying for it."""
@@ -323,21 +323,6 @@ def build_images(
         console.print(f"{runtime}: {image.tag} ({'built' if image.built else 'up to date'})", markup=False)
 
 
-def collect_garbage(
-    everything: bool = typer.Option(False, "--all", help="Remove every labelled container, network and volume, even "
-                                    "of scans still running."),
-    cached_images: bool = typer.Option(False, "--images", help="Also remove cached installs (installed-server "
-                                       "images)."),
-) -> None:
-    """Remove what crashed or killed scans left behind (containers, networks, volumes labelled io.mcp-sandbox.*)."""
-    from sandbox.core import engine, gc
-
-    result = gc.sweep(engine.connect(), everything=everything, images=cached_images)
-    print(f"removed {len(result.containers)} containers, {len(result.networks)} networks, "
-          f"{len(result.volumes)} volumes, {len(result.images)} images"
-          + (f"; kept {len(result.kept_live_sessions)} live sessions" if result.kept_live_sessions else ""))
-
-
 def init_fixtures(
     path: Path = typer.Argument(..., metavar="FILE", help="The fixtures file to write (never overwritten)."),
     target: str = typer.Argument(..., metavar="TARGET", help="The server, as for `scan`."),
@@ -373,4 +358,3 @@ def register(app: typer.Typer) -> None:
     app.command("init-fixtures")(init_fixtures)
     images_app.command("build")(build_images)
     app.add_typer(images_app, name="images")
-    app.command("gc")(collect_garbage)

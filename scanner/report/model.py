@@ -11,6 +11,7 @@ from sandbox.run.policy import AppliedPolicy, SinkPolicy
 from scanner import __version__
 from scanner.conformance.model import ConformanceReport
 from scanner.probes.model import ProbeResult
+from scanner.report.changes_since import ChangesSince
 from scanner.provenance.model import ProvenanceReport
 from scanner.report.severity import Severity
 
@@ -384,6 +385,9 @@ class Report(_Model):
                                                   "(rules W*) and its outcome, with the probe's wire log.")
     timings: Timings = Field(default_factory=Timings)
     errors: list[str] = Field(default_factory=list, description="What stopped part of the scan, one line each.")
+    changes_since: ChangesSince | None = Field(default=None, description="What changed against the last vetted "
+                                               "release of the same package (batch, or `mcp-sandbox diff`); null "
+                                               "when none was compared.")
     # The definitions exactly as served, uncapped (the fields above are capped for storage). Not serialized: the
     # lockfile fingerprints these, so an edit past a size cap cannot slip through.
     _served: dict[str, list[dict[str, Any]]] | None = PrivateAttr(default=None)

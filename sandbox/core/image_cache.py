@@ -1,0 +1,127 @@
+"""Evict installed-server images (the install cache, labelled io.mcp-sandbox.kind=installed) least recently used
+first: keep the N most recent, drop those unused for longer than D, or shrink the cache under a size.
+
+Only images labelled `installed` are candidates, so a runtime base image (kind=runtime) or any image the sandbox did
+not make is never touched. An image any container uses (running or stopped) is kept, and so is one used within the
+last `min_idle` seconds: a scan of a batch commits its install and only then starts the server's container from
+it, and eviction must not fall into that gap. Removal is by tag, never forced, so an image the engine says is in
+use stays. Last use comes from sandbox/core/image_use.py (the image's creation time when there is no record).
+
+Size is each image's own share: its size less the layers it shares with other images (the runtime base, which is
+not the cache's to free), as the engine's disk-usage report gives it.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import docker
+from docker.errors import APIError, NotFound
+
+from sandbox.core import image_use, labels
+
+DEFAULT_MIN_IDLE_SECONDS = 900.0
+
+
+@dataclass(frozen=True)
+class CachedImage:
+    image_id: str
+    tags: tuple[str, ...]
+    size: int  # bytes this image alone holds
+    last_used: float
+    in_use: bool = False
+
+
+@dataclass(frozen=True)
+class Policy:
+    keep: int | None = None  # keep the N most recently used
+    older_than: float | None = None  # remove those last used more than this many seconds ago
+    max_bytes: int | None = None  # remove the least recently used until the rest fits
+    min_idle: float = DEFAULT_MIN_IDLE_SECONDS
+
+
+@dataclass
+class Eviction:
+    removed: list[str] = field(default_factory=list)
+    freed_bytes: int = 0
+    kept_in_use: list[str] = field(default_factory=list)
+    failed: list[str] = field(default_factory=list)
+
+
+def choose(images: list[CachedImage], policy: Policy, now: float) -> list[CachedImage]:
+    """The images to remove, least recently used first (pure: the decision, apart from the engine)."""
+    ordered = sorted(images, key=lambda i: i.last_used, reverse=True)  # most recent first
+    doomed: dict[str, CachedImage] = {}
+    if policy.keep is not None:
+        doomed |= {i.image_id: i for i in ordered[policy.keep:]}
+    if policy.older_than is not None:
+        doomed |= {i.image_id: i for i in ordered if now - i.last_used > policy.older_than}
+    if policy.max_bytes is not None:
+        total = sum(i.size for i in ordered if i.image_id not in doomed)
+        for image in reversed(ordered):
+            if total <= policy.max_bytes:
+                break
+            if image.image_id not in doomed and _removable(image, policy, now):
+                doomed[image.image_id] = image
+                total -= image.size
+    return sorted((i for i in doomed.values() if _removable(i, policy, now)), key=lambda i: i.last_used)
+
+
+def _removable(image: CachedImage, policy: Policy, now: float) -> bool:
+    return not image.in_use and now - image.last_used >= policy.min_idle
+
+
+def cached_images(client: docker.DockerClient, uses: dict[str, float],
+                  select: dict[str, str] | None = None) -> list[CachedImage]:
+    """Every installed-server image (those with the `select` labels too, when given), with its own size, last use
+    and whether a container uses it."""
+    api = client.api
+    wanted = {labels.KIND: labels.KIND_INSTALLED, **(select or {})}
+    listed = api.images(filters={"label": [f"{key}={value}" for key, value in wanted.items()]})
+    shared = {i["Id"]: i for i in (api.df().get("Images") or [])}
+    used = {c.get("ImageID") for c in api.containers(all=True)}
+    out = []
+    for image in listed:
+        if any((image.get("Labels") or {}).get(key) != value for key, value in wanted.items()):
+            continue  # the filter is the engine's; the labels are checked here too
+        usage = shared.get(image["Id"], {})
+        own = int(usage.get("Size", image.get("Size", 0)) or 0) - max(0, int(usage.get("SharedSize", 0) or 0))
+        created = float((image.get("Labels") or {}).get(labels.CREATED) or image.get("Created") or 0)
+        out.append(CachedImage(image_id=image["Id"], tags=tuple(image.get("RepoTags") or ()), size=max(0, own),
+                               last_used=max(created, uses.get(image["Id"], 0.0)), in_use=image["Id"] in used))
+    return out
+
+
+def evict(client: docker.DockerClient, policy: Policy, now: float, *, use_path: Path | None = None,
+          select: dict[str, str] | None = None) -> Eviction:
+    """Remove what `choose` picks; an image the engine refuses to remove (in use since the listing) is kept."""
+    images = cached_images(client, image_use.last_uses(use_path), select)
+    result = Eviction(kept_in_use=[_name(i) for i in images if i.in_use])
+    gone = []
+    for image in choose(images, policy, now):
+        if _remove(client, image):
+            result.removed.append(_name(image))
+            result.freed_bytes += image.size
+            gone.append(image.image_id)
+        else:
+            result.failed.append(_name(image))
+    image_use.forget(gone, use_path)
+    return result
+
+
+def _remove(client: docker.DockerClient, image: CachedImage) -> bool:
+    try:
+        for tag in image.tags or (image.image_id,):
+            client.api.remove_image(tag, force=False)
+    except NotFound:
+        return True
+    except APIError as exc:
+        if exc.status_code == 409:  # a container started from it since the listing
+            return False
+        raise
+    return True
+
+
+def _name(image: CachedImage) -> str:
+    return image.tags[0] if image.tags else image.image_id[:19]

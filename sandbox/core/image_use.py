@@ -1,0 +1,82 @@
+"""When each installed-server image was last used: a small SQLite sidecar beside the engine's images.
+
+Image labels are fixed when the image is committed, so they can say when an image was made (io.mcp-sandbox.created)
+but never when a later scan reused it. The cache's LRU eviction (sandbox/core/image_cache.py) needs the latter, so
+each install that commits an image and each scan that reuses a cached one records `image id -> time` here; an image
+with no record (made before this existed, or by a scanner on another machine sharing the engine) counts as last
+used when it was made. The file is per user of this machine: `$MCP_SANDBOX_STATE_DIR/image-use.sqlite`, else
+`$XDG_CACHE_HOME/mcp-sandbox/…`, else `~/.cache/mcp-sandbox/…`. SQLite (WAL) makes the concurrent writes of a batch's
+scans safe; a record it cannot write is skipped (the image then looks older than it is, never newer).
+"""
+
+from __future__ import annotations
+
+import os
+import sqlite3
+import time
+from pathlib import Path
+
+FILE_NAME = "image-use.sqlite"
+SCHEMA = "CREATE TABLE IF NOT EXISTS image_use (image_id TEXT PRIMARY KEY, last_used REAL NOT NULL)"
+
+
+def default_path() -> Path:
+    state = os.environ.get("MCP_SANDBOX_STATE_DIR")
+    if state:
+        return Path(state) / FILE_NAME
+    cache = os.environ.get("XDG_CACHE_HOME") or str(Path.home() / ".cache")
+    return Path(cache) / "mcp-sandbox" / FILE_NAME
+
+
+def _connect(path: Path) -> sqlite3.Connection:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    connection = sqlite3.connect(path, timeout=10, isolation_level=None)
+    connection.execute("PRAGMA journal_mode=WAL")
+    connection.execute(SCHEMA)
+    return connection
+
+
+def record_use(image_id: str, now: float | None = None, path: Path | None = None) -> bool:
+    """Record that `image_id` was used now; False when the sidecar could not be written (the use is not recorded)."""
+    try:
+        connection = _connect(path or default_path())
+    except (OSError, sqlite3.Error):
+        return False
+    try:
+        connection.execute("INSERT INTO image_use VALUES (?, ?) ON CONFLICT (image_id) DO UPDATE SET last_used = "
+                           "MAX(last_used, excluded.last_used)", (image_id, time.time() if now is None else now))
+        return True
+    except sqlite3.Error:
+        return False
+    finally:
+        connection.close()
+
+
+def last_uses(path: Path | None = None) -> dict[str, float]:
+    """Every recorded image id and its last use ({} when there is no sidecar yet)."""
+    path = path or default_path()
+    if not path.is_file():
+        return {}
+    try:
+        connection = _connect(path)
+    except (OSError, sqlite3.Error):
+        return {}
+    try:
+        return {str(i): float(t) for i, t in connection.execute("SELECT image_id, last_used FROM image_use")}
+    finally:
+        connection.close()
+
+
+def forget(image_ids: list[str], path: Path | None = None) -> None:
+    """Drop the records of removed images."""
+    path = path or default_path()
+    if not image_ids or not path.is_file():
+        return
+    try:
+        connection = _connect(path)
+    except (OSError, sqlite3.Error):
+        return
+    try:
+        connection.executemany("DELETE FROM image_use WHERE image_id = ?", [(i,) for i in image_ids])
+    finally:
+        connection.close()

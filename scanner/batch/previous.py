@@ -1,0 +1,97 @@
+"""The earlier release a new report is diffed against: the batch's own store first, then `--since DIR-OR-DB` (another
+batch directory or its batch.sqlite), read only.
+
+Which release is "earlier": among the vetted versions of the same package (ecosystem and name), other than the new
+one, the highest version below it when the versions parse (PEP 440, which reads most semver too); when they do not
+parse, the one vetted last. A release vetted in the same batch only counts once its scan is done, so a batch that
+lists two versions of a package diffs them only when the lower one finishes first (input order with --jobs 1, or two
+batches chained with --since).
+"""
+
+from __future__ import annotations
+
+import sqlite3
+from dataclasses import dataclass
+from pathlib import Path
+
+from packaging.version import InvalidVersion, Version
+from pydantic import ValidationError
+
+from scanner.batch.release_diff import release_changes, same_package, with_changes
+from scanner.errors import UsageError
+from scanner.report.model import Report
+
+STORE_NAME = "batch.sqlite"
+
+
+@dataclass(frozen=True)
+class Vetted:
+    version: str
+    report: Path
+    finished_at: float
+
+
+def store_path(since: Path) -> Path:
+    """`--since`: a batch directory (its batch.sqlite) or the database itself; UsageError when it is neither."""
+    path = since / STORE_NAME if since.is_dir() else since
+    if not path.is_file():
+        raise UsageError(f"--since {since}: no batch store there (give a batch directory or its {STORE_NAME})")
+    return path
+
+
+def vetted_releases(database: Path, ecosystem: str, name: str) -> list[Vetted]:
+    """The done rows of one package in a store, read only; their report paths resolved against the store's folder."""
+    if not database.is_file():
+        return []
+    connection = sqlite3.connect(f"{database.resolve().as_uri()}?mode=ro", uri=True, timeout=30)
+    try:
+        found = connection.execute("SELECT version, report, COALESCE(finished_at, 0) FROM targets WHERE state = "
+                                   "'done' AND ecosystem = ? AND name = ? AND version IS NOT NULL AND report IS NOT "
+                                   "NULL", (ecosystem, name)).fetchall()
+    except sqlite3.DatabaseError as exc:
+        raise UsageError(f"cannot read the batch store {database}: {exc}") from None
+    finally:
+        connection.close()
+    base = database.resolve().parent
+    return [Vetted(str(version), base / str(report), float(at)) for version, report, at in found]
+
+
+def is_vetted(database: Path, ecosystem: str, name: str, version: str) -> bool:
+    return any(v.version == version for v in vetted_releases(database, ecosystem, name))
+
+
+def earlier(candidates: list[Vetted], version: str) -> Vetted | None:
+    """The release to compare `version` with (see the module's docstring)."""
+    others = [c for c in candidates if c.version != version and c.report.is_file()]
+    new = _parsed(version)
+    ordered = [(parsed, c) for c in others if (parsed := _parsed(c.version)) is not None]
+    if new is not None and ordered and len(ordered) == len(others):
+        lower = [(parsed, c) for parsed, c in ordered if parsed < new]
+        return max(lower, key=lambda item: item[0])[1] if lower else None
+    return max(others, key=lambda c: c.finished_at) if others else None
+
+
+def _parsed(version: str) -> Version | None:
+    try:
+        return Version(version)
+    except InvalidVersion:
+        return None
+
+
+def diffed(report: Report, stores: list[Path]) -> Report:
+    """The report with `changes_since` against the earlier release in the first store that has one (itself when no
+    store does, or the earlier report cannot be read: a report cut short is no baseline)."""
+    target = report.target
+    if target.ecosystem is None or target.version is None:
+        return report
+    for database in stores:
+        found = earlier(vetted_releases(database, target.ecosystem, target.name), target.version)
+        if found is None:
+            continue
+        try:
+            old = Report.model_validate_json(found.report.read_text(encoding="utf-8"))
+        except (OSError, ValidationError):
+            continue
+        if same_package(old, report):
+            return with_changes(report, release_changes(old, report, str(found.report)))
+    return report

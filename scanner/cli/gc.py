@@ -1,0 +1,61 @@
+"""`mcp-sandbox gc`: remove what crashed or killed scans left behind, and evict cached installs (the installed-server
+images) least recently used first (sandbox/core/gc.py, sandbox/core/image_cache.py)."""
+
+from __future__ import annotations
+
+import re
+
+import typer
+
+from scanner.errors import UsageError
+
+DURATION = re.compile(r"^(\d+(?:\.\d+)?)([smhdw])$")
+UNIT_SECONDS = {"s": 1, "m": 60, "h": 3600, "d": 86400, "w": 7 * 86400}
+HELP = {
+    "all": "Remove every labelled container, network and volume, even of scans still running.",
+    "images": "Also evict cached installs (installed-server images): all of them, or with --keep / --older-than "
+              "the least recently used. Runtime base images and images a container uses are never removed.",
+    "keep": "With --images: keep the N most recently used cached installs.",
+    "older-than": "With --images: remove the cached installs not used for longer than this (e.g. 30d, 12h, 90m).",
+}
+
+
+def parse_duration(text: str, flag: str) -> float:
+    """`30d`, `12h`, `90m`, `3600s`, `2w` in seconds; UsageError otherwise."""
+    match = DURATION.match(text.strip().lower())
+    if not match:
+        raise UsageError(f"{flag} {text!r} is not a duration; use e.g. 30d, 12h or 90m")
+    return float(match.group(1)) * UNIT_SECONDS[match.group(2)]
+
+
+def collect_garbage(
+    everything: bool = typer.Option(False, "--all", help=HELP["all"]),
+    cached_images: bool = typer.Option(False, "--images", help=HELP["images"]),
+    keep: int | None = typer.Option(None, "--keep", min=0, metavar="N", help=HELP["keep"]),
+    older_than: str | None = typer.Option(None, "--older-than", metavar="D", help=HELP["older-than"]),
+) -> None:
+    """Remove what crashed or killed scans left behind (containers, networks, volumes labelled io.mcp-sandbox.*)."""
+    if (keep is not None or older_than is not None) and not cached_images:
+        raise UsageError("--keep and --older-than choose which cached installs to evict; add --images")
+    age = parse_duration(older_than, "--older-than") if older_than is not None else None
+    import time
+
+    from sandbox.core import engine, gc, image_cache
+
+    client = engine.connect()
+    result = gc.sweep(client, everything=everything)
+    removed = 0
+    if cached_images:
+        # After the sweep, so the stopped containers of dead scans no longer hold the images they used.
+        policy = image_cache.Policy(keep=0 if keep is None and age is None else keep, older_than=age, min_idle=0.0)
+        eviction = image_cache.evict(client, policy, time.time())
+        removed = len(eviction.removed)
+        if eviction.kept_in_use or eviction.failed:
+            print(f"kept {len(eviction.kept_in_use) + len(eviction.failed)} cached installs a container uses")
+    print(f"removed {len(result.containers)} containers, {len(result.networks)} networks, "
+          f"{len(result.volumes)} volumes, {removed} images"
+          + (f"; kept {len(result.kept_live_sessions)} live sessions" if result.kept_live_sessions else ""))
+
+
+def register(app: typer.Typer) -> None:
+    app.command("gc")(collect_garbage)

@@ -1,0 +1,123 @@
+"""The installed-image cache's LRU eviction (sandbox/core/image_cache.py, image_use.py): the choice as a pure function,
+the last-use sidecar, and a real engine with throwaway images this test makes (scoped by a label of its own, so the
+cached installs of other scans on the engine are never candidates)."""
+
+from __future__ import annotations
+
+import io
+import time
+import uuid
+from pathlib import Path
+
+import pytest
+from docker.errors import NotFound
+
+from sandbox.core import image_use, labels
+from sandbox.core.image_cache import CachedImage, Policy, choose
+from scanner.cli.gc import parse_duration
+from scanner.errors import UsageError
+
+DAY = 86400.0
+NOW = 1_000_000_000.0
+
+
+def image(name: str, days_ago: float, size: int = 100, in_use: bool = False) -> CachedImage:
+    return CachedImage(image_id=name, tags=(f"mcp-sandbox-installed:{name}",), size=size,
+                       last_used=NOW - days_ago * DAY, in_use=in_use)
+
+
+def ids(chosen: list[CachedImage]) -> list[str]:
+    return [i.image_id for i in chosen]
+
+
+def test_keep_n_removes_the_least_recently_used() -> None:
+    images = [image("new", 1), image("old", 30), image("mid", 5)]
+    assert ids(choose(images, Policy(keep=1), NOW)) == ["old", "mid"]
+    assert ids(choose(images, Policy(keep=3), NOW)) == []
+
+
+def test_older_than() -> None:
+    images = [image("new", 1), image("old", 30)]
+    assert ids(choose(images, Policy(older_than=7 * DAY), NOW)) == ["old"]
+    assert ids(choose(images, Policy(older_than=60 * DAY), NOW)) == []
+
+
+def test_size_cap_evicts_lru_until_the_rest_fits() -> None:
+    images = [image("a", 1, 300), image("b", 2, 300), image("c", 3, 300)]
+    assert ids(choose(images, Policy(max_bytes=650), NOW)) == ["c"]
+    assert ids(choose(images, Policy(max_bytes=250), NOW)) == ["c", "b", "a"]
+    assert ids(choose(images, Policy(max_bytes=900), NOW)) == []
+
+
+def test_in_use_and_recently_used_images_stay() -> None:
+    images = [image("busy", 30, in_use=True), image("fresh", 0.001), image("idle", 30)]
+    assert ids(choose(images, Policy(keep=0), NOW)) == ["idle"]
+    # Under a size cap the next least recently used idle one goes instead of a busy one.
+    capped = [image("busy", 30, 500, in_use=True), image("idle", 20, 500), image("newer", 10, 500)]
+    assert ids(choose(capped, Policy(max_bytes=1000, min_idle=0), NOW)) == ["idle"]
+
+
+def test_the_sidecar_records_the_latest_use(tmp_path: Path) -> None:
+    path = tmp_path / "use.sqlite"
+    assert image_use.last_uses(path) == {}
+    assert image_use.record_use("sha256:a", 10.0, path) and image_use.record_use("sha256:a", 5.0, path)
+    assert image_use.last_uses(path) == {"sha256:a": 10.0}
+    image_use.forget(["sha256:a"], path)
+    assert image_use.last_uses(path) == {}
+
+
+@pytest.mark.parametrize(("text", "seconds"), [("30d", 30 * DAY), ("12h", 43200.0), ("90m", 5400.0), ("2w", 14 * DAY)])
+def test_durations(text: str, seconds: float) -> None:
+    assert parse_duration(text, "--older-than") == seconds
+
+
+def test_a_bad_duration_is_refused() -> None:
+    with pytest.raises(UsageError, match="not a duration"):
+        parse_duration("soon", "--older-than")
+
+
+def _throwaway(client, base: str, tag: str, run: str, created: float) -> str:  # type: ignore[no-untyped-def]
+    dockerfile = f"FROM {base}\n".encode()
+    built, _ = client.images.build(fileobj=io.BytesIO(dockerfile), tag=tag, rm=True, labels={
+        labels.KIND: labels.KIND_INSTALLED, labels.CREATED: str(int(created)), f"{labels.PREFIX}.test-run": run})
+    return str(built.id)
+
+
+@pytest.mark.docker
+def test_eviction_on_a_real_engine(docker_client, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
+    from sandbox.core import image_cache, images
+
+    base = images.image_tag("node")
+    base_id = docker_client.images.get(base).id
+    run = uuid.uuid4().hex[:12]
+    now = time.time()
+    old_tag, new_tag, busy_tag = (f"mcp-sandbox-installed:gc-test-{run}-{n}" for n in ("old", "new", "busy"))
+    old = _throwaway(docker_client, base, old_tag, run, now - 30 * DAY)
+    new = _throwaway(docker_client, base, new_tag, run + "-other", now - 40 * DAY)
+    # The same content builds the same image: retag a distinct one by giving it its own label set.
+    busy = _throwaway(docker_client, base, busy_tag, run, now - 50 * DAY)
+    uses = tmp_path / "use.sqlite"
+    image_use.record_use(new, now, uses)  # created long ago, used just now: the sidecar wins over the label
+    container = docker_client.api.create_container(busy, command=["true"], labels={f"{labels.PREFIX}.test-run": run})
+    try:
+        scoped = image_cache.cached_images(docker_client, image_use.last_uses(uses), {f"{labels.PREFIX}.test-run": run})
+        assert {i.image_id for i in scoped} == {old, busy}
+        result = image_cache.evict(docker_client, Policy(keep=0, min_idle=0), now, use_path=uses,
+                                   select={f"{labels.PREFIX}.test-run": run})
+        assert result.removed == [old_tag]
+        assert busy_tag in result.kept_in_use
+        every = image_cache.cached_images(docker_client, image_use.last_uses(uses),
+                                          {f"{labels.PREFIX}.test-run": run + "-other"})
+        assert [i.last_used for i in every] == [pytest.approx(now)]
+        fresh = image_cache.evict(docker_client, Policy(older_than=DAY, min_idle=0), now, use_path=uses,
+                                  select={f"{labels.PREFIX}.test-run": run + "-other"})
+        assert fresh.removed == []  # used just now, though made 40 days ago
+        assert docker_client.images.get(base).id == base_id  # the runtime base image is never a candidate
+        assert docker_client.images.get(busy).id == busy
+    finally:
+        docker_client.api.remove_container(container["Id"], force=True)
+        for tag in (old_tag, new_tag, busy_tag):
+            try:
+                docker_client.api.remove_image(tag, force=True)
+            except NotFound:
+                pass  # evicted by the test
