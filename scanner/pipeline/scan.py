@@ -1,7 +1,7 @@
 """`scan`: the stages of one scan in order, and the sandbox session's teardown whatever stage failed.
 
     target (targets, refusal) → resolve (install_request) → install (installation) → provenance (provenance_check)
-    → run (server_start) → list and probe (listing) → served definitions (served) → lint → probes (probes.phase)
+    → source (source_scan: vet over the installed files) → run (server_start) → list and probe (listing) → served definitions (served) → lint → probes (probes.phase)
     → late egress → second listing under another client identity (relisting; P10) → conformance (W) → teardown
     → assemble
 
@@ -42,6 +42,7 @@ from scanner.pipeline.provenance_check import check_provenance
 from scanner.pipeline.refusal import known_bad_refusal
 from scanner.pipeline.relisting import listing_problem, relist, skipped_relisting
 from scanner.pipeline.served import served_definitions
+from scanner.pipeline.source_scan import scan_source
 from scanner.pipeline.server_start import start
 from scanner.pipeline.targets import parse_target
 from scanner.pipeline.teardown import tear_down
@@ -103,6 +104,9 @@ def _run_stages(parts: ScanParts, session: SandboxSession, request: InstallReque
     parts.stage = "provenance"
     parts.provenance = check_provenance(request, installed, client=http, endpoints=endpoints,
                                         advisories=options.advisories, progress=progress)
+    parts.stage = "source"  # vet over the package's own files, read out of the installed image (V1)
+    parts.source = scan_source(session, installed, parts.target.ecosystem, dependencies=options.vet_dependencies,
+                               progress=progress)
     parts.stage = "run"
     command = choose_command(installed.name, installed.entry_points, options.command, options.server_args)
     parts.install = install_info(installed, command)
