@@ -14,7 +14,7 @@ def test_ids_and_names_are_unique_and_every_rule_says_why_and_how_to_fix():
     ids = [r.id for r in ALL_RULES]
     names = [r.name for r in ALL_RULES]
     assert len(set(ids)) == len(ids) and len(set(names)) == len(names)
-    assert {r.family for r in ALL_RULES} == set(Family) == {"S", "P", "B", "I", "FX", "W"}
+    assert {r.family for r in ALL_RULES} == set(Family) == {"S", "P", "B", "I", "FX", "W", "V"}
     for rule in ALL_RULES:
         assert re.fullmatch(r"[a-z0-9]+(-[a-z0-9]+)*", rule.name), rule.name
         assert rule.why and rule.fix, rule.id

@@ -21,7 +21,7 @@ from scanner.rules.provenance import finding as provenance_finding
 from scanner.rules.registry import ALL_RULES, CatalogueError, load_rules, lookup, rule, rules_of
 
 SCANNER = Path(__file__).resolve().parent.parent / "scanner"
-RULE_ID = re.compile(r"(?:S|P|B|I|W)\d+|FX")
+RULE_ID = re.compile(r"(?:S|P|B|I|W|V)\d+|FX")
 PRODUCERS = {"rule", "finding", "_finding", "Check"}  # the calls that turn a rule id into a finding (Check: W)
 
 
@@ -53,8 +53,8 @@ def test_every_rule_id_the_code_reports_is_registered_and_every_registered_rule_
 def test_every_family_is_registered_with_unique_ids_and_names_and_full_docs() -> None:
     assert {family: len(rules_of(family)) for family in Family} == {
         Family.STATIC: 14, Family.PROBE: 10, Family.BEHAVIOR: 6, Family.PROVENANCE: 13, Family.FIXTURE: 1,
-        Family.WIRE: 13}
-    assert len({r.id for r in ALL_RULES}) == len({r.name for r in ALL_RULES}) == len(ALL_RULES) == 57
+        Family.WIRE: 13, Family.SOURCE: 1}
+    assert len({r.id for r in ALL_RULES}) == len({r.name for r in ALL_RULES}) == len(ALL_RULES) == 58
     for entry in ALL_RULES:
         assert entry.docs and entry.example and entry.why and entry.fix, entry.id
         assert not entry.reference or entry.reference.startswith("https://"), entry.id

@@ -34,7 +34,7 @@ def test_rules_json_to_stdout_is_the_registry() -> None:
     assert result.returncode == 0, result.stderr
     listed = json.loads(result.stdout)  # nothing but the JSON on stdout
     assert [item["id"] for item in listed] == [entry.id for entry in ALL_RULES]
-    assert {item["family"] for item in listed} == {"S", "P", "B", "I", "FX", "W"}
+    assert {item["family"] for item in listed} == {"S", "P", "B", "I", "FX", "W", "V"}
     p3 = next(item for item in listed if item["id"] == "P3")
     assert p3 == {"id": "P3", "name": "no-paging-hint", "severity": "warning", "family": "P",
                   "category": "ergonomics", "why": rule("P3").why, "fix": rule("P3").fix, "docs": rule("P3").docs,

@@ -29,10 +29,11 @@ from scanner.pipeline.relisting import Relisting
 from scanner.pipeline.scan import ScanOptions, run_scan
 from scanner.pipeline.server_start import StartedServer
 from scanner.pipeline.transport import WireHealth
+from scanner.pipeline.source_scan import SourceScan
 from scanner.probes.phase import ProbePhaseResult, ProbePlan
 from scanner.probes.runner import ProbeOptions, ProbeOutcome
 from scanner.provenance.model import ProvenanceReport
-from scanner.report.model import Finding, Report, TeardownInfo
+from scanner.report.model import Finding, Report, SourceScanInfo, TeardownInfo
 from tests.cli_helpers import run_main
 from tests.test_report_applied_policy import INSPECT
 from tests.test_scan_assembly import _finding, _installation, _parts, _served_inventory
@@ -79,6 +80,8 @@ class FakePipeline:
         patch(scan_module, "install_server", lambda *a, **k: _quiet_installation())
         patch(scan_module, "check_provenance",
               lambda *a, **k: Provenance(report=ProvenanceReport(), findings=list(self.provenance_findings)))
+        patch(scan_module, "scan_source", lambda *a, **k: SourceScan(info=SourceScanInfo(files_read=0,
+                                                                                           files_scanned=0)))
         patch(scan_module, "start", self._start)
         patch(scan_module, "start_sink_container", lambda *a, **k: None)  # the sink, launched beside the install
         patch(scan_module, "server_namespace", lambda *a: (None, "not read (no Docker in this test)"))
@@ -194,6 +197,15 @@ def test_a_second_listing_that_could_not_be_read_is_skipped_never_a_pass(pipelin
     assert report.status == "incomplete" and report.verdict == "incomplete"
     assert _skipped(report) == [("relisting", pipeline.relisting.problem, False)]
     assert not [f for f in report.findings if f.rule_id == "P10"]
+
+
+def test_source_files_that_could_not_be_read_skip_the_source_stage_never_a_pass(pipeline: FakePipeline) -> None:
+    pipeline.provenance_findings = []
+    problem = "the installed package's files could not be read out of the image: 500 Server Error"
+    pipeline.monkeypatch.setattr(scan_module, "scan_source", lambda *a, **k: SourceScan(problem=problem))
+    report = _scan()
+    assert report.status == "incomplete" and report.verdict == "incomplete" and report.source is None
+    assert _skipped(report) == [("source", problem, False)]
 
 
 def test_a_second_listing_that_differs_is_a_p10_error_in_the_report(pipeline: FakePipeline) -> None:

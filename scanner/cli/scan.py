@@ -80,6 +80,8 @@ HELP = {
     "spec-version": "Check conformance to this protocol revision (2025-11-25, the default: only json-schema-dialect; "
                     "2026-07-28: also the revision's core checks on a fresh server).",
     "spec": "Like --spec-version, with the revision's whole conformance suite (docs/conformance.md).",
+    "server-args": "Arguments for the server, after --.",
+    "vet-dependencies": "Vet the installed dependencies' source too, not only the package's own files (rule V1).",
 }
 
 
@@ -88,8 +90,7 @@ HELP = {
 def scan(
     ctx: typer.Context,
     target: str | None = typer.Argument(None, metavar="TARGET", help=HELP["target"]),
-    server_args: list[str] | None = typer.Argument(None, metavar="[-- SERVER ARGS...]", help="Arguments for the "
-                                                   "server, after --."),
+    server_args: list[str] | None = typer.Argument(None, metavar="[-- SERVER ARGS...]", help=HELP["server-args"]),
     config_file: Path | None = typer.Option(None, "--config-file", metavar="FILE", help=HELP["config-file"]),
     servers: list[str] = typer.Option([], "--server", metavar="NAME", help=HELP["server"]),
     pass_config_env: bool = typer.Option(False, "--pass-config-env", help=HELP["pass-config-env"]),
@@ -123,6 +124,7 @@ def scan(
     spec_version: str | None = typer.Option(None, "--spec-version", metavar="REVISION", help=HELP["spec-version"]),
     spec: str | None = typer.Option(None, "--spec", metavar="REVISION", help=HELP["spec"]),
     remote: RemoteFlags = RemoteFlags(),
+    vet_dependencies: bool = typer.Option(False, "--vet-dependencies", help=HELP["vet-dependencies"]),
 ) -> None:
     """Install TARGET (or a launch command's, a client config's) in a throwaway sandbox, run it with no route off
     the host, list and call its tools, and tear it all down (--url: a remote server, NOT sandboxed).
@@ -138,7 +140,7 @@ def scan(
         ca_bundle=ca_bundle, ignore_scripts=ignore_scripts, install_timeout=install_timeout,
         config=_load_config(config_path), advisories=advisories, network=network,  # type: ignore[arg-type]
         probes=_probe_options(no_probes, no_destructive, no_error_probes, fixtures, include_responses, probe_timeout),
-        conformance=_conformance_options(spec_version, spec))
+        conformance=_conformance_options(spec_version, spec), vet_dependencies=vet_dependencies)
     given = (config_file, servers, pass_config_env, target, ctx.meta.get(LAUNCH_TAIL), lock_path, signer)
     if config_file is not None or servers or pass_config_env or _is_plugin(target):
         raise typer.Exit(_scan_config(given, options, outputs, fail_under))

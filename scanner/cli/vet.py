@@ -5,12 +5,16 @@ from __future__ import annotations
 
 import sys
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import typer
 
 from scanner.cli.options import annotations_option, json_option, markdown_option, quiet_option, sarif_option
 from scanner.cli.output import STDOUT, check_writable, print_annotations, write_json, write_text
 from scanner.errors import UsageError
+
+if TYPE_CHECKING:
+    from scanner.vet.model import VetResult
 
 FAIL_ON = ("breaking", "any", "none")
 CONFIDENCES = ("low", "medium", "high")
@@ -60,15 +64,21 @@ def vet(
                                                                             "a root's .mcpvetignore is read too)."),
     quiet: bool = quiet_option(),
     list_rules: bool = typer.Option(False, "--rules", help="Print the vet rules as a Markdown table and exit."),
+    fix: bool = typer.Option(False, "--fix", help="Rewrite the mechanical error codes (-32002 -> -32602, -32001/3/4 "
+                                                  "-> -32020/1/2) in place, where the rules matched."),
+    dry_run: bool = typer.Option(False, "--dry-run", help="With --fix: print the diff, change nothing."),
 ) -> None:
     """Vet MCP server source for what breaks under the 2026-07-28 specification (TypeScript, JavaScript, Python).
 
-    Exit 0 when clean (or only below --fail-on), 1 on a finding at --fail-on, 2 on unusable input."""
+    Exit 0 when clean (or only below --fail-on), 1 on a finding at --fail-on, 2 on unusable input. With --fix (and
+    --dry-run), the exit code is that of the findings the rewrite leaves."""
     if list_rules:
         from scanner.vet.docs import markdown_table
 
         print(markdown_table(), end="")
         raise typer.Exit(0)
+    if dry_run and not fix:
+        raise UsageError("--dry-run only goes with --fix (vet --fix --dry-run PATH prints the rewrite's diff)")
     roots = list(paths or [Path(".")])
     outputs = {"JSON": json_path, "SARIF": sarif_path, "Markdown": markdown_path}
     _check(roots, fail_on, min_confidence, max_file_size, outputs, github_annotations)
@@ -77,7 +87,8 @@ def vet(
     from scanner.vet import sarif, views
 
     options = VetOptions(min_confidence, max_file_size, include_built, tuple(ignore or ()))
-    result = merged([vet_tree(root, options) for root in roots], Path.cwd().resolve())
+    result = merged([_fixed(vet_tree(root, options), dry_run) if fix else vet_tree(root, options) for root in roots],
+                    Path.cwd().resolve())
     if not quiet:
         stream = sys.stderr if STDOUT in outputs.values() or github_annotations else sys.stdout
         print("\n".join(views.terminal_report(result)), file=stream)
@@ -90,3 +101,13 @@ def vet(
     if github_annotations:
         print_annotations(views.github_annotations(result))
     raise typer.Exit(1 if any(f.tier.value in FAILING_TIERS[fail_on] for f in result.findings) else 0)
+
+
+def _fixed(result: VetResult, dry_run: bool) -> VetResult:
+    """The --fix rewrite of one root (the diff on stdout with --dry-run, a line per file otherwise)."""
+    from scanner.vet.fix import fix_result, without
+
+    outcome = fix_result(result, dry_run=dry_run)
+    for relative, diff in zip(outcome.files, outcome.diffs):
+        print(diff, end="") if dry_run else print(f"fixed: {relative}", file=sys.stderr)
+    return without(result, outcome.fixed)

@@ -1,6 +1,6 @@
 """The one place a scan's Report is built: from the values the stages returned (`ScanParts`, filled in as each
 stage returns), with the config's disable/ignore applied once and the score and verdict computed once over every
-finding, in stage order: provenance, install egress (I7), static lint, probes and behaviour, late egress, cloaking
+finding, in stage order: provenance, install egress (I7), source (V1), static lint, probes and behaviour, late egress, cloaking
 (P10, from the second listing), conformance (W, and the B2 of its fresh server). The
 status (complete, incomplete, failed) and the stages skipped come from `outcome`; a scan that did not read the
 tools has no score, and its verdict is `incomplete` unless something already blocks it."""
@@ -20,6 +20,7 @@ from scanner.pipeline.provenance_check import Provenance
 from scanner.pipeline.relisting import Relisting
 from scanner.pipeline.server_start import StartedServer
 from scanner.pipeline.served import Served
+from scanner.pipeline.source_scan import SourceScan
 from scanner.pipeline.targets import Target
 from scanner.pipeline.teardown import server_end_info
 from scanner.probes.phase import ProbePhaseReport
@@ -37,6 +38,7 @@ class ScanParts:
     session: str | None = None
     installation: Installation | None = None
     provenance: Provenance | None = None
+    source: SourceScan | None = None  # V1: vet over the installed package's own files
     install: InstallInfo | None = None
     started: StartedServer | None = None
     listing: Listing | None = None
@@ -70,6 +72,7 @@ def assemble(parts: ScanParts, config: Config) -> Report:
     report.notifications = parts.probes.notifications
     report.errors.extend(parts.probes.errors)
     report.conformance = parts.conformance.report if parts.conformance else None
+    report.source = parts.source.info if parts.source else None
     report.findings = _findings(parts)
     if parts.failure is not None:
         report.errors.append(parts.failure.error)
@@ -138,13 +141,15 @@ def _facts(parts: ScanParts) -> StageFacts:
                       teardown_problem=_teardown_problem(parts.teardown, sandboxed=not parts.not_run),
                       relisting_problem=parts.relisting.problem if parts.relisting and not parts.failure else None,
                       conformance_problem=parts.conformance.problem if parts.conformance and not parts.failure
-                      else None)
+                      else None,
+                      source_problem=parts.source.problem if parts.source else None)
 
 
 def _findings(parts: ScanParts) -> list[Finding]:
     return [*(parts.provenance.findings if parts.provenance else []),
             *(parts.installation.egress_findings if parts.installation else []),
             *(parts.installation.write_findings if parts.installation else []),
+            *(parts.source.findings if parts.source else []),
             *parts.lint, *parts.probes.findings, *parts.late_egress, *parts.cloaking,
             *(parts.conformance.findings + parts.conformance.egress if parts.conformance else [])]
 

@@ -8,6 +8,8 @@ each with why, read from the values the stages returned (`ScanParts`).
 - Probes that did not run although asked for, a second listing (under another client identity) that could not be
   read, a conformance probe whose fresh server gave no evidence (--spec-version), or a teardown that did not
   finish, are `incomplete`.
+- The installed package's files that could not be read out of the image for `vet` (the source stage) is
+  `incomplete`.
 - `--no-probes` is a choice: recorded as skipped (chosen), the scan still complete.
 - Any other error the scan recorded (one line each in `Report.errors`) leaves it `incomplete` too.
 """
@@ -19,8 +21,8 @@ from dataclasses import dataclass
 from sandbox.core.untrusted import cap_text
 from scanner.report.model import Skipped, Stage, Status
 
-STAGES: tuple[Stage, ...] = ("install", "provenance", "run", "listing", "lint", "probes", "relisting", "conformance",
-                              "teardown")
+STAGES: tuple[Stage, ...] = ("install", "provenance", "source", "run", "listing", "lint", "probes", "relisting",
+                              "conformance", "teardown")
 BESIDE: tuple[Stage, ...] = ("provenance",)  # stages that run beside the others: their failure stops no other stage
 MAX_REASON_CHARS = 500
 NOT_LISTED = "the tools were not listed"
@@ -54,6 +56,7 @@ class StageFacts:
     teardown_problem: str | None
     relisting_problem: str | None = None  # why the second listing (another client identity) was not read
     conformance_problem: str | None = None  # why the conformance probe's fresh server gave no evidence
+    source_problem: str | None = None  # why the installed package's files could not be read for `vet`
 
 
 def skipped_stages(facts: StageFacts) -> list[Skipped]:
@@ -65,6 +68,8 @@ def skipped_stages(facts: StageFacts) -> list[Skipped]:
         later = () if facts.failure.stage in BESIDE else STAGES[at + 1:-1]
         records += [Skipped(stage=stage, reason=f"not run: the scan failed in {facts.failure.stage}")
                     for stage in later]
+    if facts.source_problem is not None:
+        records.append(Skipped(stage="source", reason=cap_text(facts.source_problem, MAX_REASON_CHARS)))
     if facts.listing_problem is not None:
         records.append(Skipped(stage="listing", reason=cap_text(facts.listing_problem, MAX_REASON_CHARS)))
         records.append(Skipped(stage="lint", reason=NOT_LISTED))

@@ -1,7 +1,7 @@
 """`scan`: the stages of one scan in order, and the sandbox session's teardown whatever stage failed.
 
     target (targets, refusal) → resolve (install_request) → install (installation) → provenance (provenance_check)
-    → run (server_start) → list and probe (listing) → served definitions (served) → lint → probes (probes.phase)
+    → source (source_scan: vet over the installed files) → run (server_start) → list and probe (listing) → served definitions (served) → lint → probes (probes.phase)
     → late egress → second listing under another client identity (relisting; P10) → conformance (W) → teardown
     → assemble
 
@@ -57,6 +57,7 @@ from scanner.pipeline.refusal import known_bad_refusal
 from scanner.pipeline.relisting import Relisting, listing_problem, relist, skipped_relisting
 from scanner.pipeline.served import served_definitions
 from scanner.pipeline.server_start import server_namespace, start, start_sink_container
+from scanner.pipeline.source_scan import scan_source
 from scanner.pipeline.targets import parse_target
 from scanner.pipeline.teardown import tear_down
 from scanner.probes import phase as probe_phase
@@ -166,6 +167,9 @@ def _run_stages(parts: ScanParts, session: SandboxSession, request: InstallReque
     running.provenance = running.pool.submit(clock.timed, "provenance", check_provenance, request, installed,
                                              client=http, endpoints=endpoints, advisories=options.advisories,
                                              progress=progress)
+    parts.stage = "source"  # vet over the package's own files, read out of the installed image (V1)
+    parts.source = scan_source(session, installed, parts.target.ecosystem, dependencies=options.vet_dependencies,
+                               progress=progress)
     parts.stage = "run"
     command = choose_command(installed.name, installed.entry_points, options.command, options.server_args)
     parts.install = install_info(installed, command)

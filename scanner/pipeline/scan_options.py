@@ -34,6 +34,7 @@ class ScanOptions:
     probes: ProbeOptions = field(default_factory=ProbeOptions)
     network: Literal["observe", "none"] = "observe"
     conformance: ConformanceOptions = field(default_factory=ConformanceOptions)  # --spec-version / --spec
+    vet_dependencies: bool = False  # the source stage vets the dependencies' files too (--vet-dependencies)
     # The proxy the install proxy chains to; the CLI resolves --upstream-proxy / HTTPS_PROXY into it. None: direct.
     upstream_proxy: UpstreamProxy | None = None
     # Where registry lookups go (mirrors, CA bundle, upstream, allowed hosts); None: from the environment and the

@@ -20,7 +20,7 @@ SCHEMA_VERSION = "1"
 Category = Literal["security", "conformance", "ergonomics", "metadata"]
 Verdict = Literal["pass", "review", "block", "incomplete"]
 Status = Literal["complete", "incomplete", "failed"]
-Stage = Literal["install", "provenance", "run", "listing", "lint", "probes", "relisting", "conformance", "teardown",
+Stage = Literal["install", "provenance", "source", "run", "listing", "lint", "probes", "relisting", "conformance", "teardown",
                "behavior"]
 TargetKind = Literal["npm", "pypi", "folder", "archive", "file", "remote"]
 
@@ -92,6 +92,17 @@ class ServerInfo(_Model):
     instructions: str | None = None
 
 
+class SourceLocation(_Model):
+    """Where a source-scan finding (V1) is: a file of the installed package, by its path relative to the install root
+    (`@scope/pkg/dist/index.js`, `mcp_zoo/server.py`), and its 1-based line and columns."""
+
+    path: str = Field(description="Relative to the install root (node_modules/ or site-packages/): the package's "
+                      "own name first. Untrusted text, escaped.")
+    line: int
+    column: int
+    end_column: int | None = None
+
+
 class Finding(_Model):
     rule_id: str
     rule_name: str
@@ -101,6 +112,8 @@ class Finding(_Model):
     message: str
     fix: str = ""
     evidence: str | None = None
+    location: SourceLocation | None = Field(default=None, description="The source file and region, for a finding "
+                                            "read from the package's files (V1); null for the others.")
 
 
 class Suppression(_Model):
@@ -355,6 +368,19 @@ class NotificationSeen(_Model):
     first_params: str = Field(default="", description="The first one's params as ASCII JSON (escaped), capped.")
 
 
+class SourceScanInfo(_Model):
+    """The source stage: `vet` over the installed package's own files (built output included), read out of the
+    installed image. Its findings are V1 (category conformance: never the verdict)."""
+
+    files_read: int = Field(description="Source files read out of the image.")
+    files_scanned: int = Field(description="Files parsed and vetted (minified bundles and unparsable files are not).")
+    dependencies: bool = Field(default=False, description="The dependencies' files were read too (--vet-dependencies).")
+    suppressed: list[str] = Field(default_factory=list, description="Findings an inline mcp-vet directive "
+                                  "silenced: `path:line RULE (directive)`.")
+    notes: list[str] = Field(default_factory=list, description="What was skipped, cut or not vetted, and why.")
+    partial: bool = Field(default=False, description="A read bound cut the read short: the files are a partial set.")
+
+
 class Report(_Model):
     schema_version: str = SCHEMA_VERSION
     scanner: ScannerInfo = Field(default_factory=ScannerInfo)
@@ -381,6 +407,8 @@ class Report(_Model):
     behavior: list[CallBehavior] = Field(default_factory=list, description="What each call did, seen from outside.")
     notifications: list[NotificationSeen] = Field(default_factory=list, description="Server notifications received "
                                                   "during the probe session, by method.")
+    source: SourceScanInfo | None = Field(default=None, description="The installed package's own source, vetted "
+                                          "for the 2026-07-28 revision (rule V1).")
     conformance: ConformanceReport | None = Field(default=None, description="Each protocol-revision check "
                                                   "(rules W*) and its outcome, with the probe's wire log.")
     timings: Timings = Field(default_factory=Timings)

@@ -19,6 +19,7 @@ import hashlib
 import re
 from dataclasses import dataclass
 from typing import Any
+from urllib.parse import quote
 
 from scanner.report.locations import Artifact, report_artifact
 from scanner.report.model import Finding, Report, ScannerInfo, SuppressedFinding
@@ -31,6 +32,10 @@ FINGERPRINT_KEY = "mcpSandboxFinding/v1"
 LEVELS = {"error": "error", "warning": "warning", "info": "note"}
 SECURITY_SEVERITY = {"error": "8.0", "warning": "5.0", "info": "2.0"}
 _NUMBERS = re.compile(r"\d+(\.\d+)?")
+# The base of a source finding's URI: the installed package's install root (node_modules/ or site-packages/).
+PACKAGE_ROOT = "PACKAGEROOT"
+PACKAGE_ROOT_TEXT = ("The install root of the scanned package in the sandbox image (npm: node_modules/, PyPI: "
+                     "site-packages/); a path starts with the package's own name.")
 
 
 @dataclass(frozen=True)
@@ -68,6 +73,14 @@ def fingerprint(finding: Finding, occurrence: int, scope: str = "") -> str:
 
 
 def _location(item: Located) -> dict[str, Any]:
+    source = item.finding.location
+    if source is not None:  # a file of the installed package (V1): its package-relative path and region
+        region = {"startLine": source.line, "startColumn": source.column}
+        if source.end_column is not None:
+            region["endColumn"] = source.end_column
+        return {"physicalLocation": {"artifactLocation": {"uri": quote(source.path, safe="/._-~@"),
+                                                          "uriBaseId": PACKAGE_ROOT}, "region": region},
+                "logicalLocations": [item.logical]}
     return {"physicalLocation": {"artifactLocation": {"uri": item.artifact.uri},
                                  "region": {"startLine": item.line}},
             "logicalLocations": [item.logical]}
@@ -137,6 +150,8 @@ def sarif_log(located: list[Located], scanner: ScannerInfo, properties: dict[str
     }
     if uris:
         run["artifacts"] = [{"location": {"uri": uri}} for uri in uris]
+    if any(item.finding.location is not None for item in located):
+        run["originalUriBaseIds"] = {PACKAGE_ROOT: {"description": {"text": PACKAGE_ROOT_TEXT}}}
     return {"$schema": SARIF_SCHEMA, "version": SARIF_VERSION, "runs": [run]}
 
 

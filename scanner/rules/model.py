@@ -23,6 +23,7 @@ class Family(StrEnum):
     PROVENANCE = "I"
     FIXTURE = "FX"
     WIRE = "W"
+    SOURCE = "V"
 
 
 FAMILY_LABELS: dict[Family, str] = {
@@ -32,6 +33,7 @@ FAMILY_LABELS: dict[Family, str] = {
     Family.PROVENANCE: "provenance: the package and its install",
     Family.FIXTURE: "fixture: the user's fixture probes",
     Family.WIRE: "wire: protocol-revision conformance of the live session",
+    Family.SOURCE: "source: the installed package's own files, vetted for the next revision",
 }
 
 

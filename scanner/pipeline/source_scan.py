@@ -1,0 +1,143 @@
+"""Stage 3b (source): `vet` over the installed package's own files, read out of the installed image.
+
+Where they are: npm installs into /opt/server/node_modules/<name> (the whole folder, built output included, but not a
+node_modules below it); PyPI into the venv's site-packages, where the package's files are those its dist-info RECORD
+lists. With --vet-dependencies, the whole node_modules / site-packages. The files are read through the engine's
+archive API from a container of the installed image that never starts, parsed in memory (sandbox/core/image_files),
+bounded (bytes, files, vet's --max-file-size per file); paths are relative to the install root, so they start with the
+package's own name (`@scope/pkg/dist/index.js`). Findings are V1 (scanner/rules/source_spec). When the files cannot be
+read the stage is skipped with the reason."""
+
+from __future__ import annotations
+
+import csv
+import io
+from dataclasses import dataclass, field
+from pathlib import PurePosixPath
+
+from docker.errors import APIError
+from packaging.utils import canonicalize_name
+
+from sandbox.core.image_files import ImageFiles, ImageReader, ReadLimits
+from sandbox.core.session import SandboxSession
+from sandbox.core.untrusted import escape_for_terminal
+from sandbox.install.phases import NPM_PREFIX
+from sandbox.install.request import InstalledServer
+from scanner.pipeline.scan_options import Progress
+from scanner.report.model import Finding, SourceScanInfo
+from scanner.rules.source_spec import source_findings
+from scanner.vet.sources import vet_sources, vettable
+from scanner.vet.walk import DEFAULT_MAX_KB
+
+NODE_MODULES = f"{NPM_PREFIX}/node_modules"
+VENV_LIB = "/opt/server/venv/lib"
+MAX_RECORD_BYTES = 4 * 1024 * 1024
+MAX_NOTE_CHARS = 300
+
+
+@dataclass
+class SourceScan:
+    """The stage's value: the report's `source` section and its V1 findings, or why it could not run."""
+
+    info: SourceScanInfo | None = None
+    findings: list[Finding] = field(default_factory=list)
+    problem: str | None = None
+
+
+def scan_source(session: SandboxSession, installed: InstalledServer, ecosystem: str, *, dependencies: bool,
+                progress: Progress) -> SourceScan:
+    progress("vetting the installed package's source")
+    limits = ReadLimits(max_file_bytes=DEFAULT_MAX_KB * 1024)
+    try:
+        with ImageReader(session, installed.image) as reader:
+            files = _read_npm(reader, installed, dependencies, limits) if ecosystem == "npm" else \
+                _read_pypi(reader, installed, dependencies, limits)
+    except (APIError, OSError) as exc:
+        return SourceScan(problem=f"the installed package's files could not be read out of the image: {exc}")
+    if isinstance(files, str):
+        return SourceScan(problem=files)
+    result = vet_sources(files.files)
+    notes = [escape_for_terminal(note, MAX_NOTE_CHARS) for note in [*_read_notes(files), *result.notes]]
+    info = SourceScanInfo(files_read=len(files.files), files_scanned=result.files_scanned, dependencies=dependencies,
+                          suppressed=[escape_for_terminal(f"{s.file}:{s.line} {s.rule_id} ({s.directive})",
+                                                          MAX_NOTE_CHARS) for s in result.suppressed],
+                          notes=notes, partial=files.cut is not None)
+    return SourceScan(info=info, findings=source_findings(result.findings))
+
+
+def _read_notes(files: ImageFiles) -> list[str]:
+    notes = [f"read cut short ({files.cut}): the files vetted are a partial set"] if files.cut else []
+    if files.too_big:
+        notes.append(f"skipped {len(files.too_big)} file(s) over {DEFAULT_MAX_KB} KB: {files.too_big[0]}"
+                     f"{' …' if len(files.too_big) > 1 else ''}")
+    if not files.files:
+        notes.append("no TypeScript, JavaScript or Python source among the package's files")
+    return notes
+
+
+def own_npm_file(path: str) -> bool:
+    """A file of the package itself: below `<name>/` (a scoped name has two parts) and in no node_modules of its own."""
+    return vettable(path) and "node_modules" not in PurePosixPath(path).parts
+
+
+def _read_npm(reader: ImageReader, installed: InstalledServer, dependencies: bool,
+              limits: ReadLimits) -> ImageFiles | str:
+    out = ImageFiles()
+    if dependencies:
+        reader.read(NODE_MODULES, "", vettable, limits, out)
+    elif not reader.read(f"{NODE_MODULES}/{installed.name}", installed.name, own_npm_file, limits, out):
+        return f"the installed image has no {NODE_MODULES}/{escape_for_terminal(installed.name, 200)}"
+    return out
+
+
+def site_packages(installed: InstalledServer) -> str | None:
+    """The venv's site-packages, from the Python version the install description recorded ("3.13.1" -> 3.13)."""
+    version = str(installed.manifest.get("python") or "").split(".")
+    if len(version) < 2 or not all(part.isdigit() for part in version[:2]):
+        return None
+    return f"{VENV_LIB}/python{version[0]}.{version[1]}/site-packages"
+
+
+def dist_info_names(name: str, version: str) -> list[str]:
+    """The folder names a wheel's dist-info may have: the normalized name (wheel spec), and older spellings."""
+    spellings = [canonicalize_name(name).replace("-", "_"), name.replace("-", "_"), name]
+    return list(dict.fromkeys(f"{spelling}-{version}.dist-info" for spelling in spellings))
+
+
+def record_paths(record: bytes) -> list[str]:
+    """The files a RECORD lists, relative to site-packages, that `vet` reads; none that climbs out (`../bin`) or is
+    absolute."""
+    rows = csv.reader(io.StringIO(record.decode("utf-8", "replace")))
+    paths = []
+    for row in rows:
+        if not row:
+            continue
+        parts = PurePosixPath(row[0]).parts
+        if row[0].startswith("/") or ".." in parts or not vettable(row[0]):
+            continue
+        paths.append(PurePosixPath(row[0]).as_posix())
+    return paths
+
+
+def _read_pypi(reader: ImageReader, installed: InstalledServer, dependencies: bool,
+               limits: ReadLimits) -> ImageFiles | str:
+    root = site_packages(installed)
+    if root is None:
+        return "the install description names no Python version, so site-packages could not be found"
+    out = ImageFiles()
+    if dependencies:
+        reader.read(root, "", vettable, limits, out)
+        return out
+    record = ImageFiles()
+    for folder in dist_info_names(installed.name, installed.version):
+        if reader.read(f"{root}/{folder}", folder, lambda p: p.endswith("/RECORD"),
+                       ReadLimits(max_file_bytes=MAX_RECORD_BYTES), record) and record.files:
+            break
+    if not record.files:
+        return f"no dist-info RECORD for {escape_for_terminal(installed.name, 200)} {installed.version} in site-packages"
+    listed = set(record_paths(next(iter(record.files.values()))))
+    for top in sorted({path.split("/", 1)[0] for path in listed}):
+        reader.read(f"{root}/{top}", top, listed.__contains__, limits, out)
+        if out.cut:
+            break
+    return out

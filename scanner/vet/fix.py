@@ -1,0 +1,88 @@
+"""`vet --fix`: the mechanical rewrites, in local sources only: -32002 -> -32602 (ERROR_CODE_32002) and -32001 /
+-32003 / -32004 -> -32020 / -32021 / -32022 (ERROR_CODE_RENUMBERED), only where the rule matched (an error-code
+position), and only when the finding's region of the line still reads exactly the old literal. Each file is
+written atomically (a temporary file in its folder, then renamed over it, its mode kept); `--dry-run` prints the
+unified diff and writes nothing. A suppressed finding is not a finding, so it is never rewritten."""
+
+from __future__ import annotations
+
+import difflib
+import os
+import tempfile
+from collections import defaultdict
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from scanner.vet.model import VetFinding, VetResult
+
+REWRITES: dict[str, dict[str, str]] = {
+    "ERROR_CODE_32002": {"-32002": "-32602"},
+    "ERROR_CODE_RENUMBERED": {"-32001": "-32020", "-32003": "-32021", "-32004": "-32022"},
+}
+
+
+@dataclass
+class FixOutcome:
+    fixed: list[VetFinding] = field(default_factory=list)  # the findings a rewrite resolved
+    diffs: list[str] = field(default_factory=list)
+    files: list[str] = field(default_factory=list)
+
+
+def _rewrite(text: str, findings: list[VetFinding]) -> tuple[str, list[VetFinding]]:
+    lines = text.splitlines(keepends=True)
+    done = []
+    for found in sorted(findings, key=lambda f: (f.line, f.column), reverse=True):
+        if not 0 < found.line <= len(lines):
+            continue
+        line, start, end = lines[found.line - 1], found.column - 1, found.end_column - 1
+        new = REWRITES[found.rule_id].get(line[start:end])
+        if new is not None:
+            lines[found.line - 1] = line[:start] + new + line[end:]
+            done.append(found)
+    return "".join(lines), done
+
+
+def _write_atomically(path: Path, text: str) -> None:
+    mode = path.stat().st_mode & 0o7777
+    handle, temporary = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".vetfix")
+    try:
+        with os.fdopen(handle, "w", encoding="utf-8", newline="") as out:
+            out.write(text)
+        os.chmod(temporary, mode)
+        os.replace(temporary, path)
+    except BaseException:
+        Path(temporary).unlink(missing_ok=True)
+        raise
+
+
+def fix_result(result: VetResult, *, dry_run: bool) -> FixOutcome:
+    """Rewrite the mechanical findings of one vetted root (paths in `result` are relative to it)."""
+    base = result.root if result.root.is_dir() else result.root.parent
+    by_file: dict[str, list[VetFinding]] = defaultdict(list)
+    for found in result.findings:
+        if found.rule_id in REWRITES:
+            by_file[found.file].append(found)
+    outcome = FixOutcome()
+    for relative, findings in sorted(by_file.items()):
+        path = base / relative
+        if path.is_symlink() or not path.is_file():
+            continue
+        before = path.read_bytes().decode("utf-8")
+        after, done = _rewrite(before, findings)
+        if not done:
+            continue
+        outcome.fixed += done
+        outcome.files.append(relative)
+        outcome.diffs.append("".join(difflib.unified_diff(before.splitlines(keepends=True),
+                                                          after.splitlines(keepends=True),
+                                                          f"a/{relative}", f"b/{relative}")))
+        if not dry_run:
+            _write_atomically(path, after)
+    return outcome
+
+
+def without(result: VetResult, fixed: list[VetFinding]) -> VetResult:
+    """The result with the rewritten findings taken out (what is left to migrate by hand)."""
+    gone = set(map(id, fixed))
+    result.findings = [f for f in result.findings if id(f) not in gone]
+    return result

@@ -1,0 +1,48 @@
+"""`vet` over files held in memory (the scan's in-image stage reads them out of the installed image: nothing is
+written to disk by an untrusted name): each file by its path, parsed and vetted like a file on disk, minified
+bundles and unparsable files noted. No manifest walk: the advisory groups' SDK gate is not read here."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from pathlib import Path, PurePosixPath
+
+from scanner.vet import engine
+from scanner.vet.model import VetResult
+from scanner.vet.walk import LANGUAGES
+
+ROOT_LABEL = "<installed image>"
+
+
+def vettable(path: str) -> bool:
+    """A path whose extension `vet` reads (TypeScript, JavaScript, Python)."""
+    return PurePosixPath(path).suffix.lower() in LANGUAGES
+
+
+def vet_sources(files: Mapping[str, bytes], min_confidence: str = "low") -> VetResult:
+    """Vet each (path, bytes); the paths are the findings' `file`, as given."""
+    result = VetResult(root=Path(ROOT_LABEL))
+    minified = []
+    for relative in sorted(files):
+        language = LANGUAGES.get(PurePosixPath(relative).suffix.lower())
+        if language is None:
+            continue
+        source = files[relative]
+        if engine.is_minified(source):
+            minified.append(relative)
+            continue
+        try:
+            parsed = engine.parse_file(Path(relative), relative, language, source)
+        except engine.Unparsable as exc:
+            result.notes.append(f"not vetted: {exc}")
+            continue
+        outcome = engine.vet_file(parsed, min_confidence)
+        result.findings += outcome.findings
+        result.suppressed += outcome.suppressed
+        result.files_scanned += 1
+    if minified:
+        result.notes.append(f"not vetted: {len(minified)} minified bundle(s) (a line over {engine.MINIFIED_LINE} "
+                            f"characters: usually vendored library code): {minified[0]}"
+                            f"{' …' if len(minified) > 1 else ''}")
+    result.findings.sort(key=lambda f: (f.file, f.line, f.column, f.rule_id))
+    return result

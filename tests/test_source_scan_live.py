@@ -1,0 +1,93 @@
+"""The source stage in a real sandbox: the zoo (a folder target, installed into the venv's site-packages) has a
+-32002 literal in an error-code position and initialize handlers in tests/servers/zoo/mcp_zoo/revisions.py, read out
+of the installed image through the archive API; the report's V1 findings name them by package-relative path, and the
+SARIF has physical locations for them. The near miss: a package whose only source mentions -32002 and `ping` in a
+comment, a string and an unrelated route, which must stay clean."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from scanner.pipeline.inventory import Timeouts
+from scanner.pipeline.scan import ScanOptions, run_scan
+from scanner.probes.runner import ProbeOptions
+from scanner.report.model import Report
+from scanner.report.sarif import PACKAGE_ROOT, to_sarif
+from tests.sandbox_helpers import ZOO
+
+pytestmark = pytest.mark.docker
+
+CLEAN_MODULE = '''"""A quiet server: reads stdin and answers nothing."""
+import sys
+
+# -32002 was the old resource-not-found code; ping is a method name.
+ROUTES = {"/ping": "health"}
+NOTE = "answer -32602 where -32002 was used"
+
+
+def main() -> None:
+    for _line in sys.stdin:
+        pass
+'''
+CLEAN_PROJECT = '''[build-system]
+requires = ["setuptools>=68"]
+build-backend = "setuptools.build_meta"
+
+[project]
+name = "quiet-source"
+version = "0.1.0"
+
+[project.scripts]
+quiet-source = "quiet_source:main"
+
+[tool.setuptools]
+py-modules = ["quiet_source"]
+'''
+
+
+def _scan(target: Path, command: str) -> Report:
+    return run_scan(ScanOptions(target=str(target), command=command, timeouts=Timeouts(startup=20, request=10),
+                                probes=ProbeOptions(enabled=False)))
+
+
+@pytest.fixture(scope="module")
+def zoo() -> Report:
+    return _scan(ZOO, "zoo-revision-legacy")
+
+
+def test_the_installed_files_are_vetted_with_package_relative_paths(zoo: Report) -> None:
+    assert zoo.source is not None and zoo.source.files_scanned >= 10 and not zoo.source.partial
+    assert not [s for s in zoo.skipped if s.stage == "source"]
+    found = {(f.location.path, f.location.line, f.location.column): f for f in zoo.findings
+             if f.rule_id == "V1" and f.location is not None}
+    error_code = found[("mcp_zoo/revisions.py", 125, 53)]
+    assert error_code.message.startswith("ERROR_CODE_32002 (BREAKING, high confidence) at mcp_zoo/revisions.py:125:53")
+    assert error_code.severity == "warning" and error_code.category == "conformance"
+    assert "-32002" in (error_code.evidence or "")
+    assert any(m.message.startswith("LOGGING_CAP (DEPRECATED") and m.severity == "info" for m in found.values())
+    assert all(path.startswith("mcp_zoo/") for path, _, _ in found)  # the package's own files, no dependency's
+
+
+def test_the_source_findings_never_change_the_verdict(zoo: Report) -> None:
+    security = [f for f in zoo.findings if f.category == "security"]
+    assert zoo.verdict == ("pass" if not security else zoo.verdict)
+    assert all(f.category == "conformance" for f in zoo.findings if f.rule_id == "V1")
+
+
+def test_the_sarif_places_each_source_finding_on_its_line(zoo: Report) -> None:
+    run = to_sarif(zoo)["runs"][0]
+    located = [r["locations"][0]["physicalLocation"] for r in run["results"] if r["ruleId"] == "V1"]
+    assert {"artifactLocation": {"uri": "mcp_zoo/revisions.py", "uriBaseId": PACKAGE_ROOT},
+            "region": {"startLine": 125, "startColumn": 53, "endColumn": 59}} in located
+    assert PACKAGE_ROOT in run["originalUriBaseIds"]
+
+
+def test_a_package_whose_source_only_mentions_the_codes_stays_clean(tmp_path: Path) -> None:
+    (tmp_path / "quiet_source.py").write_text(CLEAN_MODULE)
+    (tmp_path / "pyproject.toml").write_text(CLEAN_PROJECT)
+    report = _scan(tmp_path, "quiet-source")
+    assert report.source is not None and report.source.files_scanned == 1
+    assert [f for f in report.findings if f.rule_id == "V1"] == []
+    assert not [s for s in report.skipped if s.stage == "source"]

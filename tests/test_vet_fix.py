@@ -1,0 +1,77 @@
+"""`vet --fix` on temporary copies of the vet fixtures: the mechanical error codes rewritten only where the rules
+matched (never in a comment, a string or an unrelated number), nothing written with --dry-run, the file's other
+bytes and mode kept, and the exit code that of what is left."""
+
+from __future__ import annotations
+
+import shutil
+import stat
+from pathlib import Path
+
+import pytest
+from typer.testing import CliRunner
+
+from scanner.cli.app import app
+from scanner.vet import VetOptions, vet_tree
+from scanner.vet.fix import fix_result
+from tests.cli_helpers import run_main
+
+FIXTURES = Path(__file__).resolve().parent / "fixtures" / "vet"
+RENUMBERED = 'throw new McpError(-32001, "x");\nconst port = -32001; // -32003 in a comment\nconst s = "-32004";\n'
+
+
+def _copy(tmp_path: Path, name: str) -> Path:
+    return Path(shutil.copytree(FIXTURES / name, tmp_path / name))
+
+
+def _codes(root: Path) -> set[str]:
+    return {f.rule_id for f in vet_tree(root, VetOptions()).findings} & {"ERROR_CODE_32002", "ERROR_CODE_RENUMBERED"}
+
+
+def test_fix_rewrites_the_dirty_fixtures_codes_and_nothing_else(tmp_path: Path) -> None:
+    for name in ("dirty_ts", "dirty_js", "dirty_py"):
+        root = _copy(tmp_path, name)
+        before = {p: p.read_text() for p in root.rglob("*") if p.is_file()}
+        assert _codes(root), name  # the fixture has the findings to fix
+        outcome = fix_result(vet_tree(root, VetOptions()), dry_run=False)
+        assert outcome.fixed and _codes(root) == set(), name
+        for path, text in before.items():
+            after = path.read_text()
+            if path.relative_to(root).as_posix() not in outcome.files:
+                assert after == text
+            else:  # only the code literals changed, line for line
+                changed = [(a, b) for a, b in zip(text.splitlines(), after.splitlines()) if a != b]
+                assert changed and len(text.splitlines()) == len(after.splitlines())
+                assert all(any(new in b for new in ("-32602", "-32020", "-32021", "-32022")) for _, b in changed)
+
+
+def test_only_the_error_code_position_is_rewritten_and_the_mode_is_kept(tmp_path: Path) -> None:
+    source = tmp_path / "server.ts"
+    source.write_text("import { McpError } from '@modelcontextprotocol/sdk/types.js';\n" + RENUMBERED)
+    source.chmod(0o640)
+    fix_result(vet_tree(tmp_path, VetOptions()), dry_run=False)
+    text = source.read_text()
+    assert 'McpError(-32020, "x")' in text and "const port = -32001; // -32003 in a comment" in text
+    assert 'const s = "-32004";' in text and stat.S_IMODE(source.stat().st_mode) == 0o640
+    assert [p.name for p in tmp_path.iterdir()] == ["server.ts"]  # no temporary file left
+
+
+def test_dry_run_prints_the_diff_and_writes_nothing(tmp_path: Path) -> None:
+    root = _copy(tmp_path, "dirty_ts")
+    before = {p: p.read_bytes() for p in root.rglob("*") if p.is_file()}
+    result = CliRunner().invoke(app, ["vet", str(root), "-q", "--fix", "--dry-run", "--fail-on", "none"])
+    assert result.exit_code == 0, result.output
+    assert "+++ b/" in result.stdout and "-32602" in result.stdout
+    assert {p: p.read_bytes() for p in root.rglob("*") if p.is_file()} == before
+
+
+def test_the_exit_code_is_that_of_what_the_fix_leaves(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+                                                     capsys: pytest.CaptureFixture[str]) -> None:
+    (tmp_path / "only_codes.ts").write_text("import { McpError } from '@modelcontextprotocol/sdk/types.js';\n"
+                                            'throw new McpError(-32002, "Resource not found");\n')
+    runner = CliRunner()
+    assert runner.invoke(app, ["vet", str(tmp_path), "-q"]).exit_code == 1
+    assert runner.invoke(app, ["vet", str(tmp_path), "-q", "--fix"]).exit_code == 0
+    assert runner.invoke(app, ["vet", str(tmp_path), "-q"]).exit_code == 0  # fixed on disk
+    code, out, err = run_main(monkeypatch, capsys, "vet", tmp_path, "--dry-run")
+    assert code == 2 and out == "" and err.startswith("error: --dry-run only goes with --fix")
