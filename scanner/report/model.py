@@ -12,6 +12,8 @@ from scanner import __version__
 from scanner.conformance.model import ConformanceReport
 from scanner.probes.model import ProbeResult
 from scanner.report.changes_since import ChangesSince
+from scanner.report.source_scan import SourceLocation, SourceScanInfo
+from scanner.report.target_origin import LaunchOrigin, RemoteInfo
 from scanner.provenance.model import ProvenanceReport
 from scanner.report.severity import Severity
 
@@ -43,35 +45,6 @@ class ScannerInfo(_Model):
     version: str = __version__
 
 
-class LaunchOrigin(_Model):
-    """The launch command a target was mapped from (`scan -- npx -y PKG`, a pasted command, a client config entry)."""
-
-    runner: str = Field(description="The runner the command used: npx, uvx, pipx run, python -m, …")
-    package: str = Field(description="The package (or module) the command named, as it named it (redacted).")
-    config_server: str | None = Field(default=None, description="The client config entry it came from "
-                                      "(scan --config-file), by name.")
-    notes: list[str] = Field(default_factory=list, description="What the mapping did not carry over.")
-
-
-class RemoteInfo(_Model):
-    """A remote Streamable HTTP server (`scan --url`): NOT sandboxed. The URL is never stored."""
-
-    transport: Literal["streamable-http"] = "streamable-http"
-    sandboxed: Literal[False] = Field(default=False, description="Always false: a remote server runs on someone "
-                                      "else's machine; nothing contained or observed it.")
-    scheme: Literal["http", "https"]
-    host: str
-    endpoint_sha256: str = Field(description="sha256 of scheme, host, port and path (newline-separated).")
-    headers: list[str] = Field(default_factory=list, description="Names of the non-secret headers sent (--header).")
-    secret_headers: list[str] = Field(default_factory=list, description="Names of the secret headers sent "
-                                      "(--header-env); values are never stored.")
-    allow_writes: bool = Field(default=False, description="Tools not annotated read-only were called too.")
-    secrets_echoed: int = Field(default=0, description="Places a secret came back from the server; each was "
-                                "replaced with [redacted].")
-    secrets_in_definitions: bool = Field(default=False, description="A secret came back inside the served "
-                                         "definitions: no lock is written from such a scan.")
-
-
 class TargetInfo(_Model):
     kind: TargetKind
     name: str
@@ -90,17 +63,6 @@ class ServerInfo(_Model):
     protocol_version: str | None = None
     capabilities: dict[str, Any] = Field(default_factory=dict)
     instructions: str | None = None
-
-
-class SourceLocation(_Model):
-    """Where a source-scan finding (V1) is: a file of the installed package, by its path relative to the install root
-    (`@scope/pkg/dist/index.js`, `mcp_zoo/server.py`), and its 1-based line and columns."""
-
-    path: str = Field(description="Relative to the install root (node_modules/ or site-packages/): the package's "
-                      "own name first. Untrusted text, escaped.")
-    line: int
-    column: int
-    end_column: int | None = None
 
 
 class Finding(_Model):
@@ -366,19 +328,6 @@ class NotificationSeen(_Model):
     method: str = Field(description="The notification's method, e.g. notifications/tools/list_changed.")
     count: int = Field(description="How many of them arrived.")
     first_params: str = Field(default="", description="The first one's params as ASCII JSON (escaped), capped.")
-
-
-class SourceScanInfo(_Model):
-    """The source stage: `vet` over the installed package's own files (built output included), read out of the
-    installed image. Its findings are V1 (category conformance: never the verdict)."""
-
-    files_read: int = Field(description="Source files read out of the image.")
-    files_scanned: int = Field(description="Files parsed and vetted (minified bundles and unparsable files are not).")
-    dependencies: bool = Field(default=False, description="The dependencies' files were read too (--vet-dependencies).")
-    suppressed: list[str] = Field(default_factory=list, description="Findings an inline mcp-vet directive "
-                                  "silenced: `path:line RULE (directive)`.")
-    notes: list[str] = Field(default_factory=list, description="What was skipped, cut or not vetted, and why.")
-    partial: bool = Field(default=False, description="A read bound cut the read short: the files are a partial set.")
 
 
 class Report(_Model):

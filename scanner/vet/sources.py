@@ -1,6 +1,7 @@
 """`vet` over files held in memory (the scan's in-image stage reads them out of the installed image: nothing is
 written to disk by an untrusted name): each file by its path, parsed and vetted like a file on disk, minified
-bundles and unparsable files noted. No manifest walk: the advisory groups' SDK gate is not read here."""
+bundles and unparsable files noted. No manifest walk: the SDK advisory groups are held back here (their gate needs
+the manifest, which is not read), and a note says how many; run `mcp-sandbox vet` on the source for them."""
 
 from __future__ import annotations
 
@@ -8,6 +9,7 @@ from collections.abc import Mapping
 from pathlib import Path, PurePosixPath
 
 from scanner.vet import engine
+from scanner.vet.sdk_gate import PY_GROUP, TS_GROUP, SdkGate
 from scanner.vet.model import VetResult
 from scanner.vet.walk import LANGUAGES
 
@@ -23,6 +25,7 @@ def vet_sources(files: Mapping[str, bytes], min_confidence: str = "low") -> VetR
     """Vet each (path, bytes); the paths are the findings' `file`, as given."""
     result = VetResult(root=Path(ROOT_LABEL))
     minified = []
+    held = 0
     for relative in sorted(files):
         language = LANGUAGES.get(PurePosixPath(relative).suffix.lower())
         if language is None:
@@ -36,10 +39,14 @@ def vet_sources(files: Mapping[str, bytes], min_confidence: str = "low") -> VetR
         except engine.Unparsable as exc:
             result.notes.append(f"not vetted: {exc}")
             continue
-        outcome = engine.vet_file(parsed, min_confidence)
+        outcome = engine.vet_file(parsed, min_confidence, SdkGate(PY_GROUP if language == "python" else TS_GROUP, "held"))
+        held += outcome.held_back
         result.findings += outcome.findings
         result.suppressed += outcome.suppressed
         result.files_scanned += 1
+    if held:
+        result.notes.append(f"{held} SDK migration advisories held back: a scan reads no manifest to tell the SDK "
+                            "major; run `mcp-sandbox vet` on the source for them")
     if minified:
         result.notes.append(f"not vetted: {len(minified)} minified bundle(s) (a line over {engine.MINIFIED_LINE} "
                             f"characters: usually vendored library code): {minified[0]}"

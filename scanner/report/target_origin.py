@@ -1,0 +1,41 @@
+"""Where a target came from, when not a package spec: the launch command it was mapped from, or the remote server
+(`scan --url`) it is. Part of the report's target record (scanner/report/model.py)."""
+
+from __future__ import annotations
+
+from typing import Literal
+
+from pydantic import BaseModel, ConfigDict, Field
+
+
+class _Model(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+
+class LaunchOrigin(_Model):
+    """The launch command a target was mapped from (`scan -- npx -y PKG`, a pasted command, a client config entry)."""
+
+    runner: str = Field(description="The runner the command used: npx, uvx, pipx run, python -m, …")
+    package: str = Field(description="The package (or module) the command named, as it named it (redacted).")
+    config_server: str | None = Field(default=None, description="The client config entry it came from "
+                                      "(scan --config-file), by name.")
+    notes: list[str] = Field(default_factory=list, description="What the mapping did not carry over.")
+
+
+class RemoteInfo(_Model):
+    """A remote Streamable HTTP server (`scan --url`): NOT sandboxed. The URL is never stored."""
+
+    transport: Literal["streamable-http"] = "streamable-http"
+    sandboxed: Literal[False] = Field(default=False, description="Always false: a remote server runs on someone "
+                                      "else's machine; nothing contained or observed it.")
+    scheme: Literal["http", "https"]
+    host: str
+    endpoint_sha256: str = Field(description="sha256 of scheme, host, port and path (newline-separated).")
+    headers: list[str] = Field(default_factory=list, description="Names of the non-secret headers sent (--header).")
+    secret_headers: list[str] = Field(default_factory=list, description="Names of the secret headers sent "
+                                      "(--header-env); values are never stored.")
+    allow_writes: bool = Field(default=False, description="Tools not annotated read-only were called too.")
+    secrets_echoed: int = Field(default=0, description="Places a secret came back from the server; each was "
+                                "replaced with [redacted].")
+    secrets_in_definitions: bool = Field(default=False, description="A secret came back inside the served "
+                                         "definitions: no lock is written from such a scan.")
