@@ -5,13 +5,11 @@ from __future__ import annotations
 
 from typing import Literal
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import Field
+
+from scanner.report.base import ReportModel as _Model
 
 from scanner.report.severity import Severity
-
-
-class _Model(BaseModel):
-    model_config = ConfigDict(extra="forbid")
 
 
 class HostSeen(_Model):

@@ -4,13 +4,14 @@ from __future__ import annotations
 
 from typing import Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, PrivateAttr
+from pydantic import Field, PrivateAttr
 
 from sandbox.run.netns import NetworkNamespace
 from sandbox.run.policy import AppliedPolicy, SinkPolicy
 from scanner import __version__
 from scanner.conformance.model import ConformanceReport
 from scanner.probes.model import ProbeResult
+from scanner.report.base import ReportModel as _Model
 from scanner.report.changes_since import ChangesSince
 from scanner.report.source_scan import SourceLocation, SourceScanInfo
 from scanner.report.target_origin import LaunchOrigin, RemoteInfo
@@ -25,10 +26,6 @@ Status = Literal["complete", "incomplete", "failed"]
 Stage = Literal["install", "provenance", "source", "run", "listing", "lint", "probes", "relisting", "conformance", "teardown",
                "behavior"]
 TargetKind = Literal["npm", "pypi", "folder", "archive", "file", "remote"]
-
-
-class _Model(BaseModel):
-    model_config = ConfigDict(extra="forbid")
 
 
 class Skipped(_Model):

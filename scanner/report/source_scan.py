@@ -3,11 +3,9 @@
 
 from __future__ import annotations
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import Field
 
-
-class _Model(BaseModel):
-    model_config = ConfigDict(extra="forbid")
+from scanner.report.base import ReportModel as _Model
 
 
 class SourceLocation(_Model):

@@ -5,11 +5,9 @@ from __future__ import annotations
 
 from typing import Literal
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import Field
 
-
-class _Model(BaseModel):
-    model_config = ConfigDict(extra="forbid")
+from scanner.report.base import ReportModel as _Model
 
 
 class LaunchOrigin(_Model):
