@@ -15,20 +15,16 @@ class SweepResult:
     containers: list[str] = field(default_factory=list)
     networks: list[str] = field(default_factory=list)
     volumes: list[str] = field(default_factory=list)
-    images: list[str] = field(default_factory=list)
     kept_live_sessions: set[str] = field(default_factory=set)
 
     @property
     def total(self) -> int:
-        return len(self.containers) + len(self.networks) + len(self.volumes) + len(self.images)
+        return len(self.containers) + len(self.networks) + len(self.volumes)
 
 
-def sweep(client: docker.DockerClient, *, everything: bool = False, images: bool = False,
-          keep_session: str | None = None) -> SweepResult:
+def sweep(client: docker.DockerClient, *, everything: bool = False, keep_session: str | None = None) -> SweepResult:
     """Remove labelled resources whose scanner is gone (`everything`: all labelled, live or not, except keep_session).
-
-    `images` also removes cached installs (images labelled kind=installed).
-    """
+    Cached installs are not touched here: `gc --images` evicts them through sandbox/core/image_cache.py."""
     result = SweepResult()
     api = client.api
     session_filter = {"label": labels.SESSION}
@@ -56,10 +52,6 @@ def sweep(client: docker.DockerClient, *, everything: bool = False, images: bool
         if stale(volume.get("Labels")):
             _ignore_gone(lambda: api.remove_volume(volume["Name"], force=True))
             result.volumes.append(volume["Name"])
-    if images:
-        for image in api.images(filters={"label": f"{labels.KIND}={labels.KIND_INSTALLED}"}):
-            _ignore_gone(lambda: api.remove_image(image["Id"], force=True))
-            result.images.append((image.get("RepoTags") or [image["Id"]])[0])
     return result
 
 

@@ -22,6 +22,7 @@ from scanner.cli.remote_options import RemoteFlags, with_remote_options
 from scanner.cli.remote_scan import lockable, scan_remote
 from scanner.cli.output import STDOUT, ReportOutputs, check_outputs, check_writable, emit_report, finish
 from scanner.errors import UsageError
+from scanner.cli.scan_config import ConfigRun
 from scanner.cli.values import parse_env, parse_size
 
 if TYPE_CHECKING:
@@ -141,7 +142,7 @@ def scan(
         config=_load_config(config_path), advisories=advisories, network=network,  # type: ignore[arg-type]
         probes=_probe_options(no_probes, no_destructive, no_error_probes, fixtures, include_responses, probe_timeout),
         conformance=_conformance_options(spec_version, spec), vet_dependencies=vet_dependencies)
-    given = (config_file, servers, pass_config_env, target, ctx.meta.get(LAUNCH_TAIL), lock_path, signer)
+    given = ConfigRun(config_file, servers, pass_config_env, target, ctx.meta.get(LAUNCH_TAIL), lock_path, signer)
     if config_file is not None or servers or pass_config_env or _is_plugin(target):
         raise typer.Exit(_scan_config(given, options, outputs, fail_under))
     report = _scan_door(options, target, ctx.meta.get(LAUNCH_TAIL), outputs, remote)
@@ -167,13 +168,11 @@ def _load_config(path: Path | None) -> Config:
     return load(path)
 
 
-def _scan_config(given: tuple[Any, ...], options: ScanOptions, outputs: ReportOutputs, fail_under: int | None) -> int:
+def _scan_config(run_request: ConfigRun, options: ScanOptions, outputs: ReportOutputs, fail_under: int | None) -> int:
     """`scan --config-file` (every server of the config) or `scan PLUGIN` (every server of its mcp.json), each
-    scanned as `_run` scans one (`given`: the ConfigRun's fields, in order: config file, servers, pass-config-env,
-    target, launch tail, lock path, signer)."""
-    from scanner.cli.scan_config import ConfigRun, scan_config
+    scanned as `_run` scans one."""
+    from scanner.cli.scan_config import scan_config
 
-    run_request = ConfigRun(*given)
     if run_request.path is None and not run_request.servers and not run_request.pass_env:
         from scanner.cli.plugin import scan_plugin  # TARGET is a plugin folder (_is_plugin)
 
@@ -183,7 +182,9 @@ def _scan_config(given: tuple[Any, ...], options: ScanOptions, outputs: ReportOu
 
 def _is_plugin(target: str | None) -> bool:
     """TARGET is an Agent Plugins folder (plugin.json at its root): `scan` runs the servers its mcp.json declares."""
-    return target is not None and (Path(target).expanduser() / "plugin.json").is_file()
+    from scanner.plugins.envelope import is_plugin_folder
+
+    return target is not None and is_plugin_folder(Path(target).expanduser())
 
 
 def _scan_door(options: ScanOptions, target: str | None, tail: list[str] | None,

@@ -20,20 +20,20 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from rich.console import Console
-from rich.table import Table
-
 from sandbox.core.errors import SandboxError, UserInputError
 from sandbox.core.untrusted import escape_for_terminal
 from scanner.cli.exit_reason import EXIT_INCOMPLETE, ExitDecision, decide
 from scanner.cli.output import ReportOutputs, write_json
 from scanner.errors import UsageError
-from scanner.report.model import Report
 from scanner.report.severity import most_severe_first
 
 if TYPE_CHECKING:
+    from rich.console import Console
+    from rich.table import Table
+
     from scanner.pipeline.config_doors import PlannedServer
     from scanner.pipeline.scan import ScanOptions
+    from scanner.report.model import Report
     from scanner.signing.keys import Signer
 
 
@@ -134,6 +134,8 @@ def _top_finding(report: Report) -> str:
 
 
 def _table(outcomes: list[ServerOutcome]) -> Table:
+    from rich.table import Table
+
     table = Table(title="Servers", title_justify="left")
     for column in ("server", "target", "verdict", "score", "top finding"):
         table.add_column(column, overflow="fold")
