@@ -93,10 +93,10 @@ def _run() -> int:
 
 # --- command registration (each module of scanner/cli adds its commands) ---
 # (each imports what its command needs inside the command: tree-sitter for vet, the scan machinery for batch)
-from scanner.cli import (batch, check, check_config, diff, gc, lock, plugin, rules, scan, signing, vet,  # noqa: E402
-                         worker)
+from scanner.cli import (batch, check, check_config, diff, fixtures, gc, lock, plugin, rules, scan, signing,  # noqa: E402
+                         vet, worker)
 
-for _module in (check_config, check, lock, signing, scan, gc, rules, vet, plugin, worker):
+for _module in (check_config, check, lock, signing, scan, gc, rules, vet, fixtures, plugin, worker):
     _module.register(app)
 app.command("batch")(batch.batch)
 app.command("diff")(diff.diff)
