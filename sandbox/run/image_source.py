@@ -13,7 +13,6 @@ namespace. `missing_tools` finds which of them an image lacks, in one throwaway 
 
 from __future__ import annotations
 
-import shlex
 from dataclasses import dataclass, field, replace
 from typing import Any
 
@@ -99,16 +98,8 @@ def _local(client: docker.DockerClient, reference: str, repository: str, digest:
     return None
 
 
-def server_command(image: ImageConfig, override: str | None, args: list[str]) -> list[str]:
-    """ENTRYPOINT, then the arguments given (else CMD); `override` (--command) replaces both."""
-    if override is not None:
-        try:
-            words = shlex.split(override)
-        except ValueError as exc:
-            raise UserInputError(f"--command {override!r} cannot be parsed: {exc}") from None
-        if not words:
-            raise UserInputError("--command is empty; give the program to run, e.g. --command 'my-server --stdio'")
-        return [*words, *args]
+def server_command(image: ImageConfig, args: list[str]) -> list[str]:
+    """ENTRYPOINT, then the arguments given (else CMD), as `docker run IMAGE ARGS` runs it."""
     command = [*image.entrypoint, *(args or image.cmd)]
     if not command:
         raise UserInputError(f"image {image.reference} has no ENTRYPOINT or CMD; give the command after -- or with "

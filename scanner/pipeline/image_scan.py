@@ -26,6 +26,7 @@ from scanner.errors import UsageError
 from scanner.pipeline.assemble import ScanParts, assemble
 from scanner.pipeline.image_target import ImageTarget, is_image_target, parse_image_target
 from scanner.pipeline.interrupts import terminate_as_interrupt
+from scanner.pipeline.launch import choose_command
 from scanner.pipeline.outcome import Failure
 from scanner.pipeline.phase_clock import PhaseClock
 from scanner.pipeline.provenance_check import Provenance
@@ -61,7 +62,8 @@ def run_image_scan(options: ScanOptions, progress: Progress = lambda _: None) ->
     progress(f"image {wanted.reference}")
     with clock.phase("image_check"):
         image = acquire_image(client, wanted.reference, wanted.repository, wanted.digest)
-    command = server_command(image, options.command, options.server_args)
+    command = (choose_command(wanted.repository, {}, options.command, options.server_args)  # --command replaces it
+               if options.command is not None else server_command(image, options.server_args))
     policy = image_policy(options.policy, image)
     info = image_info(wanted, image, command)
     parts = ScanParts(target=TargetInfo(kind="image", name=wanted.repository, requested=wanted.requested,
