@@ -127,7 +127,7 @@ def test_check_and_lock_read_standard_input(tmp_path: Path) -> None:
     assert checked.returncode == 0, checked.stderr
     report = json.loads(checked.stdout)
     assert report["target"] == {"kind": "file", "name": "stdin", "requested": "-", "version": None,
-                                "ecosystem": None, "launch": None, "remote": None}
+                                "ecosystem": None, "launch": None, "remote": None, "image": None}
     locked = subprocess_cli("lock", "--from", "-", "--lock", str(tmp_path / "l.lock"), stdin=data)
     assert locked.returncode == 0 and (tmp_path / "l.lock").is_file(), locked.stderr
     bad = subprocess_cli("check", "-", stdin=b"{oops")

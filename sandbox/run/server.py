@@ -40,9 +40,10 @@ class RunningServer:
     stderr: StderrTail = field(default_factory=lambda: StderrTail(StreamLimits().stderr_tail_bytes))
 
 
-def start_server(session: SandboxSession, image: str, command: list[str], run_policy: RunPolicy) -> RunningServer:
+def start_server(session: SandboxSession, image: str, command: list[str], run_policy: RunPolicy,
+                 working_dir: str = policy_mod.WORKSPACE) -> RunningServer:
     """Create the run container, attach to its stdio, start it, and check the engine applied the whole policy."""
-    return start_created(session, create_server(session, image, command, run_policy))
+    return start_created(session, create_server(session, image, command, run_policy, working_dir))
 
 
 @dataclass
@@ -55,9 +56,11 @@ class CreatedServer:
     began: float  # when its creation began (time.monotonic())
 
 
-def create_server(session: SandboxSession, image: str, command: list[str], run_policy: RunPolicy) -> CreatedServer:
+def create_server(session: SandboxSession, image: str, command: list[str], run_policy: RunPolicy,
+                  working_dir: str = policy_mod.WORKSPACE) -> CreatedServer:
     """Create the run container, attach to its stdio and check the engine applied the whole policy; the container
-    does not run yet. In "observe" mode its network namespace's sink must exist (it need not be ready)."""
+    does not run yet. In "observe" mode its network namespace's sink must exist (it need not be ready).
+    `working_dir`: the workspace, or a container image's own WORKDIR (sandbox/run/image_source.py)."""
     api = session.client.api
     began = time.monotonic()
     host_config = {**run_policy.host_config(api), "LogConfig": NO_LOG}
@@ -68,7 +71,7 @@ def create_server(session: SandboxSession, image: str, command: list[str], run_p
         entrypoint=[],
         user=run_policy.user,
         environment=run_policy.environment(),
-        working_dir=policy_mod.WORKSPACE,
+        working_dir=working_dir,
         stdin_open=True,
         tty=False,
         network_disabled=run_policy.network_mode == "none",

@@ -260,7 +260,8 @@ def live_report(target: str | None, server_args: list[str], command: str | None,
     from rich.console import Console
 
     from scanner.cli.remote_scan import lockable, scan_remote
-    from scanner.pipeline.scan import ScanOptions, run_scan
+    from scanner.pipeline.image_scan import run_target
+    from scanner.pipeline.scan import ScanOptions
 
     console = Console(stderr=True, highlight=False)
     if remote.url is not None or remote.given_without_url():
@@ -268,7 +269,7 @@ def live_report(target: str | None, server_args: list[str], command: str | None,
     else:
         assert target is not None
         with console.status("scanning", spinner="dots") as status:
-            report = run_scan(ScanOptions(target=target, server_args=server_args, command=command,
+            report = run_target(ScanOptions(target=target, server_args=server_args, command=command,
                                           upstream_proxy=upstream_proxy),
                               progress=lambda step: status.update(step))
     if report.errors or not lockable(report) or not report.server.name and not report.tools:

@@ -54,7 +54,8 @@ class ScanCommand(TyperCommand):
 
 
 HELP = {
-    "target": "npm:NAME[@VERSION], pypi:NAME[==VERSION], or a path to a package folder, .tgz, .whl or .tar.gz. "
+    "target": "npm:NAME[@VERSION], pypi:NAME[==VERSION], docker:IMAGE[:TAG|@sha256:DIGEST], or a path to a "
+              "package folder, .tgz, .whl or .tar.gz. "
               "Or none, and a launch command after -- (`scan -- npx -y @scope/pkg@1.2.3 ARGS`, `scan -- uvx "
               "pkg==1.0`), or one pasted in quotes (`scan \"npx -y @scope/pkg\"`): it is mapped to its target.",
     "config-file": "Scan every local server of this MCP client config (Claude Desktop, Claude Code, .mcp.json, "
@@ -264,12 +265,12 @@ def _run(options: ScanOptions) -> Report:
     """The scan, with a spinner on stderr; Ctrl-C after the sandbox is torn down is exit 130."""
     from rich.console import Console
 
-    from scanner.pipeline.scan import run_scan
+    from scanner.pipeline.image_scan import run_target
 
     console = Console(stderr=True, highlight=False)
     try:
         with console.status("scanning", spinner="dots") as status:
-            return run_scan(options, progress=lambda step: status.update(step))
+            return run_target(options, progress=lambda step: status.update(step))
     except KeyboardInterrupt:
         # run_scan has torn the sandbox down in its finally block by now.
         print("interrupted; the sandbox was torn down", file=sys.stderr)
@@ -338,14 +339,15 @@ def init_fixtures(
     from sandbox.run.workspace_seed import seed_manifest
     from scanner.probes.fixtures import write_starter_fixtures
     from scanner.probes.runner import ProbeOptions
-    from scanner.pipeline.scan import ScanOptions, run_scan
+    from scanner.pipeline.image_scan import run_target
+    from scanner.pipeline.scan import ScanOptions
 
     if path.exists():
         raise UsageError(f"{path} already exists; choose another file name or remove it first")
     upstream = upstream_from_cli(upstream_proxy)
     console = Console(stderr=True, highlight=False)
     with console.status("listing tools", spinner="dots") as status:
-        report = run_scan(ScanOptions(target=target, command=command, probes=ProbeOptions(enabled=False),
+        report = run_target(ScanOptions(target=target, command=command, probes=ProbeOptions(enabled=False),
                                       upstream_proxy=upstream),
                           progress=lambda step: status.update(step))
     if report.errors or not report.tools:

@@ -55,6 +55,7 @@ def lock_target(target: TargetInfo) -> LockedTarget:
         version=target.version,
         requested_sha256=sha256_hex(target.requested.encode("utf-8")),
         endpoint_sha256=target.remote.endpoint_sha256 if target.remote is not None else None,
+        image_digest=target.image.digest if target.image is not None else None,
     )
 
 

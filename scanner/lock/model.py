@@ -50,6 +50,8 @@ class LockedTarget(_Model):
     requested_sha256: str = Field(description="Hash of the target as given (it may be a path or URL).")
     endpoint_sha256: str | None = Field(default=None, description="A remote server's endpoint: sha256 of scheme, "
                                         "host, port and path (never the URL); null for sandboxed targets.")
+    image_digest: str | None = Field(default=None, description="A container image's content digest (sha256:…, "
+                                     "its registry digest or image ID); null for packages and remote servers.")
 
 
 class ProvenancePins(_Model):

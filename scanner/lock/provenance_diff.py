@@ -13,6 +13,9 @@ def provenance_changes(old: LockFile, new: LockFile) -> list[Change]:
 
 
 def _target_changes(old: LockedTarget | None, new: LockedTarget | None) -> list[Change]:
+    if old is not None and new is not None and old.image_digest is not None and old.image_digest != new.image_digest:
+        return [change("provenance_changed", f"the lock pins image digest {quoted(old.image_digest)} but the input "
+                       f"is {quoted(new.image_digest)}: not the image that was vetted")]
     if old is None or new is None or old.name is None or new.name is None:
         return []
     if (old.ecosystem, old.name) == (new.ecosystem, new.name):

@@ -103,6 +103,10 @@ def _map_program(argv: list[str], base: Path) -> LaunchMapping:
     prog, rest = program_name(argv[0]), argv[1:]
     if PYTHON.fullmatch(prog):
         return _map_python(prog, rest)
+    if prog in ("docker", "podman") and rest[:1] == ["run"]:
+        mapped = map_docker_run(prog, rest[1:])
+        if mapped is not None:
+            return mapped
     raise NotMapped(_refusal(prog, rest))
 
 
@@ -193,8 +197,9 @@ def _refusal(prog: str, rest: list[str]) -> str:
     shown = _shown(prog)
     sub = rest[0].lower() if rest else ""
     if prog in ("docker", "podman"):
-        why = f"`{shown}` runs a container image, which is not a scan target yet (issue 14 §4)"
-        do = "scan the package the image is built from (npm:NAME, pypi:NAME or its folder)"
+        why = (f"`{shown} {_shown(sub)}` has options the sandbox would not honour (only -i, --rm, --init and "
+               "-e NAME without a value map)" if sub == "run" else f"`{shown} {_shown(sub)}` does not run one image")
+        do = "scan the image itself: mcp-sandbox scan docker:IMAGE[:TAG|@sha256:DIGEST] -- ARGS (and --env NAME=VALUE)"
     elif prog == "uv" and sub == "run":
         why, do = "`uv run` runs a project's own environment", "scan the project folder (mcp-sandbox scan ./PROJECT " \
                                                               "--command PROGRAM)"
@@ -224,3 +229,35 @@ def launch_origin(mapping: LaunchMapping, config_server: str | None = None) -> L
 def with_launch(report: Report, origin: LaunchOrigin) -> Report:
     """The report, its target saying which launch command it was mapped from."""
     return report.model_copy(update={"target": report.target.model_copy(update={"launch": origin})})
+
+
+DOCKER_RUN_FLAGS = {"-i", "--interactive", "--rm", "--init"}
+_ENV_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
+
+
+def map_docker_run(prog: str, words: list[str]) -> LaunchMapping | None:
+    """`docker run [-i] [--rm] [--init] [-e NAME]… IMAGE [ARGS]` as `docker:IMAGE -- ARGS`; None when the line has
+    any other option (a mount, a port, a network, a user, a value for -e: what the sandbox would not honour), or
+    names no image the door can parse. Environment names given without a value come from the caller's environment,
+    which never reaches the sandbox: they are listed in the notes."""
+    from scanner.pipeline.image_target import IMAGE_PREFIX, parse_image_target
+
+    i, names = 0, []
+    while i < len(words) and words[i].startswith("-"):
+        word = words[i]
+        if word in DOCKER_RUN_FLAGS:
+            i += 1
+        elif word in ("-e", "--env") and i + 1 < len(words) and _ENV_NAME.fullmatch(words[i + 1]):
+            names.append(words[i + 1])
+            i += 2
+        else:
+            return None
+    if i >= len(words):
+        return None
+    try:
+        target = parse_image_target(IMAGE_PREFIX + words[i])
+    except UsageError:
+        return None
+    notes = [f"-e {name} is not passed (the host's environment never reaches the sandbox; use --env {name}=VALUE)"
+             for name in names]
+    return LaunchMapping(target.requested, f"{prog} run", _shown(target.display), None, words[i + 1:], notes)

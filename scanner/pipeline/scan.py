@@ -39,6 +39,7 @@ from sandbox.core.session import SandboxSession
 from sandbox.install.installers import install_allowlist
 from sandbox.install.request import InstallRequest
 from sandbox.run.netns import NetworkNamespace
+from sandbox.run.policy import WORKSPACE
 from sandbox.run.sink import LaunchedSink
 from scanner.pipeline.assemble import ScanParts, assemble, refused_report
 from scanner.pipeline.install_request import install_request
@@ -101,7 +102,7 @@ def run_scan(options: ScanOptions, progress: Progress = lambda _: None) -> Repor
         finally:
             running.settle()  # no thread of this scan creates a container once teardown has begun
             _provenance_after_failure(parts, running)
-            parts.teardown = _tear_down(session, parts)
+            parts.teardown = tear_down_after(session, parts)
             parts.total_seconds = round(time.monotonic() - began, 3)
     return assemble(parts, options.config)
 
@@ -138,7 +139,7 @@ def _engine_and_image(clock: PhaseClock, ecosystem: str, options: ScanOptions,
         return client, runtime_image(client, ecosystem, options.ca_bundle, progress)
 
 
-def _tear_down(session: SandboxSession, parts: ScanParts) -> TeardownInfo | None:
+def tear_down_after(session: SandboxSession, parts: ScanParts) -> TeardownInfo | None:
     """Teardown, whatever came before; if it raises, that is the scan's failure too (the report is still written)."""
     parts.stage = "teardown"
     try:
@@ -173,10 +174,21 @@ def _run_stages(parts: ScanParts, session: SandboxSession, request: InstallReque
     parts.stage = "run"
     command = choose_command(installed.name, installed.entry_points, options.command, options.server_args)
     parts.install = install_info(installed, command)
-    parts.started = start(session, installed, command, options.policy, network=options.network,
+    serve(parts, session, installed.image, command, options, progress, running, plan)
+
+
+def serve(parts: ScanParts, session: SandboxSession, image: str, command: list[str], options: ScanOptions,
+          progress: Progress, running: Concurrent, plan: Future[probe_phase.ProbePlan], *,
+          working_dir: str = WORKSPACE) -> None:
+    """Run the server from `image` (installed, or a container image as shipped: scanner/pipeline/image_scan.py),
+    list, lint, probe, list again, check conformance, then read provenance when it runs beside. The run policy is
+    the probe plan's (canaries planted)."""
+    clock = parts.clock
+    parts.stage = "run"
+    parts.started = start(session, image, command, options.policy, network=options.network,
                           probes=options.probes, progress=progress, clock=clock,
                           launched=running.sink.result() if running.sink is not None else None, plan=plan.result(),
-                          read_namespace=False)
+                          read_namespace=False, working_dir=working_dir)
     running.namespace = running.pool.submit(clock.timed, "namespace_read", server_namespace, session,
                                             parts.started.server)
     # The second listing's server starts now, beside the first, and is gone before the first probe call.
@@ -202,8 +214,9 @@ def _run_stages(parts: ScanParts, session: SandboxSession, request: InstallReque
     _relist_stage(parts, second)
     reported = [*late, *start_up_egress(parts.probes.behavior)]  # hosts the conformance server must not report again
     _conformance_stage(parts, session, options, progress, reported=reported)
-    parts.stage = "provenance"
-    parts.provenance = running.provenance.result()
+    if running.provenance is not None:
+        parts.stage = "provenance"
+        parts.provenance = running.provenance.result()
 
 
 def _conformance_stage(parts: ScanParts, session: SandboxSession, options: ScanOptions, progress: Progress, *,

@@ -12,11 +12,10 @@ from dataclasses import dataclass
 from typing import Literal
 
 from sandbox.core.session import SandboxSession
-from sandbox.install.request import InstalledServer
 from sandbox.run import server as run
 from sandbox.run.netns import NetworkNamespace
 from sandbox.run.observe import ObserveError, network_namespace
-from sandbox.run.policy import RunPolicy, SinkPolicy
+from sandbox.run.policy import WORKSPACE, RunPolicy, SinkPolicy
 from sandbox.run.server import RunningServer
 from sandbox.run.sink import LaunchedSink, Sink, launch_sink
 from scanner.pipeline.phase_clock import PhaseClock
@@ -38,15 +37,17 @@ class StartedServer:
     namespace_unread: str | None = None  # why it could not be read
 
 
-def start(session: SandboxSession, installed: InstalledServer, command: list[str], policy: RunPolicy, *,
+def start(session: SandboxSession, image: str, command: list[str], policy: RunPolicy, *,
           network: Literal["observe", "none"], probes: ProbeOptions, progress: Progress,
           clock: PhaseClock | None = None, launched: LaunchedSink | None = None,
-          plan: probe_phase.ProbePlan | None = None, read_namespace: bool = True) -> StartedServer:
+          plan: probe_phase.ProbePlan | None = None, read_namespace: bool = True,
+          working_dir: str = WORKSPACE) -> StartedServer:
     """The sink's container boots (`launched`: already, beside the install) while the probe plan is made and the
     server's container is created in its namespace (creating needs the sink to exist, starting needs its listeners
     up); then the server starts. `plan` is the probe plan when already made (beside the install; its network mode is
     set here). `read_namespace=False` leaves the namespace to the caller (`server_namespace`, in a
-    thread beside the listing)."""
+    thread beside the listing). `image`: the installed image, or a container image as shipped (its WORKDIR as
+    `working_dir`)."""
     clock = clock or PhaseClock()
     if network == "observe":
         if launched is None:
@@ -59,7 +60,7 @@ def start(session: SandboxSession, installed: InstalledServer, command: list[str
         plan = clock.timed("probe_plan", probe_phase.prepare, probes, policy)  # canaries and the workspace seed
     plan = dataclasses.replace(plan, policy=dataclasses.replace(plan.policy, network_mode=policy.network_mode))
     with clock.phase("container_create"):
-        created = run.create_server(session, installed.image, command, plan.policy)
+        created = run.create_server(session, image, command, plan.policy, working_dir)
     drain: EgressDrain | None = None
     sink_policy: SinkPolicy | None = None
     if launched is not None:
@@ -74,7 +75,7 @@ def start(session: SandboxSession, installed: InstalledServer, command: list[str
             namespace, unread = server_namespace(session, server)
     return StartedServer(server=server, plan=plan, network=network, drain=drain, sink=sink_policy,
                          namespace=namespace, namespace_unread=unread,
-                         restart=lambda: run.start_server(session, installed.image, command, plan.policy))
+                         restart=lambda: run.start_server(session, image, command, plan.policy, working_dir))
 
 
 def start_sink_container(session: SandboxSession, policy: RunPolicy, progress: Progress,

@@ -42,13 +42,14 @@ def package_findings(ecosystem: Literal["npm", "pypi"], name: str, spec: str) ->
 def _package_findings(ref: PackageRef) -> list[Finding]:
     out: list[Finding] = []
     if not ref.pinned:
-        out.append(_unpinned_finding(ref))
+        out.append(unpinned_finding(ref))
     if ref.ecosystem in ("npm", "pypi") and ref.source == "registry":
         out.extend(package_findings(ref.ecosystem, ref.name, ref.spec))
     return out
 
 
-def _unpinned_finding(ref: PackageRef) -> Finding:
+def unpinned_finding(ref: PackageRef) -> Finding:
+    """I1 for one thing a launch fetches unpinned (also the container-image door's no-digest case)."""
     what = {
         "registry": f"{ref.ecosystem} package {ref.display} has no exact version "
                     f"({'a range or tag: ' + repr(ref.spec) if ref.spec else 'none given'})",

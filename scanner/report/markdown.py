@@ -74,6 +74,11 @@ def _summary(report: Report) -> list[str]:
     if report.target.remote is not None:
         lines += ["", "**NOT sandboxed**: a remote server (Streamable HTTP); nothing contained or observed it. "
                   f"Endpoint sha256 `{report.target.remote.endpoint_sha256}`."]
+    image = report.target.image
+    if image is not None:
+        lines += ["", f"Container image `{md(image.reference)}`, digest `{image.digest}`"
+                  + ("" if image.pinned else " (not pinned)") + "."]
+        lines += ["", f"**Appears to need root**: {md(image.needs_root)}"] if image.needs_root else []
     lines += _status_lines(report) + _friendliness(report)
     server = report.server
     if server.name or server.version:

@@ -14,7 +14,7 @@ from scanner.probes.model import ProbeResult
 from scanner.report.base import ReportModel as _Model
 from scanner.report.changes_since import ChangesSince
 from scanner.report.source_scan import SourceLocation, SourceScanInfo
-from scanner.report.target_origin import LaunchOrigin, RemoteInfo
+from scanner.report.target_origin import ImageInfo, LaunchOrigin, RemoteInfo
 from scanner.provenance.model import ProvenanceReport
 from scanner.report.severity import Severity
 
@@ -25,7 +25,7 @@ Verdict = Literal["pass", "review", "block", "incomplete"]
 Status = Literal["complete", "incomplete", "failed"]
 Stage = Literal["install", "provenance", "source", "run", "listing", "lint", "probes", "relisting", "conformance", "teardown",
                "behavior"]
-TargetKind = Literal["npm", "pypi", "folder", "archive", "file", "remote"]
+TargetKind = Literal["npm", "pypi", "folder", "archive", "file", "remote", "image"]
 
 
 class Skipped(_Model):
@@ -52,6 +52,8 @@ class TargetInfo(_Model):
                                         "absent for a target given as such.")
     remote: RemoteInfo | None = Field(default=None, description="The remote server (kind `remote`); absent for "
                                       "sandboxed targets.")
+    image: ImageInfo | None = Field(default=None, description="The container image (kind `image`): its digest, "
+                                    "configuration and what it could not support; absent for packages.")
 
 
 class ServerInfo(_Model):

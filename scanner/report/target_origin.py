@@ -37,3 +37,27 @@ class RemoteInfo(_Model):
                                 "replaced with [redacted].")
     secrets_in_definitions: bool = Field(default=False, description="A secret came back inside the served "
                                          "definitions: no lock is written from such a scan.")
+
+
+class ImageInfo(_Model):
+    """A container image (`scan docker:IMAGE`), run as shipped under the run policy: nothing was installed."""
+
+    reference: str = Field(description="The image as the engine was asked for it (name:tag or name@sha256:…).")
+    repository: str
+    tag: str | None = None
+    digest: str = Field(description="The content digest the image is pinned by: its registry digest when the engine "
+                        "recorded one, else its image ID (sha256 of its configuration, naming every layer).")
+    pinned: bool = Field(description="The target named an @sha256: digest; a tag alone is I1 (no digest).")
+    image_id: str
+    repo_digests: list[str] = Field(default_factory=list)
+    pulled: bool = Field(default=False, description="Pulled for this scan (else it was on the engine already).")
+    configured_user: str = Field(description="The image's USER (empty: root). Never used: the run uid replaces it.")
+    working_dir: str = Field(default="", description="The image's WORKDIR, the server's working directory (empty: "
+                             "the sandbox workspace).")
+    env_names: list[str] = Field(default_factory=list, description="The image's own environment variables, passed "
+                                 "by name (values are not recorded); HOME stays the sandbox's.")
+    command: list[str] = Field(description="The server command: ENTRYPOINT, then the arguments given (else CMD).")
+    needs_root: str | None = Field(default=None, description="Set when the image runs as root by default and its "
+                                   "server ended before answering as the run uid: it appears to need root.")
+    unavailable: list[str] = Field(default_factory=list, description="Observations this image cannot support: the "
+                                   "programs the sandbox's looks run inside it (sh, tar, GNU find) that it lacks.")

@@ -11,6 +11,7 @@ from rich.table import Table
 from rich.text import Text
 
 from scanner.report.containment import containment_rows, notification_rows, notification_total
+from scanner.report.target_view import origin_rows
 from scanner.report.model import Finding, Report, process_summary
 from scanner.report.severity import Severity, at_least, counts, most_severe_first
 from scanner.report.suppressions import SuppressionLine, config_label, plural, refused_lines, suppressed_lines
@@ -47,12 +48,7 @@ def _kv_table(title: str, rows: list[tuple[str, Any]]) -> Table:
 def _target(report: Report) -> RenderableType:
     target = report.target
     rows = [("target", target.requested), ("kind", target.kind), ("name", target.name)]
-    if target.launch is not None:
-        rows.append(("mapped from", f"{target.launch.runner} {target.launch.package}"
-                     + "".join(f"\n{note}" for note in target.launch.notes)))
-    if target.remote is not None:
-        rows.append(("sandboxed", "NO: a remote server, nothing contained or observed it"))
-        rows.append(("endpoint", f"sha256 {target.remote.endpoint_sha256[:16]}… (the URL is not shown)"))
+    rows += origin_rows(target)
     if target.version:
         rows.append(("version", target.version))
     rows.append(("scanner", f"{report.scanner.name} {report.scanner.version}"))
