@@ -78,7 +78,7 @@ def test_env_values_are_not_passed_and_their_names_are_listed(tmp_path: Path) ->
 
 
 @pytest.mark.parametrize("extra", [["--lock", "x.lock"], ["--command", "srv"], ["--sarif", "x.sarif"],
-                                   ["--", "serve"]])
+                                   ["--", "serve"], ["--url", "https://mcp.example.invalid/mcp"]])
 def test_scan_plugin_refuses_what_takes_one_server(extra: list[str], tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
                                                    capsys: pytest.CaptureFixture[str]) -> None:
     monkeypatch.chdir(tmp_path)
