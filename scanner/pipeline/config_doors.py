@@ -19,7 +19,7 @@ from scanner.provenance.client_config import ClientConfig, ServerEntry
 
 SSE_NOT_SCANNED = "SSE transport (the deprecated HTTP+SSE transport; only Streamable HTTP is scanned)"
 SANDBOX_SETS = ("PATH", "HOME")  # the sandbox's own variables: a config cannot change them
-VARIABLE = re.compile(r"\$\{[^}]{0,200}\}")  # ${input:id}, ${env:NAME}, ${workspaceFolder}, ${NAME}: the client's
+VARIABLE = re.compile(r"\$\{[^}]{0,200}\}")  # a client's own: ${input:id}, ${env:NAME}, ${workspaceFolder}, ${NAME}
 WORKSPACE_FOLDER = "${workspaceFolder}"
 
 
