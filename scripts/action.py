@@ -42,7 +42,8 @@ def scanner() -> list[str]:
 
 
 def scan_argv(cfg: Config) -> list[str]:
-    argv = [*scanner(), "scan", cfg.target, f"--json={cfg.report}", f"--sarif={cfg.sarif}",
+    what = [cfg.target] if cfg.remote is None else remote_argv(cfg)
+    argv = [*scanner(), "scan", *what, f"--json={cfg.report}", f"--sarif={cfg.sarif}",
             f"--markdown={cfg.markdown}", f"--fail-on={cfg.fail_on}"]
     if cfg.fail_under is not None:
         argv.append(f"--fail-under={cfg.fail_under}")
@@ -54,6 +55,21 @@ def scan_argv(cfg: Config) -> list[str]:
     if cfg.server_args:
         argv += ["--", *cfg.server_args]
     return argv
+
+
+def remote_argv(cfg: Config) -> list[str]:
+    """`--url URL` and its headers (the secrets stay in the environment: only their variables' names are passed)."""
+    assert cfg.remote is not None
+    remote = cfg.remote
+    return [f"--url={remote.url}", *(f"--header={h}" for h in remote.headers),
+            *(f"--header-env={h}" for h in remote.header_envs), *(["--allow-writes"] if remote.allow_writes else [])]
+
+
+def shown_argv(argv: list[str], cfg: Config) -> str:
+    """The command line as the log shows it: the URL replaced by its scheme and host (it is never printed)."""
+    if cfg.remote is None:
+        return shlex.join(argv)
+    return shlex.join(f"--url={cfg.remote.shown}/[not shown]" if a == f"--url={cfg.remote.url}" else a for a in argv)
 
 
 def lock_argv(cfg: Config) -> list[str]:
@@ -71,7 +87,7 @@ def run(argv: list[str], cfg: Config, *, with_key: bool) -> int:
     env = dict(os.environ)
     if cfg.sign_env and not with_key:
         env.pop(cfg.sign_env, None)
-    print("::group::" if _on_github() else "==>", shlex.join(argv), flush=True)
+    print("::group::" if _on_github() else "==>", shown_argv(argv, cfg), flush=True)
     try:
         return subprocess.run(argv, cwd=cfg.workdir, env=env, check=False).returncode
     except FileNotFoundError:
@@ -134,7 +150,8 @@ def write_summary(cfg: Config, scan_code: int, lock_code: int | None) -> None:
     try:
         text = cfg.markdown.read_text(encoding="utf-8", errors="replace")
     except OSError:
-        text = f"## mcp-sandbox: no report for {md(cfg.target)}\n\nThe scan exited with code {scan_code}; see the log.\n"
+        what = cfg.target if cfg.remote is None else cfg.remote.shown
+        text = f"## mcp-sandbox: no report for {md(what)}\n\nThe scan exited with code {scan_code}; see the log.\n"
     if cfg.lock is not None:
         text += lock_summary(cfg, lock_code)
     if len(text) > SUMMARY_LIMIT:

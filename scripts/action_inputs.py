@@ -7,12 +7,17 @@ from __future__ import annotations
 import os
 import re
 import shlex
+import urllib.parse
 from dataclasses import dataclass, field
 from pathlib import Path
 
 # Every input action.yml declares, with its default there ("" = none). tests/test_action.py checks the two agree.
 INPUTS: dict[str, str] = {
     "target": "",
+    "url": "",
+    "headers": "",
+    "header-env": "",
+    "allow-writes": "false",
     "command": "",
     "server-args": "",
     "server-env": "",
@@ -31,6 +36,7 @@ INPUTS: dict[str, str] = {
 # Every output the script writes; action.yml exposes each as steps.scan.outputs.<name>.
 LEVELS = ("info", "warning", "error", "never")
 ENV_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*\Z")
+HEADER_NAME = re.compile(r"[!#$%&'*+.^_`|~0-9A-Za-z-]+\Z")
 
 
 class InputError(Exception):
@@ -38,10 +44,21 @@ class InputError(Exception):
         super().__init__(f'input "{name}": {message}')
 
 
+@dataclass(frozen=True)
+class Remote:
+    """The url input and its headers: a remote Streamable HTTP server, scanned NOT sandboxed."""
+
+    url: str = field(repr=False)  # never printed: `shown` is
+    shown: str  # scheme://host[:port]
+    headers: list[str] = field(default_factory=list)  # 'NAME: VALUE', non-secret
+    header_envs: list[str] = field(default_factory=list)  # NAME=VAR, the secret in the step's env
+    allow_writes: bool = False
+
+
 @dataclass
 class Config:
     workdir: Path
-    target: str
+    target: str  # "" with url
     command: str | None
     server_args: list[str]
     server_env: list[str]
@@ -55,6 +72,7 @@ class Config:
     lock_key: Path | None
     sign_env: str | None
     summary: bool
+    remote: Remote | None = None
     report: Path = field(init=False)
     markdown: Path = field(init=False)
     changes: Path = field(init=False)
@@ -100,9 +118,15 @@ def _bool(name: str) -> bool:
 def load_config() -> Config:
     """Every input, validated in the order action.yml lists them; the first bad one raises InputError."""
     workdir = _workdir()
-    target = _target(workdir)
+    remote = _remote()
+    target = _target(workdir) if remote is None else ""
     command = _no_control("command", read_input("command")) or None
     server_args, server_env = _server_args(), _server_env()
+    if remote is not None:
+        given = [name for name, value in (("target", read_input("target")), ("command", command),
+                                          ("server-args", server_args), ("server-env", server_env)) if value]
+        if given:
+            raise InputError(given[0], "does not go with url (a remote server is not installed or launched)")
     fail_under = _fail_under()
     report_dir, sarif = _report_paths(workdir)
     lock_mode, lock, lock_key = _lock_inputs(workdir)
@@ -110,7 +134,7 @@ def load_config() -> Config:
     return Config(workdir=workdir, target=target, command=command, server_args=server_args, server_env=server_env,
                   fail_on=_level("fail-on"), fail_under=fail_under, sarif=sarif, report_dir=report_dir, lock=lock,
                   lock_mode=lock_mode, lock_fail_on=_level("lock-fail-on"), lock_key=lock_key, sign_env=sign_env,
-                  summary=_bool("summary"))
+                  summary=_bool("summary"), remote=remote)
 
 
 def _workdir() -> Path:
@@ -122,10 +146,44 @@ def _workdir() -> Path:
     return workdir
 
 
+def _remote() -> Remote | None:
+    """The url input (None without one) and the inputs that go with it; the URL is never echoed back."""
+    url = read_input("url")
+    headers = [line.strip() for line in read_input("headers").splitlines() if line.strip()]
+    header_envs = [line.strip() for line in read_input("header-env").splitlines() if line.strip()]
+    allow_writes = _bool("allow-writes")
+    if not url:
+        extra = next((n for n, v in (("headers", headers), ("header-env", header_envs), ("allow-writes",
+                                                                                        allow_writes)) if v), None)
+        if extra:
+            raise InputError(extra, "applies to a remote server: give url too")
+        return None
+    parts = urllib.parse.urlsplit(url)
+    if any(ch in url for ch in "\x00\r\n \t") or parts.scheme not in ("http", "https") or not parts.hostname:
+        raise InputError("url", "must be one http:// or https:// URL with a host (e.g. https://host/mcp)")
+    for line in headers:
+        name, sep, _ = line.partition(":")
+        if not sep or not HEADER_NAME.match(name.strip()):
+            raise InputError("headers", "each line must be 'NAME: VALUE' (for a secret, use header-env)")
+    for line in header_envs:
+        name, sep, variable = line.partition("=")
+        if not sep or not HEADER_NAME.match(name.strip()) or not ENV_NAME.match(variable.strip()):
+            raise InputError("header-env", "each line must be NAME=VAR (the header, and the step env variable "
+                                           "holding its secret value)")
+    try:
+        port = parts.port
+    except ValueError:
+        raise InputError("url", "has a port that is not a number from 0 to 65535") from None
+    host = f"[{parts.hostname}]" if ":" in parts.hostname else parts.hostname
+    shown = f"{parts.scheme}://{host}" + (f":{port}" if port else "")
+    return Remote(url, shown, headers, header_envs, allow_writes)
+
+
 def _target(workdir: Path) -> str:
     target = _no_control("target", read_input("target"))
     if not target:
-        raise InputError("target", "is required: npm:NAME[@VERSION], pypi:NAME[==VERSION], a folder, .tgz, .whl or .tar.gz")
+        raise InputError("target", "is required (or url): npm:NAME[@VERSION], pypi:NAME[==VERSION], a folder, .tgz, "
+                                   ".whl or .tar.gz")
     if target.startswith("-"):
         raise InputError("target", f"must not start with '-': {target!r}")
     if not target.startswith(("npm:", "pypi:")) and not (workdir / target).exists():

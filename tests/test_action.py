@@ -17,6 +17,7 @@ import pytest
 
 from tests import mini_yaml
 from tests.sandbox_helpers import REPO, ZOO
+from tests.test_remote_scan import SECRET, server  # noqa: F401 - the loopback Streamable HTTP server fixture
 
 SCRIPT = REPO / "scripts" / "action.py"
 INSTALL = REPO / "scripts" / "action-install.sh"
@@ -98,10 +99,8 @@ def test_action_yml_inputs_match_what_the_script_reads():
     inputs = spec["inputs"]
     assert set(inputs) == set(action_inputs.INPUTS) | {"python"}, "action.yml inputs != scripts/action.py INPUTS"
     for name, default in action_inputs.INPUTS.items():
-        if name == "target":
-            assert inputs[name]["required"] == "true" and "default" not in inputs[name]
-        else:
-            assert inputs[name].get("default") == default, name
+        assert inputs[name].get("default") == default, name  # target or url: the script requires one
+        assert inputs[name]["required"] == "false", name
         assert inputs[name]["description"].strip(), name
     steps = {step["id"]: step for step in spec["runs"]["steps"]}
     scan_env = steps["scan"]["env"]
@@ -210,6 +209,13 @@ BAD_INPUTS = [
     ({"sarif": "out.sarif\n--json=/etc/passwd"}, "sarif", "must be a single line"),
     ({"report-dir": "a\rb"}, "report-dir", "must be a single line"),
     ({"report-dir": "present.lock"}, "report-dir", "exists and is not a directory"),
+    ({"url": "ftp://h/mcp"}, "url", "must be one http:// or https:// URL with a host"),
+    ({"url": "https://h:99999/mcp"}, "url", "has a port that is not a number"),
+    ({"url": "https://h/mcp"}, "target", "does not go with url"),
+    ({"headers": "X-Team: blue"}, "headers", "applies to a remote server: give url too"),
+    ({"url": "https://h/mcp", "target": "", "header-env": "X-Key"}, "header-env", "each line must be NAME=VAR"),
+    ({"url": "https://h/mcp", "target": "", "headers": "no colon"}, "headers", "each line must be 'NAME: VALUE'"),
+    ({"url": "https://h/mcp", "target": "", "allow-writes": "yes"}, "allow-writes", "must be true or false"),
 ]
 
 
@@ -267,6 +273,22 @@ def test_inputs_reach_the_scanner_as_separate_arguments_never_through_a_shell(ru
     assert result.outputs["verdict"] == "review" and result.outputs["score"] == "77"
     assert result.outputs["sarif"] == str(work / "out" / "results.sarif")
     assert result.summary == "# earlier step\n## fake report\n\n"
+
+
+def test_the_url_input_scans_the_remote_server_and_the_url_is_never_printed(run_action, fake, tmp_path):
+    url = "https://mcp.example.invalid/mcp?key=q7secretquery"
+    result = run_action({"url": url, "headers": "X-Team: blue\n", "header-env": "Authorization=API_TOKEN",
+                         "allow-writes": "true", "lock": "m.lock", "lock-mode": "update",
+                         "working-directory": str(tmp_path)}, scanner=fake.scanner, extra_env=fake.env)
+    assert result.code == 0, result
+    scan, lock = fake.calls()
+    report_dir = tmp_path / "mcp-sandbox-report"
+    assert scan["argv"][:5] == ["scan", f"--url={url}", "--header=X-Team: blue", "--header-env=Authorization=API_TOKEN",
+                                "--allow-writes"]
+    assert scan["argv"][5] == f"--json={report_dir / 'report.json'}"
+    assert lock["argv"][:2] == ["lock", f"--from={report_dir / 'report.json'}"]  # the lock is the scan's report
+    assert "q7secretquery" not in result.stdout + result.stderr + result.summary
+    assert "--url=https://mcp.example.invalid/[not shown]" in result.stdout
 
 
 def test_the_signing_key_reaches_only_the_commands_that_sign(run_action, fake, tmp_path):
@@ -339,6 +361,27 @@ def test_summary_escapes_hostile_lock_change_text(tmp_path):
     assert "\\u202e" in text and "\\x1b" in text and "&lt;img" in text and "&#64;everyone" in text
     row = next(line for line in text.splitlines() if line.startswith("| error"))
     assert row.count(" | ") == 3, "a | in untrusted text must not add table columns"
+
+
+# ---------------------------------------------------------------- against a real remote server on loopback
+
+
+def test_url_locks_then_checks_a_real_remote_server(run_action, server, tmp_path):
+    """The real scanner against a Streamable HTTP server of our own (tests/servers/remote_http.py): NOT sandboxed."""
+    port, writes = server
+    inputs = {"url": f"http://127.0.0.1:{port}/mcp", "header-env": "X-Api-Key=SECRET_TOKEN", "lock": "remote.lock",
+              "working-directory": str(tmp_path), "fail-on": "never"}
+    secret = {"SECRET_TOKEN": SECRET}
+    updated = run_action({**inputs, "lock-mode": "update"}, extra_env=secret)
+    assert updated.code == 0, updated
+    report = json.loads(Path(updated.outputs["report"]).read_text())
+    assert report["target"]["kind"] == "remote" and report["target"]["remote"]["sandboxed"] is False
+    assert '"kind": "remote"' in (tmp_path / "remote.lock").read_text()
+    checked = run_action({**inputs, "lock-mode": "check"}, extra_env=secret)
+    assert checked.code == 0 and checked.outputs["lock-failed"] == "false" and checked.outputs["lock-changes"] == "0"
+    for run in (updated, checked):
+        assert SECRET not in run.stdout + run.stderr + run.summary and f"{port}/mcp" not in run.stdout + run.summary
+    assert not writes.exists()
 
 
 # ---------------------------------------------------------------- against a real sandbox (zoo test servers)

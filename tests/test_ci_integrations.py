@@ -38,7 +38,7 @@ def check_action_step(step: dict) -> None:
     given = step.get("with") or {}
     unknown = set(given) - set(inputs)
     assert not unknown, f"step {step.get('name')!r} passes inputs action.yml does not declare: {unknown}"
-    assert "target" in given, f"step {step.get('name')!r} misses the required target"
+    assert ("target" in given) != ("url" in given), f"step {step.get('name')!r} gives neither or both of target and url"
 
 
 def test_mini_yaml_reads_the_subset_and_refuses_the_rest():

@@ -12,7 +12,7 @@ from pathlib import Path
 import pytest
 
 from scanner.errors import UsageError
-from scanner.pipeline.config_doors import REMOTE_NOT_SCANNED, plan_servers
+from scanner.pipeline.config_doors import SSE_NOT_SCANNED, plan_servers
 from scanner.pipeline.doors import NotMapped, launch_origin, launch_words, map_launch, with_launch
 from scanner.pipeline.targets import parse_target
 from scanner.provenance.client_config import read_client_config
@@ -178,6 +178,41 @@ def test_the_report_names_the_launch_command_it_was_mapped_from():
     assert "mapped from  npx @a/b@1.0.0" in console.export_text()
 
 
+def _node_package(root: Path) -> Path:
+    (root / "dist").mkdir(parents=True)
+    (root / "package.json").write_text('{"name": "local-node-srv", "version": "1.0.0"}')
+    (root / "dist" / "index.js").write_text("console.log('hi')\n")
+    return root
+
+
+def test_a_script_inside_a_package_folder_maps_to_that_folder(tmp_path):
+    package = _node_package(tmp_path / "srv")
+    (package / "server.py").write_text("print('hi')\n")
+    mapping = map_launch(["node", "--no-warnings", "srv/dist/index.js", "--stdio"], tmp_path)
+    assert (mapping.target, mapping.runner, mapping.server_args) == (str(package), "node", ["--stdio"])
+    assert mapping.command == "node --no-warnings /opt/src/pkg/dist/index.js"  # its copy in the sandbox
+    assert "runs from the package folder's copy in the sandbox" in mapping.notes[0]
+    with pytest.raises(NotMapped, match="scan the package folder that holds it"):
+        map_launch(["python3", "srv/server.py"], tmp_path)  # a Python script, but the folder is an npm package
+    (tmp_path / "loose.js").write_text("")
+    with pytest.raises(NotMapped, match="scan the package folder that holds it"):
+        map_launch(["node", "./loose.js"], tmp_path)  # no package holds it: refused, as before
+
+
+def test_a_folder_target_then_a_script_in_it_is_that_script(tmp_path, monkeypatch):
+    from scanner.pipeline.doors import folder_script
+
+    package = _node_package(tmp_path / "pkg")
+    monkeypatch.chdir(tmp_path)
+    for args in (["node", "dist/index.js", "--x"], ["node", "pkg/dist/index.js", "--x"]):
+        mapping = folder_script("./pkg", args)
+        assert (mapping.target, mapping.command, mapping.server_args) == (
+            str(package), "node /opt/src/pkg/dist/index.js", ["--x"])
+    assert folder_script("./pkg", ["--stdio", "x"]) is None  # the server's own arguments, as before
+    assert folder_script("./pkg", ["node", "missing.js"]) is None
+    assert folder_script("npm:x", ["node", "dist/index.js"]) is None
+
+
 # --- client configs → targets ----------------------------------------------------------------------------------------
 
 def _config(tmp_path: Path, data: dict, name: str = ".mcp.json") -> Path:
@@ -194,7 +229,8 @@ def test_every_config_entry_maps_to_a_target_or_says_why_not(tmp_path):
         "time": {"command": "uvx", "args": ["mcp-server-time==2025.1", "--local-timezone", "UTC"]},
         "local": {"command": "uvx", "args": ["--from", "./pkg", "local-srv"]},  # relative to the config's folder
         "binary": {"command": "/opt/bin/server"},
-        "remote": {"url": "https://mcp.example.invalid/mcp?token=x"},
+        "remote": {"url": "https://mcp.example.invalid/mcp?token=x", "headers": {"Authorization": "Bearer s3cr"}},
+        "events": {"type": "sse", "url": "https://mcp.example.invalid/sse"},
         "broken": {"command": "npx", "args": "-y x"},
     }})
     planned = {p.name: p for p in plan_servers(read_client_config(path), [], pass_env=False)}
@@ -202,7 +238,10 @@ def test_every_config_entry_maps_to_a_target_or_says_why_not(tmp_path):
     assert planned["time"].mapping.server_args == ["--local-timezone", "UTC"]
     assert planned["local"].mapping.target == str(tmp_path / "pkg")
     assert "program on this machine" in planned["binary"].not_scanned and planned["binary"].mapping is None
-    assert planned["remote"].not_scanned == REMOTE_NOT_SCANNED
+    remote = planned["remote"]
+    assert remote.not_scanned is None and remote.remote.origin() == "https://mcp.example.invalid"
+    assert remote.remote.secrets == {} and remote.headers_not_passed == ["Authorization"]  # not without the flag
+    assert (planned["events"].not_scanned, planned["events"].transport) == (SSE_NOT_SCANNED, "sse")
     assert "unreadable entry" in planned["broken"].not_scanned
     assert planned["memory"].env == {} and planned["memory"].env_not_passed == ["K"]
 
@@ -215,6 +254,41 @@ def test_config_env_values_pass_only_when_asked(tmp_path):
     assert planned.env == {"API_KEY": "k3y-v4lue", "PORT": "8080"}  # PATH is the sandbox's own
     assert planned.env_not_passed == ["PATH"]
     assert "k3y-v4lue" not in repr(planned)
+
+
+def test_a_remote_entrys_headers_pass_only_when_asked_and_only_as_secrets(tmp_path):
+    path = _config(tmp_path, {"mcpServers": {
+        "remote": {"type": "http", "url": "https://mcp.example.invalid/mcp", "headers": {"X-Key": "k3y"}},
+        "plain": {"url": "http://mcp.example.invalid/mcp", "headers": {"X-Key": "k3y"}},
+        "asks": {"url": "https://mcp.example.invalid/mcp", "headers": {"X-Key": "${input:api-key}"}}}})
+    planned = {p.name: p for p in plan_servers(read_client_config(path, keep_env=True), [], pass_env=True)}
+    assert planned["remote"].remote.secrets == {"X-Key": "k3y"} and planned["remote"].remote.headers == {}
+    assert "k3y" not in repr(planned["remote"])
+    assert planned["plain"].remote is None and "plain http://" in planned["plain"].not_scanned
+    assert planned["asks"].remote.secrets == {} and planned["asks"].headers_not_passed == ["X-Key"]
+    assert planned["asks"].notes == ["header X-Key not passed: its value names a client variable (${input:api-key}), "
+                                     "which is not read"]
+
+
+def test_cwd_env_file_and_client_variables_are_read_or_said_per_entry(tmp_path):
+    (tmp_path / "srv").mkdir()
+    (tmp_path / "srv" / "pyproject.toml").write_text('[project]\nname = "local-srv"\n')
+    (tmp_path / ".vscode").mkdir()
+    path = _config(tmp_path, {"servers": {
+        "here": {"command": "uvx", "args": ["--from", ".", "local-srv"], "cwd": "${workspaceFolder}/srv"},
+        "gone": {"command": "npx", "args": ["-y", "@a/b", "--token", "${input:token}"], "cwd": "/no/such/dir",
+                 "envFile": "${workspaceFolder}/.env", "env": {"K": "${input:k}", "L": "plain"}}}},
+        ".vscode/mcp.json")
+    planned = {p.name: p for p in plan_servers(read_client_config(path, keep_env=True), [], pass_env=True)}
+    assert planned["here"].mapping.target == str(tmp_path / "srv")  # `.` read from the entry's cwd
+    assert "read for the command's relative paths" in planned["here"].notes[0]
+    gone = planned["gone"]
+    assert gone.mapping.server_args == ["--token", "${input:token}"] and gone.env == {"L": "plain"}
+    assert gone.env_not_passed == ["K"]
+    notes = "\n".join(gone.notes)
+    for said in ("envFile not read", "not read: ${input:token} in args", "env K not passed", "cwd /no/such/dir not "
+                 "applied (no such folder here)"):
+        assert said in notes
 
 
 def test_server_names_select_entries_and_an_unknown_one_is_refused(tmp_path):
@@ -276,7 +350,8 @@ def test_scan_config_flags_that_take_one_report_are_refused(tmp_path):
     path = _config(tmp_path, {"mcpServers": {"a": {"command": "npx", "args": ["-y", "a"]}}})
     for extra, expected in ((["--lock", str(tmp_path / "l.lock")], "--lock and --sign take one server"),
                             (["--sarif", "-"], "one JSON document"), (["npm:a"], "give no TARGET"),
-                            (["--", "npx", "a"], "give no TARGET")):
+                            (["--", "npx", "a"], "give no TARGET"),
+                            (["--url", "https://mcp.example.invalid/mcp"], "drop --url")):
         result = _cli("scan", "--config-file", str(path), *extra)
         assert result.returncode == 2 and expected in result.stderr, result.stderr
         assert result.stderr.strip().count("\n") == 0
@@ -285,15 +360,15 @@ def test_scan_config_flags_that_take_one_report_are_refused(tmp_path):
 def test_scan_config_lists_what_it_cannot_scan_and_exits_3(tmp_path):
     """No Docker needed: neither entry reaches a sandbox, and the run says so (exit 3, never a silent pass)."""
     path = _config(tmp_path, {"mcpServers": {"bin": {"command": "my-server", "env": {"SECRET": "v4lue"}},
-                                             "remote": {"url": "https://mcp.example.invalid/mcp"}}})
+                                             "events": {"type": "sse", "url": "https://mcp.example.invalid/sse"}}})
     out = tmp_path / "servers.json"
     result = _cli("scan", "--config-file", str(path), "--json", str(out))
     assert result.returncode == 3, result.stderr
-    assert "remote: not scanned yet (see issue 14 §5)" in result.stdout
+    assert "not scanned: SSE transport" in result.stdout
     assert result.stderr.strip().splitlines()[-1].startswith("exit 3: 2 server(s); worst: bin: not scanned")
     document = json.loads(out.read_text())
-    assert [(s["name"], s["status"], s["report"]) for s in document["servers"]] == [
-        ("bin", "not scanned", None), ("remote", "not scanned", None)]
+    assert [(s["name"], s["status"], s["transport"], s["report"]) for s in document["servers"]] == [
+        ("bin", "not scanned", "stdio", None), ("events", "not scanned", "sse", None)]
     assert document["servers"][0]["env_not_passed"] == ["SECRET"]
     assert "v4lue" not in out.read_text() + result.stdout + result.stderr
 
@@ -307,6 +382,8 @@ def test_scan_config_lists_what_it_cannot_scan_and_exits_3(tmp_path):
     (["--", "npx", "-y", "@a/b@1.0.0", "--x"], "npm:@a/b@1.0.0", ["--x"], None),
     (["--network", "none", "--", "uvx", "--from", "pkg==1.0", "pkg-cli", "-v"], "pypi:pkg==1.0", ["-v"], "pkg-cli"),
     (["npx -y @a/b", "--", "--x"], "npm:@a/b", ["--x"], None),  # pasted, then -- server arguments
+    (["tests/servers/zoo", "--", "python", "mcp_zoo/servers.py", "-v"], str(ZOO), ["-v"],
+     "python /opt/src/pkg/mcp_zoo/servers.py"),  # a folder target, then a script inside it
     (["--command", "srv --stdio", "--", "npx", "-y", "@a/b"], "npm:@a/b", [], "srv --stdio"),
 ])
 def test_scan_hands_the_scan_the_mapped_target_and_arguments(monkeypatch, args, target, server_args, command):
@@ -323,6 +400,7 @@ def test_scan_hands_the_scan_the_mapped_target_and_arguments(monkeypatch, args, 
         return Report(target=TargetInfo(kind="npm", name="x", requested=options.target), status="complete")
 
     monkeypatch.setattr(scan_cli, "_run", record)
+    monkeypatch.chdir(REPO)
     result = CliRunner().invoke(app, ["scan", "--quiet", *args])
     assert result.exit_code == 0, result.output
     [options] = seen

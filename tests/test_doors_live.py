@@ -86,3 +86,37 @@ def test_uvx_with_a_pinned_registry_release_is_scanned_as_that_release(tmp_path,
     assert report["install"]["command"][-2:] == ["--local-timezone", "UTC"]
     if report["status"] == "complete":
         assert {"get_current_time", "convert_time"} <= {t["name"] for t in report["tools"]}
+
+
+def test_a_script_inside_a_folder_target_runs_from_its_copy_in_the_sandbox(tmp_path, docker_client, no_leftovers):
+    import shutil
+
+    package = tmp_path / "zoo"
+    shutil.copytree(ZOO, package, ignore=shutil.ignore_patterns("build", "*.egg-info", "__pycache__"))
+    (package / "run_inspector.py").write_text("from mcp_zoo.servers import inspector\ninspector()\n")
+    out = tmp_path / "report.json"
+    result = run_cli("scan", str(package), "--json", str(out), "--fail-on", "never", "--no-probes", "--",
+                     "python", "run_inspector.py")
+    assert result.returncode == 0, result.stderr[-2000:]
+    report = json.loads(out.read_text())
+    assert report["install"]["command"] == ["python", "/opt/src/pkg/run_inspector.py"]
+    assert report["target"]["launch"]["runner"] == "python" and report["tools"]
+    assert evidence_from_stderr(report["sandbox"]["stderr"])  # the script itself ran, inside the sandbox
+
+
+MEMORY = "@modelcontextprotocol/server-memory@2026.8.31"  # the pin tests/test_plugin_live.py scans
+
+
+@pytest.mark.registry
+def test_npx_server_memory_ends_in_a_full_sandboxed_report(tmp_path, docker_client, no_leftovers):
+    """The issue's done-when: `mcp-sandbox scan -- npx -y @modelcontextprotocol/server-memory`, end to end."""
+    out = tmp_path / "report.json"
+    result = run_cli("scan", "--json", str(out), "--fail-on", "never", "--", "npx", "-y", MEMORY, timeout=900)
+    assert result.returncode == 0, result.stderr[-2000:]
+    assert f"mapped the launch command `npx {MEMORY}` to npm:{MEMORY}" in result.stderr
+    report = json.loads(out.read_text())
+    assert report["status"] == "complete" and report["verdict"] in ("pass", "review", "block")
+    assert report["target"]["requested"] == f"npm:{MEMORY}"
+    assert report["target"]["launch"] == {"runner": "npx", "package": MEMORY, "config_server": None, "notes": []}
+    assert {"create_entities", "read_graph"} <= {t["name"] for t in report["tools"]}
+    assert report["probes"] and report["sandbox"]["teardown"]["complete"] is True

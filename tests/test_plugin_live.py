@@ -1,6 +1,7 @@
 """Issue 14 §3 against real containers: a plugin folder whose mcp.json declares a bundled server (a `./` command in
 a package folder the plugin ships: a copy of the zoo) ends in a full sandboxed report, in one result with a section
-per server; a bare program and a remote entry are listed, not run. The `npx` server of the done-when is scanned from
+per server; a bare program is listed, not run, and a remote entry goes through the --url door. A bundled server
+given `${PLUGIN_ROOT}/data.json` gets the path of that file inside the sandbox. The `npx` server of the done-when is scanned from
 the registry, marked `registry`."""
 
 from __future__ import annotations
@@ -52,10 +53,54 @@ def test_a_plugins_bundled_server_is_run_and_probed_in_the_sandbox(tmp_path, doc
     assert document["sources"]["./server"]["files_scanned"] > 0  # the bundled source went through `vet` too
     assert servers["binary"]["status"] == "not scanned"
     assert servers["binary"]["reason"].startswith("not auditable: compiled executable")
-    assert servers["remote"]["reason"].startswith("remote: not scanned yet")
+    remote = servers["remote"]  # went through the --url door: .invalid never answers, and the report says so
+    assert (remote["transport"], remote["sandboxed"], remote["report"]["status"]) == ("streamable-http", False,
+                                                                                      "incomplete")
     assert "== server bundled: mapped the launch command `plugin ./server/zoo-plain`" in result.stdout
-    assert f"plugin verdict: {report['verdict']} (the worst of 1 scanned server(s); 2 not scanned)" in result.stdout
+    assert f"plugin verdict: {report['verdict']} (the worst of 2 scanned server(s); 1 not scanned)" in result.stdout
     assert result.stderr.strip().splitlines()[-1].startswith("exit 3: 3 server(s)")
+
+
+ARGV_SERVER = """import sys
+from mcp_zoo.protocol import Server, text_result, tool
+
+
+def main():
+    path = sys.argv[1]
+    with open(path, encoding="utf-8") as handle:  # a path left as ${PLUGIN_ROOT}/… does not open: no server
+        data = handle.read()
+    read = tool("read_data", f"Return the data file this server was given: {path}",
+                annotations={"readOnlyHint": True, "destructiveHint": False})
+    Server("zoo-argv", [read], calls={"read_data": lambda arguments: text_result(data)}).serve()
+"""
+
+
+def test_plugin_root_in_a_bundled_servers_arguments_is_its_path_in_the_sandbox(tmp_path, docker_client,
+                                                                               no_leftovers):
+    plugin = tmp_path / "rooted-plugin"  # the plugin's root is the package folder: a copy of the zoo
+    shutil.copytree(ZOO, plugin, ignore=shutil.ignore_patterns("build", "*.egg-info", "__pycache__"))
+    (plugin / "mcp_zoo" / "argv_file.py").write_text(ARGV_SERVER)
+    manifest = plugin / "pyproject.toml"
+    manifest.write_text(manifest.read_text().replace("[project.scripts]\n",
+                                                     "[project.scripts]\nzoo-argv = \"mcp_zoo.argv_file:main\"\n"))
+    (plugin / "zoo-argv").write_text("#!/usr/bin/env python3\nfrom mcp_zoo.argv_file import main\nmain()\n")
+    (plugin / "data.json").write_text('{"marker": "plugin-data-7f3a"}')
+    (plugin / "plugin.json").write_text(json.dumps({
+        "$schema": "https://agent-plugins.org/schemas/1.0.0/plugin.schema.json", "name": "rooted-plugin"}))
+    (plugin / "mcp.json").write_text(json.dumps({
+        "$schema": "https://agent-plugins.org/schemas/1.0.0/mcp.schema.json", "mcpServers": {
+            "argv": {"type": "stdio", "command": "./zoo-argv", "args": ["${PLUGIN_ROOT}/data.json"], "cwd": "./"}}}))
+    out = tmp_path / "plugin.json"
+    result = run_cli("scan", str(plugin), "--json", str(out), "--fail-on", "never", "--include-responses",
+                     timeout=600)
+    assert result.returncode == 0, result.stderr[-2000:]
+    [server] = json.loads(out.read_text())["servers"]
+    report = server["report"]
+    [read] = report["tools"]
+    assert read["description"].endswith(": /opt/src/pkg/data.json")  # expanded to the installed package path
+    probe = next(p for p in report["probes"] if p["tool"] == "read_data")
+    assert "plugin-data-7f3a" in probe["response"]  # and the file is there
+    assert "cwd ./ not applied" in report["target"]["launch"]["notes"][0]
 
 
 @pytest.mark.registry

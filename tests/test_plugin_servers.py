@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from scanner.pipeline.config_doors import REMOTE_NOT_SCANNED
+from scanner.pipeline.config_doors import SSE_NOT_SCANNED
 from scanner.plugins.envelope import check_plugin
 from scanner.plugins.servers import COMPILED, plan_plugin
 from tests.cli_helpers import run_main
@@ -38,8 +38,11 @@ def test_each_declared_server_maps_to_what_the_sandbox_runs() -> None:
     assert plan["registry"] == ("npm:@scope/pkg@1.2.3", None, [], None)
     assert plan["rooted"] == ("pypi:pkg==1.0", None, [], None)
     assert plan["data"] == (server, "demo-server", [], None)  # the bundled server: its package folder, its script
-    for remote in ("secure", "loop4", "loop6", "loopname"):
-        assert plan[remote] == (None, None, [], REMOTE_NOT_SCANNED)
+    remotes = {p.name: p for p in plan_plugin(check_plugin(FIXTURES / "clean")) if p.remote is not None}
+    assert sorted(remotes) == ["loop4", "loop6", "loopname", "secure"]  # scanned as --url scans one
+    assert remotes["loop4"].remote.origin() == "http://127.3.4.5:3000"
+    assert remotes["secure"].headers_not_passed == ["Accept-Language", "X-Api-Version"]
+    assert remotes["secure"].remote.all_headers() == {}
 
 
 def test_what_is_not_run_says_why(tmp_path: Path) -> None:
@@ -75,7 +78,7 @@ def test_env_values_are_not_passed_and_their_names_are_listed(tmp_path: Path) ->
 
 
 @pytest.mark.parametrize("extra", [["--lock", "x.lock"], ["--command", "srv"], ["--sarif", "x.sarif"],
-                                   ["--", "serve"]])
+                                   ["--", "serve"], ["--url", "https://mcp.example.invalid/mcp"]])
 def test_scan_plugin_refuses_what_takes_one_server(extra: list[str], tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
                                                    capsys: pytest.CaptureFixture[str]) -> None:
     monkeypatch.chdir(tmp_path)
@@ -92,3 +95,44 @@ def test_scan_of_a_plugin_without_servers_is_its_envelope(monkeypatch: pytest.Mo
     shutil.copytree(FIXTURES / "bad-manifest", tmp_path / "bad")
     code, _, err = run_main(monkeypatch, capsys, "scan", tmp_path / "bad")
     assert code == 1 and "exit 1: envelope: 7 finding(s)" in err
+
+
+def test_plugin_variables_expand_to_their_sandbox_paths(tmp_path: Path) -> None:
+    """A bundled server gets ${PLUGIN_ROOT}/${PLUGIN_DATA} as the sandbox has them; what has no place there says so."""
+    from scanner.plugins.variables import expand_bundled
+
+    root, package = tmp_path, tmp_path / "server"
+    package.mkdir()
+    expanded = expand_bundled(["${PLUGIN_ROOT}/server/data.json", "--cache=${PLUGIN_DATA}/c",
+                               "${PLUGIN_ROOT}/server:${PLUGIN_ROOT}/other.json"], root, package)
+    assert expanded.args == ["/opt/src/pkg/data.json", "--cache=/tmp/c", "/opt/src/pkg:${PLUGIN_ROOT}/other.json"]
+    assert expanded.env == {"PLUGIN_DATA": "/tmp"} and "1 argument(s) name ${PLUGIN_ROOT} outside" in expanded.notes[0]
+    at_root = expand_bundled(["${PLUGIN_ROOT}/data.json", "${PLUGIN_ROOT}", "${PLUGIN_ROOT}/../x"], root, root)
+    assert at_root.args == ["/opt/src/pkg/data.json", "/opt/src/pkg", "${PLUGIN_ROOT}/../x"]
+    assert at_root.env == {"PLUGIN_DATA": "/tmp", "PLUGIN_ROOT": "/opt/src/pkg"}
+
+
+def test_a_declared_cwd_and_a_registry_servers_variables_are_said(tmp_path: Path) -> None:
+    plugin = _plugin(tmp_path, {
+        "bundled": {"type": "stdio", "command": "./server/demo-server", "args": ["${PLUGIN_ROOT}/server/d.json"],
+                    "cwd": "./server"},
+        "npx": {"type": "stdio", "command": "npx", "args": ["-y", "@a/b", "${PLUGIN_ROOT}/c.json"]}})
+    plan = {p.name: p for p in plan_plugin(check_plugin(plugin))}
+    assert plan["bundled"].mapping.server_args == ["/opt/src/pkg/d.json"]
+    assert plan["bundled"].mapping.notes == ["cwd ./server not applied: in the sandbox the server runs in its seeded "
+                                             "/workspace"]
+    assert plan["npx"].mapping.server_args == ["${PLUGIN_ROOT}/c.json"]
+    assert "a server fetched from a registry runs without the plugin folder" in plan["npx"].mapping.notes[0]
+
+
+def test_a_node_script_under_plugin_root_runs_from_its_package_folder(tmp_path: Path) -> None:
+    plugin = _plugin(tmp_path, {"node": {"type": "stdio", "command": "node",
+                                         "args": ["${PLUGIN_ROOT}/js/dist/index.js", "--data", "${PLUGIN_ROOT}/js/d"]}})
+    (plugin / "js" / "dist").mkdir(parents=True)
+    (plugin / "js" / "package.json").write_text('{"name": "js-srv", "version": "1.0.0"}')
+    (plugin / "js" / "dist" / "index.js").write_text("")
+    (planned,) = plan_plugin(check_plugin(plugin))
+    mapping = planned.mapping
+    assert (mapping.target, mapping.runner) == (str((plugin / "js").resolve()), "plugin")
+    assert mapping.command == "node /opt/src/pkg/dist/index.js" and mapping.server_args == ["--data", "/opt/src/pkg/d"]
+    assert str(tmp_path) not in " ".join([mapping.command, *mapping.server_args])  # no host path reaches the server

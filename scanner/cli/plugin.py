@@ -118,8 +118,9 @@ def _vet_bundled(root: Path, planned: list[PlannedServer], console: Console | No
 
 
 def _check(given: ConfigRun, options: ScanOptions, outputs: ReportOutputs) -> None:
+    remote = given.remote
     refused = {"-- SERVER ARGS": bool(options.server_args), "--lock": given.lock_path is not None,
-               "--sign": given.signer is not None}
+               "--sign": given.signer is not None, "--url": remote is not None and remote.url is not None}
     flags = [flag for flag, present in refused.items() if present]
     if flags:
         raise UsageError(f"{flags[0]}: a plugin folder's servers come from its mcp.json and are scanned one by one; "

@@ -58,8 +58,9 @@ HELP = {
               "package folder, .tgz, .whl or .tar.gz. "
               "Or none, and a launch command after -- (`scan -- npx -y @scope/pkg@1.2.3 ARGS`, `scan -- uvx "
               "pkg==1.0`), or one pasted in quotes (`scan \"npx -y @scope/pkg\"`): it is mapped to its target.",
-    "config-file": "Scan every local server of this MCP client config (Claude Desktop, Claude Code, .mcp.json, "
-                   "Cursor, VS Code), each in its own sandbox, one after the other; remote entries are listed.",
+    "config-file": "Scan every server of this MCP client config (Claude Desktop, Claude Code, .mcp.json, Cursor, "
+                   "VS Code), one after the other: each local one in its own sandbox, each remote one over "
+                   "Streamable HTTP as --url does (NOT sandboxed).",
     "server": "With --config-file: only this server (repeat).",
     "pass-config-env": "Pass the config's env values to its servers (default: not passed; their names are listed).",
     "command": "Launch command inside the sandbox (default: the package's bin / console script).",
@@ -143,7 +144,7 @@ def scan(
         config=_load_config(config_path), advisories=advisories, network=network,  # type: ignore[arg-type]
         probes=_probe_options(no_probes, no_destructive, no_error_probes, fixtures, include_responses, probe_timeout),
         conformance=_conformance_options(spec_version, spec), vet_dependencies=vet_dependencies)
-    given = ConfigRun(config_file, servers, pass_config_env, target, ctx.meta.get(LAUNCH_TAIL), lock_path, signer)
+    given = ConfigRun(config_file, servers, pass_config_env, target, ctx.meta[LAUNCH_TAIL], lock_path, signer, remote)
     if config_file is not None or servers or pass_config_env or _is_plugin(target):
         raise typer.Exit(_scan_config(given, options, outputs, fail_under))
     report = _scan_door(options, target, ctx.meta.get(LAUNCH_TAIL), outputs, remote)
@@ -192,7 +193,7 @@ def _scan_door(options: ScanOptions, target: str | None, tail: list[str] | None,
                outputs: ReportOutputs, remote: RemoteFlags = RemoteFlags()) -> Report:
     """Scan TARGET, or the target a launch command maps to (said on stderr first, and in the report's target), or
     the remote server of --url."""
-    from scanner.pipeline.doors import launch_origin, launch_words, map_launch, with_launch
+    from scanner.pipeline.doors import folder_script, launch_origin, launch_words, map_launch, with_launch
 
     if remote.url is not None or remote.given_without_url():
         return scan_remote(remote, options, target, tail, quiet=outputs.quiet)
@@ -201,8 +202,9 @@ def _scan_door(options: ScanOptions, target: str | None, tail: list[str] | None,
         if target is None:
             raise UsageError("give a TARGET (npm:NAME, pypi:NAME or a package folder), a launch command after -- "
                              "(mcp-sandbox scan -- npx -y @scope/pkg), or --config-file FILE")
+    mapping = map_launch(words, Path.cwd()) if words is not None else folder_script(target, options.server_args)
+    if mapping is None:
         return _run(options)
-    mapping = map_launch(words, Path.cwd())
     if mapping.command is not None and options.command is not None:
         raise UsageError("--command: the launch command names the program to run already; drop --command")
     if not outputs.quiet:

@@ -31,7 +31,9 @@ if TYPE_CHECKING:
     from rich.console import Console
     from rich.table import Table
 
+    from scanner.cli.remote_options import RemoteFlags
     from scanner.pipeline.config_doors import PlannedServer
+    from scanner.pipeline.remote_target import RemoteTarget
     from scanner.pipeline.scan import ScanOptions
     from scanner.report.model import Report
     from scanner.signing.keys import Signer
@@ -48,6 +50,7 @@ class ConfigRun:
     tail: list[str] | None = None
     lock_path: Path | None = None
     signer: Signer | None = None
+    remote: RemoteFlags | None = None  # --url and its flags: only --allow-writes goes with --config-file
 
 
 @dataclass
@@ -62,8 +65,11 @@ class ServerOutcome:
         return ExitDecision(EXIT_INCOMPLETE, f"not scanned: {self.error or self.planned.not_scanned}")
 
 
+RemoteRun = Callable[["RemoteTarget", "ScanOptions"], "Report"]
+
+
 def scan_config(run_request: ConfigRun, options: ScanOptions, outputs: ReportOutputs, fail_under: int | None, *,
-                run: Callable[[ScanOptions], Report]) -> int:
+                run: Callable[[ScanOptions], Report], run_remote: RemoteRun | None = None) -> int:
     """Scan each server of the config in turn; the table, the JSON document, and the worst exit code."""
     from scanner.pipeline.config_doors import plan_servers
     from scanner.provenance.client_config import read_client_config
@@ -75,7 +81,8 @@ def scan_config(run_request: ConfigRun, options: ScanOptions, outputs: ReportOut
     if console is not None:
         console.print(f"{escape_for_terminal(config.path)} ({config.format}): {len(planned)} server(s), scanned one "
                       "after the other", markup=False)
-    outcomes = [_scan_one(server, options, outputs, console, run) for server in planned]
+    remote_run = run_remote or remote_runner(run_request.remote)
+    outcomes = [_scan_one(server, options, outputs, console, run, remote_run) for server in planned]
     if console is not None:
         console.print(_table(outcomes))
     if outputs.json:
@@ -87,6 +94,10 @@ def _check(run_request: ConfigRun, options: ScanOptions, outputs: ReportOutputs)
     """--config-file's flags, before anything is read or installed."""
     if run_request.path is None:
         raise UsageError("--server and --pass-config-env go with --config-file FILE")
+    if run_request.remote is not None and (run_request.remote.url is not None or run_request.remote.headers
+                                           or run_request.remote.header_envs):
+        raise UsageError("--config-file scans the config's remote entries with their own URL and headers: drop --url, "
+                         "--header and --header-env (or scan the --url on its own)")
     if run_request.target is not None or run_request.tail is not None:
         raise UsageError("--config-file scans the servers of the config: give no TARGET or launch command with it")
     if options.command is not None:
@@ -99,31 +110,70 @@ def _check(run_request: ConfigRun, options: ScanOptions, outputs: ReportOutputs)
     return run_request.path.expanduser()
 
 
+def remote_runner(flags: RemoteFlags | None) -> RemoteRun:
+    """How a remote entry is scanned: as `scan --url` scans one (NOT sandboxed), with a spinner."""
+    allow_writes = flags is not None and flags.allow_writes
+
+    def run_one(remote: RemoteTarget, options: ScanOptions) -> Report:
+        from rich.console import Console
+
+        from scanner.pipeline.remote import run_remote_scan
+
+        with Console(stderr=True, highlight=False).status("scanning", spinner="dots") as status:
+            return run_remote_scan(remote, options, allow_writes=allow_writes, progress=lambda s: status.update(s))
+
+    return run_one
+
+
 def _scan_one(server: PlannedServer, options: ScanOptions, outputs: ReportOutputs, console: Console | None,
-              run: Callable[[ScanOptions], Report]) -> ServerOutcome:
+              run: Callable[[ScanOptions], Report], run_remote: RemoteRun | None = None) -> ServerOutcome:
     from scanner.pipeline.doors import launch_origin, with_launch
     from scanner.report.terminal import render
 
     mapping = server.mapping
     if console is not None:
-        what = mapping.describe() if mapping is not None else escape_for_terminal(f"not scanned: {server.not_scanned}",
-                                                                                   1_000)
-        console.print(f"\n== server {server.label}: {what}", markup=False)
-        if server.env_not_passed:
-            console.print("   env not passed: " + ", ".join(escape_for_terminal(n, 80) for n in server.env_not_passed)
-                          + ("" if server.env else " (--pass-config-env passes them)"), markup=False)
-    if mapping is None:
+        _announce(server, console)
+    if mapping is None and server.remote is None:
         return ServerOutcome(server)
-    policy = replace(options.policy, env={**server.env, **options.policy.env})  # --env wins over the config
-    one = replace(options, target=mapping.target, server_args=mapping.server_args, command=mapping.command,
-                  policy=policy)
     try:
-        report = with_launch(run(one), launch_origin(mapping, server.name))
+        if server.remote is not None:
+            report = (run_remote or remote_runner(None))(server.remote, options)
+        else:
+            assert mapping is not None
+            policy = replace(options.policy, env={**server.env, **options.policy.env})  # --env wins over the config
+            one = replace(options, target=mapping.target, server_args=mapping.server_args, command=mapping.command,
+                          policy=policy)
+            report = with_launch(run(one), launch_origin(mapping, server.name))
     except (UsageError, UserInputError, SandboxError) as exc:
         return ServerOutcome(server, error=" ".join(str(exc).split()))
     if console is not None:
         render(report, console, outputs.min_severity)  # type: ignore[arg-type]
     return ServerOutcome(server, report)
+
+
+def _announce(server: PlannedServer, console: Console) -> None:
+    """The server's heading: what it maps to (or why it is not scanned), the names not passed, the notes."""
+    if server.remote is not None:
+        what = f"remote Streamable HTTP server at {server.remote.origin()}: NOT sandboxed"
+    elif server.mapping is not None:
+        what = server.mapping.describe()
+    else:
+        what = f"not scanned: {server.not_scanned}"
+    console.print(f"\n== server {server.label}: {escape_for_terminal(what, 1_000)}", markup=False)
+    for kind, names, passed in (("env", server.env_not_passed, server.env),
+                                ("headers", server.headers_not_passed, server.remote and server.remote.secrets)):
+        if names:
+            console.print(f"   {kind} not passed: " + ", ".join(escape_for_terminal(n, 80) for n in names)
+                          + ("" if passed else " (--pass-config-env passes them)"), markup=False)
+    for note in server.notes:
+        console.print(f"   note: {escape_for_terminal(note, 400)}", markup=False)
+
+
+def shown_target(planned: PlannedServer) -> str | None:
+    """The target as the table and the JSON show it: the mapped one, or a remote entry's scheme and host."""
+    if planned.remote is not None:
+        return planned.remote.origin()
+    return planned.mapping.target if planned.mapping else None
 
 
 def _top_finding(report: Report) -> str:
@@ -140,7 +190,10 @@ def _table(outcomes: list[ServerOutcome]) -> Table:
     for column in ("server", "target", "verdict", "score", "top finding"):
         table.add_column(column, overflow="fold")
     for outcome in outcomes:
-        target = escape_for_terminal(outcome.planned.mapping.target, 200) if outcome.planned.mapping else "-"
+        shown = shown_target(outcome.planned)
+        target = escape_for_terminal(shown, 200) if shown else "-"
+        if outcome.planned.remote is not None:
+            target += " (not sandboxed)"
         report = outcome.report
         if report is None:
             why = escape_for_terminal(outcome.error or outcome.planned.not_scanned or "", 300)
@@ -157,10 +210,14 @@ def _document(path: str, fmt: str, outcomes: list[ServerOutcome]) -> dict[str, A
     for outcome in outcomes:
         planned = outcome.planned
         status = "scanned" if outcome.report else "error" if outcome.error else "not scanned"
+        remote = planned.remote
         servers.append({"name": planned.name, "scope": planned.scope, "disabled": planned.disabled,
-                        "target": planned.mapping.target if planned.mapping else None, "status": status,
+                        "target": shown_target(planned), "transport": planned.transport,
+                        "sandboxed": planned.mapping is not None, "status": status,
                         "reason": outcome.error or planned.not_scanned, "env_passed": sorted(planned.env),
                         "env_not_passed": planned.env_not_passed,
+                        "headers_passed": sorted(remote.secrets) if remote else [],
+                        "headers_not_passed": planned.headers_not_passed, "notes": planned.notes,
                         "report": outcome.report.model_dump(mode="json") if outcome.report else None})
     return {"config": path, "format": fmt, "servers": servers}
 

@@ -30,6 +30,7 @@ from scanner.report.model import LaunchOrigin, Report
 LAUNCH_EXAMPLE = "mcp-sandbox scan -- npx -y @scope/pkg@1.2.3, or a target: npm:NAME, pypi:NAME or a package folder"
 PYTHON = re.compile(r"python(\d+(\.\d+)?)?|py")
 SCRIPT_RUNNERS = {"node", "nodejs", "deno", "bun", "tsx", "ts-node"}
+SCRIPT_MANIFESTS = {"node": "package.json", "nodejs": "package.json", "python": "pyproject.toml"}
 SHELLS = {"sh", "bash", "zsh", "dash", "ash", "ksh", "fish", "pwsh", "powershell", "cmd"}
 
 
@@ -101,6 +102,9 @@ def _map_program(argv: list[str], base: Path) -> LaunchMapping:
     if call is not None:
         return _map_runner(call, base)
     prog, rest = program_name(argv[0]), argv[1:]
+    script = map_script(prog, rest, base)
+    if script is not None:
+        return script
     if PYTHON.fullmatch(prog):
         return _map_python(prog, rest)
     if prog in ("docker", "podman") and rest[:1] == ["run"]:
@@ -108,6 +112,54 @@ def _map_program(argv: list[str], base: Path) -> LaunchMapping:
         if mapped is not None:
             return mapped
     raise NotMapped(_refusal(prog, rest))
+
+
+def map_script(prog: str, rest: list[str], base: Path, folder: Path | None = None) -> LaunchMapping | None:
+    """`node FILE ARGS` / `python FILE ARGS` where FILE (read from `base`) is inside a package folder: that folder is
+    the target, and the sandbox runs the file from its copy there. `folder`: the folder target the file must be in
+    (`scan ./pkg -- node dist/index.js`); None: the nearest folder above the file with the runner's manifest
+    (package.json for node, pyproject.toml for python). None when the command is no such script."""
+    manifest = SCRIPT_MANIFESTS.get("python" if PYTHON.fullmatch(prog) else prog)
+    flags = next((i for i, word in enumerate(rest) if not word.startswith("-")), len(rest))
+    if manifest is None or flags == len(rest) or "-m" in rest[:flags] or "-c" in rest[:flags]:
+        return None
+    file = (base / rest[flags]).expanduser()
+    if not file.is_file():
+        return None
+    file = file.resolve()
+    package = folder.resolve() if folder is not None else _holding(file.parent, manifest)
+    if package is None or package not in file.parents or not (package / manifest).is_file():
+        return None
+    from sandbox.install.request import local_source
+
+    runner = "python" if manifest == "pyproject.toml" else "node"
+    inside = f"{local_source(package)}/{file.relative_to(package).as_posix()}"
+    command = shlex.join([runner, *rest[:flags], inside])
+    note = (f"the script runs from the package folder's copy in the sandbox ({_shown(inside)}); its working "
+            "directory is the sandbox's seeded /workspace")
+    return LaunchMapping(str(package), runner, _shown(file.name), command, rest[flags + 1:], [note])
+
+
+def folder_script(target: str | None, server_args: list[str]) -> LaunchMapping | None:
+    """`scan ./pkg -- node dist/index.js ARGS`: the arguments after a folder target start with a script runner and
+    a file inside that folder (read from the folder, then from the working directory); None otherwise."""
+    if target is None or not server_args or not Path(target).expanduser().is_dir():
+        return None
+    folder = Path(target).expanduser()
+    prog, rest = program_name(server_args[0]), server_args[1:]
+    for base in (folder, Path.cwd()):
+        mapping = map_script(prog, rest, base, folder)
+        if mapping is not None:
+            return mapping
+    return None
+
+
+def _holding(start: Path, manifest: str) -> Path | None:
+    """The nearest folder from `start` up that holds `manifest` (never the file system's root)."""
+    for folder in [start, *start.parents]:
+        if folder.parent != folder and (folder / manifest).is_file():
+            return folder
+    return None
 
 
 def _map_runner(call: RunnerCall, base: Path) -> LaunchMapping:

@@ -71,24 +71,54 @@ def is_loopback(host: str) -> bool:
 
 def parse_remote(url: str, headers: list[str], header_envs: list[str], environ: Mapping[str, str]) -> RemoteTarget:
     """The target, or a UsageError (exit 2, one line) naming what to change. Never echoes the URL back."""
-    parts = urlsplit(url.strip())
-    if parts.scheme not in DEFAULT_PORTS or not parts.hostname:
-        raise UsageError("--url must be an http:// or https:// URL with a host (e.g. https://host/mcp)")
-    if parts.username is not None or parts.password is not None:
-        raise UsageError("--url must not carry user:password@; send credentials with --header-env NAME=VAR")
-    try:
-        port = parts.port or DEFAULT_PORTS[parts.scheme]
-    except ValueError:
-        raise UsageError("--url has a port that is not a number from 0 to 65535") from None
+    endpoint = _endpoint(url, "--url", "--header-env NAME=VAR")
     plain = _plain_headers(headers)
     secrets = _secret_headers(header_envs, environ)
-    if secrets and parts.scheme == "http" and not is_loopback(parts.hostname):
+    if secrets and endpoint.scheme == "http" and not is_loopback(endpoint.host):
         raise UsageError("--header-env sends a secret: use an https:// URL (plain http:// only to a loopback host)")
     clash = sorted(set(map(str.lower, plain)) & set(map(str.lower, secrets)))
     if clash:
         raise UsageError(f"header {clash[0]} is given by both --header and --header-env; give it once")
-    return RemoteTarget(url=url.strip(), scheme=parts.scheme, host=parts.hostname, port=port,
-                        path=parts.path or "/", headers=plain, secrets=secrets)
+    return RemoteTarget(url=endpoint.url, scheme=endpoint.scheme, host=endpoint.host, port=endpoint.port,
+                        path=endpoint.path, headers=plain, secrets=secrets)
+
+
+def config_remote(url: str, headers: Mapping[str, str]) -> RemoteTarget:
+    """A client config's remote entry as a target: every header it passes is a secret (only its name is shown);
+    a UsageError (one line, never the URL) when the URL or a header cannot be sent."""
+    endpoint = _endpoint(url, "the entry's url", "the entry's headers")
+    secrets = {}
+    for name, value in headers.items():
+        name = _checked_name(name.strip(), "header")
+        if "\r" in value or "\n" in value:
+            raise UsageError(f"header {name}: the value must be one line")
+        secrets[name] = value
+    if secrets and endpoint.scheme == "http" and not is_loopback(endpoint.host):
+        raise UsageError("its headers would go over plain http:// to a host that is not loopback; use https://")
+    return RemoteTarget(url=endpoint.url, scheme=endpoint.scheme, host=endpoint.host, port=endpoint.port,
+                        path=endpoint.path, secrets=secrets)
+
+
+@dataclass(frozen=True)
+class _Endpoint:
+    url: str = field(repr=False)
+    scheme: str
+    host: str
+    port: int
+    path: str
+
+
+def _endpoint(url: str, what: str, credentials: str) -> _Endpoint:
+    parts = urlsplit(url.strip())
+    if parts.scheme not in DEFAULT_PORTS or not parts.hostname:
+        raise UsageError(f"{what} must be an http:// or https:// URL with a host (e.g. https://host/mcp)")
+    if parts.username is not None or parts.password is not None:
+        raise UsageError(f"{what} must not carry user:password@; send credentials with {credentials}")
+    try:
+        port = parts.port or DEFAULT_PORTS[parts.scheme]
+    except ValueError:
+        raise UsageError(f"{what} has a port that is not a number from 0 to 65535") from None
+    return _Endpoint(url.strip(), parts.scheme, parts.hostname, port, parts.path or "/")
 
 
 def _checked_name(name: str, flag: str) -> str:

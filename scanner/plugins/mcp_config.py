@@ -71,7 +71,9 @@ def _check_server(result: EnvelopeResult, root: Path, text: str, name: str, entr
             if problem:
                 add("PLUGIN_CWD_ESCAPE", ["cwd"], f"cwd {escape_for_terminal(cwd, 200)!r} {problem}", "7.2.2")
         return
-    result.servers.append(DeclaredServer(name, transport))
+    url, headers = entry.get("url"), entry.get("headers")
+    result.servers.append(DeclaredServer(name, transport, url=url if isinstance(url, str) else None,
+                                         header_names=sorted(headers) if isinstance(headers, dict) else []))
     _check_remote(transport, entry, add)
 
 
@@ -79,9 +81,10 @@ def _declared(name: str, entry: dict[str, Any]) -> DeclaredServer:
     command = entry.get("command") if isinstance(entry.get("command"), str) else None
     args = entry.get("args")
     env = entry.get("env")
+    cwd = entry.get("cwd")
     return DeclaredServer(name, "stdio", command,
                           [a for a in args if isinstance(a, str)] if isinstance(args, list) else [],
-                          sorted(env) if isinstance(env, dict) else [])
+                          sorted(env) if isinstance(env, dict) else [], cwd if isinstance(cwd, str) else None)
 
 
 def _check_command(root: Path, command: Any, add: Any) -> None:

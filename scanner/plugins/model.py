@@ -41,6 +41,9 @@ class DeclaredServer:
     command: str | None = None
     args: list[str] = field(default_factory=list)
     env_names: list[str] = field(default_factory=list)
+    cwd: str | None = None
+    url: str | None = field(default=None, repr=False)  # a remote entry's URL: for `scan` only, never printed
+    header_names: list[str] = field(default_factory=list)
 
 
 @dataclass

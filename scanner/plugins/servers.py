@@ -1,21 +1,26 @@
 """Which of a plugin's declared servers the sandbox runs, and as what: a `./` command bundled in the plugin is the
-local package folder that holds it (its entry point the program), an npx/uvx/… launcher the registry target it names
-(scanner.pipeline.doors), and everything else one line saying why it is not scanned (a compiled executable, a remote
-entry, an entry a conformant client rejects). Pure: reads the plugin folder only."""
+local package folder that holds it (its entry point the program, ${PLUGIN_ROOT}/${PLUGIN_DATA} in its arguments
+expanded to their sandbox paths: scanner.plugins.variables), an npx/uvx/… launcher the registry target it names
+(scanner.pipeline.doors), a streamable-http entry the `--url` target (NOT sandboxed; its headers are not sent, their
+names are listed), and everything else one line saying why it is not scanned (a compiled executable, an SSE entry,
+an entry a conformant client rejects). Pure: reads the plugin folder only."""
 
 from __future__ import annotations
 
 import json
 import tomllib
+from dataclasses import replace
 from pathlib import Path
 
 from sandbox.core.untrusted import escape_for_terminal
 from scanner.errors import UsageError
-from scanner.pipeline.config_doors import REMOTE_NOT_SCANNED, PlannedServer
-from scanner.pipeline.doors import PYTHON, SCRIPT_RUNNERS, SHELLS, LaunchMapping, NotMapped, map_launch
+from scanner.pipeline.config_doors import SSE_NOT_SCANNED, PlannedServer
+from scanner.pipeline.doors import PYTHON, SCRIPT_RUNNERS, SHELLS, LaunchMapping, NotMapped, map_launch, map_script
+from scanner.pipeline.remote_target import config_remote
 from scanner.pipeline.targets import parse_target
-from scanner.plugins.containment import inside
+from scanner.plugins.containment import ROOT_VAR, inside
 from scanner.plugins.model import DeclaredServer, EnvelopeResult
+from scanner.plugins.variables import cwd_note, expand_bundled, registry_note
 from scanner.provenance.launch_runners import runner_call
 from scanner.provenance.shell_words import program_name
 
@@ -23,7 +28,6 @@ COMPILED = "not auditable: compiled executable"
 MAGIC = (b"\x7fELF", b"MZ", b"\xfe\xed\xfa\xce", b"\xfe\xed\xfa\xcf", b"\xce\xfa\xed\xfe", b"\xcf\xfa\xed\xfe",
          b"\xca\xfe\xba\xbe")
 MANIFESTS = ("pyproject.toml", "package.json")
-PLUGIN_VARS = ("${PLUGIN_ROOT}", "${PLUGIN_DATA}")
 
 
 def plan_plugin(result: EnvelopeResult) -> list[PlannedServer]:
@@ -35,21 +39,35 @@ def plan_server(result: EnvelopeResult, server: DeclaredServer) -> PlannedServer
     rejected = sorted({f.rule_id for f in result.rejected(server.name)})
     if rejected:
         planned.not_scanned = f"not loaded: a conformant client rejects this entry ({', '.join(rejected)})"
-    elif server.transport in ("streamable-http", "sse"):
-        planned.not_scanned = REMOTE_NOT_SCANNED
+    elif server.transport == "sse":
+        planned.transport, planned.not_scanned = "sse", SSE_NOT_SCANNED
+    elif server.transport == "streamable-http":
+        _remote(server, planned)
     elif server.transport != "stdio" or not server.command:
         planned.not_scanned = "no command to launch"
     elif server.command.startswith("./"):
         _bundled(result.root, server, planned)
     else:
         _launcher(result.root, server, planned)
-    if planned.mapping is not None and any(v in a for a in server.args for v in PLUGIN_VARS):
-        planned.mapping.notes.append("arguments naming ${PLUGIN_ROOT} or ${PLUGIN_DATA} are passed unexpanded")
+    if planned.mapping is not None:  # said on stderr and recorded in the report's target.launch
+        planned.mapping.notes.extend(cwd_note(server.cwd))
+        if planned.mapping.runner != "plugin":
+            planned.mapping.notes.extend(registry_note(server.args))
     return planned
+
+
+def _remote(server: DeclaredServer, planned: PlannedServer) -> None:
+    planned.transport, planned.headers_not_passed = "streamable-http", list(server.header_names)
+    try:
+        planned.remote = config_remote(server.url or "", {})
+    except UsageError as exc:
+        planned.not_scanned = f"remote entry not scanned: {exc}"
 
 
 def _launcher(root: Path, server: DeclaredServer, planned: PlannedServer) -> None:
     argv = [server.command or "", *server.args]
+    if _script(root, server, planned):
+        return
     try:
         planned.mapping = map_launch(argv, root)
     except NotMapped as exc:
@@ -60,6 +78,21 @@ def _launcher(root: Path, server: DeclaredServer, planned: PlannedServer) -> Non
                                    "machine, not a package the sandbox can install)")
         else:
             planned.not_scanned = str(exc)
+
+
+def _script(root: Path, server: DeclaredServer, planned: PlannedServer) -> bool:
+    """`node ${PLUGIN_ROOT}/server/index.js` (or python): a script in a package folder of the plugin runs from that
+    folder's copy in the sandbox, the rest of its arguments expanded as a bundled server's are."""
+    host = [arg.replace(ROOT_VAR, str(root.resolve())) for arg in server.args]
+    mapping = map_script(program_name(server.command or ""), host, root)
+    if mapping is None or not inside(root, Path(mapping.target)):
+        return False
+    rest = server.args[len(server.args) - len(mapping.server_args):]
+    expanded = expand_bundled(rest, root, Path(mapping.target))
+    planned.env = expanded.env
+    planned.mapping = replace(mapping, runner="plugin", server_args=expanded.args,
+                              notes=[*mapping.notes, *expanded.notes])
+    return True
 
 
 def _bundled(root: Path, server: DeclaredServer, planned: PlannedServer) -> None:
@@ -90,8 +123,10 @@ def _bundled(root: Path, server: DeclaredServer, planned: PlannedServer) -> None
                                f" (its scripts: {', '.join(sorted(entries)[:10]) or 'none'}); scan that folder with "
                                "--command PROGRAM")
         return
+    expanded = expand_bundled(server.args, root, package)
+    planned.env = expanded.env
     planned.mapping = LaunchMapping(target=str(package), runner="plugin", package=shown, command=path.name,
-                                    server_args=list(server.args))
+                                    server_args=expanded.args, notes=expanded.notes)
 
 
 def _package_folder(root: Path, start: Path) -> Path | None:

@@ -33,6 +33,12 @@ class ServerEntry:
     remote: str | None = None  # scheme://host[:port] only
     disabled: bool = False
     problem: str | None = None  # why the entry could not be read
+    url: str | None = field(default=None, repr=False)  # a remote entry's whole URL: for `scan` only, never printed
+    remote_type: str | None = None  # a remote entry's `type` as written (http, streamable-http, sse), if any
+    header_names: list[str] = field(default_factory=list)
+    headers: dict[str, str] = field(default_factory=dict, repr=False)  # the values: only with keep_env
+    cwd: str | None = None  # as written
+    env_file: bool = False  # the entry names an `envFile` (VS Code), which nothing here reads
 
 
 @dataclass
@@ -53,6 +59,8 @@ def read_client_config(path: Path, keep_env: bool = False) -> ClientConfig:
         for entry, (_, raw, _) in zip(entries, raw_entries):
             env = _object(_object(raw).get("env"))
             entry.env = {str(k): _env_text(v) for k, v in env.items() if isinstance(v, (str, int, float, bool))}
+            headers = _object(_object(raw).get("headers"))
+            entry.headers = {str(k): str(v) for k, v in headers.items() if isinstance(v, str)}
     return ClientConfig(str(path), fmt, entries)
 
 
@@ -152,8 +160,12 @@ def read_entry(name: str, raw: Any, scope: str | None = None) -> ServerEntry:
         entry.env_names = sorted(str(k) for k in env)
     url = raw.get("url", raw.get("serverUrl"))
     command = raw.get("command")
+    entry.cwd = raw.get("cwd") if isinstance(raw.get("cwd"), str) else None
+    entry.env_file = raw.get("envFile") is not None
     if isinstance(url, str) and not command:
-        entry.transport, entry.remote = "remote", origin_only(url)
+        entry.transport, entry.remote, entry.url = "remote", origin_only(url), url
+        entry.remote_type = raw.get("type") if isinstance(raw.get("type"), str) else None
+        entry.header_names = sorted(str(k) for k in _object(raw.get("headers")))
         return entry
     if not isinstance(command, str) or not command.strip():
         entry.problem = "no `command` string and no `url`"
