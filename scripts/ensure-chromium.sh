@@ -4,8 +4,11 @@
 set -euo pipefail
 . "$(dirname "$0")/debian-packages.sh"
 
-if command -v chromium >/dev/null 2>&1; then
-  exit 0
-fi
+# the test takes the first of these on PATH (Debian names it chromium; other hosts bring one of the others)
+for browser in chromium chromium-browser google-chrome; do
+  if command -v "$browser" >/dev/null 2>&1; then
+    exit 0
+  fi
+done
 require_root_apt "chromium is missing; install it (Debian: apt-get install chromium) for the summary.html browser test"
 install_for chromium "chromium (the summary.html browser test's headless browser)" chromium

@@ -24,6 +24,7 @@ FLAGS = ("--headless", "--no-sandbox", "--remote-debugging-pipe", "--no-first-ru
          "--disable-gpu", "--disable-extensions", "--disable-background-networking", "--disable-component-update",
          "--disable-sync", "--disable-default-apps", "--mute-audio")
 TIMEOUT_SECONDS = 60.0
+BROWSERS = ("chromium", "chromium-browser", "google-chrome")  # as scripts/ensure-chromium.sh looks for them
 
 
 class DevToolsError(AssertionError):
@@ -112,7 +113,7 @@ def _high(fd: int) -> int:
 @contextmanager
 def chromium_page(profile: Path) -> Iterator[Page]:
     """A headless Chromium with one attached tab; the browser is killed at the end."""
-    binary = shutil.which("chromium")
+    binary = next(filter(None, map(shutil.which, BROWSERS)), None)
     assert binary, "chromium is not installed (scripts/ensure-chromium.sh installs Debian's package)"
     child_reads, commands = (_high(fd) for fd in os.pipe())
     replies, child_writes = (_high(fd) for fd in os.pipe())
