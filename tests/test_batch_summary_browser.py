@@ -46,7 +46,7 @@ INJECT_LOADS = """new Promise(done => {
 def _report(capture: dict[str, Any]) -> tuple[BatchTarget, str]:
     """A report as the scan writes it, with the captured scan's target, verdict, score, time and findings."""
     target = capture["command"][2]
-    ecosystem, rest = target.split(":", 1)
+    ecosystem = target.split(":", 1)[0]
     name, version = capture["package"].split(":", 1)[1], capture["version"]
     findings = [Finding(rule_id=f["rule"], rule_name=rule(f["rule"]).name, severity=f["severity"],
                         category=rule(f["rule"]).category, tool=f.get("tool"), message=f["message"])
@@ -55,7 +55,6 @@ def _report(capture: dict[str, Any]) -> tuple[BatchTarget, str]:
                                       ecosystem=ecosystem), status=capture["status"], verdict=capture["verdict"],
                     score=Score(value=capture["score"], tokens=1000, wasted_tokens=0), findings=findings,
                     timings=Timings(total=capture["wall_seconds"]))
-    assert rest
     return BatchTarget(target, origin="line"), report.model_dump_json(indent=2)
 
 
