@@ -5,7 +5,7 @@ PY := $(VENV)/bin/python
 CLI := $(VENV)/bin/mcp-sandbox
 DEMO_TARGET ?= npm:@modelcontextprotocol/server-everything
 
-.PHONY: setup engine images redis demo test bench gc clean-images
+.PHONY: setup engine images redis chromium demo test bench gc clean-images
 
 setup: $(VENV)/.installed
 
@@ -22,6 +22,10 @@ engine:
 redis:
 	bash scripts/ensure-redis.sh
 
+# headless chromium for the batch summary.html browser test (Debian's package, installed when missing)
+chromium:
+	bash scripts/ensure-chromium.sh
+
 images: engine setup
 	bash scripts/ensure-base-image.sh
 	$(CLI) images build
@@ -29,7 +33,7 @@ images: engine setup
 demo: images
 	$(CLI) scan $(DEMO_TARGET) --fail-on never -- stdio
 
-test: images redis
+test: images redis chromium
 	$(PY) -m pytest -q
 
 bench: images

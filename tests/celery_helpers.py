@@ -57,21 +57,31 @@ def redis_server(data: Path) -> Iterator[str]:
         _stop(process, 5)
 
 
-@contextmanager
-def workers(url: str, logs: Path, count: int = 2, timeout: float = 90) -> Iterator[list[subprocess.Popen[bytes]]]:
-    """Start `count` workers on the broker and wait until each answers a ping; stopped (warm shutdown) at the end."""
+def start_worker(url: str, log: Path, *options: str) -> subprocess.Popen[bytes]:
+    """One `mcp-sandbox worker` in a process group of its own (a test can kill it whole, as a host is lost)."""
+    return subprocess.Popen([*CLI, "worker", "--broker", url, "--loglevel", "INFO", *options], cwd=REPO,
+                            stdout=subprocess.DEVNULL, stderr=log.open("wb"), start_new_session=True)
+
+
+def wait_for_workers(url: str, processes: list[subprocess.Popen[bytes]], logs: Path, timeout: float = 90) -> None:
+    """Until as many workers as `processes` answer a ping."""
     from scanner.batch.worker import celery_app
 
+    control = celery_app(url).control
+    deadline = time.monotonic() + timeout
+    while len(control.ping(timeout=1.0) or []) < len(processes):
+        assert all(p.poll() is None for p in processes), _logs(logs)
+        assert time.monotonic() < deadline, "the workers did not answer in time\n" + _logs(logs)
+
+
+@contextmanager
+def workers(url: str, logs: Path, count: int = 2, timeout: float = 90,
+            options: tuple[str, ...] = ()) -> Iterator[list[subprocess.Popen[bytes]]]:
+    """Start `count` workers on the broker and wait until each answers a ping; stopped (warm shutdown) at the end."""
     logs.mkdir(parents=True, exist_ok=True)
-    processes = [subprocess.Popen([*CLI, "worker", "--broker", url, "--loglevel", "INFO"], cwd=REPO,
-                                  stdout=subprocess.DEVNULL, stderr=(logs / f"worker{i}.log").open("wb"))
-                 for i in range(count)]
+    processes = [start_worker(url, logs / f"worker{i}.log", *options) for i in range(count)]
     try:
-        control = celery_app(url).control
-        deadline = time.monotonic() + timeout
-        while len(control.ping(timeout=1.0) or []) < count:
-            assert all(p.poll() is None for p in processes), _logs(logs)
-            assert time.monotonic() < deadline, "the workers did not answer in time\n" + _logs(logs)
+        wait_for_workers(url, processes, logs, timeout)
         yield processes
     finally:
         for process in processes:

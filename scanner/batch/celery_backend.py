@@ -6,8 +6,15 @@ sandbox down), then with SIGKILL what has not ended after the grace period. The 
 it owns the store and the summary, the workers own nothing.
 
 `capacity` is how many tasks are on the broker or running at once (`--jobs`): enough to keep every worker busy,
-few enough that a coordinator killed mid-batch leaves little queued work behind (its rows are requeued on the next
-run, and the orphaned tasks still run, their results expiring unread).
+few enough that a coordinator killed mid-batch leaves little queued work behind.
+
+A coordinator restart: each task's id is the one the runner wrote into the row before the task was sent, so a rerun
+finds the dead run's tasks by id (`resume`): one that ended is collected from the result backend (it is forgotten
+there only at the next collect, after its row is written, so a kill in between loses nothing), one that a worker
+runs (STARTED) or the broker still holds is awaited, and one the broker does not hold and no worker ran (sent by a
+run killed before its send, or lost by the broker) is sent again under the same id. Whether the broker holds a
+message is asked of a Redis broker only (its queue lists and its unacked hash); any other broker keeps its queues
+durable, so a pending task there is awaited.
 """
 
 from __future__ import annotations
@@ -53,6 +60,7 @@ class CeleryBackend:
         self._app = app
         self._capacity = capacity
         self._sent: dict[str, _Sent] = {}
+        self._collected: list[AsyncResult] = []  # forgotten at the next collect, once their rows are written
 
     @property
     def capacity(self) -> int:
@@ -70,13 +78,40 @@ class CeleryBackend:
                                f"{type(exc).__name__}: {exc}; start it or fix --broker") from None
 
     def submit(self, job: Job) -> None:
-        result = self._app.send_task(TASK_NAME, args=[job_payload(job)], queue=QUEUE)
+        result = self._app.send_task(TASK_NAME, args=[job_payload(job)], queue=QUEUE, task_id=job.task_id)
         self._sent[job.key] = _Sent(job, result, time.monotonic())
+
+    def resume(self, job: Job) -> str:
+        if job.task_id is None:
+            self.submit(job)
+            return "re-sent"
+        result = self._app.AsyncResult(job.task_id)
+        # PENDING is asked twice: a worker may take the message off the queue between the first look and the broker's
+        if result.state == "PENDING" and not self._on_broker(job.task_id) and result.state == "PENDING":
+            self.submit(job)
+            return "re-sent"
+        self._sent[job.key] = _Sent(job, result, time.monotonic())
+        return "collected" if result.ready() else "running" if result.state != "PENDING" else "queued"
+
+    def _on_broker(self, task_id: str) -> bool:
+        """Whether the broker holds the task's message (queued, or delivered and not acknowledged); True for a
+        broker this cannot look into."""
+        if urlsplit(str(self._app.conf.broker_url)).scheme not in ("redis", "rediss"):
+            return True
+        with self._app.connection_for_read() as connection:
+            channel = connection.default_channel
+            client = channel.client
+            queued = [m for pri in channel.priority_steps for m in client.lrange(channel._q_for_pri(QUEUE, pri), 0, -1)]
+            unacked = list(client.hvals(channel.unacked_key))
+        return any(task_id.encode() in message for message in [*queued, *unacked])
 
     def in_flight(self) -> list[str]:
         return list(self._sent)
 
     def collect(self, timeout: float) -> list[JobResult]:
+        for result in self._collected:
+            result.forget()
+        self._collected.clear()
         deadline = time.monotonic() + timeout
         while True:
             ended = [key for key, sent in self._sent.items() if sent.result.ready()]
@@ -94,6 +129,8 @@ class CeleryBackend:
             if not sent.result.ready():
                 sent.result.revoke(terminate=True, signal="SIGKILL")
             sent.result.forget()
+        for result in self._collected:
+            result.forget()
         results = [JobResult(s.job.key, s.job.attempt, -SIGTERM, None, "", round(time.monotonic() - s.began, 3),
                              stopped=True) for s in self._sent.values()]
         self._sent.clear()
@@ -107,7 +144,7 @@ class CeleryBackend:
         except WireError as exc:
             return self._failed(sent, exc)
         finally:
-            sent.result.forget()
+            self._collected.append(sent.result)
 
     @staticmethod
     def _failed(sent: _Sent, exc: Any) -> JobResult:

@@ -37,10 +37,14 @@ class ScanSettings:
 
 @dataclass(frozen=True)
 class Job:
+    """`task_id`: the job's id, recorded in its row before the job is handed over, so a coordinator restarted after a
+    kill finds the job again where it runs (a distributed backend's task id; the embedded one has no use for it)."""
+
     key: str
     attempt: int
     target: BatchTarget
     settings: ScanSettings = field(default_factory=ScanSettings)
+    task_id: str | None = None
 
     def scan_arguments(self, json_path: str) -> list[str]:
         """The `mcp-sandbox scan` arguments of this job, its report written to json_path."""
@@ -78,8 +82,13 @@ class JobBackend(Protocol):
         """The jobs that ended since the last call, waiting up to `timeout` seconds for the first."""
         ...
 
+    def resume(self, job: Job) -> str:
+        """Take back a job a dead coordinator had handed over (its row still running, with its task id): collect it
+        if it ended, wait for it if it still runs or waits, run it again if it was lost. Returns which, in a word."""
+        ...
+
     def in_flight(self) -> list[str]:
-        """The keys of the jobs submitted and not yet collected."""
+        """The keys of the jobs submitted or resumed and not yet collected."""
         ...
 
     def stop(self, grace: float) -> list[JobResult]:

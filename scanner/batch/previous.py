@@ -3,9 +3,8 @@ batch directory or its batch.sqlite), read only.
 
 Which release is "earlier": among the vetted versions of the same package (ecosystem and name), other than the new
 one, the highest version below it when the versions parse (PEP 440, which reads most semver too); when they do not
-parse, the one vetted last. A release vetted in the same batch only counts once its scan is done, so a batch that
-lists two versions of a package diffs them only when the lower one finishes first (input order with --jobs 1, or two
-batches chained with --since).
+parse, the one vetted last. A release vetted in the same batch only counts once its scan is done; when the lower one
+finishes last, scanner.batch.rediff diffs the later one again.
 """
 
 from __future__ import annotations

@@ -10,6 +10,8 @@ from __future__ import annotations
 import fcntl
 import os
 import time
+import uuid
+from collections import Counter
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
@@ -19,6 +21,7 @@ from scanner.batch.jobs import Job, JobBackend, JobResult, ScanSettings
 from scanner.batch.outcome import Outcome, classify, top_findings, worst_severity
 from scanner.batch.previous import STORE_NAME, diffed
 from scanner.batch.progress import Progress
+from scanner.batch.rediff import rediff_later
 from scanner.batch.report_files import file_report
 from scanner.batch.store import BACKOFF_BASE_SECONDS, Row, ScanRecord, Store
 from scanner.errors import UsageError
@@ -66,6 +69,7 @@ def run_batch(store: Store, backend: JobBackend, options: BatchOptions, progress
     """Run every queued row to done, failed or (transient) retries exhausted; `after_done` runs after each target
     done (the install cache's eviction under `--cache-size`)."""
     try:
+        _resume(store, backend, options, progress)
         while _step(store, backend, options, progress, clock, sleep, after_done):
             progress.update(store.counts())
     except KeyboardInterrupt:
@@ -75,15 +79,29 @@ def run_batch(store: Store, backend: JobBackend, options: BatchOptions, progress
         raise
 
 
+def _resume(store: Store, backend: JobBackend, options: BatchOptions, progress: Progress) -> None:
+    """Take back the jobs a dead run had handed over (rows still running with a task id; the embedded mode requeued
+    its dead run's rows before this): collected if they ended, awaited if they run or wait, re-sent if lost."""
+    rows = store.handed_over()
+    ways = Counter(backend.resume(_job(row, options)) for row in rows)
+    if rows:
+        progress.note(f"resumed {len(rows)} scans a stopped run had handed over: "
+                      + ", ".join(f"{n} {way}" for way, n in sorted(ways.items())))
+
+
+def _job(row: Row, options: BatchOptions) -> Job:
+    return Job(row.key, row.attempts, row.batch_target, options.settings, task_id=row.task_id)
+
+
 def _step(store: Store, backend: JobBackend, options: BatchOptions, progress: Progress,
           clock: Callable[[], float], sleep: Callable[[float], None],
           after_done: Callable[[], None] | None = None) -> bool:
     """Fill the backend, then collect what ended (or wait for the next retry); False when all is finished."""
     while len(backend.in_flight()) < backend.capacity:
-        row = store.claim(clock())
+        row = store.claim(clock(), task_id=uuid.uuid4().hex)  # in the row before the job is handed over
         if row is None:
             break
-        backend.submit(Job(row.key, row.attempts, row.batch_target, options.settings))
+        backend.submit(_job(row, options))
     if not backend.in_flight():
         due = store.next_due()
         if due is None:
@@ -109,6 +127,8 @@ def record_result(store: Store, result: JobResult, options: BatchOptions, progre
         done = store.row(result.key)
         progress.finished(f"done    {row.batch_target.display}: {done.verdict} (status {done.status}, score "
                           f"{done.score if done.score is not None else '-'}, {result.seconds:.0f} s)", store.counts())
+        rediff_later(store, done, _stores(options), options.out, sarif=options.sarif, markdown=options.markdown,
+                     note=progress.note)
         return "done"
     state = store.record_failure(result.key, outcome.error or "unknown failure", transient=outcome.transient,
                                  retries=options.retries, now=now, base=options.backoff_base)
@@ -129,10 +149,14 @@ def _scan_record(row: Row, outcome: Outcome, options: BatchOptions) -> ScanRecor
                       scan_seconds=report.timings.total, error=outcome.error)
 
 
+def _stores(options: BatchOptions) -> list[Path]:
+    """Where earlier releases are looked up: this batch's store first, then --since."""
+    return [options.out / STORE_NAME, *([options.since] if options.since else [])]
+
+
 def _release_diffed(report: Report, text: str, options: BatchOptions) -> tuple[Report, str]:
     """The report with its release diff (I12/I13) when a store holds an earlier release of the package."""
-    stores = [options.out / STORE_NAME, *([options.since] if options.since else [])]
-    changed = diffed(report, stores)
+    changed = diffed(report, _stores(options))
     if changed is report:
         return report, text
     return changed, escape_json_text(changed.model_dump_json(indent=2))

@@ -42,10 +42,12 @@ CREATE TABLE IF NOT EXISTS targets (
     findings TEXT NOT NULL DEFAULT '[]',
     report TEXT,
     error TEXT, transient INTEGER NOT NULL DEFAULT 0,
-    started_at REAL, finished_at REAL, seconds REAL, scan_seconds REAL
+    started_at REAL, finished_at REAL, seconds REAL, scan_seconds REAL,
+    task_id TEXT
 );
 CREATE INDEX IF NOT EXISTS targets_state ON targets (state, not_before, position);
 """
+ADDED_COLUMNS = (("task_id", "TEXT"),)  # (name, type) of the columns added after schema 1 first shipped
 BACKOFF_BASE_SECONDS = 5.0
 BACKOFF_CAP_SECONDS = 300.0
 
@@ -76,6 +78,7 @@ class Row:
     finished_at: float | None = None
     seconds: float | None = None
     scan_seconds: float | None = None
+    task_id: str | None = None  # the job's id where it runs, while the row is running (scanner.batch.jobs.Job)
 
     @property
     def batch_target(self) -> BatchTarget:
@@ -117,6 +120,7 @@ class Store:
             connection.execute("PRAGMA journal_mode=WAL")
             connection.execute("PRAGMA synchronous=NORMAL")
             connection.executescript(SCHEMA)
+            _add_missing_columns(connection)
             connection.execute("INSERT OR IGNORE INTO meta VALUES ('schema', ?)", (SCHEMA_VERSION,))
             yield cls(connection)
         finally:
@@ -145,25 +149,31 @@ class Store:
                             "skipped" if target.unsupported else "queued", target.unsupported))
             return db.total_changes - before
 
-    def requeue_abandoned(self) -> int:
-        """Rows a dead run left `running` go back to the queue; the attempt it did not finish is not counted."""
-        return self._update("UPDATE targets SET state = 'queued', attempts = MAX(0, attempts - 1), started_at = NULL "
-                            "WHERE state = 'running'")
+    def requeue_abandoned(self, *, keep_sent: bool = False) -> int:
+        """Rows a dead run left `running` go back to the queue; the attempt it did not finish is not counted.
+        `keep_sent` (a distributed batch): rows whose job was handed over (a task id) stay running, to be resumed."""
+        return self._update("UPDATE targets SET state = 'queued', attempts = MAX(0, attempts - 1), started_at = NULL, "
+                            "task_id = NULL WHERE state = 'running'" + (" AND task_id IS NULL" if keep_sent else ""))
+
+    def handed_over(self) -> list[Row]:
+        """Running rows whose job a run handed over (a task id): at start-up, the dead run's jobs to resume."""
+        return [_row(r) for r in self._db.execute("SELECT * FROM targets WHERE state = 'running' AND task_id IS NOT "
+                                                  "NULL ORDER BY position")]
 
     def requeue_failed(self) -> int:
         """`--retry-failed`: failed rows get a fresh attempt budget."""
         return self._update("UPDATE targets SET state = 'queued', attempts = 0, not_before = 0, error = NULL, "
                             "transient = 0 WHERE state = 'failed'")
 
-    def claim(self, now: float) -> Row | None:
-        """The first queued row due by `now`, marked running with one more attempt."""
+    def claim(self, now: float, task_id: str | None = None) -> Row | None:
+        """The first queued row due by `now`, marked running with one more attempt (and the id its job will have)."""
         with self._transaction() as db:
             found = db.execute("SELECT key FROM targets WHERE state = 'queued' AND not_before <= ? "
                                "ORDER BY position LIMIT 1", (now,)).fetchone()
             if found is None:
                 return None
-            db.execute("UPDATE targets SET state = 'running', attempts = attempts + 1, started_at = ? WHERE key = ?",
-                       (now, found["key"]))
+            db.execute("UPDATE targets SET state = 'running', attempts = attempts + 1, started_at = ?, task_id = ? "
+                       "WHERE key = ?", (now, task_id, found["key"]))
         return self.row(found["key"])
 
     def next_due(self) -> float | None:
@@ -173,8 +183,8 @@ class Store:
 
     def release(self, key: str) -> None:
         """A running row whose scan was stopped (Ctrl-C): queued again, the attempt not counted."""
-        self._update("UPDATE targets SET state = 'queued', attempts = MAX(0, attempts - 1), started_at = NULL "
-                     "WHERE key = ? AND state = 'running'", (key,))
+        self._update("UPDATE targets SET state = 'queued', attempts = MAX(0, attempts - 1), started_at = NULL, "
+                     "task_id = NULL WHERE key = ? AND state = 'running'", (key,))
 
     def record_done(self, key: str, record: ScanRecord, now: float) -> None:
         self._update(
@@ -185,6 +195,16 @@ class Store:
              record.version, json.dumps(record.findings), record.report, record.error, now, now,
              record.scan_seconds, key))
 
+    def amend_done(self, key: str, *, verdict: str | None, worst: str | None, findings: list[dict[str, str]]) -> None:
+        """A done row whose report was rewritten (re-diffed against a release done after it): its new verdict."""
+        self._update("UPDATE targets SET verdict = ?, worst = ?, findings = ? WHERE key = ? AND state = 'done'",
+                     (verdict, worst, json.dumps(findings), key))
+
+    def done_releases(self, ecosystem: str, name: str) -> list[Row]:
+        """The done rows of one package (every version), in input order."""
+        return [_row(r) for r in self._db.execute("SELECT * FROM targets WHERE state = 'done' AND ecosystem = ? AND "
+                                                  "name = ? ORDER BY position", (ecosystem, name))]
+
     def record_failure(self, key: str, error: str, *, transient: bool, retries: int, now: float,
                        base: float = BACKOFF_BASE_SECONDS) -> str:
         """A scan that gave no usable report: retried after a backoff while it is transient and attempts are left
@@ -192,7 +212,7 @@ class Store:
         row = self.row(key)
         if transient and row.attempts <= retries:
             self._update("UPDATE targets SET state = 'queued', not_before = ?, error = ?, transient = 1, "
-                         "started_at = NULL WHERE key = ? AND state = 'running'",
+                         "started_at = NULL, task_id = NULL WHERE key = ? AND state = 'running'",
                          (now + backoff_seconds(row.attempts, base), error, key))
             return "queued"
         self._update("UPDATE targets SET state = 'failed', error = ?, transient = ?, finished_at = ?, "
@@ -216,6 +236,14 @@ class Store:
     def _update(self, sql: str, parameters: tuple[Any, ...] = ()) -> int:
         with self._transaction() as db:
             return db.execute(sql, parameters).rowcount
+
+
+def _add_missing_columns(connection: sqlite3.Connection) -> None:
+    """A store an earlier version made lacks the columns added since (each nullable, so old rows read as before)."""
+    present = {row[1] for row in connection.execute("PRAGMA table_info(targets)")}
+    for column, kind in ADDED_COLUMNS:
+        if column not in present:
+            connection.execute(f"ALTER TABLE targets ADD COLUMN {column} {kind}")
 
 
 def _row(found: sqlite3.Row) -> Row:

@@ -74,6 +74,11 @@ class SubprocessBackend:
                                        start_new_session=True, preexec_fn=lambda: _die_with_parent(parent))
         self._running[job.key] = _Running(job, process, json_path, stderr_path, time.monotonic())
 
+    def resume(self, job: Job) -> str:
+        """A dead coordinator's children died with it (PR_SET_PDEATHSIG): the job runs again."""
+        self.submit(job)
+        return "restarted"
+
     def in_flight(self) -> list[str]:
         return list(self._running)
 

@@ -63,17 +63,29 @@ def visibility_timeout(scan_timeout: int) -> int:
     return hard_limit(scan_timeout) + VISIBILITY_MARGIN_SECONDS
 
 
-def celery_app(broker: str, result_backend: str | None = None, scan_timeout: int = DEFAULT_SCAN_TIMEOUT) -> Celery:
+def transport_options(visibility: int) -> dict[str, int]:
+    """The Redis transport's: the visibility timeout, and a sweep for messages past it every tenth of it (at most
+    every 10 s), so a task whose worker vanished is handed out soon after the timeout, not up to 100 s later."""
+    return {"visibility_timeout": visibility, "unacked_restore_interval": max(1, min(10, visibility // 10)),
+            "unacked_restore_throttle": 1}
+
+
+def celery_app(broker: str, result_backend: str | None = None, scan_timeout: int = DEFAULT_SCAN_TIMEOUT,
+               visibility: int | None = None) -> Celery:
+    """`visibility`: seconds before the broker hands a delivered, unacknowledged task to another worker (default
+    visibility_timeout(scan_timeout)); it must stay above the longest scan, or a scan still running is handed out
+    again."""
     from celery import Celery
 
+    visibility = visibility or visibility_timeout(scan_timeout)
     app = Celery("mcp_sandbox", broker=broker, backend=result_backend or result_backend_for(broker))
     app.conf.update(
         task_serializer="json", result_serializer="json", accept_content=["json"], result_accept_content=["json"],
         task_default_queue=QUEUE, task_acks_late=True, task_reject_on_worker_lost=True,
         task_retry_on_worker_lost=True, task_track_started=True, worker_prefetch_multiplier=1,
         worker_concurrency=1, task_soft_time_limit=scan_timeout, task_time_limit=hard_limit(scan_timeout),
-        broker_transport_options={"visibility_timeout": visibility_timeout(scan_timeout)},
-        result_backend_transport_options={"visibility_timeout": visibility_timeout(scan_timeout)},
+        broker_transport_options=transport_options(visibility),
+        result_backend_transport_options={"visibility_timeout": visibility},
         result_expires=RESULT_EXPIRES_SECONDS, broker_connection_retry_on_startup=True,
         worker_hijack_root_logger=False, worker_cancel_long_running_tasks_on_connection_loss=False)
     app.task(name=TASK_NAME, max_retries=WORKER_LOST_RETRIES)(_scan_task(scan_timeout))
@@ -118,9 +130,10 @@ def _raise_stopped(signum: int, frame: FrameType | None) -> None:
     raise ScanStopped()
 
 
-def run_worker(broker: str, result_backend: str | None, scan_timeout: int, loglevel: str) -> None:
+def run_worker(broker: str, result_backend: str | None, scan_timeout: int, loglevel: str,
+               visibility: int | None = None) -> None:
     """Serve scans until stopped: one at a time, from the scan queue."""
-    app = celery_app(broker, result_backend, scan_timeout)
+    app = celery_app(broker, result_backend, scan_timeout, visibility)
     app.worker_main(["worker", "--concurrency=1", "--prefetch-multiplier=1", f"--queues={QUEUE}",
                      f"--hostname=mcp-sandbox-{os.getpid()}@%h", f"--loglevel={loglevel}", "--without-gossip",
                      "--without-mingle", "--pool=prefork"])

@@ -179,13 +179,15 @@ def _run(targets: list[BatchTarget], options: BatchOptions, place: _Place, fail_
 
     progress = Progress()
     with batch_lock(options.out), Store.open(options.out / "batch.sqlite") as store:
-        added, abandoned = store.add(targets), store.requeue_abandoned()
+        # a distributed batch resumes the tasks a dead run had sent (they run on, or ended, on the workers)
+        added, abandoned = store.add(targets), store.requeue_abandoned(keep_sent=place.broker is not None)
         requeued = store.requeue_failed() if retry_failed else 0
         counts = store.counts()
         progress.note(f"batch {options.out}: {sum(counts.values())} targets ({added} new, {counts['done']} done, "
                       f"{abandoned} left running by a dead run requeued, {requeued} failed requeued, "
-                      f"{counts['skipped']} unsupported)")
-        interrupted = counts["queued"] > 0 and _scan_queued(store, options, place, progress)
+                      + (f"{counts['running']} sent by a dead run to resume, " if counts["running"] else "")
+                      + f"{counts['skipped']} unsupported)")
+        interrupted = counts["queued"] + counts["running"] > 0 and _scan_queued(store, options, place, progress)
         decision = write_summary(options.out, store.rows(), fail_on)
     progress.note(f"wrote {options.out / 'summary.md'}, summary.html and summary.json")
     if interrupted:

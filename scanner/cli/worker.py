@@ -14,6 +14,10 @@ HELP = {
     "result-backend": "Where to put the results (default: the broker when it is Redis, else rpc://); as the batch's.",
     "scan-timeout": "Seconds one scan may take before it is ended (it tears its sandbox down) and reported as a "
                     "transient failure; the broker's visibility timeout is set longer than this.",
+    "visibility-timeout": "Seconds after which the broker hands a task whose worker vanished mid-scan (killed, host "
+                          "lost) to another worker (default: the scan's hard time limit plus 600 s). Shorter "
+                          "redelivers sooner; it must be longer than the hard time limit (--scan-timeout + 120 s), "
+                          "or a scan still running is handed out twice. Give every worker of a broker the same.",
     "loglevel": "Celery's log level (DEBUG, INFO, WARNING, ERROR).",
 }
 
@@ -22,6 +26,8 @@ def worker(
     broker: str = typer.Option(..., "--broker", metavar="URL", help=HELP["broker"]),
     result_backend: str | None = typer.Option(None, "--result-backend", metavar="URL", help=HELP["result-backend"]),
     scan_timeout: int = typer.Option(1800, "--scan-timeout", min=60, max=86_400, help=HELP["scan-timeout"]),
+    visibility_timeout: int | None = typer.Option(None, "--visibility-timeout", min=1, max=7 * 86_400,
+                                                  help=HELP["visibility-timeout"]),
     loglevel: str = typer.Option("INFO", "--loglevel", help=HELP["loglevel"]),
 ) -> None:
     """Pull scans from the broker and run each in its own sandbox session, one at a time, until stopped.
@@ -35,11 +41,18 @@ def worker(
         from scanner.errors import UsageError
 
         raise UsageError(f"--loglevel {loglevel!r}: give DEBUG, INFO, WARNING or ERROR")
+    from scanner.batch.worker import hard_limit, run_worker
+
+    if visibility_timeout is not None and visibility_timeout <= hard_limit(scan_timeout):
+        from scanner.errors import UsageError
+
+        raise UsageError(f"--visibility-timeout {visibility_timeout} is not longer than a scan may take (the hard "
+                         f"limit of --scan-timeout {scan_timeout}: {hard_limit(scan_timeout)} s): a scan still running "
+                         "would be handed to another worker; give more")
     from sandbox.core import engine, gc
-    from scanner.batch.worker import run_worker
 
     gc.sweep(engine.connect())  # fail now when no engine answers; remove what dead scans left on this host
-    run_worker(broker, result_backend, scan_timeout, loglevel.upper())
+    run_worker(broker, result_backend, scan_timeout, loglevel.upper(), visibility_timeout)
 
 
 def register(app: typer.Typer) -> None:
