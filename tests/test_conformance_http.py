@@ -31,11 +31,9 @@ TOOLS = Answer("tools/list", result={"tools": []}, status=200)
 REFUSED = Answer("tools/list", error={"code": -32020, "message": "mcp-method header does not match"}, status=400)
 
 
-@pytest.fixture(scope="module", params=["compliant", "noncompliant"])
-def served(request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[str, int, Path]]:
-    log = tmp_path_factory.mktemp(request.param) / "methods.log"
+def _start(mode: str, log: Path) -> tuple[subprocess.Popen[bytes], int]:
     port = _free_port()
-    process = subprocess.Popen([sys.executable, str(SERVER), request.param, str(port), str(log)],
+    process = subprocess.Popen([sys.executable, str(SERVER), mode, str(port), str(log)],
                                stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
     deadline = time.monotonic() + 30
     while time.monotonic() < deadline:
@@ -44,6 +42,13 @@ def served(request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFact
             break
         except OSError:
             time.sleep(0.1)
+    return process, port
+
+
+@pytest.fixture(scope="module", params=["compliant", "noncompliant"])
+def served(request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[str, int, Path]]:
+    log = tmp_path_factory.mktemp(request.param) / "methods.log"
+    process, port = _start(request.param, log)
     yield request.param, port, log
     process.terminate()
     process.wait(10)
@@ -91,6 +96,26 @@ def test_the_default_revision_runs_json_schema_dialect_over_a_remote_listing(tmp
     _, report = _scan(port, tmp_path)
     assert [c["rule_id"] for c in report["conformance"]["checks"]] == ["W1"]
     assert "resources/read" not in log.read_text()[len(before):]  # no wire probe at the default revision
+
+
+def test_a_handshake_only_server_over_http_needs_the_session_and_gets_it_ended(tmp_path: Path) -> None:
+    log = tmp_path / "legacy.log"
+    process, port = _start("legacy", log)
+    try:
+        _, full = _scan(port, tmp_path, "--spec", "2026-07-28")
+        spec_log = log.read_text().split("\n")
+        _, core = _scan(port, tmp_path, "--spec-version", "2026-07-28")
+    finally:
+        process.terminate()
+        process.wait(10)
+    assert {f["rule_id"] for f in full["findings"] if f["rule_id"].startswith("W")} == {"W3", "W5"}
+    assert {f["rule_id"] for f in core["findings"] if f["rule_id"].startswith("W")} == {"W2", "W3"}
+    outcomes = {c["rule_id"]: c["outcome"] for c in full["conformance"]["checks"]}
+    assert outcomes["W14"] == "not-applicable" and outcomes["W17"] == "passed"  # a 405 GET: no old transport
+    # the probe's requests after its initialize carried the session (discover got -32601, not the 400 of no session),
+    # and it was ended at the close: once by the listing's SDK client, once by the probe
+    assert "-32601" in next(c["detail"] for c in full["conformance"]["checks"] if c["rule_id"] == "W3")
+    assert spec_log.count("DELETE known") == 2
 
 
 # ---- each check over hand-made facts ----------------------------------------------------------------------------
@@ -168,3 +193,18 @@ def test_routing_headers_and_the_read_only_wire() -> None:
 
     with pytest.raises(ValueError, match="never sends tools/call"):
         anyio.run(call)
+
+
+def test_the_metadata_lookups_stay_on_the_endpoints_origin() -> None:
+    from scanner.conformance.http_discovery import _issuers, issuer_urls
+
+    tenant = [str(url) for url, _ in issuer_urls(httpx2.URL("https://as.invalid/tenant1"))]
+    assert tenant == ["https://as.invalid/.well-known/oauth-authorization-server/tenant1",
+                      "https://as.invalid/.well-known/openid-configuration/tenant1",
+                      "https://as.invalid/tenant1/.well-known/openid-configuration"]
+    assert [str(url) for url, _ in issuer_urls(httpx2.URL("https://as.invalid/"))] == [
+        "https://as.invalid/.well-known/oauth-authorization-server", "https://as.invalid/.well-known/openid-configuration"]
+    notes: list[str] = []
+    endpoint = httpx2.URL("https://mcp.invalid/mcp")
+    same = _issuers({"authorization_servers": ["https://auth.invalid/", "https://mcp.invalid/t"]}, endpoint, notes)
+    assert [str(url) for url in same] == ["https://mcp.invalid/t"] and "not contacted" in notes[0]

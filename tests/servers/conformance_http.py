@@ -9,6 +9,9 @@
                                                        authorization-server metadata at the origin with only DCR and no
                                                        iss support; the old two-endpoint transport's `event: endpoint`
                                                        on GET /sse
+    python conformance_http.py legacy PORT LOG         a hand-written 2025-11-25-only server: no session, no answer
+                                                       (400, "No valid session ID"); initialize mints Mcp-Session-Id;
+                                                       server/discover is -32601; DELETE ends the session
 
 Every JSON-RPC method the server receives is appended to LOG (one a line), so a test can see what was sent. The MCP
 endpoint is /mcp. Test-only: never a real domain, loopback only.
@@ -112,6 +115,49 @@ def app(port: int, log: Path, compliant: bool) -> Any:
     return serve
 
 
+def legacy_app(log: Path) -> Any:
+    """Only the 2025-11-25 handshake shape, with a session id (what the probe must tell from a 2026-07-28 server)."""
+    sessions: set[str] = set()
+
+    async def serve(scope: Scope, receive: Any, send: Any) -> None:
+        if scope["type"] != "http":
+            return
+        headers = {k.decode().lower(): v.decode() for k, v in scope["headers"]}
+        session = headers.get("mcp-session-id")
+        if scope["method"] == "GET":
+            await Response(status_code=405)(scope, receive, send)
+            return
+        if scope["method"] == "DELETE":
+            with log.open("a", encoding="utf-8") as out:
+                out.write(f"DELETE {'known' if session in sessions else 'unknown'}\n")
+            sessions.discard(session or "")
+            await Response(status_code=200)(scope, receive, send)
+            return
+        body = await _body(receive)
+        message = json.loads(body) if body else {}
+        method = message.get("method")
+        with log.open("a", encoding="utf-8") as out:
+            out.write(f"{method}\n")
+        if method == "initialize":
+            sessions.add("zoo-session-1")
+            result = {"protocolVersion": "2025-11-25", "capabilities": {"tools": {}},
+                      "serverInfo": {"name": "legacy", "version": "1"}}
+            await JSONResponse({"jsonrpc": "2.0", "id": message["id"], "result": result},
+                               headers={"Mcp-Session-Id": "zoo-session-1"})(scope, receive, send)
+        elif "id" not in message:
+            await Response(status_code=202)(scope, receive, send)
+        elif session not in sessions:
+            await JSONResponse({"jsonrpc": "2.0", "id": None, "error": {
+                "code": -32000, "message": "Bad Request: No valid session ID provided"}}, 400)(scope, receive, send)
+        elif method == "tools/list":
+            await JSONResponse({"jsonrpc": "2.0", "id": message["id"], "result": {"tools": []}})(scope, receive, send)
+        else:
+            await JSONResponse({"jsonrpc": "2.0", "id": message["id"], "error": {
+                "code": -32601, "message": "Method not found"}})(scope, receive, send)
+
+    return serve
+
+
 def _method(body: bytes) -> str | None:
     try:
         message = json.loads(body)
@@ -122,8 +168,9 @@ def _method(body: bytes) -> str | None:
 
 def main() -> None:
     mode, port, log = sys.argv[1], int(sys.argv[2]), Path(sys.argv[3])
-    config = uvicorn.Config(app(port, log, mode == "compliant"), host="127.0.0.1", port=port, log_level="warning",
-                            lifespan="on")
+    served = legacy_app(log) if mode == "legacy" else app(port, log, mode == "compliant")
+    config = uvicorn.Config(served, host="127.0.0.1", port=port, log_level="warning",
+                            lifespan="off" if mode == "legacy" else "on")
     print("ready", flush=True)
     uvicorn.Server(config).run()
 
