@@ -10,10 +10,8 @@ from pathlib import Path
 
 import pytest
 
-from scanner.pipeline.inventory import Timeouts
-from scanner.pipeline.scan import ScanOptions, run_scan
-from scanner.probes.runner import ProbeOptions
 from scanner.report.model import Report
+from tests.test_source_scan_live import _scan as scan_folder
 
 pytestmark = pytest.mark.docker
 
@@ -50,8 +48,7 @@ py-modules = ["gated_source"]
 def _scan(folder: Path, requires: str) -> Report:
     (folder / "gated_source.py").write_text(MODULE)
     (folder / "pyproject.toml").write_text(PROJECT.format(requires=requires))
-    return run_scan(ScanOptions(target=str(folder), command="gated-source", timeouts=Timeouts(startup=10, request=5),
-                                probes=ProbeOptions(enabled=False)))
+    return scan_folder(folder, "gated-source")
 
 
 def _advisories(report: Report) -> list[str]:
