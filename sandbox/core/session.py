@@ -33,13 +33,14 @@ class SandboxSession:
         self._containers: list[str] = []
         self._networks: list[str] = []
         self._creating = threading.Lock()  # threads of one scan create containers at once (names are numbered)
+        self._created = 0  # containers ever created: the number in the next name (never reused after a removal)
         self.teardown_result: TeardownResult | None = None
 
     def labels(self, role: str) -> dict[str, str]:
         return labels.session_labels(self.id, role)
 
     def name(self, role: str) -> str:
-        return f"mcp-sandbox-{self.id[:12]}-{role}-{len(self._containers)}"
+        return f"mcp-sandbox-{self.id[:12]}-{role}-{self._created}"
 
     def create_container(self, role: str, **kwargs: Any) -> str:
         """Create a labelled container through the low-level API and track it; returns its id."""
@@ -47,6 +48,7 @@ class SandboxSession:
             created = self.client.api.create_container(labels=self.labels(role), name=self.name(role), **kwargs)
             container_id = str(created["Id"])
             self._containers.append(container_id)
+            self._created += 1
         return container_id
 
     def remove_container(self, container_id: str) -> None:

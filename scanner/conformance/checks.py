@@ -9,11 +9,12 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any, Literal
 
+from scanner.conformance import http_checks as http
 from scanner.conformance import revision_details as details
 from scanner.conformance import stateless
 from scanner.conformance.dialect import dialect_signs
 from scanner.conformance.wording import quote
-from scanner.conformance.model import CheckResult, ConformanceOptions, NEXT_REVISION, Observed, Verdict
+from scanner.conformance.model import CheckResult, ConformanceOptions, NEXT_REVISION, Observed, Transport, Verdict
 from scanner.report.model import Finding
 from scanner.report.severity import Severity
 from scanner.report.score import tool_name
@@ -28,6 +29,10 @@ class Check:
     rule_id: str
     suite: Suite
     run: Callable[[Observed], Verdict]
+    http_only: bool = False  # a Streamable HTTP concern: run for --url targets only, not part of a stdio suite
+
+    def applies(self, full: bool, transport: Transport) -> bool:
+        return (self.suite == "revision" or full) and (transport == "http" or not self.http_only)
 
 
 CHECKS: tuple[Check, ...] = (
@@ -43,6 +48,10 @@ CHECKS: tuple[Check, ...] = (
     Check("W11", "full", details.deprecated_sampling),
     Check("W12", "full", details.deprecated_roots),
     Check("W13", "full", details.deprecated_logging),
+    Check("W14", "full", http.required_headers, http_only=True),
+    Check("W15", "full", http.dcr_still_advertised, http_only=True),
+    Check("W16", "full", http.auth_metadata_missing_iss, http_only=True),
+    Check("W17", "full", http.legacy_sse_transport, http_only=True),
 )
 
 
@@ -51,7 +60,7 @@ def conclude(observed: Observed) -> tuple[list[Finding], list[CheckResult]]:
     findings: list[Finding] = []
     records: list[CheckResult] = []
     for check in CHECKS:
-        if check.suite == "full" and not observed.full:
+        if not check.applies(observed.full, observed.transport):
             continue
         verdict = check.run(observed)
         found = rule(check.rule_id)
@@ -62,11 +71,11 @@ def conclude(observed: Observed) -> tuple[list[Finding], list[CheckResult]]:
     return findings, records
 
 
-def not_run(options: ConformanceOptions, reason: str) -> list[CheckResult]:
+def not_run(options: ConformanceOptions, reason: str, transport: Transport = "stdio") -> list[CheckResult]:
     """The record of every check the options ask for, when the probe could not run (never a silent pass)."""
     return [CheckResult(check=rule(check.rule_id).name, rule_id=check.rule_id, outcome="inconclusive",
                         detail=f"not run: {reason}")
-            for check in CHECKS if check.suite == "revision" or options.full]
+            for check in CHECKS if check.applies(options.full, transport)]
 
 
 def dialect_findings(tools: list[Any], options: ConformanceOptions) -> tuple[list[Finding], CheckResult]:

@@ -15,6 +15,7 @@ CURRENT_REVISION = "2025-11-25"  # the default: only json-schema-dialect runs, a
 NEXT_REVISION = "2026-07-28"
 REVISIONS = (CURRENT_REVISION, NEXT_REVISION)
 Outcome = Literal["violation", "passed", "inconclusive", "not-applicable"]
+Transport = Literal["stdio", "http"]
 
 
 @dataclass(frozen=True)
@@ -38,8 +39,9 @@ class Answer:
     result: Any = None  # the JSON-RPC result as served (untrusted)
     error: dict[str, Any] | None = None
     timed_out: bool = False
-    closed: bool = False  # the server's stdout ended before an answer
+    closed: bool = False  # the server's stdout ended before an answer (over HTTP: the connection failed)
     seconds: float = 0.0
+    status: int | None = None  # over HTTP: the response's status code
 
     @property
     def answered(self) -> bool:
@@ -75,6 +77,8 @@ class Observed:
     unasked: list[str] = field(default_factory=list)  # methods the server sent unasked, in order (bounded)
     window_seconds: float = 0.0
     first_session_notifications: list[str] = field(default_factory=list)  # methods the first session saw
+    transport: Transport = "stdio"
+    http: HttpObserved | None = None  # what only a Streamable HTTP target shows (--url, --spec)
 
     @property
     def claims_revision(self) -> bool:
@@ -82,6 +86,37 @@ class Observed:
         result = self.discover.result_dict() if self.discover else None
         versions = result.get("supportedVersions") if result else None
         return isinstance(versions, list) and NEXT_REVISION in versions
+
+
+@dataclass(frozen=True)
+class Metadata:
+    """An OAuth metadata document as served (untrusted), and where it was found, said without the endpoint's path."""
+
+    where: str  # e.g. "the origin's /.well-known/oauth-authorization-server"
+    document: dict[str, Any]
+
+
+@dataclass(frozen=True)
+class SseSniff:
+    """What a GET with `Accept: text/event-stream` got: the status, whether an SSE stream opened and its first event."""
+
+    where: str  # "the endpoint" or "the sibling sse path" (never the URL)
+    status: int | None = None
+    stream: bool = False
+    first_event: str | None = None  # the SSE event name of the first event in the window ("message" if unnamed)
+    error: str | None = None  # why no response came (timeout, connection)
+
+
+@dataclass
+class HttpObserved:
+    """The HTTP-only facts: the routing-header probes, the OAuth metadata lookups, the legacy-transport sniffs."""
+
+    header_mismatch: Answer | None = None  # tools/list with Mcp-Method naming another method
+    header_missing: Answer | None = None  # tools/list with MCP-Protocol-Version but no Mcp-Method
+    resource_metadata: Metadata | None = None  # RFC 9728
+    auth_server: Metadata | None = None  # RFC 8414 / OpenID Connect discovery
+    auth_notes: list[str] = field(default_factory=list)  # why a lookup was not made or found nothing
+    sniffs: list[SseSniff] = field(default_factory=list)
 
 
 @dataclass(frozen=True)

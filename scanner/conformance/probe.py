@@ -7,15 +7,17 @@
 4. with --spec: the other lists its capabilities offer, tools/list declaring protocol version 2099-01-01, ping, and a
    quiet window in which what the server sends unasked is counted.
 
-Every request carries the 2026-07-28 _meta. What was seen is returned as `Observed`; nothing here judges it."""
+Every request carries the 2026-07-28 _meta. What was seen is returned as `Observed`; nothing here judges it. The
+sequence runs over any `Wire`: the raw stdio of a fresh server (`observe`), or Streamable HTTP POSTs to a remote
+endpoint (scanner/conformance/http_probe.py), where there is no standing stream and so no quiet window."""
 
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, Protocol
 
 from sandbox.run.attach import AttachedStdio
-from scanner.conformance.model import CURRENT_REVISION, NEXT_REVISION, Observed
+from scanner.conformance.model import CURRENT_REVISION, NEXT_REVISION, Answer, Observed
 from scanner.conformance.wire import RawWire
 
 QUIET_WINDOW_SECONDS = 3.0
@@ -35,6 +37,19 @@ class ProbePlan:
     first_timeout: float  # the first request: the server is still starting
     timeout: float
     first_session_notifications: tuple[str, ...] = ()
+    quiet_seconds: float = QUIET_WINDOW_SECONDS  # the --spec window for what the server sends unasked
+
+
+class Wire(Protocol):
+    """What the sequence needs of a connection: requests, a notification, a quiet wait, what came unasked."""
+
+    unasked: list[str]
+
+    async def request(self, method: str, params: dict[str, Any], timeout: float) -> Answer: ...
+
+    async def notify(self, method: str, params: dict[str, Any] | None = None) -> None: ...
+
+    async def quiet(self, seconds: float) -> None: ...
 
 
 def request_meta(plan: ProbePlan, version: str = NEXT_REVISION) -> dict[str, Any]:
@@ -46,19 +61,24 @@ async def observe(stdio: AttachedStdio, plan: ProbePlan) -> tuple[Observed, list
     observed = Observed(full=plan.full, capabilities=plan.capabilities,
                         first_session_notifications=list(plan.first_session_notifications))
     async with stdio, RawWire(stdio) as wire:
-        await _first_contact(wire, plan, observed)
-        meta = {"_meta": request_meta(plan)}
-        observed.discover = await wire.request("server/discover", dict(meta), plan.timeout)
-        if "resources" in plan.capabilities:
-            observed.resource_read = await wire.request("resources/read", {"uri": MISSING_RESOURCE, **meta},
-                                                        plan.timeout)
-        if plan.full:
-            await _full_suite(wire, plan, observed)
-        observed.unasked = list(wire.unasked)
+        await run_sequence(wire, plan, observed)
         return observed, wire.log
 
 
-async def _first_contact(wire: RawWire, plan: ProbePlan, observed: Observed) -> None:
+async def run_sequence(wire: Wire, plan: ProbePlan, observed: Observed) -> None:
+    """The shared sequence over `wire`, filling `observed`."""
+    await _first_contact(wire, plan, observed)
+    meta = {"_meta": request_meta(plan)}
+    observed.discover = await wire.request("server/discover", dict(meta), plan.timeout)
+    if "resources" in plan.capabilities:
+        observed.resource_read = await wire.request("resources/read", {"uri": MISSING_RESOURCE, **meta},
+                                                    plan.timeout)
+    if plan.full:
+        await _full_suite(wire, plan, observed)
+    observed.unasked = list(wire.unasked)
+
+
+async def _first_contact(wire: Wire, plan: ProbePlan, observed: Observed) -> None:
     observed.first = await wire.request("tools/list", {"_meta": request_meta(plan)}, plan.first_timeout)
     result = observed.first.result_dict()
     if result is not None and isinstance(result.get("tools"), list):
@@ -69,7 +89,7 @@ async def _first_contact(wire: RawWire, plan: ProbePlan, observed: Observed) -> 
         await wire.notify("notifications/initialized")
 
 
-async def _full_suite(wire: RawWire, plan: ProbePlan, observed: Observed) -> None:
+async def _full_suite(wire: Wire, plan: ProbePlan, observed: Observed) -> None:
     meta = {"_meta": request_meta(plan)}
     for capability, method in LISTS:
         if capability in plan.capabilities:
@@ -77,5 +97,6 @@ async def _full_suite(wire: RawWire, plan: ProbePlan, observed: Observed) -> Non
     observed.bogus_version = await wire.request("tools/list", {"_meta": request_meta(plan, BOGUS_VERSION)},
                                                 plan.timeout)
     observed.ping = await wire.request("ping", dict(meta), plan.timeout)
-    await wire.quiet(QUIET_WINDOW_SECONDS)
-    observed.window_seconds = QUIET_WINDOW_SECONDS
+    if plan.quiet_seconds > 0:
+        await wire.quiet(plan.quiet_seconds)
+    observed.window_seconds = plan.quiet_seconds

@@ -97,8 +97,9 @@ def ping_still_answered(observed: Observed) -> Verdict:
 def _deprecated(observed: Observed, method: str, feature: str) -> Verdict:
     count = observed.unasked.count(method)
     if not count:
-        return Verdict("passed", f"no {method} from the server during the probe and a {observed.window_seconds:g} s "
-                       "quiet window")
+        window = f" and a {observed.window_seconds:g} s quiet window" if observed.window_seconds > 0 else \
+            " (on the response streams of its requests: HTTP has no standing stream to watch)"
+        return Verdict("passed", f"no {method} from the server during the probe{window}")
     severity = "warning" if observed.claims_revision else "info"
     claim = ("it claims 2026-07-28, and the probe's requests did not ask for it" if observed.claims_revision else
              "right in the revision it serves; deprecated in 2026-07-28")

@@ -6,22 +6,30 @@ workspace and canaries, removed right after), so that the probe's first request 
 the probe (scanner/conformance/probe.py) talks raw JSON-RPC to it. What the fresh server tried on the network is
 B2 like the rest of the scan's, for hosts not reported already.
 
+A remote target (`scan --url`, `check_remote_conformance`) has no fresh server: the probe talks to the live endpoint
+over Streamable HTTP (scanner/conformance/http_probe.py, read-only, the endpoint's origin only, through the scan's
+HTTP client with its headers), and with --spec adds the HTTP-only checks W14-W17.
+
 A check whose answer is unclear is a record (inconclusive), never a finding; a fresh server that could not be
-started, exited, or answered nothing makes `Conformance.problem`, which the outcome turns into
-Skipped("conformance", reason): the scan is incomplete, never silently clean.
+started, exited, or answered nothing (a remote one whose connection failed, or that answered nothing) makes
+`Conformance.problem`, which the outcome turns into Skipped("conformance", reason): the scan is incomplete, never
+silently clean.
 """
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
 import anyio
+import httpx2
 
 from sandbox.core.session import SandboxSession
 from sandbox.core.untrusted import cap_text, decode_bytes
 from sandbox.run.attach import AttachedStdio
 from scanner.conformance.checks import conclude, dialect_findings, not_run
+from scanner.conformance.http_probe import observe_http
 from scanner.conformance.model import ConformanceOptions, ConformanceReport, Observed
 from scanner.conformance.probe import ProbePlan, observe
 from scanner.pipeline.client_identity import DEFAULT as CLIENT_IDENTITY
@@ -72,26 +80,50 @@ def check_conformance(session: SandboxSession, started: StartedServer, inventory
                        problem=dead_server(observed, stderr))
 
 
+def check_remote_conformance(connect: Callable[[], httpx2.AsyncClient], url: str, inventory: Inventory,
+                             options: ConformanceOptions, timeouts: Timeouts, progress: Progress) -> Conformance:
+    """json-schema-dialect always; with a later revision, the wire probe over Streamable HTTP to the live endpoint
+    (`connect` makes the scan's HTTP client: its headers, TLS and proxy settings, no redirects of its own)."""
+    findings, dialect = dialect_findings(inventory.tools, options)
+    report = ConformanceReport(spec_version=options.spec_version, full=options.full, checks=[dialect])
+    if not options.probes_wire:
+        return Conformance(report=report, findings=findings)
+    progress(f"checking conformance to {options.spec_version} over Streamable HTTP")
+    plan = _plan(inventory, options, timeouts, [], remote=True)
+
+    async def probe() -> tuple[Observed, list[str]]:
+        async with connect() as client:
+            return await observe_http(client, url, plan)
+
+    observed, report.exchange = anyio.run(probe)
+    wire_findings, records = conclude(observed)
+    report.checks += records
+    return Conformance(report=report, findings=[*findings, *wire_findings], problem=dead_server(observed, ""))
+
+
 def dead_server(observed: Observed, stderr: str) -> str | None:
-    """Why the fresh server's answers are not evidence: it closed stdout before the probe was done, or answered
-    neither the stateless first request nor initialize."""
+    """Why the fresh (or remote) server's answers are not evidence: it closed stdout (its connection failed) before
+    the probe was done, or answered neither the stateless first request nor initialize."""
     answers = [observed.first, observed.handshake, observed.discover, observed.resource_read, *observed.lists.values(),
                observed.bogus_version, observed.ping]
     tail = " ".join(stderr.split()[-30:])
+    which = "the remote server" if observed.transport == "http" else "the fresh server"
     if any(answer is not None and answer.closed for answer in answers):
-        return _cap("the fresh server closed stdout (exited) during the conformance probe"
-                    + (f"; its stderr ended: {tail}" if tail else ""))
+        what = "could not be reached (a request failed)" if observed.transport == "http" else \
+            "closed stdout (exited)"
+        return _cap(f"{which} {what} during the conformance probe" + (f"; its stderr ended: {tail}" if tail else ""))
     if observed.first is not None and not observed.first.answered and observed.handshake is not None \
             and not observed.handshake.answered:
-        return _cap(f"the fresh server answered neither a stateless tools/list nor initialize within "
+        return _cap(f"{which} answered neither a stateless tools/list nor initialize within "
                     f"{observed.first.seconds:g} s each")
     return None
 
 
 def _plan(inventory: Inventory, options: ConformanceOptions, timeouts: Timeouts,
-          notifications: list[str]) -> ProbePlan:
+          notifications: list[str], *, remote: bool = False) -> ProbePlan:
     """The first request waits as long as the first session took to list, three times over (the server starts
-    again), at least MIN_TIMEOUT and at most the start-up timeout; the others the request timeout, capped alike."""
+    again), at least MIN_TIMEOUT and at most the start-up timeout; the others the request timeout, capped alike. A
+    remote server is already running (no start-up to wait for) and has no standing stream (no quiet window)."""
     listed = inventory.first_tools_list_seconds or 0.0
     first = min(max(MIN_TIMEOUT, 3 * listed), timeouts.startup)
     identity = CLIENT_IDENTITY.implementation()
@@ -99,7 +131,8 @@ def _plan(inventory: Inventory, options: ConformanceOptions, timeouts: Timeouts,
     return ProbePlan(full=options.full, client_info={"name": identity.name, "version": identity.version},
                      capabilities=capabilities if isinstance(capabilities, dict) else {}, first_timeout=first,
                      timeout=min(MIN_TIMEOUT, timeouts.request),
-                     first_session_notifications=tuple(notifications))
+                     first_session_notifications=tuple(notifications),
+                     **({"quiet_seconds": 0.0} if remote else {}))
 
 
 def _cap(text: str) -> str:

@@ -1,11 +1,13 @@
 """`scan --url`: a remote Streamable HTTP server, scanned without a sandbox (it runs on someone else's machine).
 
     target (remote_target) → list and probe over Streamable HTTP (inventory.collect_over; probes.remote_runner)
-    → served definitions (served) → lint → probe findings (probes.phase.summarize) → assemble → redact
+    → served definitions (served) → lint → probe findings (probes.phase.summarize)
+    → conformance (pipeline.conformance.check_remote_conformance) → assemble → redact
 
 The same listing, lint, probe planning and assembly as a sandboxed scan; what needs the sandbox is not run and says
 so (Skipped records: install and provenance "not applicable: remote", run "NOT sandboxed", behaviour rules, the
-second listing and conformance "not available: remote"). The HTTP client sends the given headers, follows a redirect
+second listing "not available: remote"). Conformance runs over HTTP to the live endpoint (json-schema-dialect always;
+the --spec-version/--spec wire checks, read-only, with --spec the HTTP-only W14-W17). The HTTP client sends the given headers, follows a redirect
 only within the endpoint's origin (the SDK's rule), and over plain http:// ignores the proxy variables. The report is
 redacted last: every secret value a server echoed becomes `[redacted]`, and the URL never appears (scheme, host and
 `endpoint_sha256` do)."""
@@ -21,6 +23,7 @@ import httpx2
 from mcp.client.streamable_http import StreamableHTTPError, streamable_http_client
 
 from scanner.pipeline.assemble import ScanParts, assemble
+from scanner.pipeline.conformance import check_remote_conformance
 from scanner.pipeline.inventory import RECORDED, AfterListing, Inventory, collect_over
 from scanner.pipeline.lint import lint
 from scanner.pipeline.listing import Listing
@@ -40,7 +43,6 @@ NOT_RUN = (("install", "not applicable: remote (nothing is installed)"),
            ("provenance", "not applicable: remote (no package to check)"),
            ("run", NOT_SANDBOXED),
            ("relisting", "not available: remote (a second listing needs a fresh server under another client)"),
-           ("conformance", "not available: remote (the conformance probe needs a fresh server)"),
            ("behavior", "not available: remote (the B rules need the sandbox: files, processes, egress, canaries)"))
 
 
@@ -63,6 +65,10 @@ def run_remote_scan(remote: RemoteTarget, options: ScanOptions, *, allow_writes:
     parts.lint = lint(inventory)
     parts.stage = "probes"
     parts.probes = probe_phase.summarize(probed)
+    if inventory.connected and inventory.first_tools_list_seconds is not None:
+        parts.stage = "conformance"
+        parts.conformance = check_remote_conformance(lambda: http_client(remote, options), remote.url, inventory,
+                                                     options.conformance, options.timeouts, progress)
     parts.total_seconds = round(time.monotonic() - began, 3)
     return redacted(assemble(parts, options.config), remote)
 

@@ -58,7 +58,7 @@ from scanner.pipeline.refusal import known_bad_refusal
 from scanner.pipeline.relisting import Relisting, listing_problem, relist, skipped_relisting
 from scanner.pipeline.served import served_definitions
 from scanner.pipeline.server_start import server_namespace, start, start_sink_container
-from scanner.pipeline.source_scan import scan_source
+from scanner.pipeline.source_scan import SourceScan, scan_source
 from scanner.pipeline.targets import parse_target
 from scanner.pipeline.teardown import tear_down
 from scanner.probes import phase as probe_phase
@@ -109,7 +109,8 @@ def run_scan(options: ScanOptions, progress: Progress = lambda _: None) -> Repor
 
 @dataclass
 class Concurrent:
-    """What runs in the scan's threads beside its stages: the gc sweep, provenance and the second listing."""
+    """What runs in the scan's threads beside its stages: the gc sweep, provenance, the source stage and the second
+    listing."""
 
     pool: ThreadPoolExecutor
     sweep: Future[Any]
@@ -117,18 +118,22 @@ class Concurrent:
     provenance: Future[Provenance] | None = None
     relisting: Future[Relisting] | None = None
     namespace: Future[tuple[NetworkNamespace | None, str | None]] | None = None
+    source: Future[SourceScan] | None = None
 
     def settle(self) -> None:
         """Wait for every thread (without raising what they raised: the stage that reads a result does)."""
-        futures = (self.sweep, self.sink, self.provenance, self.relisting, self.namespace)
+        futures = (self.sweep, self.sink, self.provenance, self.relisting, self.namespace, self.source)
         wait([future for future in futures if future is not None])
 
 
 def _provenance_after_failure(parts: ScanParts, running: Concurrent) -> None:
-    """A stage that failed after provenance began does not lose what provenance found beside it."""
+    """A stage that failed after provenance (and the source stage) began does not lose what they found beside it."""
     future = running.provenance
     if parts.provenance is None and parts.failure is not None and future is not None and future.exception() is None:
         parts.provenance = future.result()
+    source = running.source
+    if parts.source is None and parts.failure is not None and source is not None and source.exception() is None:
+        parts.source = source.result()
 
 
 def _engine_and_image(clock: PhaseClock, ecosystem: str, options: ScanOptions,
@@ -168,9 +173,9 @@ def _run_stages(parts: ScanParts, session: SandboxSession, request: InstallReque
     running.provenance = running.pool.submit(clock.timed, "provenance", check_provenance, request, installed,
                                              client=http, endpoints=endpoints, advisories=options.advisories,
                                              progress=progress)
-    parts.stage = "source"  # vet over the package's own files, read out of the installed image (V1)
-    parts.source = scan_source(session, installed, parts.target.ecosystem, dependencies=options.vet_dependencies,
-                               progress=progress)
+    # vet over the package's own files, read out of the installed image (V1), beside the run
+    running.source = running.pool.submit(scan_source, session, installed, parts.target.ecosystem,
+                                         dependencies=options.vet_dependencies, progress=progress)
     parts.stage = "run"
     command = choose_command(installed.name, installed.entry_points, options.command, options.server_args)
     parts.install = install_info(installed, command)
@@ -204,6 +209,8 @@ def serve(parts: ScanParts, session: SandboxSession, image: str, command: list[s
     parts.lint = lint(parts.listing.inventory)
     parts.stage = "probes"
     parts.probes = probe_phase.summarize(parts.listing.probed)
+    parts.stage = "source"
+    parts.source = running.source.result()
     parts.stage = "relisting"
     second = relisted.result()
     late: list[dict[str, Any]] = []

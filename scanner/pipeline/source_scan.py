@@ -6,7 +6,8 @@ lists. With --vet-dependencies, the whole node_modules / site-packages. The file
 archive API from a container of the installed image that never starts, parsed in memory (sandbox/core/image_files),
 bounded (bytes, files, vet's --max-file-size per file); paths are relative to the install root, so they start with the
 package's own name (`@scope/pkg/dist/index.js`). Findings are V1 (scanner/rules/source_spec). When the files cannot be
-read the stage is skipped with the reason."""
+read the stage is skipped with the reason. The same reads bring the package's manifest (package.json and lockfiles,
+or the dist-info METADATA), which gates the SDK-migration advisories as `vet PATH` does (scanner/pipeline/source_gate)."""
 
 from __future__ import annotations
 
@@ -24,6 +25,7 @@ from sandbox.core.untrusted import escape_for_terminal
 from sandbox.install.phases import NPM_PREFIX
 from sandbox.install.request import InstalledServer
 from scanner.pipeline.scan_options import Progress
+from scanner.pipeline.source_gate import DEPENDENCIES, METADATA, NPM_MANIFESTS, SourceGate, decide
 from scanner.report.model import Finding, SourceScanInfo
 from scanner.rules.source_spec import source_findings
 from scanner.vet.sources import vet_sources, vettable
@@ -48,16 +50,18 @@ def scan_source(session: SandboxSession, installed: InstalledServer, ecosystem: 
                 progress: Progress) -> SourceScan:
     progress("vetting the installed package's source")
     limits = ReadLimits(max_file_bytes=DEFAULT_MAX_KB * 1024)
+    found: dict[str, bytes] = {}
     try:
         with ImageReader(session, installed.image) as reader:
-            files = _read_npm(reader, installed, dependencies, limits) if ecosystem == "npm" else \
-                _read_pypi(reader, installed, dependencies, limits)
+            files = _read_npm(reader, installed, dependencies, limits, found) if ecosystem == "npm" else \
+                _read_pypi(reader, installed, dependencies, limits, found)
     except (APIError, OSError) as exc:
         return SourceScan(problem=f"the installed package's files could not be read out of the image: {exc}")
     if isinstance(files, str):
         return SourceScan(problem=files)
-    result = vet_sources(files.files)
-    notes = [escape_for_terminal(note, MAX_NOTE_CHARS) for note in [*_read_notes(files), *result.notes]]
+    gate = SourceGate(why=DEPENDENCIES) if dependencies else decide(found)
+    result = vet_sources(files.files, gates=gate.gates, held_why=gate.why)
+    notes = [escape_for_terminal(note, MAX_NOTE_CHARS) for note in [*_read_notes(files), *gate.said, *result.notes]]
     info = SourceScanInfo(files_read=len(files.files), files_scanned=result.files_scanned, dependencies=dependencies,
                           suppressed=[escape_for_terminal(f"{s.file}:{s.line} {s.rule_id} ({s.directive})",
                                                           MAX_NOTE_CHARS) for s in result.suppressed],
@@ -80,13 +84,19 @@ def own_npm_file(path: str) -> bool:
     return vettable(path) and "node_modules" not in PurePosixPath(path).parts
 
 
-def _read_npm(reader: ImageReader, installed: InstalledServer, dependencies: bool,
-              limits: ReadLimits) -> ImageFiles | str:
+def _read_npm(reader: ImageReader, installed: InstalledServer, dependencies: bool, limits: ReadLimits,
+              found: dict[str, bytes]) -> ImageFiles | str:
+    """The package's files; its own package.json and lockfiles (at its root) go to `found`, by base name."""
     out = ImageFiles()
+    manifests = {f"{installed.name}/{name}": name for name in NPM_MANIFESTS}
     if dependencies:
         reader.read(NODE_MODULES, "", vettable, limits, out)
-    elif not reader.read(f"{NODE_MODULES}/{installed.name}", installed.name, own_npm_file, limits, out):
+    elif not reader.read(f"{NODE_MODULES}/{installed.name}", installed.name,
+                         lambda path: own_npm_file(path) or path in manifests, limits, out):
         return f"the installed image has no {NODE_MODULES}/{escape_for_terminal(installed.name, 200)}"
+    for path, name in manifests.items():
+        if path in out.files:
+            found[name] = out.files.pop(path)
     return out
 
 
@@ -119,8 +129,9 @@ def record_paths(record: bytes) -> list[str]:
     return paths
 
 
-def _read_pypi(reader: ImageReader, installed: InstalledServer, dependencies: bool,
-               limits: ReadLimits) -> ImageFiles | str:
+def _read_pypi(reader: ImageReader, installed: InstalledServer, dependencies: bool, limits: ReadLimits,
+               found: dict[str, bytes]) -> ImageFiles | str:
+    """The files the package's RECORD lists; its dist-info METADATA goes to `found`."""
     root = site_packages(installed)
     if root is None:
         return "the install description names no Python version, so site-packages could not be found"
@@ -130,12 +141,15 @@ def _read_pypi(reader: ImageReader, installed: InstalledServer, dependencies: bo
         return out
     record = ImageFiles()
     for folder in dist_info_names(installed.name, installed.version):
-        if reader.read(f"{root}/{folder}", folder, lambda p: p.endswith("/RECORD"),
-                       ReadLimits(max_file_bytes=MAX_RECORD_BYTES), record) and record.files:
+        wanted = (f"{folder}/RECORD", f"{folder}/{METADATA}")
+        if reader.read(f"{root}/{folder}", folder, wanted.__contains__, ReadLimits(max_file_bytes=MAX_RECORD_BYTES),
+                       record) and wanted[0] in record.files:
             break
-    if not record.files:
+    records = [data for path, data in record.files.items() if path.endswith("/RECORD")]
+    if not records:
         return f"no dist-info RECORD for {escape_for_terminal(installed.name, 200)} {installed.version} in site-packages"
-    listed = set(record_paths(next(iter(record.files.values()))))
+    found.update({METADATA: data for path, data in record.files.items() if path.endswith(f"/{METADATA}")})
+    listed = set(record_paths(records[0]))
     for top in sorted({path.split("/", 1)[0] for path in listed}):
         reader.read(f"{root}/{top}", top, listed.__contains__, limits, out)
         if out.cut:

@@ -1,12 +1,14 @@
 """`vet` over files held in memory (the scan's in-image stage reads them out of the installed image: nothing is
 written to disk by an untrusted name): each file by its path, parsed and vetted like a file on disk, minified
-bundles and unparsable files noted. No manifest walk: the SDK advisory groups are held back here (their gate needs
-the manifest, which is not read), and a note says how many; run `mcp-sandbox vet` on the source for them."""
+bundles and unparsable files noted. No manifest walk: the caller gives the SDK advisory groups' gates (the scan reads
+the installed package's own manifest out of the image: scanner/pipeline/source_scan.py), or none, and then the groups
+are held back with a note saying why and how many."""
 
 from __future__ import annotations
 
 from collections.abc import Mapping
 from pathlib import Path, PurePosixPath
+from typing import Literal
 
 from scanner.vet import engine
 from scanner.vet.sdk_gate import PY_GROUP, TS_GROUP, SdkGate
@@ -14,6 +16,8 @@ from scanner.vet.model import VetResult
 from scanner.vet.walk import LANGUAGES
 
 ROOT_LABEL = "<installed image>"
+NO_MANIFEST = "a scan reads no manifest to tell the SDK major; run `mcp-sandbox vet` on the source for them"
+Group = Literal["python", "typescript"]
 
 
 def vettable(path: str) -> bool:
@@ -21,8 +25,10 @@ def vettable(path: str) -> bool:
     return PurePosixPath(path).suffix.lower() in LANGUAGES
 
 
-def vet_sources(files: Mapping[str, bytes], min_confidence: str = "low") -> VetResult:
-    """Vet each (path, bytes); the paths are the findings' `file`, as given."""
+def vet_sources(files: Mapping[str, bytes], min_confidence: str = "low", *,
+                gates: Mapping[Group, SdkGate] | None = None, held_why: str = NO_MANIFEST) -> VetResult:
+    """Vet each (path, bytes); the paths are the findings' `file`, as given. `gates`: the advisory groups' gates for
+    Python and for TypeScript/JavaScript files; without them both are held back, and the note says `held_why`."""
     result = VetResult(root=Path(ROOT_LABEL))
     minified = []
     held = 0
@@ -39,14 +45,15 @@ def vet_sources(files: Mapping[str, bytes], min_confidence: str = "low") -> VetR
         except engine.Unparsable as exc:
             result.notes.append(f"not vetted: {exc}")
             continue
-        outcome = engine.vet_file(parsed, min_confidence, SdkGate(PY_GROUP if language == "python" else TS_GROUP, "held"))
+        group: Group = "python" if language == "python" else "typescript"
+        gate = gates[group] if gates is not None else SdkGate(PY_GROUP if group == "python" else TS_GROUP, "held")
+        outcome = engine.vet_file(parsed, min_confidence, gate)
         held += outcome.held_back
         result.findings += outcome.findings
         result.suppressed += outcome.suppressed
         result.files_scanned += 1
     if held:
-        result.notes.append(f"{held} SDK migration advisories held back: a scan reads no manifest to tell the SDK "
-                            "major; run `mcp-sandbox vet` on the source for them")
+        result.notes.append(f"{held} SDK migration advisories held back: {held_why}")
     if minified:
         result.notes.append(f"not vetted: {len(minified)} minified bundle(s) (a line over {engine.MINIFIED_LINE} "
                             f"characters: usually vendored library code): {minified[0]}"
