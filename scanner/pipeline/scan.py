@@ -209,8 +209,9 @@ def serve(parts: ScanParts, session: SandboxSession, image: str, command: list[s
     parts.lint = lint(parts.listing.inventory)
     parts.stage = "probes"
     parts.probes = probe_phase.summarize(parts.listing.probed)
-    parts.stage = "source"
-    parts.source = running.source.result()
+    if running.source is not None:  # an image as shipped has no installed package files to vet
+        parts.stage = "source"
+        parts.source = running.source.result()
     parts.stage = "relisting"
     second = relisted.result()
     late: list[dict[str, Any]] = []
