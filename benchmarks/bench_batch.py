@@ -63,6 +63,8 @@ SERVERS = [batch_corpus.Server(line.split()[0], line) for line in (  # npm and P
     "pypi:duckduckgo-mcp-server==0.5.0",
     "pypi:mcp-server-sqlite==2025.4.25 -- --db-path /home/mcp/bench.db",
 )]
+CELERY_NOTE = ("a row's seconds run from the coordinator's enqueue to its result, so the child overhead here includes "
+               "the time a task waited on the broker for a free worker (--jobs is twice the workers)")
 FORK_COUNT = 4  # the first servers, warm after part 1's embedded run
 RESUME_COUNT = 8
 
@@ -130,7 +132,7 @@ def throughput(work: Path, servers: list[batch_corpus.Server], client: Any, befo
         celery = batch_corpus.run_batch(targets, work / "celery", "--broker", url, "--jobs",
                                         str(2 * batch_corpus.WORKERS))
     celery["targets"] = batch_corpus.results(work / "celery")
-    save("celery", {**_breakdown(celery), "workers": batch_corpus.WORKERS})
+    save("celery", {**_breakdown(celery), "workers": batch_corpus.WORKERS, "note": CELERY_NOTE})
     save("same_results", batch_corpus.compare(embedded["targets"], celery["targets"]))
 
 
