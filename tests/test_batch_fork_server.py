@@ -4,6 +4,7 @@ session; stopping the batch, closing the server, or SIGKILLing the coordinator e
 
 from __future__ import annotations
 
+import json
 import os
 import signal
 import socket
@@ -147,3 +148,34 @@ def test_a_sigkilled_coordinator_takes_the_server_and_its_scans_with_it(tmp_path
         if coordinator.poll() is None:
             coordinator.kill()
             coordinator.wait()
+
+
+STOP_SCRIPT = """
+import json, sys, time
+from pathlib import Path
+from scanner.batch.jobs import Job
+from scanner.batch.subprocess_backend import SubprocessBackend
+from scanner.batch.targets import BatchTarget
+backend = SubprocessBackend(1, Path(sys.argv[1]), fork=True)
+backend.submit(Job("zoo", 1, BatchTarget(sys.argv[2], command="zoo-probe-sleeper")))
+time.sleep(float(sys.argv[3]))  # into the scan (its tools sleep: the probes take minutes)
+(result,) = backend.stop(grace=60)
+backend.close()
+print(json.dumps({"exit": result.exit_code, "stopped": result.stopped, "seconds": result.seconds, "tail": result.stderr_tail[-300:]}))
+"""
+
+
+@pytest.mark.docker
+def test_a_forked_scan_stops_on_sigterm_even_when_the_batch_started_with_sigint_ignored(tmp_path: Path,
+                                                                                       no_leftovers) -> None:
+    # `nohup mcp-sandbox batch … &` in a script starts it with SIGINT ignored; the scan turns SIGTERM into SIGINT,
+    # so without the fork server's reset the stop's SIGTERM was ignored and the scan ran on until SIGKILLed.
+    from tests.sandbox_helpers import ZOO
+
+    done = subprocess.run([sys.executable, "-c", STOP_SCRIPT, str(tmp_path / "work"), str(ZOO), "8"], cwd=REPO,
+                          capture_output=True, text=True, timeout=300,
+                          preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_IGN))
+    assert done.returncode == 0, done.stderr
+    result = json.loads(done.stdout.strip().splitlines()[-1])
+    assert result["stopped"] and result["exit"] == 130, result  # interrupted, not run on or SIGKILLed
+    assert "interrupted; the sandbox was torn down" in result["tail"]

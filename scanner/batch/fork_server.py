@@ -105,6 +105,9 @@ def _fork(request: dict[str, Any]) -> int:
         os.close(stderr)
         return pid
     os.setsid()
+    # SIGINT as a fresh interpreter has it even when the batch started with it ignored (nohup, `cmd &` in a
+    # script): the scan turns SIGTERM into SIGINT to tear its sandbox down, and an ignored SIGINT would ignore both.
+    signal.signal(signal.SIGINT, signal.default_int_handler)
     die_with_parent(server)
     devnull = os.open(os.devnull, os.O_RDWR)
     for fd, source in ((0, devnull), (1, devnull), (2, stderr)):
