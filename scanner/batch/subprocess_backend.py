@@ -5,11 +5,15 @@ session (its labels carry the child's pid, so `gc` tells a live scan from a dead
 handling tears its sandbox down. Each child starts in its own session (a Ctrl-C at the terminal reaches the
 coordinator alone, which stops the children in order) and, on Linux, asks the kernel for SIGTERM when the
 coordinator dies: a SIGKILLed batch still has its scans tear down their sandboxes.
+
+With `fork=True` (the embedded batch) the children are forked from a fork server that imported the scan's modules
+once (scanner.batch.fork_server): the same one process a target, without the seconds each fresh child spends on
+imports. Where the server cannot start (or stops answering) the backend says so once on stderr and starts each scan
+afresh, as without it.
 """
 
 from __future__ import annotations
 
-import ctypes
 import hashlib
 import os
 import signal
@@ -18,45 +22,51 @@ import sys
 import time
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Protocol
 
+from scanner.batch.fork_server import ForkedScan, ForkServer, ForkServerError, die_with_parent
 from scanner.batch.jobs import Job, JobResult
 
 SCAN_COMMAND = [sys.executable, "-m", "scanner"]
 MAX_REPORT_BYTES = 64 * 1024 * 1024
 STDERR_TAIL_BYTES = 4096
 POLL_SECONDS = 0.1
-PR_SET_PDEATHSIG = 1
+FORK_SERVER_LOG = "fork-server.log"
+
+
+class _Process(Protocol):
+    """What the backend needs of a child: a subprocess.Popen, or a ForkedScan."""
+
+    @property
+    def returncode(self) -> int | None: ...
+
+    def poll(self) -> int | None: ...
+
+    def wait(self, timeout: float | None = None) -> int: ...
+
+    def send_signal(self, signum: int) -> None: ...
 
 
 @dataclass
 class _Running:
     job: Job
-    process: subprocess.Popen[bytes]
+    process: _Process
     json_path: Path
     stderr_path: Path
     began: float
     stopped: bool = False
 
 
-def _die_with_parent(parent: int) -> None:
-    """In the child before exec: SIGTERM when the coordinator dies (and at once if it already has)."""
-    try:
-        libc = ctypes.CDLL(None, use_errno=True)
-        libc.prctl(PR_SET_PDEATHSIG, signal.SIGTERM)
-    except (OSError, AttributeError):
-        return  # not Linux: a SIGKILLed batch leaves its scans running; gc sweeps what they leave
-    if os.getppid() != parent:
-        os.kill(os.getpid(), signal.SIGTERM)
-
-
 class SubprocessBackend:
     """Runs up to `jobs` scans at once; their reports and stderr go to files in `work` until collected."""
 
-    def __init__(self, jobs: int, work: Path, command: list[str] | None = None) -> None:
+    def __init__(self, jobs: int, work: Path, command: list[str] | None = None, *, fork: bool = False) -> None:
         self._capacity = jobs
         self._work = work
         self._command = command or SCAN_COMMAND
         self._running: dict[str, _Running] = {}
+        self._fork = fork and command is None and hasattr(os, "fork")
+        self._server: ForkServer | None = None
 
     @property
     def capacity(self) -> int:
@@ -67,12 +77,37 @@ class SubprocessBackend:
         stem = f"{hashlib.sha256(job.key.encode()).hexdigest()[:16]}-{job.attempt}-{os.getpid()}"
         json_path, stderr_path = self._work / f"{stem}.json", self._work / f"{stem}.stderr"
         json_path.unlink(missing_ok=True)
+        arguments = job.scan_arguments(str(json_path))
+        began = time.monotonic()
+        process = self._forked(arguments, stderr_path) or self._started(arguments, stderr_path)
+        self._running[job.key] = _Running(job, process, json_path, stderr_path, began)
+
+    def _started(self, arguments: list[str], stderr_path: Path) -> subprocess.Popen[bytes]:
+        """A fresh `mcp-sandbox scan` process."""
         parent = os.getpid()
         with stderr_path.open("wb") as stderr:
-            process = subprocess.Popen([*self._command, *job.scan_arguments(str(json_path))],
-                                       stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=stderr,
-                                       start_new_session=True, preexec_fn=lambda: _die_with_parent(parent))
-        self._running[job.key] = _Running(job, process, json_path, stderr_path, time.monotonic())
+            return subprocess.Popen([*self._command, *arguments], stdin=subprocess.DEVNULL,
+                                    stdout=subprocess.DEVNULL, stderr=stderr, start_new_session=True,
+                                    preexec_fn=lambda: die_with_parent(parent))
+
+    def _forked(self, arguments: list[str], stderr_path: Path) -> ForkedScan | None:
+        """The scan forked from the fork server (started on first use); None when forking is off or fails."""
+        if not self._fork:
+            return None
+        try:
+            if self._server is None:
+                self._server = ForkServer(self._work / FORK_SERVER_LOG)
+            return self._server.spawn(arguments, stderr_path)
+        except ForkServerError as exc:
+            print(f"note: {exc}; starting each scan as its own process instead", file=sys.stderr)
+            self._fork = False
+            return None
+
+    def close(self) -> None:
+        """Stop the fork server, if one runs (it also ends when this process does)."""
+        if self._server is not None:
+            self._server.close()
+            self._server = None
 
     def resume(self, job: Job) -> str:
         """A dead coordinator's children died with it (PR_SET_PDEATHSIG): the job runs again."""
@@ -116,7 +151,7 @@ class SubprocessBackend:
                          round(time.monotonic() - run.began, 3), stopped=run.stopped)
 
 
-def _signal(process: subprocess.Popen[bytes], signum: int) -> None:
+def _signal(process: _Process, signum: int) -> None:
     if process.poll() is None:
         try:
             process.send_signal(signum)

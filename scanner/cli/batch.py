@@ -227,7 +227,8 @@ def _local_backend(options: BatchOptions, place: _Place,
     count = place.jobs or default_jobs(parse_size(options.settings.memory, "--memory"), available=available_memory())
     progress.note(f"running {count} scans at once")
     # after a Ctrl-C: a scan that had to be killed after the grace period
-    return SubprocessBackend(count, options.out / "work"), lambda: gc.sweep(client), client
+    backend = SubprocessBackend(count, options.out / "work", fork=True)  # scans forked from a pre-imported server
+    return backend, lambda: gc.sweep(client), client
 
 
 def _celery_backend(place: _Place, progress: Progress) -> tuple[JobBackend, Callable[[], None], DockerClient | None]:
