@@ -19,12 +19,21 @@ def _as_sigint(_signum: int, _frame: FrameType | None) -> None:
 
 @contextmanager
 def terminate_as_interrupt() -> Iterator[None]:
-    previous = {sig: signal.signal(sig, _as_sigint) for sig in _CATCH}
+    """SIGTERM (and SIGHUP, unless the process was started with it ignored, as `nohup` does) ends the scan as Ctrl-C
+    would. A process started with SIGINT ignored (`cmd &` from a script) gets SIGINT's default handler back for the
+    scan, or the SIGTERM it turns into SIGINT would be dropped and the scan could not be stopped."""
+    previous: dict[int, object] = {}
+    if signal.getsignal(signal.SIGINT) == signal.SIG_IGN:
+        previous[signal.SIGINT] = signal.signal(signal.SIGINT, signal.default_int_handler)
+    for sig in _CATCH:
+        if sig == signal.SIGHUP and signal.getsignal(sig) == signal.SIG_IGN:
+            continue  # started under nohup: a hangup is meant to pass unnoticed
+        previous[sig] = signal.signal(sig, _as_sigint)
     try:
         yield
     finally:
         for sig, handler in previous.items():
-            signal.signal(sig, handler)
+            signal.signal(sig, handler)  # type: ignore[arg-type]
 
 
 @contextmanager
