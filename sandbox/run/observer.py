@@ -34,6 +34,7 @@ REQUEST_TIMEOUT = 15.0  # a listing up to the size cap; a stopped observer is gi
 _AGENT = Path(__file__).with_name("observer_agent.py")
 _MARK = b"@@MCP-SANDBOX-OBSERVER@@"
 _CLOSE = b"@@MCP-SANDBOX-OBSERVED@@"
+_COUNTERS_ROOM = 65_536  # the counters and marks before the capped listing
 _READY = re.compile(rb"ready pid=(\d+) gid=(\d+) dumpable=(yes|no)")
 
 
@@ -137,7 +138,7 @@ def _framed(out: bytearray, nonce: bytes) -> bytes | None:
     if len(words) != 3 or words[0] != _MARK or words[1] != nonce or not words[2].isdigit():
         raise ObserverLost(f"the observer's answer is garbled (header {bytes(out[:80])!r})")
     size = int(words[2])
-    if size > observe.MAX_SNAPSHOT_BYTES:
+    if size > observe.MAX_SNAPSHOT_BYTES + _COUNTERS_ROOM:
         raise ObserverLost(f"the observer's answer is garbled ({size} bytes, over the cap)")
     close = _CLOSE + b" " + nonce + b"\n"
     end = header_end + 1 + size

@@ -104,12 +104,12 @@ def listing(out, roots):
 
 def snapshot_bytes(config):
     """What the snapshot script prints: `config` names the cgroup files, the marks, the watched roots, the cap."""
-    out = _Capped(config["max_bytes"])
-    out.add(counters_text(config["cgroup_files"]) + config["cgroup_mark"].encode() + b"\n"
+    head = (counters_text(config["cgroup_files"]) + config["cgroup_mark"].encode() + b"\n"
             + config["listing_mark"].encode() + b"\n")
+    out = _Capped(config["max_bytes"])  # the listing and its end mark only, as the script's `| head -c`
     status = listing(out, [os.fsencode(root) for root in config["watched"]])
     out.add(b"\0" + config["end_mark"].encode() + b" %d\n" % status)
-    return out.value()
+    return head + out.value()
 
 
 def _non_dumpable():

@@ -219,7 +219,10 @@ class ProbeRunner:
         record.processes = new_processes(now, (self.last_processes or set()) | self.watch.own_pids(), self.server_pid)
         self.last_snapshot = None if after.failed else after
         self.last_processes = {p.pid for p in now}
-        if after.failed and pids_now is not None and pids_now[0] >= pids_now[1] and record.call >= 0:
+        hit = record.resources.pids_limit_hit and record.call >= 0
+        if hit and pids_now is None:  # the observer looks without forking: can anything in the sandbox still fork?
+            pids_now = await self._pids_in_use()
+        if (after.failed or hit) and pids_now is not None and pids_now[0] >= pids_now[1] and record.call >= 0:
             self.restart_needed = True  # nothing can fork in this sandbox any more: the next probes get a fresh one
 
     def _settle_processes(self, alive: set[int]) -> None:

@@ -4,6 +4,7 @@ seeding of a fresh sandbox, apart from the runner's loop in scanner/probes/runne
 from __future__ import annotations
 
 from collections.abc import Callable
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -81,13 +82,19 @@ class SandboxAccess:
 
 
 def seed(access: SandboxAccess, server: RunningServer, use_observer: bool = True) -> tuple[Watch, Snapshot]:
-    """Fill the workspace and plant the canaries in HOME of a running sandbox, then start its observer (before the
-    server is sent anything); returns the Watch its looks go through and the baseline snapshot."""
-    observe.extract_tar(access.docker, server.container_id, access.workspace_archive, WORKSPACE)
-    observe.extract_tar(access.docker, server.container_id, access.canaries.home_archive, HOME)
-    looking = watch(access.docker, server.container_id, use_observer=use_observer)
+    """Fill the workspace and plant the canaries in HOME of a running sandbox while its observer starts (all before
+    the server is sent anything); returns the Watch its looks go through and the baseline snapshot."""
+    with ThreadPoolExecutor(max_workers=1) as pool:
+        starting = pool.submit(watch, access.docker, server.container_id, use_observer=use_observer)
+        try:
+            observe.extract_tar(access.docker, server.container_id, access.workspace_archive, WORKSPACE)
+            observe.extract_tar(access.docker, server.container_id, access.canaries.home_archive, HOME)
+        except BaseException:
+            starting.result().close()
+            raise
+        looking = starting.result()
     try:
         return looking, looking.snapshot()
-    except Exception:
+    except BaseException:
         looking.close()
         raise
