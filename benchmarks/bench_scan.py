@@ -56,7 +56,10 @@ def scan_once(source: Path, target: list[str], probes: bool, report: Path) -> fl
     command = [sys.executable, "-m", "scanner", "scan", name, *flags, "--json", str(report), "--fail-on", "never",
                "-q", *rest]
     began = time.perf_counter()
-    done = subprocess.run(command, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, check=False)
+    # cwd=source: `-m scanner` puts the working directory first on sys.path, ahead of PYTHONPATH, so run from
+    # this checkout a `--before` scan would time this checkout's scanner again.
+    done = subprocess.run(command, env=env, cwd=source, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE,
+                          check=False)
     seconds = time.perf_counter() - began
     if not report.is_file():
         raise SystemExit(f"the scan wrote no report (exit {done.returncode}): {done.stderr.decode()[-800:]}")
@@ -84,7 +87,9 @@ class BareServer:
             if not line:
                 self.stderr.seek(0)
                 said = self.stderr.read().decode(errors="replace")[-800:]
-                raise SystemExit(f"the bare server closed its stdout before answering {method}: {said}")
+                failed = BareStartFailed if method == "initialize" else SystemExit
+                raise failed(f"the bare server closed its stdout before answering {method} (docker exit "
+                             f"{self.process.poll()}): {said}")
             try:
                 message = json.loads(line)
             except ValueError:
@@ -107,7 +112,22 @@ class BareServer:
 
 
 def bare_once(image: str, command: list[str], calls: list[dict[str, Any]], workspace: Path | None) -> float:
-    """Seconds from `docker run` to its exit: initialize, tools/list, then each call in order, then EOF."""
+    """Seconds from `docker run` to its exit: initialize, tools/list, then each call in order, then EOF. A run whose
+    server ended before answering initialize (seen on a machine under load 15+: the container gone at once) is
+    said on stderr and run again, up to twice; its time is not counted."""
+    for _ in range(2):
+        try:
+            return _bare_run(image, command, calls, workspace)
+        except BareStartFailed as exc:
+            print(f"bare run retried: {exc}", file=sys.stderr, flush=True)
+    return _bare_run(image, command, calls, workspace)
+
+
+class BareStartFailed(SystemExit):
+    pass
+
+
+def _bare_run(image: str, command: list[str], calls: list[dict[str, Any]], workspace: Path | None) -> float:
     began = time.perf_counter()
     server = BareServer(image, command, workspace)
     server.request("initialize", {"protocolVersion": "2025-06-18", "capabilities": {},

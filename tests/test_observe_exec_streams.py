@@ -8,7 +8,7 @@ import time
 
 import pytest
 
-from sandbox.run.observe import ObserveError, _drain_exec, _send_to_exec
+from sandbox.run.exec_stream import ObserveError, _drain_exec, _send_to_exec
 
 
 class FakeApi:

@@ -6,14 +6,12 @@ A snapshot is one Docker exec, as the run uid, of `find -printf` over the writab
 /tmp: path, type, size, mtime, atime, mode) followed by the container's cgroup counters (memory, pids, CPU; cgroup v2
 or v1). HOME is a `strictatime` tmpfs (see sandbox.policy), so every read of a planted canary moves its atime.
 
-`tmpfs` mounts of a running container cannot be written with `docker cp`/put_archive, so seeding streams a tar into
-`tar -x` through an exec with stdin, after the container started and before the server is asked to do anything.
+Seeding (a tar streamed into `tar -x` through an exec with stdin) is sandbox.run.exec_stream; the long-lived
+observer that answers snapshots without an exec per look is sandbox.run.observer (docs/observer.md).
 """
 
 from __future__ import annotations
 
-import socket
-import struct
 import time
 from dataclasses import dataclass, field
 from typing import Any
@@ -21,19 +19,17 @@ from typing import Any
 import docker
 from docker.errors import APIError, NotFound
 
+from sandbox.run.exec_stream import EXEC_USER, ObserveError, api_message, extract_tar
 from sandbox.run.netns import NETNS_SCRIPT, NamespaceUnread, NetworkNamespace, parse_namespace
-from sandbox.run.policy import HOME, RUN_GID, RUN_UID, WORKSPACE
+from sandbox.run.policy import HOME, WORKSPACE
 
 WATCHED = (WORKSPACE, HOME, "/tmp")
-EXEC_USER = f"{RUN_UID}:{RUN_GID}"
+
 MAX_SNAPSHOT_BYTES = 8 * 1024 * 1024  # bounds what a server that makes millions of files can make us read
-SEED_TIMEOUT = 60.0
-EXEC_POLL_SECONDS = 0.25  # how often a silent exec is asked whether it still runs
-_FRAME = struct.Struct(">BxxxI")
-_CGROUP_MARK = "@@MCP-SANDBOX-CGROUP@@"
+CGROUP_MARK = "@@MCP-SANDBOX-CGROUP@@"
 
 # One shell script per look: the file list (NUL-separated records, capped), then the cgroup counters (v2, else v1).
-_CGROUP_FILES = (
+CGROUP_FILES = (
     "/sys/fs/cgroup/memory.current", "/sys/fs/cgroup/memory.peak", "/sys/fs/cgroup/memory.events",
     "/sys/fs/cgroup/pids.current", "/sys/fs/cgroup/pids.peak", "/sys/fs/cgroup/pids.events",
     "/sys/fs/cgroup/cpu.stat",
@@ -45,14 +41,14 @@ _CGROUP_FILES = (
 # Counters first, with shell builtins only (no fork): a server that exhausted the pids limit leaves the exec's shell
 # unable to start `find`, and the counters must still be read. The listing then ends with find's exit status; a
 # listing without that end mark was cut short (the size cap, or a fork that failed).
-_LISTING_MARK = "@@MCP-SANDBOX-LISTING@@"
-_END_MARK = "@@MCP-SANDBOX-END@@"
+LISTING_MARK = "@@MCP-SANDBOX-LISTING@@"
+END_MARK = "@@MCP-SANDBOX-END@@"
 _SNAPSHOT_SCRIPT = (
-    "for f in " + " ".join(_CGROUP_FILES) + "; do [ -r \"$f\" ] && { printf '%s ' \"$f\"; "
+    "for f in " + " ".join(CGROUP_FILES) + "; do [ -r \"$f\" ] && { printf '%s ' \"$f\"; "
     "while IFS= read -r l || [ -n \"$l\" ]; do printf '%s ' \"$l\"; done < \"$f\"; printf '\\n'; }; done; "
-    f"printf '{_CGROUP_MARK}\\n{_LISTING_MARK}\\n'; "
+    f"printf '{CGROUP_MARK}\\n{LISTING_MARK}\\n'; "
     "{ find " + " ".join(WATCHED) + " -xdev -printf '%y\\t%s\\t%T@\\t%A@\\t%m\\t%p\\0' 2>/dev/null; "
-    f"printf '\\0{_END_MARK} %s\\n' \"$?\"; }} | head -c {MAX_SNAPSHOT_BYTES}; true"
+    f"printf '\\0{END_MARK} %s\\n' \"$?\"; }} | head -c {MAX_SNAPSHOT_BYTES}; true"
 )
 
 
@@ -119,95 +115,6 @@ class ExitState:
     error: str = ""
 
 
-class ObserveError(Exception):
-    """A look into the sandbox failed (the container is gone, or the engine refused the exec)."""
-
-
-# ---- seeding ----------------------------------------------------------------------------------------------------------
-
-def extract_tar(client: docker.DockerClient, container_id: str, archive: bytes, dest: str,
-                timeout: float = SEED_TIMEOUT) -> None:
-    """Stream a tar into `tar -x -C dest` inside the running container, as the run uid (works on tmpfs mounts)."""
-    api = client.api
-    command = ["tar", "-x", "-f", "-", "-C", dest, "--no-same-owner", "--delay-directory-restore"]
-    try:
-        exec_id = api.exec_create(container_id, command, stdin=True, stdout=True, stderr=True, user=EXEC_USER)["Id"]
-        attached = api.exec_start(exec_id, socket=True)
-    except (APIError, NotFound) as exc:
-        raise ObserveError(f"could not start tar in the sandbox: {api_message(exc)}") from exc
-    raw: socket.socket = getattr(attached, "_sock", attached)
-    output = bytearray()
-    try:
-        deadline = time.monotonic() + timeout
-        _send_to_exec(api, exec_id, raw, archive, deadline)
-        raw.shutdown(socket.SHUT_WR)
-        _drain_exec(api, exec_id, raw, output, deadline)
-    except OSError as exc:
-        raise ObserveError(f"streaming the archive into {dest} failed: {exc}") from exc
-    finally:
-        raw.close()
-    code = _exec_exit_code(api, exec_id)
-    if code != 0:
-        raise ObserveError(f"tar -x into {dest} exited with {code}: {_demux_text(bytes(output))[:300]}")
-
-
-def _send_to_exec(api: Any, exec_id: str, raw: socket.socket, data: bytes, deadline: float) -> None:
-    """Write all of `data` to the exec's stdin. A container that died under it stops reading without closing the
-    socket, so a write that does not go through is a cue to ask whether the exec still runs."""
-    raw.settimeout(EXEC_POLL_SECONDS)
-    view, sent = memoryview(data), 0
-    while sent < len(view):
-        try:
-            sent += raw.send(view[sent:sent + 65_536])
-        except TimeoutError:
-            if not api.exec_inspect(exec_id).get("Running"):
-                raise ObserveError("the container stopped reading (the server has exited)") from None
-            if time.monotonic() > deadline:
-                raise
-
-
-def _drain_exec(api: Any, exec_id: str, raw: socket.socket, output: bytearray, deadline: float) -> None:
-    """Read the exec's output to its end. When the container dies under it the engine may never close the socket,
-    so between short reads the exec's state is asked: an exec that no longer runs has said all it will."""
-    raw.settimeout(EXEC_POLL_SECONDS)
-    while True:
-        try:
-            chunk = raw.recv(65_536)
-        except TimeoutError:
-            if not api.exec_inspect(exec_id).get("Running"):
-                return
-            if time.monotonic() > deadline:
-                raise
-            continue
-        if not chunk:
-            return
-        if len(output) < 65_536:
-            output.extend(chunk)
-
-
-def _exec_exit_code(api: Any, exec_id: str, wait: float = 5.0) -> int | None:
-    deadline = time.monotonic() + wait
-    while True:
-        state = api.exec_inspect(exec_id)
-        if not state.get("Running") or time.monotonic() > deadline:
-            code = state.get("ExitCode")
-            return None if code is None else int(code)
-        time.sleep(0.02)
-
-
-def _demux_text(data: bytes) -> str:
-    """The payloads of multiplexed exec output frames, as text (tolerates a raw stream too)."""
-    out = bytearray()
-    view = memoryview(data)
-    while len(view) >= _FRAME.size:
-        kind, size = _FRAME.unpack(view[: _FRAME.size])
-        if kind not in (0, 1, 2):
-            return data.decode("utf-8", errors="replace")
-        out.extend(view[_FRAME.size: _FRAME.size + size])
-        view = view[_FRAME.size + size:]
-    return out.decode("utf-8", errors="replace")
-
-
 # ---- snapshots --------------------------------------------------------------------------------------------------------
 
 def snapshot(client: docker.DockerClient, container_id: str) -> Snapshot:
@@ -226,13 +133,13 @@ def snapshot(client: docker.DockerClient, container_id: str) -> Snapshot:
 
 def parse_snapshot(output: bytes, *, taken_at: float = 0.0, stderr: bytes = b"") -> Snapshot:
     """The exec's output: counters, then the listing and its end mark (`failure` says why a listing is not whole)."""
-    counters_text, found, listing = output.partition(f"{_CGROUP_MARK}\n{_LISTING_MARK}\n".encode())
+    counters_text, found, listing = output.partition(f"{CGROUP_MARK}\n{LISTING_MARK}\n".encode())
     counters = parse_counters(counters_text.decode(errors="replace"))
     complaint = stderr.decode("utf-8", errors="replace").strip().splitlines()
     said = f": {complaint[0][:200]}" if complaint else ""
     if not found:
         return Snapshot(taken_at, {}, counters, failure=f"the look into the sandbox printed no listing{said}")
-    body, ended, status = listing.rpartition(f"\0{_END_MARK} ".encode())
+    body, ended, status = listing.rpartition(f"\0{END_MARK} ".encode())
     truncated = len(listing) >= MAX_SNAPSHOT_BYTES
     if not ended:
         failure = (f"the file listing passed the {MAX_SNAPSHOT_BYTES // 2**20} MiB cap" if truncated
@@ -382,6 +289,4 @@ def network_namespace(client: docker.DockerClient, container_id: str) -> Network
         raise ObserveError(str(exc)) from exc
 
 
-def api_message(exc: Exception) -> str:
-    explanation = getattr(exc, "explanation", None)
-    return str(explanation or exc)[:300]
+__all__ = ["ObserveError", "api_message", "extract_tar"]  # kept here for the callers that look through observe

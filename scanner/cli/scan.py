@@ -253,6 +253,9 @@ def _policy(memory: str, cpus: float, pids: int, env: list[str]) -> RunPolicy:
                      env=parse_env(env))
 
 
+LOOK_BY = "MCP_SANDBOX_LOOK_BY"  # "exec": one exec per after-call snapshot, not the observer (docs/observer.md)
+
+
 def _probe_options(no_probes: bool, no_destructive: bool, no_error_probes: bool, fixtures: Path | None,
                    include_responses: bool, timeout: float) -> ProbeOptions:
     from scanner.probes.fixtures import load_fixtures
@@ -260,7 +263,8 @@ def _probe_options(no_probes: bool, no_destructive: bool, no_error_probes: bool,
 
     return ProbeOptions(enabled=not no_probes, no_destructive=no_destructive, error_probes=not no_error_probes,
                         fixtures=load_fixtures(fixtures, env=os.environ) if fixtures is not None else None,
-                        include_responses=include_responses, timeout=timeout)
+                        include_responses=include_responses, timeout=timeout,
+                        observer=os.environ.get(LOOK_BY) != "exec")
 
 
 def _run(options: ScanOptions) -> Report:

@@ -174,6 +174,7 @@ def _sandbox_info(parts: ScanParts) -> SandboxInfo | None:
         info.stderr, info.stderr_truncated = parts.listing.stderr, parts.listing.stderr_truncated
         info.exit_code = parts.listing.exit_code
         info.startup_processes, info.teardown = server_end_info(parts.listing, parts.teardown)
+    info.looks = list(parts.probes.looks)
     return info
 
 

@@ -20,6 +20,8 @@ import docker
 
 from sandbox.run import observe
 from sandbox.run.observe import ExitState, ObserveError, Process, Snapshot
+from sandbox.run.observer_watch import Watch
+from scanner.probes.model import ProbeCall
 
 Drain = Callable[[str], list[dict[str, Any]]]
 
@@ -32,8 +34,10 @@ class Looks:
     egress: list[dict[str, Any]] | Exception | None  # None: the network is not observed
 
 
-async def look_after_call(client: docker.DockerClient, container_id: str, drain: Drain | None) -> Looks:
-    """Every look after a call, in threads at once; raises only what reading the exit state raised."""
+async def look_after_call(client: docker.DockerClient, container_id: str, drain: Drain | None,
+                          snapshot: Callable[[], Snapshot] | None = None) -> Looks:
+    """Every look after a call, in threads at once; raises only what reading the exit state raised. `snapshot`
+    takes the file listing and counters (the sandbox's Watch: its observer, else one exec); default one exec."""
     found: dict[str, Any] = {}
 
     async def take(name: str, look: Callable[[], Any], kept: type[BaseException]) -> None:
@@ -46,7 +50,7 @@ async def look_after_call(client: docker.DockerClient, container_id: str, drain:
         # In this order, never at once: `top` during the snapshot exec would list its shell and `find` as the
         # server's processes; and the sink logs a connection only once it read its first bytes, so the drain comes
         # last, to give a call's late connection the time it had before.
-        await take("snapshot", lambda: observe.snapshot(client, container_id), ObserveError)
+        await take("snapshot", snapshot or (lambda: observe.snapshot(client, container_id)), ObserveError)
         await take("processes", lambda: observe.processes(client, container_id), ObserveError)
         if drain is not None:  # the sink failing loses evidence; it must not stop probing (the runner records it)
             await take("egress", lambda: drain(container_id), Exception)
@@ -58,3 +62,14 @@ async def look_after_call(client: docker.DockerClient, container_id: str, drain:
         raise found["state"]
     return Looks(state=found["state"], snapshot=found["snapshot"], processes=found["processes"],
                  egress=found.get("egress"))
+
+
+def note_lost_observer(watch: Watch, call: ProbeCall, errors: list[str]) -> None:
+    """Once, when the sandbox's observer was lost during this call's looks: a scan note naming the call. The server
+    runs as the observer's uid and is the only thing in the sandbox that can signal it, so this is the server
+    stopping or killing the scanner's observer, a hostile act; the looks go on, one exec each."""
+    if watch.lost is None or watch.lost_noted:
+        return
+    watch.lost_noted = True
+    errors.append(f"the sandbox's observer was lost at or before probe '{call.label}' of '{call.tool}' ({watch.lost}); "
+                  f"the server may have stopped or killed it (hostile); the remaining looks took one exec each"[:600])

@@ -71,6 +71,7 @@ class ProbePhaseReport:
     errors: list[str] = field(default_factory=list)
     notifications: list[NotificationSeen] = field(default_factory=list)  # server notifications, by method
     measured_waste: dict[str, int] = field(default_factory=dict)  # tokens per tool, for the score
+    looks: list[str] = field(default_factory=list)  # how each sandbox's snapshots were taken (Watch.path)
 
 
 def prepare(options: ProbeOptions, policy: RunPolicy) -> ProbePlan:
@@ -104,11 +105,11 @@ def make_after_listing(session: SandboxSession, server: RunningServer, plan: Pro
                            startup_timeout=startup_timeout, request_timeout=request_timeout, cpus=holder.cpus,
                            drain_egress=drain_egress)
     try:
-        baseline = seed(access, server)
+        watched, baseline = seed(access, server, plan.options.observer)
     except ObserveError as exc:
         holder.errors.append(f"probing skipped: could not seed the sandbox: {exc}")
         return None, holder
-    runner = ProbeRunner(access, plan.options, baseline, progress)
+    runner = ProbeRunner(access, plan.options, baseline, progress, watched)
 
     async def after_listing(client: Client, inventory: Inventory) -> None:
         holder.tools = list(inventory.tools)
@@ -138,4 +139,4 @@ def summarize(holder: ProbePhaseResult) -> ProbePhaseReport:
             waste[item.finding.tool] = waste.get(item.finding.tool, 0) + item.token_waste
     return ProbePhaseReport(probes=probes, behavior=outcome.behavior, findings=findings,
                             errors=[*holder.errors, *outcome.errors], measured_waste=waste,
-                            notifications=outcome.notifications.entries())
+                            notifications=outcome.notifications.entries(), looks=outcome.looks)

@@ -24,10 +24,11 @@ from sandbox.run import observe, server as run
 from sandbox.run.attach import AttachedStdio
 from sandbox.run.canaries import find_canaries
 from sandbox.run.observe import ObserveError, Process, Snapshot
+from sandbox.run.observer_watch import Watch
 from sandbox.run.process_watch import pids_in_use, process_table
 from scanner.pipeline.client_identity import DEFAULT as CLIENT_IDENTITY
 from scanner.pipeline.transport import WireHealth, attached_transport
-from scanner.probes.call_looks import Looks, look_after_call
+from scanner.probes.call_looks import Looks, look_after_call, note_lost_observer
 from scanner.probes.call_behavior import drop_exited, fill_record, new_processes, pids_at_limit
 from scanner.probes.crash_attribution import died_before_sending, finished_at
 from scanner.probes.process_tree import classify, daemons
@@ -54,7 +55,7 @@ T = TypeVar("T")
 
 class ProbeRunner:
     def __init__(self, access: SandboxAccess, options: ProbeOptions, baseline: Snapshot | None,
-                 progress: Progress = lambda _: None) -> None:
+                 progress: Progress = lambda _: None, watch: Watch | None = None) -> None:
         self.access = access
         self.options = options
         self.progress = progress
@@ -63,6 +64,7 @@ class ProbeRunner:
         self.client: Client | None = None
         self.sandbox_index = 0
         self.last_snapshot = baseline
+        self.watch = watch or Watch(access.docker, access.server.container_id, unavailable="not started")
         self.last_processes: set[int] | None = None
         self.current_tools: list[dict[str, Any]] = []
         self.restart_needed = False
@@ -107,6 +109,7 @@ class ProbeRunner:
                 self._settle_processes({p.pid for p in self.outcome.teardown_processes})
             self.outcome.server = self.server
             self.outcome.server_exited = await self._has_exited()
+            self.outcome.looks.extend(self.watch.finish())
             await self._stack.aclose()
             self.outcome.tools_after = list(self.current_tools)
             self.outcome.seconds = round(time.monotonic() - began, 3)
@@ -126,7 +129,9 @@ class ProbeRunner:
         call = fill_from_pool(call, self._definition(call.tool), self.ids)
         sent_at = time.time()
         result = self._name_the_fault(call, await self._send(call))
-        looks = await look_after_call(self.access.docker, self.server.container_id, self.access.drain_egress)
+        looks = await look_after_call(self.access.docker, self.server.container_id, self.access.drain_egress,
+                                      self.watch.snapshot)
+        note_lost_observer(self.watch, call, self.outcome.errors)
         state = looks.state
         record = CallBehavior(call=index, tool=call.tool, label=call.label, sandbox=self.sandbox_index)
         if not state.running:
@@ -211,10 +216,13 @@ class ProbeRunner:
         pids_now = await self._pids_in_use() if after.failed or before.failed else None
         fill_record(record, before, after, self.access.canaries.locations, pids_now)
         self._settle_processes({p.pid for p in now})
-        record.processes = new_processes(now, self.last_processes or set(), self.server_pid)
+        record.processes = new_processes(now, (self.last_processes or set()) | self.watch.own_pids(), self.server_pid)
         self.last_snapshot = None if after.failed else after
         self.last_processes = {p.pid for p in now}
-        if after.failed and pids_now is not None and pids_now[0] >= pids_now[1] and record.call >= 0:
+        hit = record.resources.pids_limit_hit and record.call >= 0
+        if hit and pids_now is None:  # the observer looks without forking: can anything in the sandbox still fork?
+            pids_now = await self._pids_in_use()
+        if (after.failed or hit) and pids_now is not None and pids_now[0] >= pids_now[1] and record.call >= 0:
             self.restart_needed = True  # nothing can fork in this sandbox any more: the next probes get a fresh one
 
     def _settle_processes(self, alive: set[int]) -> None:
@@ -280,7 +288,7 @@ class ProbeRunner:
     # ---- the sandbox -------------------------------------------------------------------------------------------------
 
     async def _snapshot(self) -> Snapshot:
-        return await anyio.to_thread.run_sync(observe.snapshot, self.access.docker, self.server.container_id)
+        return await anyio.to_thread.run_sync(self.watch.snapshot)
 
     async def _processes(self) -> list[Process]:
         return await anyio.to_thread.run_sync(observe.processes, self.access.docker, self.server.container_id)
@@ -322,11 +330,13 @@ class ProbeRunner:
         self.health = WireHealth()
         self.progress("restarting the server in a fresh sandbox")
         await anyio.to_thread.run_sync(observe.kill, self.access.docker, self.server.container_id)
+        self.outcome.looks.extend(self.watch.finish())
         try:
             server = await anyio.to_thread.run_sync(self.access.restart)
             self.server = server
             self._stack.callback(run.close_attach, server)  # the listing stage ends it (EOF, SIGTERM, SIGKILL)
-            self.last_snapshot = await anyio.to_thread.run_sync(seed, self.access, server)
+            self.watch, self.last_snapshot = await anyio.to_thread.run_sync(seed, self.access, server,
+                                                                            self.options.observer)
             self.last_processes = None
             stdio = AttachedStdio(server.socket, stderr=server.stderr)
             await self._stack.enter_async_context(stdio)

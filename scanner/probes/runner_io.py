@@ -4,12 +4,14 @@ seeding of a fresh sandbox, apart from the runner's loop in scanner/probes/runne
 from __future__ import annotations
 
 from collections.abc import Callable
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from typing import Any
 
 from sandbox.run import observe
 from sandbox.run.canaries import PlantedCanaries
 from sandbox.run.observe import Snapshot
+from sandbox.run.observer_watch import Watch, watch
 from sandbox.run.policy import HOME, WORKSPACE
 from sandbox.run.server import RunningServer
 from sandbox.run.workspace_seed import SeedManifest
@@ -33,6 +35,7 @@ class ProbeOptions:
     include_responses: bool = False
     timeout: float = 30.0
     max_calls: int = MAX_CALLS
+    observer: bool = True  # look after each call through the in-sandbox observer (docs/observer.md); False: by exec
 
 
 @dataclass
@@ -49,6 +52,7 @@ class ProbeOutcome:
     list_changed_notifications: int = 0
     notifications: NotificationLog = field(default_factory=NotificationLog)  # every server notification, by method
     restarts: int = 0
+    looks: list[str] = field(default_factory=list)  # per sandbox, how its snapshots were taken (Watch.path)
     startup_processes: list[ProcessSeen] = field(default_factory=list)  # after listing, before the first call
     teardown_processes: list[ProcessSeen] = field(default_factory=list)  # after the last call, before EOF
     server: RunningServer | None = None  # the sandbox probing ended in (a restart replaces the first)
@@ -77,8 +81,20 @@ class SandboxAccess:
     health: WireHealth | None = None  # the listing session's wire health (a flood there names what ended it)
 
 
-def seed(access: SandboxAccess, server: RunningServer) -> Snapshot:
-    """Fill the workspace and plant the canaries in HOME of a running sandbox; returns the baseline snapshot."""
-    observe.extract_tar(access.docker, server.container_id, access.workspace_archive, WORKSPACE)
-    observe.extract_tar(access.docker, server.container_id, access.canaries.home_archive, HOME)
-    return observe.snapshot(access.docker, server.container_id)
+def seed(access: SandboxAccess, server: RunningServer, use_observer: bool = True) -> tuple[Watch, Snapshot]:
+    """Fill the workspace and plant the canaries in HOME of a running sandbox while its observer starts (all before
+    the server is sent anything); returns the Watch its looks go through and the baseline snapshot."""
+    with ThreadPoolExecutor(max_workers=1) as pool:
+        starting = pool.submit(watch, access.docker, server.container_id, use_observer=use_observer)
+        try:
+            observe.extract_tar(access.docker, server.container_id, access.workspace_archive, WORKSPACE)
+            observe.extract_tar(access.docker, server.container_id, access.canaries.home_archive, HOME)
+        except BaseException:
+            starting.result().close()
+            raise
+        looking = starting.result()
+    try:
+        return looking, looking.snapshot()
+    except BaseException:
+        looking.close()
+        raise

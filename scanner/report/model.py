@@ -217,6 +217,10 @@ class SandboxInfo(_Model):
     startup_processes: list[ProcessSeen] = Field(default_factory=list, description="The sandbox's processes after "
                                                  "listing, before the first call, by role (a daemon the server "
                                                  "started at start-up is here, and is B5).")
+    looks: list[str] = Field(default_factory=list, description="How each sandbox's after-call snapshots were taken "
+                             "(the first, then each restart's): `observer` (the in-sandbox observer, "
+                             "docs/observer.md), `exec (why)` (one exec per look), `observer, then exec (why)` (the "
+                             "observer was lost mid-scan).")
 
 
 def _phase(what: str) -> Any:

@@ -1,0 +1,113 @@
+"""Streams into and out of a Docker exec: seeding a running sandbox (a tar into `tar -x` through an exec with
+stdin, after the container started and before the server is asked to do anything: `tmpfs` mounts of a running
+container cannot be written with `docker cp`/put_archive), and the helpers that write to and drain an exec's raw
+socket without hanging on a container that died under it."""
+
+from __future__ import annotations
+
+import socket
+import struct
+import time
+from typing import Any
+
+import docker
+from docker.errors import APIError, NotFound
+
+from sandbox.run.policy import RUN_GID, RUN_UID
+
+EXEC_USER = f"{RUN_UID}:{RUN_GID}"
+SEED_TIMEOUT = 60.0
+EXEC_POLL_SECONDS = 0.25  # how often a silent exec is asked whether it still runs
+FRAME = struct.Struct(">BxxxI")  # the engine's multiplexed stream: kind (0 stdin, 1 stdout, 2 stderr), size
+
+
+class ObserveError(Exception):
+    """A look into the sandbox failed (the container is gone, or the engine refused the exec)."""
+
+
+def api_message(exc: Exception) -> str:
+    explanation = getattr(exc, "explanation", None)
+    return str(explanation or exc)[:300]
+
+
+def extract_tar(client: docker.DockerClient, container_id: str, archive: bytes, dest: str,
+                timeout: float = SEED_TIMEOUT) -> None:
+    """Stream a tar into `tar -x -C dest` inside the running container, as the run uid (works on tmpfs mounts)."""
+    api = client.api
+    command = ["tar", "-x", "-f", "-", "-C", dest, "--no-same-owner", "--delay-directory-restore"]
+    try:
+        exec_id = api.exec_create(container_id, command, stdin=True, stdout=True, stderr=True, user=EXEC_USER)["Id"]
+        attached = api.exec_start(exec_id, socket=True)
+    except (APIError, NotFound) as exc:
+        raise ObserveError(f"could not start tar in the sandbox: {api_message(exc)}") from exc
+    raw: socket.socket = getattr(attached, "_sock", attached)
+    output = bytearray()
+    try:
+        deadline = time.monotonic() + timeout
+        _send_to_exec(api, exec_id, raw, archive, deadline)
+        raw.shutdown(socket.SHUT_WR)
+        _drain_exec(api, exec_id, raw, output, deadline)
+    except OSError as exc:
+        raise ObserveError(f"streaming the archive into {dest} failed: {exc}") from exc
+    finally:
+        raw.close()
+    code = exec_exit_code(api, exec_id)
+    if code != 0:
+        raise ObserveError(f"tar -x into {dest} exited with {code}: {_demux_text(bytes(output))[:300]}")
+
+
+def _send_to_exec(api: Any, exec_id: str, raw: socket.socket, data: bytes, deadline: float) -> None:
+    """Write all of `data` to the exec's stdin. A container that died under it stops reading without closing the
+    socket, so a write that does not go through is a cue to ask whether the exec still runs."""
+    raw.settimeout(EXEC_POLL_SECONDS)
+    view, sent = memoryview(data), 0
+    while sent < len(view):
+        try:
+            sent += raw.send(view[sent:sent + 65_536])
+        except TimeoutError:
+            if not api.exec_inspect(exec_id).get("Running"):
+                raise ObserveError("the container stopped reading (the server has exited)") from None
+            if time.monotonic() > deadline:
+                raise
+
+
+def _drain_exec(api: Any, exec_id: str, raw: socket.socket, output: bytearray, deadline: float) -> None:
+    """Read the exec's output to its end. When the container dies under it the engine may never close the socket,
+    so between short reads the exec's state is asked: an exec that no longer runs has said all it will."""
+    raw.settimeout(EXEC_POLL_SECONDS)
+    while True:
+        try:
+            chunk = raw.recv(65_536)
+        except TimeoutError:
+            if not api.exec_inspect(exec_id).get("Running"):
+                return
+            if time.monotonic() > deadline:
+                raise
+            continue
+        if not chunk:
+            return
+        if len(output) < 65_536:
+            output.extend(chunk)
+
+
+def exec_exit_code(api: Any, exec_id: str, wait: float = 5.0) -> int | None:
+    deadline = time.monotonic() + wait
+    while True:
+        state = api.exec_inspect(exec_id)
+        if not state.get("Running") or time.monotonic() > deadline:
+            code = state.get("ExitCode")
+            return None if code is None else int(code)
+        time.sleep(0.02)
+
+
+def _demux_text(data: bytes) -> str:
+    """The payloads of multiplexed exec output frames, as text (tolerates a raw stream too)."""
+    out = bytearray()
+    view = memoryview(data)
+    while len(view) >= FRAME.size:
+        kind, size = FRAME.unpack(view[: FRAME.size])
+        if kind not in (0, 1, 2):
+            return data.decode("utf-8", errors="replace")
+        out.extend(view[FRAME.size: FRAME.size + size])
+        view = view[FRAME.size + size:]
+    return out.decode("utf-8", errors="replace")

@@ -1,0 +1,144 @@
+"""The observer that runs inside the sandbox (see docs/observer.md): its source is sent as `python3 -I -S -c SOURCE`
+by sandbox.run.observer with its settings as argv[1] (JSON), run as the run uid with a group of its own, so the server (same uid, the run group) can
+signal it but cannot ptrace it, open its fds or read its memory. It also makes itself non-dumpable.
+
+It reads one request a line on stdin (`snapshot NONCE`, NONCE 32 hex digits) and answers on stdout:
+
+    @@MCP-SANDBOX-OBSERVER@@ NONCE LENGTH\\n<LENGTH bytes>@@MCP-SANDBOX-OBSERVED@@ NONCE\\n
+
+where the bytes are exactly what sandbox.run.observe's snapshot script prints (counters with the shell's line
+format, the marks, find's `-printf` records, its end mark and status, cut at the same cap), so one parser reads both.
+No fork per look: the counters and the listing are read in this process. Standard library only; this module is
+also imported by the tests, which compare its output with find's.
+"""
+
+import os
+import stat
+import sys
+
+MARK = b"@@MCP-SANDBOX-OBSERVER@@"
+CLOSE = b"@@MCP-SANDBOX-OBSERVED@@"
+_KINDS = ((stat.S_ISREG, b"f"), (stat.S_ISDIR, b"d"), (stat.S_ISLNK, b"l"), (stat.S_ISFIFO, b"p"),
+          (stat.S_ISSOCK, b"s"), (stat.S_ISCHR, b"c"), (stat.S_ISBLK, b"b"))
+
+
+class _Capped:
+    """The answer's bytes, cut at `limit` like `| head -c limit`."""
+
+    def __init__(self, limit):
+        self.parts, self.size, self.limit = [], 0, limit
+
+    def add(self, data):
+        room = self.limit - self.size
+        if room <= 0:
+            return False
+        piece = data[:room]
+        self.parts.append(piece)
+        self.size += len(piece)
+        return self.size < self.limit
+
+    def value(self):
+        return b"".join(self.parts)
+
+
+def counters_text(files):
+    """Each readable cgroup file as `PATH LINE LINE \\n`, like the snapshot script's builtin loop."""
+    out = []
+    for path in files:
+        try:
+            with open(path, "rb") as handle:
+                data = handle.read()
+        except OSError:
+            continue
+        lines = data.split(b"\n")
+        if lines and lines[-1] == b"":
+            lines.pop()
+        out.append(path.encode() + b" " + b"".join(line + b" " for line in lines) + b"\n")
+    return b"".join(out)
+
+
+def _time(ns):
+    seconds, rest = divmod(ns, 1_000_000_000)
+    return b"%d.%09d0" % (seconds, rest)
+
+
+def _record(path, info):
+    kind = next((letter for test, letter in _KINDS if test(info.st_mode)), b"U")
+    return b"%s\t%d\t%s\t%s\t%o\t%s\0" % (kind, info.st_size, _time(info.st_mtime_ns), _time(info.st_atime_ns),
+                                          stat.S_IMODE(info.st_mode), path)
+
+
+def listing(out, roots):
+    """find ROOTS -xdev -printf '%y\\t%s\\t%T@\\t%A@\\t%m\\t%p\\0' into `out`; returns find's exit status (1 when any
+    path could not be read). Stops early once `out` is full (the caller's cap)."""
+    status = 0
+    for root in roots:
+        try:
+            info = os.lstat(root)
+        except OSError:
+            status = 1
+            continue
+        stack = [(root, info)]
+        device = info.st_dev
+        while stack:
+            path, info = stack.pop()
+            if not out.add(_record(path, info)):
+                return status
+            if not stat.S_ISDIR(info.st_mode) or info.st_dev != device:
+                continue
+            try:
+                names = os.listdir(path)
+            except OSError:
+                status = 1
+                continue
+            children = []
+            for name in names:
+                child = path + b"/" + name
+                try:
+                    children.append((child, os.lstat(child)))
+                except OSError:
+                    status = 1
+            stack.extend(reversed(children))
+    return status
+
+
+def snapshot_bytes(config):
+    """What the snapshot script prints: `config` names the cgroup files, the marks, the watched roots, the cap."""
+    head = (counters_text(config["cgroup_files"]) + config["cgroup_mark"].encode() + b"\n"
+            + config["listing_mark"].encode() + b"\n")
+    out = _Capped(config["max_bytes"])  # the listing and its end mark only, as the script's `| head -c`
+    status = listing(out, [os.fsencode(root) for root in config["watched"]])
+    out.add(b"\0" + config["end_mark"].encode() + b" %d\n" % status)
+    return head + out.value()
+
+
+def _non_dumpable():
+    """prctl(PR_SET_DUMPABLE, 0), then read back (PR_GET_DUMPABLE): True when this process is non-dumpable."""
+    try:
+        import ctypes
+        libc = ctypes.CDLL(None, use_errno=True)
+        libc.prctl(4, 0, 0, 0, 0)
+        return libc.prctl(3, 0, 0, 0, 0) == 0
+    except (OSError, AttributeError, ImportError):
+        return False
+
+
+def serve(stdin, stdout, config):
+    dumpable = b"no" if _non_dumpable() else b"yes"
+    stdout.write(MARK + b" ready pid=%d gid=%d dumpable=%s\n" % (os.getpid(), os.getgid(), dumpable))
+    stdout.flush()
+    for line in stdin:
+        words = line.split()
+        if len(words) != 2 or words[0] != b"snapshot" or len(words[1]) != 32 or not words[1].isalnum():
+            stdout.write(MARK + b" refused\n")
+            stdout.flush()
+            continue
+        nonce = words[1]
+        body = snapshot_bytes(config)
+        stdout.write(MARK + b" %s %d\n" % (nonce, len(body)) + body + CLOSE + b" %s\n" % nonce)
+        stdout.flush()
+
+
+if __name__ == "__main__":
+    import json
+    serve(sys.stdin.buffer, sys.stdout.buffer, json.loads(sys.argv[1]))
