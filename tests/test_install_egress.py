@@ -659,9 +659,13 @@ def test_install_egress_names_the_guilty_package_and_script_only(docker_client, 
         assert not any(a.package == "mcp-zoo-script-tree@0.1.0" for a in installed.egress)
         assert "late.example.invalid" not in {a.host for a in installed.egress}
         # Both scripts ran (the harmless one wrote its marker), and the attribution survives the image cache.
+        # The lookup creates no container: the manifest is read later, beside the run, and is the install's.
         with SandboxSession(docker_client) as session:
-            cached = install._cached(session, installed.image, installed.runtime_image, "npm")
-        assert cached is not None and cached.egress == installed.egress
+            cached = install._cached(session, installed.image, installed.runtime_image)
+            assert labelled_containers(docker_client, session.id) == []
+            assert cached is not None and cached.manifest is None
+            assert install.installed_manifest(session, cached, "npm") == installed.manifest
+        assert cached.egress == installed.egress
         bundled = installed.manifest["packages"]["node_modules/mcp-zoo-script-tree/node_modules/mcp-zoo-guilty"]
         assert bundled["inBundle"] is True
         assert image_file(docker_client, installed.image,

@@ -69,15 +69,8 @@ def test_a_record_lists_the_package_files_and_nothing_outside_site_packages() ->
               b"mcp_zoo/__pycache__/revisions.cpython-313.pyc,,\n")
     assert record_paths(record) == ["mcp_zoo/__init__.py", "mcp_zoo/revisions.py"]
     assert dist_info_names("Mcp-Zoo", "0.1.0")[0] == "mcp_zoo-0.1.0.dist-info"
-    assert site_packages(_installed({"python": "3.13.1"})) == "/opt/server/venv/lib/python3.13/site-packages"
-    assert site_packages(_installed({})) is None
-
-
-def _installed(manifest: dict[str, object]):  # type: ignore[no-untyped-def]
-    from sandbox.install.request import InstalledServer
-
-    return InstalledServer(image="i", image_id="x", runtime_image="r", cached=False, name="mcp-zoo",
-                           version="0.1.0", entry_points={}, installer_output="", seconds=0.0, manifest=manifest)
+    assert site_packages({"python": "3.13.1"}) == "/opt/server/venv/lib/python3.13/site-packages"
+    assert site_packages({}) is None
 
 
 DIRTY_JS = b'server.setRequestHandler("ping", () => ({}));\nthrow new McpError(-32002, "Resource not found");\n'

@@ -70,6 +70,16 @@ def test_the_installed_files_are_vetted_with_package_relative_paths(zoo: Report)
     assert all(path.startswith("mcp_zoo/") for path, _, _ in found)  # the package's own files, no dependency's
 
 
+def test_a_cached_install_is_vetted_as_the_first(zoo: Report) -> None:
+    """A cached install's lookup reads no manifest: the stage reads the Python install description itself."""
+    again = _scan(ZOO, "zoo-revision-legacy")
+    assert again.install is not None and again.install.cached
+    assert again.source is not None and zoo.source is not None
+    assert again.source.files_read == zoo.source.files_read and again.source.files_scanned >= 10
+    assert [f.message for f in again.findings if f.rule_id == "V1"] == [f.message for f in zoo.findings
+                                                                        if f.rule_id == "V1"]
+
+
 def test_the_source_findings_never_change_the_verdict(zoo: Report) -> None:
     security = [f for f in zoo.findings if f.category == "security"]
     assert zoo.verdict == ("pass" if not security else zoo.verdict)

@@ -6,6 +6,7 @@ from __future__ import annotations
 import threading
 import time
 import uuid
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -14,6 +15,8 @@ from docker.errors import APIError, NotFound
 
 from sandbox.core import labels
 from sandbox.core.engine import EngineTimeout
+
+MAX_PARALLEL_REMOVALS = 4  # a scan's session holds a few containers (sink, server, second server, readers)
 
 
 @dataclass
@@ -92,10 +95,9 @@ class SandboxSession:
         return self.teardown_result
 
     def _remove_all(self) -> list[str]:
-        removed: list[str] = []
-        for container_id in list(self._containers):
-            _force_remove(self.client, container_id)
-            removed.append(container_id[:12])
+        own = list(self._containers)
+        _force_remove_all(self.client, own)
+        removed: list[str] = [container_id[:12] for container_id in own]
         for container in self._labelled_containers():
             _force_remove(self.client, container)
             if container[:12] not in removed:
@@ -119,6 +121,19 @@ class SandboxSession:
     def __exit__(self, *exc: object) -> None:
         if self.teardown_result is None:
             self.teardown()
+
+
+def _force_remove_all(client: docker.DockerClient, container_ids: list[str]) -> None:
+    """Remove the containers at once (each removal is a kill and a wait in the engine); the first error raised, once
+    every removal has returned."""
+    if len(container_ids) < 2:
+        for container_id in container_ids:
+            _force_remove(client, container_id)
+        return
+    with ThreadPoolExecutor(max_workers=min(MAX_PARALLEL_REMOVALS, len(container_ids)),
+                            thread_name_prefix="mcp-sandbox-teardown") as pool:
+        for _ in pool.map(lambda container_id: _force_remove(client, container_id), container_ids):
+            pass
 
 
 def _force_remove(client: docker.DockerClient, container_id: str) -> None:

@@ -67,7 +67,7 @@ def install(
     client = session.client
     tag = installed_tag(runtime_image_id, request)
     if use_cache:
-        cached = _cached(session, tag, runtime_image, request.ecosystem)
+        cached = _cached(session, tag, runtime_image)
         if cached is not None:
             return cached
     started = time.monotonic()
@@ -111,7 +111,7 @@ def install(
     )
 
 
-def _cached(session: SandboxSession, tag: str, runtime_image: str, ecosystem: Ecosystem) -> InstalledServer | None:
+def _cached(session: SandboxSession, tag: str, runtime_image: str) -> InstalledServer | None:
     try:
         image = session.client.images.get(tag)
     except ImageNotFound:
@@ -123,7 +123,8 @@ def _cached(session: SandboxSession, tag: str, runtime_image: str, ecosystem: Ec
     return InstalledServer(
         image=tag, image_id=image.id, runtime_image=runtime_image, cached=True, name=summary["name"],
         version=summary["version"], entry_points=summary.get("entry_points") or {},
-        installer_output=summary.get("output", ""), seconds=0.0, manifest=_manifest_from_image(session, tag, ecosystem),
+        # The manifest is read later, beside the run, by what needs it (installed_manifest): not on the lookup.
+        installer_output=summary.get("output", ""), seconds=0.0, manifest=None,
         egress=[_attempt(record) for record in summary.get("egress") or []],
         attribution_note=_optional_text(summary.get("attribution_note")),
         writes=[_step_writes(record) for record in summary.get("writes") or []],
@@ -237,8 +238,16 @@ def _refused_note(attempts: list[EgressAttempt]) -> str:
     return f"; during the install it tried to reach {', '.join(refused)} (refused)" if refused else ""
 
 
+def installed_manifest(session: SandboxSession, installed: InstalledServer, ecosystem: Ecosystem) -> dict[str, Any]:
+    """The install manifest (npm lockfile / Python install description): as the install read it, or, for a cached
+    install (whose lookup does not read it), from the installed image."""
+    if installed.manifest is not None:
+        return installed.manifest
+    return _manifest_from_image(session, installed.image, ecosystem)
+
+
 def _manifest_from_image(session: SandboxSession, image: str, ecosystem: Ecosystem) -> dict[str, Any]:
-    """The install manifest (npm lockfile / Python install description) kept in an installed image."""
+    """The install manifest kept in an installed image, read through a container that never starts."""
     container_id = session.create_container("read-manifest", image=image, command=["/bin/false"], entrypoint=[],
                                             network_disabled=True)
     try:

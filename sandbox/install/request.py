@@ -54,7 +54,8 @@ class InstalledServer:
     entry_points: dict[str, str]
     installer_output: str
     seconds: float
-    manifest: dict[str, Any]
+    # None for a cached install until read (sandbox.install.container.installed_manifest): its lookup does not.
+    manifest: dict[str, Any] | None
     egress: list[EgressAttempt] = field(default_factory=list)
     # Why the egress attempts (some or all) name no install step, when they do not (the engine gave no usable clock).
     attribution_note: str | None = None

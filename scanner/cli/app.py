@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from gc import set_threshold as set_gc_threshold
 import os
 import sys
 
@@ -43,6 +44,11 @@ def _fail(message: str) -> None:
 
 
 DEBUG_ENV = "MCP_SANDBOX_DEBUG"
+# The cyclic collector's thresholds for one command: a command builds many objects that live until it ends (the
+# imported modules, a tool list's views and findings) and few cycles, so the default (700, 10, 10) spends a third of a
+# large `check` re-walking them (measured: 11.0 s against 8.3 s of CPU for 50,000 tools). Every cycle is still
+# collected, only less often.
+GC_THRESHOLDS = (100_000, 50, 100)
 INTERNAL_ERROR_EXIT = 3  # as a scan that could not finish: never 1, which means "findings"
 
 
@@ -58,6 +64,7 @@ def _internal_error(exc: Exception) -> int:
 def main() -> None:
     """Console entry point: user errors print one line and exit 2, a check that could not run exits 3, and so does
     an internal error (one line, no traceback): never a traceback, never the exit code of findings."""
+    set_gc_threshold(*GC_THRESHOLDS)
     try:
         code = _run()
     except Exception as exc:  # noqa: BLE001 - the one top-level guard: whatever escaped is reported, not hidden

@@ -217,12 +217,14 @@ def _scan_door(options: ScanOptions, target: str | None, tail: list[str] | None,
 def _check_flags(outputs: ReportOutputs, fail_under: int | None, lock_path: Path | None, sign: Path | None,
                  sign_env: str | None) -> Signer | None:
     """The flags and the output paths, before anything is installed; the signer when one is asked for."""
-    from scanner.signing.keys import load_signer
-
     check_outputs(outputs, fail_under=fail_under)
     check_writable(lock_path, "the lock")
     if (sign is not None or sign_env is not None) and (outputs.json is None or outputs.json == STDOUT):
         raise UsageError("--sign/--sign-env sign the JSON report: also give --json PATH (a file, not -)")
+    if sign is None and sign_env is None:
+        return None
+    from scanner.signing.keys import load_signer  # cryptography: loaded only to sign
+
     return load_signer(sign, sign_env)
 
 
@@ -298,16 +300,19 @@ def _lock_artifact(lock_path: Path, new: LockFile | None) -> Artifact:
 def _write_outputs(report: Report, outputs: ReportOutputs, lock_path: Path | None, accept: bool,
                    signer: Signer | None) -> None:
     """The report views (pointing at the lock when there is one), then the lock, then the signature."""
-    from rich.console import Console
+    new = None
+    if lock_path and lockable(report) and not report.errors:  # the lock and signing are loaded only when asked for
+        from scanner.lock.build import build_lock
 
-    from scanner.lock.build import build_lock
-    from scanner.signing.attest import attestation_path, write_attestation
-
-    new = build_lock(report.as_served()) if lock_path and lockable(report) and not report.errors else None
+        new = build_lock(report.as_served())
     emit_report(report, outputs, _lock_artifact(lock_path, new) if lock_path else None)
     if lock_path is not None and new is not None:
+        from rich.console import Console
+
         write_with_changes(Console(stderr=True, highlight=False, soft_wrap=True), new, lock_path, signer, accept, None)
     if signer is not None and outputs.json is not None:
+        from scanner.signing.attest import attestation_path, write_attestation
+
         json_path = Path(outputs.json)
         envelope = write_attestation(signer, attestation_path(json_path), report_path=json_path, report=report,
                                      lock_path=lock_path if lock_path and lock_path.is_file() else None)

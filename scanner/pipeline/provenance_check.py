@@ -7,6 +7,8 @@ from dataclasses import dataclass
 
 import httpx
 
+from sandbox.core.session import SandboxSession
+from sandbox.install.container import installed_manifest
 from sandbox.install.request import InstalledServer, InstallRequest
 from scanner.pipeline.scan_options import Progress
 from scanner.provenance.installed import advisory_source, check_installed
@@ -21,11 +23,14 @@ class Provenance:
     findings: list[Finding]
 
 
-def check_provenance(request: InstallRequest, installed: InstalledServer, *, client: httpx.Client,
-                     endpoints: RegistryEndpoints, advisories: str | None, progress: Progress) -> Provenance:
+def check_provenance(request: InstallRequest, installed: InstalledServer, *, session: SandboxSession,
+                     client: httpx.Client, endpoints: RegistryEndpoints, advisories: str | None,
+                     progress: Progress) -> Provenance:
+    """The checks, beside the run: a cached install's manifest is read out of its image here, off the run's path."""
     progress("checking provenance")
+    manifest = installed_manifest(session, installed, request.ecosystem)
     report, findings = check_installed(
         request.ecosystem, installed.name, installed.version, local=request.local_path is not None,
-        manifest=installed.manifest or None, client=client, endpoints=endpoints,
+        manifest=manifest or None, client=client, endpoints=endpoints,
         advisories=advisory_source(advisories, client), built=installed.built)
     return Provenance(report=report, findings=findings)

@@ -171,8 +171,8 @@ def _run_stages(parts: ScanParts, session: SandboxSession, request: InstallReque
     installed = parts.installation.installed
     # Provenance asks the registries about what was installed; nothing the run does waits for it.
     running.provenance = running.pool.submit(clock.timed, "provenance", check_provenance, request, installed,
-                                             client=http, endpoints=endpoints, advisories=options.advisories,
-                                             progress=progress)
+                                             session=session, client=http, endpoints=endpoints,
+                                             advisories=options.advisories, progress=progress)
     # vet over the package's own files, read out of the installed image (V1), beside the run
     running.source = running.pool.submit(scan_source, session, installed, parts.target.ecosystem,
                                          dependencies=options.vet_dependencies, progress=progress)

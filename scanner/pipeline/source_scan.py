@@ -13,8 +13,10 @@ from __future__ import annotations
 
 import csv
 import io
+import json
 from dataclasses import dataclass, field
 from pathlib import PurePosixPath
+from typing import Any
 
 from docker.errors import APIError
 from packaging.utils import canonicalize_name
@@ -22,6 +24,7 @@ from packaging.utils import canonicalize_name
 from sandbox.core.image_files import ImageFiles, ImageReader, ReadLimits
 from sandbox.core.session import SandboxSession
 from sandbox.core.untrusted import escape_for_terminal
+from sandbox.install.installers import installer
 from sandbox.install.phases import NPM_PREFIX
 from sandbox.install.request import InstalledServer
 from scanner.pipeline.scan_options import Progress
@@ -100,12 +103,27 @@ def _read_npm(reader: ImageReader, installed: InstalledServer, dependencies: boo
     return out
 
 
-def site_packages(installed: InstalledServer) -> str | None:
+def site_packages(manifest: dict[str, Any]) -> str | None:
     """The venv's site-packages, from the Python version the install description recorded ("3.13.1" -> 3.13)."""
-    version = str(installed.manifest.get("python") or "").split(".")
+    version = str(manifest.get("python") or "").split(".")
     if len(version) < 2 or not all(part.isdigit() for part in version[:2]):
         return None
     return f"{VENV_LIB}/python{version[0]}.{version[1]}/site-packages"
+
+
+def _install_description(reader: ImageReader, installed: InstalledServer) -> dict[str, Any]:
+    """The Python install description: as the install read it, or (a cached install, whose lookup does not read it)
+    out of the image through the reader's container; {} when it is not there or not a JSON object."""
+    if installed.manifest is not None:
+        return installed.manifest
+    read = ImageFiles()
+    path = PurePosixPath(installer("pypi").manifest_path)
+    reader.read(str(path), path.name, lambda member: True, ReadLimits(max_file_bytes=MAX_RECORD_BYTES), read)
+    try:
+        found = json.loads(read.files.get(path.name, b"{}"))
+    except ValueError:
+        return {}
+    return found if isinstance(found, dict) else {}
 
 
 def dist_info_names(name: str, version: str) -> list[str]:
@@ -132,7 +150,7 @@ def record_paths(record: bytes) -> list[str]:
 def _read_pypi(reader: ImageReader, installed: InstalledServer, dependencies: bool, limits: ReadLimits,
                found: dict[str, bytes]) -> ImageFiles | str:
     """The files the package's RECORD lists; its dist-info METADATA goes to `found`."""
-    root = site_packages(installed)
+    root = site_packages(_install_description(reader, installed))
     if root is None:
         return "the install description names no Python version, so site-packages could not be found"
     out = ImageFiles()

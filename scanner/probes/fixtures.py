@@ -19,10 +19,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-import jsonschema
-from jsonschema.exceptions import SchemaError
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
-from referencing.exceptions import Unresolvable
 
 from sandbox.run.workspace_seed import SeedManifest
 from scanner.errors import UsageError
@@ -106,7 +103,12 @@ def expand(value: Any, variables: Mapping[str, str]) -> Any:
 
 
 def schema_mismatch(args: dict[str, Any], schema: dict[str, Any]) -> str | None:
-    """Why args don't satisfy the schema (the most relevant error, with where), or None when they do."""
+    """Why args don't satisfy the schema (the most relevant error, with where), or None when they do (jsonschema is
+    imported here: a scan without probes or fixtures never loads it)."""
+    import jsonschema
+    from jsonschema.exceptions import SchemaError
+    from referencing.exceptions import Unresolvable
+
     validator_class = jsonschema.validators.validator_for(schema, default=jsonschema.Draft202012Validator)
     try:
         validator_class.check_schema(schema)

@@ -7,13 +7,12 @@ import base64
 import binascii
 import hashlib
 from datetime import datetime, timezone
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import httpx
 from cryptography.exceptions import InvalidSignature
 from cryptography.hazmat.primitives import hashes
 from cryptography.hazmat.primitives.asymmetric import ec
-from sigstore.verify import Verifier
 
 from scanner.registry.client import MAX_ARTIFACT_BYTES, fetch
 from scanner.registry.endpoints import DEFAULT_ENDPOINTS, RegistryEndpoints
@@ -22,6 +21,9 @@ from scanner.provenance.npm_attestations import NpmAttestationResult, Subject, s
     verify_npm_attestations
 from scanner.provenance.npm_keys import RegistryKey, load_pinned_keys, parse_time
 from scanner.provenance.redact import without_secrets
+
+if TYPE_CHECKING:
+    from sigstore.verify import Verifier
 
 _SRI_ALGORITHMS = {"sha512": hashlib.sha512, "sha384": hashlib.sha384, "sha256": hashlib.sha256, "sha1": hashlib.sha1}
 _SRI_STRENGTH = ["sha512", "sha384", "sha256", "sha1"]

@@ -21,21 +21,21 @@ import hashlib
 import json
 from dataclasses import dataclass
 from datetime import datetime, timezone
-from typing import Any
+from typing import TYPE_CHECKING, Any
 from urllib.parse import unquote
 
 from cryptography.exceptions import InvalidSignature
 from cryptography.hazmat.primitives import hashes
 from cryptography.hazmat.primitives.asymmetric import ec
-from sigstore.errors import Error as SigstoreError
-from sigstore.models import Bundle
-from sigstore.verify import Verifier
 
 from scanner.provenance.model import Check
 from scanner.provenance.npm_keys import RegistryKey
 from scanner.provenance.sigstore_identity import BuildIdentity, SourceRepositoryPolicy, build_identity
 from scanner.provenance.sigstore_offline import TrustRootUnavailable, offline_verifier
 from scanner.signing.dsse import pae
+
+if TYPE_CHECKING:
+    from sigstore.verify import Verifier
 
 PUBLISH_PREDICATE = "https://github.com/npm/attestation/tree/main/specs/publish/v0.1"
 SLSA_PREDICATE_PREFIX = "https://slsa.dev/provenance/"
@@ -241,6 +241,9 @@ def _verify_provenance(bundle: dict[str, Any], subject: Subject, repository: str
     if not repository:
         raise AttestationInvalid("the package declares no repository, so its build provenance cannot be tied to "
                                  "one (npm requires repository.url to match when publishing with provenance)")
+    from sigstore.errors import Error as SigstoreError  # imported when a bundle is verified: sigstore is slow to load
+    from sigstore.models import Bundle
+
     try:
         parsed = Bundle.from_json(json.dumps(bundle))
         payload_type, payload = (verifier or offline_verifier()).verify_dsse(parsed,

@@ -12,13 +12,15 @@ from __future__ import annotations
 import hashlib
 from dataclasses import dataclass
 
+from typing import TYPE_CHECKING
+
 from pydantic import ValidationError
-from pypi_attestations import (CircleCIPublisher, Distribution, GitHubPublisher, GitLabPublisher,
-                               GooglePublisher, Provenance, Publisher)
-from sigstore.errors import Error as SigstoreError
 
 from scanner.provenance.model import Check, Outcome
 from scanner.provenance.sigstore_offline import TrustRootUnavailable, offline_verifier
+
+if TYPE_CHECKING:
+    from pypi_attestations import Publisher
 
 MAX_FIELD_CHARS = 200
 
@@ -41,6 +43,8 @@ class Pep740Result:
 
 def describe_publisher(publisher: Publisher) -> TrustedPublisher:
     """The publisher as one line, plus the repository and workflow when the kind has them."""
+    from pypi_attestations import CircleCIPublisher, GitHubPublisher, GitLabPublisher, GooglePublisher
+
     if isinstance(publisher, GitHubPublisher):
         repository = publisher.repository[:MAX_FIELD_CHARS]
         environment = f", environment {publisher.environment[:MAX_FIELD_CHARS]}" if publisher.environment else ""
@@ -58,7 +62,11 @@ def describe_publisher(publisher: Publisher) -> TrustedPublisher:
 
 
 def verify_provenance(document: bytes, filename: str, sha256: str) -> Pep740Result:
-    """Verify every attestation in a provenance object for the file `filename` whose sha256 is `sha256`."""
+    """Verify every attestation in a provenance object for the file `filename` whose sha256 is `sha256`.
+    pypi-attestations and sigstore are imported here, when there is something to verify: they are slow to load."""
+    from pypi_attestations import Distribution, Provenance
+    from sigstore.errors import Error as SigstoreError
+
     try:
         provenance = Provenance.model_validate_json(document)
     except ValidationError as exc:

@@ -8,9 +8,10 @@ inclusion proofs, so verification needs no network. The trust root is as fresh a
 from __future__ import annotations
 
 import logging
+from typing import TYPE_CHECKING
 
-from sigstore.errors import Error as SigstoreError
-from sigstore.verify import Verifier
+if TYPE_CHECKING:
+    from sigstore.verify import Verifier
 
 _OFFLINE_NOTICE = "TUF repository is loaded in offline mode"
 
@@ -25,7 +26,10 @@ def _drop_offline_notice(record: logging.LogRecord) -> bool:
 
 
 def offline_verifier() -> Verifier:
-    """A production verifier that works without network."""
+    """A production verifier that works without network (sigstore is imported here: it is slow to load)."""
+    from sigstore.errors import Error as SigstoreError
+    from sigstore.verify import Verifier
+
     tuf_logger = logging.getLogger("sigstore._internal.tuf")
     if _drop_offline_notice not in tuf_logger.filters:
         tuf_logger.addFilter(_drop_offline_notice)

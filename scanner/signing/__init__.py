@@ -1,10 +1,23 @@
-"""Signing: keys, DSSE envelopes around in-toto statements, and verification of the files they cover."""
+"""Signing: keys, DSSE envelopes around in-toto statements, and verification of the files they cover.
 
-from scanner.signing.attest import attestation_path, write_attestation
-from scanner.signing.keys import (Signer, load_private_key_env, load_private_key_file, load_public_key, load_signer,
-                                  write_keypair)
-from scanner.signing.verify import Verification, VerificationFailed, verify_attestation
+The names below are loaded on first use, so that importing one module of the package (`scanner.signing.dsse`, for
+npm's attestations) does not load the others (attest loads the lock)."""
 
-__all__ = ["Signer", "Verification", "VerificationFailed", "attestation_path", "load_private_key_env",
-           "load_private_key_file", "load_public_key", "load_signer", "verify_attestation", "write_attestation",
-           "write_keypair"]
+from __future__ import annotations
+
+from importlib import import_module
+from typing import Any
+
+_HOMES = {"attestation_path": "attest", "write_attestation": "attest", "Signer": "keys",
+          "load_private_key_env": "keys", "load_private_key_file": "keys", "load_public_key": "keys",
+          "load_signer": "keys", "write_keypair": "keys", "Verification": "verify", "VerificationFailed": "verify",
+          "verify_attestation": "verify"}
+
+__all__ = sorted(_HOMES)
+
+
+def __getattr__(name: str) -> Any:
+    home = _HOMES.get(name)
+    if home is None:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    return getattr(import_module(f"{__name__}.{home}"), name)

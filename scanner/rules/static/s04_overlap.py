@@ -55,14 +55,6 @@ def _cosine(a: Vector, b: Vector) -> float:
     return sum(w * b.get(term, 0.0) for term, w in a.items())
 
 
-def _shared_params(a: ToolView, b: ToolView) -> float:
-    names_a = {p.name for p in a.params}
-    names_b = {p.name for p in b.params}
-    if not names_a and not names_b:
-        return 1.0
-    return len(names_a & names_b) / max(len(names_a), len(names_b))
-
-
 def _prefix(vec: Vector) -> list[str]:
     """The heaviest terms of a vector until what is left has norm below MIN_COSINE (with a rounding margin).
 
@@ -81,9 +73,28 @@ def _prefix(vec: Vector) -> list[str]:
 
 
 def _comparable(a: ToolView, b: ToolView) -> bool:
-    if a.name == b.name or (a.verb and b.verb and a.verb != b.verb):
-        return False
-    return _shared_params(a, b) >= MIN_SHARED_PARAMS
+    """Worth comparing: other names, no two different verbs, and at least MIN_SHARED_PARAMS of parameters shared."""
+    return _Comparable([a, b])(0, 1)
+
+
+class _Comparable:
+    """`_comparable` over the tools by index, each tool's name, verb and parameter names read once."""
+
+    def __init__(self, tools: list[ToolView]) -> None:
+        self.names = [tool.name for tool in tools]
+        self.verbs = [tool.verb for tool in tools]
+        self.params = [frozenset(p.name for p in tool.params) for tool in tools]
+
+    def __call__(self, left: int, right: int) -> bool:
+        if self.names[left] == self.names[right]:
+            return False
+        verb_a, verb_b = self.verbs[left], self.verbs[right]
+        if verb_a and verb_b and verb_a != verb_b:
+            return False
+        names_a, names_b = self.params[left], self.params[right]
+        if not names_a and not names_b:
+            return True
+        return len(names_a & names_b) / max(len(names_a), len(names_b)) >= MIN_SHARED_PARAMS
 
 
 def _candidates(tools: list[ToolView], vectors: list[Vector]) -> tuple[set[tuple[int, int]], bool]:
@@ -93,20 +104,22 @@ def _candidates(tools: list[ToolView], vectors: list[Vector]) -> tuple[set[tuple
     for index, vec in enumerate(vectors):
         for term in vec:
             postings[term].append(index)
-    pairs: set[tuple[int, int]] = set()
+    comparable = _Comparable(tools)
+    count = len(vectors)
+    seen: set[int] = set()  # the pairs found, as left * count + right (left < right)
     probes = 0
     for left, vec in enumerate(vectors):
         for term in _prefix(vec):
             for right in postings[term]:
-                pair = (left, right) if left < right else (right, left)
-                if right == left or pair in pairs:
+                key = left * count + right if left < right else right * count + left
+                if right == left or key in seen:
                     continue
                 probes += 1
                 if probes > MAX_COMPARISONS:
-                    return pairs, True
-                if _comparable(tools[pair[0]], tools[pair[1]]):
-                    pairs.add(pair)
-    return pairs, False
+                    return {divmod(key, count) for key in seen}, True
+                if comparable(left, right):
+                    seen.add(key)
+    return {divmod(key, count) for key in seen}, False
 
 
 def check(ctx: LintContext) -> Iterator[Finding]:
