@@ -131,8 +131,9 @@ class ProbeRunner:
         result = self._name_the_fault(call, await self._send(call))
         looks = await look_after_call(self.access.docker, self.server.container_id, self.access.drain_egress,
                                       self.watch.snapshot)
-        note_lost_observer(self.watch, call, self.outcome.errors)
         state = looks.state
+        if state.running:  # a sandbox that stopped took its observer with it: the restart starts a fresh one
+            note_lost_observer(self.watch, call, self.outcome.errors)
         record = CallBehavior(call=index, tool=call.tool, label=call.label, sandbox=self.sandbox_index)
         if not state.running:
             result = await self._crashed(call, result, state, record, sent_at)
