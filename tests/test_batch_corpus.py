@@ -18,7 +18,7 @@ from tests.test_rules_corpus import load_script
 
 ROOT = Path(__file__).resolve().parent.parent
 RECORDING = ROOT / "tests" / "data" / "batch_corpus.json"
-LIVE_SUBSET = ("mcp-server-time", "mcp-server-calculator", "server-sequential-thinking")  # small, both ecosystems
+LIVE_SUBSET = ("mcp-server-time", "server-sequential-thinking")  # small, one of each ecosystem
 MODES = ("embedded", "celery")
 
 

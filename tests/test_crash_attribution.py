@@ -17,6 +17,8 @@ def test_engine_times_parse_with_nanoseconds_and_the_zero_time_is_none():
 
 def test_a_server_gone_before_the_call_was_sent_was_stopped_by_the_call_before():
     assert died_before_sending(100.0, sent_at=100.5)
+    # the observer's looks are fast: a server that stopped 20 ms after its answer ended ~30 ms before the next call
+    assert died_before_sending(100.468, sent_at=100.5)
     # near misses: it died while this call ran, within the slop, or the engine cannot say
     assert not died_before_sending(100.6, sent_at=100.5)
     assert not died_before_sending(100.5 - SLOP_SECONDS / 2, sent_at=100.5)
