@@ -114,19 +114,22 @@ def _breakdown(run: dict[str, Any]) -> dict[str, Any]:
 
 
 def throughput(work: Path, servers: list[batch_corpus.Server], client: Any, before: set[str], parts: list[str],
-               save: Any) -> dict[str, Any]:
+               save: Any, jobs: int | None = None, celery_too: bool = True) -> dict[str, Any]:
     """Embedded, cold; then (on its warm images) the fork and resume parts when asked; then Celery, cold again.
     `save(key, value)` records each part as it ends."""
     warm = sorted(set(_installed(client).values()) & {_identity(s) for s in servers})
     targets = batch_corpus.write_targets(servers, work / "targets.txt")
-    embedded = batch_corpus.run_batch(targets, work / "embedded")
+    embedded = batch_corpus.run_batch(targets, work / "embedded", *(("--jobs", str(jobs)) if jobs else ()))
     embedded["targets"] = batch_corpus.results(work / "embedded")
-    save("embedded", {"servers": [s.line for s in servers], "already_installed_before": warm, **_breakdown(embedded)})
+    save("embedded", {"servers": [s.line for s in servers], "already_installed_before": warm,
+                      "jobs": jobs or "default", **_breakdown(embedded)})
     if "fork" in parts:
         save("fork", fork_overhead(work / "fork", servers[:FORK_COUNT]))
     if "resume" in parts:
         save("resume", resume(work, servers[:RESUME_COUNT]))
     save("images_removed_after_embedded", _remove_new(client, before))
+    if not celery_too:
+        return {}
     with batch_corpus.redis_server(work / "redis") as url, \
             batch_corpus.workers(url, work / "worker-logs", count=batch_corpus.WORKERS):
         celery = batch_corpus.run_batch(targets, work / "celery", "--broker", url, "--jobs",
@@ -256,6 +259,8 @@ def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--only", choices=("throughput", "fork", "store", "resume"), action="append", default=[])
     parser.add_argument("--count", type=int, default=len(SERVERS), help="scan the first N of the servers")
+    parser.add_argument("--jobs", type=int, default=None, help="scans at once in the embedded run (default: batch's)")
+    parser.add_argument("--no-celery", action="store_true", help="time the embedded pool only")
     parser.add_argument("--record", type=Path, default=None, help=f"write the results here (e.g. {RESULTS})")
     args = parser.parse_args(argv)
     parts, servers = args.only or ["throughput", "fork", "store", "resume"], SERVERS[:args.count]
@@ -281,7 +286,7 @@ def main(argv: list[str] | None = None) -> int:
         with tempfile.TemporaryDirectory(prefix="bench-batch-") as tmp:
             work = Path(tmp)
             if "throughput" in parts:
-                throughput(work, servers, client, before, parts, save)
+                throughput(work, servers, client, before, parts, save, jobs=args.jobs, celery_too=not args.no_celery)
             if "fork" in parts and "throughput" not in parts:
                 save("fork", fork_overhead(work / "fork", servers[:FORK_COUNT]))
             if "resume" in parts and "throughput" not in parts:

@@ -24,7 +24,8 @@ from tests.sandbox_helpers import CLI, REPO, ZOO, labelled_containers
 pytestmark = pytest.mark.docker
 pytest.importorskip("celery", reason="needs mcp-sandbox[distributed]")
 
-SCAN_TIMEOUT = 45  # a zoo scan takes seconds; the test waits out a visibility timeout just above hard_limit(this)
+SCAN_TIMEOUT = 60  # the least `worker --scan-timeout` takes; the test waits out a visibility timeout just above
+# hard_limit(this)
 OPTIONS = ("--scan-timeout", str(SCAN_TIMEOUT), "--visibility-timeout", str(hard_limit(SCAN_TIMEOUT) + 1))
 COMMANDS = ("zoo-plain", "zoo-probe-good")
 RECEIVED = r"Task mcp_sandbox\.scan\[([0-9a-f-]+)\] received"
