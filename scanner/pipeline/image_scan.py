@@ -16,21 +16,17 @@ from __future__ import annotations
 import time
 from concurrent.futures import ThreadPoolExecutor
 
-from sandbox.core import engine, gc
-from sandbox.core.errors import SandboxError
+from sandbox.core import engine
 from sandbox.core.session import SandboxSession
 from sandbox.run.image_source import (TOOL_USES, ImageConfig, acquire_image, image_policy, missing_tools,
                                       server_command)
 from sandbox.run.policy import RUN_GID, RUN_UID, WORKSPACE, RunPolicy
-from scanner.errors import UsageError
 from scanner.pipeline.assemble import ScanParts, assemble
 from scanner.pipeline.image_target import ImageTarget, is_image_target, parse_image_target
-from scanner.pipeline.interrupts import terminate_as_interrupt
 from scanner.pipeline.launch import choose_command
-from scanner.pipeline.outcome import Failure
 from scanner.pipeline.phase_clock import PhaseClock
 from scanner.pipeline.provenance_check import Provenance
-from scanner.pipeline.scan import Concurrent, run_scan, serve, tear_down_after
+from scanner.pipeline.scan import Concurrent, in_session, run_scan, serve
 from scanner.pipeline.scan_options import Progress, ScanOptions
 from scanner.pipeline.server_start import start_sink_container
 from scanner.probes import phase as probe_phase
@@ -73,21 +69,8 @@ def run_image_scan(options: ScanOptions, progress: Progress = lambda _: None) ->
     pinning = [] if wanted.pinned else [unpinned_finding(image_ref(wanted.display))]
     parts.provenance = Provenance(report=ProvenanceReport(), findings=pinning)
     with ThreadPoolExecutor(max_workers=6, thread_name_prefix="mcp-sandbox") as pool:
-        sweep = pool.submit(clock.timed, "gc_sweep", gc.sweep, client)
-        session = SandboxSession(client)
-        parts.session = session.id
-        running = Concurrent(pool, sweep)
-        try:
-            with terminate_as_interrupt():
-                _image_stages(parts, session, image, command, policy, options, progress, running)
-        except (SandboxError, UsageError):
-            raise  # the CLI's one line and exit code (3, 2)
-        except Exception as exc:  # noqa: BLE001 - deliberately any: the partial report is written, status failed
-            parts.failure = Failure.of(parts.stage, exc)
-        finally:
-            running.settle()
-            parts.teardown = tear_down_after(session, parts)
-            parts.total_seconds = round(time.monotonic() - began, 3)
+        in_session(parts, client, pool, began, lambda session, running: _image_stages(
+            parts, session, image, command, policy, options, progress, running))
     info.needs_root = root_statement(image, parts)
     return assemble(parts, options.config)
 

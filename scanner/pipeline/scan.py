@@ -24,6 +24,7 @@ from __future__ import annotations
 
 import dataclasses
 import time
+from collections.abc import Callable
 from concurrent.futures import Future, ThreadPoolExecutor, wait
 from dataclasses import dataclass
 from typing import Any
@@ -88,23 +89,32 @@ def run_scan(options: ScanOptions, progress: Progress = lambda _: None) -> Repor
             request = install_request(target, options, endpoints, http, progress)
         install_allowlist(request)  # a mirror the install could not reach is refused here, before anything starts
         client, image = engine_ready.result()
-        sweep = pool.submit(clock.timed, "gc_sweep", gc.sweep, client)  # what killed scanners left behind
-        session = SandboxSession(client)
-        parts.session = session.id
-        running = Concurrent(pool, sweep)
-        try:
-            with terminate_as_interrupt():
-                _run_stages(parts, session, request, image, options, endpoints, http, progress, running)
-        except (SandboxError, UsageError):
-            raise  # the CLI's one line and exit code (3, 2)
-        except Exception as exc:  # noqa: BLE001 - deliberately any: the partial report is written, status failed
-            parts.failure = Failure.of(parts.stage, exc)
-        finally:
-            running.settle()  # no thread of this scan creates a container once teardown has begun
-            _provenance_after_failure(parts, running)
-            parts.teardown = tear_down_after(session, parts)
-            parts.total_seconds = round(time.monotonic() - began, 3)
+        in_session(parts, client, pool, began, lambda session, running: _run_stages(
+            parts, session, request, image, options, endpoints, http, progress, running))
     return assemble(parts, options.config)
+
+
+def in_session(parts: ScanParts, client: docker.DockerClient, pool: ThreadPoolExecutor, began: float,
+               stages: Callable[[SandboxSession, Concurrent], None]) -> None:
+    """Run `stages` in a fresh sandbox session, the gc sweep beside them, and tear the session down whatever
+    happens: a failure no stage expected becomes the partial report's `failure`; a SandboxError or UsageError goes
+    to the CLI (its one line and exit code, 3 or 2), after teardown."""
+    sweep = pool.submit(parts.clock.timed, "gc_sweep", gc.sweep, client)  # what killed scanners left behind
+    session = SandboxSession(client)
+    parts.session = session.id
+    running = Concurrent(pool, sweep)
+    try:
+        with terminate_as_interrupt():
+            stages(session, running)
+    except (SandboxError, UsageError):
+        raise
+    except Exception as exc:  # noqa: BLE001 - deliberately any: the partial report is written, status failed
+        parts.failure = Failure.of(parts.stage, exc)
+    finally:
+        running.settle()  # no thread of this scan creates a container once teardown has begun
+        _provenance_after_failure(parts, running)
+        parts.teardown = tear_down_after(session, parts)
+        parts.total_seconds = round(time.monotonic() - began, 3)
 
 
 @dataclass
