@@ -58,7 +58,8 @@ class SandboxSession:
         """Kill and remove one tracked container now (e.g. a crashed server before a restart)."""
         _force_remove(self.client, container_id)
         if not _exists(self.client, container_id):
-            self._containers = [c for c in self._containers if c != container_id]
+            with self._creating:  # a container another thread creates meanwhile stays tracked
+                self._containers = [c for c in self._containers if c != container_id]
 
     def create_network(self, role: str, *, internal: bool = True) -> str:
         """Create a labelled bridge network (by default `internal`: no route off the machine) and track it; returns

@@ -11,7 +11,9 @@ from __future__ import annotations
 import dataclasses
 import hashlib
 import json
+import threading
 import time
+from concurrent.futures import ThreadPoolExecutor
 from typing import Any
 
 import docker
@@ -21,7 +23,7 @@ from docker.errors import APIError, ImageNotFound, NotFound
 from sandbox.core import image_use, labels
 from sandbox.core.archive import pack_path, read_member
 from sandbox.core.errors import SandboxError
-from sandbox.install.proxy.container import PROXY_PORT, InstallProxy, install_network_settings, start_install_proxy
+from sandbox.install.proxy.container import PROXY_PORT, InstallProxy, install_network_settings, launch_install_proxy
 from sandbox.install.proxy.log import EgressAttempt, denied
 from sandbox.install.installers import install_allowlist, installer
 from sandbox.install.phases import InstallSteps
@@ -71,8 +73,9 @@ def install(
         if cached is not None:
             return cached
     started = time.monotonic()
-    # The install reaches only the registry: an internal network whose one way out is an allowlisting proxy.
-    proxy = start_install_proxy(session, install_allowlist(request), upstream=request.upstream_proxy)
+    # The install reaches only the registry: an internal network whose one way out is an allowlisting proxy. Its
+    # squid and dnsmasq boot while the install container is created and started; no step runs before they are ready.
+    proxy = launch_install_proxy(session, install_allowlist(request), upstream=request.upstream_proxy)
     network = install_network_settings(proxy)
     windows: list[Window] = []
     container_id = _create_install_container(session, request, runtime_image, network)
@@ -80,18 +83,16 @@ def install(
         steps: InstallSteps | None = None
         failure: SandboxError | None = None
         try:
-            steps = _run_steps(session, container_id, request, network["environment"], windows)
+            runner = _started_runner(session, container_id, request, network["environment"])
+            proxy.wait_ready()
+            steps = _run_steps(runner, request, windows)
         except SandboxError as exc:
             failure = exc
-        # Stopped first: every process of the install ends with the container, so every tunnel it had open is closed
-        # and logged; the attempts are read once, after the proxy logged them, and the same list is kept in the
-        # image (for a cached re-scan) and returned.
-        _stop(client.api, container_id)
-        attempts = _settled_attempts(proxy, windows)
         if failure is not None or steps is None:
-            raise SandboxError(f"{failure}{_refused_note(attempts)}") from None
+            _stop(client.api, container_id)
+            raise SandboxError(f"{failure}{_refused_note(_settled_attempts(proxy, windows))}") from None
+        manifest, attempts = _stopped_install(client, container_id, request.ecosystem, proxy, windows)
         output = steps.output(OUTPUT_TAIL_CHARS)
-        manifest = _read_manifest(client, container_id, request.ecosystem)
         version, entry_points = installer(request.ecosystem).describe(manifest, request)
         summary = {"name": request.name, "version": version, "entry_points": entry_points,
                    "output": output[-2000:], "ecosystem": request.ecosystem,
@@ -100,15 +101,49 @@ def install(
                    "writes": [dataclasses.asdict(w) for w in steps.writes],
                    "built": [dataclasses.asdict(b) for b in steps.built]}
         image_id = _commit(client, container_id, tag, request, summary)  # a stopped container commits as well
-    finally:
-        session.remove_container(container_id)
-        proxy.close()
+    except BaseException:
+        _remove_install(session, container_id, proxy)
+        raise
+    # Nothing of the scan waits for the removal (a second or two: the container's layer, the proxy, the network):
+    # it runs beside the scan's next stages, and the session's teardown removes whatever it had not yet.
+    threading.Thread(target=_remove_install_later, args=(session, container_id, proxy), daemon=True,
+                     name="mcp-sandbox-install-removal").start()
     return InstalledServer(
         image=tag, image_id=image_id, runtime_image=runtime_image, cached=False, name=request.name, version=version,
         entry_points=entry_points, installer_output=output, seconds=round(time.monotonic() - started, 3),
         manifest=manifest, egress=attempts, attribution_note=steps.attribution_note, writes=steps.writes,
         built=steps.built,
     )
+
+
+def _stopped_install(client: docker.DockerClient, container_id: str, ecosystem: Ecosystem, proxy: InstallProxy,
+                     windows: list[Window]) -> tuple[dict[str, Any], list[EgressAttempt]]:
+    """Stop the install container once every step succeeded; the manifest the last step wrote (nothing of the
+    install runs any more: StepRunner checked) is read beside the stop. Stopped first: every process of the install
+    ends with the container, so every tunnel it had open is closed and logged; the attempts are read once, after the
+    proxy logged them, and the same list is kept in the image (for a cached re-scan) and returned."""
+    with ThreadPoolExecutor(max_workers=1, thread_name_prefix="mcp-sandbox-manifest") as pool:
+        reading = pool.submit(_read_manifest, client, container_id, ecosystem)
+        _stop(client.api, container_id)
+        attempts = _settled_attempts(proxy, windows)
+        return reading.result(), attempts
+
+
+def _remove_install_later(session: SandboxSession, container_id: str, proxy: InstallProxy) -> None:
+    """_remove_install in the background thread: an engine error there is left to the session's teardown, which
+    removes what is left and verifies that nothing is."""
+    try:
+        _remove_install(session, container_id, proxy)
+    except (APIError, requests.exceptions.RequestException):
+        pass
+
+
+def _remove_install(session: SandboxSession, container_id: str, proxy: InstallProxy) -> None:
+    """Remove the install container, then the proxy and its network."""
+    try:
+        session.remove_container(container_id)
+    finally:
+        proxy.close()
 
 
 def _cached(session: SandboxSession, tag: str, runtime_image: str) -> InstalledServer | None:
@@ -151,17 +186,22 @@ def _optional_text(value: Any) -> str | None:
     return str(value) if value is not None else None
 
 
-def _run_steps(session: SandboxSession, container_id: str, request: InstallRequest, proxy_environment: dict[str, str],
-               windows: list[Window]) -> InstallSteps:
-    """Start the idle install container and run the ecosystem's steps in it, all within request.timeout_seconds;
-    `windows` receives the window each step opened (also when a step fails). Returns the steps run (their output
-    and whether they could all be timed)."""
+def _started_runner(session: SandboxSession, container_id: str, request: InstallRequest,
+                    proxy_environment: dict[str, str]) -> StepRunner:
+    """Start the idle install container (no step runs yet) with the runner of the ecosystem's steps, all of which
+    must end within request.timeout_seconds."""
     runner = StepRunner(session.client.api, container_id, user=f"{INSTALL_UID}:{INSTALL_UID}",
                         environment=_install_environment(request, proxy_environment),
                         deadline=time.monotonic() + request.timeout_seconds, home_root=INSTALL_HOME,
                         cleanup_paths=installer(request.ecosystem).cleanup_paths, tail_chars=OUTPUT_TAIL_CHARS,
                         watch=installer(request.ecosystem).watch)
     runner.start()
+    return runner
+
+
+def _run_steps(runner: StepRunner, request: InstallRequest, windows: list[Window]) -> InstallSteps:
+    """Run the ecosystem's steps in the started install container; `windows` receives the window each step opened
+    (also when a step fails). Returns the steps run (their output and whether they could all be timed)."""
     steps = InstallSteps(runner, request.spec, windows)
     try:
         installer(request.ecosystem).run(steps, request)

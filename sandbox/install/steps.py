@@ -39,7 +39,7 @@ from sandbox.install.writes import StepWrites, WatchPlan, WriteWatch
 
 IDLE_COMMAND = ["sleep", "infinity"]
 POLL_FIRST_SECONDS = 0.01
-POLL_MAX_SECONDS = 0.1
+POLL_MAX_SECONDS = 0.05
 STEP_FOLDER_PREFIX = "step-"
 STEP_LOG_NAME = "output.log"
 # After the step's own `kill -KILL -1`: how many more times the host kills while its list of the container's

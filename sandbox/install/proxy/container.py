@@ -43,7 +43,7 @@ from sandbox.core.images import DEFAULT_BASE_IMAGE
 from sandbox.core.session import SandboxSession
 from sandbox.install.proxy.allowlist import DEFAULT_PORTS, RegistryAllowlist, validate_hosts, validate_ports
 from sandbox.install.proxy.log import EgressAttempt, parse_attempts
-from sandbox.install.proxy.reachability import finish_upstream_probe, start_upstream_probe
+from sandbox.install.proxy.reachability import UpstreamProbe, finish_upstream_probe, start_upstream_probe
 from sandbox.install.proxy.upstream import ChainSettings, UpstreamProxy, chain_settings, scrub
 from sandbox.install.windows import Window
 
@@ -73,6 +73,11 @@ class InstallProxy:
     upstream: UpstreamProxy | None = None  # what allowed requests are forwarded through (None: direct)
     # The random marker this proxy's squid writes on every access-log line (only such lines are read).
     log_marker: str = field(default="", repr=False)
+    # Until wait_ready() has returned: when to give up waiting, and the upstream probe still to be read.
+    ready: bool = True
+    ready_deadline: float = 0.0
+    pending_probe: UpstreamProbe | None = field(default=None, repr=False)
+    started: float = field(default=0.0, repr=False)
 
     @property
     def proxy_url(self) -> str:
@@ -98,6 +103,20 @@ class InstallProxy:
         raw = self.session.client.api.logs(self.container_id, stdout=True, stderr=True, tail=lines)
         return scrub(raw.decode("utf-8", errors="replace"), self.upstream.secrets() if self.upstream else ())
 
+    def wait_ready(self) -> None:
+        """Return once squid accepts connections and dnsmasq answers, the network is read back as internal and (with
+        an upstream) the upstream was found unreachable from it; raises SandboxError. No install step may run before."""
+        if self.ready:
+            return
+        secrets = self.upstream.secrets() if self.upstream else ()
+        _wait_ready(self.session, self.container_id, self.ready_deadline - time.monotonic(), secrets)
+        _check_network(self.session, self.network)
+        if self.pending_probe is not None and self.upstream is not None:
+            finish_upstream_probe(self.session, self.pending_probe, self.upstream)
+        self.pending_probe = None
+        self.ready = True
+        self.start_seconds = round(time.monotonic() - self.started, 3)
+
     def close(self) -> None:
         """Remove the proxy container and the internal network now (teardown would do it too)."""
         if self.closed:
@@ -121,27 +140,36 @@ def start_install_proxy(session: SandboxSession, allow_hosts: Iterable[str] | Re
     could use it directly, past the allowlist and the log, and this refuses. Returns once squid accepts connections
     and dnsmasq answers; raises SandboxError (the session still owns and removes whatever was created).
     """
+    proxy = launch_install_proxy(session, allow_hosts, allow_ports=allow_ports, upstream=upstream,
+                                 base_image=base_image, ready_timeout=ready_timeout, progress=progress)
+    proxy.wait_ready()
+    return proxy
+
+
+def launch_install_proxy(session: SandboxSession, allow_hosts: Iterable[str] | RegistryAllowlist, *,
+                         allow_ports: Iterable[int] | None = None, upstream: UpstreamProxy | None = None,
+                         base_image: str = DEFAULT_BASE_IMAGE, ready_timeout: float = READY_TIMEOUT_SECONDS,
+                         progress: ProgressFn | None = None) -> InstallProxy:
+    """start_install_proxy up to the proxy container's start, when its address on the internal network is known:
+    squid and dnsmasq boot in it while the caller prepares the install container, and `wait_ready()` (before any
+    install step) finishes what start_install_proxy does."""
     started = time.monotonic()
     allow = _allowlist(allow_hosts, allow_ports)
     image = images.ensure_runtime_image(session.client, "proxy", base_image=base_image, progress=progress)
     chain = chain_settings(upstream, allow.hosts)
     api = session.client.api
     network = session.create_network(NETWORK_ROLE, internal=True)
-    # Started now, read after the proxy is up: its connect timeouts overlap the proxy's start-up.
+    # Started now, read in wait_ready(): its connect timeouts overlap the proxy's start-up.
     probe = start_upstream_probe(session, image.tag, network, upstream) if upstream is not None else None
     marker = secrets.token_hex(MARKER_BYTES)
     container_id = _create_proxy_container(session, image.tag, network, allow, marker, chain)
     # The default bridge is the proxy's only way out (to the registries or the upstream); connected before start.
     api.connect_container_to_network(container_id, "bridge")
     _start(api, container_id, chain.stdin)
-    _wait_ready(session, container_id, ready_timeout, upstream.secrets() if upstream else ())
     address = _address_on(api, container_id, network)
-    _check_network(session, network)
-    if probe is not None and upstream is not None:
-        finish_upstream_probe(session, probe, upstream)
     return InstallProxy(session=session, container_id=container_id, network=network, address=address, allow=allow,
-                        image=image.tag, start_seconds=round(time.monotonic() - started, 3), upstream=upstream,
-                        log_marker=marker)
+                        image=image.tag, start_seconds=0.0, upstream=upstream, log_marker=marker, ready=False,
+                        ready_deadline=time.monotonic() + ready_timeout, pending_probe=probe, started=started)
 
 
 def _allowlist(allow_hosts: Iterable[str] | RegistryAllowlist, allow_ports: Iterable[int] | None) -> RegistryAllowlist:

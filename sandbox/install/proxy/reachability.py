@@ -40,7 +40,7 @@ class ProbeTarget:
 
 
 @dataclass(frozen=True)
-class _Probe:
+class UpstreamProbe:
     container_id: str
     targets: tuple[ProbeTarget, ...]
 
@@ -107,7 +107,8 @@ def _network_gateway(session: SandboxSession, network: str) -> str | None:
     return None
 
 
-def start_upstream_probe(session: SandboxSession, image: str, network: str, upstream: UpstreamProxy) -> _Probe:
+def start_upstream_probe(session: SandboxSession, image: str, network: str,
+                         upstream: UpstreamProxy) -> UpstreamProbe:
     """Start a throwaway container on the install network (hardened like the others, owned by the session) that
     tries a TCP connection to every target and prints `OPEN host:port` for each that accepts."""
     targets = upstream_probe_targets(upstream, _network_gateway(session, network))
@@ -120,10 +121,10 @@ def start_upstream_probe(session: SandboxSession, image: str, network: str, upst
         PROBE_ROLE, image=image, entrypoint=["bash", "-c", _PROBE_SCRIPT, "mcp-sandbox-probe"],
         command=[t.address for t in targets], host_config=host_config)
     api.start(container_id)
-    return _Probe(container_id, targets)
+    return UpstreamProbe(container_id, targets)
 
 
-def finish_upstream_probe(session: SandboxSession, probe: _Probe, upstream: UpstreamProxy) -> None:
+def finish_upstream_probe(session: SandboxSession, probe: UpstreamProbe, upstream: UpstreamProxy) -> None:
     """Wait for the probe, remove it, and refuse (SandboxError, one line) when any target accepted a connection."""
     api = session.client.api
     try:
