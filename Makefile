@@ -44,6 +44,7 @@ bench: images
 	$(PY) benchmarks/bench_attestations.py
 	$(PY) benchmarks/bench_sandbox.py
 	$(PY) benchmarks/bench_scan.py
+	$(PY) benchmarks/bench_cold.py --pairs 1
 	$(PY) benchmarks/bench_batch.py --record benchmarks/results/batch.json
 
 gc: setup
