@@ -271,6 +271,8 @@ def report(sides: dict[str, list[dict[str, Any]]]) -> None:
     line("scan: run_scan wall (s)", "scan")
     line("report timings.total", "timings", "total")
     line("report timings.install", "timings", "install")
+    for phase in ("container_create", "container_start", "first_answer", "teardown"):  # after it: slowed by it?
+        line(f"report timings.{phase}", "timings", phase)
     for phase in (*PHASES, "total"):
         line(f"  install: {phase}", "phases", phase)
     for kind in ("Resolved", "Prepared", "Installed", "Bytecode compiled"):
