@@ -40,9 +40,10 @@ class EgressWindows:
         self._starts.append(start)
         self._records.append(record)
 
-    def place(self, events: Events) -> None:
+    def place(self, events: Events, pending: CallBehavior | None = None) -> None:
         """Each attempt into the record whose window holds its `ts` (before the first window: the first). A record
-        of an earlier window that was not kept (a start-up record with nothing in it) is kept now, in its place."""
+        that was not kept (a start-up record with nothing in it) is kept now, in its place, unless it is `pending`
+        (the record the caller is still filling, and keeps or not itself)."""
         if events is None or not self._records:
             return
         if isinstance(events, Exception):
@@ -56,7 +57,7 @@ class EgressWindows:
                 record.egress.append(cap_json(event, max_string=2_000))
             for hit in find_canaries(str(event.get("first_bytes") or event.get("data") or ""), self.canaries):
                 record.canaries.append(CanaryEvent(where=hit.where, how="egress", encoding=hit.encoding))
-            if record is not self._records[-1] and not any(kept is record for kept in self.behavior):
+            if record is not pending and not any(kept is record for kept in self.behavior):
                 self._keep(record)
 
     def _keep(self, record: CallBehavior) -> None:

@@ -153,7 +153,7 @@ class ProbeRunner:
                 self.restart_needed = True
         text = result.response if result.response is not None else result.text()
         canaries_in_response(record, text or "", self.access.canaries.locations)
-        self.windows.place(looks.egress)
+        self.windows.place(looks.egress, pending=record)
         self.outcome.results.append(result)
         self.outcome.behavior.append(record)
         self.previous_call = call
@@ -244,15 +244,16 @@ class ProbeRunner:
                                                                    "pids_limit_evidence": evidence})
             self.restart_needed = True
 
-    async def _drain_egress(self) -> None:
-        """B2: the egress attempts logged since the last drain, each into its call's record (egress_windows)."""
+    async def _drain_egress(self, pending: CallBehavior | None = None) -> None:
+        """B2: the egress attempts logged since the last drain, each into its call's record (egress_windows);
+        `pending`: the start-up record being filled, which its caller keeps or not."""
         if self.access.drain_egress is None:
             return
         try:
             events = await anyio.to_thread.run_sync(self.access.drain_egress, self.server.container_id)
         except Exception as exc:  # noqa: BLE001 - the sink failing loses evidence, it must not stop probing
             events = exc
-        self.windows.place(events)
+        self.windows.place(events, pending)
 
     async def _startup_record(self) -> None:
         """What the server did between the seeding and the first probe (start-up and listing): files, canaries and
@@ -269,7 +270,7 @@ class ProbeRunner:
         if self.sandbox_index == 0:
             self.outcome.startup_processes = roles
         record.processes = daemons(roles)
-        await self._drain_egress()
+        await self._drain_egress(pending=record)
         if (record.files.created or record.files.modified or record.files.deleted or record.canaries or record.egress
                 or record.processes or record.snapshot != "ok"):
             self.outcome.behavior.append(record)
