@@ -35,6 +35,7 @@ _AGENT = Path(__file__).with_name("observer_agent.py")
 _MARK = b"@@MCP-SANDBOX-OBSERVER@@"
 _CLOSE = b"@@MCP-SANDBOX-OBSERVED@@"
 _COUNTERS_ROOM = 65_536  # the counters and marks before the capped listing
+_TABLE_ROOM = (1 << 20) + 3  # a `look` answer's process table (the agent's cap, and its `cut`)
 _READY = re.compile(rb"ready pid=(\d+) gid=(\d+) dumpable=(yes|no)")
 
 
@@ -95,22 +96,44 @@ class _Stream:
                 self.stderr.extend(payload)
 
 
+Signature = tuple[tuple[int, int, int, str], ...]  # the pid namespace's processes: (pid, ppid, start, args), sorted
+
+
+def parse_table(table: bytes) -> Signature | None:
+    """The process table of a `look` answer, sorted; None when it is not whole (cut at its cap, or unreadable)."""
+    if not table.endswith(b"\0"):
+        return None
+    rows = []
+    for record in table[:-1].split(b"\0"):
+        fields = record.split(b"\t", 3)
+        if len(fields) != 4 or not all(field.isdigit() for field in fields[:3]):
+            return None
+        rows.append((int(fields[0]), int(fields[1]), int(fields[2]), fields[3].decode("utf-8", "replace")))
+    return tuple(sorted(rows))
+
+
 class Observer:
-    """A started observer: `snapshot()` asks it for one look (raises ObserverLost), `close()` ends it."""
+    """A started observer: `snapshot()` / `look()` ask it for one look (raise ObserverLost), `close()` ends it."""
 
     def __init__(self, api: Any, exec_id: str, stream: _Stream, host_pid: int | None,
                  timeout: float = REQUEST_TIMEOUT) -> None:
         self.api, self.exec_id, self.stream, self.host_pid, self.timeout = api, exec_id, stream, host_pid, timeout
 
     def snapshot(self) -> observe.Snapshot:
+        return self.look(with_processes=False)[0]
+
+    def look(self, with_processes: bool = True) -> tuple[observe.Snapshot, Signature | None]:
+        """One snapshot, and with `with_processes` the sandbox's process table taken right after it in the same
+        answer (None: not whole)."""
         nonce = secrets.token_hex(16).encode()
         try:
-            self.stream.raw.sendall(b"snapshot " + nonce + b"\n")
+            self.stream.raw.sendall((b"look " if with_processes else b"snapshot ") + nonce + b"\n")
         except OSError as exc:
             raise ObserverLost(f"the observer no longer reads its requests: {exc}") from exc
-        body = self.stream.read_until(lambda out: _framed(out, nonce), time.monotonic() + self.timeout,
-                                      "answer from the observer")
-        return observe.parse_snapshot(body, taken_at=time.time())
+        body, table = self.stream.read_until(lambda out: _framed_parts(out, nonce, with_processes),
+                                             time.monotonic() + self.timeout, "answer from the observer")
+        snapshot = observe.parse_snapshot(body[: len(body) - table], taken_at=time.time())
+        return snapshot, parse_table(body[len(body) - table:]) if with_processes else None
 
     def exit_reason(self) -> str:
         """How the observer ended, as far as the engine knows (its exit code: 137 is SIGKILL)."""
@@ -129,16 +152,24 @@ class Observer:
 
 def _framed(out: bytearray, nonce: bytes) -> bytes | None:
     """The answer's body once whole, None while it is not; ObserverLost when what came is not this answer."""
+    whole = _framed_parts(out, nonce, False)
+    return None if whole is None else whole[0]
+
+
+def _framed_parts(out: bytearray, nonce: bytes, with_table: bool) -> tuple[bytes, int] | None:
+    """(body, how many of its last bytes are the process table) once whole, None while it is not; ObserverLost when
+    what came is not this answer (a `look` answer has the table's length as a fourth word, a snapshot's has none)."""
     header_end = out.find(b"\n")
     if header_end < 0:
         if len(out) > 200:
             raise ObserverLost("the observer's answer is garbled (no header)")
         return None
     words = bytes(out[:header_end]).split(b" ")
-    if len(words) != 3 or words[0] != _MARK or words[1] != nonce or not words[2].isdigit():
+    if (len(words) != 3 + with_table or words[0] != _MARK or words[1] != nonce
+            or not all(word.isdigit() for word in words[2:])):
         raise ObserverLost(f"the observer's answer is garbled (header {bytes(out[:80])!r})")
-    size = int(words[2])
-    if size > observe.MAX_SNAPSHOT_BYTES + _COUNTERS_ROOM:
+    size, table = int(words[2]), int(words[3]) if with_table else 0
+    if size > observe.MAX_SNAPSHOT_BYTES + _COUNTERS_ROOM + table or table > min(size, _TABLE_ROOM):
         raise ObserverLost(f"the observer's answer is garbled ({size} bytes, over the cap)")
     close = _CLOSE + b" " + nonce + b"\n"
     end = header_end + 1 + size
@@ -150,7 +181,7 @@ def _framed(out: bytearray, nonce: bytes) -> bytes | None:
     del out[: end + len(close)]
     if out:
         raise ObserverLost("the observer said more than its answer")
-    return body
+    return body, table
 
 
 def start_observer(client: docker.DockerClient, container_id: str, *, timeout: float = START_TIMEOUT,

@@ -2,12 +2,16 @@
 by sandbox.run.observer with its settings as argv[1] (JSON), run as the run uid with a group of its own, so the server (same uid, the run group) can
 signal it but cannot ptrace it, open its fds or read its memory. It also makes itself non-dumpable.
 
-It reads one request a line on stdin (`snapshot NONCE`, NONCE 32 hex digits) and answers on stdout:
+It reads one request a line on stdin (`snapshot NONCE` or `look NONCE`, NONCE 32 hex digits) and answers on stdout:
 
     @@MCP-SANDBOX-OBSERVER@@ NONCE LENGTH\\n<LENGTH bytes>@@MCP-SANDBOX-OBSERVED@@ NONCE\\n
 
 where the bytes are exactly what sandbox.run.observe's snapshot script prints (counters with the shell's line
 format, the marks, find's `-printf` records, its end mark and status, cut at the same cap), so one parser reads both.
+`look` answers the same snapshot followed by the sandbox's process table, the header then saying how long that
+table is: `@@MCP-SANDBOX-OBSERVER@@ NONCE LENGTH TABLE` (TABLE of the LENGTH bytes are the table's, at the end):
+one `PID\\tPPID\\tSTARTTIME\\tARGS\\0` record per process of the sandbox's pid namespace (its own pids; STARTTIME in
+clock ticks since boot, field 22 of /proc/PID/stat; ARGS the command line, NULs as spaces, at most 500 bytes).
 No fork per look: the counters and the listing are read in this process. Standard library only; this module is
 also imported by the tests, which compare its output with find's.
 """
@@ -112,6 +116,36 @@ def snapshot_bytes(config):
     return head + out.value()
 
 
+def process_table(proc=b"/proc", limit=1 << 20):
+    """The pid namespace's processes as `look` prints them; a process that ends while it is read is left out (it
+    is gone). Past `limit` bytes it ends with `cut` instead of a record: not whole (the host then asks the engine)."""
+    parts, size = [], 0
+    for name in os.listdir(proc):
+        if not name.isdigit():
+            continue
+        try:
+            with open(proc + b"/" + name + b"/stat", "rb") as handle:
+                stat_line = handle.read()
+            with open(proc + b"/" + name + b"/cmdline", "rb") as handle:
+                command = handle.read(4096)
+        except OSError:
+            continue
+        comm_end = stat_line.rfind(b")")
+        fields = stat_line[comm_end + 2:].split()
+        if comm_end < 0 or len(fields) < 20:
+            continue
+        args = command.rstrip(b"\0").replace(b"\0", b" ").replace(b"\t", b" ")[:500]
+        if not args:
+            args = b"[" + stat_line[stat_line.find(b"(") + 1: comm_end] + b"]"
+        record = b"%s\t%s\t%s\t%s\0" % (name, fields[1], fields[19], args)
+        if size + len(record) > limit:
+            parts.append(b"cut")
+            break
+        parts.append(record)
+        size += len(record)
+    return b"".join(parts)
+
+
 def _non_dumpable():
     """prctl(PR_SET_DUMPABLE, 0), then read back (PR_GET_DUMPABLE): True when this process is non-dumpable."""
     try:
@@ -129,13 +163,19 @@ def serve(stdin, stdout, config):
     stdout.flush()
     for line in stdin:
         words = line.split()
-        if len(words) != 2 or words[0] != b"snapshot" or len(words[1]) != 32 or not words[1].isalnum():
+        if len(words) != 2 or words[0] not in (b"snapshot", b"look") or len(words[1]) != 32 or not words[1].isalnum():
             stdout.write(MARK + b" refused\n")
             stdout.flush()
             continue
         nonce = words[1]
         body = snapshot_bytes(config)
-        stdout.write(MARK + b" %s %d\n" % (nonce, len(body)) + body + CLOSE + b" %s\n" % nonce)
+        table = process_table() if words[0] == b"look" else None
+        if table is None:
+            header = MARK + b" %s %d\n" % (nonce, len(body))
+        else:
+            body += table
+            header = MARK + b" %s %d %d\n" % (nonce, len(body), len(table))
+        stdout.write(header + body + CLOSE + b" %s\n" % nonce)
         stdout.flush()
 
 

@@ -1,6 +1,11 @@
 """How one sandbox's snapshots are taken: by its observer while it answers (sandbox.run.observer), else by one
 exec per look (sandbox.run.observe.snapshot, the path the observer replaces and falls back to). A Watch that lost
-its observer keeps why (`lost`) and never uses it again; `path` says which way the looks went, for the report."""
+its observer keeps why (`lost`) and never uses it again; `path` says which way the looks went, for the report.
+
+The process list (host pids, the engine's `top`) is asked of the engine only when the sandbox's processes may have
+changed: each observer answer carries the pid namespace's process table (pid, ppid, start time, args), and a `top`
+taken after a look whose table had as many processes as `top` listed is the list for every later look whose table
+is the same (docs/observer.md, "Processes"). On the exec path every list is a `top`."""
 
 from __future__ import annotations
 
@@ -10,7 +15,16 @@ from dataclasses import dataclass, field
 import docker
 
 from sandbox.run import observe
-from sandbox.run.observer import Observer, ObserverLost, start_observer
+from sandbox.run.observer import Observer, ObserverLost, Signature, start_observer
+
+
+@dataclass(frozen=True)
+class _Listed:
+    """A `top`, and the observer's table of the look before it (the same processes: as many, none ended since)."""
+
+    signature: Signature
+    look: int  # the number of the look that table came from
+    processes: list[observe.Process]
 
 
 @dataclass
@@ -24,14 +38,21 @@ class Watch:
     by_exec: int = 0
     finished: bool = False
     lost_noted: bool = False  # the scan has said the observer was lost (once)
+    tops: int = 0  # process lists asked of the engine
+    tops_saved: int = 0  # process lists the observer's table showed unchanged since the last `top`
+    _signature: Signature | None = field(default=None, repr=False)  # the last look's process table (None: none)
+    _look: int = field(default=0, repr=False)
+    _listed: _Listed | None = field(default=None, repr=False)
     _lock: threading.Lock = field(default_factory=threading.Lock, repr=False)
 
     def snapshot(self) -> observe.Snapshot:
         """One look: the observer's answer, or one exec when there is no observer (any more)."""
         with self._lock:
+            self._look += 1
+            self._signature = None
             if self.observer is not None:
                 try:
-                    taken = self.observer.snapshot()
+                    taken, self._signature = self.observer.look()
                 except ObserverLost as exc:
                     self.lost = f"{exc}; {self.observer.exit_reason()}"
                     self.observer.close()
@@ -41,6 +62,22 @@ class Watch:
                     return taken
             self.by_exec += 1
         return observe.snapshot(self.client, self.container_id)
+
+    def processes(self) -> list[observe.Process]:
+        """The sandbox's processes, host pids, as `top` lists them (raises ObserveError as it does): the last `top`
+        again when the observer's table at the latest look is the one that `top` was taken after, and as long."""
+        with self._lock:
+            signature, look, listed = self._signature, self._look, self._listed
+            if listed is not None and signature == listed.signature and look > listed.look:
+                self.tops_saved += 1
+                return list(listed.processes)
+            self.tops += 1
+        taken = observe.processes(self.client, self.container_id)
+        with self._lock:  # a process born and one ended between the look and `top` keep the counts equal, but the
+            # next table then lacks the ended one, so it differs from this one and `top` is asked again
+            whole = signature is not None and len(taken) == len(signature) and look == self._look
+            self._listed = _Listed(signature, look, list(taken)) if whole and signature is not None else None
+        return taken
 
     def own_pids(self) -> set[int]:
         """The observer's host pid (a process of the sandbox, but the scanner's), when it is known."""

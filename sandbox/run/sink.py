@@ -22,6 +22,7 @@ from typing import Any
 from sandbox.core import images
 from sandbox.core.errors import SandboxError
 from sandbox.core.images import DEFAULT_BASE_IMAGE, ProgressFn
+from sandbox.run.sink_log import SinkLog
 from sandbox.run.policy import (LISTENER_CAP_SETS, STRICT_NETWORK, AppliedPolicy, SinkPolicy,
                                network_mode_allowed, read_applied)
 from sandbox.core.hardening import hardened_host_config
@@ -98,6 +99,7 @@ class Sink:
     ready: dict[str, Any]
     started_at: float  # wall-clock time the sink became ready (comparable with EgressEvent.ts)
     applied: AppliedPolicy | None = None  # the container's policy as the engine applied it (checked before start)
+    log: SinkLog | None = field(default=None, repr=False, compare=False)  # its log, read a piece at a time
 
     @property
     def network_mode(self) -> str:
@@ -137,8 +139,9 @@ class Sink:
         self.session.remove_container(self.container_id)
 
     def _lines(self) -> list[dict[str, Any]]:
-        raw = self.session.client.api.logs(self.container_id, stdout=True, stderr=False)
-        return _parse_lines(raw)
+        if self.log is None:
+            self.log = SinkLog(self.session.client, self.container_id)
+        return self.log.read()
 
 
 def _parse_lines(raw: bytes) -> list[dict[str, Any]]:

@@ -1,12 +1,15 @@
-"""The looks into the sandbox after one probe call: its exit state (`inspect`) beside the snapshot exec (files and
-cgroup counters), then the process list (`top`), then the egress sink's new attempts (its log).
+"""The looks into the sandbox after one probe call: its exit state (`inspect`), the snapshot (files and cgroup
+counters) then the process list, and the egress sink's new attempts (its log), the three at once.
 
 Engine round trips with little order between them: taken one after another they were most of what a call cost the
 scanner beyond the server's own answer (docs/probes.md, "What a probe call costs"); taken in threads at once, a call
-waits for the slowest. The process list waits for the snapshot (listed during the snapshot exec, it would show the
-exec's own shell) and the drain for both (see `in_order`). Each look's failure is kept as its value, for the runner to handle as it did: a snapshot or
-process list the engine refused (ObserveError) is an unobserved call, a sink that failed is a recorded error; an
-exit state that could not be read raises, as before.
+waits for the slowest. The process list waits for the snapshot: on the exec path, listed during the snapshot exec it
+would show the exec's shell; on the observer's, the observer's answer says whether the processes changed at all
+(observer_watch.Watch.processes: `top` only if they may have). The drain waits for nothing: each attempt goes to the
+record of the call the sink accepted it during, however late it is logged (scanner.probes.egress_windows). Each
+look's failure is kept as its value, for the runner to handle as it did: a snapshot or process list the engine
+refused (ObserveError) is an unobserved call, a sink that failed is a recorded error; an exit state that could not
+be read raises, as before.
 """
 
 from __future__ import annotations
@@ -35,9 +38,9 @@ class Looks:
 
 
 async def look_after_call(client: docker.DockerClient, container_id: str, drain: Drain | None,
-                          snapshot: Callable[[], Snapshot] | None = None) -> Looks:
-    """Every look after a call, in threads at once; raises only what reading the exit state raised. `snapshot`
-    takes the file listing and counters (the sandbox's Watch: its observer, else one exec); default one exec."""
+                          watch: Watch | None = None) -> Looks:
+    """Every look after a call, in threads at once; raises only what reading the exit state raised. `watch` takes
+    the snapshot and the process list (its observer, else one exec and `top`); default one exec and `top`."""
     found: dict[str, Any] = {}
 
     async def take(name: str, look: Callable[[], Any], kept: type[BaseException]) -> None:
@@ -48,16 +51,17 @@ async def look_after_call(client: docker.DockerClient, container_id: str, drain:
 
     async def in_order() -> None:
         # In this order, never at once: `top` during the snapshot exec would list its shell and `find` as the
-        # server's processes; and the sink logs a connection only once it read its first bytes, so the drain comes
-        # last, to give a call's late connection the time it had before.
-        await take("snapshot", snapshot or (lambda: observe.snapshot(client, container_id)), ObserveError)
-        await take("processes", lambda: observe.processes(client, container_id), ObserveError)
-        if drain is not None:  # the sink failing loses evidence; it must not stop probing (the runner records it)
-            await take("egress", lambda: drain(container_id), Exception)
+        # server's processes; the observer's answer says whether `top` is needed at all.
+        await take("snapshot", watch.snapshot if watch else (lambda: observe.snapshot(client, container_id)),
+                   ObserveError)
+        await take("processes", watch.processes if watch else (lambda: observe.processes(client, container_id)),
+                   ObserveError)
 
     async with anyio.create_task_group() as group:
         group.start_soon(take, "state", lambda: observe.exit_state(client, container_id), Exception)
         group.start_soon(in_order)
+        if drain is not None:  # the sink failing loses evidence; it must not stop probing (the runner records it)
+            group.start_soon(take, "egress", lambda: drain(container_id), Exception)
     if isinstance(found["state"], BaseException):
         raise found["state"]
     return Looks(state=found["state"], snapshot=found["snapshot"], processes=found["processes"],

@@ -22,7 +22,6 @@ from docker.errors import APIError
 
 from sandbox.run import observe, server as run
 from sandbox.run.attach import AttachedStdio
-from sandbox.run.canaries import find_canaries
 from sandbox.run.observe import ObserveError, Process, Snapshot
 from sandbox.run.observer_watch import Watch
 from sandbox.run.process_watch import pids_in_use, process_table
@@ -31,6 +30,7 @@ from scanner.pipeline.transport import WireHealth, attached_transport
 from scanner.probes.call_looks import Looks, look_after_call, note_lost_observer
 from scanner.probes.call_behavior import drop_exited, fill_record, new_processes, pids_at_limit
 from scanner.probes.crash_attribution import died_before_sending, finished_at
+from scanner.probes.egress_windows import EgressWindows, canaries_in_response
 from scanner.probes.process_tree import classify, daemons
 from scanner.probes.harvest import harvest
 from scanner.probes.id_reuse import IdPool, fill_from_pool
@@ -41,8 +41,7 @@ from scanner.probes.relist_cadence import RelistCadence
 from scanner.probes.runner_io import ProbeOptions, ProbeOutcome, SandboxAccess, seed
 from scanner.probes.tooldef import tool_name
 from scanner.rules.probe import crash_finding, definition_change_findings, timeout_finding
-from scanner.report.model import CallBehavior, CanaryEvent, ProcessSeen, ResourceUse
-from sandbox.core.untrusted import cap_json
+from scanner.report.model import CallBehavior, ProcessSeen, ResourceUse
 
 __all__ = ["ProbeOptions", "ProbeOutcome", "ProbeRunner", "SandboxAccess", "seed"]
 
@@ -73,6 +72,9 @@ class ProbeRunner:
         self.previous_call: ProbeCall | None = None  # the last call sent to this sandbox's server (P6 attribution)
         self.server_pid: int | None = None  # the server's host pid in this sandbox (B5 tells its children by it)
         self.cadence = RelistCadence()  # when to re-list (every call, or every k-th for a big listing)
+        # each drained egress attempt goes to the record of the call the sink accepted it during
+        self.windows = EgressWindows(self.outcome.behavior, access.canaries.locations, self.outcome.errors)
+        self.sandbox_began = float("-inf")  # this sandbox's start-up window opens here (a restart: when it began)
         self._stack = AsyncExitStack()
 
     # ---- the phase ---------------------------------------------------------------------------------------------------
@@ -110,6 +112,7 @@ class ProbeRunner:
             self.outcome.server = self.server
             self.outcome.server_exited = await self._has_exited()
             self.outcome.looks.extend(self.watch.finish())
+            await self._drain_egress()  # the last calls' connections the sink logged late
             await self._stack.aclose()
             self.outcome.tools_after = list(self.current_tools)
             self.outcome.seconds = round(time.monotonic() - began, 3)
@@ -127,14 +130,15 @@ class ProbeRunner:
             self.last_processes = {p.pid for p in await self._processes()}
         timeout = self.options.timeout
         call = fill_from_pool(call, self._definition(call.tool), self.ids)
+        record = CallBehavior(call=index, tool=call.tool, label=call.label, sandbox=self.sandbox_index)
         sent_at = time.time()
+        self.windows.open(record, sent_at)
         result = self._name_the_fault(call, await self._send(call))
         looks = await look_after_call(self.access.docker, self.server.container_id, self.access.drain_egress,
-                                      self.watch.snapshot)
+                                      self.watch)
         state = looks.state
         if state.running:  # a sandbox that stopped took its observer with it: the restart starts a fresh one
             note_lost_observer(self.watch, call, self.outcome.errors)
-        record = CallBehavior(call=index, tool=call.tool, label=call.label, sandbox=self.sandbox_index)
         if not state.running:
             result = await self._crashed(call, result, state, record, sent_at)
         else:
@@ -147,8 +151,9 @@ class ProbeRunner:
                 result = await self._crashed(call, result, state, record, sent_at)
             elif result.status in ("timeout", "crashed") and not await self._answers_ping():
                 self.restart_needed = True
-        self._canaries_in_response(record, result)
-        self._record_egress(record, looks.egress)
+        text = result.response if result.response is not None else result.text()
+        canaries_in_response(record, text or "", self.access.canaries.locations)
+        self.windows.place(looks.egress, pending=record)
         self.outcome.results.append(result)
         self.outcome.behavior.append(record)
         self.previous_call = call
@@ -239,33 +244,16 @@ class ProbeRunner:
                                                                    "pids_limit_evidence": evidence})
             self.restart_needed = True
 
-    def _canaries_in_response(self, record: CallBehavior, result: ProbeResult) -> None:
-        text = result.response if result.response is not None else result.text()
-        for hit in find_canaries(text or "", self.access.canaries.locations):
-            record.canaries.append(CanaryEvent(where=hit.where, how="response", encoding=hit.encoding))
-
-    async def _attach_egress(self, record: CallBehavior) -> None:
-        """B2: the egress attempts made since the last drain, and any canary inside their captured bytes."""
+    async def _drain_egress(self, pending: CallBehavior | None = None) -> None:
+        """B2: the egress attempts logged since the last drain, each into its call's record (egress_windows);
+        `pending`: the start-up record being filled, which its caller keeps or not."""
         if self.access.drain_egress is None:
             return
         try:
             events = await anyio.to_thread.run_sync(self.access.drain_egress, self.server.container_id)
         except Exception as exc:  # noqa: BLE001 - the sink failing loses evidence, it must not stop probing
             events = exc
-        self._record_egress(record, events)
-
-    def _record_egress(self, record: CallBehavior, events: list[dict[str, Any]] | Exception | None) -> None:
-        """The drained attempts into the call's record (None: the network is not observed)."""
-        if events is None:
-            return
-        if isinstance(events, Exception):
-            self.outcome.errors.append(f"could not read the egress log: {events}"[:300])
-            return
-        record.egress = [cap_json(event, max_string=2_000) for event in events[:100]]
-        for event in events:
-            for hit in find_canaries(str(event.get("first_bytes") or event.get("data") or ""),
-                                     self.access.canaries.locations):
-                record.canaries.append(CanaryEvent(where=hit.where, how="egress", encoding=hit.encoding))
+        self.windows.place(events, pending)
 
     async def _startup_record(self) -> None:
         """What the server did between the seeding and the first probe (start-up and listing): files, canaries and
@@ -273,6 +261,7 @@ class ProbeRunner:
         same for the fresh server once it answered its listing (`sandbox` > 0: "start-up after restart N")."""
         label = "start-up and listing" if self.sandbox_index == 0 else f"start-up after restart {self.sandbox_index}"
         record = CallBehavior(call=-1, tool=None, label=label, sandbox=self.sandbox_index)
+        self.windows.open(record, self.sandbox_began)
         if self.last_snapshot is not None:
             await self._observe_after(record, self.last_snapshot)
         # The server's own tree at start-up is not "left running"; a daemon (reparented to init) is.
@@ -281,7 +270,7 @@ class ProbeRunner:
         if self.sandbox_index == 0:
             self.outcome.startup_processes = roles
         record.processes = daemons(roles)
-        await self._attach_egress(record)
+        await self._drain_egress(pending=record)
         if (record.files.created or record.files.modified or record.files.deleted or record.canaries or record.egress
                 or record.processes or record.snapshot != "ok"):
             self.outcome.behavior.append(record)
@@ -292,7 +281,7 @@ class ProbeRunner:
         return await anyio.to_thread.run_sync(self.watch.snapshot)
 
     async def _processes(self) -> list[Process]:
-        return await anyio.to_thread.run_sync(observe.processes, self.access.docker, self.server.container_id)
+        return await anyio.to_thread.run_sync(self.watch.processes)
 
     async def _process_roles(self) -> list[ProcessSeen]:
         """The sandbox's processes by role (server, its tree, daemons); empty when they cannot be listed."""
@@ -325,6 +314,7 @@ class ProbeRunner:
     async def _restart(self) -> bool:
         """Stop the old sandbox and start a fresh one from the installed image, seeded, with a new MCP session."""
         self.restart_needed = False
+        self.sandbox_began = time.time()
         self.outcome.restarts += 1
         self.ids.clear()  # a fresh server knows none of the old session's ids
         self.previous_call = None

@@ -1,0 +1,81 @@
+"""Egress attempts go to the call the sink accepted them during, however late a drain hands them out
+(scanner/probes/egress_windows.py): the sink logs a TCP connection only once it read its first bytes, stamped with
+the time it accepted it."""
+
+from __future__ import annotations
+
+import base64
+
+from scanner.probes.egress_windows import MAX_EGRESS_PER_RECORD, EgressWindows
+from scanner.report.model import CallBehavior
+
+TOKEN = "sk-canary-0123456789abcdef"
+
+
+def _tcp(ts: float, host: str = "late.invalid", data: str = "") -> dict:
+    return {"ts": ts, "kind": "tcp", "host": host, "port": 443, "first_bytes": data}
+
+
+def _windows() -> tuple[EgressWindows, list[CallBehavior], list[str]]:
+    behavior: list[CallBehavior] = []
+    errors: list[str] = []
+    return EgressWindows(behavior, {TOKEN: "HOME/.aws/credentials"}, errors), behavior, errors
+
+
+def _record(call: int, sandbox: int = 0) -> CallBehavior:
+    return CallBehavior(call=call, tool=None if call < 0 else f"t{call}", label="x", sandbox=sandbox)
+
+
+def test_a_connection_logged_after_the_next_call_was_sent_is_still_the_earlier_calls():
+    windows, behavior, _ = _windows()
+    startup, first, second = _record(-1), _record(0), _record(1)
+    windows.open(startup, float("-inf"))
+    windows.place([], pending=startup)
+    windows.open(first, 100.0)
+    windows.place([_tcp(100.5, "first.invalid")], pending=first)
+    behavior.append(first)
+    windows.open(second, 101.0)
+    # the second call's drain hands out first's slow connection (accepted at 100.9) beside its own
+    windows.place([_tcp(100.9, "slow.invalid", base64.b64encode(TOKEN.encode()).decode()), _tcp(101.2, "own.invalid")],
+                  pending=second)
+    behavior.append(second)
+    assert [e["host"] for e in first.egress] == ["first.invalid", "slow.invalid"]
+    assert [e["host"] for e in second.egress] == ["own.invalid"]
+    assert [(c.how, c.encoding) for c in first.canaries] == [("egress", "base64")] and not second.canaries
+    assert behavior == [first, second]  # the start-up record had nothing: not kept
+
+
+def test_a_start_up_attempt_drained_during_a_call_keeps_the_start_up_record_in_its_place():
+    windows, behavior, _ = _windows()
+    old_call, startup, call = _record(3, sandbox=0), _record(-1, sandbox=1), _record(4, sandbox=1)
+    behavior.append(old_call)
+    windows.open(old_call, 50.0)
+    windows.open(startup, 60.0)  # the restart began at 60
+    windows.place([_tcp(55.0, "dying.invalid")], pending=startup)  # the crashed call's, logged at the restart
+    windows.open(call, 70.0)
+    windows.place([_tcp(65.0, "boot.invalid"), _tcp(10.0, "ancient.invalid")], pending=call)
+    assert [e["host"] for e in old_call.egress] == ["dying.invalid", "ancient.invalid"]
+    assert [e["host"] for e in startup.egress] == ["boot.invalid"]
+    assert behavior == [old_call, startup]  # kept, before its sandbox's calls (the runner appends `call` next)
+
+
+def test_before_the_first_window_is_the_first_records_and_a_record_holds_at_most_the_cap():
+    windows, _, errors = _windows()
+    startup = _record(-1)
+    windows.open(startup, 100.0)
+    windows.place([_tcp(99.0 + i / 1000) for i in range(MAX_EGRESS_PER_RECORD + 5)]
+                  + [{"kind": "dns", "query": "no-ts.invalid"}], pending=startup)
+    assert len(startup.egress) == MAX_EGRESS_PER_RECORD
+    windows.place(RuntimeError("the sink is gone"))
+    windows.place(None)
+    assert errors == ["could not read the egress log: the sink is gone"]
+
+
+def test_the_last_drain_keeps_a_start_up_record_that_had_nothing_when_it_was_made():
+    # no call was made (nothing to probe): the runner's last drain finds a start-up connection logged late
+    windows, behavior, _ = _windows()
+    startup = _record(-1)
+    windows.open(startup, float("-inf"))
+    windows.place([], pending=startup)
+    windows.place([_tcp(5.0, "boot.invalid")])
+    assert behavior == [startup] and [e["host"] for e in startup.egress] == ["boot.invalid"]
