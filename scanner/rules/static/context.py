@@ -4,8 +4,10 @@ from __future__ import annotations
 
 import json
 from dataclasses import dataclass, field
+from functools import cached_property
 from typing import Any
 
+from scanner.rules.static.text import words
 from scanner.tokens import tokens_for_chars
 from scanner.vocabulary import name_tokens, verb_group
 
@@ -56,6 +58,11 @@ class ToolView:
     tokens: list[str] = field(default_factory=list)
     verb: str | None = None
     capabilities: dict[str, str] | None = None  # filled once by S11's detector, shared by S12 and S13
+
+    @cached_property
+    def description_words(self) -> list[str]:
+        """`words(description)`, split once for every rule that reads them (S1, S4, S11): not to be changed."""
+        return words(self.description)
 
     @property
     def estimated_tokens(self) -> int:
