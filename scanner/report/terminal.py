@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from rich._wrap import divide_line  # rich's own word wrap (see _plain_lines)
 from rich.cells import cell_len
 from rich.console import Console, Group, RenderableType
 from rich.panel import Panel
@@ -369,24 +370,50 @@ def _fits(width: int, item: RenderableType) -> bool:
     return len(plain) <= width if plain.isascii() else cell_len(plain) <= width
 
 
+def _plain_lines(width: int, item: RenderableType) -> str | None:
+    """What rich prints for `item` on a console that writes no styles, when that is plain text worked out here: a
+    Text on one line that fits, or a printable ASCII one that rich would only word-wrap (its own `divide_line`,
+    then each line's end trimmed and cut to the width as `Text.wrap` does); else None (rich lays it out)."""
+    if _fits(width, item):
+        return item.plain + "\n"  # type: ignore[union-attr]
+    if not isinstance(item, Text) or item.end != "\n" or item.justify or item.overflow or item.no_wrap:
+        return None
+    plain = item.plain
+    if not (plain.isascii() and plain.isprintable()):
+        return None
+    offsets = [0, *divide_line(plain, width, fold=True), len(plain)]
+    lines = []
+    for start, end in zip(offsets, offsets[1:]):
+        line = plain[start:end]
+        if len(line) > width:  # Text.rstrip_end, then Text.truncate
+            line = line[:max(width, len(line.rstrip()))][:width]
+        lines.append(line)
+    return "\n".join(lines) + "\n"
+
+
 def _print(console: Console, section: RenderableType) -> None:
-    """As `console.print(section)`; a Group's Texts that fit are written as they are, the rest laid out by rich (a
-    long list of findings then costs a string join, not a layout per line). Only on a console that writes no styles
-    (not a terminal, or NO_COLOR) and records nothing: there rich's output of such a Text is its plain text."""
-    if console.color_system is not None or console.record or not isinstance(section, Group):
+    """As `console.print(section)`; a Group's Texts whose output is plain text (_plain_lines) are written as such,
+    the rest laid out by rich (a long list of findings then costs a string join, not a layout per line). Only on a
+    console that writes no styles (not a terminal, or NO_COLOR), records nothing and wraps: there rich's output of
+    such a Text is its plain text."""
+    if console.color_system is not None or console.record or console.soft_wrap or not isinstance(section, Group):
         console.print(section)
         return
     width = console.width
-    run: list[RenderableType] = []
-    for item in [*section.renderables, None]:  # None: the end, where the last run is written
-        if run and (item is None or _fits(width, item) != _fits(width, run[0])):
-            if _fits(width, run[0]):
-                console.file.write("".join(text.plain + "\n" for text in run))  # type: ignore[union-attr]
-            else:
-                console.print(Group(*run))
-            run = []
-        if item is not None:
-            run.append(item)
+    laid_out: list[RenderableType] = []
+    written: list[str] = []
+    for item in [*section.renderables, None]:  # None: the end, where what is left is written
+        plain = None if item is None else _plain_lines(width, item)
+        if laid_out and (item is None or plain is not None):
+            console.print(Group(*laid_out))
+            laid_out = []
+        if written and (item is None or plain is None):
+            console.file.write("".join(written))
+            written = []
+        if plain is not None:
+            written.append(plain)
+        elif item is not None:
+            laid_out.append(item)
 
 
 def render(report: Report, console: Console, min_severity: Severity = Severity.INFO) -> None:

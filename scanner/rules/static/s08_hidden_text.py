@@ -221,7 +221,7 @@ def _possible(normalised: list[str]) -> tuple[_Detector, ...]:
 
 
 def _scan_walk(walk: Walk, phrases: tuple[_Detector, ...] = PHRASES) -> list[tuple[_Detector, str, str]]:
-    joined = "\n".join(text for _, text in walk.strings)
+    joined = "\n".join(walk.texts)
     return _scan_joined(walk, joined, _normalised(joined), phrases)
 
 
@@ -241,7 +241,7 @@ def _findings(tool: str | None, hits: list[tuple[_Detector, str, str]]) -> Itera
 
 
 def check(ctx: LintContext) -> Iterator[Finding]:
-    joined = ["\n".join(text for _, text in tool.walk.strings) for tool in ctx.tools]
+    joined = ["\n".join(tool.walk.texts) for tool in ctx.tools]
     normalised = [_normalised(text) for text in joined]
     phrases = _possible(normalised)
     for tool, text, folded in zip(ctx.tools, joined, normalised):
