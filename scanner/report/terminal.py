@@ -345,7 +345,7 @@ def _verdict(report: Report) -> RenderableType:
     friendliness = (Text(f"Agent-friendliness {score.value}/100 ", style="bold")
                     + Text("(token cost to an agent; not a security measure)", style="dim") if score is not None
                     else Text("Agent-friendliness: not scored (the tools were not listed)", style="dim"))
-    return Group(Panel(body, title="Security verdict", expand=False), friendliness)
+    return Group(Panel(body, title=Text("Security verdict"), expand=False), friendliness)
 
 
 def renderables(report: Report, min_severity: Severity = Severity.INFO) -> list[RenderableType]:
