@@ -1,4 +1,4 @@
-"""The terminal view writes a Text that fits on one line as its plain text (scanner.report.terminal._print): the
+"""The terminal view writes a Text that fits on one line as its plain text (scanner.report.terminal_plain): the
 bytes must be exactly what rich prints for the same sections, at any width, with wide, combining and escaped
 characters, and lines that wrap."""
 
@@ -78,7 +78,7 @@ def test_wrapped_ascii_lines_are_what_rich_prints(width: int) -> None:
     from rich.console import Group
     from rich.text import Text
 
-    from scanner.report.terminal import _print
+    from scanner.report.terminal_plain import print_section
 
     rng = random.Random(width)
     items = []
@@ -88,7 +88,7 @@ def test_wrapped_ascii_lines_are_what_rich_prints(width: int) -> None:
             text.append(_random_line(rng), style="yellow")
         items.append(text)
     ours, theirs = io.StringIO(), io.StringIO()
-    _print(Console(file=ours, width=width, highlight=False), Group(*items))
+    print_section(Console(file=ours, width=width, highlight=False), Group(*items))
     Console(file=theirs, width=width, highlight=False).print(Group(*items))
     assert ours.getvalue() == theirs.getvalue()
     assert max(len(line) for line in ours.getvalue().splitlines()) == width  # lines did wrap at the width

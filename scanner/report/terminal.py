@@ -4,8 +4,6 @@ from __future__ import annotations
 
 from typing import Any
 
-from rich._wrap import divide_line  # rich's own word wrap (see _plain_lines)
-from rich.cells import cell_len
 from rich.console import Console, Group, RenderableType
 from rich.panel import Panel
 from rich.table import Table
@@ -13,6 +11,7 @@ from rich.text import Text
 
 from scanner.report.containment import containment_rows, notification_rows, notification_total
 from scanner.report.target_view import origin_rows
+from scanner.report.terminal_plain import print_section
 from scanner.report.model import Finding, Report, process_summary
 from scanner.report.severity import Severity, at_least, counts, most_severe_first
 from scanner.report.suppressions import SuppressionLine, config_label, plural, refused_lines, suppressed_lines
@@ -359,65 +358,8 @@ def renderables(report: Report, min_severity: Severity = Severity.INFO) -> list[
     return [s for s in sections if s is not None]
 
 
-def _fits(width: int, item: RenderableType) -> bool:
-    """A Text rich would print as its plain text and a newline: one line within the width (an ASCII line is never
-    wider than its length)."""
-    if not isinstance(item, Text) or item.end != "\n":
-        return False
-    plain = item.plain
-    if "\n" in plain or "\t" in plain:
-        return False
-    return len(plain) <= width if plain.isascii() else cell_len(plain) <= width
-
-
-def _plain_lines(width: int, item: RenderableType) -> str | None:
-    """What rich prints for `item` on a console that writes no styles, when that is plain text worked out here: a
-    Text on one line that fits, or a printable ASCII one that rich would only word-wrap (its own `divide_line`,
-    then each line's end trimmed and cut to the width as `Text.wrap` does); else None (rich lays it out)."""
-    if _fits(width, item):
-        return item.plain + "\n"  # type: ignore[union-attr]
-    if not isinstance(item, Text) or item.end != "\n" or item.justify or item.overflow or item.no_wrap:
-        return None
-    plain = item.plain
-    if not (plain.isascii() and plain.isprintable()):
-        return None
-    offsets = [0, *divide_line(plain, width, fold=True), len(plain)]
-    lines = []
-    for start, end in zip(offsets, offsets[1:]):
-        line = plain[start:end]
-        if len(line) > width:  # Text.rstrip_end, then Text.truncate
-            line = line[:max(width, len(line.rstrip()))][:width]
-        lines.append(line)
-    return "\n".join(lines) + "\n"
-
-
-def _print(console: Console, section: RenderableType) -> None:
-    """As `console.print(section)`; a Group's Texts whose output is plain text (_plain_lines) are written as such,
-    the rest laid out by rich (a long list of findings then costs a string join, not a layout per line). Only on a
-    console that writes no styles (not a terminal, or NO_COLOR), records nothing and wraps: there rich's output of
-    such a Text is its plain text."""
-    if console.color_system is not None or console.record or console.soft_wrap or not isinstance(section, Group):
-        console.print(section)
-        return
-    width = console.width
-    laid_out: list[RenderableType] = []
-    written: list[str] = []
-    for item in [*section.renderables, None]:  # None: the end, where what is left is written
-        plain = None if item is None else _plain_lines(width, item)
-        if laid_out and (item is None or plain is not None):
-            console.print(Group(*laid_out))
-            laid_out = []
-        if written and (item is None or plain is None):
-            console.file.write("".join(written))
-            written = []
-        if plain is not None:
-            written.append(plain)
-        elif item is not None:
-            laid_out.append(item)
-
-
 def render(report: Report, console: Console, min_severity: Severity = Severity.INFO) -> None:
     """Print the report to a rich console."""
     for section in renderables(report, min_severity):
-        _print(console, section)
+        print_section(console, section)
         console.print()
