@@ -109,3 +109,19 @@ def test_fast_version_leaves_the_unusual_cases_to_importlib_metadata(tmp_path: P
 def test_header_stops_at_the_body() -> None:
     assert header("Name: x\nversion:  1.0 \n\nVersion: 2\n", "Version") == "1.0"
     assert header("Name: x\n\nVersion: 2\n", "Version") is None
+
+
+def test_check_quiet_imports_no_rich(tmp_path: Path) -> None:
+    """`check FILE --json OUT -q` writes no terminal view, so rich (~25 ms) is never imported."""
+    (tmp_path / "tools.json").write_text(json.dumps({"tools": [{"name": "get_x", "description": "Get x."}]}))
+    loaded = _modules("check", "tools.json", "--json", "out.json", "-q", cwd=tmp_path)
+    assert "scanner.report.model" in loaded and (tmp_path / "out.json").is_file()
+    assert not {m for m in loaded if m == "rich" or m.startswith("rich.")}
+
+
+def test_the_terminal_reads_no_emoji_table(tmp_path: Path) -> None:
+    """The terminal view's console interprets no `:emoji:` codes (its labels have none; untrusted text is a Text):
+    rich's emoji table (~10 ms) is never loaded."""
+    (tmp_path / "tools.json").write_text(json.dumps({"tools": [{"name": "get_x", "description": "Get x."}]}))
+    loaded = _modules("check", "tools.json", cwd=tmp_path)
+    assert "rich.console" in loaded and "rich._emoji_codes" not in loaded
