@@ -75,3 +75,37 @@ def test_past_the_bound_it_says_the_check_stopped(monkeypatch: pytest.MonkeyPatc
     tools = [{"name": ["read_record", "fetch_record"][i % 2], "description": "read the shared record"} for i in range(40)]
     found = list(s04.check(build_context(tools)))
     assert found[-1].severity == "info" and "stopped after 50 candidate pairs" in found[-1].message
+
+
+def _in_order(tools: list[Any], vectors: list[Any]) -> tuple[set[tuple[int, int]], bool]:
+    """The candidate search visiting every probe one by one, in order: where the bound stops it is the reference."""
+    postings: dict[str, list[int]] = {}
+    for index, vec in enumerate(vectors):
+        for term in vec:
+            postings.setdefault(term, []).append(index)
+    seen: set[tuple[int, int]] = set()
+    probes = 0
+    for left, vec in enumerate(vectors):
+        for term in s04._prefix(vec):
+            for right in postings[term]:
+                pair = (min(left, right), max(left, right))
+                if right == left or pair in seen:
+                    continue
+                probes += 1
+                if probes > s04.MAX_COMPARISONS:
+                    return seen, True
+                if s04._comparable(tools[left], tools[right]):
+                    seen.add(pair)
+    return seen, False
+
+
+@pytest.mark.parametrize("bound", [1, 7, 60, 400, 3_000, 200_000])
+def test_the_bound_stops_where_visiting_every_probe_would(monkeypatch: pytest.MonkeyPatch, bound: int) -> None:
+    """Probes of tools with another verb are counted without being visited: the pairs found when the check stops,
+    and whether it stops, are those of the one-by-one search."""
+    monkeypatch.setattr(s04, "MAX_COMPARISONS", bound)
+    for seed in range(12):
+        rng = random.Random(seed)
+        tools = [t for t in build_context(_tools(rng, rng.randint(20, 150))).tools if t.name_is_string]
+        vectors = s04._vectors(tools)
+        assert s04._candidates(tools, vectors) == _in_order(tools, vectors), seed

@@ -1,4 +1,4 @@
-"""The terminal view writes a Text that fits on one line as its plain text (scanner.report.terminal._print): the
+"""The terminal view writes a Text that fits on one line as its plain text (scanner.report.terminal_plain): the
 bytes must be exactly what rich prints for the same sections, at any width, with wide, combining and escaped
 characters, and lines that wrap."""
 
@@ -62,3 +62,33 @@ def test_a_styled_console_is_left_to_rich() -> None:
         console.print(section)
         console.print()
     assert out.getvalue() == reference.getvalue() and "\x1b[" in out.getvalue()
+
+
+def _random_line(rng: "random.Random") -> str:
+    words = ["a", "word", "  ", "x" * rng.randint(1, 130), "fix:", "(S1)", "end.", " ", "-", "readOnlyHint,"]
+    return "".join(rng.choice(words) + rng.choice(["", " ", "  "]) for _ in range(rng.randint(0, 40)))
+
+
+@pytest.mark.parametrize("width", [8, 20, 39, 80, 81, 133])
+def test_wrapped_ascii_lines_are_what_rich_prints(width: int) -> None:
+    """A Text too long for the width is word-wrapped here as rich wraps it: long words folded, runs of spaces and
+    trailing spaces at a line's end, styled spans (a console without styles prints none of them)."""
+    import random
+
+    from rich.console import Group
+    from rich.text import Text
+
+    from scanner.report.terminal_plain import print_section
+
+    rng = random.Random(width)
+    items = []
+    for _ in range(300):
+        text = Text(_random_line(rng), style=rng.choice(["", "bold", "dim italic"]))
+        if rng.random() < 0.3:
+            text.append(_random_line(rng), style="yellow")
+        items.append(text)
+    ours, theirs = io.StringIO(), io.StringIO()
+    print_section(Console(file=ours, width=width, highlight=False), Group(*items))
+    Console(file=theirs, width=width, highlight=False).print(Group(*items))
+    assert ours.getvalue() == theirs.getvalue()
+    assert max(len(line) for line in ours.getvalue().splitlines()) == width  # lines did wrap at the width

@@ -3,30 +3,61 @@
 from __future__ import annotations
 
 from gc import set_threshold as set_gc_threshold
+from importlib import import_module
 import os
 import sys
+from typing import Any
 
 import typer
 # Typer vendors its own Click; its parse errors are these classes, not the `click` package's.
 from typer._click import exceptions as cli_errors
+from typer.core import TyperGroup
 
 from sandbox.core.errors import SandboxError, UserInputError
-from scanner import __version__
+from scanner.cli.lazy_commands import LazyCommands
 from scanner.errors import UsageError
 from sandbox.core.untrusted import escape_for_terminal
+
+# Every command, in --help order, and the module of scanner/cli whose `register(app)` adds it. A module is imported
+# (and its commands built) only when one of its commands is looked up: running `check` imports no scan machinery,
+# `--version` no command at all. (Each module also imports what its command needs inside the command: tree-sitter
+# for vet, the scan machinery for batch.)
+COMMANDS = {"check-config": "check_config", "check": "check", "lock": "lock", "keygen": "signing",
+            "verify": "signing", "scan": "scan", "init-fixtures": "scan", "gc": "gc", "rules": "rules", "vet": "vet",
+            "fixtures": "fixtures", "plugin": "plugin", "worker": "worker", "batch": "batch", "diff": "diff",
+            "images": "scan"}
+SETTINGS: dict[str, Any] = {"add_completion": False, "pretty_exceptions_enable": False}
+
+
+def commands_of(module: str) -> dict[str, Any]:
+    """The Click commands one module of scanner/cli registers, built as Typer builds the root's."""
+    part = typer.Typer(**SETTINGS)
+    import_module(f"scanner.cli.{module}").register(part)
+    return dict(typer.main.get_group(part).commands)
+
+
+class Commands(TyperGroup):
+    """The root group, its commands built on first lookup (scanner.cli.lazy_commands)."""
+
+    def __init__(self, **kwargs: Any) -> None:
+        super().__init__(**kwargs)
+        self.commands = LazyCommands(COMMANDS, commands_of, built=self.commands)
+
 
 app = typer.Typer(
     name="mcp-sandbox",
     help="Vet an untrusted MCP server before you install it: install and run it in a throwaway, hardened Docker "
     "sandbox, read its tools, lint them, and report what it is.",
     no_args_is_help=True,
-    add_completion=False,
-    pretty_exceptions_enable=False,
+    cls=Commands,
+    **SETTINGS,
 )
 
 
 def _version(value: bool) -> None:
     if value:
+        from scanner import __version__
+
         print(f"mcp-sandbox {__version__}")
         raise typer.Exit(0)
 
@@ -96,14 +127,3 @@ def _run() -> int:
         _fail("interrupted; the sandbox was torn down")
         code = 130
     return code if isinstance(code, int) else 0
-
-
-# --- command registration (each module of scanner/cli adds its commands) ---
-# (each imports what its command needs inside the command: tree-sitter for vet, the scan machinery for batch)
-from scanner.cli import (batch, check, check_config, diff, fixtures, gc, lock, plugin, rules, scan, signing,  # noqa: E402
-                         vet, worker)
-
-for _module in (check_config, check, lock, signing, scan, gc, rules, vet, fixtures, plugin, worker):
-    _module.register(app)
-app.command("batch")(batch.batch)
-app.command("diff")(diff.diff)

@@ -258,3 +258,7 @@ def _cache_eviction(client: DockerClient, cache_bytes: int, progress: Progress) 
                           f"({result.freed_bytes / 1024**2:.0f} MiB)")
 
     return evict
+
+
+def register(app: typer.Typer) -> None:
+    app.command("batch")(batch)

@@ -76,3 +76,7 @@ def _label(report: Report) -> str:
 
     target = report.target
     return escape_for_terminal(f"{target.ecosystem}:{target.name}@{target.version}", 300)
+
+
+def register(app: typer.Typer) -> None:
+    app.command("diff")(diff)

@@ -48,9 +48,11 @@ class ReportOutputs:
 
     def terminal(self, soft_wrap: bool = False) -> Console | None:
         """Where the terminal view goes: stderr when stdout carries an output, nowhere with --quiet."""
+        if self.quiet:
+            return None
         from rich.console import Console
 
-        return None if self.quiet else Console(stderr=self.uses_stdout, highlight=False, soft_wrap=soft_wrap)
+        return Console(stderr=self.uses_stdout, highlight=False, soft_wrap=soft_wrap, emoji=False)
 
 
 def check_levels(fail_on: str, min_severity: str, fail_under: int | None = None) -> None:

@@ -130,7 +130,7 @@ class Verdict:
 
 
 class CheckResult(BaseModel):
-    model_config = ConfigDict(extra="forbid")
+    model_config = ConfigDict(extra="forbid", defer_build=True)  # built on first use (scanner/report/base.py)
 
     check: str = Field(description="The check, by its rule name (e.g. missing-server-discover).")
     rule_id: str
@@ -140,7 +140,7 @@ class CheckResult(BaseModel):
 
 
 class ConformanceReport(BaseModel):
-    model_config = ConfigDict(extra="forbid")
+    model_config = ConfigDict(extra="forbid", defer_build=True)  # built on first use (scanner/report/base.py)
 
     spec_version: str = Field(description="The revision checked against (--spec-version / --spec).")
     full: bool = Field(default=False, description="The whole suite (--spec) rather than the revision's core checks.")

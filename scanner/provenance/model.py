@@ -25,7 +25,7 @@ OUTCOME_LABELS: dict[str, str] = {
 
 
 class _Model(BaseModel):
-    model_config = ConfigDict(extra="forbid")
+    model_config = ConfigDict(extra="forbid", defer_build=True)  # built on first use (scanner/report/base.py)
 
 
 class Check(_Model):

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 from typing import Any
 
-from rich.cells import cell_len
 from rich.console import Console, Group, RenderableType
 from rich.panel import Panel
 from rich.table import Table
@@ -12,6 +11,7 @@ from rich.text import Text
 
 from scanner.report.containment import containment_rows, notification_rows, notification_total
 from scanner.report.target_view import origin_rows
+from scanner.report.terminal_plain import print_section
 from scanner.report.model import Finding, Report, process_summary
 from scanner.report.severity import Severity, at_least, counts, most_severe_first
 from scanner.report.suppressions import SuppressionLine, config_label, plural, refused_lines, suppressed_lines
@@ -344,7 +344,7 @@ def _verdict(report: Report) -> RenderableType:
     friendliness = (Text(f"Agent-friendliness {score.value}/100 ", style="bold")
                     + Text("(token cost to an agent; not a security measure)", style="dim") if score is not None
                     else Text("Agent-friendliness: not scored (the tools were not listed)", style="dim"))
-    return Group(Panel(body, title="Security verdict", expand=False), friendliness)
+    return Group(Panel(body, title=Text("Security verdict"), expand=False), friendliness)
 
 
 def renderables(report: Report, min_severity: Severity = Severity.INFO) -> list[RenderableType]:
@@ -358,39 +358,8 @@ def renderables(report: Report, min_severity: Severity = Severity.INFO) -> list[
     return [s for s in sections if s is not None]
 
 
-def _fits(width: int, item: RenderableType) -> bool:
-    """A Text rich would print as its plain text and a newline: one line within the width (an ASCII line is never
-    wider than its length)."""
-    if not isinstance(item, Text) or item.end != "\n":
-        return False
-    plain = item.plain
-    if "\n" in plain or "\t" in plain:
-        return False
-    return len(plain) <= width if plain.isascii() else cell_len(plain) <= width
-
-
-def _print(console: Console, section: RenderableType) -> None:
-    """As `console.print(section)`; a Group's Texts that fit are written as they are, the rest laid out by rich (a
-    long list of findings then costs a string join, not a layout per line). Only on a console that writes no styles
-    (not a terminal, or NO_COLOR) and records nothing: there rich's output of such a Text is its plain text."""
-    if console.color_system is not None or console.record or not isinstance(section, Group):
-        console.print(section)
-        return
-    width = console.width
-    run: list[RenderableType] = []
-    for item in [*section.renderables, None]:  # None: the end, where the last run is written
-        if run and (item is None or _fits(width, item) != _fits(width, run[0])):
-            if _fits(width, run[0]):
-                console.file.write("".join(text.plain + "\n" for text in run))  # type: ignore[union-attr]
-            else:
-                console.print(Group(*run))
-            run = []
-        if item is not None:
-            run.append(item)
-
-
 def render(report: Report, console: Console, min_severity: Severity = Severity.INFO) -> None:
     """Print the report to a rich console."""
     for section in renderables(report, min_severity):
-        _print(console, section)
+        print_section(console, section)
         console.print()

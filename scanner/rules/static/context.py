@@ -4,8 +4,10 @@ from __future__ import annotations
 
 import json
 from dataclasses import dataclass, field
+from functools import cached_property
 from typing import Any
 
+from scanner.rules.static.text import words
 from scanner.tokens import tokens_for_chars
 from scanner.vocabulary import name_tokens, verb_group
 
@@ -31,12 +33,22 @@ class Param:
 
 @dataclass(frozen=True)
 class Walk:
-    """Every string of a JSON value (keys included) with its path, and whether the walk hit a bound."""
+    """Every string of a JSON value (keys included), and whether the walk hit a bound; with each string's path
+    (`strings`) worked out only when asked for (S8 names where a hit sits: most tools have none)."""
 
-    strings: list[tuple[str, str]]
+    texts: list[str]
     too_deep: bool
     too_many_nodes: bool
     chars: int
+    value: Any = field(default=None, repr=False, compare=False)
+    root: str = ""
+
+    @cached_property
+    def strings(self) -> list[tuple[str, str]]:
+        """(path, text) of every string, in the order of `texts`."""
+        paths: list[str] = []
+        _walk(self.value, self.root, paths)
+        return list(zip(paths, self.texts))
 
 
 @dataclass
@@ -56,6 +68,11 @@ class ToolView:
     tokens: list[str] = field(default_factory=list)
     verb: str | None = None
     capabilities: dict[str, str] | None = None  # filled once by S11's detector, shared by S12 and S13
+
+    @cached_property
+    def description_words(self) -> list[str]:
+        """`words(description)`, split once for every rule that reads them (S1, S4, S11): not to be changed."""
+        return words(self.description)
 
     @property
     def estimated_tokens(self) -> int:
@@ -78,7 +95,12 @@ class LintContext:
 
 def walk_json(value: Any, root: str = "") -> Walk:
     """Collect strings iteratively, never deeper than MAX_DEPTH nor over MAX_NODES_PER_ITEM nodes."""
-    strings: list[tuple[str, str]] = []
+    return _walk(value, root, None)
+
+
+def _walk(value: Any, root: str, paths: list[str] | None) -> Walk:
+    """The walk, and each string's path appended to `paths` unless it is None."""
+    texts: list[str] = []
     stack: list[tuple[Any, str, int]] = [(value, root, 0)]
     too_deep = False
     nodes = 0
@@ -87,9 +109,11 @@ def walk_json(value: Any, root: str = "") -> Walk:
         item, path, depth = stack.pop()
         nodes += 1
         if nodes > MAX_NODES_PER_ITEM:
-            return Walk(strings, too_deep, True, chars)
+            return Walk(texts, too_deep, True, chars, value, root)
         if isinstance(item, str):
-            strings.append((path, item))
+            texts.append(item)
+            if paths is not None:
+                paths.append(path)
             chars += len(item) + 2
         elif isinstance(item, dict):
             if depth >= MAX_DEPTH:
@@ -97,8 +121,10 @@ def walk_json(value: Any, root: str = "") -> Walk:
                 continue
             for key, child in reversed(list(item.items())):
                 key_text = str(key)
-                child_path = f"{path}.{key_text}" if path else key_text
-                strings.append((f"{child_path}(key)", key_text))
+                child_path = "" if paths is None else f"{path}.{key_text}" if path else key_text
+                texts.append(key_text)
+                if paths is not None:
+                    paths.append(f"{child_path}(key)")
                 chars += len(key_text) + 4
                 stack.append((child, child_path, depth + 1))
         elif isinstance(item, list):
@@ -106,11 +132,11 @@ def walk_json(value: Any, root: str = "") -> Walk:
                 too_deep = True
                 continue
             for position in range(len(item) - 1, -1, -1):
-                stack.append((item[position], f"{path}[{position}]", depth + 1))
+                stack.append((item[position], "" if paths is None else f"{path}[{position}]", depth + 1))
                 chars += 1
         else:
             chars += len(str(item))
-    return Walk(strings, too_deep, False, chars)
+    return Walk(texts, too_deep, False, chars, value, root)
 
 
 def _compact_chars(value: Any, fallback: int) -> int:

@@ -16,7 +16,6 @@ from collections.abc import Iterator
 from scanner.report.model import Finding
 from scanner.rules.registry import rule
 from scanner.rules.static.context import LintContext, Param, ToolView
-from scanner.rules.static.text import words
 from scanner.vocabulary import name_tokens
 
 RULE = rule("S1")
@@ -67,7 +66,7 @@ def _unexplained(tool: ToolView, text: list[str]) -> list[str]:
 
 def thinness(tool: ToolView) -> str | None:
     """Why a short description is not enough for this tool, or None when it is (or it is not short)."""
-    text = words(tool.description)
+    text = tool.description_words
     count = len(text)
     if count >= MIN_WORDS:
         return None
@@ -89,7 +88,7 @@ def check(ctx: LintContext) -> Iterator[Finding]:
         if not tool.has_description:
             yield RULE.finding(tool.name, "tool has no description", severity="error")
             continue
-        text = words(tool.description)
+        text = tool.description_words
         if (len(text) <= 3 and {w.lower() for w in text} & VAGUE_WORDS) or VAGUE_PHRASES.search(tool.description):
             yield RULE.finding(tool.name, "tool description is vague", evidence=tool.description[:200])
         elif (why := thinness(tool)) is not None:

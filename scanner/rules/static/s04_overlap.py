@@ -15,7 +15,6 @@ from collections.abc import Iterator
 from scanner.report.model import Finding
 from scanner.rules.registry import rule
 from scanner.rules.static.context import LintContext, ToolView
-from scanner.rules.static.text import words
 from scanner.vocabulary import name_tokens
 
 RULE = rule("S4")
@@ -31,7 +30,7 @@ Vector = dict[str, float]
 
 
 def _terms(tool: ToolView) -> list[str]:
-    text_terms = [w.lower() for w in words(tool.description)]
+    text_terms = [w.lower() for w in tool.description_words]
     return [t for t in tool.tokens + name_tokens(tool.title) + text_terms if t not in STOP_WORDS]
 
 
@@ -41,9 +40,10 @@ def _vectors(tools: list[ToolView]) -> list[Vector]:
     for c in counts:
         doc_freq.update(c.keys())
     n = len(tools)
+    idf = {term: math.log((1 + n) / (1 + df)) + 1.0 for term, df in doc_freq.items()}  # once per term, not per tool
     vectors: list[Vector] = []
     for c in counts:
-        vec = {term: tf * (math.log((1 + n) / (1 + doc_freq[term])) + 1.0) for term, tf in c.items()}
+        vec = {term: tf * idf[term] for term, tf in c.items()}
         norm = math.sqrt(sum(w * w for w in vec.values())) or 1.0
         vectors.append({term: w / norm for term, w in vec.items()})
     return vectors
@@ -82,14 +82,18 @@ class _Comparable:
 
     def __init__(self, tools: list[ToolView]) -> None:
         self.names = [tool.name for tool in tools]
-        self.verbs = [tool.verb for tool in tools]
+        self.verbs = [tool.verb or None for tool in tools]
         self.params = [frozenset(p.name for p in tool.params) for tool in tools]
 
     def __call__(self, left: int, right: int) -> bool:
-        if self.names[left] == self.names[right]:
-            return False
         verb_a, verb_b = self.verbs[left], self.verbs[right]
         if verb_a and verb_b and verb_a != verb_b:
+            return False
+        return self.alike(left, right)
+
+    def alike(self, left: int, right: int) -> bool:
+        """The rest of `_comparable`, for two tools whose verbs are known not to differ."""
+        if self.names[left] == self.names[right]:
             return False
         names_a, names_b = self.params[left], self.params[right]
         if not names_a and not names_b:
@@ -97,29 +101,74 @@ class _Comparable:
         return len(names_a & names_b) / max(len(names_a), len(names_b)) >= MIN_SHARED_PARAMS
 
 
+class _Postings:
+    """The tools holding each term (in tool order), and the same restricted to the tools a verb can be compared
+    with (that verb's, and those without one; built for a term when first asked): a tool is only ever compared with
+    those."""
+
+    def __init__(self, vectors: list[Vector], verbs: list[str | None]) -> None:
+        self.all: dict[str, list[int]] = defaultdict(list)
+        for index, vec in enumerate(vectors):
+            for term in vec:
+                self.all[term].append(index)
+        self._verbs = verbs
+        self._compatible: dict[tuple[str, str], list[int]] = {}
+
+    def compatible(self, term: str, verb: str | None) -> list[int]:
+        if verb is None:
+            return self.all[term]
+        key = (term, verb)
+        if key not in self._compatible:
+            verbs = self._verbs
+            self._compatible[key] = [i for i in self.all[term] if verbs[i] is None or verbs[i] == verb]
+        return self._compatible[key]
+
+
 def _candidates(tools: list[ToolView], vectors: list[Vector]) -> tuple[set[tuple[int, int]], bool]:
     """Every comparable pair that could reach MIN_COSINE: the pairs a full pairwise scan would report, found by
-    probing each tool's prefix terms in an index of all terms. Stops (truncated) after MAX_COMPARISONS probes."""
-    postings: dict[str, list[int]] = defaultdict(list)
-    for index, vec in enumerate(vectors):
-        for term in vec:
-            postings[term].append(index)
+    probing each tool's prefix terms in an index of all terms. Stops (truncated) after MAX_COMPARISONS probes.
+
+    A probe is a (tool, other tool holding the term) not yet found; the tools with another verb are probes that can
+    never be found, so they are counted without being visited, and only the rest is looked at. Where the bound could
+    fall inside one term's tools, they are visited one by one in index order, so the pairs found by the time the
+    check stops are exactly those of visiting every probe in order."""
     comparable = _Comparable(tools)
+    postings = _Postings(vectors, comparable.verbs)
     count = len(vectors)
     seen: set[int] = set()  # the pairs found, as left * count + right (left < right)
     probes = 0
     for left, vec in enumerate(vectors):
         for term in _prefix(vec):
-            for right in postings[term]:
-                key = left * count + right if left < right else right * count + left
-                if right == left or key in seen:
-                    continue
-                probes += 1
+            listed = postings.all[term]
+            if probes + len(listed) > MAX_COMPARISONS:  # the bound may fall in this term's tools
+                probes = _probe_in_order(left, listed, comparable, seen, probes)
                 if probes > MAX_COMPARISONS:
                     return {divmod(key, count) for key in seen}, True
-                if comparable(left, right):
+                continue
+            probes += len(listed)
+            for right in postings.compatible(term, comparable.verbs[left]):
+                key = left * count + right if left < right else right * count + left
+                if right == left or key in seen:
+                    probes -= 1
+                elif comparable.alike(left, right):
                     seen.add(key)
     return {divmod(key, count) for key in seen}, False
+
+
+def _probe_in_order(left: int, listed: list[int], comparable: _Comparable, seen: set[int], probes: int) -> int:
+    """Probe `left` against each of `listed` in order, adding the pairs found to `seen`, until past
+    MAX_COMPARISONS probes; the probes counted so far."""
+    count = len(comparable.names)
+    for right in listed:
+        key = left * count + right if left < right else right * count + left
+        if right == left or key in seen:
+            continue
+        probes += 1
+        if probes > MAX_COMPARISONS:
+            return probes
+        if comparable(left, right):
+            seen.add(key)
+    return probes
 
 
 def check(ctx: LintContext) -> Iterator[Finding]:

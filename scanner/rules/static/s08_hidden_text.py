@@ -208,13 +208,27 @@ def _listed_example(text: str, start: int, end: int) -> bool:
     return inside and len(quoted) >= 2 and _ACCESS_VERBS.search(_QUOTED.sub(" ", line)) is None
 
 
-def _has_phrase(normalised: str) -> bool:
-    return any(next(detector.search(normalised), None) is not None for detector in PHRASES)
+def _has_phrase(normalised: str, phrases: tuple[_Detector, ...] = PHRASES) -> bool:
+    return any(next(detector.search(normalised), None) is not None for detector in phrases)
 
 
-def _scan_walk(walk: Walk) -> list[tuple[_Detector, str, str]]:
-    joined = "\n".join(text for _, text in walk.strings)
-    if not _has_suspect_char(joined) and not _has_phrase(_normalised(joined)):
+def _possible(normalised: list[str]) -> tuple[_Detector, ...]:
+    """The phrase detectors whose literal words occur somewhere in these texts taken together: a detector whose
+    words are in none of them cannot match any one of them, so it is not tried on each (one pass over all the text
+    per word, instead of one per tool)."""
+    everything = "\n".join(normalised)
+    return tuple(detector for detector in PHRASES if could_match(detector.needs, everything))
+
+
+def _scan_walk(walk: Walk, phrases: tuple[_Detector, ...] = PHRASES) -> list[tuple[_Detector, str, str]]:
+    joined = "\n".join(walk.texts)
+    return _scan_joined(walk, joined, _normalised(joined), phrases)
+
+
+def _scan_joined(walk: Walk, joined: str, normalised: str,
+                 phrases: tuple[_Detector, ...]) -> list[tuple[_Detector, str, str]]:
+    """A walk's hits, given its strings joined (as is and normalised) and the phrases that could match them."""
+    if not _has_suspect_char(joined) and not _has_phrase(normalised, phrases):
         return []
     return [hit for path, text in walk.strings for hit in _hits(path, text)]
 
@@ -227,8 +241,11 @@ def _findings(tool: str | None, hits: list[tuple[_Detector, str, str]]) -> Itera
 
 
 def check(ctx: LintContext) -> Iterator[Finding]:
-    for tool in ctx.tools:
-        hits = _scan_walk(tool.walk)
+    joined = ["\n".join(tool.walk.texts) for tool in ctx.tools]
+    normalised = [_normalised(text) for text in joined]
+    phrases = _possible(normalised)
+    for tool, text, folded in zip(ctx.tools, joined, normalised):
+        hits = _scan_joined(tool.walk, text, folded, phrases)
         yield from _findings(tool.name, hits)
         if any(d.instruction for d, _, _ in hits):
             shaped = [p.name for p in tool.params if "_".join(name_tokens(p.name)) in EXFIL_PARAMS]

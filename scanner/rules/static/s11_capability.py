@@ -8,7 +8,6 @@ from collections.abc import Iterator
 from scanner.report.model import Finding
 from scanner.rules.registry import rule
 from scanner.rules.static.context import LintContext, Param, ToolView
-from scanner.rules.static.text import words
 
 RULE = rule("S11")
 
@@ -99,7 +98,7 @@ def honestly_declared(tool: ToolView, kind: str) -> bool:
     openWorldHint: true (B2 reads that pair as a closed world too), unless openWorldHint: true stands beside a tool
     that only reads (a fetch), not one that sends. For files and commands readOnlyHint: true is never honest."""
     annotations = tool.annotations or {}
-    if len(words(tool.description)) < MIN_HONEST_WORDS:
+    if len(tool.description_words) < MIN_HONEST_WORDS:
         return False
     if kind in ("http-request", "network"):
         world = annotations.get("openWorldHint")

@@ -1,0 +1,127 @@
+"""What a command loads before it starts (issue 12: the CLI starts in a quarter second): `--version` builds no
+command, `check` builds only its own, the version is read from the package metadata without importlib.metadata
+when the plain case allows, and the same version either way."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from importlib import metadata
+from pathlib import Path
+
+import pytest
+
+from sandbox.version import fast_version, header, installed_version
+
+PROBE = ("import sys\nfrom scanner.cli.app import main\nsys.argv = ['mcp-sandbox', *sys.argv[1:]]\n"
+         "try:\n    main()\nexcept SystemExit:\n    pass\n"
+         "print(' '.join(sorted(sys.modules)), file=sys.stderr)")
+
+
+def _modules(*argv: str, cwd: Path | None = None) -> set[str]:
+    """The modules one CLI run imported (the probe's last stderr line)."""
+    result = subprocess.run([sys.executable, "-c", PROBE, *argv], capture_output=True, text=True, timeout=120,
+                            cwd=cwd)
+    loaded = set(result.stderr.split("\n")[-2].split())
+    assert "scanner.cli.app" in loaded  # the probe read the right process
+    return loaded
+
+
+def _commands(modules: set[str]) -> set[str]:
+    return {m for m in modules if m.startswith("scanner.cli.")} - {"scanner.cli.app", "scanner.cli.lazy_commands"}
+
+
+def test_version_builds_no_command_and_reads_no_metadata_library() -> None:
+    loaded = _modules("--version")
+    assert _commands(loaded) == set()
+    assert "importlib.metadata" not in loaded and "email" not in loaded
+
+
+def test_help_reads_no_version() -> None:
+    loaded = _modules("--help")
+    assert "importlib.metadata" not in loaded and "sandbox.version" not in loaded
+    assert {"scanner.cli.scan", "scanner.cli.batch", "scanner.cli.check"} <= loaded  # --help lists every command
+
+
+def test_check_builds_only_its_own_command(tmp_path: Path) -> None:
+    (tmp_path / "tools.json").write_text(json.dumps({"tools": [{"name": "get_x", "description": "Get x."}]}))
+    loaded = _modules("check", "tools.json", "-q", cwd=tmp_path)
+    assert "scanner.cli.check" in loaded
+    assert not {"scanner.cli.scan", "scanner.cli.batch", "scanner.cli.lock", "scanner.cli.vet"} & loaded
+
+
+def test_every_listed_command_is_built_by_its_module() -> None:
+    import typer
+
+    from scanner.cli.app import COMMANDS, app
+
+    group = typer.main.get_command(app)
+    built = {name: group.commands[name] for name in COMMANDS}  # type: ignore[attr-defined]
+    assert all(command.name == name for name, command in built.items())
+    assert list(group.commands) == list(COMMANDS)  # type: ignore[attr-defined]
+
+
+def test_the_version_is_the_package_metadata() -> None:
+    import sandbox
+    import scanner
+
+    assert sandbox.__version__ == scanner.__version__ == metadata.version("mcp-sandbox") == installed_version()
+    assert fast_version("mcp-sandbox") == metadata.version("mcp-sandbox")  # the plain case is read directly
+
+
+def _dist(folder: Path, name: str, version: str, suffix: str = ".dist-info", file: str = "METADATA") -> None:
+    info = folder / f"{name}-{version}{suffix}"
+    info.mkdir(parents=True)
+    (info / file).write_text(f"Metadata-Version: 2.4\nName: {name}\nVersion: {version}\n\nVersion: 9.9\n")
+
+
+def test_fast_version_reads_as_importlib_metadata_does(tmp_path: Path) -> None:
+    first, second = tmp_path / "first", tmp_path / "second"
+    _dist(first, "My_Tool", "1.2.3")
+    _dist(second, "my.tool", "2.0.0")
+    _dist(second, "other", "5.0", suffix=".egg-info", file="PKG-INFO")
+    path = [str(tmp_path / "missing"), str(first), str(second)]
+    assert fast_version("my-tool", path) == "1.2.3"  # the first folder on the path wins, names normalised
+    assert [d.version for d in metadata.distributions(name="my-tool", path=path)][0] == "1.2.3"
+    assert fast_version("other", path) == "5.0"  # an egg-info's PKG-INFO
+    assert fast_version("absent", path) is None
+
+
+@pytest.mark.parametrize("case", ["two side by side", "a zip on the path", "an egg on the path", "no Version"])
+def test_fast_version_leaves_the_unusual_cases_to_importlib_metadata(tmp_path: Path, case: str) -> None:
+    if case == "two side by side":
+        _dist(tmp_path, "my_tool", "1.0")
+        _dist(tmp_path, "my_tool", "2.0")
+        path = [str(tmp_path)]
+    elif case == "a zip on the path":
+        (tmp_path / "deps.zip").write_bytes(b"PK\x05\x06" + b"\0" * 18)
+        path = [str(tmp_path / "deps.zip")]
+    elif case == "an egg on the path":
+        path = [str(tmp_path / "thing.egg")]
+    else:
+        (tmp_path / "my_tool-1.0.dist-info").mkdir()
+        (tmp_path / "my_tool-1.0.dist-info" / "METADATA").write_text("Name: my_tool\n")
+        path = [str(tmp_path)]
+    assert fast_version("my_tool", path) is None
+
+
+def test_header_stops_at_the_body() -> None:
+    assert header("Name: x\nversion:  1.0 \n\nVersion: 2\n", "Version") == "1.0"
+    assert header("Name: x\n\nVersion: 2\n", "Version") is None
+
+
+def test_check_quiet_imports_no_rich(tmp_path: Path) -> None:
+    """`check FILE --json OUT -q` writes no terminal view, so rich (~25 ms) is never imported."""
+    (tmp_path / "tools.json").write_text(json.dumps({"tools": [{"name": "get_x", "description": "Get x."}]}))
+    loaded = _modules("check", "tools.json", "--json", "out.json", "-q", cwd=tmp_path)
+    assert "scanner.report.model" in loaded and (tmp_path / "out.json").is_file()
+    assert not {m for m in loaded if m == "rich" or m.startswith("rich.")}
+
+
+def test_the_terminal_reads_no_emoji_table(tmp_path: Path) -> None:
+    """The terminal view's console interprets no `:emoji:` codes (its labels have none; untrusted text is a Text):
+    rich's emoji table (~10 ms) is never loaded."""
+    (tmp_path / "tools.json").write_text(json.dumps({"tools": [{"name": "get_x", "description": "Get x."}]}))
+    loaded = _modules("check", "tools.json", cwd=tmp_path)
+    assert "rich.console" in loaded and "rich._emoji_codes" not in loaded
