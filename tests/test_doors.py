@@ -4,6 +4,8 @@ config's entries mapped to targets."""
 
 from __future__ import annotations
 
+from contextlib import nullcontext
+
 import json
 import subprocess
 import sys
@@ -395,11 +397,12 @@ def test_scan_hands_the_scan_the_mapped_target_and_arguments(monkeypatch, args, 
 
     seen = []
 
-    def record(options):
+    def record(options, early=None):
         seen.append(options)
         return Report(target=TargetInfo(kind="npm", name="x", requested=options.target), status="complete")
 
     monkeypatch.setattr(scan_cli, "_run", record)
+    monkeypatch.setattr(scan_cli, "_head_start", lambda *a, **k: nullcontext())  # no engine work: no scan runs
     monkeypatch.chdir(REPO)
     result = CliRunner().invoke(app, ["scan", "--quiet", *args])
     assert result.exit_code == 0, result.output

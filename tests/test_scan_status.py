@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import dataclasses
 import json
+from contextlib import nullcontext
 from pathlib import Path
 from types import SimpleNamespace
 from typing import Any
@@ -18,6 +19,7 @@ from sandbox.core.session import TeardownResult
 from sandbox.run.policy import RunPolicy, read_applied
 from sandbox.run.server import RunningServer
 from scanner.config import Config
+from scanner.cli import scan as scan_cli
 from scanner.pipeline import scan as scan_module
 from scanner.pipeline.assemble import assemble
 from scanner.pipeline.installation import Installation
@@ -87,6 +89,7 @@ class FakePipeline:
         patch(scan_module, "server_namespace", lambda *a: (None, "not read (no Docker in this test)"))
         patch(scan_module, "list_and_probe", self._list_and_probe)
         patch(scan_module, "relist", self._relist)
+        patch(scan_cli, "_head_start", lambda *a, **k: nullcontext())  # the CLI's engine work, begun before the imports
 
     def fail(self, name: str, exc: BaseException) -> None:
         def raising(*_args: Any, **_kwargs: Any) -> Any:

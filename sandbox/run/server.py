@@ -25,7 +25,8 @@ ATTACH_PARAMS = {"stdin": 1, "stdout": 1, "stderr": 1, "stream": 1}
 EOF_GRACE = 2.0  # how long a server may take to exit once its stdin closed
 TERM_GRACE = 2.0  # then once it got SIGTERM
 KILL_WAIT = 5.0  # then once it got SIGKILL (the session's teardown removes it anyway)
-POLL_SECONDS = 0.1
+POLL_SECONDS = 0.1  # the longest wait between two looks at whether the server exited (the first ones come sooner)
+FIRST_POLL_SECONDS = 0.01
 NO_LOG = {"Type": "none", "Config": {}}
 STDERR_TAIL_LINES = 40
 
@@ -135,12 +136,16 @@ def end_server(session: SandboxSession, server: RunningServer, *, exited_before:
 
 
 def _wait_exit(session: SandboxSession, container_id: str, grace: float) -> int | None:
+    """The exit code once the server exited, None if it still runs after `grace` seconds. Looked at soon after the
+    step (a server usually exits within a few tenths of a second of EOF), then every POLL_SECONDS at most."""
     deadline = time.monotonic() + grace
+    delay = FIRST_POLL_SECONDS
     while True:
         code = exit_code(session, container_id)
         if code is not None or time.monotonic() >= deadline:
             return code
-        time.sleep(POLL_SECONDS)
+        time.sleep(min(delay, max(0.0, deadline - time.monotonic())))
+        delay = min(delay * 1.5, POLL_SECONDS)
 
 
 def exit_code(session: SandboxSession, container_id: str) -> int | None:

@@ -22,6 +22,7 @@ from sandbox.run.image_source import (TOOL_USES, ImageConfig, acquire_image, ima
                                       server_command)
 from sandbox.run.policy import RUN_GID, RUN_UID, WORKSPACE, RunPolicy
 from scanner.pipeline.assemble import ScanParts, assemble
+from scanner.pipeline.head_start import HeadStart
 from scanner.pipeline.image_target import ImageTarget, is_image_target, parse_image_target
 from scanner.pipeline.launch import choose_command
 from scanner.pipeline.phase_clock import PhaseClock
@@ -42,11 +43,13 @@ NOT_RUN = (("install", "not applicable: container image (nothing is installed; t
                           "and pinned in the lock, and a tag without a digest is I1)"))
 
 
-def run_target(options: ScanOptions, progress: Progress = lambda _: None) -> Report:
-    """The sandboxed scan of any target: a container image (docker:…) here, else a package (`run_scan`)."""
+def run_target(options: ScanOptions, progress: Progress = lambda _: None, head_start: HeadStart | None = None
+               ) -> Report:
+    """The sandboxed scan of any target: a container image (docker:…) here, else a package (`run_scan`, which takes
+    over `head_start`'s session; an image scan leaves it to its caller to close)."""
     if is_image_target(options.target):
         return run_image_scan(options, progress)
-    return run_scan(options, progress)
+    return run_scan(options, progress, head_start)
 
 
 def run_image_scan(options: ScanOptions, progress: Progress = lambda _: None) -> Report:

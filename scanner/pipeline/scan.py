@@ -46,6 +46,7 @@ from scanner.pipeline.assemble import ScanParts, assemble, refused_report
 from scanner.pipeline.install_request import install_request
 from scanner.pipeline.conformance import check_conformance
 from scanner.pipeline.installation import install_info, install_server, runtime_image
+from scanner.pipeline.head_start import HeadStart
 from scanner.pipeline.interrupts import terminate_as_interrupt
 from scanner.pipeline.launch import choose_command
 from scanner.errors import UsageError
@@ -71,38 +72,42 @@ from scanner.rules.egress import egress_findings, start_up_egress
 __all__ = ["Progress", "ScanOptions", "run_scan"]
 
 
-def run_scan(options: ScanOptions, progress: Progress = lambda _: None) -> Report:
+def run_scan(options: ScanOptions, progress: Progress = lambda _: None, head_start: HeadStart | None = None) -> Report:
+    """`head_start`: the engine connection, session and sink begun before the scan path was imported (the CLI's);
+    taken over once the target is resolved."""
     began = time.monotonic()
     target = parse_target(options.target)
     refused = known_bad_refusal(target, options.config)  # before anything is resolved or installed
     if refused is not None:
         return refused_report(target, refused, round(time.monotonic() - began, 3), options.config)
     endpoints = options.registry_endpoints()
-    clock = PhaseClock()
+    clock = head_start.clock if head_start is not None else PhaseClock()
     # The scan's one registry client (resolution, provenance, advisories), and the threads of the work that has no
     # order: the engine beside the resolution, the gc sweep beside the install, provenance beside the run, the
     # second listing's server beside the first.
     with endpoints.client() as http, ThreadPoolExecutor(max_workers=6, thread_name_prefix="mcp-sandbox") as pool:
         parts = ScanParts(target=target, probes_enabled=options.probes.enabled, clock=clock)
-        engine_ready = pool.submit(_engine_and_image, clock, target.ecosystem, options, progress)
+        engine_ready = pool.submit(_engine_and_image, clock, target.ecosystem, options, progress, head_start)
         with clock.phase("resolve"):
             request = install_request(target, options, endpoints, http, progress)
         install_allowlist(request)  # a mirror the install could not reach is refused here, before anything starts
         client, image = engine_ready.result()
         in_session(parts, client, pool, began, lambda session, running: _run_stages(
-            parts, session, request, image, options, endpoints, http, progress, running))
+            parts, session, request, image, options, endpoints, http, progress, running),
+                   head_start=head_start)
     return assemble(parts, options.config)
 
 
 def in_session(parts: ScanParts, client: docker.DockerClient, pool: ThreadPoolExecutor, began: float,
-               stages: Callable[[SandboxSession, Concurrent], None]) -> None:
-    """Run `stages` in a fresh sandbox session, the gc sweep beside them, and tear the session down whatever
-    happens: a failure no stage expected becomes the partial report's `failure`; a SandboxError or UsageError goes
-    to the CLI (its one line and exit code, 3 or 2), after teardown."""
+               stages: Callable[[SandboxSession, Concurrent], None], *, head_start: HeadStart | None = None) -> None:
+    """Run `stages` in a fresh sandbox session (`head_start`'s, its sink launched already, when given), the gc sweep
+    beside them, and tear the session down whatever happens: a failure no stage expected becomes the partial
+    report's `failure`; a SandboxError or UsageError goes to the CLI (its one line and exit code, 3 or 2), after
+    teardown."""
     sweep = pool.submit(parts.clock.timed, "gc_sweep", gc.sweep, client)  # what killed scanners left behind
-    session = SandboxSession(client)
+    session = head_start.take() if head_start is not None else SandboxSession(client)
     parts.session = session.id
-    running = Concurrent(pool, sweep)
+    running = Concurrent(pool, sweep, sink=head_start.sink if head_start is not None else None)
     try:
         with terminate_as_interrupt():
             stages(session, running)
@@ -146,10 +151,13 @@ def _provenance_after_failure(parts: ScanParts, running: Concurrent) -> None:
         parts.source = source.result()
 
 
-def _engine_and_image(clock: PhaseClock, ecosystem: str, options: ScanOptions,
-                      progress: Progress) -> tuple[docker.DockerClient, RuntimeImage]:
-    with clock.phase("engine_connect"):
-        client = engine.connect()
+def _engine_and_image(clock: PhaseClock, ecosystem: str, options: ScanOptions, progress: Progress,
+                      head_start: HeadStart | None) -> tuple[docker.DockerClient, RuntimeImage]:
+    if head_start is not None:
+        client = head_start.client()  # timed as engine_connect where it ran
+    else:
+        with clock.phase("engine_connect"):
+            client = engine.connect()
     with clock.phase("image_check"):
         return client, runtime_image(client, ecosystem, options.ca_bundle, progress)
 
@@ -172,7 +180,7 @@ def _run_stages(parts: ScanParts, session: SandboxSession, request: InstallReque
     (and `parts.stage` naming the stage running, for an exception no stage expected)."""
     clock = parts.clock
     parts.stage = "install"
-    if options.network == "observe":  # the sink's container boots beside the install
+    if options.network == "observe" and running.sink is None:  # the sink's container boots beside the install
         running.sink = running.pool.submit(start_sink_container, session, options.policy, progress, clock)
     plan = running.pool.submit(clock.timed, "probe_plan", probe_phase.prepare, options.probes, options.policy)
     with clock.phase("install_lookup"):
