@@ -24,9 +24,12 @@ from tests.sandbox_helpers import CLI, REPO, ZOO, labelled_containers
 pytestmark = pytest.mark.docker
 pytest.importorskip("celery", reason="needs mcp-sandbox[distributed]")
 
-SCAN_TIMEOUT = 60  # the least `worker --scan-timeout` takes; the test waits out a visibility timeout just above
-# hard_limit(this)
-OPTIONS = ("--scan-timeout", str(SCAN_TIMEOUT), "--visibility-timeout", str(hard_limit(SCAN_TIMEOUT) + 1))
+SCAN_TIMEOUT = 60  # the least `worker --scan-timeout` takes
+STOP_GRACE = 10  # a zoo scan tears down in a few seconds; the test waits out a visibility timeout just above
+# hard_limit(SCAN_TIMEOUT, STOP_GRACE): the same redelivery path as the default 90 s grace, 80 s sooner
+LIMIT = hard_limit(SCAN_TIMEOUT, STOP_GRACE)
+OPTIONS = ("--scan-timeout", str(SCAN_TIMEOUT), "--stop-grace", str(STOP_GRACE), "--visibility-timeout",
+           str(LIMIT + 1))
 COMMANDS = ("zoo-plain", "zoo-probe-good")
 RECEIVED = r"Task mcp_sandbox\.scan\[([0-9a-f-]+)\] received"
 SUCCEEDED = r"Task mcp_sandbox\.scan\[([0-9a-f-]+)\] succeeded"
@@ -102,7 +105,7 @@ def test_a_scan_whose_worker_is_killed_is_redelivered_and_done_once(tmp_path: Pa
             assert left == [], f"the killed worker's scan left {left}"
             second = start_worker(url, logs / "second.log", *OPTIONS)
             try:
-                batch.wait(timeout=hard_limit(SCAN_TIMEOUT) + 400)
+                batch.wait(timeout=LIMIT + 400)
             finally:
                 _stop(second, 60)
         finally:

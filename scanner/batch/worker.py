@@ -37,7 +37,9 @@ if TYPE_CHECKING:
 QUEUE = "mcp-sandbox-scans"
 TASK_NAME = "mcp_sandbox.scan"
 DEFAULT_SCAN_TIMEOUT = 1800
-STOP_GRACE_SECONDS = 90
+STOP_GRACE_SECONDS = 90  # `worker --stop-grace`: what an ended scan gets to tear its sandbox down
+LEAST_STOP_GRACE_SECONDS = 5
+HARD_LIMIT_MARGIN_SECONDS = 30
 VISIBILITY_MARGIN_SECONDS = 600
 WORKER_LOST_RETRIES = 1
 RESULT_EXPIRES_SECONDS = 7 * 24 * 3600
@@ -54,13 +56,14 @@ def result_backend_for(broker: str) -> str:
     return broker if urlsplit(broker).scheme in ("redis", "rediss") else "rpc://"
 
 
-def hard_limit(scan_timeout: int) -> int:
-    return scan_timeout + STOP_GRACE_SECONDS + 30
+def hard_limit(scan_timeout: int, stop_grace: int = STOP_GRACE_SECONDS) -> int:
+    """When the pool process running a scan is killed: the soft limit, the teardown grace, and a margin."""
+    return scan_timeout + stop_grace + HARD_LIMIT_MARGIN_SECONDS
 
 
-def visibility_timeout(scan_timeout: int) -> int:
+def visibility_timeout(scan_timeout: int, stop_grace: int = STOP_GRACE_SECONDS) -> int:
     """Longer than any scan may take (the hard limit), so a message is redelivered only when its worker is gone."""
-    return hard_limit(scan_timeout) + VISIBILITY_MARGIN_SECONDS
+    return hard_limit(scan_timeout, stop_grace) + VISIBILITY_MARGIN_SECONDS
 
 
 def transport_options(visibility: int) -> dict[str, int]:
@@ -71,36 +74,37 @@ def transport_options(visibility: int) -> dict[str, int]:
 
 
 def celery_app(broker: str, result_backend: str | None = None, scan_timeout: int = DEFAULT_SCAN_TIMEOUT,
-               visibility: int | None = None) -> Celery:
+               visibility: int | None = None, stop_grace: int = STOP_GRACE_SECONDS) -> Celery:
     """`visibility`: seconds before the broker hands a delivered, unacknowledged task to another worker (default
-    visibility_timeout(scan_timeout)); it must stay above the longest scan, or a scan still running is handed out
-    again."""
+    visibility_timeout(scan_timeout, stop_grace)); it must stay above the longest scan, or a scan still running is
+    handed out again. `stop_grace`: seconds an ended scan gets to tear its sandbox down before it is killed."""
     from celery import Celery
 
-    visibility = visibility or visibility_timeout(scan_timeout)
+    visibility = visibility or visibility_timeout(scan_timeout, stop_grace)
     app = Celery("mcp_sandbox", broker=broker, backend=result_backend or result_backend_for(broker))
     app.conf.update(
         task_serializer="json", result_serializer="json", accept_content=["json"], result_accept_content=["json"],
         task_default_queue=QUEUE, task_acks_late=True, task_reject_on_worker_lost=True,
         task_retry_on_worker_lost=True, task_track_started=True, worker_prefetch_multiplier=1,
-        worker_concurrency=1, task_soft_time_limit=scan_timeout, task_time_limit=hard_limit(scan_timeout),
+        worker_concurrency=1, task_soft_time_limit=scan_timeout, task_time_limit=hard_limit(scan_timeout, stop_grace),
         broker_transport_options=transport_options(visibility),
         result_backend_transport_options={"visibility_timeout": visibility},
         result_expires=RESULT_EXPIRES_SECONDS, broker_connection_retry_on_startup=True,
         worker_hijack_root_logger=False, worker_cancel_long_running_tasks_on_connection_loss=False)
-    app.task(name=TASK_NAME, max_retries=WORKER_LOST_RETRIES)(_scan_task(scan_timeout))
+    app.task(name=TASK_NAME, max_retries=WORKER_LOST_RETRIES)(_scan_task(scan_timeout, stop_grace))
     return app
 
 
-def _scan_task(scan_timeout: int) -> Any:
+def _scan_task(scan_timeout: int, stop_grace: int) -> Any:
     def scan(payload: dict[str, Any]) -> dict[str, Any]:
-        return result_payload(run_job(payload, scan_timeout))
+        return result_payload(run_job(payload, scan_timeout, stop_grace=stop_grace))
 
     scan.__name__ = scan.__qualname__ = "scan"
     return scan
 
 
-def run_job(payload: dict[str, Any], scan_timeout: int, work_root: Path | None = None) -> JobResult:
+def run_job(payload: dict[str, Any], scan_timeout: int, work_root: Path | None = None,
+            stop_grace: int = STOP_GRACE_SECONDS) -> JobResult:
     """Run one job as the embedded backend would, in a directory of its own; SIGTERM and the soft time limit end the
     scan as a Ctrl-C does (it tears its sandbox down)."""
     from celery.exceptions import SoftTimeLimitExceeded
@@ -117,9 +121,9 @@ def run_job(payload: dict[str, Any], scan_timeout: int, work_root: Path | None =
                     results = backend.collect(COLLECT_SECONDS)
                 return results[0]
             except ScanStopped:
-                return backend.stop(STOP_GRACE_SECONDS)[0]
+                return backend.stop(stop_grace)[0]
             except SoftTimeLimitExceeded:
-                ended = backend.stop(STOP_GRACE_SECONDS)[0]
+                ended = backend.stop(stop_grace)[0]
                 note = f"\nerror: the scan took longer than {scan_timeout} s on worker {os.uname().nodename}"
                 return JobResult(ended.key, ended.attempt, 3, None, ended.stderr_tail + note, ended.seconds)
     finally:
@@ -131,9 +135,9 @@ def _raise_stopped(signum: int, frame: FrameType | None) -> None:
 
 
 def run_worker(broker: str, result_backend: str | None, scan_timeout: int, loglevel: str,
-               visibility: int | None = None) -> None:
+               visibility: int | None = None, stop_grace: int = STOP_GRACE_SECONDS) -> None:
     """Serve scans until stopped: one at a time, from the scan queue."""
-    app = celery_app(broker, result_backend, scan_timeout, visibility)
+    app = celery_app(broker, result_backend, scan_timeout, visibility, stop_grace)
     app.worker_main(["worker", "--concurrency=1", "--prefetch-multiplier=1", f"--queues={QUEUE}",
                      f"--hostname=mcp-sandbox-{os.getpid()}@%h", f"--loglevel={loglevel}", "--without-gossip",
                      "--without-mingle", "--pool=prefork"])

@@ -16,8 +16,11 @@ HELP = {
                     "transient failure; the broker's visibility timeout is set longer than this.",
     "visibility-timeout": "Seconds after which the broker hands a task whose worker vanished mid-scan (killed, host "
                           "lost) to another worker (default: the scan's hard time limit plus 600 s). Shorter "
-                          "redelivers sooner; it must be longer than the hard time limit (--scan-timeout + 120 s), "
-                          "or a scan still running is handed out twice. Give every worker of a broker the same.",
+                          "redelivers sooner; it must be longer than the hard time limit (--scan-timeout + "
+                          "--stop-grace + 30 s), or a scan still running is handed out twice. Give every worker of a "
+                          "broker the same.",
+    "stop-grace": "Seconds a scan that is ended (past --scan-timeout, revoked, the worker stopping) gets to tear its "
+                  "sandbox down before it is killed (default 90, at least 5). Part of the hard time limit.",
     "loglevel": "Celery's log level (DEBUG, INFO, WARNING, ERROR).",
 }
 
@@ -28,6 +31,7 @@ def worker(
     scan_timeout: int = typer.Option(1800, "--scan-timeout", min=60, max=86_400, help=HELP["scan-timeout"]),
     visibility_timeout: int | None = typer.Option(None, "--visibility-timeout", min=1, max=7 * 86_400,
                                                   help=HELP["visibility-timeout"]),
+    stop_grace: int = typer.Option(90, "--stop-grace", min=5, max=3600, help=HELP["stop-grace"]),
     loglevel: str = typer.Option("INFO", "--loglevel", help=HELP["loglevel"]),
 ) -> None:
     """Pull scans from the broker and run each in its own sandbox session, one at a time, until stopped.
@@ -43,16 +47,17 @@ def worker(
         raise UsageError(f"--loglevel {loglevel!r}: give DEBUG, INFO, WARNING or ERROR")
     from scanner.batch.worker import hard_limit, run_worker
 
-    if visibility_timeout is not None and visibility_timeout <= hard_limit(scan_timeout):
+    limit = hard_limit(scan_timeout, stop_grace)
+    if visibility_timeout is not None and visibility_timeout <= limit:
         from scanner.errors import UsageError
 
         raise UsageError(f"--visibility-timeout {visibility_timeout} is not longer than a scan may take (the hard "
-                         f"limit of --scan-timeout {scan_timeout}: {hard_limit(scan_timeout)} s): a scan still running "
-                         "would be handed to another worker; give more")
+                         f"limit of --scan-timeout {scan_timeout} and --stop-grace {stop_grace}: {limit} s): a scan "
+                         "still running would be handed to another worker; give more")
     from sandbox.core import engine, gc
 
     gc.sweep(engine.connect())  # fail now when no engine answers; remove what dead scans left on this host
-    run_worker(broker, result_backend, scan_timeout, loglevel.upper(), visibility_timeout)
+    run_worker(broker, result_backend, scan_timeout, loglevel.upper(), visibility_timeout, stop_grace)
 
 
 def register(app: typer.Typer) -> None:
