@@ -15,8 +15,13 @@ from docker.errors import APIError, NotFound
 
 from sandbox.core import labels
 from sandbox.core.engine import EngineTimeout
+from sandbox.core.errors import SandboxError
 
 MAX_PARALLEL_REMOVALS = 4  # a scan's session holds a few containers (sink, server, second server, readers)
+
+
+class SessionEnding(SandboxError):
+    """The session was halted (the scan is ending): it creates no container any more."""
 
 
 @dataclass
@@ -37,6 +42,7 @@ class SandboxSession:
         self._networks: list[str] = []
         self._creating = threading.Lock()  # threads of one scan create containers at once (names are numbered)
         self._created = 0  # containers ever created: the number in the next name (never reused after a removal)
+        self._halted = False
         self.teardown_result: TeardownResult | None = None
 
     def labels(self, role: str) -> dict[str, str]:
@@ -48,6 +54,8 @@ class SandboxSession:
     def create_container(self, role: str, **kwargs: Any) -> str:
         """Create a labelled container through the low-level API and track it; returns its id."""
         with self._creating:
+            if self._halted:
+                raise SessionEnding(f"not creating the {role} container: the scan is ending")
             created = self.client.api.create_container(labels=self.labels(role), name=self.name(role), **kwargs)
             container_id = str(created["Id"])
             self._containers.append(container_id)
@@ -60,6 +68,19 @@ class SandboxSession:
         if not _exists(self.client, container_id):
             with self._creating:  # a container another thread creates meanwhile stays tracked
                 self._containers = [c for c in self._containers if c != container_id]
+
+    def halt(self) -> None:
+        """The scan is ending before its stages did (an interrupt): refuse every later container and kill the running
+        ones, so a thread of the scan waiting on one of them (the second listing's handshake, a read) returns now
+        instead of at its own timeout. Nothing is removed here: teardown removes and verifies, as always."""
+        with self._creating:  # a create in progress finishes first, and is killed with the rest
+            self._halted = True
+            own = list(self._containers)
+        for container_id in own:
+            try:
+                self.client.api.kill(container_id)
+            except (NotFound, APIError):
+                pass  # not running (or gone): nothing to wake
 
     def create_network(self, role: str, *, internal: bool = True) -> str:
         """Create a labelled bridge network (by default `internal`: no route off the machine) and track it; returns

@@ -115,6 +115,9 @@ def in_session(parts: ScanParts, client: docker.DockerClient, pool: ThreadPoolEx
         raise
     except Exception as exc:  # noqa: BLE001 - deliberately any: the partial report is written, status failed
         parts.failure = Failure.of(parts.stage, exc)
+    except KeyboardInterrupt:  # Ctrl-C, or SIGTERM/SIGHUP as one: the threads must not wait out their own timeouts
+        session.halt()
+        raise
     finally:
         running.settle()  # no thread of this scan creates a container once teardown has begun
         _provenance_after_failure(parts, running)
