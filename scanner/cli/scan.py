@@ -9,6 +9,7 @@ import gc
 import os
 import sys
 from collections.abc import Callable
+from contextlib import nullcontext
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -148,10 +149,27 @@ def scan(
         use_cache=not no_cache, ca_bundle=ca_bundle, ignore_scripts=ignore_scripts, install_timeout=install_timeout,
         config=config, advisories=advisories, network=network, probes=probes(),  # type: ignore[arg-type]
         conformance=conformance, vet_dependencies=vet_dependencies)  # no mcp imported yet (scan_options)
-    with _head_start(given, options) as early:
-        report = scan_door(options, given, outputs, fail_under, early, run=_run, scan_config=_scan_config)
+    report = _begun_and_scanned(options, given, outputs, fail_under)
     _write_outputs(report, outputs, lock_path, accept, signer)
     raise typer.Exit(finish(report, outputs, fail_under))
+
+
+def _begun_and_scanned(options: ScanOptions, given: ConfigRun, outputs: ReportOutputs,
+                       fail_under: int | None) -> Report:
+    """The scan, its engine work (and a cached install's servers) begun first. A signal while the scan path is
+    imported (SIGTERM/SIGHUP as Ctrl-C) closes the head start, which tears its session down: exit 130."""
+    from scanner.pipeline.interrupts import terminate_as_interrupt
+
+    begun = False
+    try:
+        with _head_start(given, options) as early, terminate_as_interrupt() if early is not None else nullcontext():
+            begun = early is not None
+            return scan_door(options, given, outputs, fail_under, early, run=_run, scan_config=_scan_config)
+    except KeyboardInterrupt:
+        if not begun:
+            raise
+        print("interrupted; the sandbox was torn down", file=sys.stderr)
+        raise typer.Exit(130) from None
 
 
 def _scan_options(startup: float, request: float, **fields: Any) -> ScanOptions:
