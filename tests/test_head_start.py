@@ -103,3 +103,92 @@ def test_a_scan_takes_its_session_and_sink_and_its_teardown_removes_them() -> No
     assert sink.container_id[:12] in report.sandbox.teardown.removed  # the scan's teardown removed the head start's sink
     assert labelled_containers(client, report.sandbox.session) == []
     assert report.timings.engine_connect is not None and report.timings.sink_start is not None
+
+
+def _zoo_options(**fields: object) -> ScanOptions:
+    return ScanOptions(target=str(ZOO), command="zoo-plain", policy=RunPolicy(), timeouts=Timeouts(startup=60),
+                       **fields)  # type: ignore[arg-type]
+
+
+@pytest.mark.docker
+def test_a_cached_installs_server_starts_in_the_head_start_and_the_scan_lists_that_one() -> None:
+    client = docker.from_env()
+    options = _zoo_options()
+    assert run_scan(options).status == "complete"  # now the install is cached
+    with HeadStart(observe=True, hostname=options.policy.hostname, options=options) as early:
+        assert early.server is not None
+        begun = early.server.result()
+        assert begun is not None and begun.started is not None and begun.second is not None
+        first, second = begun.started.server.container_id, begun.second.server.container_id  # type: ignore[union-attr]
+        assert client.api.inspect_container(first)["State"]["Running"]  # before run_scan was called
+        report = run_scan(options, head_start=early)
+    assert report.status == "complete" and report.tools and report.install is not None and report.install.cached
+    assert [s.stage for s in report.skipped] == ["probes"] or "relisting" not in [s.stage for s in report.skipped]
+    assert report.sandbox is not None and report.sandbox.teardown is not None and report.sandbox.teardown.complete
+    assert first[:12] in report.sandbox.teardown.removed  # the scan's teardown removed the head start's server
+    with pytest.raises(docker.errors.NotFound):
+        client.api.inspect_container(second)  # P10 listed the second one and removed it
+    assert report.timings.first_answer is not None and report.timings.install_lookup is not None
+    assert labelled_containers(client, report.sandbox.session) == []
+
+
+@pytest.mark.docker
+def test_a_begun_server_no_scan_took_is_torn_down_with_the_session() -> None:
+    client = docker.from_env()
+    options = _zoo_options()
+    assert run_scan(options).status == "complete"
+    early = HeadStart(observe=True, hostname=options.policy.hostname, options=options)
+    assert early.server is not None and early.sink is not None
+    begun = early.server.result()
+    assert begun is not None and begun.started is not None
+    session = client.api.inspect_container(begun.started.server.container_id)["Config"]["Labels"][labels.SESSION]
+    assert len(labelled_containers(client, session)) == 3  # the sink and both servers
+    early.close()
+    assert labelled_containers(client, session) == []
+
+
+@pytest.mark.docker
+def test_no_cache_begins_no_server() -> None:
+    options = _zoo_options(use_cache=False)
+    with HeadStart(observe=False, hostname=options.policy.hostname, options=options) as early:
+        assert early.server is None and early.request is not None
+        assert early.request.result().local_path is not None  # resolved there all the same
+
+
+THREADS_IMPORT = """
+import sys, threading
+seen = []
+class Watch:
+    def find_spec(self, name, path=None, target=None):
+        if name.split(".")[0] in ("scanner", "sandbox") and threading.current_thread().name.startswith("mcp-sandbox-head"):
+            seen.append((threading.current_thread().name, name))
+        return None
+sys.meta_path.insert(0, Watch())
+from sandbox.run import server
+starts = []
+original = server.start_created
+def start_created(session, created):
+    starts.append(threading.current_thread().name)
+    return original(session, created)
+server.start_created = start_created
+import atexit
+atexit.register(lambda: print("IMPORTS", seen, "STARTS", starts, file=sys.stderr))
+sys.argv = ["mcp-sandbox", *sys.argv[1:]]
+from scanner.cli.app import main
+main()
+"""
+
+
+@pytest.mark.docker
+def test_the_cli_starts_a_cached_installs_servers_in_the_head_start_whose_threads_import_nothing_of_ours(
+        tmp_path: Path) -> None:
+    import subprocess
+    import sys
+
+    args = [sys.executable, "-c", THREADS_IMPORT, "scan", str(ZOO), "--command", "zoo-plain", "--no-probes", "-q",
+            "--json", str(tmp_path / "r.json"), "--fail-on", "never"]
+    subprocess.run(args, check=True, capture_output=True, cwd=Path(__file__).parent.parent)  # cached from here on
+    done = subprocess.run(args, check=True, capture_output=True, text=True, cwd=Path(__file__).parent.parent)
+    line = [text for text in done.stderr.splitlines() if text.startswith("IMPORTS")][-1]
+    assert line.startswith("IMPORTS [] STARTS ['mcp-sandbox-head"), line  # the first server began in the head start
+    assert line.count("mcp-sandbox-head") == 2, line  # and P10's second beside it

@@ -661,7 +661,7 @@ def test_install_egress_names_the_guilty_package_and_script_only(docker_client, 
         # Both scripts ran (the harmless one wrote its marker), and the attribution survives the image cache.
         # The lookup creates no container: the manifest is read later, beside the run, and is the install's.
         with SandboxSession(docker_client) as session:
-            cached = install._cached(session, installed.image, installed.runtime_image)
+            cached = install.cached_install(session, installed.image, installed.runtime_image)
             assert labelled_containers(docker_client, session.id) == []
             assert cached is not None and cached.manifest is None
             assert install.installed_manifest(session, cached, "npm") == installed.manifest

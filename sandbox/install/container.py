@@ -69,7 +69,7 @@ def install(
     client = session.client
     tag = installed_tag(runtime_image_id, request)
     if use_cache:
-        cached = _cached(session, tag, runtime_image)
+        cached = cached_install(session, tag, runtime_image)
         if cached is not None:
             return cached
     started = time.monotonic()
@@ -146,7 +146,8 @@ def _remove_install(session: SandboxSession, container_id: str, proxy: InstallPr
         proxy.close()
 
 
-def _cached(session: SandboxSession, tag: str, runtime_image: str) -> InstalledServer | None:
+def cached_install(session: SandboxSession, tag: str, runtime_image: str) -> InstalledServer | None:
+    """The earlier install tagged `tag` (`installed_tag`), or None; installs nothing (the head start looks it up)."""
     try:
         image = session.client.images.get(tag)
     except ImageNotFound:

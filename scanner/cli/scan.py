@@ -9,6 +9,7 @@ import gc
 import os
 import sys
 from collections.abc import Callable
+from contextlib import nullcontext
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -143,21 +144,38 @@ def scan(
         spec_version, spec)
     given = ConfigRun(config_file, servers, pass_config_env, target, ctx.meta[LAUNCH_TAIL], lock_path, signer, remote)
     probes = _probe_options(no_probes, no_destructive, no_error_probes, fixtures, include_responses, probe_timeout)
-    with _head_start(given, network, policy, list(server_args or []), command, config) as early:
-        options = _scan_options(startup_timeout, request_timeout, target=target or "", server_args=list(
-            server_args or []), command=command, upstream_proxy=upstream, policy=policy,
-            use_cache=not no_cache, ca_bundle=ca_bundle, ignore_scripts=ignore_scripts, install_timeout=install_timeout,
-            config=config, advisories=advisories, network=network, probes=probes(),  # type: ignore[arg-type]
-            conformance=conformance, vet_dependencies=vet_dependencies)
-        report = scan_door(options, given, outputs, fail_under, early, run=_run, scan_config=_scan_config)
+    options = _scan_options(startup_timeout, request_timeout, target=target or "", server_args=list(
+        server_args or []), command=command, upstream_proxy=upstream, policy=policy,
+        use_cache=not no_cache, ca_bundle=ca_bundle, ignore_scripts=ignore_scripts, install_timeout=install_timeout,
+        config=config, advisories=advisories, network=network, probes=probes(),  # type: ignore[arg-type]
+        conformance=conformance, vet_dependencies=vet_dependencies)  # no mcp imported yet (scan_options)
+    report = _begun_and_scanned(options, given, outputs, fail_under)
     _write_outputs(report, outputs, lock_path, accept, signer)
     raise typer.Exit(finish(report, outputs, fail_under))
 
 
+def _begun_and_scanned(options: ScanOptions, given: ConfigRun, outputs: ReportOutputs,
+                       fail_under: int | None) -> Report:
+    """The scan, its engine work (and a cached install's servers) begun first. A signal while the scan path is
+    imported (SIGTERM/SIGHUP as Ctrl-C) closes the head start, which tears its session down: exit 130."""
+    from scanner.pipeline.interrupts import terminate_as_interrupt
+
+    begun = False
+    try:
+        with _head_start(given, options) as early, terminate_as_interrupt() if early is not None else nullcontext():
+            begun = early is not None
+            return scan_door(options, given, outputs, fail_under, early, run=_run, scan_config=_scan_config)
+    except KeyboardInterrupt:
+        if not begun:
+            raise
+        print("interrupted; the sandbox was torn down", file=sys.stderr)
+        raise typer.Exit(130) from None
+
+
 def _scan_options(startup: float, request: float, **fields: Any) -> ScanOptions:
-    """The options, with the timeouts (the scan path is imported here: mcp, its models)."""
-    from scanner.pipeline.inventory import Timeouts
-    from scanner.pipeline.scan import ScanOptions
+    """The options, with the timeouts (neither imports mcp: the head start begins with them)."""
+    from scanner.pipeline.scan_options import ScanOptions
+    from scanner.pipeline.timeouts import Timeouts
 
     return ScanOptions(timeouts=Timeouts(startup=startup, request=request), **fields)
 
@@ -226,13 +244,13 @@ LOOK_BY = "MCP_SANDBOX_LOOK_BY"  # "exec": one exec per after-call snapshot, not
 
 def _probe_options(no_probes: bool, no_destructive: bool, no_error_probes: bool, fixtures: Path | None,
                    include_responses: bool, timeout: float) -> Callable[[], ProbeOptions]:
-    """The fixtures are read (and refused) now; the options are built when called (probes.runner imports mcp)."""
+    """The fixtures are read (and refused) now; the options are built when called."""
     from scanner.probes.fixtures import load_fixtures
 
     loaded = load_fixtures(fixtures, env=os.environ) if fixtures is not None else None
 
     def build() -> ProbeOptions:
-        from scanner.probes.runner import ProbeOptions
+        from scanner.probes.options import ProbeOptions
 
         return ProbeOptions(enabled=not no_probes, no_destructive=no_destructive, error_probes=not no_error_probes,
                             fixtures=loaded, include_responses=include_responses, timeout=timeout,

@@ -20,8 +20,6 @@ from scanner.cli.scan_config import ConfigRun
 from scanner.errors import UsageError
 
 if TYPE_CHECKING:
-    from sandbox.run.policy import RunPolicy
-    from scanner.config import Config
     from scanner.pipeline.doors import LaunchMapping
     from scanner.pipeline.head_start import HeadStart
     from scanner.pipeline.scan import ScanOptions
@@ -60,26 +58,35 @@ def launch_mapping(given: ConfigRun, server_args: list[str], command: str | None
     return mapping
 
 
-def head_start(given: ConfigRun, network: str, policy: RunPolicy, server_args: list[str], command: str | None,
-               config: Config) -> AbstractContextManager[HeadStart | None]:
-    """A package scan's engine connection, session and sink, begun now in a thread (and closed on the way out if
-    the scan never took them); nothing for several servers, a remote one or a container image (its own start).
-    Called once every flag and door that can be refused without the scan machinery was read, before it is
-    imported: the door is mapped and the target parsed here to be refused (a known-bad release starts nothing), and
-    both again when scanned."""
+def head_start(given: ConfigRun, options: ScanOptions) -> AbstractContextManager[HeadStart | None]:
+    """A package scan's engine connection, session and sink, begun now in a thread, and (unless --no-cache) the
+    resolution and a cached install's server in another (closed on the way out if the scan never took them);
+    nothing for several servers, a remote one or a container image (its own start). Called once every flag and
+    door that can be refused without the scan machinery was read, before it is imported: the door is mapped and
+    the target parsed here to be refused (a known-bad release starts nothing), and both again when scanned."""
     from scanner.pipeline.image_target import is_image_target
     from scanner.pipeline.refusal import known_bad_refusal
     from scanner.pipeline.targets import parse_target
 
     if several(given) or _remote(given) is not None:
         return nullcontext()
-    mapping = launch_mapping(given, server_args, command)
+    mapping = launch_mapping(given, options.server_args, options.command)
     target = mapping.target if mapping is not None else given.target
-    if target is None or is_image_target(target) or known_bad_refusal(parse_target(target), config) is not None:
+    if target is None or is_image_target(target) or known_bad_refusal(parse_target(target),
+                                                                      options.config) is not None:
         return nullcontext()
     from scanner.pipeline.head_start import HeadStart
 
-    return HeadStart(observe=network == "observe", hostname=policy.hostname)
+    return HeadStart(observe=options.network == "observe", hostname=options.policy.hostname,
+                     options=_mapped(options, mapping))
+
+
+def _mapped(options: ScanOptions, mapping: LaunchMapping | None) -> ScanOptions:
+    """The options with the launch command's target, arguments and command, as `scan_door` scans them."""
+    if mapping is None:
+        return options
+    return replace(options, target=mapping.target, server_args=mapping.server_args,
+                   command=mapping.command or options.command)
 
 
 def scan_door(options: ScanOptions, given: ConfigRun, outputs: ReportOutputs, fail_under: int | None,
@@ -98,6 +105,4 @@ def scan_door(options: ScanOptions, given: ConfigRun, outputs: ReportOutputs, fa
         return run(options, early)
     if not outputs.quiet:
         print(mapping.describe(), file=sys.stderr)
-    options = replace(options, target=mapping.target, server_args=mapping.server_args,
-                      command=mapping.command or options.command)
-    return with_launch(run(options, early), launch_origin(mapping))
+    return with_launch(run(_mapped(options, mapping), early), launch_origin(mapping))

@@ -1,7 +1,7 @@
 """Stage: conformance to a protocol revision (scanner/conformance; docs/conformance.md).
 
 json-schema-dialect reads the tools the first session listed, in every scan. With --spec-version or --spec
-2026-07-28 a fresh server is started from the installed image (`relisting.fresh_server`: same command, policy,
+2026-07-28 a fresh server is started from the installed image (`fresh_server.fresh_server`: same command, policy,
 workspace and canaries, removed right after), so that the probe's first request is the server's first message, and
 the probe (scanner/conformance/probe.py) talks raw JSON-RPC to it. What the fresh server tried on the network is
 B2 like the rest of the scan's, for hosts not reported already.
@@ -34,7 +34,7 @@ from scanner.conformance.model import ConformanceOptions, ConformanceReport, Obs
 from scanner.conformance.probe import ProbePlan, observe
 from scanner.pipeline.client_identity import DEFAULT as CLIENT_IDENTITY
 from scanner.pipeline.inventory import Inventory, Timeouts
-from scanner.pipeline.relisting import FreshServerError, fresh_server
+from scanner.pipeline.fresh_server import FreshServerError, fresh_server
 from scanner.pipeline.scan_options import Progress
 from scanner.pipeline.server_start import StartedServer
 from scanner.report.model import Finding

@@ -1,22 +1,33 @@
 """The engine work a package scan can begin before the scan machinery is imported: the engine connection, the scan's
-sandbox session and (in "observe" mode) its egress sink's container.
+sandbox session, (in "observe" mode) its egress sink's container and, for a cached install, the server itself.
 
 Importing the scan path (mcp, its pydantic models, the report model) costs more than a second of CPU, and the
 engine work needs none of it: the sink's container is created, its policy checked as applied and started while the
-CLI imports, in one thread (`HeadStart`). This module imports only the sandbox side (docker and sandbox.*), and it
-imports all of it before the thread starts, so the thread and the importing main thread never import a module of
-ours at once.
+CLI imports, in one thread (`HeadStart`). Given the scan's options (`ScanOptions`, which imports no mcp), a second
+thread resolves the target and, when the install is cached, starts the server and the second listing's server
+beside it (scanner/pipeline/early_server.py), so the server boots while the CLI imports the listing code.
+
+Cross-thread imports: this module imports only the sandbox side (docker and sandbox.*), all of it before the first
+thread starts; `HeadStart` imports scanner/pipeline/early_server.py (and through it all the second thread runs) in
+the main thread before it submits the second thread's work, and the first thread runs only code imported before it
+started. So no thread imports a module of ours but the main one, and never two at once.
 
 `run_scan(..., head_start=...)` takes the session over (`take`) once the target is resolved, and from then on the
-session is the scan's: its teardown removes the sink as it removes every container. A scan that never takes it (the
-target was refused, the resolution failed, a flag was bad) closes it: `close` waits for the thread and tears the
-session down, so nothing is left behind. A failure in the thread (no engine, a sink that did not start) is raised
-where the scan asks for what failed, as it was when the scan did this work itself.
+session is the scan's: its teardown removes the sink and the servers as it removes every container. A scan that
+never takes it (the target was refused, the resolution failed, a flag was bad, Ctrl-C during the imports) closes it:
+`close` waits for the threads and tears the session down, so nothing is left behind. A process killed before that
+(SIGTERM during the imports ends it at once) leaves containers labelled with its session, which the next scan's gc
+sweep (or `mcp-sandbox gc`) removes once this process is gone. A failure in a thread (no engine, a sink that did
+not start, a resolution the registry refused) is raised where the scan asks for what failed, as it was when the
+scan did this work itself.
 """
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from concurrent.futures import Future, ThreadPoolExecutor
+from contextlib import ExitStack
+from typing import TYPE_CHECKING
 
 import docker
 from docker.errors import APIError, DockerException
@@ -27,42 +38,87 @@ from sandbox.core.session import SandboxSession
 from sandbox.run.sink import LaunchedSink, launch_sink
 from scanner.pipeline.phase_clock import PhaseClock
 
+if TYPE_CHECKING:
+    import httpx
+
+    from sandbox.install.request import InstallRequest
+    from scanner.pipeline.early_server import EarlyServer
+    from scanner.pipeline.scan_options import ScanOptions
+
 
 class HeadStart:
-    """The engine connection, a sandbox session and its sink's container, begun in a thread (see the module)."""
+    """The engine connection, a sandbox session and its sink's container, begun in a thread; with `options`, the
+    resolution and a cached install's servers in another (see the module)."""
 
-    def __init__(self, *, observe: bool, hostname: str) -> None:
-        self.clock = PhaseClock()  # the scan's clock: engine_connect and sink_start are timed here
-        self._pool = ThreadPoolExecutor(max_workers=1, thread_name_prefix="mcp-sandbox-head")
+    def __init__(self, *, observe: bool, hostname: str, options: ScanOptions | None = None) -> None:
+        self.clock = PhaseClock()  # the scan's clock: the phases run here are timed on it
+        self._pool = ThreadPoolExecutor(max_workers=3, thread_name_prefix="mcp-sandbox-head")
         self._session: Future[SandboxSession] = self._pool.submit(self._connect)
         self.sink: Future[LaunchedSink] | None = self._pool.submit(self._launch, hostname) if observe else None
         self._taken = False
+        self._registry = ExitStack()
+        self.request: Future[InstallRequest] | None = None
+        self.server: Future[EarlyServer | None] | None = None
+        if options is not None:
+            self._begin_server(options)
 
     def client(self) -> docker.DockerClient:
         """The engine client (EngineUnavailable, as engine.connect raises it, when no engine answered)."""
         return self._session.result().client
 
+    def registry(self) -> httpx.Client | None:
+        """The registry client the resolution used (the scan's one, closed with the head start), if it ran here."""
+        return self._http.result() if self.request is not None else None
+
     def take(self) -> SandboxSession:
-        """The session, now the scan's to tear down."""
+        """The session, now the scan's to tear down (the servers begun here with it)."""
         session = self._session.result()
         self._taken = True
         return session
 
     def close(self) -> None:
-        """Wait for the thread; tear the session down unless a scan took it."""
+        """Wait for the threads; tear the session down unless a scan took it; close the registry client."""
         self._pool.shutdown(wait=True)
-        if self._taken or self._session.exception() is not None:
-            return
         try:
-            self._session.result().teardown()
-        except (APIError, DockerException, SandboxError):
-            pass  # an engine that stopped answering: gc sweeps the labelled sink once this process is gone
+            self._tear_down_untaken()
+        finally:
+            self._registry.close()
 
     def __enter__(self) -> HeadStart:
         return self
 
     def __exit__(self, *exc: object) -> None:
         self.close()
+
+    def _tear_down_untaken(self) -> None:
+        if self._taken or self._session.exception() is not None:
+            return
+        early = self.server
+        if early is not None and early.exception() is None and early.result() is not None:
+            early.result().close()  # type: ignore[union-attr]
+        try:
+            self._session.result().teardown()
+        except (APIError, DockerException, SandboxError):
+            pass  # an engine that stopped answering: gc sweeps the labelled containers once this process is gone
+
+    def _begin_server(self, options: ScanOptions) -> None:
+        """Import what the second thread runs (here, in the main thread), then submit it."""
+        from scanner.pipeline import early_server
+
+        self._http: Future[httpx.Client] = self._pool.submit(
+            lambda: self._registry.enter_context(options.registry_endpoints().client()))
+        self.request = self._pool.submit(lambda: early_server.resolve(options, self._http.result(), self.clock))
+        if options.use_cache:  # --no-cache: the install runs as the scan runs it
+            self.server = self._pool.submit(self._early_server, self.request, options, early_server.begin)
+
+    def _early_server(self, request: Future[InstallRequest], options: ScanOptions,
+                      begin: Callable[..., EarlyServer | None]) -> EarlyServer | None:
+        if request.exception() is not None or self._session.exception() is not None:
+            return None  # raised where the scan asks for the request or the engine
+        sink = self.sink.result() if self.sink is not None and self.sink.exception() is None else None
+        if self.sink is not None and sink is None:
+            return None  # the scan raises the sink's failure where it starts the sink
+        return begin(self._session.result(), sink, request.result(), options, self.clock)
 
     def _connect(self) -> SandboxSession:
         with self.clock.phase("engine_connect"):

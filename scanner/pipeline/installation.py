@@ -50,7 +50,12 @@ def runtime_image(client: docker.DockerClient, ecosystem: str, ca_bundle: Path |
 def install_server(session: SandboxSession, request: InstallRequest, runtime_image: images.RuntimeImage, *,
                    use_cache: bool, progress: Progress) -> Installation:
     progress(f"installing {request.spec}")
-    installed = install.install(session, request, runtime_image.tag, runtime_image.image_id, use_cache=use_cache)
+    return installation_of(install.install(session, request, runtime_image.tag, runtime_image.image_id,
+                                           use_cache=use_cache))
+
+
+def installation_of(installed: InstalledServer) -> Installation:
+    """The installed server with the report's record of its install's egress and writes (I7, I11)."""
     egress = [_install_egress(attempt, f"{installed.name}@{installed.version}") for attempt in installed.egress]
     refused = [finding for finding in map(egress_finding, egress) if finding is not None]
     return Installation(installed=installed, egress=egress, egress_findings=refused,

@@ -16,17 +16,12 @@ from mcp.shared.exceptions import MCPError
 from sandbox.core.engine import EngineTimeout
 from sandbox.run.attach import AttachedStdio
 from scanner.pipeline.client_identity import DEFAULT as CLIENT_IDENTITY
+from scanner.pipeline.timeouts import Timeouts
 from scanner.pipeline.transport import WireHealth, attached_transport
 from scanner.pipeline.wire_reader import RejectedTool, first_problem
 
 MAX_PAGES = 100
 MAX_ITEMS = 10_000
-
-
-@dataclass(frozen=True)
-class Timeouts:
-    startup: float = 60.0
-    request: float = 30.0
 
 
 @dataclass

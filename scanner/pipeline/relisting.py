@@ -23,27 +23,20 @@ Never raises for the server's misbehaviour or an engine failure: a second listin
 from __future__ import annotations
 
 import time
-from collections.abc import Iterator
-from contextlib import contextmanager
 from dataclasses import dataclass, field
 from typing import Any
 
 import anyio
 import mcp_types
-from docker.errors import APIError
 from mcp.client.session import ClientSession
 from mcp_types.version import HANDSHAKE_PROTOCOL_VERSIONS
 from pydantic import ValidationError
 
-from sandbox.core.errors import SandboxError
 from sandbox.core.session import SandboxSession
-from sandbox.run import observe, server as run
 from sandbox.run.attach import AttachedStdio
-from sandbox.run.observe import ObserveError
-from sandbox.run.policy import HOME, WORKSPACE
-from sandbox.run.server import RunningServer
 from sandbox.core.untrusted import cap_text
 from scanner.pipeline.client_identity import ALTERNATE, ClientIdentity
+from scanner.pipeline.fresh_server import FreshServerError, SecondServer, fresh_server
 from scanner.pipeline.inventory import RECORDED, Inventory, Timeouts, explain, first_leaf, paginate
 from scanner.pipeline.scan_options import Progress
 from scanner.pipeline.server_start import StartedServer
@@ -79,12 +72,13 @@ def skipped_relisting(reason: str, identity: ClientIdentity = ALTERNATE) -> Reli
 
 
 def relist(session: SandboxSession, started: StartedServer, timeouts: Timeouts, progress: Progress,
-           identity: ClientIdentity = ALTERNATE) -> Relisting:
-    """Start a second server, list its tools as `identity`, remove it. See the module docstring."""
-    began = time.monotonic()
+           identity: ClientIdentity = ALTERNATE, second: SecondServer | None = None) -> Relisting:
+    """Start a second server (`second`: started already, beside the first, by the head start), list its tools as
+    `identity`, remove it. See the module docstring. `seconds` counts the second server's start too."""
+    began = second.began if second is not None else time.monotonic()
     progress(f"listing the tools again as another client ({identity.client})")
     try:
-        with fresh_server(session, started, "a second server") as server:
+        with fresh_server(session, started, "a second server", second) as server:
             listed = anyio.run(list_as, AttachedStdio(server.socket, stderr=server.stderr), identity, timeouts)
     except FreshServerError as exc:
         return Relisting(identity, seconds=_since(began), problem=_problem(str(exc)))
@@ -142,49 +136,6 @@ def _tool_pages(session: ClientSession) -> Any:
         params = mcp_types.PaginatedRequestParams(cursor=cursor) if cursor else None
         return await session.list_tools(params=params)
     return list_tools
-
-
-class FreshServerError(Exception):
-    """A fresh server could not be started or seeded (the engine's error, as one line)."""
-
-
-@contextmanager
-def fresh_server(session: SandboxSession, started: StartedServer, what: str = "a fresh server"
-                 ) -> Iterator[RunningServer]:
-    """A fresh server from the installed image (`StartedServer.restart`), seeded like the first, removed on exit
-    (the session's teardown would remove it anyway). Also what the conformance stage probes on a clean start."""
-    try:
-        server = started.restart()
-    except (SandboxError, APIError) as exc:
-        raise FreshServerError(f"could not start {what}: {type(exc).__name__}: {exc}") from exc
-    try:
-        _seed(session, server, started)
-    except ObserveError as exc:
-        run.close_attach(server)
-        _remove(session, server)
-        raise FreshServerError(f"could not seed {what}: {exc}") from exc
-    try:
-        yield server
-    finally:
-        run.close_attach(server)
-        _remove(session, server)
-
-
-def _seed(session: SandboxSession, server: RunningServer, started: StartedServer) -> None:
-    """The same workspace and HOME canaries as the first server had (nothing when probing is off), so that only the
-    client identity differs between the two listings."""
-    plan = started.plan
-    if plan.workspace is not None:
-        observe.extract_tar(session.client, server.container_id, plan.workspace.archive, WORKSPACE)
-    if plan.canaries is not None:
-        observe.extract_tar(session.client, server.container_id, plan.canaries.home_archive, HOME)
-
-
-def _remove(session: SandboxSession, server: RunningServer) -> None:
-    try:
-        session.remove_container(server.container_id)
-    except APIError:
-        pass  # still tracked: the session's teardown removes it, or reports it as left over
 
 
 def _problem(text: str | None) -> str:

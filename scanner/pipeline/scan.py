@@ -24,6 +24,7 @@ from __future__ import annotations
 
 import dataclasses
 import time
+from contextlib import nullcontext
 from collections.abc import Callable
 from concurrent.futures import Future, ThreadPoolExecutor, wait
 from dataclasses import dataclass
@@ -45,7 +46,8 @@ from sandbox.run.sink import LaunchedSink
 from scanner.pipeline.assemble import ScanParts, assemble, refused_report
 from scanner.pipeline.install_request import install_request
 from scanner.pipeline.conformance import check_conformance
-from scanner.pipeline.installation import install_info, install_server, runtime_image
+from scanner.pipeline.early_server import EarlyServer
+from scanner.pipeline.installation import install_info, install_server, installation_of, runtime_image
 from scanner.pipeline.head_start import HeadStart
 from scanner.pipeline.interrupts import terminate_as_interrupt
 from scanner.pipeline.launch import choose_command
@@ -59,9 +61,9 @@ from scanner.pipeline.provenance_check import Provenance, check_provenance
 from scanner.pipeline.refusal import known_bad_refusal
 from scanner.pipeline.relisting import Relisting, listing_problem, relist, skipped_relisting
 from scanner.pipeline.served import served_definitions
-from scanner.pipeline.server_start import server_namespace, start, start_sink_container
+from scanner.pipeline.server_start import StartedServer, server_namespace, start, start_sink_container
 from scanner.pipeline.source_scan import SourceScan, scan_source
-from scanner.pipeline.targets import parse_target
+from scanner.pipeline.targets import Target, parse_target
 from scanner.pipeline.teardown import tear_down
 from scanner.probes import phase as probe_phase
 from scanner.registry.endpoints import RegistryEndpoints
@@ -85,17 +87,28 @@ def run_scan(options: ScanOptions, progress: Progress = lambda _: None, head_sta
     # The scan's one registry client (resolution, provenance, advisories), and the threads of the work that has no
     # order: the engine beside the resolution, the gc sweep beside the install, provenance beside the run, the
     # second listing's server beside the first.
-    with endpoints.client() as http, ThreadPoolExecutor(max_workers=6, thread_name_prefix="mcp-sandbox") as pool:
+    early = head_start.registry() if head_start is not None else None  # the resolution's client, when it ran there
+    with (nullcontext(early) if early is not None else endpoints.client()) as http, ThreadPoolExecutor(
+            max_workers=6, thread_name_prefix="mcp-sandbox") as pool:
         parts = ScanParts(target=target, probes_enabled=options.probes.enabled, clock=clock)
         engine_ready = pool.submit(_engine_and_image, clock, target.ecosystem, options, progress, head_start)
-        with clock.phase("resolve"):
-            request = install_request(target, options, endpoints, http, progress)
-        install_allowlist(request)  # a mirror the install could not reach is refused here, before anything starts
+        request = _resolved(target, options, endpoints, http, progress, clock, head_start)
         client, image = engine_ready.result()
         in_session(parts, client, pool, began, lambda session, running: _run_stages(
             parts, session, request, image, options, endpoints, http, progress, running),
                    head_start=head_start)
     return assemble(parts, options.config)
+
+
+def _resolved(target: Target, options: ScanOptions, endpoints: RegistryEndpoints, http: httpx.Client,
+              progress: Progress, clock: PhaseClock, head_start: HeadStart | None) -> InstallRequest:
+    """What the sandbox installs: resolved in the head start when it began there, else now."""
+    if head_start is not None and head_start.request is not None:
+        return head_start.request.result()  # timed as resolve there; its allowlist checked there too
+    with clock.phase("resolve"):
+        request = install_request(target, options, endpoints, http, progress)
+    install_allowlist(request)  # a mirror the install could not reach is refused here, before anything starts
+    return request
 
 
 def in_session(parts: ScanParts, client: docker.DockerClient, pool: ThreadPoolExecutor, began: float,
@@ -107,7 +120,8 @@ def in_session(parts: ScanParts, client: docker.DockerClient, pool: ThreadPoolEx
     sweep = pool.submit(parts.clock.timed, "gc_sweep", gc.sweep, client)  # what killed scanners left behind
     session = head_start.take() if head_start is not None else SandboxSession(client)
     parts.session = session.id
-    running = Concurrent(pool, sweep, sink=head_start.sink if head_start is not None else None)
+    running = Concurrent(pool, sweep, sink=head_start.sink if head_start is not None else None,
+                         early=head_start.server if head_start is not None else None)
     try:
         with terminate_as_interrupt():
             stages(session, running)
@@ -133,6 +147,7 @@ class Concurrent:
     pool: ThreadPoolExecutor
     sweep: Future[Any]
     sink: Future[LaunchedSink] | None = None
+    early: Future[EarlyServer | None] | None = None  # a cached install's servers, begun in the head start
     provenance: Future[Provenance] | None = None
     relisting: Future[Relisting] | None = None
     namespace: Future[tuple[NetworkNamespace | None, str | None]] | None = None
@@ -140,7 +155,7 @@ class Concurrent:
 
     def settle(self) -> None:
         """Wait for every thread (without raising what they raised: the stage that reads a result does)."""
-        futures = (self.sweep, self.sink, self.provenance, self.relisting, self.namespace, self.source)
+        futures = (self.sweep, self.sink, self.early, self.provenance, self.relisting, self.namespace, self.source)
         wait([future for future in futures if future is not None])
 
 
@@ -183,11 +198,17 @@ def _run_stages(parts: ScanParts, session: SandboxSession, request: InstallReque
     (and `parts.stage` naming the stage running, for an exception no stage expected)."""
     clock = parts.clock
     parts.stage = "install"
+    early = running.early.result() if running.early is not None else None  # begun while the CLI imported
     if options.network == "observe" and running.sink is None:  # the sink's container boots beside the install
         running.sink = running.pool.submit(start_sink_container, session, options.policy, progress, clock)
-    plan = running.pool.submit(clock.timed, "probe_plan", probe_phase.prepare, options.probes, options.policy)
-    with clock.phase("install_lookup"):
-        parts.installation = install_server(session, request, image, use_cache=options.use_cache, progress=progress)
+    plan = running.pool.submit(clock.timed, "probe_plan", probe_phase.prepare, options.probes, options.policy
+                               ) if early is None else None
+    if early is not None:  # looked up (and timed as install_lookup) in the head start
+        parts.installation = installation_of(early.installed)
+    else:
+        with clock.phase("install_lookup"):
+            parts.installation = install_server(session, request, image, use_cache=options.use_cache,
+                                                progress=progress)
     running.sweep.result()
     installed = parts.installation.installed
     # Provenance asks the registries about what was installed; nothing the run does waits for it.
@@ -198,28 +219,26 @@ def _run_stages(parts: ScanParts, session: SandboxSession, request: InstallReque
     running.source = running.pool.submit(scan_source, session, installed, parts.target.ecosystem,
                                          dependencies=options.vet_dependencies, progress=progress)
     parts.stage = "run"
-    command = choose_command(installed.name, installed.entry_points, options.command, options.server_args)
+    command = early.command if early is not None else choose_command(
+        installed.name, installed.entry_points, options.command, options.server_args)
     parts.install = install_info(installed, command)
-    serve(parts, session, installed.image, command, options, progress, running, plan)
+    serve(parts, session, installed.image, command, options, progress, running, plan, early=early)
 
 
 def serve(parts: ScanParts, session: SandboxSession, image: str, command: list[str], options: ScanOptions,
-          progress: Progress, running: Concurrent, plan: Future[probe_phase.ProbePlan], *,
-          working_dir: str = WORKSPACE) -> None:
+          progress: Progress, running: Concurrent, plan: Future[probe_phase.ProbePlan] | None, *,
+          working_dir: str = WORKSPACE, early: EarlyServer | None = None) -> None:
     """Run the server from `image` (installed, or a container image as shipped: scanner/pipeline/image_scan.py),
     list, lint, probe, list again, check conformance, then read provenance when it runs beside. The run policy is
     the probe plan's (canaries planted)."""
     clock = parts.clock
     parts.stage = "run"
-    parts.started = start(session, image, command, options.policy, network=options.network,
-                          probes=options.probes, progress=progress, clock=clock,
-                          launched=running.sink.result() if running.sink is not None else None, plan=plan.result(),
-                          read_namespace=False, working_dir=working_dir)
+    parts.started = _started(session, image, command, options, progress, running, plan, working_dir, early, clock)
     running.namespace = running.pool.submit(clock.timed, "namespace_read", server_namespace, session,
                                             parts.started.server)
     # The second listing's server starts now, beside the first, and is gone before the first probe call.
     running.relisting = running.pool.submit(clock.timed, "relisting", relist, session, parts.started,
-                                            options.timeouts, progress)
+                                            options.timeouts, progress, second=early.second if early else None)
     parts.stage = "listing"
     relisted = running.relisting
     parts.listing = list_and_probe(session, parts.started, options.timeouts, progress, lambda: wait([relisted]), clock)
@@ -246,6 +265,24 @@ def serve(parts: ScanParts, session: SandboxSession, image: str, command: list[s
     if running.provenance is not None:
         parts.stage = "provenance"
         parts.provenance = running.provenance.result()
+
+
+def _started(session: SandboxSession, image: str, command: list[str], options: ScanOptions, progress: Progress,
+             running: Concurrent, plan: Future[probe_phase.ProbePlan] | None, working_dir: str,
+             early: EarlyServer | None, clock: PhaseClock) -> StartedServer:
+    """The server: the one the head start began (its start's failure raised here, where it would have started),
+    or started now."""
+    if early is not None:
+        if early.started is None:
+            assert early.failure is not None
+            raise early.failure
+        progress("starting the server in the sandbox")
+        return early.started
+    assert plan is not None
+    return start(session, image, command, options.policy, network=options.network, probes=options.probes,
+                 progress=progress, clock=clock, launched=running.sink.result()
+                 if running.sink is not None else None, plan=plan.result(), read_namespace=False,
+                 working_dir=working_dir)
 
 
 def _conformance_stage(parts: ScanParts, session: SandboxSession, options: ScanOptions, progress: Progress, *,

@@ -1,4 +1,5 @@
-"""What one scan is asked to do: the target and every option the CLI, the action and the lock command set."""
+"""What one scan is asked to do: the target and every option the CLI, the action and the lock command set. Imports no
+mcp: the CLI builds it before the scan path is imported (the head start begins a cached install's server with it)."""
 
 from __future__ import annotations
 
@@ -11,8 +12,8 @@ from sandbox.install.proxy.upstream import UpstreamProxy
 from sandbox.run.policy import RunPolicy
 from scanner.config import Config
 from scanner.conformance.model import ConformanceOptions
-from scanner.pipeline.inventory import Timeouts
-from scanner.probes.runner import ProbeOptions
+from scanner.pipeline.timeouts import Timeouts
+from scanner.probes.options import ProbeOptions
 from scanner.registry.endpoints import RegistryEndpoints
 
 Progress = Callable[[str], None]

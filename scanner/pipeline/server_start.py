@@ -20,15 +20,15 @@ from sandbox.run.server import RunningServer
 from sandbox.run.sink import LaunchedSink, Sink, launch_sink
 from scanner.pipeline.phase_clock import PhaseClock
 from scanner.pipeline.scan_options import Progress
-from scanner.probes import phase as probe_phase
+from scanner.probes import run_plan as probe_plan
 from scanner.probes.egress_drain import EgressDrain
-from scanner.probes.runner import ProbeOptions
+from scanner.probes.options import ProbeOptions
 
 
 @dataclass(frozen=True)
 class StartedServer:
     server: RunningServer
-    plan: probe_phase.ProbePlan
+    plan: probe_plan.ProbePlan
     restart: Callable[[], RunningServer]  # a fresh server from the installed image, same command and policy
     network: Literal["observe", "none"]
     drain: EgressDrain | None  # the sink's attempts per container, when the network is observed
@@ -40,7 +40,7 @@ class StartedServer:
 def start(session: SandboxSession, image: str, command: list[str], policy: RunPolicy, *,
           network: Literal["observe", "none"], probes: ProbeOptions, progress: Progress,
           clock: PhaseClock | None = None, launched: LaunchedSink | None = None,
-          plan: probe_phase.ProbePlan | None = None, read_namespace: bool = True,
+          plan: probe_plan.ProbePlan | None = None, read_namespace: bool = True,
           working_dir: str = WORKSPACE) -> StartedServer:
     """The sink's container boots (`launched`: already, beside the install) while the probe plan is made and the
     server's container is created in its namespace (creating needs the sink to exist, starting needs its listeners
@@ -57,7 +57,7 @@ def start(session: SandboxSession, image: str, command: list[str], policy: RunPo
         launched = None
     progress("starting the server in the sandbox")
     if plan is None:
-        plan = clock.timed("probe_plan", probe_phase.prepare, probes, policy)  # canaries and the workspace seed
+        plan = clock.timed("probe_plan", probe_plan.prepare, probes, policy)  # canaries and the workspace seed
     plan = dataclasses.replace(plan, policy=dataclasses.replace(plan.policy, network_mode=policy.network_mode))
     with clock.phase("container_create"):
         created = run.create_server(session, image, command, plan.policy, working_dir)

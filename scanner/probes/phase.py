@@ -11,19 +11,15 @@
 
 from __future__ import annotations
 
-import dataclasses
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
 from mcp import Client
 
-from sandbox.run.canaries import PlantedCanaries, plant_canaries
 from sandbox.run.observe import ObserveError
-from sandbox.run.policy import HOME, RUN_GID, RUN_UID, RunPolicy
 from sandbox.run.server import RunningServer
 from sandbox.core.session import SandboxSession
-from sandbox.run.workspace_seed import WorkspaceSeed, build_workspace_seed
 from scanner.pipeline.inventory import AfterListing, Inventory
 from scanner.rules.behavior import evaluate_behavior
 from scanner.rules.file_kinds import configured_paths
@@ -37,17 +33,10 @@ from scanner.probes.runner import (
     seed,
 )
 from scanner.probes.model import ProbeResult
+from scanner.probes.run_plan import ProbePlan, prepare  # noqa: F401 - the phase's first call (see above)
 from scanner.report.model import CallBehavior, Finding, NotificationSeen
 
 Progress = Callable[[str], None]
-
-
-@dataclass(frozen=True)
-class ProbePlan:
-    options: ProbeOptions
-    policy: RunPolicy  # the run policy, with the canary variables added (the user's --env wins)
-    canaries: PlantedCanaries | None = None
-    workspace: WorkspaceSeed | None = None
 
 
 @dataclass
@@ -72,16 +61,6 @@ class ProbePhaseReport:
     notifications: list[NotificationSeen] = field(default_factory=list)  # server notifications, by method
     measured_waste: dict[str, int] = field(default_factory=dict)  # tokens per tool, for the score
     looks: list[str] = field(default_factory=list)  # how each sandbox's snapshots were taken (Watch.path)
-
-
-def prepare(options: ProbeOptions, policy: RunPolicy) -> ProbePlan:
-    """Fresh canaries and the workspace seed for this scan; nothing when probing is off."""
-    if not options.enabled:
-        return ProbePlan(options=options, policy=policy)
-    canaries = plant_canaries(HOME, RUN_UID, RUN_GID)
-    workspace = build_workspace_seed(RUN_UID, RUN_GID)
-    with_canaries = dataclasses.replace(policy, env={**canaries.env, **policy.env})
-    return ProbePlan(options=options, policy=with_canaries, canaries=canaries, workspace=workspace)
 
 
 def make_after_listing(session: SandboxSession, server: RunningServer, plan: ProbePlan,

@@ -16,26 +16,13 @@ from sandbox.run.policy import HOME, WORKSPACE
 from sandbox.run.server import RunningServer
 from sandbox.run.workspace_seed import SeedManifest
 from scanner.pipeline.transport import WireHealth
-from scanner.probes.fixtures import FixtureFile, Refusal
+from scanner.probes.fixtures import Refusal
+from scanner.probes.options import ProbeOptions
 from scanner.probes.model import ProbeResult
 from scanner.probes.notifications import NotificationLog
 from scanner.report.model import CallBehavior, Finding, ProcessSeen
 
-MAX_CALLS = 500
-
 Restart = Callable[[], RunningServer]
-
-
-@dataclass(frozen=True)
-class ProbeOptions:
-    enabled: bool = True
-    no_destructive: bool = False
-    error_probes: bool = True
-    fixtures: FixtureFile | None = None
-    include_responses: bool = False
-    timeout: float = 30.0
-    max_calls: int = MAX_CALLS
-    observer: bool = True  # look after each call through the in-sandbox observer (docs/observer.md); False: by exec
 
 
 @dataclass

@@ -1,0 +1,103 @@
+"""A cached install's server, begun in the head start (scanner/pipeline/head_start.py) while the CLI imports the
+listing code: the resolution, the install lookup, the command, the probe plan and the server's create and start
+need no MCP client, so they run in the head start's thread, and the scan takes the running server over.
+
+Only a cached install is begun here: `begin` returns None when the install is not cached (or `--no-cache`), when the
+runtime image is missing, or when no command can be chosen, and the scan then does each of these the way it does
+without a head start (where it raises the same error at the same point). A server whose start failed is returned
+with its failure, which the scan raises where it would have started the server. This module imports everything the
+thread runs before the thread is given its work (the CLI imports it, then submits `resolve` and `begin`), so the
+thread imports no module of ours."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import httpx
+from docker.errors import ImageNotFound
+
+from sandbox.core import images
+from sandbox.core.errors import UserInputError
+from sandbox.core.session import SandboxSession
+from sandbox.install import container as install
+from sandbox.install.installers import install_allowlist
+from sandbox.install.request import InstalledServer, InstallRequest
+from sandbox.run import server as run
+from sandbox.run.sink import LaunchedSink
+from scanner.ecosystems.registry import ecosystem as ecosystem_named
+from scanner.pipeline.fresh_server import SecondServer, begin_second
+from scanner.pipeline.install_request import install_request
+from scanner.pipeline.launch import choose_command
+from scanner.pipeline.phase_clock import PhaseClock
+from scanner.pipeline.scan_options import ScanOptions
+from scanner.pipeline.server_start import StartedServer, start
+from scanner.pipeline.targets import parse_target
+from scanner.probes import run_plan as probe_plan
+
+
+def _quiet(_: str) -> None:
+    """No spinner runs yet: the head start reports no progress."""
+
+
+@dataclass(frozen=True)
+class EarlyServer:
+    """A cached install and its server, started (`started`) or not (`failure`, raised where the scan starts it),
+    and the second listing's server begun beside it (`second`, None when the first did not start)."""
+
+    installed: InstalledServer
+    runtime: images.RuntimeImage
+    command: list[str]
+    started: StartedServer | None = None
+    failure: Exception | None = None
+    second: SecondServer | None = None
+
+    def close(self) -> None:
+        """The attaches (when no scan took the servers; the session's teardown removes their containers)."""
+        if self.started is not None:
+            run.close_attach(self.started.server)
+        if self.second is not None:
+            self.second.close()
+
+
+def resolve(options: ScanOptions, http: httpx.Client, clock: PhaseClock) -> InstallRequest:
+    """What the sandbox installs, as `run_scan` resolves it (its errors raised where the scan asks for it)."""
+    target = parse_target(options.target)
+    with clock.phase("resolve"):
+        request = install_request(target, options, options.registry_endpoints(), http, _quiet)
+    install_allowlist(request)  # a mirror the install could not reach: refused before anything starts
+    return request
+
+
+def begin(session: SandboxSession, sink: LaunchedSink | None, request: InstallRequest, options: ScanOptions,
+          clock: PhaseClock) -> EarlyServer | None:
+    """The cached install's servers, begun (see the module); None: the scan does it all itself."""
+    runtime = _runtime_image(session, request.ecosystem)
+    if runtime is None:
+        return None
+    with clock.phase("install_lookup"):
+        installed = install.cached_install(session, install.installed_tag(runtime.image_id, request), runtime.tag)
+    if installed is None:
+        return None
+    try:
+        command = choose_command(installed.name, installed.entry_points, options.command, options.server_args)
+    except UserInputError:
+        return None  # raised by the scan where it chooses the command
+    plan = clock.timed("probe_plan", probe_plan.prepare, options.probes, options.policy)
+    try:
+        started = start(session, installed.image, command, options.policy, network=options.network,
+                        probes=options.probes, progress=_quiet, clock=clock, launched=sink, plan=plan,
+                        read_namespace=False)
+    except Exception as exc:  # noqa: BLE001 - not hidden: the scan raises it where it starts the server
+        return EarlyServer(installed, runtime, command, failure=exc)
+    second = clock.timed("relisting", begin_second, session, started)  # P10's server, beside the first
+    return EarlyServer(installed, runtime, command, started=started, second=second)
+
+
+def _runtime_image(session: SandboxSession, ecosystem: str) -> images.RuntimeImage | None:
+    """The runtime image when it is built (the scan builds a missing one, with its progress shown)."""
+    runtime = ecosystem_named(ecosystem).runtime
+    tag = images.image_tag(runtime)
+    try:
+        return images.RuntimeImage(runtime, tag, session.client.images.get(tag).id, built=False)
+    except ImageNotFound:
+        return None
