@@ -4,7 +4,10 @@ from __future__ import annotations
 
 from datetime import datetime, timezone
 
-from scanner.probes.crash_attribution import SLOP_SECONDS, died_before_sending, parse_engine_time
+import pytest
+
+from scanner.probes.crash_attribution import (SETTLE_SECONDS, SLOP_SECONDS, died_before_sending, parse_engine_time,
+                                              settle_remaining)
 from scanner.rules.probe import crash_finding
 
 
@@ -31,3 +34,18 @@ def test_the_p6_message_says_which_call_stopped_it_and_which_noticed():
     assert "missing required 'pid'" in after.message
     during = crash_finding("crash", "generated", exit_code=3)
     assert "during probe 'generated'" in during.message
+
+
+def test_the_next_call_waits_out_the_settle_after_a_tool_that_may_change_state() -> None:
+    writes = {"name": "shutdown_worker", "annotations": {"readOnlyHint": False, "destructiveHint": True}}
+    assert settle_remaining(10.0, writes, now=10.01) == pytest.approx(SETTLE_SECONDS - 0.01)
+    assert settle_remaining(10.0, {"name": "unannotated"}, now=10.0) == pytest.approx(SETTLE_SECONDS)
+    assert settle_remaining(10.0, None, now=10.0) == pytest.approx(SETTLE_SECONDS)  # a tool no longer listed
+
+
+def test_no_settle_after_a_read_only_tool_or_once_it_has_passed() -> None:
+    reads = {"name": "recall", "annotations": {"readOnlyHint": True}}
+    assert settle_remaining(10.0, reads, now=10.0) == 0.0
+    assert settle_remaining(10.0, {"annotations": {"readOnlyHint": "true"}}, now=10.0) == pytest.approx(SETTLE_SECONDS)
+    assert settle_remaining(10.0, {"name": "w"}, now=10.0 + SETTLE_SECONDS + 0.001) == 0.0
+    assert settle_remaining(None, {"name": "w"}, now=10.0) == 0.0

@@ -29,7 +29,7 @@ from scanner.pipeline.client_identity import DEFAULT as CLIENT_IDENTITY
 from scanner.pipeline.transport import WireHealth, attached_transport
 from scanner.probes.call_looks import Looks, look_after_call, note_lost_observer
 from scanner.probes.call_behavior import drop_exited, fill_record, new_processes, pids_at_limit
-from scanner.probes.crash_attribution import died_before_sending, finished_at
+from scanner.probes.crash_attribution import died_before_sending, finished_at, settle_remaining
 from scanner.probes.egress_windows import EgressWindows, canaries_in_response
 from scanner.probes.process_tree import classify, daemons
 from scanner.probes.harvest import harvest
@@ -70,6 +70,7 @@ class ProbeRunner:
         self.health = access.health or WireHealth()  # of the session in use; each restart has its own
         self.ids = IdPool()  # identifiers this session's results held, for later calls (id_reuse)
         self.previous_call: ProbeCall | None = None  # the last call sent to this sandbox's server (P6 attribution)
+        self.answered_at: float | None = None  # when its answer (or failure) came (monotonic)
         self.server_pid: int | None = None  # the server's host pid in this sandbox (B5 tells its children by it)
         self.cadence = RelistCadence()  # when to re-list (every call, or every k-th for a big listing)
         # each drained egress attempt goes to the record of the call the sink accepted it during
@@ -131,9 +132,11 @@ class ProbeRunner:
         timeout = self.options.timeout
         call = fill_from_pool(call, self._definition(call.tool), self.ids)
         record = CallBehavior(call=index, tool=call.tool, label=call.label, sandbox=self.sandbox_index)
+        await self._settle_after_previous()
         sent_at = time.time()
         self.windows.open(record, sent_at)
         result = self._name_the_fault(call, await self._send(call))
+        self.answered_at = time.monotonic()
         looks = await look_after_call(self.access.docker, self.server.container_id, self.access.drain_egress,
                                       self.watch)
         state = looks.state
@@ -191,6 +194,12 @@ class ProbeRunner:
         if wire is not None and result.status == "ok":
             self.ids.add(harvest(wire, call.tool))
         return result
+
+    async def _settle_after_previous(self) -> None:
+        """What the last call set off gets SETTLE_SECONDS to show before this one is sent (crash_attribution)."""
+        if self.previous_call is not None:
+            await anyio.sleep(settle_remaining(self.answered_at, self._definition(self.previous_call.tool),
+                                               time.monotonic()))
 
     def _definition(self, name: str) -> dict[str, Any] | None:
         return next((tool for tool in self.current_tools if tool_name(tool) == name), None)
