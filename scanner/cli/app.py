@@ -2,7 +2,8 @@
 
 from __future__ import annotations
 
-from gc import set_threshold as set_gc_threshold
+import atexit
+from gc import freeze as freeze_gc, set_threshold as set_gc_threshold
 from importlib import import_module
 import os
 import sys
@@ -96,11 +97,21 @@ def main() -> None:
     """Console entry point: user errors print one line and exit 2, a check that could not run exits 3, and so does
     an internal error (one line, no traceback): never a traceback, never the exit code of findings."""
     set_gc_threshold(*GC_THRESHOLDS)
+    _freeze_at_exit()
     try:
         code = _run()
     except Exception as exc:  # noqa: BLE001 - the one top-level guard: whatever escaped is reported, not hidden
         code = _internal_error(exc)
     sys.exit(code)
+
+
+def _freeze_at_exit() -> None:
+    """At interpreter exit, before its last collection and module teardown, move every object still alive into the
+    collector's permanent generation: the exit then does not walk what the command built (~30 ms of a 3,000-tool
+    `check`). An atexit hook rather than a freeze here, so that a caller that runs main() in its own process (the
+    tests) keeps collecting its garbage between calls; registered once however often main() runs."""
+    atexit.unregister(freeze_gc)
+    atexit.register(freeze_gc)
 
 
 def _run() -> int:
