@@ -224,7 +224,10 @@ def _possible(normalised: list[str]) -> tuple[_Detector, ...]:
     that cannot match their whole is not tried on each. Searched in the texts' distinct whitespace-separated words
     (a 3,000-tool list holds ~1 MB of text but ~60 kB of distinct words): a literal found in the text has each of
     its own whitespace-free pieces inside one of those words, so no detector that could match is left out."""
-    words = "\n".join(set("\n".join(normalised).split()))
+    distinct: set[str] = set()
+    for text in normalised:  # text by text: the words of the whole list are never all held at once
+        distinct.update(text.split())
+    words = "\n".join(distinct)
     return tuple(detector for detector in PHRASES if could_match(detector.word_needs, words))
 
 
