@@ -1,6 +1,7 @@
 """`mcp-sandbox check` of a generated tool list, whole processes, paired in one run: the baseline ref's code against
 the current code, for the terminal view (on stdout, to a file) and for `--json FILE -q`; medians of N rotating runs,
-wall time and peak resident memory, and whether both wrote the same bytes.
+wall time, CPU time (user + system: on a loaded machine the wall time waits for a core, the CPU time much less) and
+peak resident memory, and whether both wrote the same bytes.
 
     .venv/bin/python benchmarks/bench_check.py [--tools 3000] [--runs 5] [--baseline aa7ca09]
 
@@ -14,6 +15,8 @@ import argparse
 import json
 import os
 import random
+import resource
+import statistics
 import sys
 import tempfile
 from pathlib import Path
@@ -21,7 +24,7 @@ from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from paired import CLI, Side, alternate, describe_ref, export_ref, row, run  # noqa: E402
+from paired import CLI, Sample, Side, describe_ref, export_ref, row, run  # noqa: E402
 
 BASELINE_REF = "aa7ca09"  # the commit before the check work (issue 12)
 
@@ -52,6 +55,27 @@ MODES = {"terminal": ["check", "tools.json", "--fail-on", "never"],
          "--json": ["check", "tools.json", "--json", "out.json", "-q", "--fail-on", "never"]}
 
 
+def cpu_seconds() -> float:
+    """User + system CPU time of this process's waited-for children so far."""
+    usage = resource.getrusage(resource.RUSAGE_CHILDREN)
+    return usage.ru_utime + usage.ru_stime
+
+
+def alternate_cpu(sides: list[Side], runs: int, cwd: Path) -> tuple[list[list[Sample]], list[float]]:
+    """As paired.alternate (one warm-up each, then `runs` rotating runs), with each side's median CPU seconds."""
+    for side in sides:
+        run(side, cwd)
+    samples: list[list[Sample]] = [[] for _ in sides]
+    spent: list[list[float]] = [[] for _ in sides]
+    for index in range(runs):
+        for step in range(len(sides)):
+            which = (index + step) % len(sides)
+            before = cpu_seconds()
+            samples[which].append(run(sides[which], cwd))
+            spent[which].append(cpu_seconds() - before)
+    return samples, [statistics.median(times) for times in spent]
+
+
 def same_output(baseline: Side, current: Side, mode: str, work: Path) -> bool:
     """One more run of each, keeping what it wrote: the terminal view (stdout) or the JSON file."""
     written = []
@@ -79,9 +103,10 @@ def main() -> None:
               f"baseline {describe_ref(args.baseline)}")
         for mode, argv in MODES.items():
             sides = [Side(f"{mode} (baseline)", [*CLI, *argv], tree), Side(mode, [*CLI, *argv])]
-            before, after = alternate(sides, args.runs, work)
+            (before, after), (cpu_before, cpu_after) = alternate_cpu(sides, args.runs, work)
             identical = same_output(sides[0], sides[1], mode, work)
-            print(row(f"{mode}", before, after, memory=True) + f"  same bytes: {'yes' if identical else 'NO'}")
+            print(row(f"{mode}", before, after, memory=True) + f"  cpu {cpu_before:.3f} -> {cpu_after:.3f} s"
+                  f"  same bytes: {'yes' if identical else 'NO'}")
 
 
 if __name__ == "__main__":

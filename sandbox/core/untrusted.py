@@ -105,11 +105,25 @@ def _cap(value: Any, max_string: int, max_depth: int, max_items: int, depth: int
     if depth >= max_depth:
         return "…[nested deeper than {} levels]".format(max_depth)
     if isinstance(value, dict):
-        items = list(value.items())[:max_items]
-        return {cap_text(str(k), 256): _cap(v, max_string, max_depth, max_items, depth + 1) for k, v in items}
+        items = value.items() if len(value) <= max_items else list(value.items())[:max_items]
+        capped: dict[str, Any] = {}
+        for key, child in items:
+            # A plain short string or a plain scalar is kept here, as the call for it would keep it; only
+            # containers (and anything else) go one call deeper. A plain `str` key is its own str().
+            name = key if type(key) is str and len(key) <= 256 else cap_text(str(key), 256)
+            kind = type(child)
+            if kind is str and len(child) <= max_string or kind in _PLAIN_SCALARS:
+                capped[name] = child
+            else:
+                capped[name] = _cap(child, max_string, max_depth, max_items, depth + 1)
+        return capped
     if isinstance(value, (list, tuple)):
-        return [_cap(v, max_string, max_depth, max_items, depth + 1) for v in list(value)[:max_items]]
+        return [child if type(child) in _PLAIN_SCALARS or type(child) is str and len(child) <= max_string
+                else _cap(child, max_string, max_depth, max_items, depth + 1) for child in list(value)[:max_items]]
     return cap_text(repr(value), max_string)
+
+
+_PLAIN_SCALARS = frozenset({bool, int, float, type(None)})
 
 
 def decode_bytes(data: bytes, limit_bytes: int = MAX_STDERR_BYTES) -> tuple[str, bool]:

@@ -29,11 +29,13 @@ def build_report(path: Path, parsed: ToolsFile, config: Config) -> Report:
     from scanner.json_input import is_stdin
     from scanner.report.model import Report, ServerInfo, Skipped, TargetInfo
     from scanner.report.score import compute
-    from scanner.rules.static.engine import run_rules
+    from scanner.rules.static.context import build_context
+    from scanner.rules.static.engine import run_context
     from sandbox.core.untrusted import cap_json
 
-    findings = run_rules(parsed.tools, parsed.prompts, parsed.instructions, parsed.server_info,
-                         payload_bytes=parsed.payload_bytes)
+    context = build_context(parsed.tools, parsed.prompts, parsed.instructions, parsed.server_info,
+                            payload_bytes=parsed.payload_bytes)
+    findings = run_context(context)
     info = parsed.server_info
     server = ServerInfo(
         name=cap_text(info["name"], 256) if isinstance(info.get("name"), str) else None,
@@ -53,7 +55,8 @@ def build_report(path: Path, parsed: ToolsFile, config: Config) -> Report:
         report.status, report.skipped = "incomplete", [Skipped(stage="listing", reason=unread),
                                                        Skipped(stage="lint", reason="the tools were not listed")]
     config.apply_to(report)
-    report.score, report.verdict = compute(report.findings, parsed.tools, status=report.status)
+    report.score, report.verdict = compute(report.findings, parsed.tools, status=report.status,
+                                           tool_tokens=[view.json_tokens for view in context.tools])
     return report
 
 

@@ -10,7 +10,7 @@ findings never change the score: they decide the verdict. A scan that did not co
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from typing import Any
 
 from scanner.report.model import Finding, Score, Status, ToolScore, Verdict
@@ -95,11 +95,15 @@ def verdict_of(findings: list[Finding], status: Status = "complete") -> Verdict:
 
 
 def compute(findings: list[Finding], tools: list[Any], measured_waste: Mapping[str, int] | None = None,
-            status: Status = "complete") -> tuple[Score, Verdict]:
+            status: Status = "complete", tool_tokens: Sequence[int | None] | None = None) -> tuple[Score, Verdict]:
     """Score the tools (raw tools/list entries) given all findings, and the verdict of the whole scan.
 
     measured_waste: tokens per tool that probes measured being wasted (P1-P5 on real responses), added to the
-    fixed estimates per finding."""
+    fixed estimates per finding. tool_tokens: estimate_tokens of each tool when the caller already has it (the
+    rules' context measured every definition; None for one to count here)."""
+    known = [None] * len(tools) if tool_tokens is None else tool_tokens
+    if len(known) != len(tools):
+        raise ValueError(f"tool_tokens has {len(known)} counts for {len(tools)} tools")
     waste_by_tool: dict[str, int] = dict(measured_waste or {})
     server_waste = 0
     for finding in findings:
@@ -113,7 +117,8 @@ def compute(findings: list[Finding], tools: list[Any], measured_waste: Mapping[s
     total_waste = server_waste
     for index, raw in enumerate(tools):
         name = tool_name(index, raw)
-        tokens = estimate_tokens(raw)
+        counted = known[index]
+        tokens = estimate_tokens(raw) if counted is None else counted
         total_tokens += tokens
         wasted = max(0, tokens - FREE_TOKENS_PER_TOOL)
         if name not in seen:  # a duplicated name's findings are counted once

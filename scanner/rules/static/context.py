@@ -65,6 +65,7 @@ class ToolView:
     annotations: dict[str, Any] | None
     walk: Walk
     json_chars: int
+    json_chars_exact: bool = True  # json_chars is the compact JSON's length (not the walk's count, for a non-JSON value)
     tokens: list[str] = field(default_factory=list)
     verb: str | None = None
     capabilities: dict[str, str] | None = None  # filled once by S11's detector, shared by S12 and S13
@@ -77,6 +78,11 @@ class ToolView:
     @property
     def estimated_tokens(self) -> int:
         return tokens_for_chars(self.json_chars)
+
+    @property
+    def json_tokens(self) -> int | None:
+        """scanner.tokens.json_tokens(raw), from the length already measured; None when it was not JSON."""
+        return tokens_for_chars(self.json_chars) if self.json_chars_exact else None
 
 
 @dataclass
@@ -139,11 +145,12 @@ def _walk(value: Any, root: str, paths: list[str] | None) -> Walk:
     return Walk(texts, too_deep, False, chars, value, root)
 
 
-def _compact_chars(value: Any, fallback: int) -> int:
+def _compact_chars(value: Any) -> int | None:
+    """The length of the value as compact JSON (as scanner.tokens counts it); None when it is not JSON."""
     try:
         return len(json.dumps(value, separators=(",", ":"), ensure_ascii=False))
     except (RecursionError, ValueError, TypeError):
-        return fallback
+        return None
 
 
 def _params(schema: Any) -> list[Param]:
@@ -163,6 +170,7 @@ def _text(value: Any) -> str:
 
 def tool_view(index: int, raw: Any) -> ToolView:
     walk = walk_json(raw)
+    json_chars = _compact_chars(raw)
     obj = raw if isinstance(raw, dict) else {}
     raw_name = obj.get("name")
     name_is_string = isinstance(raw_name, str) and raw_name != ""
@@ -181,7 +189,8 @@ def tool_view(index: int, raw: Any) -> ToolView:
         params=_params(schema),
         annotations=annotations if isinstance(annotations, dict) else None,
         walk=walk,
-        json_chars=_compact_chars(raw, walk.chars),
+        json_chars=walk.chars if json_chars is None else json_chars,
+        json_chars_exact=json_chars is not None,
     )
     view.tokens = name_tokens(name) if name_is_string else []
     view.verb = verb_group(view.tokens)

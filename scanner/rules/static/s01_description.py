@@ -33,6 +33,9 @@ MANY_PARAMS = 6
 VAGUE_WORDS = frozenset({"stuff", "things", "thing", "helper", "misc", "various", "general", "etc", "whatever"})
 VAGUE_PHRASES = re.compile(r"\b(helps? (you )?with (stuff|things|various)|does (stuff|things)|various (things|stuff)"
                            r"|general[- ]purpose (helper|tool|utility))\b", re.IGNORECASE)
+# A VAGUE_PHRASES match starts with one of these words: in ASCII text (where only ASCII letters match them, in either
+# case) a description without any of them is not searched.
+VAGUE_PHRASE_STARTS = ("help", "does", "various", "general")
 # Words that carry no content of their own: a description made of these and the name's words restates the name.
 FILLER = frozenset({"a", "an", "the", "this", "that", "of", "for", "to", "in", "on", "by", "with", "and", "or", "it",
                     "tool", "function", "method", "data", "value", "values", "some", "given", "specified"})
@@ -83,13 +86,22 @@ def thinness(tool: ToolView) -> str | None:
     return None
 
 
+def _vague_phrase(description: str) -> bool:
+    """VAGUE_PHRASES occurs in the description (searched only when it could: VAGUE_PHRASE_STARTS)."""
+    if description.isascii():
+        folded = description.lower()
+        if not any(word in folded for word in VAGUE_PHRASE_STARTS):
+            return False
+    return VAGUE_PHRASES.search(description) is not None
+
+
 def check(ctx: LintContext) -> Iterator[Finding]:
     for tool in ctx.tools:
         if not tool.has_description:
             yield RULE.finding(tool.name, "tool has no description", severity="error")
             continue
         text = tool.description_words
-        if (len(text) <= 3 and {w.lower() for w in text} & VAGUE_WORDS) or VAGUE_PHRASES.search(tool.description):
+        if (len(text) <= 3 and {w.lower() for w in text} & VAGUE_WORDS) or _vague_phrase(tool.description):
             yield RULE.finding(tool.name, "tool description is vague", evidence=tool.description[:200])
         elif (why := thinness(tool)) is not None:
             yield RULE.finding(tool.name, why, evidence=tool.description[:200])

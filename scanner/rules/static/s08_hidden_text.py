@@ -213,11 +213,26 @@ def _has_phrase(normalised: str, phrases: tuple[_Detector, ...] = PHRASES) -> bo
 
 
 def _possible(normalised: list[str]) -> tuple[_Detector, ...]:
-    """The phrase detectors whose literal words occur somewhere in these texts taken together: a detector whose
-    words are in none of them cannot match any one of them, so it is not tried on each (one pass over all the text
-    per word, instead of one per tool)."""
+    """The phrase detectors whose literal words occur somewhere in these texts taken together (`could_match` on all
+    of it): a detector whose words are in none of them cannot match any one of them, so it is not tried on each.
+    The same detectors, found faster: a literal without whitespace occurs in the text exactly when it occurs in one
+    of the text's distinct whitespace-separated words (~60 kB of a 3,000-tool list's ~1 MB), which are searched
+    instead; a literal with a space is looked for in the whole text only once each of its pieces is in those words."""
     everything = "\n".join(normalised)
-    return tuple(detector for detector in PHRASES if could_match(detector.needs, everything))
+    distinct: set[str] = set()
+    for text in normalised:  # text by text: the words of the whole list are never all held at once
+        distinct.update(text.split())
+    words = "\n".join(distinct)
+    return tuple(detector for detector in PHRASES
+                 if all(any(_occurs(option, words, everything) for option in group) for group in detector.needs))
+
+
+def _occurs(literal: str, words: str, everything: str) -> bool:
+    """`literal in everything`, looked up in `words` (the distinct words of `everything`) where that is the same."""
+    pieces = literal.split()
+    if not all(piece in words for piece in pieces):
+        return False
+    return (len(pieces) == 1 and pieces[0] == literal) or literal in everything
 
 
 def _scan_walk(walk: Walk, phrases: tuple[_Detector, ...] = PHRASES) -> list[tuple[_Detector, str, str]]:
