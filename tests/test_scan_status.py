@@ -53,6 +53,10 @@ class FakeSession:
         self.id = "s-test"
         self.torn_down = 0
         self.complete = complete
+        self.halted = 0
+
+    def halt(self) -> None:
+        self.halted += 1
 
     def teardown(self) -> TeardownResult:
         self.torn_down += 1
@@ -308,6 +312,8 @@ def test_interrupts_and_sandbox_errors_still_propagate_after_teardown(pipeline: 
     with pytest.raises(type(exc)):
         _scan()
     assert [session.torn_down for session in pipeline.sessions] == [1]
+    # an interrupt halts the session first (its threads stop waiting on its containers); an engine error does not
+    assert [session.halted for session in pipeline.sessions] == [1 if isinstance(exc, KeyboardInterrupt) else 0]
 
 
 # ---- the command line: outputs written, exit 3, the last line says why ---------------------------------------------
