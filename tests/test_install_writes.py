@@ -333,7 +333,7 @@ def test_a_setup_py_writing_to_tmp_and_home_is_recorded_and_stated(docker_client
                                           "archive: setup.py ran code at install time)"]
         assert [f.rule_id for f in findings] == ["I5"]
         with SandboxSession(docker_client) as session:  # a cached re-scan reports the same
-            cached = install._cached(session, installed.image, installed.runtime_image)
+            cached = install.cached_install(session, installed.image, installed.runtime_image)
         assert cached is not None and cached.writes == installed.writes and cached.built == installed.built
 
 

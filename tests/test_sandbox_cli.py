@@ -52,12 +52,14 @@ def test_ambiguous_commands_are_listed(docker_client, no_leftovers):
 
 
 def _wait_for_run_container(docker_client, process: subprocess.Popen[str], timeout: float = 120) -> str:
-    """The session of `process`'s own running server (never another scan's that happens to run too)."""
+    """The session of `process`'s own running server (never another scan's that happens to run too, nor a container
+    a killed scanner left with the same pid: pids are reused, so only one created after `process` started)."""
+    spawned = int(time.time()) - 1  # the engine's `Created` is whole seconds
     deadline = time.monotonic() + timeout
     while time.monotonic() < deadline:
         running = [c for c in labelled_containers(docker_client)
                    if c["Labels"].get("io.mcp-sandbox.role") == "run" and c["State"] == "running"
-                   and c["Labels"].get("io.mcp-sandbox.pid") == str(process.pid)]
+                   and c["Labels"].get("io.mcp-sandbox.pid") == str(process.pid) and c["Created"] >= spawned]
         if running:
             return running[0]["Labels"]["io.mcp-sandbox.session"]
         time.sleep(0.2)
@@ -83,8 +85,9 @@ def test_sigint_mid_scan_tears_everything_down(docker_client):
     session = _wait_for_run_container(docker_client, process)
     process.send_signal(signal.SIGINT)
     process.wait(timeout=60)
-    assert process.returncode == 130
-    assert "interrupted" in process.stderr.read()
+    stderr = process.stderr.read()
+    assert process.returncode == 130, stderr
+    assert "interrupted" in stderr
     assert labelled_containers(docker_client, session) == []
 
 
