@@ -27,6 +27,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from concurrent.futures import Future, ThreadPoolExecutor
 from contextlib import ExitStack
+import time
 from typing import TYPE_CHECKING
 
 import docker
@@ -52,6 +53,7 @@ class HeadStart:
 
     def __init__(self, *, observe: bool, hostname: str, options: ScanOptions | None = None) -> None:
         self.clock = PhaseClock()  # the scan's clock: the phases run here are timed on it
+        self.began = time.monotonic()  # the scan's start: its `total` counts from here, as its phases do
         self._pool = ThreadPoolExecutor(max_workers=3, thread_name_prefix="mcp-sandbox-head")
         self._session: Future[SandboxSession] = self._pool.submit(self._connect)
         self.sink: Future[LaunchedSink] | None = self._pool.submit(self._launch, hostname) if observe else None

@@ -76,8 +76,8 @@ __all__ = ["Progress", "ScanOptions", "run_scan"]
 
 def run_scan(options: ScanOptions, progress: Progress = lambda _: None, head_start: HeadStart | None = None) -> Report:
     """`head_start`: the engine connection, session and sink begun before the scan path was imported (the CLI's);
-    taken over once the target is resolved."""
-    began = time.monotonic()
+    taken over once the target is resolved; `total` then counts from its start, as the phases it ran do."""
+    began = head_start.began if head_start is not None else time.monotonic()
     target = parse_target(options.target)
     refused = known_bad_refusal(target, options.config)  # before anything is resolved or installed
     if refused is not None:
