@@ -100,14 +100,21 @@ def exec_exit_code(api: Any, exec_id: str, wait: float = 5.0) -> int | None:
         time.sleep(0.02)
 
 
-def _demux_text(data: bytes) -> str:
-    """The payloads of multiplexed exec output frames, as text (tolerates a raw stream too)."""
+def frame_payloads(data: bytes, kinds: tuple[int, ...] = (0, 1, 2)) -> bytes:
+    """The payloads of the engine's multiplexed frames of `kinds` (1 stdout, 2 stderr), joined; a stream that is not
+    framed (a tty's) is the bytes themselves."""
     out = bytearray()
     view = memoryview(data)
     while len(view) >= FRAME.size:
         kind, size = FRAME.unpack(view[: FRAME.size])
         if kind not in (0, 1, 2):
-            return data.decode("utf-8", errors="replace")
-        out.extend(view[FRAME.size: FRAME.size + size])
+            return data
+        if kind in kinds:
+            out.extend(view[FRAME.size: FRAME.size + size])
         view = view[FRAME.size + size:]
-    return out.decode("utf-8", errors="replace")
+    return bytes(out)
+
+
+def _demux_text(data: bytes) -> str:
+    """The payloads of multiplexed exec output frames, as text (tolerates a raw stream too)."""
+    return frame_payloads(data).decode("utf-8", errors="replace")

@@ -13,7 +13,6 @@ Both containers are created through the `SandboxSession`, so its teardown (and `
 from __future__ import annotations
 
 import base64
-import json
 import time
 from dataclasses import dataclass, field
 from typing import Any
@@ -22,7 +21,7 @@ from typing import Any
 from sandbox.core import images
 from sandbox.core.errors import SandboxError
 from sandbox.core.images import DEFAULT_BASE_IMAGE, ProgressFn
-from sandbox.run.sink_log import SinkLog
+from sandbox.run.sink_log import SinkLog, json_object
 from sandbox.run.policy import (LISTENER_CAP_SETS, STRICT_NETWORK, AppliedPolicy, SinkPolicy,
                                network_mode_allowed, read_applied)
 from sandbox.core.hardening import hardened_host_config
@@ -145,15 +144,7 @@ class Sink:
 
 
 def _parse_lines(raw: bytes) -> list[dict[str, Any]]:
-    out = []
-    for line in raw.decode("utf-8", "replace").splitlines():
-        try:
-            item = json.loads(line)
-        except ValueError:
-            continue
-        if isinstance(item, dict):
-            out.append(item)
-    return out
+    return [item for line in raw.decode("utf-8", "replace").splitlines() if (item := json_object(line)) is not None]
 
 
 # --- starting the sink ---------------------------------------------------------------------------------------------

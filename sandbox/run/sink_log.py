@@ -21,7 +21,7 @@ import docker
 from docker.errors import create_api_error_from_http_exception
 from requests.exceptions import HTTPError
 
-from sandbox.run.exec_stream import FRAME
+from sandbox.run.exec_stream import frame_payloads
 
 OVERLAP_SECONDS = 2
 _STAMP = re.compile(rb"(\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d)(?:\.\d+)?(Z|[+-]\d\d:\d\d)")
@@ -53,7 +53,7 @@ class SinkLog:
                 seconds = self._newest or 0
             self._seen[stamped] = seconds
             self._newest = max(self._newest or 0, seconds)
-            item = _json_object(text)
+            item = json_object(text)
             if item is not None:
                 self.lines.append(item)
         oldest = (self._newest or 0) - OVERLAP_SECONDS - 1
@@ -76,16 +76,7 @@ class SinkLog:
 
 def _stamped_lines(raw: bytes) -> list[bytes]:
     """The stream's stdout lines (the engine frames a container without a tty), each `STAMP TEXT`."""
-    out, at = bytearray(), 0
-    while at + FRAME.size <= len(raw):
-        kind, size = FRAME.unpack_from(raw, at)
-        if kind not in (0, 1, 2):  # not framed: a tty's stream is the bytes themselves
-            out, at = bytearray(raw), len(raw)
-            break
-        if kind == 1:
-            out += raw[at + FRAME.size: at + FRAME.size + size]
-        at += FRAME.size + size
-    return [line for line in bytes(out).split(b"\n") if line]
+    return [line for line in frame_payloads(raw, kinds=(1,)).split(b"\n") if line]
 
 
 def _seconds(stamp: bytes) -> int | None:
@@ -100,9 +91,10 @@ def _seconds(stamp: bytes) -> int | None:
         return None
 
 
-def _json_object(text: bytes) -> dict[str, Any] | None:
+def json_object(text: bytes | str) -> dict[str, Any] | None:
+    """One log line as the JSON object it holds; None when it holds something else."""
     try:
-        item = json.loads(text.decode("utf-8", "replace"))
+        item = json.loads(text.decode("utf-8", "replace") if isinstance(text, bytes) else text)
     except ValueError:
         return None
     return item if isinstance(item, dict) else None
