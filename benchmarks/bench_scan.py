@@ -32,6 +32,7 @@ import sys
 import tarfile
 import tempfile
 import time
+import uuid
 from collections import Counter
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
@@ -40,6 +41,8 @@ from typing import Any
 
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
+
+from sandbox.core import labels  # noqa: E402 - from this checkout, after the path above
 
 LISTING_TARGET = ["pypi:mcp-server-time"]
 PROBES_TARGET = ["npm:@modelcontextprotocol/server-filesystem", "--", "/workspace"]
@@ -74,7 +77,13 @@ class BareServer:
     def __init__(self, image: str, command: list[str], workspace: Path | None) -> None:
         mount = ["-v", f"{workspace}:/workspace", "--user", "10002:10002", "-w", "/workspace"] if workspace else []
         self.stderr = tempfile.TemporaryFile()
-        self.process = subprocess.Popen(["docker", "run", "--rm", "-i", *mount, "--entrypoint", "", image, *command],
+        # Owned by this live process: an image installed before its session labels were cleared on commit still
+        # names the install's dead session, and any scan's gc sweep (this checkout's or a --before one's) would
+        # remove the container as that session's leftover.
+        owned = labels.session_labels(f"bench-bare-{uuid.uuid4().hex[:12]}", "bench")
+        unowned = [word for key, value in owned.items() for word in ("--label", f"{key}={value}")]
+        self.process = subprocess.Popen(["docker", "run", "--rm", "-i", *unowned, *mount, "--entrypoint", "", image,
+                                         *command],
                                         stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=self.stderr)
         self.next_id = 0
 

@@ -32,8 +32,8 @@ def sweep(client: docker.DockerClient, *, everything: bool = False, keep_session
     def stale(resource_labels: dict[str, str] | None) -> bool:
         resource_labels = resource_labels or {}
         session = resource_labels.get(labels.SESSION, "")
-        if session == keep_session:
-            return False
+        if not session or session == keep_session:
+            return False  # an empty session label is no session's (a container run by hand from an installed image)
         if everything or not labels.owner_alive(resource_labels):
             return True
         result.kept_live_sessions.add(session)

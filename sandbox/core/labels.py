@@ -46,6 +46,12 @@ def session_labels(session_id: str, role: str) -> dict[str, str]:
 
 FOREIGN_SESSION_MAX_AGE_SECONDS = 24 * 3600
 
+# For an image committed from a session's container: `docker commit` keeps the container's labels the commit does not
+# set, so without these the image would carry the install's session and its (soon dead) owner, and every container
+# run from it outside a scan (a user's `docker run`, a benchmark's bare run) would look like a dead scan's leftover to
+# the next scan's gc sweep. A commit cannot remove a label, only empty it; gc leaves an empty session label alone.
+SESSION_CLEARED = {key: "" for key in (SESSION, OWNER_PID, OWNER_PID_START, OWNER_HOST, ROLE)}
+
 
 def owner_alive(labels: dict[str, str], now: float | None = None) -> bool:
     """Whether the scanner process that created a labelled resource may still be running.

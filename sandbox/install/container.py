@@ -387,6 +387,7 @@ def _commit(client: docker.DockerClient, container_id: str, tag: str, request: I
         f"{labels.PREFIX}.package": request.name,
         f"{labels.PREFIX}.version": summary["version"],
         MANIFEST_LABEL: json.dumps(summary),
+        **labels.SESSION_CLEARED,  # the install's session is not the image's (see labels.SESSION_CLEARED)
     }
     conf = {"Labels": image_labels, "Env": ["PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin"],
             "Cmd": ["/bin/false"], "User": "10002:10002", "WorkingDir": "/workspace"}
