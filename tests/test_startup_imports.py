@@ -177,3 +177,18 @@ def test_a_config_with_suppressions_is_checked_before_the_head_start_without_the
     loaded = _before_head_start("scan", "pypi:mcp-server-time", "--no-probes", "-q", "--json", "r.json",
                                 cwd=tmp_path)
     assert "scanner.rules.registry" in loaded and not _under(loaded, ("httpx", "scanner.ecosystems"))
+
+
+def test_the_local_scan_path_imports_no_wire_probe_and_no_npm_signature_checks() -> None:
+    """What `scan` imports to run a local (non --url) scan: the conformance wire and HTTP probes wait for
+    --spec-version/--spec or --url, and npm's signature and attestation checks (their own cryptography and sigstore
+    imports) for an npm package's provenance check."""
+    code = ("import sys\nimport scanner.pipeline.early_server, scanner.pipeline.image_scan\n"
+            "print(' '.join(sorted(sys.modules)))")
+    loaded = set(subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True,
+                                timeout=120).stdout.split())
+    assert {"scanner.pipeline.conformance", "scanner.conformance.checks", "scanner.ecosystems.npm"} <= loaded
+    assert _under(loaded, ("scanner.conformance.probe", "scanner.conformance.wire", "scanner.conformance.http_probe",
+                           "scanner.conformance.http_discovery", "scanner.conformance.http_wire",
+                           "scanner.provenance.npm", "scanner.provenance.npm_attestations",
+                           "scanner.provenance.sigstore_identity", "scanner.signing", "sigstore", "tuf")) == set()
