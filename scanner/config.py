@@ -26,8 +26,8 @@ from scanner.errors import UsageError
 from scanner.report.severity import Severity
 from sandbox.core.untrusted import escape_for_terminal
 
-if TYPE_CHECKING:  # the report model and the rule registry are loaded when a finding is weighed: the CLI builds the
-    # config before its head start begins (scanner/pipeline/head_start.py), and a scan with no config weighs none then
+if TYPE_CHECKING:  # the report model is imported when a finding is weighed, the rule registry also when an entry is
+    # read: the CLI loads the config before its head start begins (scanner/pipeline/head_start.py)
     from scanner.report.model import ConfigInfo, Finding, RefusedSuppression, Report, SuppressedFinding
 
 CONFIG_FILE = "mcp-sandbox.toml"

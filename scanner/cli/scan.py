@@ -289,9 +289,9 @@ def _lock_artifact(lock_path: Path, new: LockFile | None) -> Artifact:
 def _write_outputs(report: Report, outputs: ReportOutputs, lock_path: Path | None, accept: bool,
                    signer: Signer | None) -> None:
     """The report views (pointing at the lock when there is one), then the lock, then the signature."""
-    new = None
     from scanner.cli.remote_scan import lockable
 
+    new = None
     if lock_path and lockable(report) and not report.errors:  # the lock and signing are loaded only when asked for
         from scanner.lock.build import build_lock
 
