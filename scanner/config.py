@@ -20,13 +20,15 @@ import tomllib
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from scanner.errors import UsageError
-from scanner.report.model import ConfigInfo, Finding, RefusedSuppression, Report, SuppressedFinding, Suppression
 from scanner.report.severity import Severity
-from scanner.rules.registry import lookup
 from sandbox.core.untrusted import escape_for_terminal
+
+if TYPE_CHECKING:  # the report model is imported when a finding is weighed, the rule registry also when an entry is
+    # read: the CLI loads the config before its head start begins (scanner/pipeline/head_start.py)
+    from scanner.report.model import ConfigInfo, Finding, RefusedSuppression, Report, SuppressedFinding
 
 CONFIG_FILE = "mcp-sandbox.toml"
 PYPROJECT = "pyproject.toml"
@@ -43,6 +45,8 @@ REFUSED_REASON = ("not suppressed: {config} was discovered in the working direct
 def is_protected(finding: Finding) -> bool:
     """An error-level security finding (its rule's category in the registry, or its own, is security): only an
     explicit `--config` may suppress it."""
+    from scanner.rules.registry import lookup
+
     rule = lookup(finding.rule_id)
     security = finding.category == "security" or (rule is not None and rule.category == "security")
     return security and finding.severity == Severity.ERROR
@@ -89,6 +93,8 @@ class Config:
 
     def split(self, findings: Iterable[Finding]) -> Applied:
         """Each finding active, suppressed (with the entry that matched) or active with its suppression refused."""
+        from scanner.report.model import RefusedSuppression, SuppressedFinding, Suppression
+
         applied = Applied([], [], [])
         shown = escape_for_terminal(self.source or "config", limit=MAX_PATH_SHOWN)  # a path of the repo under test
         for finding in findings:
@@ -127,6 +133,8 @@ class Config:
         not read from a file (there is no file to name)."""
         if self.source is None:
             return None
+        from scanner.report.model import ConfigInfo
+
         path = escape_for_terminal(self.path or self.source, limit=MAX_PATH_SHOWN)
         return ConfigInfo(path=path, table=self.table, sha256=self.sha256 or "", explicit=self.explicit,
                           refused=refused)
@@ -137,6 +145,8 @@ def _shown(value: object) -> str:
 
 
 def _rule_id(key: object, where: str) -> str:
+    from scanner.rules.registry import lookup
+
     rule = lookup(key) if isinstance(key, str) else None
     if rule is None:
         raise UsageError(f"{where}: unknown rule {_shown(key)}; run `mcp-sandbox rules` to list every rule's id and "

@@ -127,7 +127,9 @@ def test_well_known_names_are_not_typosquats_of_each_other() -> None:
 
 def test_the_shipped_lists_are_read_once_and_callers_get_copies(monkeypatch: pytest.MonkeyPatch) -> None:
     from scanner.provenance import known_bad, typosquat
+    known_bad._shipped_document.cache_clear()
     known_bad._shipped_known_bad.cache_clear()
+    known_bad._shipped_names.cache_clear()
     known_bad._shipped_index.cache_clear()
     typosquat._shipped_well_known.cache_clear()
     reads: list[str] = []

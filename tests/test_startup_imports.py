@@ -125,3 +125,70 @@ def test_the_terminal_reads_no_emoji_table(tmp_path: Path) -> None:
     (tmp_path / "tools.json").write_text(json.dumps({"tools": [{"name": "get_x", "description": "Get x."}]}))
     loaded = _modules("check", "tools.json", cwd=tmp_path)
     assert "rich.console" in loaded and "rich._emoji_codes" not in loaded
+
+
+BEFORE_HEAD_START = ("import os, sys\nclass Stop:\n    def find_spec(self, name, path=None, target=None):\n"
+                     "        if name == 'scanner.pipeline.head_start':\n"
+                     "            print('BEGINS ' + ' '.join(sorted(sys.modules)), file=sys.stderr, flush=True)\n"
+                     "            os._exit(0)\n"
+                     "sys.meta_path.insert(0, Stop())\n" + PROBE)
+LATER = ("httpx", "rich", "mcp", "cryptography", "sigstore", "jsonschema", "docker", "packaging",
+         "scanner.report.model", "scanner.rules.registry", "scanner.ecosystems", "scanner.registry",
+         "scanner.provenance.model", "scanner.provenance.package_specs", "scanner.plugins.envelope",
+         "scanner.probes.fixtures", "scanner.conformance.model", "scanner.signing", "scanner.lock",
+         "scanner.cli.lock", "scanner.cli.remote_scan")
+
+
+def _before_head_start(*argv: str, cwd: Path) -> set[str]:
+    """The modules a CLI run had imported when `import scanner.pipeline.head_start` began (the run stops there)."""
+    result = subprocess.run([sys.executable, "-c", BEFORE_HEAD_START, *argv], capture_output=True, text=True,
+                            timeout=120, cwd=cwd)
+    begins = [line for line in result.stderr.splitlines() if line.startswith("BEGINS ")]
+    assert begins, result.stderr[-2000:]  # the run reached its head start
+    return set(begins[0].split()[1:])
+
+
+def _under(loaded: set[str], names: tuple[str, ...]) -> set[str]:
+    return {m for m in loaded for name in names if m == name or m.startswith(name + ".")}
+
+
+@pytest.mark.parametrize("target", ["pypi:mcp-server-time", "npm:@modelcontextprotocol/server-filesystem@1.0.0",
+                                    "folder"])
+def test_a_package_scan_begins_its_head_start_before_the_scan_machinery(tmp_path: Path, target: str) -> None:
+    """Before the engine/sink thread starts, a package scan has read its flags, its config, its door and the
+    known-bad list (the target was refused or not) and nothing else of the scan path: no registry client (httpx,
+    rich), no provenance chain (cryptography, sigstore), no plugin schemas (jsonschema), no report model."""
+    if target == "folder":
+        (tmp_path / "pkg").mkdir()
+        (tmp_path / "pkg" / "package.json").write_text('{"name": "x", "version": "1.0.0"}')
+        target = str(tmp_path / "pkg")
+    loaded = _before_head_start("scan", target, "--no-probes", "--json", "r.json", "-q", "--fail-on", "never",
+                                cwd=tmp_path)
+    assert {"scanner.cli.scan", "scanner.config", "scanner.pipeline.refusal", "scanner.provenance.known_bad",
+            "scanner.pipeline.scan_options"} <= loaded  # what the checks before it read
+    assert _under(loaded, LATER) == set()
+
+
+def test_a_config_with_suppressions_is_checked_before_the_head_start_without_the_registry_client(
+        tmp_path: Path) -> None:
+    """A config's entries are checked against the rule registry (and its report model) when read, before the head
+    start; the registry client and the ecosystems still wait."""
+    (tmp_path / "mcp-sandbox.toml").write_text('disable = ["S2"]\nignore = ["S7:*"]\n')
+    loaded = _before_head_start("scan", "pypi:mcp-server-time", "--no-probes", "-q", "--json", "r.json",
+                                cwd=tmp_path)
+    assert "scanner.rules.registry" in loaded and not _under(loaded, ("httpx", "scanner.ecosystems"))
+
+
+def test_the_local_scan_path_imports_no_wire_probe_and_no_npm_signature_checks() -> None:
+    """What `scan` imports to run a local (non --url) scan: the conformance wire and HTTP probes wait for
+    --spec-version/--spec or --url, and npm's signature and attestation checks (their own cryptography and sigstore
+    imports) for an npm package's provenance check."""
+    code = ("import sys\nimport scanner.pipeline.early_server, scanner.pipeline.image_scan\n"
+            "print(' '.join(sorted(sys.modules)))")
+    loaded = set(subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True,
+                                timeout=120).stdout.split())
+    assert {"scanner.pipeline.conformance", "scanner.conformance.checks", "scanner.ecosystems.npm"} <= loaded
+    assert _under(loaded, ("scanner.conformance.probe", "scanner.conformance.wire", "scanner.conformance.http_probe",
+                           "scanner.conformance.http_discovery", "scanner.conformance.http_wire",
+                           "scanner.provenance.npm", "scanner.provenance.npm_attestations",
+                           "scanner.provenance.sigstore_identity", "scanner.signing", "sigstore", "tuf")) == set()

@@ -15,12 +15,10 @@ from typing import TYPE_CHECKING, Any
 import typer
 from typer.core import TyperCommand
 
-from scanner.cli.lock import write_with_changes
 from scanner.cli.options import (config_option, fail_under_option, upstream_from_cli, upstream_proxy_option,
                                  with_report_options)
 from scanner.cli.exit_reason import EXIT_INCOMPLETE
 from scanner.cli.remote_options import RemoteFlags, with_remote_options
-from scanner.cli.remote_scan import lockable
 from scanner.cli.output import STDOUT, ReportOutputs, check_outputs, check_writable, emit_report, finish
 from scanner.errors import UsageError
 from scanner.cli.scan_config import ConfigRun
@@ -30,7 +28,7 @@ from scanner.cli.values import parse_env, parse_size
 if TYPE_CHECKING:
     from sandbox.run.policy import RunPolicy
     from scanner.lock.model import LockFile
-    from scanner.conformance.model import ConformanceOptions
+    from scanner.conformance.options import ConformanceOptions
     from scanner.pipeline.scan import ScanOptions
     from scanner.pipeline.head_start import HeadStart
     from scanner.config import Config
@@ -221,7 +219,7 @@ def _check_sources(advisories: str | None, ca_bundle: Path | None, network: str)
 
 
 def _conformance_options(spec_version: str | None, spec: str | None) -> ConformanceOptions:
-    from scanner.conformance.model import REVISIONS, ConformanceOptions
+    from scanner.conformance.options import REVISIONS, ConformanceOptions
 
     for flag, value in (("--spec-version", spec_version), ("--spec", spec)):
         if value is not None and value not in REVISIONS:
@@ -244,9 +242,11 @@ LOOK_BY = "MCP_SANDBOX_LOOK_BY"  # "exec": one exec per after-call snapshot, not
 def _probe_options(no_probes: bool, no_destructive: bool, no_error_probes: bool, fixtures: Path | None,
                    include_responses: bool, timeout: float) -> Callable[[], ProbeOptions]:
     """The fixtures are read (and refused) now; the options are built when called."""
-    from scanner.probes.fixtures import load_fixtures
+    loaded = None
+    if fixtures is not None:
+        from scanner.probes.fixtures import load_fixtures  # its models: only for --fixtures
 
-    loaded = load_fixtures(fixtures, env=os.environ) if fixtures is not None else None
+        loaded = load_fixtures(fixtures, env=os.environ)
 
     def build() -> ProbeOptions:
         from scanner.probes.options import ProbeOptions
@@ -289,6 +289,8 @@ def _lock_artifact(lock_path: Path, new: LockFile | None) -> Artifact:
 def _write_outputs(report: Report, outputs: ReportOutputs, lock_path: Path | None, accept: bool,
                    signer: Signer | None) -> None:
     """The report views (pointing at the lock when there is one), then the lock, then the signature."""
+    from scanner.cli.remote_scan import lockable
+
     new = None
     if lock_path and lockable(report) and not report.errors:  # the lock and signing are loaded only when asked for
         from scanner.lock.build import build_lock
@@ -297,6 +299,8 @@ def _write_outputs(report: Report, outputs: ReportOutputs, lock_path: Path | Non
     emit_report(report, outputs, _lock_artifact(lock_path, new) if lock_path else None)
     if lock_path is not None and new is not None:
         from rich.console import Console
+
+        from scanner.cli.lock import write_with_changes
 
         write_with_changes(Console(stderr=True, highlight=False, soft_wrap=True), new, lock_path, signer, accept, None)
     if signer is not None and outputs.json is not None:

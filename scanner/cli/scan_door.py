@@ -15,7 +15,6 @@ import typer
 
 from scanner.cli.output import ReportOutputs
 from scanner.cli.remote_options import RemoteFlags
-from scanner.cli.remote_scan import scan_remote
 from scanner.cli.scan_config import ConfigRun
 from scanner.errors import UsageError
 
@@ -31,7 +30,7 @@ ScanConfig = Callable[[ConfigRun, "ScanOptions", ReportOutputs, "int | None"], i
 
 def several(given: ConfigRun) -> bool:
     """--config-file, --server, --pass-config-env, or TARGET a plugin folder (plugin.json): each server in turn."""
-    from scanner.plugins.envelope import is_plugin_folder
+    from scanner.plugins.folder import is_plugin_folder
 
     target = given.target
     return (given.path is not None or bool(given.servers) or given.pass_env
@@ -99,6 +98,8 @@ def scan_door(options: ScanOptions, given: ConfigRun, outputs: ReportOutputs, fa
         raise typer.Exit(scan_config(given, options, outputs, fail_under))
     remote = _remote(given)
     if remote is not None:
+        from scanner.cli.remote_scan import scan_remote
+
         return scan_remote(remote, options, given.target, given.tail, quiet=outputs.quiet)
     mapping = launch_mapping(given, options.server_args, options.command)
     if mapping is None:

@@ -11,24 +11,10 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
-CURRENT_REVISION = "2025-11-25"  # the default: only json-schema-dialect runs, at info
-NEXT_REVISION = "2026-07-28"
-REVISIONS = (CURRENT_REVISION, NEXT_REVISION)
+from scanner.conformance.options import (CURRENT_REVISION, NEXT_REVISION, REVISIONS,  # noqa: F401 (re-exported)
+                                         ConformanceOptions)
 Outcome = Literal["violation", "passed", "inconclusive", "not-applicable"]
 Transport = Literal["stdio", "http"]
-
-
-@dataclass(frozen=True)
-class ConformanceOptions:
-    """`--spec-version REVISION` (the revision's core checks) or `--spec REVISION` (`full`: every check)."""
-
-    spec_version: str = CURRENT_REVISION
-    full: bool = False
-
-    @property
-    def probes_wire(self) -> bool:
-        """Whether a fresh server is started and probed over raw JSON-RPC (any revision after the default)."""
-        return self.spec_version != CURRENT_REVISION
 
 
 @dataclass(frozen=True)

@@ -9,7 +9,6 @@ from urllib.parse import urlsplit
 import httpx
 
 from scanner.provenance.model import DependencyTree, PackageProvenance
-from scanner.provenance.npm import check_npm_package, installed_integrity
 from scanner.provenance.npm_lockfile import REGISTRY_HOSTS, lockfile_tree
 from scanner.provenance.versions import npm_could_resolve, npm_normalise, parse_semver
 from scanner.registry.client import NPM_REGISTRY
@@ -57,6 +56,10 @@ class Npm:
 
     def check_package(self, client: httpx.Client, endpoints: RegistryEndpoints, name: str, version: str,
                       manifest: dict[str, Any] | None) -> PackageProvenance:
+        # The signature and attestation checks (cryptography, sigstore: ~50 ms) are imported when an npm package is
+        # checked, not by every scan that names the ecosystems.
+        from scanner.provenance.npm import check_npm_package, installed_integrity
+
         package = check_npm_package(client, name, version, endpoints=endpoints)
         if manifest:
             package.checks.append(installed_integrity(package, manifest, name))

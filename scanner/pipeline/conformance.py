@@ -20,18 +20,15 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import anyio
-import httpx2
 
 from sandbox.core.session import SandboxSession
 from sandbox.core.untrusted import cap_text, decode_bytes
 from sandbox.run.attach import AttachedStdio
 from scanner.conformance.checks import conclude, dialect_findings, not_run
-from scanner.conformance.http_probe import observe_http
 from scanner.conformance.model import ConformanceOptions, ConformanceReport, Observed
-from scanner.conformance.probe import ProbePlan, observe
 from scanner.pipeline.client_identity import DEFAULT as CLIENT_IDENTITY
 from scanner.pipeline.inventory import Inventory, Timeouts
 from scanner.pipeline.fresh_server import FreshServerError, fresh_server
@@ -39,6 +36,12 @@ from scanner.pipeline.scan_options import Progress
 from scanner.pipeline.server_start import StartedServer
 from scanner.report.model import Finding
 from scanner.rules.egress import egress_findings, new_hosts
+
+if TYPE_CHECKING:  # the wire probes are imported where they run (--spec-version/--spec, --url): a default scan
+    # checks the dialect of the tools it listed and no more
+    import httpx2
+
+    from scanner.conformance.probe import ProbePlan
 
 MIN_TIMEOUT = 10.0
 MAX_PROBLEM_CHARS = 400
@@ -61,6 +64,8 @@ def check_conformance(session: SandboxSession, started: StartedServer, inventory
     report = ConformanceReport(spec_version=options.spec_version, full=options.full, checks=[dialect])
     if not options.probes_wire:
         return Conformance(report=report, findings=findings)
+    from scanner.conformance.probe import observe
+
     progress(f"checking conformance to {options.spec_version} on a fresh server")
     plan = _plan(inventory, options, timeouts, notifications)
     try:
@@ -88,6 +93,8 @@ def check_remote_conformance(connect: Callable[[], httpx2.AsyncClient], url: str
     report = ConformanceReport(spec_version=options.spec_version, full=options.full, checks=[dialect])
     if not options.probes_wire:
         return Conformance(report=report, findings=findings)
+    from scanner.conformance.http_probe import observe_http
+
     progress(f"checking conformance to {options.spec_version} over Streamable HTTP")
     plan = _plan(inventory, options, timeouts, [], remote=True)
 
@@ -124,6 +131,8 @@ def _plan(inventory: Inventory, options: ConformanceOptions, timeouts: Timeouts,
     """The first request waits as long as the first session took to list, three times over (the server starts
     again), at least MIN_TIMEOUT and at most the start-up timeout; the others the request timeout, capped alike. A
     remote server is already running (no start-up to wait for) and has no standing stream (no quiet window)."""
+    from scanner.conformance.probe import ProbePlan
+
     listed = inventory.first_tools_list_seconds or 0.0
     first = min(max(MIN_TIMEOUT, 3 * listed), timeouts.startup)
     identity = CLIENT_IDENTITY.implementation()

@@ -16,16 +16,19 @@ import re
 import shlex
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from sandbox.core.untrusted import escape_for_terminal
-from scanner.ecosystems.registry import ecosystem
 from scanner.errors import UsageError
 from scanner.pipeline.targets import PYPI_NAME, VERSION_TEXT, parse_target
-from scanner.provenance.launch_runners import RunnerCall, runner_call
-from scanner.provenance.package_specs import PackageRef
 from scanner.provenance.redact import redact_secrets
 from scanner.provenance.shell_words import Unparseable, program_name, split_words, unwrap
-from scanner.report.model import LaunchOrigin, Report
+
+if TYPE_CHECKING:  # the runners' grammar (the ecosystems) and the report model are imported when a launch command
+    # is mapped or a report told of it: `scan TARGET` asks `launch_words` and `folder_script` before its head start
+    from scanner.provenance.launch_runners import RunnerCall
+    from scanner.provenance.package_specs import PackageRef
+    from scanner.report.model import LaunchOrigin, Report
 
 LAUNCH_EXAMPLE = "mcp-sandbox scan -- npx -y @scope/pkg@1.2.3, or a target: npm:NAME, pypi:NAME or a package folder"
 PYTHON = re.compile(r"python(\d+(\.\d+)?)?|py")
@@ -98,6 +101,8 @@ def map_launch(words: list[str], base: Path) -> LaunchMapping:
 
 
 def _map_program(argv: list[str], base: Path) -> LaunchMapping:
+    from scanner.provenance.launch_runners import runner_call
+
     call = runner_call(argv)
     if call is not None:
         return _map_runner(call, base)
@@ -217,6 +222,8 @@ def _pypi_target(runner: str, ref: PackageRef, shown: str) -> str:
                         f"pypi:{ref.name} (without them) if that is what you mean")
     if ref.spec in ("", "latest"):
         return f"pypi:{ref.name}"
+    from scanner.ecosystems.registry import ecosystem
+
     version = ecosystem("pypi").exact_version(ref.spec)
     if version is None:
         raise NotMapped(f"`{runner} {shown}` names a version range; give an exact version "
@@ -274,6 +281,8 @@ def _shown(text: str) -> str:
 
 
 def launch_origin(mapping: LaunchMapping, config_server: str | None = None) -> LaunchOrigin:
+    from scanner.report.model import LaunchOrigin
+
     return LaunchOrigin(runner=mapping.runner, package=mapping.package, config_server=config_server,
                         notes=list(mapping.notes))
 

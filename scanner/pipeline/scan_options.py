@@ -1,20 +1,23 @@
 """What one scan is asked to do: the target and every option the CLI, the action and the lock command set. Imports no
-mcp: the CLI builds it before the scan path is imported (the head start begins a cached install's server with it)."""
+mcp, nor httpx (the registry endpoints are imported when asked for): the CLI builds it before the scan path is
+imported and before its head start begins (which begins a cached install's server with it)."""
 
 from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Literal
+from typing import TYPE_CHECKING, Literal
 
 from sandbox.install.proxy.upstream import UpstreamProxy
 from sandbox.run.policy import RunPolicy
 from scanner.config import Config
-from scanner.conformance.model import ConformanceOptions
+from scanner.conformance.options import ConformanceOptions
 from scanner.pipeline.timeouts import Timeouts
 from scanner.probes.options import ProbeOptions
-from scanner.registry.endpoints import RegistryEndpoints
+
+if TYPE_CHECKING:
+    from scanner.registry.endpoints import RegistryEndpoints
 
 Progress = Callable[[str], None]
 
@@ -43,5 +46,9 @@ class ScanOptions:
     endpoints: RegistryEndpoints | None = None
 
     def registry_endpoints(self) -> RegistryEndpoints:
+        """The endpoints given, else those of the environment. The head start's thread calls this once the main
+        thread imported scanner/pipeline/early_server.py, which imports the endpoints' module (and httpx)."""
+        from scanner.registry.endpoints import RegistryEndpoints
+
         return self.endpoints or RegistryEndpoints.from_environment(
             ca_bundle=self.ca_bundle, upstream_proxy=self.upstream_proxy, advisories=self.advisories)

@@ -6,15 +6,10 @@ from __future__ import annotations
 from pathlib import Path
 
 from scanner.errors import UsageError
-from scanner.plugins.manifest import MANIFEST, check_manifest
+from scanner.plugins.manifest import check_manifest
 from scanner.plugins.mcp_config import check_mcp
 from scanner.plugins.model import EnvelopeResult
 from scanner.plugins.skills import check_skills
-
-
-def is_plugin_folder(path: Path) -> bool:
-    """A folder with plugin.json at its root (what `scan ./my-plugin` treats as a plugin)."""
-    return path.is_dir() and (path / MANIFEST).is_file()
 
 
 def check_plugin(folder: Path) -> EnvelopeResult:

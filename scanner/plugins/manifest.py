@@ -7,11 +7,11 @@ from __future__ import annotations
 from pathlib import Path
 
 from sandbox.core.untrusted import escape_for_terminal
+from scanner.plugins.folder import MANIFEST
 from scanner.plugins.jsontext import line_of, read_json, type_name
 from scanner.plugins.model import EnvelopeResult
 from scanner.plugins.schema_check import SchemaError, manifest_errors, manifest_fields
 
-MANIFEST = "plugin.json"
 COMPONENT_NOTES = {
     "skills": "note: skills declared here will NOT load: §6.1 discovers skills only from the skills/ folder",
     "mcpServers": "note: MCP servers declared here will NOT load: §6.1 discovers them only from mcp.json at the "

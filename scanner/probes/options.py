@@ -4,8 +4,10 @@ what starts a server needs no MCP client."""
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
-from scanner.probes.fixtures import FixtureFile
+if TYPE_CHECKING:  # the fixtures' models are imported where they are read (`scan --fixtures`)
+    from scanner.probes.fixtures import FixtureFile
 
 MAX_CALLS = 500
 

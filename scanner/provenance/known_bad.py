@@ -1,4 +1,7 @@
-"""I8: known-bad releases, refused before anything is installed or launched. The list is data."""
+"""I8: known-bad releases, refused before anything is installed or launched. The list is data.
+
+A name the shipped list does not hold is passed on its names alone (`_shipped_names`): the versions are normalised by
+the ecosystems' grammars only when a listed package is asked for."""
 
 from __future__ import annotations
 
@@ -9,12 +12,14 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from importlib import resources
 from pathlib import Path
+from typing import TYPE_CHECKING, Any
 
-from scanner.provenance.model import EcosystemName
 from scanner.provenance.names import comparison_name
-from scanner.rules.provenance import finding
-from scanner.ecosystems.registry import ecosystem as ecosystem_named
-from scanner.report.model import Finding
+
+if TYPE_CHECKING:  # imported on a hit: the CLI refuses a known-bad target before its head start begins, and a name
+    # not on the list needs neither the version grammars (the ecosystems, their provenance checks) nor the report
+    from scanner.provenance.model import EcosystemName
+    from scanner.report.model import Finding
 
 
 @dataclass(frozen=True)
@@ -36,9 +41,22 @@ def load_known_bad(path: Path | None = None) -> list[BadRelease]:
 
 
 @functools.cache
+def _shipped_document() -> dict[str, Any]:
+    """The shipped list's JSON, read once per process (it is package data and never changes under us)."""
+    data: dict[str, Any] = json.loads(resources.files("scanner.data").joinpath("known_bad.json").read_text("utf-8"))
+    return data
+
+
+@functools.cache
 def _shipped_known_bad() -> tuple[BadRelease, ...]:
-    """The shipped list, read and parsed once per process (it is package data and never changes under us)."""
-    return tuple(_parse(resources.files("scanner.data").joinpath("known_bad.json").read_text("utf-8")))
+    """The shipped list, parsed once per process."""
+    return tuple(_releases(_shipped_document()))
+
+
+@functools.cache
+def _shipped_names() -> frozenset[tuple[str, str]]:
+    """(ecosystem, comparison name) of every package on the shipped list."""
+    return frozenset((entry["ecosystem"], comparison_name(entry["name"])) for entry in _shipped_document()["releases"])
 
 
 @functools.cache
@@ -47,7 +65,12 @@ def _shipped_index() -> KnownBadIndex:
 
 
 def _parse(text: str) -> list[BadRelease]:
-    data = json.loads(text)
+    return _releases(json.loads(text))
+
+
+def _releases(data: dict[str, Any]) -> list[BadRelease]:
+    from scanner.ecosystems.registry import ecosystem as ecosystem_named
+
     out: list[BadRelease] = []
     for entry in data["releases"]:
         eco = entry["ecosystem"]
@@ -72,6 +95,11 @@ def known_bad_finding(ecosystem: EcosystemName, name: str, version_spec: str,
     version_spec is what the user asked for: an exact version, a range, a tag or "" (any). A spec that could still
     resolve to a bad release (a range containing it, a tag, no version) is refused too.
     """
+    if known_bad is None and (ecosystem, comparison_name(name)) not in _shipped_names():
+        return None
+    from scanner.ecosystems.registry import ecosystem as ecosystem_named
+    from scanner.rules.provenance import finding
+
     index = _shipped_index() if known_bad is None else index_known_bad(known_bad)
     listed = index.get((ecosystem, comparison_name(name)), ())
     hits = [b for b in listed if ecosystem_named(ecosystem).could_resolve_to(version_spec, b.version)]

@@ -1,0 +1,13 @@
+"""Whether a folder is a plugin (plugin.json at its root), apart from the envelope check and its schemas: `scan` asks
+it of every TARGET before its head start begins."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+MANIFEST = "plugin.json"
+
+
+def is_plugin_folder(path: Path) -> bool:
+    """A folder with plugin.json at its root (what `scan ./my-plugin` treats as a plugin)."""
+    return path.is_dir() and (path / MANIFEST).is_file()
