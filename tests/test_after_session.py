@@ -1,6 +1,6 @@
 """The analysis the scan runs while the server ends (scanner/pipeline/after_session.py): the report models are
-built there only when no other thread of the scan is running (pydantic before 2.12 does not guard two threads
-building models at once), and a failing lint or summary is read, and charged, where the scan reads it."""
+built there beside the scan's other threads only where pydantic guards two threads building models at once, and a
+failing lint or summary is read, and charged, where the scan reads it."""
 
 from __future__ import annotations
 
@@ -46,10 +46,13 @@ def test_the_models_are_built_once_the_lint_and_the_summary_have_returned(counte
     assert counted.built == 1 and analysis.lint.result() == [] and analysis.probes.result() == ProbePhaseReport()
 
 
-def test_the_models_are_left_to_assemble_while_another_thread_of_the_scan_runs(counted: type[CountedModel]) -> None:
-    still_running: Future[Any] = Future()
+@pytest.mark.parametrize("guarded", [False, True])
+def test_the_models_wait_for_no_other_thread_only_where_pydantic_guards_its_builds(
+        counted: type[CountedModel], monkeypatch: pytest.MonkeyPatch, guarded: bool) -> None:
+    monkeypatch.setattr(after_session, "BUILDS_GUARDED", guarded)
+    still_running: Future[Any] = Future()  # the second listing, say
     _analysis([still_running])
-    assert counted.built == 0
+    assert counted.built == (1 if guarded else 0)  # unguarded: left to assemble, which runs once every thread is done
 
 
 def test_a_failing_lint_is_raised_where_the_scan_reads_it(counted: type[CountedModel]) -> None:

@@ -5,9 +5,10 @@ scanner/report/base.py: about 30 ms of CPU that `assemble` and teardown would ot
 done).
 
 The scan reads each value where it read it before (stage `lint`, then `probes`), so an exception is charged to the
-same stage. No two threads build models at once (pydantic before 2.12 does not guard that): the models are built
-only when every other thread of the scan has returned (else left to `assemble`, as before), and the scan waits for
-them before it builds any model itself.
+same stage. The scan waits for the models before it builds any model itself. Its other threads (the second
+listing's, provenance's) may build models meanwhile: pydantic serializes model builds itself since its rebuild lock
+(`pydantic.main._rebuild_lock`, 2.14 has it); an older pydantic does not, and there the models are built only if
+every other thread of the scan has returned (else left to `assemble`, as before).
 """
 
 from __future__ import annotations
@@ -17,6 +18,7 @@ from concurrent.futures import Future, ThreadPoolExecutor, wait
 from dataclasses import dataclass
 from typing import Any
 
+import pydantic.main
 from pydantic import BaseModel
 
 from scanner.conformance.model import CheckResult, ConformanceReport
@@ -37,6 +39,7 @@ from scanner.report.model import (
     ToolScore,
 )
 
+BUILDS_GUARDED = getattr(pydantic.main, "_rebuild_lock", None) is not None  # two threads may build models at once
 # The models first built after the session (served definitions, conformance, teardown, assemble), in that order.
 LAST_MODELS: tuple[type[BaseModel], ...] = (
     ServerInfo, ScannerInfo, CheckResult, ConformanceReport, TeardownInfo, TargetInfo, Report, Timings, SandboxInfo,
@@ -67,6 +70,6 @@ def analyse(pool: ThreadPoolExecutor, inventory: Inventory, probed: probe_phase.
 
 def _build_after(before: list[Future[Any]], others: list[Future[Any]]) -> None:
     wait(before)  # submitted ahead of this one, so running or done: this never waits on a queued task
-    if all(future.done() for future in others):
+    if BUILDS_GUARDED or all(future.done() for future in others):
         for model in LAST_MODELS:
             model.model_rebuild()
