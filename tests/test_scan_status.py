@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import dataclasses
 import json
+import threading
 from contextlib import nullcontext
 from pathlib import Path
 from types import SimpleNamespace
@@ -350,3 +351,29 @@ def test_scan_with_no_probes_exits_by_its_findings_not_3(pipeline: FakePipeline,
     pipeline.provenance_findings = []
     code, _out, err = run_main(monkeypatch, capsys, "scan", "npm:demo", "--no-probes")
     assert code == 0 and err.strip().splitlines()[-1] == "exit 0: nothing at or above --fail-on error"
+
+
+# ---- what runs beside the server's end ---------------------------------------------------------------------------
+
+def test_the_lint_and_the_probe_summary_run_while_the_server_ends(pipeline: FakePipeline,
+                                                                  monkeypatch: pytest.MonkeyPatch) -> None:
+    """The listing hands the finished session over before it waits for the server's exit; the lint and the summary
+    run in the scan's threads during that wait, and their values (and stage names) are the report's as before."""
+    linted, summarized = threading.Event(), threading.Event()
+    monkeypatch.setattr(scan_module, "lint", lambda inventory: [linted.set(), _finding("S1")][1:])
+    real_summarize = scan_module.probe_phase.summarize
+    monkeypatch.setattr(scan_module.probe_phase, "summarize",
+                        lambda probed: [summarized.set(), real_summarize(probed)][1])
+    waited: list[bool] = []
+
+    def listing_then_server_end(session: Any, started: StartedServer, *args: Any) -> Listing:
+        listing = pipeline._list_and_probe(session, started)
+        session_ended = args[-1]  # after before_probes and the clock
+        session_ended(listing.inventory, listing.probed)
+        waited.append(linted.wait(timeout=30) and summarized.wait(timeout=30))  # the server's end, beside them
+        return listing
+
+    monkeypatch.setattr(scan_module, "list_and_probe", listing_then_server_end)
+    report = _scan()
+    assert waited == [True] and report.status == "complete"
+    assert [f.rule_id for f in report.findings if f.rule_id == "S1"] == ["S1"]  # the lint's finding, reported

@@ -33,9 +33,12 @@ class Listing:
 
 
 def list_and_probe(session: SandboxSession, started: StartedServer, timeouts: Timeouts, progress: Progress,
-                   before_probes: Callable[[], None] | None = None, clock: PhaseClock | None = None) -> Listing:
+                   before_probes: Callable[[], None] | None = None, clock: PhaseClock | None = None,
+                   session_ended: Callable[[Inventory, probe_phase.ProbePhaseResult], None] | None = None) -> Listing:
     """`before_probes` runs (in a thread) after the listing, before the first probe call: the scan waits there for
-    the second server it listed beside this one, so that server is gone before any call is watched."""
+    the second server it listed beside this one, so that server is gone before any call is watched.
+    `session_ended` gets the listing and the probes once the MCP session is closed, before the server's end is
+    waited for (the scan starts their analysis there, beside that wait)."""
     clock = clock or PhaseClock()
     server = started.server
     stdio = AttachedStdio(server.socket, stderr=server.stderr)
@@ -55,6 +58,8 @@ def list_and_probe(session: SandboxSession, started: StartedServer, timeouts: Ti
         stderr, stderr_truncated = decode_bytes(bytes(stdio.stderr.data))
         stderr_truncated |= stdio.stderr.truncated
     _clock_listing(clock, inventory, probed)
+    if session_ended is not None:
+        session_ended(inventory, probed)
     with clock.phase("server_end"):
         code = run.exit_code(session, server.container_id)
         outcome = probed.outcome

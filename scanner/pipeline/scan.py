@@ -43,6 +43,7 @@ from sandbox.install.request import InstallRequest
 from sandbox.run.netns import NetworkNamespace
 from sandbox.run.policy import WORKSPACE
 from sandbox.run.sink import LaunchedSink
+from scanner.pipeline.after_session import SessionAnalysis, analyse
 from scanner.pipeline.assemble import ScanParts, assemble, refused_report
 from scanner.pipeline.install_request import install_request
 from scanner.pipeline.conformance import check_conformance
@@ -50,9 +51,10 @@ from scanner.pipeline.early_server import EarlyServer
 from scanner.pipeline.installation import install_info, install_server, installation_of, runtime_image
 from scanner.pipeline.head_start import HeadStart
 from scanner.pipeline.interrupts import terminate_as_interrupt
+from scanner.pipeline.inventory import Inventory
 from scanner.pipeline.launch import choose_command
-from scanner.errors import UsageError
 from scanner.pipeline.lint import lint
+from scanner.errors import UsageError
 from scanner.pipeline.listing import list_and_probe
 from scanner.pipeline.outcome import Failure
 from scanner.pipeline.scan_options import Progress, ScanOptions
@@ -153,10 +155,13 @@ class Concurrent:
     namespace: Future[tuple[NetworkNamespace | None, str | None]] | None = None
     source: Future[SourceScan] | None = None
 
+    def futures(self) -> list[Future[Any]]:
+        futures = (self.sweep, self.sink, self.early, self.provenance, self.relisting, self.namespace, self.source)
+        return [future for future in futures if future is not None]
+
     def settle(self) -> None:
         """Wait for every thread (without raising what they raised: the stage that reads a result does)."""
-        futures = (self.sweep, self.sink, self.early, self.provenance, self.relisting, self.namespace, self.source)
-        wait([future for future in futures if future is not None])
+        wait(self.futures())
 
 
 def _provenance_after_failure(parts: ScanParts, running: Concurrent) -> None:
@@ -241,14 +246,21 @@ def serve(parts: ScanParts, session: SandboxSession, image: str, command: list[s
                                             options.timeouts, progress, second=early.second if early else None)
     parts.stage = "listing"
     relisted = running.relisting
-    parts.listing = list_and_probe(session, parts.started, options.timeouts, progress, lambda: wait([relisted]), clock)
+    analysis: list[SessionAnalysis] = []  # the lint and the probes' summary, worked out while the server ends
+
+    def analysed(inventory: Inventory, probed: probe_phase.ProbePhaseResult) -> SessionAnalysis:
+        return analyse(running.pool, inventory, probed, running.futures(), lint=lint, summarize=probe_phase.summarize)
+    parts.listing = list_and_probe(session, parts.started, options.timeouts, progress, lambda: wait([relisted]), clock,
+                                   lambda inventory, probed: analysis.append(analysed(inventory, probed)))
+    after = analysis[0] if analysis else analysed(parts.listing.inventory, parts.listing.probed)
+    after.models_built()
     namespace, unread = running.namespace.result()  # read from inside the server beside its handshake
     parts.started = dataclasses.replace(parts.started, namespace=namespace, namespace_unread=unread)
     parts.served = served_definitions(parts.listing.inventory, parts.listing.health, parts.listing.exit_code)
     parts.stage = "lint"
-    parts.lint = lint(parts.listing.inventory)
+    parts.lint = after.lint.result()
     parts.stage = "probes"
-    parts.probes = probe_phase.summarize(parts.listing.probed)
+    parts.probes = after.probes.result()
     if running.source is not None:  # an image as shipped has no installed package files to vet
         parts.stage = "source"
         parts.source = running.source.result()

@@ -17,6 +17,7 @@ from typing import Any
 from scanner.probes.model import ProbeResult
 from scanner.probes.opaque_ids import unlabelled_id_chars
 from scanner.probes.tooldef import input_schema, tool_name
+from scanner.rules.paging_hint import says_what_is_left
 from scanner.rules.registry import rule
 from scanner.rules.static.changed import tool_findings
 from scanner.report.model import Category, Finding, Severity
@@ -55,10 +56,6 @@ LIMIT_WORDS = frozenset({"limit", "head", "tail", "length", "max", "maximum", "t
                          "truncate", "first", "last"})
 LIMIT_TYPES = frozenset({"integer", "number"})
 LESS_CHOICES = frozenset({"concise", "detailed", "summary", "brief", "full", "compact", "minimal", "short", "verbose"})
-PAGING_HINT = re.compile(
-    r"next[_ -]?cursor|next[_ -]?page|page[_ -]?token|has[_ -]?more|\bcursor\b|\btruncated\b|\bremaining\b|"
-    r"more results|showing \d+ (?:of|out of) \d+|\bpage \d+ of \d+|\boffset\b|use (?:offset|limit|page)",
-    re.IGNORECASE)
 STACK_TRACE = re.compile(
     r"Traceback \(most recent call last\)|^\s+at [\w$.<>]+ \(.*:\d+:\d+\)|^\s+at .+\.(?:js|ts|mjs|cjs):\d+|"
     r"^\s+at [\w$.]+\([\w$]+\.java:\d+\)|goroutine \d+ \[|^panic: |^\s+File \".+\", line \d+",
@@ -154,7 +151,7 @@ def _without_our_marks(text: str) -> str:
 
 def check_no_paging_hint(tool: dict[str, Any], results: list[ProbeResult]) -> list[ProbeFinding]:
     """P3: a response over ~5k tokens that says nothing of what's left (warning; info if the tool has paging params)."""
-    large = [result for result in _answered(results) if result.tokens > P3_TOKENS and not PAGING_HINT.search(
+    large = [result for result in _answered(results) if result.tokens > P3_TOKENS and not says_what_is_left(
         _without_our_marks(result.text()))]
     largest = _largest(large)
     if largest is None:
