@@ -10,7 +10,7 @@ fresh sandbox is started from the installed image for the remaining probes.
 from __future__ import annotations
 
 import time
-from collections.abc import Callable
+from collections.abc import Awaitable, Callable
 from contextlib import AsyncExitStack
 from typing import Any, TypeVar
 
@@ -37,10 +37,11 @@ from scanner.probes.id_reuse import IdPool, fill_from_pool
 from scanner.probes.call_send import send_call
 from scanner.probes.model import ProbeCall, ProbeResult, result_from_failure, result_not_probed
 from scanner.probes.plan import NEEDS_TASKS, plan_calls
-from scanner.probes.relist_cadence import RelistCadence
+from scanner.probes.relist_cadence import RelistCadence, relist_every
+from scanner.probes.relist_tools import Tools, apply_relisted, fetch_tools
 from scanner.probes.runner_io import ProbeOptions, ProbeOutcome, SandboxAccess, seed
 from scanner.probes.tooldef import tool_name
-from scanner.rules.probe import crash_finding, definition_change_findings, timeout_finding
+from scanner.rules.probe import crash_finding, timeout_finding
 from scanner.report.model import CallBehavior, ProcessSeen, ResourceUse
 
 __all__ = ["ProbeOptions", "ProbeOutcome", "ProbeRunner", "SandboxAccess", "seed"]
@@ -137,8 +138,9 @@ class ProbeRunner:
         self.windows.open(record, sent_at)
         result = self._name_the_fault(call, await self._send(call))
         self.answered_at = time.monotonic()
+        beside = self._relist_beside(result)  # a re-list due after this call, fetched beside its looks
         looks = await look_after_call(self.access.docker, self.server.container_id, self.access.drain_egress,
-                                      self.watch)
+                                      self.watch, relist=beside)
         state = looks.state
         if state.running:  # a sandbox that stopped took its observer with it: the restart starts a fresh one
             note_lost_observer(self.watch, call, self.outcome.errors)
@@ -165,7 +167,9 @@ class ProbeRunner:
             return
         due = self.cadence.after(f"probe '{call.label}' of tool '{call.tool}'", tools=len(self.current_tools),
                                  notifications=self.outcome.list_changed_notifications)
-        if due is not None:
+        if due is not None and beside is not None:
+            self._apply_relist(looks.tools, after_call=due)
+        elif due is not None:
             await self._relist(after_call=due)
 
     async def _crashed(self, call: ProbeCall, result: ProbeResult, state: observe.ExitState, record: CallBehavior,
@@ -370,27 +374,22 @@ class ProbeRunner:
         if self.outcome.ran and isinstance(message, mcp_types.ToolListChangedNotification):
             self.outcome.list_changed_notifications += 1
 
-    async def _relist(self, *, after_call: str) -> None:
+    async def _fetch_tools(self) -> Tools | None:
         assert self.client is not None
-        tools: list[dict[str, Any]] = []
-        try:
-            cursor: str | None = None
-            for _ in range(100):
-                with anyio.fail_after(self.access.request_timeout):
-                    page = await (self.client.list_tools(cursor=cursor) if cursor else self.client.list_tools())
-                tools.extend(item.model_dump(mode="json", by_alias=True, exclude_none=True) for item in page.tools)
-                cursor = page.next_cursor
-                if not cursor:
-                    break
-        except Exception:  # noqa: BLE001 - a failed re-list is not a finding by itself
-            return
-        if tools == self.current_tools:
-            return  # unchanged (a plain comparison: the capped one below costs more on a big listing)
-        changes = definition_change_findings(self.current_tools, tools, after_call=after_call)
-        if changes:
-            seen = {(f.tool, f.message) for f in self.outcome.findings}
-            self.outcome.findings.extend(f for f in changes if (f.tool, f.message) not in seen)
-            self.current_tools = tools
+        return await fetch_tools(self.client, self.access.request_timeout)
+
+    def _relist_beside(self, result: ProbeResult) -> Callable[[], Awaitable[Tools | None]] | None:
+        """The re-list fetch to run beside the looks after a call that was answered, when one is due after every
+        call (relist_cadence: up to 100 tools); else None (it follows the looks, when due, as it always did)."""
+        answered = result.status not in ("timeout", "crashed")
+        return self._fetch_tools if answered and relist_every(len(self.current_tools)) == 1 else None
+
+    async def _relist(self, *, after_call: str) -> None:
+        self._apply_relist(await self._fetch_tools(), after_call=after_call)
+
+    def _apply_relist(self, fetched: Tools | None, *, after_call: str) -> None:
+        """P8: the tools re-listed (None: the re-list failed) against the tools in use (relist_tools)."""
+        self.current_tools = apply_relisted(self.current_tools, fetched, self.outcome.findings, after_call=after_call)
 
 
 def _taken(look: T | ObserveError) -> T:
