@@ -23,7 +23,7 @@ from __future__ import annotations
 
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, TypeVar
 
 import anyio
 import docker
@@ -33,6 +33,7 @@ from sandbox.run.observe import ExitState, ObserveError, Process, Snapshot
 from sandbox.run.observer_watch import Watch
 from scanner.probes.model import ProbeCall
 
+T = TypeVar("T")
 Drain = Callable[[str], list[dict[str, Any]]]
 Fetch = Callable[[], Awaitable[list[dict[str, Any]] | None]]
 # What the observer's answer shows of the exit state: running (the exit code and the OOM kill are read only of a
@@ -101,3 +102,10 @@ def note_lost_observer(watch: Watch, call: ProbeCall, errors: list[str]) -> None
     watch.lost_noted = True
     errors.append(f"the sandbox's observer was lost at or before probe '{call.label}' of '{call.tool}' ({watch.lost}); "
                   f"the server may have stopped or killed it (hostile); the remaining looks took one exec each"[:600])
+
+
+def taken(look: T | ObserveError) -> T:
+    """A look's value, or the ObserveError it ended in raised."""
+    if isinstance(look, ObserveError):
+        raise look
+    return look

@@ -12,7 +12,7 @@ from __future__ import annotations
 import time
 from collections.abc import Awaitable, Callable
 from contextlib import AsyncExitStack
-from typing import Any, TypeVar
+from typing import Any
 
 import anyio
 import mcp_types
@@ -27,7 +27,7 @@ from sandbox.run.observer_watch import Watch
 from sandbox.run.process_watch import pids_in_use, process_table
 from scanner.pipeline.client_identity import DEFAULT as CLIENT_IDENTITY
 from scanner.pipeline.transport import WireHealth, attached_transport
-from scanner.probes.call_looks import Looks, look_after_call, note_lost_observer
+from scanner.probes.call_looks import Looks, look_after_call, note_lost_observer, taken
 from scanner.probes.call_behavior import drop_exited, fill_record, new_processes, pids_at_limit
 from scanner.probes.crash_attribution import died_before_sending, finished_at, settle_remaining
 from scanner.probes.egress_windows import EgressWindows, canaries_in_response
@@ -50,7 +50,6 @@ PING_TIMEOUT = 2.0
 MAX_RESTARTS = 5
 
 Progress = Callable[[str], None]
-T = TypeVar("T")
 
 
 class ProbeRunner:
@@ -223,8 +222,8 @@ class ProbeRunner:
         """Diff against `before`: the snapshot and process list of `looks` (taken with the call's other looks), or
         taken now."""
         try:
-            after = await self._snapshot() if looks is None else _taken(looks.snapshot)
-            now = await self._processes() if looks is None else _taken(looks.processes)
+            after = await self._snapshot() if looks is None else taken(looks.snapshot)
+            now = await self._processes() if looks is None else taken(looks.processes)
         except ObserveError as exc:
             record.observed = False
             self.outcome.errors.append(f"could not observe probe '{record.label}' of '{record.tool}': {exc}"[:300])
@@ -275,10 +274,13 @@ class ProbeRunner:
         label = "start-up and listing" if self.sandbox_index == 0 else f"start-up after restart {self.sandbox_index}"
         record = CallBehavior(call=-1, tool=None, label=label, sandbox=self.sandbox_index)
         self.windows.open(record, self.sandbox_began)
-        if self.last_snapshot is not None:
-            await self._observe_after(record, self.last_snapshot)
+        found: dict[str, list[ProcessSeen]] = {}
+        async with anyio.create_task_group() as group:  # two looks with no order between them, taken at once
+            if self.last_snapshot is not None:
+                group.start_soon(self._observe_after, record, self.last_snapshot)
+            group.start_soon(self._roles_into, found)
         # The server's own tree at start-up is not "left running"; a daemon (reparented to init) is.
-        roles = await self._process_roles()
+        roles = found["roles"]
         self.server_pid = next((p.pid for p in roles if p.role == "server"), None)
         if self.sandbox_index == 0:
             self.outcome.startup_processes = roles
@@ -303,6 +305,9 @@ class ProbeRunner:
         except ObserveError:
             return []
         return classify(table)
+
+    async def _roles_into(self, found: dict[str, list[ProcessSeen]]) -> None:
+        found["roles"] = await self._process_roles()
 
     async def _has_exited(self) -> bool:
         try:
@@ -390,9 +395,3 @@ class ProbeRunner:
     def _apply_relist(self, fetched: Tools | None, *, after_call: str) -> None:
         """P8: the tools re-listed (None: the re-list failed) against the tools in use (relist_tools)."""
         self.current_tools = apply_relisted(self.current_tools, fetched, self.outcome.findings, after_call=after_call)
-
-
-def _taken(look: T | ObserveError) -> T:
-    if isinstance(look, ObserveError):
-        raise look
-    return look
