@@ -57,7 +57,9 @@ async def look_after_call(client: docker.DockerClient, container_id: str, drain:
     `relist`: a re-list fetch to run beside them (its tools in `Looks.tools`)."""
     found: dict[str, Any] = {}
     observed = watch is not None and watch.observer is not None  # its answer will show the sandbox running
-    state = (lambda: observe.exit_state(client, container_id))
+
+    def state() -> ExitState:
+        return observe.exit_state(client, container_id)
 
     async def fetch(fetch_tools: Fetch) -> None:
         found["tools"] = await fetch_tools()
@@ -84,9 +86,10 @@ async def look_after_call(client: docker.DockerClient, container_id: str, drain:
             group.start_soon(take, "egress", lambda: drain(container_id), Exception)
         if relist is not None:
             group.start_soon(fetch, relist)
-    if "state" not in found:  # the observer was asked: running if it answered, else the engine says
-        found["state"] = RUNNING if watch is not None and watch.last_by_observer else await anyio.to_thread.run_sync(
-            state)
+    if "state" not in found and watch is not None and watch.last_by_observer:
+        found["state"] = RUNNING  # the observer answered: the sandbox ran after the call's answer
+    elif "state" not in found:  # the observer was lost during this look: the engine says
+        found["state"] = await anyio.to_thread.run_sync(state)
     if isinstance(found["state"], BaseException):
         raise found["state"]
     return Looks(state=found["state"], snapshot=found["snapshot"], processes=found["processes"],
