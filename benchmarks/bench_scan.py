@@ -260,12 +260,15 @@ def counting_calls() -> Iterator[Counter[tuple[str, str]]]:
 
 @contextmanager
 def timing_probe_steps() -> Iterator[Counter[str]]:
-    """Seconds per step of the probe calls, summed: the call itself, the looks after it, the re-list."""
+    """Seconds per step of the probe calls, summed: the call itself, the looks after it, the re-list (run beside the
+    looks, so the steps overlap), and the whole call."""
     from scanner.probes import runner
 
     spent: Counter[str] = Counter()
-    originals = {"call (server answer)": (runner.ProbeRunner, "_send"), "re-list": (runner.ProbeRunner, "_relist"),
-                 "looks (state, snapshot, top, drain)": (runner, "look_after_call")}
+    originals = {"call (server answer)": (runner.ProbeRunner, "_send"),
+                 "re-list (fetched beside the looks)": (runner, "fetch_tools"),
+                 "looks (state, snapshot, top, drain; the re-list beside)": (runner, "look_after_call"),
+                 "whole call (with the settle)": (runner.ProbeRunner, "_call")}
     saved = {name: getattr(owner, attribute) for name, (owner, attribute) in originals.items()}
 
     def timed(name: str, function: Any) -> Any:

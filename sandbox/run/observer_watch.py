@@ -38,6 +38,7 @@ class Watch:
     by_exec: int = 0
     finished: bool = False
     lost_noted: bool = False  # the scan has said the observer was lost (once)
+    last_by_observer: bool = False  # the latest snapshot was the observer's answer (the sandbox ran when it came)
     tops: int = 0  # process lists asked of the engine
     tops_saved: int = 0  # process lists the observer's table showed unchanged since the last `top`
     _signature: Signature | None = field(default=None, repr=False)  # the last look's process table (None: none)
@@ -50,6 +51,7 @@ class Watch:
         with self._lock:
             self._look += 1
             self._signature = None
+            self.last_by_observer = False
             if self.observer is not None:
                 try:
                     taken, self._signature = self.observer.look()
@@ -59,6 +61,7 @@ class Watch:
                     self.observer = None
                 else:
                     self.by_observer += 1
+                    self.last_by_observer = True
                     return taken
             self.by_exec += 1
         return observe.snapshot(self.client, self.container_id)

@@ -10,9 +10,9 @@ fresh sandbox is started from the installed image for the remaining probes.
 from __future__ import annotations
 
 import time
-from collections.abc import Callable
+from collections.abc import Awaitable, Callable
 from contextlib import AsyncExitStack
-from typing import Any, TypeVar
+from typing import Any
 
 import anyio
 import mcp_types
@@ -27,7 +27,7 @@ from sandbox.run.observer_watch import Watch
 from sandbox.run.process_watch import pids_in_use, process_table
 from scanner.pipeline.client_identity import DEFAULT as CLIENT_IDENTITY
 from scanner.pipeline.transport import WireHealth, attached_transport
-from scanner.probes.call_looks import Looks, look_after_call, note_lost_observer
+from scanner.probes.call_looks import Looks, look_after_call, note_lost_observer, taken
 from scanner.probes.call_behavior import drop_exited, fill_record, new_processes, pids_at_limit
 from scanner.probes.crash_attribution import died_before_sending, finished_at, settle_remaining
 from scanner.probes.egress_windows import EgressWindows, canaries_in_response
@@ -37,10 +37,11 @@ from scanner.probes.id_reuse import IdPool, fill_from_pool
 from scanner.probes.call_send import send_call
 from scanner.probes.model import ProbeCall, ProbeResult, result_from_failure, result_not_probed
 from scanner.probes.plan import NEEDS_TASKS, plan_calls
-from scanner.probes.relist_cadence import RelistCadence
+from scanner.probes.relist_cadence import RelistCadence, relist_every
+from scanner.probes.relist_tools import Tools, apply_relisted, fetch_tools
 from scanner.probes.runner_io import ProbeOptions, ProbeOutcome, SandboxAccess, seed
 from scanner.probes.tooldef import tool_name
-from scanner.rules.probe import crash_finding, definition_change_findings, timeout_finding
+from scanner.rules.probe import crash_finding, timeout_finding
 from scanner.report.model import CallBehavior, ProcessSeen, ResourceUse
 
 __all__ = ["ProbeOptions", "ProbeOutcome", "ProbeRunner", "SandboxAccess", "seed"]
@@ -49,7 +50,6 @@ PING_TIMEOUT = 2.0
 MAX_RESTARTS = 5
 
 Progress = Callable[[str], None]
-T = TypeVar("T")
 
 
 class ProbeRunner:
@@ -137,8 +137,9 @@ class ProbeRunner:
         self.windows.open(record, sent_at)
         result = self._name_the_fault(call, await self._send(call))
         self.answered_at = time.monotonic()
+        beside = self._relist_beside(result)  # a re-list due after this call, fetched beside its looks
         looks = await look_after_call(self.access.docker, self.server.container_id, self.access.drain_egress,
-                                      self.watch)
+                                      self.watch, relist=beside)
         state = looks.state
         if state.running:  # a sandbox that stopped took its observer with it: the restart starts a fresh one
             note_lost_observer(self.watch, call, self.outcome.errors)
@@ -165,7 +166,9 @@ class ProbeRunner:
             return
         due = self.cadence.after(f"probe '{call.label}' of tool '{call.tool}'", tools=len(self.current_tools),
                                  notifications=self.outcome.list_changed_notifications)
-        if due is not None:
+        if due is not None and beside is not None:
+            self._apply_relist(looks.tools, after_call=due)
+        elif due is not None:
             await self._relist(after_call=due)
 
     async def _crashed(self, call: ProbeCall, result: ProbeResult, state: observe.ExitState, record: CallBehavior,
@@ -219,8 +222,8 @@ class ProbeRunner:
         """Diff against `before`: the snapshot and process list of `looks` (taken with the call's other looks), or
         taken now."""
         try:
-            after = await self._snapshot() if looks is None else _taken(looks.snapshot)
-            now = await self._processes() if looks is None else _taken(looks.processes)
+            after = await self._snapshot() if looks is None else taken(looks.snapshot)
+            now = await self._processes() if looks is None else taken(looks.processes)
         except ObserveError as exc:
             record.observed = False
             self.outcome.errors.append(f"could not observe probe '{record.label}' of '{record.tool}': {exc}"[:300])
@@ -271,10 +274,13 @@ class ProbeRunner:
         label = "start-up and listing" if self.sandbox_index == 0 else f"start-up after restart {self.sandbox_index}"
         record = CallBehavior(call=-1, tool=None, label=label, sandbox=self.sandbox_index)
         self.windows.open(record, self.sandbox_began)
-        if self.last_snapshot is not None:
-            await self._observe_after(record, self.last_snapshot)
+        found: dict[str, list[ProcessSeen]] = {}
+        async with anyio.create_task_group() as group:  # two looks with no order between them, taken at once
+            if self.last_snapshot is not None:
+                group.start_soon(self._observe_after, record, self.last_snapshot)
+            group.start_soon(self._roles_into, found)
         # The server's own tree at start-up is not "left running"; a daemon (reparented to init) is.
-        roles = await self._process_roles()
+        roles = found["roles"]
         self.server_pid = next((p.pid for p in roles if p.role == "server"), None)
         if self.sandbox_index == 0:
             self.outcome.startup_processes = roles
@@ -299,6 +305,9 @@ class ProbeRunner:
         except ObserveError:
             return []
         return classify(table)
+
+    async def _roles_into(self, found: dict[str, list[ProcessSeen]]) -> None:
+        found["roles"] = await self._process_roles()
 
     async def _has_exited(self) -> bool:
         try:
@@ -370,30 +379,19 @@ class ProbeRunner:
         if self.outcome.ran and isinstance(message, mcp_types.ToolListChangedNotification):
             self.outcome.list_changed_notifications += 1
 
-    async def _relist(self, *, after_call: str) -> None:
+    async def _fetch_tools(self) -> Tools | None:
         assert self.client is not None
-        tools: list[dict[str, Any]] = []
-        try:
-            cursor: str | None = None
-            for _ in range(100):
-                with anyio.fail_after(self.access.request_timeout):
-                    page = await (self.client.list_tools(cursor=cursor) if cursor else self.client.list_tools())
-                tools.extend(item.model_dump(mode="json", by_alias=True, exclude_none=True) for item in page.tools)
-                cursor = page.next_cursor
-                if not cursor:
-                    break
-        except Exception:  # noqa: BLE001 - a failed re-list is not a finding by itself
-            return
-        if tools == self.current_tools:
-            return  # unchanged (a plain comparison: the capped one below costs more on a big listing)
-        changes = definition_change_findings(self.current_tools, tools, after_call=after_call)
-        if changes:
-            seen = {(f.tool, f.message) for f in self.outcome.findings}
-            self.outcome.findings.extend(f for f in changes if (f.tool, f.message) not in seen)
-            self.current_tools = tools
+        return await fetch_tools(self.client, self.access.request_timeout)
 
+    def _relist_beside(self, result: ProbeResult) -> Callable[[], Awaitable[Tools | None]] | None:
+        """The re-list fetch to run beside the looks after a call that was answered, when one is due after every
+        call (relist_cadence: up to 100 tools); else None (it follows the looks, when due, as it always did)."""
+        answered = result.status not in ("timeout", "crashed")
+        return self._fetch_tools if answered and relist_every(len(self.current_tools)) == 1 else None
 
-def _taken(look: T | ObserveError) -> T:
-    if isinstance(look, ObserveError):
-        raise look
-    return look
+    async def _relist(self, *, after_call: str) -> None:
+        self._apply_relist(await self._fetch_tools(), after_call=after_call)
+
+    def _apply_relist(self, fetched: Tools | None, *, after_call: str) -> None:
+        """P8: the tools re-listed (None: the re-list failed) against the tools in use (relist_tools)."""
+        self.current_tools = apply_relisted(self.current_tools, fetched, self.outcome.findings, after_call=after_call)

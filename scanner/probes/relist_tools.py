@@ -1,0 +1,54 @@
+"""The probe runner's re-list (P8): fetch every page of tools/list, then compare it with the tools in use.
+
+The two are apart so the fetch can run beside the looks after a call (scanner.probes.call_looks): they have no order
+between them. The looks read the sandbox (engine, observer, sink), the fetch asks the server over the MCP session,
+and what the server does while it answers lies in the same call's window either way (the files it changes are in
+this look or the next; its egress goes to the window its sink stamp falls in). What the fetch found is applied
+only after the looks, under the same conditions as a re-list taken after them: a call whose looks end in a restart
+is never re-listed (relist_cadence), so a fetch made beside them is dropped unread.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import anyio
+from mcp import Client
+
+from scanner.report.model import Finding
+from scanner.rules.probe import definition_change_findings
+
+MAX_PAGES = 100
+
+Tools = list[dict[str, Any]]
+
+
+async def fetch_tools(client: Client, request_timeout: float) -> Tools | None:
+    """Every page of tools/list (at most MAX_PAGES), as wire dicts; None when the listing failed (a failed re-list
+    is not a finding by itself)."""
+    tools: Tools = []
+    try:
+        cursor: str | None = None
+        for _ in range(MAX_PAGES):
+            with anyio.fail_after(request_timeout):
+                page = await (client.list_tools(cursor=cursor) if cursor else client.list_tools())
+            tools.extend(item.model_dump(mode="json", by_alias=True, exclude_none=True) for item in page.tools)
+            cursor = page.next_cursor
+            if not cursor:
+                break
+    except Exception:  # noqa: BLE001 - a failed re-list is not a finding by itself
+        return None
+    return tools
+
+
+def apply_relisted(current: Tools, fetched: Tools | None, findings: list[Finding], *, after_call: str) -> Tools:
+    """The tools in use after a re-list that fetched `fetched`: P8 findings for what changed (each once per scan)
+    added to `findings`; `current` when nothing was fetched or nothing changed."""
+    if fetched is None or fetched == current:
+        return current  # unchanged (a plain comparison: the capped one below costs more on a big listing)
+    changes = definition_change_findings(current, fetched, after_call=after_call)
+    if not changes:
+        return current
+    seen = {(f.tool, f.message) for f in findings}
+    findings.extend(f for f in changes if (f.tool, f.message) not in seen)
+    return fetched

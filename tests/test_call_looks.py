@@ -1,0 +1,105 @@
+"""The looks after a probe call (scanner/probes/call_looks.py): the engine is not asked the exit state when the
+sandbox's observer answered (its answer shows the sandbox running), it is asked when the observer was lost during
+the look or when there is none, and a re-list runs beside the looks rather than after them. The live half (real
+sandboxes, servers that stop after answering) is tests/test_precision_live.py and tests/test_observer_live.py."""
+
+from __future__ import annotations
+
+import threading
+import time
+from dataclasses import dataclass, field
+from typing import Any
+
+import anyio
+
+from sandbox.run import observe
+from sandbox.run.observe import Snapshot
+from sandbox.run.observer import ObserverLost
+from sandbox.run.observer_watch import Watch
+from scanner.probes.call_looks import look_after_call
+
+SNAP = Snapshot(taken_at=0.0, files={}, counters=observe.Counters())
+
+
+@dataclass
+class _Engine:
+    """`inspect` and `top` of a sandbox; counts the inspects, and says the container stopped when `stopped`."""
+
+    stopped: bool = False
+    inspects: int = 0
+
+    def inspect_container(self, _container: str) -> dict[str, Any]:
+        self.inspects += 1
+        if self.stopped:
+            return {"State": {"Running": False, "ExitCode": 137, "OOMKilled": False}}
+        return {"State": {"Running": True}}
+
+    def top(self, _container: str, ps_args: str = "") -> dict[str, Any]:
+        return {"Titles": ["PID", "PPID", "CMD"], "Processes": [["101", "1", "server"]]}
+
+
+@dataclass
+class _Client:
+    api: _Engine
+
+
+@dataclass
+class _Observer:
+    host_pid: int | None = 900
+    delay: float = 0.0
+    lost: bool = False
+    answered: threading.Event = field(default_factory=threading.Event)
+
+    def look(self) -> tuple[Snapshot, None]:
+        time.sleep(self.delay)
+        if self.lost:
+            raise ObserverLost("the observer's stream ended")
+        self.answered.set()
+        return SNAP, None
+
+    def exit_reason(self) -> str:
+        return "it exited with code 137"
+
+    def close(self) -> None:
+        pass
+
+
+def _looks(engine: _Engine, watch: Watch | None, relist: Any = None) -> Any:
+    return anyio.run(lambda: look_after_call(_Client(engine), "c", None, watch, relist=relist))  # type: ignore[arg-type]
+
+
+def test_an_answer_of_the_observer_is_the_running_state_without_an_inspect():
+    engine = _Engine()
+    looks = _looks(engine, Watch(_Client(engine), "c", observer=_Observer()))  # type: ignore[arg-type]
+    assert looks.state.running and engine.inspects == 0 and looks.snapshot is SNAP
+
+
+def test_near_miss_an_observer_lost_during_the_look_leaves_the_engine_to_say(monkeypatch):
+    engine = _Engine(stopped=True)  # the server stopped the sandbox: the observer's stream ended with it
+    monkeypatch.setattr(observe, "snapshot", lambda _client, _container: (_ for _ in ()).throw(
+        observe.ObserveError("could not look into the sandbox: the container is not running")))
+    watch = Watch(_Client(engine), "c", observer=_Observer(lost=True))  # type: ignore[arg-type]
+    looks = _looks(engine, watch)
+    assert not looks.state.running and looks.state.exit_code == 137 and engine.inspects == 1
+    assert isinstance(looks.snapshot, observe.ObserveError) and watch.lost is not None
+
+
+def test_near_miss_without_an_observer_the_engine_is_asked(monkeypatch):
+    engine = _Engine()
+    monkeypatch.setattr(observe, "snapshot", lambda _client, _container: SNAP)
+    looks = _looks(engine, Watch(_Client(engine), "c", unavailable="the observer is turned off"))  # type: ignore[arg-type]
+    assert looks.state.running and engine.inspects == 1
+
+
+def test_the_re_list_runs_beside_the_looks_and_its_tools_come_back_with_them():
+    engine = _Engine()
+    observer = _Observer(delay=0.3)
+    began: list[bool] = []
+
+    async def fetch() -> list[dict[str, Any]]:
+        began.append(observer.answered.is_set())  # the look is still under way when the re-list is sent
+        return [{"name": "t"}]
+
+    looks = _looks(engine, Watch(_Client(engine), "c", observer=observer), relist=fetch)  # type: ignore[arg-type]
+    assert began == [False] and looks.tools == [{"name": "t"}]
+    assert _looks(engine, Watch(_Client(engine), "c", observer=_Observer())).tools is None  # type: ignore[arg-type]
