@@ -1,6 +1,9 @@
 """A cached install's server, begun in the head start (scanner/pipeline/head_start.py) while the CLI imports the
-listing code: the resolution, the install lookup, the command, the probe plan and the server's create and start
-need no MCP client, so they run in the head start's thread, and the scan takes the running server over.
+listing code: the resolution, the install lookup, the command, the probe plan, the server's create and start and,
+with probes on, its seeding (sandbox/run/seeding.py: workspace, canaries, observer, baseline snapshot) need no MCP
+client, so they run in the head start's thread, and the scan takes the running, seeded server over (the probe phase
+uses its Watch and baseline instead of seeding again; a seeding failure is kept and reported by the probe phase as
+its own). Nothing is sent to the server here: the handshake is the main thread's, after the listing code imported.
 
 Only a cached install is begun here: `begin` returns None when the install is not cached (or `--no-cache`), when the
 runtime image is missing, or when no command can be chosen, and the scan then does each of these the way it does
@@ -11,6 +14,8 @@ thread imports no module of ours."""
 
 from __future__ import annotations
 
+import dataclasses
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 
 import httpx
@@ -22,7 +27,7 @@ from sandbox.core.session import SandboxSession
 from sandbox.install import container as install
 from sandbox.install.installers import install_allowlist
 from sandbox.install.request import InstalledServer, InstallRequest
-from sandbox.run import server as run
+from sandbox.run import seeding, server as run
 from sandbox.run.sink import LaunchedSink
 from scanner.ecosystems.registry import ecosystem as ecosystem_named
 from scanner.pipeline.fresh_server import SecondServer, begin_second
@@ -55,6 +60,8 @@ class EarlyServer:
         """The attaches (when no scan took the servers; the session's teardown removes their containers)."""
         if self.started is not None:
             run.close_attach(self.started.server)
+            if self.started.seeded is not None:
+                self.started.seeded.close()
         if self.second is not None:
             self.second.close()
 
@@ -89,8 +96,22 @@ def begin(session: SandboxSession, sink: LaunchedSink | None, request: InstallRe
                         read_namespace=False)
     except Exception as exc:  # noqa: BLE001 - not hidden: the scan raises it where it starts the server
         return EarlyServer(installed, runtime, command, failure=exc)
-    second = clock.timed("relisting", begin_second, session, started)  # P10's server, beside the first
+    started, second = _seeded_beside_second(session, started, clock)
     return EarlyServer(installed, runtime, command, started=started, second=second)
+
+
+def _seeded_beside_second(session: SandboxSession, started: StartedServer,
+                          clock: PhaseClock) -> tuple[StartedServer, SecondServer]:
+    """The server seeded (probing on: its workspace and canaries, observer and baseline, before it is sent anything)
+    while P10's second server is begun beside it."""
+    plan = started.plan
+    if not plan.options.enabled:
+        return started, clock.timed("relisting", begin_second, session, started)
+    with ThreadPoolExecutor(max_workers=1, thread_name_prefix=seeding.THREADS) as pool:
+        seeded = pool.submit(clock.timed, "seed", seeding.seed_ahead, session.client, started.server.container_id,
+                             plan.archives(), use_observer=plan.options.observer)
+        second = clock.timed("relisting", begin_second, session, started)
+    return dataclasses.replace(started, seeded=seeded.result()), second
 
 
 def _runtime_image(session: SandboxSession, ecosystem: str) -> images.RuntimeImage | None:

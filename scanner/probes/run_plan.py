@@ -8,7 +8,8 @@ import dataclasses
 from dataclasses import dataclass
 
 from sandbox.run.canaries import PlantedCanaries, plant_canaries
-from sandbox.run.policy import HOME, RUN_GID, RUN_UID, RunPolicy
+from sandbox.run.policy import HOME, RUN_GID, RUN_UID, WORKSPACE, RunPolicy
+from sandbox.run.seeding import Archive
 from sandbox.run.workspace_seed import WorkspaceSeed, build_workspace_seed
 from scanner.probes.options import ProbeOptions
 
@@ -19,6 +20,15 @@ class ProbePlan:
     policy: RunPolicy  # the run policy, with the canary variables added (the user's --env wins)
     canaries: PlantedCanaries | None = None
     workspace: WorkspaceSeed | None = None
+
+    def archives(self) -> list[Archive]:
+        """What seeding a server extracts into it: the workspace seed, the HOME canaries (none when probing is off)."""
+        archives: list[Archive] = []
+        if self.workspace is not None:
+            archives.append((self.workspace.archive, WORKSPACE))
+        if self.canaries is not None:
+            archives.append((self.canaries.home_archive, HOME))
+        return archives
 
 
 def prepare(options: ProbeOptions, policy: RunPolicy) -> ProbePlan:
