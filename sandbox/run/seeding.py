@@ -1,6 +1,6 @@
 """Seeding a running sandbox before its server is sent anything: the workspace filled and the canaries planted in
-HOME (a tar each, streamed into `tar -x` by sandbox.run.exec_stream) while its observer starts, then the baseline
-snapshot every later look is compared with.
+HOME (both in one tar, `rooted`, streamed into one `tar -x` by sandbox.run.exec_stream) while its observer starts,
+then the baseline snapshot every later look is compared with.
 
 Apart from the probe phase (which imports mcp) and importing only the sandbox side, so that the head start's thread
 can seed the server it started while the CLI imports the listing code (scanner/pipeline/early_server.py): `seed_ahead`
@@ -9,9 +9,12 @@ scan seeds, so it surfaces as it does when the scan seeds itself)."""
 
 from __future__ import annotations
 
+import io
+import tarfile
 from collections.abc import Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
+from pathlib import PurePosixPath
 
 import docker
 
@@ -19,8 +22,27 @@ from sandbox.run.exec_stream import extract_tar
 from sandbox.run.observe import Snapshot
 from sandbox.run.observer_watch import Watch, watch
 
-Archive = tuple[bytes, str]  # a tar and the directory it is extracted into (WORKSPACE, HOME)
+Archive = tuple[bytes, str]  # a tar and the directory it is extracted into (WORKSPACE, HOME; ROOT for `rooted`)
+ROOT = "/"
 THREADS = "mcp-sandbox-seed"  # the name of the threads seeding runs in
+
+
+def rooted(archives: Sequence[Archive]) -> Archive:
+    """The archives as one tar extracted at / (one exec seeds the sandbox instead of one per directory): each member
+    renamed under its directory. They are the scanner's own (sandbox/run/workspace_seed.py, canaries.py): relative
+    names that stay in their directory, directories and regular files only; anything else is refused."""
+    buffer = io.BytesIO()
+    with tarfile.open(fileobj=buffer, mode="w", format=tarfile.PAX_FORMAT) as whole:
+        for data, dest in archives:
+            with tarfile.open(fileobj=io.BytesIO(data)) as part:
+                for member in part.getmembers():
+                    name = PurePosixPath(member.name)
+                    if name.is_absolute() or ".." in name.parts or not (member.isdir() or member.isfile()):
+                        raise ValueError(f"not a seed archive's member: {member.name!r} ({member.type!r})")
+                    member.name = str(PurePosixPath(dest) / name).lstrip("/")
+                    member.pax_headers = {k: v for k, v in member.pax_headers.items() if k != "path"}
+                    whole.addfile(member, part.extractfile(member) if member.isfile() else None)
+    return buffer.getvalue(), ROOT
 
 
 def fill(client: docker.DockerClient, container_id: str, archives: Sequence[Archive]) -> None:

@@ -82,7 +82,7 @@ def make_after_listing(session: SandboxSession, server: RunningServer, plan: Pro
     manifest = plan.workspace.manifest
     holder.seeded = frozenset((*plan.canaries.files, manifest.root, *manifest.files, *manifest.dirs))
     access = SandboxAccess(docker=session.client, server=server, manifest=plan.workspace.manifest,
-                           workspace_archive=plan.workspace.archive, canaries=plan.canaries, restart=restart,
+                           archives=plan.archives(), canaries=plan.canaries, restart=restart,
                            startup_timeout=startup_timeout, request_timeout=request_timeout, cpus=holder.cpus,
                            drain_egress=drain_egress)
     try:

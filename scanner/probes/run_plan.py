@@ -9,7 +9,7 @@ from dataclasses import dataclass
 
 from sandbox.run.canaries import PlantedCanaries, plant_canaries
 from sandbox.run.policy import HOME, RUN_GID, RUN_UID, WORKSPACE, RunPolicy
-from sandbox.run.seeding import Archive
+from sandbox.run.seeding import Archive, rooted
 from sandbox.run.workspace_seed import WorkspaceSeed, build_workspace_seed
 from scanner.probes.options import ProbeOptions
 
@@ -20,15 +20,11 @@ class ProbePlan:
     policy: RunPolicy  # the run policy, with the canary variables added (the user's --env wins)
     canaries: PlantedCanaries | None = None
     workspace: WorkspaceSeed | None = None
+    seed: Archive | None = None  # the workspace seed and the HOME canaries in one tar, extracted at / (one exec)
 
     def archives(self) -> list[Archive]:
-        """What seeding a server extracts into it: the workspace seed, the HOME canaries (none when probing is off)."""
-        archives: list[Archive] = []
-        if self.workspace is not None:
-            archives.append((self.workspace.archive, WORKSPACE))
-        if self.canaries is not None:
-            archives.append((self.canaries.home_archive, HOME))
-        return archives
+        """What seeding a server extracts into it (none when probing is off)."""
+        return [] if self.seed is None else [self.seed]
 
 
 def prepare(options: ProbeOptions, policy: RunPolicy) -> ProbePlan:
@@ -38,4 +34,5 @@ def prepare(options: ProbeOptions, policy: RunPolicy) -> ProbePlan:
     canaries = plant_canaries(HOME, RUN_UID, RUN_GID)
     workspace = build_workspace_seed(RUN_UID, RUN_GID)
     with_canaries = dataclasses.replace(policy, env={**canaries.env, **policy.env})
-    return ProbePlan(options=options, policy=with_canaries, canaries=canaries, workspace=workspace)
+    seed = rooted([(workspace.archive, WORKSPACE), (canaries.home_archive, HOME)])
+    return ProbePlan(options=options, policy=with_canaries, canaries=canaries, workspace=workspace, seed=seed)

@@ -11,7 +11,7 @@ from sandbox.run import seeding
 from sandbox.run.canaries import PlantedCanaries
 from sandbox.run.observe import Snapshot
 from sandbox.run.observer_watch import Watch
-from sandbox.run.policy import HOME, WORKSPACE
+from sandbox.run.seeding import Archive
 from sandbox.run.server import RunningServer
 from sandbox.run.workspace_seed import SeedManifest
 from scanner.pipeline.transport import WireHealth
@@ -55,7 +55,7 @@ class SandboxAccess:
     docker: docker.DockerClient
     server: RunningServer
     manifest: SeedManifest
-    workspace_archive: bytes
+    archives: list[Archive]  # what seeding a fresh sandbox extracts into it (ProbePlan.archives)
     canaries: PlantedCanaries
     restart: Restart
     startup_timeout: float = 60.0
@@ -70,5 +70,4 @@ class SandboxAccess:
 def seed(access: SandboxAccess, server: RunningServer, use_observer: bool = True) -> tuple[Watch, Snapshot]:
     """Fill the workspace and plant the canaries in HOME of a running sandbox while its observer starts (all before
     the server is sent anything); returns the Watch its looks go through and the baseline snapshot."""
-    archives = [(access.workspace_archive, WORKSPACE), (access.canaries.home_archive, HOME)]
-    return seeding.seed(access.docker, server.container_id, archives, use_observer=use_observer)
+    return seeding.seed(access.docker, server.container_id, access.archives, use_observer=use_observer)
