@@ -286,3 +286,40 @@ def test_a_seeding_failure_handed_over_is_the_probe_phases_without_seeding_again
         seeded=Seeded(failure=ObserveError("tar -x into /workspace exited with 2")))
     assert hook is None and holder.errors == [
         "probing skipped: could not seed the sandbox: tar -x into /workspace exited with 2"]
+
+
+@pytest.mark.docker
+def test_the_workspace_seed_is_built_while_the_server_is_created_with_the_canaries_variables(
+        monkeypatch: pytest.MonkeyPatch, no_leftovers: None) -> None:
+    """Creating the server needs only the canaries' variables: the workspace seed (git, a tar) is built beside it,
+    and the plan the scan takes over is complete (the seed made, the canaries in the policy)."""
+    import threading
+
+    from sandbox.run import server as run_server
+    from scanner.probes import run_plan
+
+    options = _zoo_options()
+    assert run_scan(options).status == "complete"
+    created, built_in = threading.Event(), []
+    create, build = run_server.create_server, run_plan.build_workspace_seed
+
+    def create_server(*args: object, **kwargs: object) -> object:
+        created.set()
+        return create(*args, **kwargs)  # type: ignore[arg-type]
+
+    def build_workspace_seed(uid: int, gid: int) -> object:
+        built_in.append((threading.current_thread().name, created.wait(timeout=20)))  # one after the other: never
+        return build(uid, gid)
+
+    monkeypatch.setattr(run_server, "create_server", create_server)
+    monkeypatch.setattr(run_plan, "build_workspace_seed", build_workspace_seed)
+    with HeadStart(observe=True, hostname=options.policy.hostname, options=options) as early:
+        assert early.server is not None
+        begun = early.server.result()
+        assert begun is not None and begun.started is not None
+        plan = begun.started.plan
+        assert plan.seed is not None and plan.workspace is not None and plan.canaries is not None
+        assert set(plan.canaries.env) <= set(plan.policy.env) and plan.policy.network_mode.startswith("container:")
+        report = run_scan(options, head_start=early)
+    assert len(built_in) == 1 and built_in[0][0].startswith("mcp-sandbox-seed") and built_in[0][1], built_in
+    assert report.status == "complete" and report.probes and report.timings.probe_plan is not None

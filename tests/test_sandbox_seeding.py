@@ -69,3 +69,20 @@ def test_a_seeding_failure_kept_ahead_is_raised_where_it_is_taken() -> None:
     with pytest.raises(ObserveError, match="the container is gone"):
         kept.result()
     kept.close()  # nothing to close: no Watch was made
+
+
+def test_a_planted_plan_has_what_creating_the_server_needs_and_completing_it_the_seed() -> None:
+    from scanner.probes import run_plan
+    from scanner.probes.options import ProbeOptions
+    from sandbox.run.policy import RunPolicy
+
+    policy = RunPolicy(env={"MCP_USER_SETTING": "1"})
+    planted = run_plan.planted(ProbeOptions(), policy)
+    assert planted.canaries is not None and planted.workspace is None and planted.seed is None
+    assert planted.policy.env == {**planted.canaries.env, "MCP_USER_SETTING": "1"}
+    done = run_plan.completed(planted)
+    assert done.canaries is planted.canaries and done.policy == planted.policy and done.workspace is not None
+    assert done.archives() == [done.seed] and _extracted(done.seed[0], Path("/")).keys() >= {  # type: ignore[index]
+        f"{HOME}/.aws/credentials", f"{WORKSPACE}/README.md"}
+    off = run_plan.planted(ProbeOptions(enabled=False), policy)
+    assert run_plan.completed(off) == off and off.archives() == [] and off.policy == policy

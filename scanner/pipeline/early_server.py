@@ -89,28 +89,40 @@ def begin(session: SandboxSession, sink: LaunchedSink | None, request: InstallRe
         command = choose_command(installed.name, installed.entry_points, options.command, options.server_args)
     except UserInputError:
         return None  # raised by the scan where it chooses the command
-    plan = clock.timed("probe_plan", probe_plan.prepare, options.probes, options.policy)
-    try:
-        started = start(session, installed.image, command, options.policy, network=options.network,
-                        probes=options.probes, progress=_quiet, clock=clock, launched=sink, plan=plan,
-                        read_namespace=False)
-    except Exception as exc:  # noqa: BLE001 - not hidden: the scan raises it where it starts the server
-        return EarlyServer(installed, runtime, command, failure=exc)
-    started, second = _seeded_beside_second(session, started, clock)
+    with ThreadPoolExecutor(max_workers=1, thread_name_prefix=seeding.THREADS) as beside:
+        started = _started_beside_plan(session, sink, installed.image, command, options, clock, beside)
+        if isinstance(started, Exception):
+            return EarlyServer(installed, runtime, command, failure=started)
+        started, second = _seeded_beside_second(session, started, clock, beside)
     return EarlyServer(installed, runtime, command, started=started, second=second)
 
 
-def _seeded_beside_second(session: SandboxSession, started: StartedServer,
-                          clock: PhaseClock) -> tuple[StartedServer, SecondServer]:
-    """The server seeded (probing on: its workspace and canaries, observer and baseline, before it is sent anything)
-    while P10's second server is begun beside it."""
+def _started_beside_plan(session: SandboxSession, sink: LaunchedSink | None, image: str, command: list[str],
+                         options: ScanOptions, clock: PhaseClock,
+                         beside: ThreadPoolExecutor) -> StartedServer | Exception:
+    """The server created with the canaries' variables and started while the workspace seed is built (`beside`);
+    returned with its probe plan complete, or its start's failure (the plan's own raised first, as it came first)."""
+    plan = probe_plan.planted(options.probes, options.policy)
+    completing = beside.submit(clock.timed, "probe_plan", probe_plan.completed, plan)
+    try:
+        started = start(session, image, command, options.policy, network=options.network, probes=options.probes,
+                        progress=_quiet, clock=clock, launched=sink, plan=plan, read_namespace=False)
+    except Exception as exc:  # noqa: BLE001 - not hidden: the scan raises it where it starts the server
+        completing.result()
+        return exc
+    return dataclasses.replace(started, plan=dataclasses.replace(completing.result(), policy=started.plan.policy))
+
+
+def _seeded_beside_second(session: SandboxSession, started: StartedServer, clock: PhaseClock,
+                          beside: ThreadPoolExecutor) -> tuple[StartedServer, SecondServer]:
+    """The server seeded (probing on: its workspace and canaries, observer and baseline, before it is sent anything,
+    in `beside`) while P10's second server is begun."""
     plan = started.plan
     if not plan.options.enabled:
         return started, clock.timed("relisting", begin_second, session, started)
-    with ThreadPoolExecutor(max_workers=1, thread_name_prefix=seeding.THREADS) as pool:
-        seeded = pool.submit(clock.timed, "seed", seeding.seed_ahead, session.client, started.server.container_id,
-                             plan.archives(), use_observer=plan.options.observer)
-        second = clock.timed("relisting", begin_second, session, started)
+    seeded = beside.submit(clock.timed, "seed", seeding.seed_ahead, session.client, started.server.container_id,
+                           plan.archives(), use_observer=plan.options.observer)
+    second = clock.timed("relisting", begin_second, session, started)
     return dataclasses.replace(started, seeded=seeded.result()), second
 
 
