@@ -1,6 +1,9 @@
 """A cached install's server, begun in the head start (scanner/pipeline/head_start.py) while the CLI imports the
-listing code: the resolution, the install lookup, the command, the probe plan and the server's create and start
-need no MCP client, so they run in the head start's thread, and the scan takes the running server over.
+listing code: the resolution, the install lookup, the command, the probe plan, the server's create and start and,
+with probes on, its seeding (sandbox/run/seeding.py: workspace, canaries, observer, baseline snapshot) need no MCP
+client, so they run in the head start's thread, and the scan takes the running, seeded server over (the probe phase
+uses its Watch and baseline instead of seeding again; a seeding failure is kept and reported by the probe phase as
+its own). Nothing is sent to the server here: the handshake is the main thread's, after the listing code imported.
 
 Only a cached install is begun here: `begin` returns None when the install is not cached (or `--no-cache`), when the
 runtime image is missing, or when no command can be chosen, and the scan then does each of these the way it does
@@ -11,6 +14,8 @@ thread imports no module of ours."""
 
 from __future__ import annotations
 
+import dataclasses
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 
 import httpx
@@ -22,7 +27,7 @@ from sandbox.core.session import SandboxSession
 from sandbox.install import container as install
 from sandbox.install.installers import install_allowlist
 from sandbox.install.request import InstalledServer, InstallRequest
-from sandbox.run import server as run
+from sandbox.run import seeding, server as run
 from sandbox.run.sink import LaunchedSink
 from scanner.ecosystems.registry import ecosystem as ecosystem_named
 from scanner.pipeline.fresh_server import SecondServer, begin_second
@@ -55,6 +60,8 @@ class EarlyServer:
         """The attaches (when no scan took the servers; the session's teardown removes their containers)."""
         if self.started is not None:
             run.close_attach(self.started.server)
+            if self.started.seeded is not None:
+                self.started.seeded.close()
         if self.second is not None:
             self.second.close()
 
@@ -82,15 +89,41 @@ def begin(session: SandboxSession, sink: LaunchedSink | None, request: InstallRe
         command = choose_command(installed.name, installed.entry_points, options.command, options.server_args)
     except UserInputError:
         return None  # raised by the scan where it chooses the command
-    plan = clock.timed("probe_plan", probe_plan.prepare, options.probes, options.policy)
-    try:
-        started = start(session, installed.image, command, options.policy, network=options.network,
-                        probes=options.probes, progress=_quiet, clock=clock, launched=sink, plan=plan,
-                        read_namespace=False)
-    except Exception as exc:  # noqa: BLE001 - not hidden: the scan raises it where it starts the server
-        return EarlyServer(installed, runtime, command, failure=exc)
-    second = clock.timed("relisting", begin_second, session, started)  # P10's server, beside the first
+    with ThreadPoolExecutor(max_workers=1, thread_name_prefix=seeding.THREADS) as beside:
+        started = _started_beside_plan(session, sink, installed.image, command, options, clock, beside)
+        if isinstance(started, Exception):
+            return EarlyServer(installed, runtime, command, failure=started)
+        started, second = _seeded_beside_second(session, started, clock, beside)
     return EarlyServer(installed, runtime, command, started=started, second=second)
+
+
+def _started_beside_plan(session: SandboxSession, sink: LaunchedSink | None, image: str, command: list[str],
+                         options: ScanOptions, clock: PhaseClock,
+                         beside: ThreadPoolExecutor) -> StartedServer | Exception:
+    """The server created with the canaries' variables and started while the workspace seed is built (`beside`);
+    returned with its probe plan complete, or its start's failure (the plan's own raised first, as it came first)."""
+    plan = probe_plan.planted(options.probes, options.policy)
+    completing = beside.submit(clock.timed, "probe_plan", probe_plan.completed, plan)
+    try:
+        started = start(session, image, command, options.policy, network=options.network, probes=options.probes,
+                        progress=_quiet, clock=clock, launched=sink, plan=plan, read_namespace=False)
+    except Exception as exc:  # noqa: BLE001 - not hidden: the scan raises it where it starts the server
+        completing.result()
+        return exc
+    return dataclasses.replace(started, plan=dataclasses.replace(completing.result(), policy=started.plan.policy))
+
+
+def _seeded_beside_second(session: SandboxSession, started: StartedServer, clock: PhaseClock,
+                          beside: ThreadPoolExecutor) -> tuple[StartedServer, SecondServer]:
+    """The server seeded (probing on: its workspace and canaries, observer and baseline, before it is sent anything,
+    in `beside`) while P10's second server is begun."""
+    plan = started.plan
+    if not plan.options.enabled:
+        return started, clock.timed("relisting", begin_second, session, started)
+    seeded = beside.submit(clock.timed, "seed", seeding.seed_ahead, session.client, started.server.container_id,
+                           plan.archives(), use_observer=plan.options.observer)
+    second = clock.timed("relisting", begin_second, session, started)
+    return dataclasses.replace(started, seeded=seeded.result()), second
 
 
 def _runtime_image(session: SandboxSession, ecosystem: str) -> images.RuntimeImage | None:

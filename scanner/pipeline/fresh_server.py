@@ -14,9 +14,8 @@ from docker.errors import APIError
 
 from sandbox.core.errors import SandboxError
 from sandbox.core.session import SandboxSession
-from sandbox.run import observe, server as run
+from sandbox.run import seeding, server as run
 from sandbox.run.observe import ObserveError
-from sandbox.run.policy import HOME, WORKSPACE
 from sandbox.run.server import RunningServer
 
 if TYPE_CHECKING:
@@ -87,11 +86,7 @@ def fresh_server(session: SandboxSession, started: StartedServer, what: str = "a
 def _seed(session: SandboxSession, server: RunningServer, started: StartedServer) -> None:
     """The same workspace and HOME canaries as the first server had (nothing when probing is off), so that only the
     client identity differs between the two listings."""
-    plan = started.plan
-    if plan.workspace is not None:
-        observe.extract_tar(session.client, server.container_id, plan.workspace.archive, WORKSPACE)
-    if plan.canaries is not None:
-        observe.extract_tar(session.client, server.container_id, plan.canaries.home_archive, HOME)
+    seeding.fill(session.client, server.container_id, started.plan.archives())
 
 
 def _remove(session: SandboxSession, server: RunningServer) -> None:

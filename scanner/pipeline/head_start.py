@@ -4,8 +4,9 @@ sandbox session, (in "observe" mode) its egress sink's container and, for a cach
 Importing the scan path (mcp, its pydantic models, the report model) costs more than a second of CPU, and the
 engine work needs none of it: the sink's container is created, its policy checked as applied and started while the
 CLI imports, in one thread (`HeadStart`). Given the scan's options (`ScanOptions`, which imports no mcp), a second
-thread resolves the target and, when the install is cached, starts the server and the second listing's server
-beside it (scanner/pipeline/early_server.py), so the server boots while the CLI imports the listing code.
+thread resolves the target and, when the install is cached, starts the server, seeds it (probes on) and starts the
+second listing's server beside it (scanner/pipeline/early_server.py), so the server boots while the CLI imports the
+listing code.
 
 Cross-thread imports: this module imports only the sandbox side (docker and sandbox.*), all of it before the first
 thread starts; `HeadStart` imports scanner/pipeline/early_server.py (and through it all the second thread runs) in

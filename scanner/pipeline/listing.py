@@ -4,6 +4,7 @@ the same session, then close the attach and read what the server left (stderr ta
 from __future__ import annotations
 
 from collections.abc import Awaitable, Callable
+from contextlib import nullcontext
 from dataclasses import dataclass
 
 import anyio
@@ -43,10 +44,10 @@ def list_and_probe(session: SandboxSession, started: StartedServer, timeouts: Ti
     server = started.server
     stdio = AttachedStdio(server.socket, stderr=server.stderr)
     health = WireHealth()
-    with clock.phase("seed"):
+    with clock.phase("seed") if started.seeded is None else nullcontext():  # seeded in the head start: timed there
         after_listing, probed = probe_phase.make_after_listing(
             session, server, started.plan, started.restart, startup_timeout=timeouts.startup,
-            request_timeout=timeouts.request, progress=progress, drain_egress=started.drain)
+            request_timeout=timeouts.request, progress=progress, drain_egress=started.drain, seeded=started.seeded)
     if after_listing is not None and before_probes is not None:
         after_listing = AfterListing(run=_waiting_for(before_probes, after_listing.run),
                                      on_message=after_listing.on_message)

@@ -16,6 +16,7 @@ from sandbox.run import server as run
 from sandbox.run.netns import NetworkNamespace
 from sandbox.run.observe import ObserveError, network_namespace
 from sandbox.run.policy import WORKSPACE, RunPolicy, SinkPolicy
+from sandbox.run.seeding import Seeded
 from sandbox.run.server import RunningServer
 from sandbox.run.sink import LaunchedSink, Sink, launch_sink
 from scanner.pipeline.phase_clock import PhaseClock
@@ -35,6 +36,7 @@ class StartedServer:
     sink: SinkPolicy | None = None  # the sink container's applied policy, when the network is observed
     namespace: NetworkNamespace | None = None  # the server's network namespace, read from inside at start
     namespace_unread: str | None = None  # why it could not be read
+    seeded: Seeded | None = None  # seeded already (by the head start: scanner/pipeline/early_server.py); None: not yet
 
 
 def start(session: SandboxSession, image: str, command: list[str], policy: RunPolicy, *,

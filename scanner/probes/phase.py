@@ -18,6 +18,7 @@ from typing import Any
 from mcp import Client
 
 from sandbox.run.observe import ObserveError
+from sandbox.run.seeding import Seeded
 from sandbox.run.server import RunningServer
 from sandbox.core.session import SandboxSession
 from scanner.pipeline.inventory import AfterListing, Inventory
@@ -67,11 +68,12 @@ def make_after_listing(session: SandboxSession, server: RunningServer, plan: Pro
                        restart: Callable[[], RunningServer], *, startup_timeout: float = 60.0,
                        request_timeout: float = 30.0, progress: Progress = lambda _: None,
                        drain_egress: Callable[[str], list[dict[str, Any]]] | None = None,
-                       ) -> tuple[AfterListing | None, ProbePhaseResult]:
+                       seeded: Seeded | None = None) -> tuple[AfterListing | None, ProbePhaseResult]:
     """Seed the running sandbox now (before the handshake) and return the hook `collect` runs after listing.
 
     `drain_egress` (the egress sink, when the run is in "observe" mode) returns the attempts logged for a container
-    since the last call; each call's record gets them, and B2 reports them."""
+    since the last call; each call's record gets them, and B2 reports them. `seeded`: the server was seeded already
+    (by the head start, with this plan): its Watch and baseline are taken over, its failure reported as seeding's."""
     holder = ProbePhaseResult(options=plan.options, cpus=plan.policy.nano_cpus / 1e9)
     if not plan.options.enabled or plan.canaries is None or plan.workspace is None:
         return None, holder
@@ -80,11 +82,11 @@ def make_after_listing(session: SandboxSession, server: RunningServer, plan: Pro
     manifest = plan.workspace.manifest
     holder.seeded = frozenset((*plan.canaries.files, manifest.root, *manifest.files, *manifest.dirs))
     access = SandboxAccess(docker=session.client, server=server, manifest=plan.workspace.manifest,
-                           workspace_archive=plan.workspace.archive, canaries=plan.canaries, restart=restart,
+                           archives=plan.archives(), canaries=plan.canaries, restart=restart,
                            startup_timeout=startup_timeout, request_timeout=request_timeout, cpus=holder.cpus,
                            drain_egress=drain_egress)
     try:
-        watched, baseline = seed(access, server, plan.options.observer)
+        watched, baseline = seeded.result() if seeded is not None else seed(access, server, plan.options.observer)
     except ObserveError as exc:
         holder.errors.append(f"probing skipped: could not seed the sandbox: {exc}")
         return None, holder

@@ -4,15 +4,14 @@ seeding of a fresh sandbox, apart from the runner's loop in scanner/probes/runne
 from __future__ import annotations
 
 from collections.abc import Callable
-from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from typing import Any
 
-from sandbox.run import observe
+from sandbox.run import seeding
 from sandbox.run.canaries import PlantedCanaries
 from sandbox.run.observe import Snapshot
-from sandbox.run.observer_watch import Watch, watch
-from sandbox.run.policy import HOME, WORKSPACE
+from sandbox.run.observer_watch import Watch
+from sandbox.run.seeding import Archive
 from sandbox.run.server import RunningServer
 from sandbox.run.workspace_seed import SeedManifest
 from scanner.pipeline.transport import WireHealth
@@ -56,7 +55,7 @@ class SandboxAccess:
     docker: docker.DockerClient
     server: RunningServer
     manifest: SeedManifest
-    workspace_archive: bytes
+    archives: list[Archive]  # what seeding a fresh sandbox extracts into it (ProbePlan.archives)
     canaries: PlantedCanaries
     restart: Restart
     startup_timeout: float = 60.0
@@ -71,17 +70,4 @@ class SandboxAccess:
 def seed(access: SandboxAccess, server: RunningServer, use_observer: bool = True) -> tuple[Watch, Snapshot]:
     """Fill the workspace and plant the canaries in HOME of a running sandbox while its observer starts (all before
     the server is sent anything); returns the Watch its looks go through and the baseline snapshot."""
-    with ThreadPoolExecutor(max_workers=1) as pool:
-        starting = pool.submit(watch, access.docker, server.container_id, use_observer=use_observer)
-        try:
-            observe.extract_tar(access.docker, server.container_id, access.workspace_archive, WORKSPACE)
-            observe.extract_tar(access.docker, server.container_id, access.canaries.home_archive, HOME)
-        except BaseException:
-            starting.result().close()
-            raise
-        looking = starting.result()
-    try:
-        return looking, looking.snapshot()
-    except BaseException:
-        looking.close()
-        raise
+    return seeding.seed(access.docker, server.container_id, access.archives, use_observer=use_observer)
