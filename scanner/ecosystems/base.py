@@ -4,13 +4,15 @@ dependency tree, and how its names compare. The scanner calls these instead of b
 
 from __future__ import annotations
 
-from typing import Any, Protocol
+from typing import TYPE_CHECKING, Any, Protocol
 
 import httpx
 
-from scanner.provenance.model import DependencyTree, PackageProvenance
 from scanner.registry.endpoints import RegistryEndpoints
 from scanner.registry.resolve import Resolved
+
+if TYPE_CHECKING:  # the provenance models: only a check builds them (see scanner/ecosystems/registry.py)
+    from scanner.provenance.model import DependencyTree, PackageProvenance
 
 
 class Ecosystem(Protocol):

@@ -3,17 +3,18 @@ signature and attestation checks (scanner.provenance.npm) and the tree from npm'
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, Any
 from urllib.parse import urlsplit
 
 import httpx
 
-from scanner.provenance.model import DependencyTree, PackageProvenance
-from scanner.provenance.npm_lockfile import REGISTRY_HOSTS, lockfile_tree
 from scanner.provenance.versions import npm_could_resolve, npm_normalise, parse_semver
 from scanner.registry.client import NPM_REGISTRY
 from scanner.registry.endpoints import RegistryEndpoints
 from scanner.registry.resolve import Resolved, no_such_version, registry_document
+
+if TYPE_CHECKING:
+    from scanner.provenance.model import DependencyTree, PackageProvenance
 
 
 class Npm:
@@ -66,6 +67,8 @@ class Npm:
         return package
 
     def dependency_tree(self, manifest: dict[str, Any] | None, endpoints: RegistryEndpoints) -> DependencyTree | None:
+        from scanner.provenance.npm_lockfile import REGISTRY_HOSTS, lockfile_tree  # see scanner/ecosystems/registry.py
+
         if not manifest:
             return None
         mirror = {host for host in [urlsplit(endpoints.npm_registry).hostname] if host}

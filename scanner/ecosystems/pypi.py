@@ -3,17 +3,18 @@ checks (scanner.provenance.pypi) and the hash-pinned tree `uv pip compile` wrote
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import httpx
 from packaging.utils import canonicalize_name
 from packaging.version import InvalidVersion, Version
 
-from scanner.provenance.model import DependencyTree, PackageProvenance
-from scanner.provenance.pypi import check_pypi_package, python_tree
 from scanner.provenance.versions import pypi_could_resolve, pypi_exact, pypi_normalise
 from scanner.registry.endpoints import PYPI_SIMPLE, RegistryEndpoints
 from scanner.registry.resolve import Resolved, no_such_version, registry_document
+
+if TYPE_CHECKING:
+    from scanner.provenance.model import DependencyTree, PackageProvenance
 
 
 class Pypi:
@@ -59,8 +60,12 @@ class Pypi:
 
     def check_package(self, client: httpx.Client, endpoints: RegistryEndpoints, name: str, version: str,
                       manifest: dict[str, Any] | None) -> PackageProvenance:
+        from scanner.provenance.pypi import check_pypi_package  # see scanner/ecosystems/registry.py
+
         return check_pypi_package(client, name, version, endpoints=endpoints)
 
     def dependency_tree(self, manifest: dict[str, Any] | None, endpoints: RegistryEndpoints) -> DependencyTree | None:
+        from scanner.provenance.pypi import python_tree
+
         requirements = manifest.get("requirements") if manifest else None
         return python_tree(requirements) if isinstance(requirements, str) else None

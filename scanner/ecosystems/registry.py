@@ -1,5 +1,11 @@
 """The ecosystems the scanner knows, by name. A new one (a container image, say) is one module implementing
-`base.Ecosystem` plus one line here."""
+`base.Ecosystem` plus one line here.
+
+An ecosystem module imports what resolving a name needs (the registry client, the version grammar) and imports its
+provenance checks (their pydantic models, the rules they report by) inside the methods that run them: the scan's head
+start resolves the target and starts a cached install's server in a thread while the CLI still imports the rest, so
+what it imports first delays the server. The scan imports those check modules with itself, in the main thread
+(scanner/provenance/installed.py), before the provenance check runs in its thread."""
 
 from __future__ import annotations
 

@@ -17,6 +17,7 @@ from scanner.provenance.advisories import AdvisorySource, LocalOsvExport, OsvApi
 from scanner.provenance.launch import package_findings
 from scanner.provenance.model import Check, EcosystemName, PackageProvenance, ProvenanceReport
 from scanner.provenance.npm_lockfile import tree_findings
+from scanner.provenance import pypi as _pypi_checks  # noqa: F401 - imported in the main thread for Pypi's methods
 from scanner.registry.endpoints import DEFAULT_ENDPOINTS, RegistryEndpoints
 from scanner.rules.provenance import check_findings, source_build_finding, source_build_record
 from scanner.report.model import Finding
