@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import base64
 import time
+from concurrent.futures import Future
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -163,14 +164,16 @@ def start_sink(session: SandboxSession, *, base_image: str = DEFAULT_BASE_IMAGE,
 
 @dataclass(frozen=True)
 class LaunchedSink:
-    """A sink container started, its listeners maybe not up yet: a run container may already be created in its
-    namespace (`network_mode`), and must not start before `wait_ready` returned."""
+    """A sink container started (or being started by another thread: `started`), its listeners maybe not up yet: a
+    run container may already be created in its namespace (`network_mode`), and must not start before `wait_ready`
+    returned."""
 
     session: SandboxSession
     container_id: str
     image: str
     began: float
     inspect: dict[str, Any]
+    started: Future[Any] | None = None  # the other thread's start, awaited (its failure raised) before the readiness
 
     @property
     def network_mode(self) -> str:
@@ -178,6 +181,8 @@ class LaunchedSink:
 
     def wait_ready(self, ready_timeout: float = READY_TIMEOUT_SECONDS) -> Sink:
         """Wait until the listeners are up and the privileges dropped (SandboxError if they are not)."""
+        if self.started is not None:
+            self.started.result()
         ready = _wait_ready(self.session, self.container_id, ready_timeout)
         return Sink(self.session, self.container_id, self.image, round(time.monotonic() - self.began, 3), ready,
                     time.time(), read_applied(self.inspect))
@@ -186,6 +191,15 @@ class LaunchedSink:
 def launch_sink(session: SandboxSession, *, base_image: str = DEFAULT_BASE_IMAGE, progress: ProgressFn | None = None,
                 hostname: str | None = None) -> LaunchedSink:
     """Create the sink container, check its policy as applied, and start it (without waiting for its listeners)."""
+    created = create_sink(session, base_image=base_image, progress=progress, hostname=hostname)
+    session.client.api.start(created.container_id)
+    return created
+
+
+def create_sink(session: SandboxSession, *, base_image: str = DEFAULT_BASE_IMAGE, progress: ProgressFn | None = None,
+                hostname: str | None = None) -> LaunchedSink:
+    """Create the sink container and check its policy as applied, not started: a run container can be created in its
+    namespace while another thread starts it (`LaunchedSink.started`)."""
     api = session.client.api
     image = images.ensure_runtime_image(session.client, "sink", base_image=base_image, progress=progress)
     began = time.monotonic()
@@ -208,7 +222,6 @@ def launch_sink(session: SandboxSession, *, base_image: str = DEFAULT_BASE_IMAGE
     )
     inspect = api.inspect_container(container_id)
     _check_sink_policy(inspect)
-    api.start(container_id)
     return LaunchedSink(session, container_id, image.tag, began, inspect)
 
 

@@ -7,7 +7,9 @@ its own). Nothing is sent to the server here: the handshake is the main thread's
 
 Only a cached install is begun here: `begin` returns None when the install is not cached (or `--no-cache`), when the
 runtime image is missing, or when no command can be chosen, and the scan then does each of these the way it does
-without a head start (where it raises the same error at the same point). A server whose start failed is returned
+without a head start (where it raises the same error at the same point). The resolution before it is
+scanner/pipeline/early_resolve.py's (imported and submitted first, so the registry's answer is awaited while this
+module is imported). A server whose start failed is returned
 with its failure, which the scan raises where it would have started the server. This module imports everything the
 thread runs before the thread is given its work (the CLI imports it, then submits `resolve` and `begin`), so the
 thread imports no module of ours."""
@@ -18,25 +20,21 @@ import dataclasses
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 
-import httpx
 from docker.errors import ImageNotFound
 
 from sandbox.core import images
 from sandbox.core.errors import UserInputError
 from sandbox.core.session import SandboxSession
 from sandbox.install import container as install
-from sandbox.install.installers import install_allowlist
 from sandbox.install.request import InstalledServer, InstallRequest
 from sandbox.run import seeding, server as run
 from sandbox.run.sink import LaunchedSink
 from scanner.ecosystems.registry import ecosystem as ecosystem_named
 from scanner.pipeline.fresh_server import SecondServer, begin_second
-from scanner.pipeline.install_request import install_request
 from scanner.pipeline.launch import choose_command
 from scanner.pipeline.phase_clock import PhaseClock
 from scanner.pipeline.scan_options import ScanOptions
 from scanner.pipeline.server_start import StartedServer, start
-from scanner.pipeline.targets import parse_target
 from scanner.probes import run_plan as probe_plan
 
 
@@ -64,15 +62,6 @@ class EarlyServer:
                 self.started.seeded.close()
         if self.second is not None:
             self.second.close()
-
-
-def resolve(options: ScanOptions, http: httpx.Client, clock: PhaseClock) -> InstallRequest:
-    """What the sandbox installs, as `run_scan` resolves it (its errors raised where the scan asks for it)."""
-    target = parse_target(options.target)
-    with clock.phase("resolve"):
-        request = install_request(target, options, options.registry_endpoints(), http, _quiet)
-    install_allowlist(request)  # a mirror the install could not reach: refused before anything starts
-    return request
 
 
 def begin(session: SandboxSession, sink: LaunchedSink | None, request: InstallRequest, options: ScanOptions,

@@ -9,9 +9,9 @@ second listing's server beside it (scanner/pipeline/early_server.py), so the ser
 listing code.
 
 Cross-thread imports: this module imports only the sandbox side (docker and sandbox.*), all of it before the first
-thread starts; `HeadStart` imports scanner/pipeline/early_server.py (and through it all the second thread runs) in
-the main thread before it submits the second thread's work, and the first thread runs only code imported before it
-started. So no thread imports a module of ours but the main one, and never two at once.
+thread starts; `HeadStart` imports scanner/pipeline/early_resolve.py (and through it all the resolution runs) in the
+main thread before it submits the resolution, then scanner/pipeline/early_server.py (all the server's start runs)
+before it submits that, while the registry answers; the first thread runs only code imported before it started. So no thread imports a module of ours but the main one, and never two at once.
 
 `run_scan(..., head_start=...)` takes the session over (`take`) once the target is resolved, and from then on the
 session is the scan's: its teardown removes the sink and the servers as it removes every container. A scan that
@@ -26,6 +26,7 @@ scan did this work itself.
 from __future__ import annotations
 
 from collections.abc import Callable
+import dataclasses
 from concurrent.futures import Future, ThreadPoolExecutor
 from contextlib import ExitStack
 import time
@@ -37,7 +38,7 @@ from docker.errors import APIError, DockerException
 from sandbox.core import engine
 from sandbox.core.errors import SandboxError
 from sandbox.core.session import SandboxSession
-from sandbox.run.sink import LaunchedSink, launch_sink
+from sandbox.run.sink import LaunchedSink, create_sink
 from scanner.pipeline.phase_clock import PhaseClock
 
 if TYPE_CHECKING:
@@ -55,9 +56,14 @@ class HeadStart:
     def __init__(self, *, observe: bool, hostname: str, options: ScanOptions | None = None) -> None:
         self.clock = PhaseClock()  # the scan's clock: the phases run here are timed on it
         self.began = time.monotonic()  # the scan's start: its `total` counts from here, as its phases do
-        self._pool = ThreadPoolExecutor(max_workers=3, thread_name_prefix="mcp-sandbox-head")
+        # Each task waits only on tasks submitted before it, so the pool never waits on work it has not begun.
+        self._pool = ThreadPoolExecutor(max_workers=4, thread_name_prefix="mcp-sandbox-head")
         self._session: Future[SandboxSession] = self._pool.submit(self._connect)
-        self.sink: Future[LaunchedSink] | None = self._pool.submit(self._launch, hostname) if observe else None
+        # The sink created, then started in another task: the server's container is created in its namespace while
+        # the sink starts (the server starts only once the sink is ready: LaunchedSink.wait_ready).
+        self._sink_created: Future[LaunchedSink] | None = (
+            self._pool.submit(self._create_sink, hostname) if observe else None)
+        self.sink: Future[LaunchedSink] | None = self._pool.submit(self._start_sink) if observe else None
         self._taken = False
         self._registry = ExitStack()
         self.request: Future[InstallRequest] | None = None
@@ -105,29 +111,40 @@ class HeadStart:
             pass  # an engine that stopped answering: gc sweeps the labelled containers once this process is gone
 
     def _begin_server(self, options: ScanOptions) -> None:
-        """Import what the second thread runs (here, in the main thread), then submit it."""
-        from scanner.pipeline import early_server
+        """Import what the resolution runs (here, in the main thread) and submit it; then the same for the server's
+        start, imported while the registry answers."""
+        from scanner.pipeline import early_resolve
 
         self._http: Future[httpx.Client] = self._pool.submit(
             lambda: self._registry.enter_context(options.registry_endpoints().client()))
-        self.request = self._pool.submit(lambda: early_server.resolve(options, self._http.result(), self.clock))
+        self.request = self._pool.submit(lambda: early_resolve.resolve(options, self._http.result(), self.clock))
         if options.use_cache:  # --no-cache: the install runs as the scan runs it
+            from scanner.pipeline import early_server
+
             self.server = self._pool.submit(self._early_server, self.request, options, early_server.begin)
 
     def _early_server(self, request: Future[InstallRequest], options: ScanOptions,
                       begin: Callable[..., EarlyServer | None]) -> EarlyServer | None:
         if request.exception() is not None or self._session.exception() is not None:
             return None  # raised where the scan asks for the request or the engine
-        sink = self.sink.result() if self.sink is not None and self.sink.exception() is None else None
-        if self.sink is not None and sink is None:
+        created = self._sink_created
+        if created is not None and created.exception() is not None:
             return None  # the scan raises the sink's failure where it starts the sink
+        sink = dataclasses.replace(created.result(), started=self.sink) if created is not None else None
         return begin(self._session.result(), sink, request.result(), options, self.clock)
 
     def _connect(self) -> SandboxSession:
         with self.clock.phase("engine_connect"):
             return SandboxSession(engine.connect())
 
-    def _launch(self, hostname: str) -> LaunchedSink:
+    def _create_sink(self, hostname: str) -> LaunchedSink:
         session = self._session.result()
         with self.clock.phase("sink_start"):
-            return launch_sink(session, hostname=hostname)
+            return create_sink(session, hostname=hostname)
+
+    def _start_sink(self) -> LaunchedSink:
+        assert self._sink_created is not None
+        created = self._sink_created.result()
+        with self.clock.phase("sink_start"):
+            created.session.client.api.start(created.container_id)
+        return created

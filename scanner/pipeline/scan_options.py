@@ -47,7 +47,7 @@ class ScanOptions:
 
     def registry_endpoints(self) -> RegistryEndpoints:
         """The endpoints given, else those of the environment. The head start's thread calls this once the main
-        thread imported scanner/pipeline/early_server.py, which imports the endpoints' module (and httpx)."""
+        thread imported scanner/pipeline/early_resolve.py, which imports the endpoints' module (and httpx)."""
         from scanner.registry.endpoints import RegistryEndpoints
 
         return self.endpoints or RegistryEndpoints.from_environment(
