@@ -83,6 +83,12 @@ DEBUG_ENV = "MCP_SANDBOX_DEBUG"
 # ~150,000 young containers at once, so at 100,000 it paid one collection of them (~40 ms of its ~0.6 s) that found
 # nothing to free; 50,000 tools take as long and as much memory either way.
 GC_THRESHOLDS = (300_000, 50, 100)
+# How long a thread holds the interpreter before another may take it (CPython's default: 5 ms). A scan's threads
+# mostly wait on the engine, the registry and the server, and each of their steps needs the interpreter only for a
+# moment: at 5 ms each step waits behind the import or the rules running in another thread, so the head start's
+# engine calls and a probe call's looks queued for the interpreter longer than the engine took to answer. Measured on a
+# warm scan (paired, 12 rounds): 0.11 s off the listing scan, 0.35-0.41 s off the probing scan of server-filesystem.
+SWITCH_INTERVAL = 0.0005
 INTERNAL_ERROR_EXIT = 3  # as a scan that could not finish: never 1, which means "findings"
 
 
@@ -99,6 +105,7 @@ def main() -> None:
     """Console entry point: user errors print one line and exit 2, a check that could not run exits 3, and so does
     an internal error (one line, no traceback): never a traceback, never the exit code of findings."""
     set_gc_threshold(*GC_THRESHOLDS)
+    sys.setswitchinterval(SWITCH_INTERVAL)
     _freeze_at_exit()
     try:
         code = _run()
