@@ -323,3 +323,30 @@ def test_the_workspace_seed_is_built_while_the_server_is_created_with_the_canari
         report = run_scan(options, head_start=early)
     assert len(built_in) == 1 and built_in[0][0].startswith("mcp-sandbox-seed") and built_in[0][1], built_in
     assert report.status == "complete" and report.probes and report.timings.probe_plan is not None
+
+
+@pytest.mark.docker
+def test_a_sigterm_as_the_head_start_creates_its_first_container_tears_its_session_down(tmp_path: Path,
+                                                                                      docker_client) -> None:
+    """The signals are caught before the head start begins: a SIGTERM as soon as its first container (the sink)
+    exists, while it still imports the server's start code or the CLI imports the scan path, ends the scan with exit
+    130 and nothing of its session left (before, a SIGTERM there ended the process at once, its containers left for
+    a later gc)."""
+    import signal
+    import subprocess
+    import sys
+    import time
+
+    args = [sys.executable, "-m", "scanner", "scan", str(ZOO), "--command", "zoo-plain", "--no-probes", "-q",
+            "--json", str(tmp_path / "r.json"), "--fail-on", "never"]
+    subprocess.run(args, check=True, capture_output=True, cwd=Path(__file__).parent.parent)  # cached from here on
+    scan = subprocess.Popen(args, cwd=Path(__file__).parent.parent, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+    deadline = time.monotonic() + 60
+    while not [c for c in labelled_containers(docker_client) if c["Labels"].get(labels.OWNER_PID) == str(scan.pid)]:
+        assert scan.poll() is None and time.monotonic() < deadline, "the scan created no container"
+        time.sleep(0.005)
+    scan.send_signal(signal.SIGTERM)
+    _, stderr = scan.communicate(timeout=120)
+    assert scan.returncode == 130, stderr.decode(errors="replace")[-800:]
+    left = [c["Id"][:12] for c in labelled_containers(docker_client) if c["Labels"].get(labels.OWNER_PID) == str(scan.pid)]
+    assert left == []

@@ -22,7 +22,7 @@ from scanner.cli.remote_options import RemoteFlags, with_remote_options
 from scanner.cli.output import STDOUT, ReportOutputs, check_outputs, check_writable, emit_report, finish
 from scanner.errors import UsageError
 from scanner.cli.scan_config import ConfigRun
-from scanner.cli.scan_door import head_start as _head_start, scan_door
+from scanner.cli.scan_door import head_start as _head_start, head_start_options, scan_door
 from scanner.cli.values import parse_env, parse_size
 
 if TYPE_CHECKING:
@@ -157,10 +157,12 @@ def _begun_and_scanned(options: ScanOptions, given: ConfigRun, outputs: ReportOu
     imported (SIGTERM/SIGHUP as Ctrl-C) closes the head start, which tears its session down: exit 130."""
     from scanner.pipeline.interrupts import terminate_as_interrupt
 
-    begun = False
+    planned = head_start_options(given, options)
+    begun = planned is not None  # an interrupt from here on ends with the head start's session torn down
     try:
-        with _head_start(given, options) as early, terminate_as_interrupt() if early is not None else nullcontext():
-            begun = early is not None
+        # The signals are caught before the head start's first container is created, so a SIGTERM while it begins
+        # (or while the scan path is imported) tears its session down instead of ending the process at once.
+        with terminate_as_interrupt() if planned is not None else nullcontext(), _head_start(planned) as early:
             return scan_door(options, given, outputs, fail_under, early, run=_run, scan_config=_scan_config)
     except KeyboardInterrupt:
         if not begun:

@@ -57,27 +57,35 @@ def launch_mapping(given: ConfigRun, server_args: list[str], command: str | None
     return mapping
 
 
-def head_start(given: ConfigRun, options: ScanOptions) -> AbstractContextManager[HeadStart | None]:
-    """A package scan's engine connection, session and sink, begun now in a thread, and (unless --no-cache) the
-    resolution and a cached install's server in another (closed on the way out if the scan never took them);
-    nothing for several servers, a remote one or a container image (its own start). Called once every flag and
-    door that can be refused without the scan machinery was read, before it is imported: the door is mapped and
-    the target parsed here to be refused (a known-bad release starts nothing), and both again when scanned."""
+def head_start_options(given: ConfigRun, options: ScanOptions) -> ScanOptions | None:
+    """The options a head start begins a package scan with (the launch command's target, arguments and command
+    mapped), or None: nothing is begun for several servers, a remote one or a container image (its own start), or a
+    known-bad release. Read once every flag and door that can be refused without the scan machinery was read, before
+    it is imported: the door is mapped and the target parsed here to be refused (a known-bad release starts
+    nothing), and both again when scanned."""
     from scanner.pipeline.image_target import is_image_target
     from scanner.pipeline.refusal import known_bad_refusal
     from scanner.pipeline.targets import parse_target
 
     if several(given) or _remote(given) is not None:
-        return nullcontext()
+        return None
     mapping = launch_mapping(given, options.server_args, options.command)
     target = mapping.target if mapping is not None else given.target
     if target is None or is_image_target(target) or known_bad_refusal(parse_target(target),
                                                                       options.config) is not None:
+        return None
+    return _mapped(options, mapping)
+
+
+def head_start(planned: ScanOptions | None) -> AbstractContextManager[HeadStart | None]:
+    """A package scan's engine connection, session and sink, begun now in a thread, and (unless --no-cache) the
+    resolution and a cached install's server in another (closed on the way out if the scan never took them);
+    nothing when `head_start_options` said so (None)."""
+    if planned is None:
         return nullcontext()
     from scanner.pipeline.head_start import HeadStart
 
-    return HeadStart(observe=options.network == "observe", hostname=options.policy.hostname,
-                     options=_mapped(options, mapping))
+    return HeadStart(observe=planned.network == "observe", hostname=planned.policy.hostname, options=planned)
 
 
 def _mapped(options: ScanOptions, mapping: LaunchMapping | None) -> ScanOptions:

@@ -39,6 +39,7 @@ from sandbox.core import engine
 from sandbox.core.errors import SandboxError
 from sandbox.core.session import SandboxSession
 from sandbox.run.sink import LaunchedSink, create_sink
+from scanner.pipeline.interrupts import uninterruptible
 from scanner.pipeline.phase_clock import PhaseClock
 
 if TYPE_CHECKING:
@@ -69,7 +70,11 @@ class HeadStart:
         self.request: Future[InstallRequest] | None = None
         self.server: Future[EarlyServer | None] | None = None
         if options is not None:
-            self._begin_server(options)
+            try:
+                self._begin_server(options)
+            except BaseException:  # an interrupt while its code is imported: the threads' work is torn down here
+                self.close()
+                raise
 
     def client(self) -> docker.DockerClient:
         """The engine client (EngineUnavailable, as engine.connect raises it, when no engine answered)."""
@@ -89,7 +94,8 @@ class HeadStart:
         """Wait for the threads; tear the session down unless a scan took it; close the registry client."""
         self._pool.shutdown(wait=True)
         try:
-            self._tear_down_untaken()
+            with uninterruptible():  # a second signal must not cut the teardown short
+                self._tear_down_untaken()
         finally:
             self._registry.close()
 
