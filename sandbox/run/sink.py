@@ -191,8 +191,12 @@ class LaunchedSink:
 def launch_sink(session: SandboxSession, *, base_image: str = DEFAULT_BASE_IMAGE, progress: ProgressFn | None = None,
                 hostname: str | None = None) -> LaunchedSink:
     """Create the sink container, check its policy as applied, and start it (without waiting for its listeners)."""
-    created = create_sink(session, base_image=base_image, progress=progress, hostname=hostname)
-    session.client.api.start(created.container_id)
+    return start_created(create_sink(session, base_image=base_image, progress=progress, hostname=hostname))
+
+
+def start_created(created: LaunchedSink) -> LaunchedSink:
+    """Start a sink `create_sink` made (without waiting for its listeners: `wait_ready`)."""
+    created.session.client.api.start(created.container_id)
     return created
 
 

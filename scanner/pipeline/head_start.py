@@ -38,7 +38,7 @@ from docker.errors import APIError, DockerException
 from sandbox.core import engine
 from sandbox.core.errors import SandboxError
 from sandbox.core.session import SandboxSession
-from sandbox.run.sink import LaunchedSink, create_sink
+from sandbox.run.sink import LaunchedSink, create_sink, start_created
 from scanner.pipeline.interrupts import uninterruptible
 from scanner.pipeline.phase_clock import PhaseClock
 
@@ -152,5 +152,4 @@ class HeadStart:
         assert self._sink_created is not None
         created = self._sink_created.result()
         with self.clock.phase("sink_start"):
-            created.session.client.api.start(created.container_id)
-        return created
+            return start_created(created)
