@@ -280,7 +280,8 @@ def test_check_sarif_points_at_the_tools_file_and_each_tools_line(tmp_path: Path
 def test_the_cli_does_not_load_the_scan_machinery_to_check() -> None:
     code = ("import sys\nfrom scanner.cli.app import main\nsys.argv = ['mcp-sandbox', 'check', '--explain', 'S1']\n"
             "try:\n    main()\nexcept SystemExit:\n    pass\n"
-            "print(sorted({m.split('.')[0] for m in sys.modules} & {'docker', 'mcp', 'sigstore', 'httpx'}))")
+            "print(sorted({m.split('.')[0] for m, v in sys.modules.items() if v is not None}\n"
+            "             & {'docker', 'mcp', 'sigstore', 'httpx'}))")
     result = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60,
                             env={**os.environ, "PYTHONPATH": str(ROOT)})
     assert result.stdout.strip().splitlines()[-1] == "[]", result.stdout + result.stderr

@@ -16,7 +16,7 @@ from sandbox.version import fast_version, header, installed_version
 
 PROBE = ("import sys\nfrom scanner.cli.app import main\nsys.argv = ['mcp-sandbox', *sys.argv[1:]]\n"
          "try:\n    main()\nexcept SystemExit:\n    pass\n"
-         "print(' '.join(sorted(sys.modules)), file=sys.stderr)")
+         "print(' '.join(sorted(m for m, v in sys.modules.items() if v is not None)), file=sys.stderr)")
 
 
 def _modules(*argv: str, cwd: Path | None = None) -> set[str]:
@@ -129,7 +129,8 @@ def test_the_terminal_reads_no_emoji_table(tmp_path: Path) -> None:
 
 BEFORE_HEAD_START = ("import os, sys\nclass Stop:\n    def find_spec(self, name, path=None, target=None):\n"
                      "        if name == 'scanner.pipeline.head_start':\n"
-                     "            print('BEGINS ' + ' '.join(sorted(sys.modules)), file=sys.stderr, flush=True)\n"
+                     "            print('BEGINS ' + ' '.join(sorted(m for m, v in sys.modules.items() if v is not None)), "
+                     "file=sys.stderr, flush=True)\n"
                      "            os._exit(0)\n"
                      "sys.meta_path.insert(0, Stop())\n" + PROBE)
 LATER = ("httpx", "rich", "mcp", "cryptography", "sigstore", "jsonschema", "docker", "packaging",
@@ -192,3 +193,24 @@ def test_the_local_scan_path_imports_no_wire_probe_and_no_npm_signature_checks()
                            "scanner.conformance.http_discovery", "scanner.conformance.http_wire",
                            "scanner.provenance.npm", "scanner.provenance.npm_attestations",
                            "scanner.provenance.sigstore_identity", "scanner.signing", "sigstore", "tuf")) == set()
+
+
+def test_the_cli_never_loads_httpx_command_line_client() -> None:
+    """httpx imports its own command-line client (rich's console, progress, syntax and table, and pygments) when it
+    finds them installed; the CLI blocks that optional import (scanner/cli/app.py UNUSED_OPTIONAL_MODULES), so the
+    registry client loads without them, and httpx's own fallback `main` stands in."""
+    code = ("import sys\nfrom scanner.cli.app import main\nsys.argv = ['mcp-sandbox', '--version']\n"
+            "try:\n    main()\nexcept SystemExit:\n    pass\n"
+            "import httpx\nclient = httpx.Client()\nclient.close()\n"
+            "print(sys.modules['httpx._main'], 'pygments' in sys.modules, 'rich.syntax' in sys.modules,\n"
+            "      httpx.main.__module__)")
+    result = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)
+    assert result.stdout.split("\n")[-2].split() == ["None", "False", "False", "httpx"], result.stderr
+
+
+def test_without_the_block_httpx_would_load_its_client() -> None:
+    """The near miss: the same import without the CLI's block loads httpx's command-line client and pygments (so
+    the block above is what keeps them out)."""
+    code = "import sys\nimport httpx\nprint('httpx._main' in sys.modules and sys.modules['httpx._main'] is not None)"
+    result = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)
+    assert result.stdout.strip() == "True", result.stderr

@@ -12,7 +12,8 @@ import time
 from dataclasses import dataclass, field
 from typing import Any
 
-from docker.errors import APIError
+import requests
+from docker.errors import APIError, NotFound
 
 from sandbox.core.errors import PolicyNotApplied
 from sandbox.core.session import SandboxSession
@@ -25,8 +26,7 @@ ATTACH_PARAMS = {"stdin": 1, "stdout": 1, "stderr": 1, "stream": 1}
 EOF_GRACE = 2.0  # how long a server may take to exit once its stdin closed
 TERM_GRACE = 2.0  # then once it got SIGTERM
 KILL_WAIT = 5.0  # then once it got SIGKILL (the session's teardown removes it anyway)
-POLL_SECONDS = 0.1  # the longest wait between two looks at whether the server exited (the first ones come sooner)
-FIRST_POLL_SECONDS = 0.01
+RETRY_SECONDS = 0.1  # before the engine's wait is asked again, when it failed with time left
 NO_LOG = {"Type": "none", "Config": {}}
 STDERR_TAIL_LINES = 40
 
@@ -136,16 +136,24 @@ def end_server(session: SandboxSession, server: RunningServer, *, exited_before:
 
 
 def _wait_exit(session: SandboxSession, container_id: str, grace: float) -> int | None:
-    """The exit code once the server exited, None if it still runs after `grace` seconds. Looked at soon after the
-    step (a server usually exits within a few tenths of a second of EOF), then every POLL_SECONDS at most."""
+    """The exit code once the server exited, None if it still runs after `grace` seconds. The engine's wait answers
+    as the container stops, so the exit is seen at once (a server usually exits within a few tenths of a second of
+    EOF). A wait that failed before the grace ran out (the engine's error) is tried again RETRY_SECONDS later; what
+    no wait said is asked of the container's state."""
     deadline = time.monotonic() + grace
-    delay = FIRST_POLL_SECONDS
-    while True:
-        code = exit_code(session, container_id)
-        if code is not None or time.monotonic() >= deadline:
+    while (left := deadline - time.monotonic()) > 0:
+        try:
+            answer = session.client.api.wait(container_id, timeout=left, condition="not-running")
+        except NotFound:  # gone: no exit code to read
+            return None
+        except (APIError, requests.exceptions.ConnectionError):  # no answer, or the grace ran out (a read timeout)
+            time.sleep(min(RETRY_SECONDS, max(0.0, deadline - time.monotonic())))
+            continue
+        code = answer.get("StatusCode") if isinstance(answer, dict) else None
+        if isinstance(code, int):
             return code
-        time.sleep(min(delay, max(0.0, deadline - time.monotonic())))
-        delay = min(delay * 1.5, POLL_SECONDS)
+        break
+    return exit_code(session, container_id)
 
 
 def exit_code(session: SandboxSession, container_id: str) -> int | None:

@@ -13,7 +13,9 @@ Both containers are created through the `SandboxSession`, so its teardown (and `
 from __future__ import annotations
 
 import base64
+import threading
 import time
+from collections.abc import Iterable
 from concurrent.futures import Future
 from dataclasses import dataclass, field
 from typing import Any
@@ -31,6 +33,7 @@ from sandbox.core.session import SandboxSession
 SINK_ROLE = "sink"
 SINK_UID = 10003
 READY_TIMEOUT_SECONDS = 30.0
+READY_SCAN_BYTES = 1024 * 1024  # of one unfinished log line read while waiting for `ready`
 # Only what setup.sh needs: NET_ADMIN for the address, route and nftables rules; SETUID/SETGID/SETPCAP for setpriv to
 # drop to uid 10003 and empty the bounding set. The listener itself runs with no capability at all.
 SINK_CAPABILITIES = ["NET_ADMIN", "SETGID", "SETPCAP", "SETUID"]
@@ -247,23 +250,39 @@ def _check_sink_policy(inspect: dict[str, Any]) -> None:
 
 
 def _wait_ready(session: SandboxSession, container_id: str, timeout: float) -> dict[str, Any]:
+    """The listener's `ready` line, read off the sink's log as the engine writes it (one follow stream, no polling:
+    the server starts as soon as the sink is ready); SandboxError when the sink exited first or `timeout` passed."""
     api = session.client.api
-    deadline = time.monotonic() + timeout
-    delay = 0.01
-    while True:
-        raw = api.logs(container_id, stdout=True, stderr=False)
-        for line in _parse_lines(raw):
+    stream = api.logs(container_id, stdout=True, stderr=False, stream=True, follow=True)
+    timer = threading.Timer(timeout, stream.close)  # ends the iteration below at the deadline
+    timer.start()
+    try:
+        ready = _ready_line(stream)
+    finally:
+        timer.cancel()
+        stream.close()
+    if ready is not None:
+        _check_ready(ready)
+        return ready
+    state = api.inspect_container(container_id).get("State") or {}
+    if not state.get("Running"):
+        err = api.logs(container_id, stdout=False, stderr=True).decode("utf-8", "replace").strip()
+        raise SandboxError(f"the egress sink exited ({state.get('ExitCode')}) before it was ready: {err[-500:]}")
+    raise SandboxError(f"the egress sink was not ready after {timeout:.0f} s")
+
+
+def _ready_line(chunks: Iterable[bytes]) -> dict[str, Any] | None:
+    """The first `ready` event among the log lines `chunks` carry (a line may span chunks), or None when they end
+    first (the sink exited, or the stream was closed). Lines before it are bounded by READY_SCAN_BYTES."""
+    pending = b""
+    for chunk in chunks:
+        *lines, pending = (pending + chunk).split(b"\n")
+        for line in _parse_lines(b"\n".join(lines)):
             if line.get("kind") == "ready":
-                _check_ready(line)
                 return line
-        state = api.inspect_container(container_id).get("State") or {}
-        if not state.get("Running") and state.get("Status") != "created":
-            err = api.logs(container_id, stdout=False, stderr=True).decode("utf-8", "replace").strip()
-            raise SandboxError(f"the egress sink exited ({state.get('ExitCode')}) before it was ready: {err[-500:]}")
-        if time.monotonic() > deadline:
-            raise SandboxError(f"the egress sink was not ready after {timeout:.0f} s")
-        time.sleep(delay)
-        delay = min(delay * 1.5, 0.2)
+        if len(pending) > READY_SCAN_BYTES:
+            return None
+    return next((line for line in _parse_lines(pending) if line.get("kind") == "ready"), None)
 
 
 def _check_ready(ready: dict[str, Any]) -> None:
