@@ -7,6 +7,7 @@ import signal
 import subprocess
 import sys
 import time
+from pathlib import Path
 
 _CHILD = """
 import signal, sys, time
@@ -53,3 +54,56 @@ def test_sighup_is_still_ignored_under_nohup() -> None:
 
 def test_sighup_interrupts_without_nohup() -> None:
     assert _run(signal.SIGHUP, ignore=()) == (130, "interrupted")
+
+
+_EXEC_CHILD = """
+import sys
+from scanner.pipeline.interrupts import terminate_as_interrupt
+try:
+    with terminate_as_interrupt():
+        print("ready", flush=True)
+        while True:
+            exec("for _ in range(200_000): pass")  # nearly all of its time in code run from a string
+except KeyboardInterrupt:
+    print("interrupted", flush=True)
+    sys.exit(130)
+"""
+
+
+def _exec_child(tmp_path: Path, source: str, send: signal.Signals) -> tuple[int, str]:
+    """Run `source` as `python -m` (the scanner's own way: the flag below decides a `-m` run's exit, while a
+    `-c` or file run exits from SystemExit first), signal it once it is in its loop."""
+    (tmp_path / "exec_child.py").write_text(source)
+    child = subprocess.Popen([sys.executable, "-m", "exec_child"], stdout=subprocess.PIPE, text=True, cwd=tmp_path)
+    assert child.stdout is not None and child.stdout.readline().strip() == "ready"
+    time.sleep(0.05)
+    child.send_signal(send)
+    out, _ = child.communicate(timeout=30)
+    return child.returncode, out.strip()
+
+
+def test_a_sigterm_inside_code_run_from_a_string_still_exits_130(tmp_path: Path) -> None:
+    """CPython 3.11 ends a process with SIGINT at exit (returncode -2) once a KeyboardInterrupt left code exec'd
+    from a string, even if it was caught: the handler sends the signal again when that code has returned."""
+    for _ in range(3):
+        assert _exec_child(tmp_path, _EXEC_CHILD, signal.SIGTERM) == (130, "interrupted")
+
+
+def test_the_near_miss_a_keyboard_interrupt_leaving_exec_ends_the_process_with_sigint(tmp_path: Path) -> None:
+    """Why: the same child with the interrupt raised where it lands (SIGINT's default handler) exits -2 although it
+    printed that it caught it."""
+    plain = _EXEC_CHILD.replace("terminate_as_interrupt()", "__import__('contextlib').nullcontext()")
+    assert _exec_child(tmp_path, plain, signal.SIGINT) == (-signal.SIGINT, "interrupted")
+
+
+def test_only_an_inner_frame_of_string_code_counts() -> None:
+    from scanner.pipeline.interrupts import inside_string_code
+
+    frames: list[object] = []
+    exec("frames.append(sys._getframe())", {"frames": frames, "sys": sys})
+    assert inside_string_code(frames[0]) is True  # type: ignore[arg-type]
+    assert inside_string_code(sys._getframe()) is False
+    outermost = sys._getframe()
+    while outermost.f_back is not None:
+        outermost = outermost.f_back
+    assert inside_string_code(outermost) is False  # a `python -c` program is string code itself
