@@ -258,6 +258,8 @@ def _wait_ready(session: SandboxSession, container_id: str, timeout: float) -> d
     timer.start()
     try:
         ready = _ready_line(stream)
+    except (OSError, ValueError):  # the stream broke (the engine went away) or was closed mid-read at the deadline
+        ready = None
     finally:
         timer.cancel()
         stream.close()
