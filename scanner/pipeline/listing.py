@@ -3,7 +3,7 @@ the same session, then close the attach and read what the server left (stderr ta
 
 from __future__ import annotations
 
-from collections.abc import Awaitable, Callable
+from collections.abc import Callable
 from contextlib import nullcontext
 from dataclasses import dataclass
 
@@ -14,7 +14,7 @@ from sandbox.core.session import SandboxSession
 from sandbox.core.untrusted import decode_bytes
 from sandbox.run import server as run
 from sandbox.run.attach import AttachedStdio
-from scanner.pipeline.inventory import AfterListing, Inventory, Timeouts, collect
+from scanner.pipeline.inventory import Inventory, Timeouts, collect
 from scanner.pipeline.phase_clock import PhaseClock
 from scanner.pipeline.scan_options import Progress
 from scanner.pipeline.server_start import StartedServer
@@ -36,8 +36,9 @@ class Listing:
 def list_and_probe(session: SandboxSession, started: StartedServer, timeouts: Timeouts, progress: Progress,
                    before_probes: Callable[[], None] | None = None, clock: PhaseClock | None = None,
                    session_ended: Callable[[Inventory, probe_phase.ProbePhaseResult], None] | None = None) -> Listing:
-    """`before_probes` runs (in a thread) after the listing, before the first probe call: the scan waits there for
-    the second server it listed beside this one, so that server is gone before any call is watched.
+    """`before_probes` runs (in a thread) after the listing, beside the probes' start-up record and before the first
+    probe call: the scan waits there for the second server it listed beside this one, so that server is gone before
+    any call is watched.
     `session_ended` gets the listing and the probes once the MCP session is closed, before the server's end is
     waited for (the scan starts their analysis there, beside that wait)."""
     clock = clock or PhaseClock()
@@ -47,10 +48,8 @@ def list_and_probe(session: SandboxSession, started: StartedServer, timeouts: Ti
     with clock.phase("seed") if started.seeded is None else nullcontext():  # seeded in the head start: timed there
         after_listing, probed = probe_phase.make_after_listing(
             session, server, started.plan, started.restart, startup_timeout=timeouts.startup,
-            request_timeout=timeouts.request, progress=progress, drain_egress=started.drain, seeded=started.seeded)
-    if after_listing is not None and before_probes is not None:
-        after_listing = AfterListing(run=_waiting_for(before_probes, after_listing.run),
-                                     on_message=after_listing.on_message)
+            request_timeout=timeouts.request, progress=progress, drain_egress=started.drain, seeded=started.seeded,
+            before_probes=before_probes)
     progress("listing tools")
     try:
         inventory = anyio.run(collect, stdio, health, timeouts, server.started_at, after_listing)
@@ -71,14 +70,6 @@ def list_and_probe(session: SandboxSession, started: StartedServer, timeouts: Ti
         ending = run.end_server(session, last, exited_before=exited_before)
     return Listing(inventory=inventory, health=health, probed=probed, stderr=stderr, stderr_truncated=stderr_truncated,
                    exit_code=code, ending=ending)
-
-
-def _waiting_for(before: Callable[[], None],
-                 probes: Callable[[Client, Inventory], Awaitable[None]]) -> Callable[[Client, Inventory], Awaitable[None]]:
-    async def run_after(client: Client, inventory: Inventory) -> None:
-        await anyio.to_thread.run_sync(before)
-        await probes(client, inventory)
-    return run_after
 
 
 def _clock_listing(clock: PhaseClock, inventory: Inventory, probed: probe_phase.ProbePhaseResult) -> None:

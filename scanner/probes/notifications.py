@@ -13,6 +13,7 @@ from scanner.report.model import NotificationSeen
 
 MAX_METHODS = 50  # distinct methods kept; later new ones are only counted in `dropped`
 PARAMS_PREVIEW_CHARS = 300
+LIST_CHANGED = "notifications/tools/list_changed"
 
 
 def params_preview(params: Any) -> str:
@@ -28,6 +29,15 @@ def params_preview(params: Any) -> str:
 class NotificationLog:
     seen: dict[str, NotificationSeen] = field(default_factory=dict)
     dropped: int = 0  # notifications of methods past MAX_METHODS
+
+    def note(self, message: Any) -> bool:
+        """Record a message the MCP client's message_handler was given (an exception there is not one); True when it
+        is notifications/tools/list_changed."""
+        if isinstance(message, Exception):
+            return False
+        params = getattr(message, "params", None)
+        self.record(message.method, params.model_dump(mode="json", by_alias=True, exclude_none=True) if params else None)
+        return message.method == LIST_CHANGED
 
     def record(self, method: str, params: Any) -> None:
         entry = self.seen.get(method)

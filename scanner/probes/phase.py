@@ -15,6 +15,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
+import anyio
 from mcp import Client
 
 from sandbox.run.observe import ObserveError
@@ -68,12 +69,14 @@ def make_after_listing(session: SandboxSession, server: RunningServer, plan: Pro
                        restart: Callable[[], RunningServer], *, startup_timeout: float = 60.0,
                        request_timeout: float = 30.0, progress: Progress = lambda _: None,
                        drain_egress: Callable[[str], list[dict[str, Any]]] | None = None,
-                       seeded: Seeded | None = None) -> tuple[AfterListing | None, ProbePhaseResult]:
+                       seeded: Seeded | None = None,
+                       before_probes: Callable[[], None] | None = None) -> tuple[AfterListing | None, ProbePhaseResult]:
     """Seed the running sandbox now (before the handshake) and return the hook `collect` runs after listing.
 
     `drain_egress` (the egress sink, when the run is in "observe" mode) returns the attempts logged for a container
     since the last call; each call's record gets them, and B2 reports them. `seeded`: the server was seeded already
-    (by the head start, with this plan): its Watch and baseline are taken over, its failure reported as seeding's."""
+    (by the head start, with this plan): its Watch and baseline are taken over, its failure reported as seeding's.
+    `before_probes` runs in a thread beside the start-up record's looks, and ends before the first probe call."""
     holder = ProbePhaseResult(options=plan.options, cpus=plan.policy.nano_cpus / 1e9)
     if not plan.options.enabled or plan.canaries is None or plan.workspace is None:
         return None, holder
@@ -92,9 +95,13 @@ def make_after_listing(session: SandboxSession, server: RunningServer, plan: Pro
         return None, holder
     runner = ProbeRunner(access, plan.options, baseline, progress, watched)
 
+    async def before_first_call() -> None:
+        if before_probes is not None:
+            await anyio.to_thread.run_sync(before_probes)
+
     async def after_listing(client: Client, inventory: Inventory) -> None:
         holder.tools = list(inventory.tools)
-        holder.outcome = await runner.run(client, inventory.tools)
+        holder.outcome = await runner.run(client, inventory.tools, before_first_call)
 
     return AfterListing(run=after_listing, on_message=runner.on_message), holder
 

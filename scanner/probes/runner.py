@@ -15,7 +15,6 @@ from contextlib import AsyncExitStack
 from typing import Any
 
 import anyio
-import mcp_types
 from mcp import Client
 from mcp.client import IncomingMessage
 from docker.errors import APIError
@@ -80,14 +79,19 @@ class ProbeRunner:
 
     # ---- the phase ---------------------------------------------------------------------------------------------------
 
-    async def run(self, client: Client, tools: list[dict[str, Any]]) -> ProbeOutcome:
+    async def run(self, client: Client, tools: list[dict[str, Any]],
+                  before_first_call: Callable[[], Awaitable[None]] | None = None) -> ProbeOutcome:
+        """Every planned call; `before_first_call` is awaited beside the start-up record (its looks watch this sandbox)."""
         began = time.monotonic()
         self.client = client
         self.current_tools = list(tools)
         self.outcome.tools_before = list(tools)
         self.outcome.ran = True
         try:
-            await self._startup_record()
+            async with anyio.create_task_group() as group:
+                if before_first_call is not None:
+                    group.start_soon(before_first_call)
+                await self._startup_record()
             plan = plan_calls(tools, self.access.manifest, fixtures=self.options.fixtures,
                               no_destructive=self.options.no_destructive,
                               with_error_probes=self.options.error_probes, max_calls=self.options.max_calls)
@@ -371,12 +375,7 @@ class ProbeRunner:
         """The MCP client's message handler (given to every Client of the phase, the inventory's included): records
         every server notification by method (for the report), and counts notifications/tools/list_changed once
         probing runs; the re-list after each call finds what changed (P8)."""
-        if isinstance(message, Exception):
-            return
-        params = getattr(message, "params", None)
-        self.outcome.notifications.record(message.method, params.model_dump(mode="json", by_alias=True,
-                                                                            exclude_none=True) if params else None)
-        if self.outcome.ran and isinstance(message, mcp_types.ToolListChangedNotification):
+        if self.outcome.notifications.note(message) and self.outcome.ran:
             self.outcome.list_changed_notifications += 1
 
     async def _fetch_tools(self) -> Tools | None:
