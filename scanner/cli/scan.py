@@ -260,14 +260,17 @@ def _probe_options(no_probes: bool, no_destructive: bool, no_error_probes: bool,
 
 
 def _run(options: ScanOptions, early: HeadStart | None = None) -> Report:
-    """The scan, with a spinner on stderr; Ctrl-C after the sandbox is torn down is exit 130. `early`: the engine
-    work begun before the scan machinery was imported (`_head_start`)."""
-    from rich.console import Console
-
+    """The scan, with a spinner on stderr when it can show (scanner/cli/spinner.py); Ctrl-C after the sandbox is
+    torn down is exit 130. `early`: the engine work begun before the scan machinery was imported (`_head_start`)."""
+    from scanner.cli.spinner import spinner_shows
     from scanner.pipeline.image_scan import run_target
 
-    console = Console(stderr=True, highlight=False)
     try:
+        if not spinner_shows(sys.stderr):
+            return run_target(options, progress=lambda _step: None, head_start=early)
+        from rich.console import Console
+
+        console = Console(stderr=True, highlight=False)
         with console.status("scanning", spinner="dots") as status:
             return run_target(options, progress=lambda step: status.update(step), head_start=early)
     except KeyboardInterrupt:

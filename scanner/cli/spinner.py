@@ -1,0 +1,24 @@
+"""Whether the scan's spinner would show: rich draws it on stderr only when that is a terminal (or when
+TTY_COMPATIBLE, FORCE_COLOR or TTY_INTERACTIVE say to treat it as one); otherwise not a character of it is written.
+Asked before rich is imported, so a scan whose stderr is a log or a pipe (CI, `2>file`) does not load rich for a
+spinner nobody sees (rich's console, live display and spinners: ~25 ms of its start-up)."""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Mapping
+from typing import TextIO
+
+# rich's own overrides of its terminal detection (rich.console.Console.is_terminal / is_interactive): with any of
+# them set, rich decides
+RICH_TERMINAL_ENV = ("TTY_COMPATIBLE", "FORCE_COLOR", "TTY_INTERACTIVE")
+
+
+def spinner_shows(stream: TextIO, environ: Mapping[str, str] = os.environ) -> bool:
+    """True unless `stream` is surely not a terminal rich would draw on (then the spinner writes nothing)."""
+    if any(name in environ for name in RICH_TERMINAL_ENV):
+        return True
+    try:
+        return bool(stream.isatty())
+    except (AttributeError, ValueError):  # no isatty, or a closed stream: rich treats both as no terminal
+        return False
