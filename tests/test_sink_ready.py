@@ -54,30 +54,35 @@ def test_a_started_sink_is_ready_with_its_privileges_dropped(docker_client, no_l
         session.teardown()
 
 
-@pytest.mark.docker
-def test_a_container_that_exits_before_ready_says_so_with_its_stderr(docker_client, no_leftovers) -> None:
+@pytest.fixture
+def started(docker_client, no_leftovers):
+    """A session torn down after the test, and a starter of plain containers in the sink's role: (session, start)."""
     session = SandboxSession(docker_client)
-    try:
-        container = session.create_container(
-            egress.SINK_ROLE, image="debian:trixie-slim",
-            command=["sh", "-c", "echo not-ready; echo listener failed >&2; exit 3"])
+
+    def start(script: str) -> str:
+        container = session.create_container(egress.SINK_ROLE, image="debian:trixie-slim", command=["sh", "-c", script])
         docker_client.api.start(container)
-        with pytest.raises(SandboxError, match=r"exited \(3\) before it was ready: listener failed"):
-            egress._wait_ready(session, container, timeout=20.0)
+        return container
+
+    try:
+        yield session, start
     finally:
         session.teardown()
 
 
 @pytest.mark.docker
-def test_a_container_that_never_gets_ready_times_out_at_the_deadline(docker_client, no_leftovers) -> None:
-    session = SandboxSession(docker_client)
-    try:
-        container = session.create_container(egress.SINK_ROLE, image="debian:trixie-slim",
-                                             command=["sh", "-c", "echo starting; sleep 60"])
-        docker_client.api.start(container)
-        began = time.monotonic()
-        with pytest.raises(SandboxError, match="not ready after 1 s"):
-            egress._wait_ready(session, container, timeout=1.0)
-        assert 0.9 < time.monotonic() - began < 10
-    finally:
-        session.teardown()
+def test_a_container_that_exits_before_ready_says_so_with_its_stderr(started) -> None:
+    session, start = started
+    container = start("echo not-ready; echo listener failed >&2; exit 3")
+    with pytest.raises(SandboxError, match=r"exited \(3\) before it was ready: listener failed"):
+        egress._wait_ready(session, container, timeout=20.0)
+
+
+@pytest.mark.docker
+def test_a_container_that_never_gets_ready_times_out_at_the_deadline(started) -> None:
+    session, start = started
+    container = start("echo starting; sleep 60")
+    began = time.monotonic()
+    with pytest.raises(SandboxError, match="not ready after 1 s"):
+        egress._wait_ready(session, container, timeout=1.0)
+    assert 0.9 < time.monotonic() - began < 10

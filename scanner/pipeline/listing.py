@@ -8,7 +8,6 @@ from contextlib import nullcontext
 from dataclasses import dataclass
 
 import anyio
-from mcp import Client
 
 from sandbox.core.session import SandboxSession
 from sandbox.core.untrusted import decode_bytes

@@ -13,6 +13,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass, field
+from functools import partial
 from typing import Any
 
 import anyio
@@ -95,9 +96,8 @@ def make_after_listing(session: SandboxSession, server: RunningServer, plan: Pro
         return None, holder
     runner = ProbeRunner(access, plan.options, baseline, progress, watched)
 
-    async def before_first_call() -> None:
-        if before_probes is not None:
-            await anyio.to_thread.run_sync(before_probes)
+    # the wait, in a thread, that the runner awaits beside its start-up record
+    before_first_call = partial(anyio.to_thread.run_sync, before_probes) if before_probes is not None else None
 
     async def after_listing(client: Client, inventory: Inventory) -> None:
         holder.tools = list(inventory.tools)
