@@ -3,11 +3,16 @@ and a process started under `nohup` keeps ignoring SIGHUP. Real processes and re
 
 from __future__ import annotations
 
+import os
 import signal
 import subprocess
 import sys
 import time
 from pathlib import Path
+
+import pytest
+
+from scanner.pipeline.interrupts import terminate_as_interrupt, uninterruptible
 
 _CHILD = """
 import signal, sys, time
@@ -107,3 +112,50 @@ def test_only_an_inner_frame_of_string_code_counts() -> None:
     while outermost.f_back is not None:
         outermost = outermost.f_back
     assert inside_string_code(outermost) is False  # a `python -c` program is string code itself
+
+
+# uninterruptible(): the signals a critical section holds, in this process (its main thread), with real signals.
+
+def _signalled_inside(*, redeliver: bool = True, then: BaseException | None = None) -> list[str]:
+    """A section that gets SIGTERM (as a scan ending by SIGTERM gets it) and goes on; what it reached, in order."""
+    reached: list[str] = []
+    with terminate_as_interrupt():
+        try:
+            with uninterruptible(redeliver=redeliver):
+                os.kill(os.getpid(), signal.SIGTERM)
+                time.sleep(0.05)  # the handler has run by now (it runs between bytecodes of this thread)
+                reached.append("section ended")
+                if then is not None:
+                    raise then
+            reached.append("after the section")
+        except KeyboardInterrupt:
+            reached.append("interrupted")
+        except ValueError:
+            reached.append("its error")
+    return reached
+
+
+def test_a_signal_held_by_a_section_ends_the_scan_once_the_section_is_over() -> None:
+    assert _signalled_inside() == ["section ended", "interrupted"]
+
+
+def test_a_section_that_raised_keeps_its_error_and_drops_the_held_signal() -> None:
+    assert _signalled_inside(then=ValueError("teardown failed")) == ["section ended", "its error"]
+
+
+def test_a_section_of_a_scan_ending_already_drops_the_held_signal() -> None:
+    assert _signalled_inside(redeliver=False) == ["section ended", "after the section"]
+
+
+def test_a_section_inside_a_section_hands_its_signal_to_the_outer_one() -> None:
+    reached: list[str] = []
+    with terminate_as_interrupt(), pytest.raises(KeyboardInterrupt):
+        with uninterruptible():
+            with uninterruptible():
+                os.kill(os.getpid(), signal.SIGTERM)
+                time.sleep(0.05)
+            reached.append("inner ended")
+            time.sleep(0.05)
+            reached.append("outer ended")
+    assert reached == ["inner ended", "outer ended"]
+    assert signal.getsignal(signal.SIGINT) is signal.default_int_handler  # every handler back as it was

@@ -15,8 +15,9 @@ before it submits that, while the registry answers; the first thread runs only c
 
 `run_scan(..., head_start=...)` takes the session over (`take`) once the target is resolved, and from then on the
 session is the scan's: its teardown removes the sink and the servers as it removes every container. A scan that
-never takes it (the target was refused, the resolution failed, a flag was bad, Ctrl-C during the imports) closes it:
-`close` waits for the threads and tears the session down, so nothing is left behind. A process killed before that
+never takes it (the target was refused, the resolution failed, a flag was bad, Ctrl-C during the imports), or was
+interrupted before it tore it down, closes it: `close` halts the session, waits for the threads and tears the session
+down, with the signals held, so nothing is left behind. A process killed before that
 (SIGTERM during the imports ends it at once) leaves containers labelled with its session, which the next scan's gc
 sweep (or `mcp-sandbox gc`) removes once this process is gone. A failure in a thread (no engine, a sink that did
 not start, a resolution the registry refused) is raised where the scan asks for what failed, as it was when the
@@ -73,7 +74,7 @@ class HeadStart:
             try:
                 self._begin_server(options)
             except BaseException:  # an interrupt while its code is imported: the threads' work is torn down here
-                self.close()
+                self.close(ending=True)
                 raise
 
     def client(self) -> docker.DockerClient:
@@ -90,29 +91,43 @@ class HeadStart:
         self._taken = True
         return session
 
-    def close(self) -> None:
-        """Wait for the threads; tear the session down unless a scan took it; close the registry client."""
-        self._pool.shutdown(wait=True)
+    def close(self, *, ending: bool = False) -> None:
+        """Tear the session down unless the scan did: halt it (no thread creates a container any more, and a thread
+        waiting on one returns now), wait for the threads, then remove what they made; close the registry client.
+        All of it with the signals held, so a second signal cannot leave a thread creating what nothing removes;
+        `ending`: the scan is ending already (an interrupt, an error), so a signal held meanwhile is dropped."""
         try:
-            with uninterruptible():  # a second signal must not cut the teardown short
-                self._tear_down_untaken()
+            with uninterruptible(redeliver=not ending):
+                session = self._untorn_session()
+                if session is not None:
+                    session.halt()
+                self._pool.shutdown(wait=True)
+                self._tear_down(session)
         finally:
             self._registry.close()
 
     def __enter__(self) -> HeadStart:
         return self
 
-    def __exit__(self, *exc: object) -> None:
-        self.close()
+    def __exit__(self, exc_type: type[BaseException] | None, *exc: object) -> None:
+        self.close(ending=exc_type is not None)
 
-    def _tear_down_untaken(self) -> None:
-        if self._taken or self._session.exception() is not None:
+    def _untorn_session(self) -> SandboxSession | None:
+        """The session, unless its engine never answered or the scan that took it tore it down (a scan interrupted
+        as it took it over has not: that one is torn down here)."""
+        if self._session.exception() is not None:
+            return None
+        session = self._session.result()
+        return session if session.teardown_result is None else None
+
+    def _tear_down(self, session: SandboxSession | None) -> None:
+        if session is None:
             return
         early = self.server
-        if early is not None and early.exception() is None and early.result() is not None:
+        if not self._taken and early is not None and early.exception() is None and early.result() is not None:
             early.result().close()  # type: ignore[union-attr]
         try:
-            self._session.result().teardown()
+            session.teardown()
         except (APIError, DockerException, SandboxError):
             pass  # an engine that stopped answering: gc sweeps the labelled containers once this process is gone
 

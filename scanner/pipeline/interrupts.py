@@ -59,13 +59,22 @@ def terminate_as_interrupt() -> Iterator[None]:
 
 
 @contextmanager
-def uninterruptible() -> Iterator[None]:
-    """Hold SIGINT/SIGTERM/SIGHUP off for a short critical section (teardown); they are not lost for the process's
-    exit code, since the scan is already ending."""
-    sigs = (signal.SIGINT, *_CATCH)
-    previous = {sig: signal.signal(sig, signal.SIG_IGN) for sig in sigs}
+def uninterruptible(*, redeliver: bool = True) -> Iterator[None]:
+    """Hold SIGINT/SIGTERM/SIGHUP off for a critical section: the wait for a scan's threads and its teardown, which a
+    second signal must not cut short (the threads would then create what no teardown removes). A signal held
+    meanwhile is delivered, once, to the handler it would have met, after the section ended normally (Ctrl-C during
+    a clean teardown still ends the scan); not when the section raised, or with `redeliver` False: the scan is
+    ending already. Main thread only, as every signal handler."""
+    held: list[int] = []
+
+    def hold(signum: int, _frame: FrameType | None) -> None:
+        held.append(signum)
+
+    previous = {sig: signal.signal(sig, hold) for sig in (signal.SIGINT, *_CATCH)}
     try:
         yield
     finally:
         for sig, handler in previous.items():
-            signal.signal(sig, handler)
+            signal.signal(sig, handler)  # type: ignore[arg-type]
+    for sig in dict.fromkeys(held) if redeliver else ():
+        signal.raise_signal(sig)

@@ -50,7 +50,7 @@ from scanner.pipeline.conformance import check_conformance
 from scanner.pipeline.early_server import EarlyServer
 from scanner.pipeline.installation import install_info, install_server, installation_of, runtime_image
 from scanner.pipeline.head_start import HeadStart
-from scanner.pipeline.interrupts import terminate_as_interrupt
+from scanner.pipeline.interrupts import terminate_as_interrupt, uninterruptible
 from scanner.pipeline.inventory import Inventory
 from scanner.pipeline.launch import choose_command
 from scanner.pipeline.lint import lint
@@ -135,9 +135,10 @@ def in_session(parts: ScanParts, client: docker.DockerClient, pool: ThreadPoolEx
         session.halt()
         raise
     finally:
-        running.settle()  # no thread of this scan creates a container once teardown has begun
-        _provenance_after_failure(parts, running)
-        parts.teardown = tear_down_after(session, parts)
+        with uninterruptible():  # a second signal must not cut short the wait for the threads or the teardown
+            running.settle()  # no thread of this scan creates a container once teardown has begun
+            _provenance_after_failure(parts, running)
+            parts.teardown = tear_down_after(session, parts)
         parts.total_seconds = round(time.monotonic() - began, 3)
 
 
