@@ -8,7 +8,7 @@ from typing import Any
 
 from sandbox.run.workspace_seed import seed_manifest
 from scanner.probes.call_order import order_tools
-from scanner.probes.harvest import MAX_VALUES, harvest
+from scanner.probes.harvest import MAX_PROSE_CHARS, MAX_VALUES, harvest
 from scanner.probes.id_reuse import IdPool, fill_from_pool
 from scanner.probes.model import ProbeCall, result_from_call
 from scanner.probes.plan import plan_calls
@@ -60,6 +60,17 @@ def test_harvesting_is_bounded_in_count_depth_and_non_json_text():
     assert harvest(text(deep), "t") == []
     assert harvest(text("{not json, id: abc-1"), "t")[0].value == "abc-1"
     assert harvest({"content": [{"type": "text", "text": "[" * 100_000}]}, "t") == []
+
+
+def test_plain_text_is_searched_for_pairs_in_its_first_whole_lines_only():
+    line = "2024-01-01T00:00:01Z INFO worker-1 processed job 1 in 1 ms\n"  # no pair: the seeded log's lines
+    filler = line * (MAX_PROSE_CHARS // len(line) - 2)
+    assert [h.value for h in harvest(text(filler + "job_id: early-7\n" + filler * 20), "read_file")] == ["early-7"]
+    assert harvest(text(filler * 2 + "job_id: late-7\n"), "read_file") == []  # past the bound: not searched
+    # A line that the bound would cut is not searched at all: its value is not harvested cut short.
+    cut = filler + "x" * (MAX_PROSE_CHARS - len(filler) - 20) + "\njob_id: " + "a1" * 20 + "\n"
+    assert len(cut) > MAX_PROSE_CHARS > cut.index("job_id")
+    assert harvest(text(cut), "read_file") == []
 
 
 # ---- matching --------------------------------------------------------------------------------------------------------

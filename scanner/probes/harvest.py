@@ -1,9 +1,11 @@
 """Identifiers the server returned: what a successful call's result holds under id-like keys (`id`, `note_id`,
 `noteId`, `uuid`, `key`, `slug`, `name`, `uri`, …), for later calls to reuse (id_reuse).
 
-Read from `structuredContent` and from text blocks that are JSON, plus `key: value` lines of plain text and the uri
-of resource links. Everything here is untrusted and bounded: a few levels deep, a few thousand nodes, a few dozen
-values per result, short single-line strings and safe integers only. A value that names a host (a URL, an e-mail
+Read from `structuredContent` and from text blocks that are JSON, plus `key: value` lines of plain text (its first
+MAX_PROSE_CHARS: the search costs ~30 ms a megabyte, in the probes' event loop, and the seeded 1.2 MB log that read
+tools return in full cost server-filesystem's scan 75 ms; an identifier a server made is said near the top of what
+it answers) and the uri of resource links. Everything here is untrusted and bounded: a few levels deep, a few
+thousand nodes, a few dozen values per result, short single-line strings and safe integers only. A value that names a host (a URL, an e-mail
 address, a dotted name) or a network URL is never harvested: the scanner must not carry a destination the server
 chose into its own arguments (egress grading trusts the hosts in the arguments as the scanner's)."""
 
@@ -26,6 +28,7 @@ MAX_NODES = 2_000
 MAX_VALUES = 40  # per result
 MAX_VALUE_CHARS = 200
 MAX_JSON_TEXT = 1_000_000  # a text block longer than this is not parsed as JSON
+MAX_PROSE_CHARS = 65_536  # what of a text block that is not JSON is searched for `key: value` pairs
 MAX_SAFE_INTEGER = 2 ** 53
 NETWORK_SCHEMES = frozenset({"http", "https", "ws", "wss", "ftp", "ftps", "sftp", "ssh", "git", "smtp", "mailto",
                              "tcp", "udp", "dns", "ldap", "redis", "postgres", "postgresql", "mysql", "mongodb"})
@@ -88,7 +91,7 @@ class _Walker:
                 return
             except (ValueError, RecursionError):  # not JSON after all: read it as text
                 pass
-        for match in _TEXT_PAIR.finditer(text[:MAX_JSON_TEXT]):
+        for match in _TEXT_PAIR.finditer(text, 0, _prose_end(text)):
             if self.full():
                 return
             self.nodes += 1
@@ -120,6 +123,15 @@ class _Walker:
             return
         entities = entity_words(key) or entity_words(parent) or self.tool_entities
         self.found.append(Harvested(key=key[:64], kind=kind, value=clean, entities=entities, tool=self.tool))
+
+
+def _prose_end(text: str) -> int:
+    """Where the `key: value` search of `text` stops: its end, or the end of its last whole line within
+    MAX_PROSE_CHARS (a value cut at the bound would be harvested as a shorter, wrong identifier)."""
+    if len(text) <= MAX_PROSE_CHARS:
+        return len(text)
+    newline = text.rfind("\n", 0, MAX_PROSE_CHARS)
+    return newline if newline > 0 else MAX_PROSE_CHARS
 
 
 def acceptable(value: Any, kind: str | None) -> str | int | None:
