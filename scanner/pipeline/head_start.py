@@ -34,6 +34,7 @@ import time
 from typing import TYPE_CHECKING
 
 import docker
+import requests
 from docker.errors import APIError, DockerException
 
 from sandbox.core import engine
@@ -49,6 +50,17 @@ if TYPE_CHECKING:
     from sandbox.install.request import InstallRequest
     from scanner.pipeline.early_server import EarlyServer
     from scanner.pipeline.scan_options import ScanOptions
+
+
+# What an engine that stopped answering raises: gc sweeps the session's labelled containers once this process is gone.
+ENGINE_GONE = (APIError, DockerException, SandboxError, requests.exceptions.RequestException)
+
+
+def _quietly(action: Callable[[], object]) -> None:
+    try:
+        action()
+    except ENGINE_GONE:
+        pass
 
 
 class HeadStart:
@@ -100,7 +112,7 @@ class HeadStart:
             with uninterruptible(redeliver=not ending):
                 session = self._untorn_session()
                 if session is not None:
-                    session.halt()
+                    _quietly(session.halt)
                 self._pool.shutdown(wait=True)
                 self._tear_down(session)
         finally:
@@ -126,10 +138,7 @@ class HeadStart:
         early = self.server
         if not self._taken and early is not None and early.exception() is None and early.result() is not None:
             early.result().close()  # type: ignore[union-attr]
-        try:
-            session.teardown()
-        except (APIError, DockerException, SandboxError):
-            pass  # an engine that stopped answering: gc sweeps the labelled containers once this process is gone
+        _quietly(session.teardown)
 
     def _begin_server(self, options: ScanOptions) -> None:
         """Import what the resolution runs (here, in the main thread) and submit it; then the same for the server's
