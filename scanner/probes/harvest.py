@@ -5,9 +5,10 @@ Read from `structuredContent` and from text blocks that are JSON, plus `key: val
 MAX_PROSE_CHARS: the search costs ~30 ms a megabyte, in the probes' event loop, and the seeded 1.2 MB log that read
 tools return in full cost server-filesystem's scan 75 ms; an identifier a server made is said near the top of what
 it answers) and the uri of resource links. Everything here is untrusted and bounded: a few levels deep, a few
-thousand nodes, a few dozen values per result, short single-line strings and safe integers only. A value that names a host (a URL, an e-mail
-address, a dotted name) or a network URL is never harvested: the scanner must not carry a destination the server
-chose into its own arguments (egress grading trusts the hosts in the arguments as the scanner's)."""
+thousand nodes, a few dozen values per result, short single-line strings and safe integers only. A value that names
+a host (a URL, an e-mail address, a dotted name) or a network URL is never harvested: the scanner must not carry a
+destination the server chose into its own arguments (egress grading trusts the hosts in the arguments as the
+scanner's)."""
 
 from __future__ import annotations
 
