@@ -6,9 +6,11 @@ from datetime import datetime, timezone
 
 import pytest
 
-from scanner.probes.crash_attribution import (SETTLE_SECONDS, SLOP_SECONDS, died_before_sending, parse_engine_time,
-                                              settle_remaining)
-from scanner.rules.probe import crash_finding
+from scanner.probes.crash_attribution import (EXIT_AFTER_ANSWER_SECONDS, SLOP_SECONDS, Answered, died_before_sending,
+                                              parse_engine_time, recent, suspects)
+from scanner.probes.crash_replay import Undecided, charged_crash
+from scanner.probes.model import ProbeCall
+from scanner.rules.probe_crashes import crash_finding
 
 
 def test_engine_times_parse_with_nanoseconds_and_the_zero_time_is_none():
@@ -36,16 +38,53 @@ def test_the_p6_message_says_which_call_stopped_it_and_which_noticed():
     assert "during probe 'generated'" in during.message
 
 
-def test_the_next_call_waits_out_the_settle_after_a_tool_that_may_change_state() -> None:
-    writes = {"name": "shutdown_worker", "annotations": {"readOnlyHint": False, "destructiveHint": True}}
-    assert settle_remaining(10.0, writes, now=10.01) == pytest.approx(SETTLE_SECONDS - 0.01)
-    assert settle_remaining(10.0, {"name": "unannotated"}, now=10.0) == pytest.approx(SETTLE_SECONDS)
-    assert settle_remaining(10.0, None, now=10.0) == pytest.approx(SETTLE_SECONDS)  # a tool no longer listed
+def _call(tool: str, label: str = "generated") -> ProbeCall:
+    return ProbeCall(tool=tool, label=label, arguments={}, kind="generated")
 
 
-def test_no_settle_after_a_read_only_tool_or_once_it_has_passed() -> None:
-    reads = {"name": "recall", "annotations": {"readOnlyHint": True}}
-    assert settle_remaining(10.0, reads, now=10.0) == 0.0
-    assert settle_remaining(10.0, {"annotations": {"readOnlyHint": "true"}}, now=10.0) == pytest.approx(SETTLE_SECONDS)
-    assert settle_remaining(10.0, {"name": "w"}, now=10.0 + SETTLE_SECONDS + 0.001) == 0.0
-    assert settle_remaining(None, {"name": "w"}, now=10.0) == 0.0
+STOP, KILL, READ = _call("shutdown_worker"), _call("kill_process"), _call("recall")
+NEXT = _call("kill_process", "error: missing required 'pid'")
+
+
+def test_one_suspect_is_named_at_once() -> None:
+    # gone 20 ms after a read-only answer, before the next call went out: the call before, as ever
+    assert suspects([Answered(READ, 10.0, read_only=True)], NEXT, sent_at=10.03, finished=10.02) == [READ]
+    # died while the next call was out, no state-changing answer in the window: the call out
+    assert suspects([Answered(READ, 10.0, True)], NEXT, 10.01, 10.02) == [NEXT]
+    late = 10.0 + EXIT_AFTER_ANSWER_SECONDS + 0.01
+    assert suspects([Answered(STOP, 10.0, False)], NEXT, 10.01, late) == [NEXT]  # the window had passed
+    assert suspects([Answered(STOP, 10.0, False)], NEXT, 10.01, None) == [NEXT]  # the engine cannot say when
+    assert suspects([], NEXT, 10.01, 10.0) == [NEXT]  # nothing answered in this sandbox yet
+    found = charged_crash([Answered(READ, 10.0, True)], NEXT, 10.03, 10.02, exit_code=0, stderr_tail="")
+    assert not isinstance(found, Undecided) and found.tool == "recall" and "right after probe 'generated'" in found.message
+
+
+def test_a_state_changing_answer_in_the_window_makes_more_than_one_suspect() -> None:
+    # shutdown_worker answered at 10.0 and exits 20 ms later: 10 ms into the next call
+    assert suspects([Answered(STOP, 10.0, False)], NEXT, sent_at=10.01, finished=10.02) == [STOP, NEXT]
+    # or after a fast kill_process call was answered, before the call after it went out
+    answered = [Answered(STOP, 10.0, False), Answered(KILL, 10.013, False)]
+    assert suspects(answered, NEXT, sent_at=10.03, finished=10.02) == [STOP, KILL]
+    # a read-only answer in the window is no suspect unless it was the last before the server ended
+    assert suspects([Answered(READ, 10.0, True), Answered(STOP, 10.01, False)], NEXT, 10.02, 10.03) == [STOP, NEXT]
+    held = charged_crash(answered, NEXT, 10.03, 10.02, exit_code=0, stderr_tail="bye")
+    assert isinstance(held, Undecided) and held.suspects == (STOP, KILL) and not held.out
+
+
+def test_the_runner_keeps_only_the_answers_a_crash_could_suspect() -> None:
+    kept = recent([Answered(STOP, 9.0, False), Answered(KILL, 9.9, False)], now=10.0)
+    assert [a.call for a in kept] == [KILL]
+
+
+def test_what_sending_the_suspects_again_decides() -> None:
+    held = Undecided((STOP, NEXT), NEXT, out=True, exit_code=0, stderr_tail="bye")
+    assert held.again(STOP).label == "generated (sent again)" and held.again(STOP).tool == "shutdown_worker"
+    stopped = held.stopped_by(STOP)
+    assert stopped.rule_id == "P6" and stopped.tool == "shutdown_worker"
+    assert "during probe 'error: missing required 'pid''" in stopped.message and "stopped it too" in stopped.message
+    unreproduced = held.unreproduced(sent_again=True)  # the likeliest: the call out when it ended
+    assert unreproduced.tool == "kill_process" and "'generated' of 'shutdown_worker' instead" in unreproduced.message
+    assert "none of them stopped it" in unreproduced.message
+    unsent = Undecided((STOP, KILL), NEXT, out=False, exit_code=0, stderr_tail="").unreproduced(sent_again=False)
+    assert unsent.tool == "kill_process" and "before probe 'error: missing required 'pid'' was sent" in unsent.message
+    assert "probing ended before they could be sent again" in unsent.message

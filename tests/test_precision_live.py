@@ -1,6 +1,7 @@
 """The precision fixes against a real sandbox (zoo-precision, tests/servers/zoo/mcp_zoo/precision.py): a server's own
-state is a B1 info, its helper child a B5 info, the call that stopped the server is P6's, a restarted server's
-start-up traffic is no call's, and a kill tool probed with the generated pid stops nothing."""
+state is a B1 info, its helper child a B5 info, the call that stopped the server is P6's (a call that exits after
+answering, and one that crashes right after a state-changing call), a restarted server's start-up traffic is no
+call's, and a kill tool probed with the generated pid stops nothing."""
 
 from __future__ import annotations
 
@@ -44,12 +45,29 @@ def test_a_helper_child_is_a_b5_info(report: Report) -> None:
 
 @pytest.mark.docker
 def test_p6_names_the_call_that_stopped_the_server_and_the_kill_probe_stops_nothing(report: Report) -> None:
-    [crash] = _found(report, "P6")
-    # seen dead right after its answer ("during"), or only by the next call ("right after"): shutdown_worker's either way
-    assert crash.tool == "shutdown_worker", crash.message
+    crashes = {f.tool: f for f in _found(report, "P6")}
+    assert sorted(crashes) == ["export_notes", "shutdown_worker"], [f.message for f in crashes.values()]
+    # shutdown_worker's exit 20 ms after its answer lands while the next call is out, or before the one after it;
+    # either way it is a suspect, sent again to a fresh server, where it stops the server again (or it was seen
+    # dead during its own looks, with no other suspect)
+    stop = crashes["shutdown_worker"].message
+    assert "stopped it too" in stop or "during probe 'generated'" in stop, stop
     kill = [p for p in report.probes if p.tool == "kill_process" and p.kind == "generated"]
     assert kill and all(p.arguments.get("pid") == NO_PROCESS_PID for p in kill)
     assert report.sandbox.teardown.server_ending is not None
+
+
+@pytest.mark.docker
+def test_a_crash_right_after_a_state_changing_call_is_the_crashing_calls(report: Report) -> None:
+    # export_notes exits before answering, a few ms after remember's last probe answered: both are suspects; sent
+    # again to fresh servers, remember is answered and outlives the window, export_notes crashes the server again
+    export = _found(report, "P6", "export_notes")[0].message
+    assert "during probe 'generated (sent again)'" in export, export
+    again = [p for p in report.probes if p.label.endswith("(sent again)")]
+    assert {p.tool for p in again} >= {"remember", "export_notes"}
+    assert all(p.status != "crashed" for p in again if p.tool == "remember")
+    assert [p.status for p in again if p.tool == "export_notes"] == ["crashed"]
+    assert _found(report, "P6", "remember") == []
 
 
 @pytest.mark.docker

@@ -12,7 +12,8 @@ from scanner.probes.notifications import MAX_METHODS, NotificationLog, params_pr
 from scanner.probes.plan import NEEDS_TASKS, plan_calls
 from scanner.report.model import Report, TargetInfo
 from scanner.rules.probe import (P9_INFO_SECONDS, P9_WARNING_SECONDS, check_slow_calls, check_unhelpful_errors,
-                                 evaluate_probes, status_findings)
+                                 evaluate_probes)
+from scanner.rules.probe_crashes import status_findings
 
 TOOL = {"name": "lookup", "inputSchema": {"type": "object", "properties": {"q": {"type": "string"}}}}
 

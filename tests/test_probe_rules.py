@@ -6,7 +6,8 @@ import json
 from typing import Any
 
 from scanner.probes.model import ProbeCall, result_from_call, result_from_failure
-from scanner.rules.probe import (P1_ERROR_TOKENS, P1_WARNING_TOKENS, TOKEN_BUDGET, WASTE_ERROR_WITHOUT_GUIDANCE, WASTE_NO_PAGING_HINT, WASTE_OPAQUE_ERROR, check_no_paging_hint, check_no_way_to_ask_for_less, check_opaque_ids, check_oversized_response, check_unhelpful_errors, crash_finding, definition_change_findings, evaluate_probes, is_opaque_message, status_findings, timeout_finding)
+from scanner.rules.probe import (P1_ERROR_TOKENS, P1_WARNING_TOKENS, TOKEN_BUDGET, WASTE_ERROR_WITHOUT_GUIDANCE, WASTE_NO_PAGING_HINT, WASTE_OPAQUE_ERROR, check_no_paging_hint, check_no_way_to_ask_for_less, check_opaque_ids, check_oversized_response, check_unhelpful_errors, definition_change_findings, evaluate_probes, is_opaque_message)
+from scanner.rules.probe_crashes import crash_finding, status_findings, timeout_finding
 from scanner.rules.model import Family
 from scanner.rules.registry import rules_of
 

@@ -70,21 +70,22 @@ async def collect(stdio: AttachedStdio, health: WireHealth, timeouts: Timeouts, 
         return await collect_over(attached_transport(stdio, health), health, timeouts, started_at, after_listing)
 
 
+def scan_client(transport: Any, read_timeout: float,
+                message_handler: Callable[[IncomingMessage], Awaitable[None]] | None = None) -> Client:
+    """The scan's MCP client over `transport`: the SDK's `auto` negotiation, no response cache (every listing is
+    asked of the server), as the default client identity (never the scanner's own name)."""
+    return Client(transport, mode="auto", read_timeout_seconds=read_timeout, client_info=CLIENT_IDENTITY.implementation(),
+                  cache=None, message_handler=message_handler)
+
+
 async def collect_over(transport: Any, health: WireHealth, timeouts: Timeouts, started_at: float,
                        after_listing: AfterListing | None = None,
                        recorded: tuple[type[BaseException], ...] = RECORDED) -> Inventory:
     """`collect` over any MCP transport (the attached stdio's, or a remote server's Streamable HTTP); `recorded`:
     the exceptions that end the session with a recorded error instead of raising."""
     inventory = Inventory()
-    client = Client(
-        transport,
-        mode="auto",
-        # Bounds every request, the handshake included; listing pages are bounded tighter below.
-        read_timeout_seconds=timeouts.startup,
-        client_info=CLIENT_IDENTITY.implementation(),  # never the scanner's own name
-        cache=None,
-        message_handler=after_listing.on_message if after_listing is not None else None,
-    )
+    # timeouts.startup bounds every request, the handshake included; listing pages are bounded tighter below.
+    client = scan_client(transport, timeouts.startup, after_listing.on_message if after_listing is not None else None)
     step = "connecting (initialize)"
     try:
         async with client:

@@ -45,3 +45,12 @@ async def send_call(client: Client, call: ProbeCall, timeout: float,
 
 def _ms(started: float) -> float:
     return (time.monotonic() - started) * 1000
+
+
+def named_fault(call: ProbeCall, result: ProbeResult, fault: str | None) -> ProbeResult:
+    """A call that saw the connection close because the transport's reader ended the stream (`fault`: a stdout
+    flood, a line over the bound) is recorded with that reason; any other result as it came."""
+    if fault is None or result.status not in ("crashed", "timeout"):
+        return result
+    return result_from_failure(call, status="crashed", error=f"{fault} (the scanner closed the connection)",
+                               latency_ms=result.latency_ms)

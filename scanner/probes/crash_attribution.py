@@ -1,27 +1,31 @@
-"""Which call stopped the server: the one that was running when it died, or the one just before it.
+"""Which call stopped the server: the one that was running when it died, or one just before it.
 
 A tool can answer and then stop the server (a kill tool sent the init's pid; an exit scheduled after the reply): the
-runner sees the container still running after that call and finds it gone only when the next call gets no answer.
-The engine records when the container finished (`State.FinishedAt`); a server that had finished before the next
-call was sent was stopped by the call before it, and P6 names that one.
+runner sees the container still running after that call and finds it gone only when a later call gets no answer.
+The engine records when the container finished (`State.FinishedAt`), and the runner when each call was sent and
+answered. The calls that may have done it (`suspects`) are the one out when the server ended (or, when none was,
+the last one answered) and every call not annotated read-only whose answer came less than EXIT_AFTER_ANSWER_SECONDS
+before the end. One suspect is P6's at once; more are sent again to the restarted server, one at a time, each given
+that long after its answer, and the first that stops it is P6's (scanner/probes/crash_replay.py).
 
-That needs the next call to wait for what the last one set off: the looks after a call take a few milliseconds now
-(the in-sandbox observer), less than a server takes to act on an exit it scheduled after its reply. So the next call
-is sent no sooner than SETTLE_SECONDS after the last answer, unless the last tool is annotated read-only (it is not
-expected to stop anything; if it did, P6 names the call that noticed, and says so). The old looks (~40 ms) gave this
-time by accident."""
+The next call goes out as soon as the looks after the last one are done (a few milliseconds with the in-sandbox
+observer). The scan used to wait 40 ms after every answer to a tool not annotated read-only, so that an exit
+scheduled after a reply landed before the next call: it cost every such call 40 ms, and covered only exits sooner
+than that. Now only a crash costs: the calls sent again."""
 
 from __future__ import annotations
 
 import re
+from collections.abc import Sequence
+from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
 
 from docker.errors import APIError, NotFound
 
-SLOP_SECONDS = 0.005  # the engine and the scanner read one host clock; this covers rounding, not skew (the
-# observer makes the looks after a call fast enough that a server stopping 20 ms after its answer has finished only
-# 30 ms before the next call is sent)
+from scanner.probes.model import ProbeCall
+
+SLOP_SECONDS = 0.005  # the engine and the scanner read one host clock; this covers rounding, not skew
 _FRACTION = re.compile(r"(\.\d{1,6})\d*")
 
 
@@ -44,15 +48,38 @@ def finished_at(docker: Any, container_id: str) -> float | None:
     return parse_engine_time(state.get("FinishedAt"))
 
 
-SETTLE_SECONDS = 0.04  # a reply-then-exit (the zoo's shutdown_worker exits 20 ms after answering) lands before
+EXIT_AFTER_ANSWER_SECONDS = 0.25  # an exit this soon after a call's answer may be that call's doing
 
 
-def settle_remaining(answered_at: float | None, definition: dict[str, Any] | None, now: float) -> float:
-    """Seconds still to wait before the next call is sent: what is left of SETTLE_SECONDS since the last answer
-    (monotonic clock); nothing after a tool `definition` annotated read-only, or when there was no answer."""
-    if answered_at is None or is_read_only(definition):
-        return 0.0
-    return max(0.0, answered_at + SETTLE_SECONDS - now)
+@dataclass(frozen=True)
+class Answered:
+    """A call this sandbox's server answered: when (epoch seconds), and whether its tool is annotated read-only."""
+
+    call: ProbeCall
+    at: float
+    read_only: bool
+
+
+def recent(answered: Sequence[Answered], now: float) -> list[Answered]:
+    """The answers a crash from `now` on could still suspect (the runner keeps no more)."""
+    return [a for a in answered if now - a.at < EXIT_AFTER_ANSWER_SECONDS]
+
+
+def suspects(answered: Sequence[Answered], noticing: ProbeCall, sent_at: float,
+             finished: float | None) -> list[ProbeCall]:
+    """The calls that may have stopped a server found dead by `noticing` (sent at `sent_at`; `finished`: when the
+    engine says the server ended), in the order sent: the noticing call when the server was still running when it
+    was sent, else the last call answered; and every call not annotated read-only that was answered within
+    EXIT_AFTER_ANSWER_SECONDS before the end. One suspect is P6's; more are sent again to decide (crash_replay)."""
+    if finished is None:
+        return [noticing]
+    out = not died_before_sending(finished, sent_at)
+    found = [a.call for a in answered if not a.read_only and finished - a.at < EXIT_AFTER_ANSWER_SECONDS]
+    if answered and not out and all(call is not answered[-1].call for call in found):
+        found.append(answered[-1].call)
+    if out or not found:
+        found.append(noticing)
+    return found
 
 
 def is_read_only(definition: dict[str, Any] | None) -> bool:

@@ -4,7 +4,7 @@ Runs inside the MCP session the inventory opened (`inventory.collect(..., after_
 snapshot → tools/call with a timeout → exit state, snapshot (files and cgroup counters), process list and egress
 drain (call_looks) → diff → re-list the tools (after every call, or every k-th for a big listing: relist_cadence). A hung
 call is cancelled; if the server then no longer answers a ping, or if it died, the call is recorded (P7 / P6) and a
-fresh sandbox is started from the installed image for the remaining probes.
+fresh sandbox is started from the installed image for the rest (sent first the suspects of a crash: crash_replay).
 """
 
 from __future__ import annotations
@@ -17,30 +17,31 @@ from typing import Any
 import anyio
 from mcp import Client
 from mcp.client import IncomingMessage
-from docker.errors import APIError
 
 from sandbox.run import observe, server as run
 from sandbox.run.attach import AttachedStdio
 from sandbox.run.observe import ObserveError, Process, Snapshot
 from sandbox.run.observer_watch import Watch
-from sandbox.run.process_watch import pids_in_use, process_table
-from scanner.pipeline.client_identity import DEFAULT as CLIENT_IDENTITY
+from sandbox.run.process_watch import pids_in_use
+from scanner.pipeline.inventory import scan_client
 from scanner.pipeline.transport import WireHealth, attached_transport
 from scanner.probes.call_looks import Looks, look_after_call, note_lost_observer, taken
 from scanner.probes.call_behavior import drop_exited, fill_record, new_processes, pids_at_limit
-from scanner.probes.crash_attribution import died_before_sending, finished_at, settle_remaining
+from scanner.probes.crash_attribution import EXIT_AFTER_ANSWER_SECONDS, Answered, finished_at, is_read_only, recent
+from scanner.probes.crash_replay import Undecided, charged_crash
 from scanner.probes.egress_windows import EgressWindows, canaries_in_response
-from scanner.probes.process_tree import classify, daemons
+from scanner.probes.process_tree import daemons
+from scanner.probes.sandbox_state import has_exited, process_roles
 from scanner.probes.harvest import harvest
 from scanner.probes.id_reuse import IdPool, fill_from_pool
-from scanner.probes.call_send import send_call
+from scanner.probes.call_send import named_fault, send_call
 from scanner.probes.model import ProbeCall, ProbeResult, result_from_failure, result_not_probed
 from scanner.probes.plan import NEEDS_TASKS, plan_calls
 from scanner.probes.relist_cadence import RelistCadence, relist_every
 from scanner.probes.relist_tools import Tools, apply_relisted, fetch_tools
 from scanner.probes.runner_io import ProbeOptions, ProbeOutcome, SandboxAccess, seed
 from scanner.probes.tooldef import tool_name
-from scanner.rules.probe import crash_finding, timeout_finding
+from scanner.rules.probe_crashes import timeout_finding
 from scanner.report.model import CallBehavior, ProcessSeen, ResourceUse
 
 __all__ = ["ProbeOptions", "ProbeOutcome", "ProbeRunner", "SandboxAccess", "seed"]
@@ -68,8 +69,8 @@ class ProbeRunner:
         self.restart_needed = False
         self.health = access.health or WireHealth()  # of the session in use; each restart has its own
         self.ids = IdPool()  # identifiers this session's results held, for later calls (id_reuse)
-        self.previous_call: ProbeCall | None = None  # the last call sent to this sandbox's server (P6 attribution)
-        self.answered_at: float | None = None  # when its answer (or failure) came (monotonic)
+        self.answered: list[Answered] = []  # this server's recent answers (P6 attribution: crash_attribution)
+        self.undecided: Undecided | None = None  # a crash its suspects, sent again to the next server, decide
         self.server_pid: int | None = None  # the server's host pid in this sandbox (B5 tells its children by it)
         self.cadence = RelistCadence()  # when to re-list (every call, or every k-th for a big listing)
         # each drained egress attempt goes to the record of the call the sink accepted it during
@@ -98,24 +99,23 @@ class ProbeRunner:
             self.outcome.refused, self.outcome.skipped, planned = plan.refused, plan.skipped, plan.calls
             self.outcome.results.extend(result_not_probed(name, NEEDS_TASKS) for name in plan.needs_tasks)
             for number, call in enumerate(planned, start=1):
-                if self.restart_needed:
-                    if self.outcome.restarts >= MAX_RESTARTS:
-                        self.outcome.errors.append(f"probing stopped after {MAX_RESTARTS} restarts of the server; "
-                                                   f"{len(planned) - number + 1} probes were not run")
-                        break
-                    if not await self._restart():
-                        break
+                if not await self._ready(len(planned) - number + 1):
+                    break
                 self.progress(f"probing {call.tool} ({number}/{len(planned)}): {call.label}"[:120])
                 await self._call(call)
+            if self.undecided is not None:  # the last call noticed it: a server for its suspects
+                await self._ready(0)
             last = None if self.restart_needed else self.cadence.pending(self.outcome.list_changed_notifications)
             if last is not None:
                 await self._relist(after_call=last)
         finally:
-            self.outcome.teardown_processes = await self._process_roles()
+            if self.undecided is not None:  # probing ended before its suspects could be sent again
+                self.outcome.findings.append(self.undecided.unreproduced(sent_again=False))
+            self.outcome.teardown_processes = await process_roles(self.access.docker, self.server.container_id)
             if self.outcome.teardown_processes:
                 self._settle_processes({p.pid for p in self.outcome.teardown_processes})
             self.outcome.server = self.server
-            self.outcome.server_exited = await self._has_exited()
+            self.outcome.server_exited = await has_exited(self.access.docker, self.server.container_id)
             self.outcome.looks.extend(self.watch.finish())
             await self._drain_egress()  # the last calls' connections the sink logged late
             await self._stack.aclose()
@@ -136,11 +136,10 @@ class ProbeRunner:
         timeout = self.options.timeout
         call = fill_from_pool(call, self._definition(call.tool), self.ids)
         record = CallBehavior(call=index, tool=call.tool, label=call.label, sandbox=self.sandbox_index)
-        await self._settle_after_previous()
         sent_at = time.time()
         self.windows.open(record, sent_at)
-        result = self._name_the_fault(call, await self._send(call))
-        self.answered_at = time.monotonic()
+        result = await self._send(call)
+        answered = time.time()
         beside = self._relist_beside(result)  # a re-list due after this call, fetched beside its looks
         looks = await look_after_call(self.access.docker, self.server.container_id, self.access.drain_egress,
                                       self.watch, relist=beside)
@@ -164,7 +163,9 @@ class ProbeRunner:
         self.windows.place(looks.egress, pending=record)
         self.outcome.results.append(result)
         self.outcome.behavior.append(record)
-        self.previous_call = call
+        if result.status not in ("timeout", "crashed"):
+            read_only = is_read_only(self._definition(call.tool))
+            self.answered = [*recent(self.answered, answered), Answered(call, answered, read_only)]
         if self.restart_needed:
             self.cadence.drop()
             return
@@ -177,50 +178,38 @@ class ProbeRunner:
 
     async def _crashed(self, call: ProbeCall, result: ProbeResult, state: observe.ExitState, record: CallBehavior,
                        sent_at: float) -> ProbeResult:
-        """P6 for the call that stopped the server: this one, or the one before it when the server had already
-        exited before this call was sent (scanner.probes.crash_attribution)."""
+        """P6 for the call that stopped the server: this one, the one before it when the server had already exited
+        before this call was sent, or the one a replay names (scanner.probes.crash_attribution, crash_replay)."""
         tail = run.stderr_tail(self.server)
         finished = await anyio.to_thread.run_sync(finished_at, self.access.docker, self.server.container_id)
-        culprit = self.previous_call if self.previous_call and died_before_sending(finished, sent_at) else call
         if result.status != "crashed":
             result = result_from_failure(call, status="crashed", error=(result.error or result.preview or "")[:200]
                                          + f"\nthe server exited with code {state.exit_code}\n{tail}"[-4000:],
                                          latency_ms=result.latency_ms)
-        self.outcome.findings.append(crash_finding(culprit.tool, culprit.label, exit_code=state.exit_code,
-                                                   stderr_tail=tail,
-                                                   noticed_by=None if culprit is call else call.label))
+        charged = charged_crash(self.answered, call, sent_at, finished, exit_code=state.exit_code, stderr_tail=tail)
+        if isinstance(charged, Undecided):
+            self.undecided = charged
+        else:
+            self.outcome.findings.append(charged)
         record.observed = False
         record.resources = ResourceUse(oom_killed=state.oom_killed)
         self.restart_needed = True
         return result
 
     async def _send(self, call: ProbeCall) -> ProbeResult:
-        """tools/call with the timeout; what came back, or why nothing did."""
+        """tools/call with the timeout; what came back, or why nothing did (a wire fault named: call_send.named_fault,
+        and in the errors once per restarted session; the listing session's is `collect`'s)."""
         assert self.client is not None
         result, wire = await send_call(self.client, call, self.options.timeout)
         if wire is not None and result.status == "ok":
             self.ids.add(harvest(wire, call.tool))
-        return result
-
-    async def _settle_after_previous(self) -> None:
-        """What the last call set off gets SETTLE_SECONDS to show before this one is sent (crash_attribution)."""
-        if self.previous_call is not None:
-            await anyio.sleep(settle_remaining(self.answered_at, self._definition(self.previous_call.tool),
-                                               time.monotonic()))
+        fault, named = self.health.fault, named_fault(call, result, self.health.fault)
+        if fault and named is not result and self.sandbox_index > 0 and not any(fault in e for e in self.outcome.errors):
+            self.outcome.errors.append(f"probing (after restart {self.sandbox_index}): {fault}"[:600])
+        return named
 
     def _definition(self, name: str) -> dict[str, Any] | None:
         return next((tool for tool in self.current_tools if tool_name(tool) == name), None)
-
-    def _name_the_fault(self, call: ProbeCall, result: ProbeResult) -> ProbeResult:
-        """A call that saw the connection close because the reader ended the stream (a stdout flood, a line over the
-        bound) says so; so do the errors, once per restarted session (the listing session's is `collect`'s)."""
-        fault = self.health.fault
-        if fault is None or result.status not in ("crashed", "timeout"):
-            return result
-        if self.sandbox_index > 0 and not any(fault in error for error in self.outcome.errors):
-            self.outcome.errors.append(f"probing (after restart {self.sandbox_index}): {fault}"[:600])
-        return result_from_failure(call, status="crashed", error=f"{fault} (the scanner closed the connection)",
-                                   latency_ms=result.latency_ms)
 
     async def _observe_after(self, record: CallBehavior, before: Snapshot, looks: Looks | None = None) -> None:
         """Diff against `before`: the snapshot and process list of `looks` (taken with the call's other looks), or
@@ -302,23 +291,8 @@ class ProbeRunner:
     async def _processes(self) -> list[Process]:
         return await anyio.to_thread.run_sync(self.watch.processes)
 
-    async def _process_roles(self) -> list[ProcessSeen]:
-        """The sandbox's processes by role (server, its tree, daemons); empty when they cannot be listed."""
-        try:
-            table = await anyio.to_thread.run_sync(process_table, self.access.docker, self.server.container_id)
-        except ObserveError:
-            return []
-        return classify(table)
-
     async def _roles_into(self, found: dict[str, list[ProcessSeen]]) -> None:
-        found["roles"] = await self._process_roles()
-
-    async def _has_exited(self) -> bool:
-        try:
-            state = await anyio.to_thread.run_sync(observe.exit_state, self.access.docker, self.server.container_id)
-        except APIError:  # no answer: teardown's own look decides
-            return False
-        return not state.running
+        found["roles"] = await process_roles(self.access.docker, self.server.container_id)
 
     async def _pids_in_use(self) -> tuple[int, int] | None:
         return await anyio.to_thread.run_sync(pids_in_use, self.access.docker, self.server.container_id)
@@ -333,13 +307,46 @@ class ProbeRunner:
         except Exception:  # noqa: BLE001 - any failure means the server can't be used any more
             return False
 
+    async def _ready(self, remaining: int) -> bool:
+        """A server for the `remaining` probes: restarted when needed, an undecided crash's suspects sent to it first."""
+        while self.restart_needed:
+            if self.outcome.restarts >= MAX_RESTARTS:
+                if remaining:
+                    self.outcome.errors.append(f"probing stopped after {MAX_RESTARTS} restarts of the server; "
+                                               f"{remaining} probes were not run")
+                return False
+            if not await self._restart():
+                return False
+            if (undecided := self.undecided) is not None:
+                self.undecided = None
+                await self._send_suspects(undecided)
+        return True
+
+    async def _send_suspects(self, undecided: Undecided) -> None:
+        """The suspects of a crash, one at a time, each given EXIT_AFTER_ANSWER_SECONDS after its answer: the first
+        that stops this server is P6's (crash_replay); one that crashes it has its own P6."""
+        for suspect in undecided.suspects:
+            self.progress(f"probing {suspect.tool} again, to tell which call stopped the server"[:120])
+            await self._call(undecided.again(suspect))
+            if self.restart_needed:  # it crashed this server too (its P6 says so), or hung it
+                if self.outcome.results[-1].status != "crashed":
+                    self.outcome.findings.append(undecided.unreproduced(sent_again=True))
+                return
+            await anyio.sleep(EXIT_AFTER_ANSWER_SECONDS)
+            if await has_exited(self.access.docker, self.server.container_id):
+                self.outcome.findings.append(undecided.stopped_by(suspect))
+                self.restart_needed = True
+                return
+            self.answered = []  # it outlived the window: no suspect of a later crash
+        self.outcome.findings.append(undecided.unreproduced(sent_again=True))
+
     async def _restart(self) -> bool:
         """Stop the old sandbox and start a fresh one from the installed image, seeded, with a new MCP session."""
         self.restart_needed = False
         self.sandbox_began = time.time()
         self.outcome.restarts += 1
         self.ids.clear()  # a fresh server knows none of the old session's ids
-        self.previous_call = None
+        self.answered = []
         self.health = WireHealth()
         self.progress("restarting the server in a fresh sandbox")
         await anyio.to_thread.run_sync(observe.kill, self.access.docker, self.server.container_id)
@@ -353,10 +360,7 @@ class ProbeRunner:
             self.last_processes = None
             stdio = AttachedStdio(server.socket, stderr=server.stderr)
             await self._stack.enter_async_context(stdio)
-            client = Client(attached_transport(stdio, self.health), mode="auto",
-                            read_timeout_seconds=self.access.startup_timeout, cache=None,
-                            client_info=CLIENT_IDENTITY.implementation(),
-                            message_handler=self.on_message)
+            client = scan_client(attached_transport(stdio, self.health), self.access.startup_timeout, self.on_message)
             # The client's own read timeout bounds the handshake: its task group must not sit in a scope of ours.
             await self._stack.enter_async_context(client)
         except Exception as exc:  # noqa: BLE001 - the restart failing ends probing, not the scan

@@ -1,7 +1,7 @@
 """The probe rules P1–P9: what the recorded calls of a tool say about how well it serves an agent.
 
-P1–P5 are pure functions over a tool's call results and its definition; P6–P8 build findings from recorded events
-(a crash, a timeout, a definition that changed). Each rule is data (in the registry, scanner/rules/rules.toml) plus
+P1–P5 are pure functions over a tool's call results and its definition; P8 builds findings from a recorded event
+(a definition that changed), and P6 and P7 (a crash, a timeout) are scanner/rules/probe_crashes.py's. Each rule is data (in the registry, scanner/rules/rules.toml) plus
 one small function (P9, slow calls, too). Findings come with the tokens they waste (see ProbeFinding).
 """
 
@@ -317,35 +317,7 @@ def evaluate_probes(tools: list[dict[str, Any]], results: list[ProbeResult]) -> 
     return findings
 
 
-# ---- P6 / P7 / P8: builders from recorded events --------------------------------------------------------------------
-
-def crash_finding(tool: str, label: str, *, exit_code: int | None, stderr_tail: str = "",
-                  noticed_by: str | None = None) -> Finding:
-    """P6: the server crashed or exited during a call, or right after it answered (`noticed_by`: the next call,
-    sent when the server had already exited)."""
-    how = f"exited with code {exit_code}" if exit_code is not None else "died"
-    when = (f"during probe '{label}'" if noticed_by is None else
-            f"right after probe '{label}' answered (it was gone when probe '{noticed_by}' was sent)")
-    return _finding("P6", tool=tool, message=f"The server {how} {when}; it was restarted fresh.",
-                    evidence=_excerpt(stderr_tail) if stderr_tail.strip() else None)
-
-
-def timeout_finding(tool: str, label: str, *, timeout_s: float) -> Finding:
-    """P7: a call timed out and was cancelled."""
-    message = f"Probe '{label}' did not answer within {timeout_s:g} s; it was cancelled."
-    return _finding("P7", tool=tool, message=message)
-
-
-def status_findings(results: list[ProbeResult], *, timeout_s: float) -> list[Finding]:
-    """P6 and P7 for the calls recorded as crashed or timed out."""
-    findings = []
-    for result in results:
-        if result.status == "crashed":
-            findings.append(crash_finding(result.tool, result.label, exit_code=None, stderr_tail=result.error or ""))
-        elif result.status == "timeout":
-            findings.append(timeout_finding(result.tool, result.label, timeout_s=timeout_s))
-    return findings
-
+# ---- P8: builders from recorded events (P6 and P7: scanner/rules/probe_crashes.py) --------------------------------------------------------------------
 
 def definition_diff(before: dict[str, Any], after: dict[str, Any]) -> str:
     """A unified diff of two tool definitions (canonical JSON), size-capped."""

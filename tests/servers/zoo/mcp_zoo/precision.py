@@ -6,6 +6,8 @@
 - `remember` (non-destructive) rewrites the store to append a note: tool state, no B1;
 - `show_log` (read-only) keeps a long-lived `cat` helper as its own child, as GitPython keeps `git cat-file --batch`:
   a B5 info;
+- `export_notes` (not read-only, like `remember` called just before it) exits before answering: P6 names it, not
+  `remember`;
 - `shutdown_worker` answers, then the server exits 20 ms later: P6 names it, not the next call;
 - `kill_process` signals the pid it is given: with the pid the probes generate, nothing; with 1, the container's
   init, which forwards the signal to the server.
@@ -60,6 +62,10 @@ def _show_log(arguments: dict[str, Any]) -> dict[str, Any]:
     return text_result("log: 3 entries")
 
 
+def _export(arguments: dict[str, Any]) -> dict[str, Any]:
+    os._exit(3)  # at once, before any answer
+
+
 def _shutdown(arguments: dict[str, Any]) -> dict[str, Any]:
     threading.Timer(0.02, lambda: os._exit(0)).start()  # after the reply, before the next call
     return text_result("worker stopping")
@@ -90,6 +96,7 @@ def precision() -> None:
         tool("show_log", "Show the last entries of the worker's log.", annotations=READ_ONLY),
         tool("remember", "Add one note to the store; never removes notes.", {"note": {"type": "string"}},
              annotations=ADDS, required=["note"]),
+        tool("export_notes", "Write every note to the export file.", annotations=ADDS),
         tool("shutdown_worker", "Stop the worker; the server goes away after answering.", annotations=STOPS),
         tool("kill_process", "Terminate the process with the given pid.", {"pid": {"type": "integer"}},
              annotations=STOPS, required=["pid"]),
@@ -99,4 +106,5 @@ def precision() -> None:
         if required:
             definition["inputSchema"]["required"] = required
     Server("zoo-precision", tools, calls={"recall": _recall, "remember": _remember, "show_log": _show_log,
-                                          "shutdown_worker": _shutdown, "kill_process": _kill}).serve()
+                                          "export_notes": _export, "shutdown_worker": _shutdown,
+                                          "kill_process": _kill}).serve()
