@@ -7,8 +7,12 @@ comment, a string and an unrelated route, which must stay clean."""
 from __future__ import annotations
 
 from pathlib import Path
+from typing import Any
 
+import docker
 import pytest
+
+from sandbox.core.session import SandboxSession
 
 from scanner.pipeline.inventory import Timeouts
 from scanner.pipeline.scan import ScanOptions, run_scan
@@ -78,6 +82,36 @@ def test_a_cached_install_is_vetted_as_the_first(zoo: Report) -> None:
     assert again.source.files_read == zoo.source.files_read and again.source.files_scanned >= 10
     assert [f.message for f in again.findings if f.rule_id == "V1"] == [f.message for f in zoo.findings
                                                                         if f.rule_id == "V1"]
+
+
+def test_provenance_and_the_source_stage_read_a_cached_install_through_one_container(
+        zoo: Report, monkeypatch: pytest.MonkeyPatch) -> None:
+    """One reader container for both stages, the install manifest read out of it once, and the container removed
+    before teardown (which then finds only the sink and the server). The calls are the engine's own, only counted."""
+    roles: list[str] = []
+    reads: list[str] = []
+    create, archive = SandboxSession.create_container, docker.APIClient.get_archive
+
+    def counted_create(self: SandboxSession, role: str, **kwargs: Any) -> str:
+        roles.append(role)
+        return create(self, role, **kwargs)
+
+    def counted_archive(self: docker.APIClient, container: str, path: str, *args: Any, **kwargs: Any) -> Any:
+        reads.append(path)
+        return archive(self, container, path, *args, **kwargs)
+
+    monkeypatch.setattr(SandboxSession, "create_container", counted_create)
+    monkeypatch.setattr(docker.APIClient, "get_archive", counted_archive)
+    again = _scan(ZOO, "zoo-revision-legacy")
+    assert again.install is not None and again.install.cached
+    assert roles.count("read-source") == 1 and "read-manifest" not in roles, roles
+    assert reads.count("/opt/server/install.json") == 1, reads
+    assert again.source is not None and zoo.source is not None and again.source.files_read == zoo.source.files_read
+    assert again.provenance is not None and zoo.provenance is not None  # the manifest reached provenance too
+    assert again.provenance.dependency_tree == zoo.provenance.dependency_tree
+    assert [p.name for p in again.provenance.packages] == [p.name for p in zoo.provenance.packages] == ["mcp-zoo"]
+    teardown = again.sandbox.teardown
+    assert teardown is not None and teardown.complete and len(teardown.removed) == 2  # the sink and the server
 
 
 def test_the_source_findings_never_change_the_verdict(zoo: Report) -> None:

@@ -123,6 +123,11 @@ class ImageReader:
     def __exit__(self, *exc: object) -> None:
         self._session.remove_container(self._container)
 
+    @property
+    def container_id(self) -> str:
+        """The reader's container (created on entry), for another read through the engine's archive API."""
+        return self._container
+
     def read(self, folder: str, prefix: str, keep: Callable[[str], bool], limits: ReadLimits,
              out: ImageFiles) -> bool:
         """Add the kept files of `folder` (a file, too) to `out`, their paths `prefix`/below it; False when the image

@@ -123,7 +123,7 @@ def _stopped_install(client: docker.DockerClient, container_id: str, ecosystem: 
     ends with the container, so every tunnel it had open is closed and logged; the attempts are read once, after the
     proxy logged them, and the same list is kept in the image (for a cached re-scan) and returned."""
     with ThreadPoolExecutor(max_workers=1, thread_name_prefix="mcp-sandbox-manifest") as pool:
-        reading = pool.submit(_read_manifest, client, container_id, ecosystem)
+        reading = pool.submit(read_manifest, client, container_id, ecosystem)
         _stop(client.api, container_id)
         attempts = _settled_attempts(proxy, windows)
         return reading.result(), attempts
@@ -292,7 +292,7 @@ def _manifest_from_image(session: SandboxSession, image: str, ecosystem: Ecosyst
     container_id = session.create_container("read-manifest", image=image, command=["/bin/false"], entrypoint=[],
                                             network_disabled=True)
     try:
-        return _read_manifest(session.client, container_id, ecosystem)
+        return read_manifest(session.client, container_id, ecosystem)
     finally:
         session.remove_container(container_id)
 
@@ -360,7 +360,8 @@ def _create_install_container(session: SandboxSession, request: InstallRequest, 
     return container_id
 
 
-def _read_manifest(client: docker.DockerClient, container_id: str, ecosystem: Ecosystem) -> dict[str, Any]:
+def read_manifest(client: docker.DockerClient, container_id: str, ecosystem: Ecosystem) -> dict[str, Any]:
+    """The install manifest (the Python lockfile as `requirements`) out of an installed image's container."""
     packages = installer(ecosystem)
     path = packages.manifest_path
     try:

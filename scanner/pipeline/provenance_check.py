@@ -7,9 +7,8 @@ from dataclasses import dataclass
 
 import httpx
 
-from sandbox.core.session import SandboxSession
-from sandbox.install.container import installed_manifest
-from sandbox.install.request import InstalledServer, InstallRequest
+from sandbox.install.request import InstallRequest
+from scanner.pipeline.installed_files import InstalledFiles
 from scanner.pipeline.scan_options import Progress
 from scanner.provenance.installed import advisory_source, check_installed
 from scanner.provenance.model import ProvenanceReport
@@ -23,12 +22,16 @@ class Provenance:
     findings: list[Finding]
 
 
-def check_provenance(request: InstallRequest, installed: InstalledServer, *, session: SandboxSession,
-                     client: httpx.Client, endpoints: RegistryEndpoints, advisories: str | None,
-                     progress: Progress) -> Provenance:
-    """The checks, beside the run: a cached install's manifest is read out of its image here, off the run's path."""
+def check_provenance(request: InstallRequest, files: InstalledFiles, *, client: httpx.Client,
+                     endpoints: RegistryEndpoints, advisories: str | None, progress: Progress) -> Provenance:
+    """The checks, beside the run: a cached install's manifest is read out of its image here (`files`, released
+    once read), off the run's path."""
     progress("checking provenance")
-    manifest = installed_manifest(session, installed, request.ecosystem)
+    installed = files.installed
+    try:
+        manifest = files.manifest()
+    finally:
+        files.release()
     report, findings = check_installed(
         request.ecosystem, installed.name, installed.version, local=request.local_path is not None,
         manifest=manifest or None, client=client, endpoints=endpoints,

@@ -49,6 +49,7 @@ from scanner.pipeline.install_request import install_request
 from scanner.pipeline.conformance import check_conformance
 from scanner.pipeline.early_server import EarlyServer
 from scanner.pipeline.installation import install_info, install_server, installation_of, runtime_image
+from scanner.pipeline.installed_files import InstalledFiles
 from scanner.pipeline.head_start import HeadStart
 from scanner.pipeline.interrupts import terminate_as_interrupt, uninterruptible
 from scanner.pipeline.inventory import Inventory
@@ -217,12 +218,12 @@ def _run_stages(parts: ScanParts, session: SandboxSession, request: InstallReque
                                                 progress=progress)
     running.sweep.result()
     installed = parts.installation.installed
-    # Provenance asks the registries about what was installed; nothing the run does waits for it.
-    running.provenance = running.pool.submit(clock.timed, "provenance", check_provenance, request, installed,
-                                             session=session, client=http, endpoints=endpoints,
-                                             advisories=options.advisories, progress=progress)
-    # vet over the package's own files, read out of the installed image (V1), beside the run
-    running.source = running.pool.submit(scan_source, session, installed, parts.target.ecosystem,
+    # Provenance asks the registries about what was installed; nothing the run does waits for it. It and the source
+    # stage (vet over the package's own files, V1) read the installed image through one container.
+    files = InstalledFiles(session, installed, parts.target.ecosystem, users=2)
+    running.provenance = running.pool.submit(clock.timed, "provenance", check_provenance, request, files, client=http,
+                                             endpoints=endpoints, advisories=options.advisories, progress=progress)
+    running.source = running.pool.submit(scan_source, files, parts.target.ecosystem,
                                          dependencies=options.vet_dependencies, progress=progress)
     parts.stage = "run"
     command = early.command if early is not None else choose_command(

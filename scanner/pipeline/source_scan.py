@@ -13,7 +13,6 @@ from __future__ import annotations
 
 import csv
 import io
-import json
 from dataclasses import dataclass, field
 from pathlib import PurePosixPath
 from typing import Any
@@ -21,12 +20,12 @@ from typing import Any
 from docker.errors import APIError
 from packaging.utils import canonicalize_name
 
-from sandbox.core.image_files import ImageFiles, ImageReader, ReadLimits
-from sandbox.core.session import SandboxSession
+from sandbox.core.errors import SandboxError
+from sandbox.core.image_files import ImageFiles, ReadLimits
 from sandbox.core.untrusted import escape_for_terminal
-from sandbox.install.installers import installer
 from sandbox.install.phases import NPM_PREFIX
 from sandbox.install.request import InstalledServer
+from scanner.pipeline.installed_files import InstalledFiles
 from scanner.pipeline.scan_options import Progress
 from scanner.pipeline.source_gate import DEPENDENCIES, METADATA, NPM_MANIFESTS, SourceGate, decide
 from scanner.report.model import Finding, SourceScanInfo
@@ -49,17 +48,19 @@ class SourceScan:
     problem: str | None = None
 
 
-def scan_source(session: SandboxSession, installed: InstalledServer, ecosystem: str, *, dependencies: bool,
-                progress: Progress) -> SourceScan:
+def scan_source(reader: InstalledFiles, ecosystem: str, *, dependencies: bool, progress: Progress) -> SourceScan:
+    """The stage over the installed image's files (`reader`, released here: the stage is done with it)."""
     progress("vetting the installed package's source")
     limits = ReadLimits(max_file_bytes=DEFAULT_MAX_KB * 1024)
     found: dict[str, bytes] = {}
+    installed = reader.installed
     try:
-        with ImageReader(session, installed.image) as reader:
-            files = _read_npm(reader, installed, dependencies, limits, found) if ecosystem == "npm" else \
-                _read_pypi(reader, installed, dependencies, limits, found)
+        files = _read_npm(reader, installed, dependencies, limits, found) if ecosystem == "npm" else \
+            _read_pypi(reader, installed, dependencies, limits, found)
     except (APIError, OSError) as exc:
         return SourceScan(problem=f"the installed package's files could not be read out of the image: {exc}")
+    finally:
+        reader.release()
     if isinstance(files, str):
         return SourceScan(problem=files)
     gate = SourceGate(why=DEPENDENCIES) if dependencies else decide(found)
@@ -87,7 +88,7 @@ def own_npm_file(path: str) -> bool:
     return vettable(path) and "node_modules" not in PurePosixPath(path).parts
 
 
-def _read_npm(reader: ImageReader, installed: InstalledServer, dependencies: bool, limits: ReadLimits,
+def _read_npm(reader: InstalledFiles, installed: InstalledServer, dependencies: bool, limits: ReadLimits,
               found: dict[str, bytes]) -> ImageFiles | str:
     """The package's files; its own package.json and lockfiles (at its root) go to `found`, by base name."""
     out = ImageFiles()
@@ -111,17 +112,12 @@ def site_packages(manifest: dict[str, Any]) -> str | None:
     return f"{VENV_LIB}/python{version[0]}.{version[1]}/site-packages"
 
 
-def _install_description(reader: ImageReader, installed: InstalledServer) -> dict[str, Any]:
-    """The Python install description: as the install read it, or (a cached install, whose lookup does not read it)
-    out of the image through the reader's container; {} when it is not there or not a JSON object."""
-    if installed.manifest is not None:
-        return installed.manifest
-    read = ImageFiles()
-    path = PurePosixPath(installer("pypi").manifest_path)
-    reader.read(str(path), path.name, lambda member: True, ReadLimits(max_file_bytes=MAX_RECORD_BYTES), read)
+def _install_description(reader: InstalledFiles) -> dict[str, Any]:
+    """The Python install description (the install manifest, read once for provenance too); {} when it is not there
+    or not a JSON object."""
     try:
-        found = json.loads(read.files.get(path.name, b"{}"))
-    except ValueError:
+        found = reader.manifest()
+    except SandboxError:
         return {}
     return found if isinstance(found, dict) else {}
 
@@ -147,10 +143,10 @@ def record_paths(record: bytes) -> list[str]:
     return paths
 
 
-def _read_pypi(reader: ImageReader, installed: InstalledServer, dependencies: bool, limits: ReadLimits,
+def _read_pypi(reader: InstalledFiles, installed: InstalledServer, dependencies: bool, limits: ReadLimits,
                found: dict[str, bytes]) -> ImageFiles | str:
     """The files the package's RECORD lists; its dist-info METADATA goes to `found`."""
-    root = site_packages(_install_description(reader, installed))
+    root = site_packages(_install_description(reader))
     if root is None:
         return "the install description names no Python version, so site-packages could not be found"
     out = ImageFiles()
