@@ -1,6 +1,7 @@
 """What a sandboxed scan costs against the same server run bare: two paired figures, medians of alternating pairs.
 
-    .venv/bin/python benchmarks/bench_scan.py [--pairs 5] [--only listing|probes] [--before DIR] [--count-calls]
+    .venv/bin/python benchmarks/bench_scan.py [--pairs 5] [--only listing|probes] [--before DIR] [--p10-off]
+                                              [--count-calls]
 
 1. listing: a warm scan without probes (`scan pypi:mcp-server-time --no-probes`, the install cached) as a whole
    process, against `docker run --rm -i` of the same installed image answering initialize + tools/list (a plain
@@ -13,6 +14,9 @@
 Each round runs the scan and the bare run back to back, the order alternating from round to round (rotating, with
 `--before`); a warm-up scan before the rounds installs (or reuses) the image, so no round pays for an install. Nothing is cached between pairs
 that a first scan would not have: every scan makes its own sandbox, sink, canaries and report.
+
+`--p10-off` also times, in the listing's rounds, the same scan with a `--config` that disables P10 (its second server
+is then not started: the stage is skipped by choice), the lever a user has who wants the fastest `--no-probes` scan.
 
 `--before DIR` also times the scanner of another checkout (e.g. the base commit: `git archive BASE | tar -x -C DIR`),
 with this checkout's virtualenv, in the same rounds: before and after under the same load. `--count-calls` runs one warm scan of each
@@ -51,10 +55,10 @@ READ_TIMEOUT = 60.0
 
 # ---- the scan as a whole process ---------------------------------------------------------------------------------
 
-def scan_once(source: Path, target: list[str], probes: bool, report: Path) -> float:
-    """Seconds of one `mcp-sandbox scan` process (the report written to `report`)."""
+def scan_once(source: Path, target: list[str], probes: bool, report: Path, extra: tuple[str, ...] = ()) -> float:
+    """Seconds of one `mcp-sandbox scan` process (the report written to `report`; `extra`: more flags)."""
     env = {**os.environ, "PYTHONPATH": str(source)}
-    flags = [] if probes else ["--no-probes"]
+    flags = [*extra] if probes else ["--no-probes", *extra]
     name, *rest = target
     command = [sys.executable, "-m", "scanner", "scan", name, *flags, "--json", str(report), "--fail-on", "never",
                "-q", *rest]
@@ -189,13 +193,22 @@ def scans(sources: dict[str, Path], target: list[str], probes: bool, work: Path)
             for label, source in sources.items()}
 
 
-def listing_figure(sources: dict[str, Path], pairs: int, work: Path) -> None:
+def p10_off(source: Path, work: Path) -> Callable[[], float]:
+    """The listing scan with a config, given with --config, that disables P10."""
+    config = work / "p10-off.toml"
+    config.write_text('disable = ["P10"]\n', encoding="utf-8")
+    return lambda: scan_once(source, LISTING_TARGET, False, work / "p10-off.json", ("--config", str(config)))
+
+
+def listing_figure(sources: dict[str, Path], pairs: int, work: Path, *, with_p10_off: bool = False) -> None:
     report_path = work / "warm-up.json"
     scan_once(sources["scan"], LISTING_TARGET, False, report_path)  # warm-up: installs or reuses the image
     report = json.loads(report_path.read_text())
     image, command = report["install"]["image"], report["install"]["command"]
     print(f"listing: {' '.join(LISTING_TARGET)} as {image}; phases of the warm-up scan: {phases(report)}", flush=True)
     actions = {**scans(sources, LISTING_TARGET, False, work), "bare": lambda: bare_once(image, command, [], None)}
+    if with_p10_off:
+        actions["scan, P10 off by --config"] = p10_off(sources["scan"], work)
     figure("listing (warm, --no-probes)", 1.5, rounds(pairs, actions), pairs)
 
 
@@ -318,6 +331,7 @@ def main() -> None:
     parser.add_argument("--only", choices=("listing", "probes"))
     parser.add_argument("--source", type=Path, default=ROOT, help="the checkout whose scanner is timed")
     parser.add_argument("--before", type=Path, help="another checkout (e.g. the base commit) timed in the same rounds")
+    parser.add_argument("--p10-off", action="store_true", help="also time the listing scan with P10 disabled by --config")
     parser.add_argument("--count-calls", action="store_true", help="count Docker API calls per phase, in process")
     args = parser.parse_args()
     if args.count_calls:
@@ -329,7 +343,7 @@ def main() -> None:
     sources = {"scan": args.source.resolve(), **({"before": args.before.resolve()} if args.before else {})}
     with tempfile.TemporaryDirectory(prefix="bench-scan-") as work:
         if args.only != "probes":
-            listing_figure(sources, args.pairs, Path(work))
+            listing_figure(sources, args.pairs, Path(work), with_p10_off=args.p10_off)
         if args.only != "listing":
             probes_figure(sources, args.pairs, Path(work))
 

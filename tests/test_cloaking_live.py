@@ -57,3 +57,26 @@ def test_near_miss_a_server_that_treats_every_client_alike_has_no_p10(docker_cli
     assert [f for f in report.findings if f.rule_id == "P10"] == []
     assert report.status == "complete" and report.skipped == []
     assert labelled_containers(docker_client, report.sandbox.session) == []
+
+
+def test_p10_turned_off_by_an_explicit_config_starts_no_second_server(cloaked, docker_client, monkeypatch):
+    """`disable = ["P10"]` in a config given with --config: nothing would read the second listing, so its server is
+    never started (through the head start too); the report says the stage was skipped by choice, complete."""
+    from sandbox.core.session import SandboxSession
+    from scanner.config import Config
+    from scanner.pipeline.head_start import HeadStart
+
+    roles: list[str] = []
+    create = SandboxSession.create_container
+    monkeypatch.setattr(SandboxSession, "create_container",
+                        lambda self, role, **kwargs: roles.append(role) or create(self, role, **kwargs))
+    off = Config(disabled=frozenset({"P10"}), source="ci.toml", explicit=True)
+    options = ScanOptions(target=str(ZOO), command="zoo-cloaker", timeouts=Timeouts(startup=60), config=off)
+    with HeadStart(observe=True, hostname=options.policy.hostname, options=options) as early:
+        report = run_scan(options, head_start=early)
+    assert roles.count("run") == 1, roles  # the cloaker's one server, begun in the head start
+    assert [(s.stage, s.chosen) for s in report.skipped] == [("relisting", True)]
+    assert "P10 is disabled by ci.toml" in report.skipped[0].reason
+    assert report.status == "complete" and report.timings.relisting is None
+    assert [f for f in report.findings if f.rule_id == "P10"] == []
+    assert labelled_containers(docker_client, report.sandbox.session) == []

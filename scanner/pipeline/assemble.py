@@ -140,6 +140,7 @@ def _facts(parts: ScanParts) -> StageFacts:
                       probes_problem=None if parts.failure else _probes_problem(parts),
                       teardown_problem=_teardown_problem(parts.teardown, sandboxed=not parts.not_run),
                       relisting_problem=parts.relisting.problem if parts.relisting and not parts.failure else None,
+                      relisting_chosen=parts.relisting is not None and parts.relisting.chosen,
                       conformance_problem=parts.conformance.problem if parts.conformance and not parts.failure
                       else None,
                       source_problem=parts.source.problem if parts.source else None)

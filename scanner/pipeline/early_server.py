@@ -82,7 +82,8 @@ def begin(session: SandboxSession, sink: LaunchedSink | None, request: InstallRe
         started = _started_beside_plan(session, sink, installed.image, command, options, clock, beside)
         if isinstance(started, Exception):
             return EarlyServer(installed, runtime, command, failure=started)
-        started, second = _seeded_beside_second(session, started, clock, beside)
+        started, second = _seeded_beside_second(session, started, clock, beside,
+                                                relisting_off=options.relisting_off() is not None)
     return EarlyServer(installed, runtime, command, started=started, second=second)
 
 
@@ -103,15 +104,16 @@ def _started_beside_plan(session: SandboxSession, sink: LaunchedSink | None, ima
 
 
 def _seeded_beside_second(session: SandboxSession, started: StartedServer, clock: PhaseClock,
-                          beside: ThreadPoolExecutor) -> tuple[StartedServer, SecondServer]:
+                          beside: ThreadPoolExecutor, *,
+                          relisting_off: bool) -> tuple[StartedServer, SecondServer | None]:
     """The server seeded (probing on: its workspace and canaries, observer and baseline, before it is sent anything,
-    in `beside`) while P10's second server is begun."""
+    in `beside`) while P10's second server is begun (none when P10 is turned off: ScanOptions.relisting_off)."""
     plan = started.plan
     if not plan.options.enabled:
-        return started, clock.timed("relisting", begin_second, session, started)
+        return started, None if relisting_off else clock.timed("relisting", begin_second, session, started)
     seeded = beside.submit(clock.timed, "seed", seeding.seed_ahead, session.client, started.server.container_id,
                            plan.archives(), use_observer=plan.options.observer)
-    second = clock.timed("relisting", begin_second, session, started)
+    second = None if relisting_off else clock.timed("relisting", begin_second, session, started)
     return dataclasses.replace(started, seeded=seeded.result()), second
 
 

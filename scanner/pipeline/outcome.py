@@ -55,6 +55,7 @@ class StageFacts:
     probes_problem: str | None  # why the probes did not run although asked for, when they did not
     teardown_problem: str | None
     relisting_problem: str | None = None  # why the second listing (another client identity) was not read
+    relisting_chosen: bool = False  # the user turned it off (P10 disabled by --config)
     conformance_problem: str | None = None  # why the conformance probe's fresh server gave no evidence
     source_problem: str | None = None  # why the installed package's files could not be read for `vet`
 
@@ -82,7 +83,8 @@ def skipped_stages(facts: StageFacts) -> list[Skipped]:
     if facts.listing_problem is not None:
         records.append(Skipped(stage="relisting", reason=NOT_LISTED))
     elif facts.relisting_problem is not None:
-        records.append(Skipped(stage="relisting", reason=cap_text(facts.relisting_problem, MAX_REASON_CHARS)))
+        records.append(Skipped(stage="relisting", reason=cap_text(facts.relisting_problem, MAX_REASON_CHARS),
+                               chosen=facts.relisting_chosen))
     if facts.listing_problem is None and facts.conformance_problem is not None:
         records.append(Skipped(stage="conformance", reason=cap_text(facts.conformance_problem, MAX_REASON_CHARS)))
     if facts.teardown_problem is not None:

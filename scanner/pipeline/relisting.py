@@ -59,6 +59,7 @@ class Relisting:
     protocol_version: str | None = None  # the version the server answered with
     seconds: float = 0.0
     problem: str | None = None  # None when the tools were listed
+    chosen: bool = False  # not made because the user turned P10 off (ScanOptions.relisting_off)
 
 
 def listing_problem(inventory: Inventory) -> str | None:
@@ -67,8 +68,8 @@ def listing_problem(inventory: Inventory) -> str | None:
     return f"not run: the first listing was incomplete ({failed[0]})" if failed else None
 
 
-def skipped_relisting(reason: str, identity: ClientIdentity = ALTERNATE) -> Relisting:
-    return Relisting(identity, problem=_problem(reason))
+def skipped_relisting(reason: str, identity: ClientIdentity = ALTERNATE, *, chosen: bool = False) -> Relisting:
+    return Relisting(identity, problem=_problem(reason), chosen=chosen)
 
 
 def relist(session: SandboxSession, started: StartedServer, timeouts: Timeouts, progress: Progress,

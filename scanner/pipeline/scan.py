@@ -243,9 +243,9 @@ def serve(parts: ScanParts, session: SandboxSession, image: str, command: list[s
     parts.started = _started(session, image, command, options, progress, running, plan, working_dir, early, clock)
     running.namespace = running.pool.submit(clock.timed, "namespace_read", server_namespace, session,
                                             parts.started.server)
-    # The second listing's server starts now, beside the first, and is gone before the first probe call.
-    running.relisting = running.pool.submit(clock.timed, "relisting", relist, session, parts.started,
-                                            options.timeouts, progress, second=early.second if early else None)
+    # The second listing's server starts now, beside the first, and is gone before the first probe call; none when
+    # P10 is turned off.
+    running.relisting = _relisting(running, session, parts.started, options, progress, early, clock)
     parts.stage = "listing"
     relisted = running.relisting
     analysis: list[SessionAnalysis] = []  # the lint and the probes' summary, worked out while the server ends
@@ -279,6 +279,18 @@ def serve(parts: ScanParts, session: SandboxSession, image: str, command: list[s
     if running.provenance is not None:
         parts.stage = "provenance"
         parts.provenance = running.provenance.result()
+
+
+def _relisting(running: Concurrent, session: SandboxSession, started: StartedServer, options: ScanOptions,
+               progress: Progress, early: EarlyServer | None, clock: PhaseClock) -> Future[Relisting]:
+    """P10's second listing, made beside the first; done at once, skipped as chosen, when P10 is turned off."""
+    off = options.relisting_off()
+    if off is None:
+        return running.pool.submit(clock.timed, "relisting", relist, session, started, options.timeouts, progress,
+                                   second=early.second if early else None)
+    skipped: Future[Relisting] = Future()
+    skipped.set_result(skipped_relisting(off, chosen=True))
+    return skipped
 
 
 def _started(session: SandboxSession, image: str, command: list[str], options: ScanOptions, progress: Progress,

@@ -45,6 +45,13 @@ class ScanOptions:
     # options above (RegistryEndpoints.from_environment).
     endpoints: RegistryEndpoints | None = None
 
+    def relisting_off(self) -> str | None:
+        """Why P10's second listing is not made (None: it is): a config given with --config disables P10, so no
+        finding would come of it. A config found in the working directory cannot: it cannot suppress P10's errors."""
+        if self.config.explicit and "P10" in self.config.disabled:
+            return f"turned off: P10 is disabled by {self.config.source or 'the config'}"
+        return None
+
     def registry_endpoints(self) -> RegistryEndpoints:
         """The endpoints given, else those of the environment. The head start's thread calls this once the main
         thread imported scanner/pipeline/early_resolve.py, which imports the endpoints' module (and httpx)."""
