@@ -6,8 +6,8 @@ from datetime import datetime, timezone
 
 import pytest
 
-from scanner.probes.crash_attribution import (EXIT_AFTER_ANSWER_SECONDS, SLOP_SECONDS, Answered, died_before_sending,
-                                              parse_engine_time, recent, suspects)
+from scanner.probes.crash_attribution import (EXIT_AFTER_ANSWER_SECONDS, MAX_SUSPECTS, SLOP_SECONDS, Answered,
+                                              died_before_sending, parse_engine_time, recent, suspects)
 from scanner.probes.crash_replay import Undecided, charged_crash
 from scanner.probes.model import ProbeCall
 from scanner.rules.probe_crashes import crash_finding
@@ -88,3 +88,18 @@ def test_what_sending_the_suspects_again_decides() -> None:
     unsent = Undecided((STOP, KILL), NEXT, out=False, exit_code=0, stderr_tail="").unreproduced(sent_again=False)
     assert unsent.tool == "kill_process" and "before probe 'error: missing required 'pid'' was sent" in unsent.message
     assert "probing ended before they could be sent again" in unsent.message
+
+
+def test_only_the_latest_suspects_are_sent_again() -> None:
+    # a fast server answered many state-changing calls in the window: the latest few, the call out last
+    many = [Answered(_call("write", f"probe {n}"), 10.0 + n / 1000, False) for n in range(12)]
+    found = suspects(many, NEXT, sent_at=10.02, finished=10.03)
+    assert len(found) == MAX_SUSPECTS and found[-1] is NEXT
+    assert [call.label for call in found[:-1]] == [f"probe {n}" for n in range(12 - MAX_SUSPECTS + 1, 12)]
+
+
+def test_a_suspect_that_leaves_the_fresh_server_unusable_is_said_so() -> None:
+    held = Undecided((STOP, NEXT), NEXT, out=True, exit_code=0, stderr_tail="")
+    unusable = held.unusable(STOP)
+    assert unusable.tool == "kill_process" and "'generated' of 'shutdown_worker' left it unusable" in unusable.message
+    assert "the others were not sent" in unusable.message

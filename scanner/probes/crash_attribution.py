@@ -49,6 +49,7 @@ def finished_at(docker: Any, container_id: str) -> float | None:
 
 
 EXIT_AFTER_ANSWER_SECONDS = 0.25  # an exit this soon after a call's answer may be that call's doing
+MAX_SUSPECTS = 5  # the latest: each sent again costs at least EXIT_AFTER_ANSWER_SECONDS
 
 
 @dataclass(frozen=True)
@@ -70,7 +71,8 @@ def suspects(answered: Sequence[Answered], noticing: ProbeCall, sent_at: float,
     """The calls that may have stopped a server found dead by `noticing` (sent at `sent_at`; `finished`: when the
     engine says the server ended), in the order sent: the noticing call when the server was still running when it
     was sent, else the last call answered; and every call not annotated read-only that was answered within
-    EXIT_AFTER_ANSWER_SECONDS before the end. One suspect is P6's; more are sent again to decide (crash_replay)."""
+    EXIT_AFTER_ANSWER_SECONDS before the end (a call that timed out counts as answered when it timed out); the latest
+    MAX_SUSPECTS of them. One suspect is P6's; more are sent again to decide (crash_replay)."""
     if finished is None:
         return [noticing]
     out = not died_before_sending(finished, sent_at)
@@ -79,7 +81,7 @@ def suspects(answered: Sequence[Answered], noticing: ProbeCall, sent_at: float,
         found.append(answered[-1].call)
     if out or not found:
         found.append(noticing)
-    return found
+    return found[-MAX_SUSPECTS:]
 
 
 def is_read_only(definition: dict[str, Any] | None) -> bool:

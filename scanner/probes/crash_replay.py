@@ -35,12 +35,21 @@ class Undecided:
         return self._finding(call, f"sent again to a fresh server, probe '{call.label}' stopped it too, after "
                                    "answering; it was restarted fresh")
 
+    def unusable(self, call: ProbeCall) -> Finding:
+        """P6 for the likeliest suspect when a suspect sent again left the fresh server unusable without crashing it
+        (it hung, closed the connection, flooded stdout): the others were not sent."""
+        return self._likeliest(f"sent again to a fresh server, probe '{call.label}' of '{call.tool}' left it "
+                               "unusable (no answer, or a closed connection), so the others were not sent")
+
     def unreproduced(self, *, sent_again: bool) -> Finding:
         """P6 for the likeliest suspect when none stopped the fresh server (`sent_again`), or none could be sent."""
+        return self._likeliest("sent again to a fresh server, none of them stopped it" if sent_again else
+                               "probing ended before they could be sent again")
+
+    def _likeliest(self, why: str) -> Finding:
+        """P6 for the call out when the server ended, else the last one answered, naming the other suspects."""
         likeliest = self.noticing if self.out else self.suspects[-1]
         others = ", ".join(f"'{call.label}' of '{call.tool}'" for call in self.suspects if call is not likeliest)
-        why = ("sent again to a fresh server, none of them stopped it" if sent_again else
-               "probing ended before they could be sent again")
         return self._finding(likeliest, f"it may have been {others} instead ({why})")
 
     def _finding(self, culprit: ProbeCall, decided: str) -> Finding:

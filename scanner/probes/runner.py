@@ -71,6 +71,7 @@ class ProbeRunner:
         self.ids = IdPool()  # identifiers this session's results held, for later calls (id_reuse)
         self.answered: list[Answered] = []  # this server's recent answers (P6 attribution: crash_attribution)
         self.undecided: Undecided | None = None  # a crash its suspects, sent again to the next server, decide
+        self.suspect_restarts = 0  # restarts after a suspect sent again stopped the fresh server
         self.server_pid: int | None = None  # the server's host pid in this sandbox (B5 tells its children by it)
         self.cadence = RelistCadence()  # when to re-list (every call, or every k-th for a big listing)
         # each drained egress attempt goes to the record of the call the sink accepted it during
@@ -163,7 +164,7 @@ class ProbeRunner:
         self.windows.place(looks.egress, pending=record)
         self.outcome.results.append(result)
         self.outcome.behavior.append(record)
-        if result.status not in ("timeout", "crashed"):
+        if result.status != "crashed":  # answered, or timed out and still answering: a suspect of a later crash
             read_only = is_read_only(self._definition(call.tool))
             self.answered = [*recent(self.answered, answered), Answered(call, answered, read_only)]
         if self.restart_needed:
@@ -204,7 +205,7 @@ class ProbeRunner:
         if wire is not None and result.status == "ok":
             self.ids.add(harvest(wire, call.tool))
         fault, named = self.health.fault, named_fault(call, result, self.health.fault)
-        if fault and named is not result and self.sandbox_index > 0 and not any(fault in e for e in self.outcome.errors):
+        if fault and named is not result and self.sandbox_index and all(fault not in e for e in self.outcome.errors):
             self.outcome.errors.append(f"probing (after restart {self.sandbox_index}): {fault}"[:600])
         return named
 
@@ -212,8 +213,7 @@ class ProbeRunner:
         return next((tool for tool in self.current_tools if tool_name(tool) == name), None)
 
     async def _observe_after(self, record: CallBehavior, before: Snapshot, looks: Looks | None = None) -> None:
-        """Diff against `before`: the snapshot and process list of `looks` (taken with the call's other looks), or
-        taken now."""
+        """Diff against `before`: the snapshot and process list of `looks` (the call's other looks), or taken now."""
         try:
             after = await self._snapshot() if looks is None else taken(looks.snapshot)
             now = await self._processes() if looks is None else taken(looks.processes)
@@ -262,8 +262,7 @@ class ProbeRunner:
 
     async def _startup_record(self) -> None:
         """What the server did between the seeding and the first probe (start-up and listing): files, canaries and
-        the network attempts made before any call (so the first probe is not blamed for them). After a restart, the
-        same for the fresh server once it answered its listing (`sandbox` > 0: "start-up after restart N")."""
+        the network attempts made before any call, so no probe is blamed for them; after a restart, the fresh one's."""
         label = "start-up and listing" if self.sandbox_index == 0 else f"start-up after restart {self.sandbox_index}"
         record = CallBehavior(call=-1, tool=None, label=label, sandbox=self.sandbox_index)
         self.windows.open(record, self.sandbox_began)
@@ -308,29 +307,32 @@ class ProbeRunner:
             return False
 
     async def _ready(self, remaining: int) -> bool:
-        """A server for the `remaining` probes: restarted when needed, an undecided crash's suspects sent to it first."""
+        """A server for the `remaining` probes: restarted, sent an undecided crash's suspects first (crash_replay)."""
         while self.restart_needed:
-            if self.outcome.restarts >= MAX_RESTARTS:
+            if self.outcome.restarts - self.suspect_restarts >= MAX_RESTARTS:
                 if remaining:
                     self.outcome.errors.append(f"probing stopped after {MAX_RESTARTS} restarts of the server; "
                                                f"{remaining} probes were not run")
                 return False
             if not await self._restart():
                 return False
-            if (undecided := self.undecided) is not None:
-                self.undecided = None
-                await self._send_suspects(undecided)
+            if self.undecided is not None:
+                await self._send_suspects(self.undecided)
+                self.undecided = None  # decided (an exception on the way leaves it to `run`'s last word)
+                self.suspect_restarts += self.restart_needed  # not counted: at most one per planned call
+                if not remaining:
+                    return not self.restart_needed
         return True
 
     async def _send_suspects(self, undecided: Undecided) -> None:
-        """The suspects of a crash, one at a time, each given EXIT_AFTER_ANSWER_SECONDS after its answer: the first
-        that stops this server is P6's (crash_replay); one that crashes it has its own P6."""
+        """A crash's suspects, each given EXIT_AFTER_ANSWER_SECONDS after its answer: the first to stop it is P6's."""
         for suspect in undecided.suspects:
             self.progress(f"probing {suspect.tool} again, to tell which call stopped the server"[:120])
+            crashes = [finding for finding in self.outcome.findings if finding.rule_id == "P6"]
             await self._call(undecided.again(suspect))
-            if self.restart_needed:  # it crashed this server too (its P6 says so), or hung it
-                if self.outcome.results[-1].status != "crashed":
-                    self.outcome.findings.append(undecided.unreproduced(sent_again=True))
+            if self.restart_needed:  # it crashed this server too (that crash's P6 names it), or left it unusable
+                if crashes == [finding for finding in self.outcome.findings if finding.rule_id == "P6"]:
+                    self.outcome.findings.append(undecided.unusable(suspect))
                 return
             await anyio.sleep(EXIT_AFTER_ANSWER_SECONDS)
             if await has_exited(self.access.docker, self.server.container_id):
@@ -376,9 +378,8 @@ class ProbeRunner:
     # ---- definitions -------------------------------------------------------------------------------------------------
 
     async def on_message(self, message: IncomingMessage) -> None:
-        """The MCP client's message handler (given to every Client of the phase, the inventory's included): records
-        every server notification by method (for the report), and counts notifications/tools/list_changed once
-        probing runs; the re-list after each call finds what changed (P8)."""
+        """The MCP client's message handler (every Client of the phase's): records each server notification by method,
+        and counts notifications/tools/list_changed once probing runs (the re-list finds what changed: P8)."""
         if self.outcome.notifications.note(message) and self.outcome.ran:
             self.outcome.list_changed_notifications += 1
 
@@ -387,8 +388,7 @@ class ProbeRunner:
         return await fetch_tools(self.client, self.access.request_timeout)
 
     def _relist_beside(self, result: ProbeResult) -> Callable[[], Awaitable[Tools | None]] | None:
-        """The re-list fetch to run beside the looks after a call that was answered, when one is due after every
-        call (relist_cadence: up to 100 tools); else None (it follows the looks, when due, as it always did)."""
+        """The re-list to fetch beside an answered call's looks when one is due after every call (relist_cadence)."""
         answered = result.status not in ("timeout", "crashed")
         return self._fetch_tools if answered and relist_every(len(self.current_tools)) == 1 else None
 
