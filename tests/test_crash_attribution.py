@@ -77,7 +77,7 @@ def test_the_runner_keeps_only_the_answers_a_crash_could_suspect() -> None:
 
 
 def test_what_sending_the_suspects_again_decides() -> None:
-    held = Undecided((STOP, NEXT), NEXT, out=True, exit_code=0, stderr_tail="bye")
+    held = Undecided((STOP, NEXT), NEXT, exit_code=0, stderr_tail="bye")
     assert held.again(STOP).label == "generated (sent again)" and held.again(STOP).tool == "shutdown_worker"
     stopped = held.stopped_by(STOP)
     assert stopped.rule_id == "P6" and stopped.tool == "shutdown_worker"
@@ -85,7 +85,7 @@ def test_what_sending_the_suspects_again_decides() -> None:
     unreproduced = held.unreproduced(sent_again=True)  # the likeliest: the call out when it ended
     assert unreproduced.tool == "kill_process" and "'generated' of 'shutdown_worker' instead" in unreproduced.message
     assert "none of them stopped it" in unreproduced.message
-    unsent = Undecided((STOP, KILL), NEXT, out=False, exit_code=0, stderr_tail="").unreproduced(sent_again=False)
+    unsent = Undecided((STOP, KILL), NEXT, exit_code=0, stderr_tail="").unreproduced(sent_again=False)
     assert unsent.tool == "kill_process" and "before probe 'error: missing required 'pid'' was sent" in unsent.message
     assert "probing ended before they could be sent again" in unsent.message
 
@@ -99,7 +99,7 @@ def test_only_the_latest_suspects_are_sent_again() -> None:
 
 
 def test_a_suspect_that_leaves_the_fresh_server_unusable_is_said_so() -> None:
-    held = Undecided((STOP, NEXT), NEXT, out=True, exit_code=0, stderr_tail="")
+    held = Undecided((STOP, NEXT), NEXT, exit_code=0, stderr_tail="")
     unusable = held.unusable(STOP)
     assert unusable.tool == "kill_process" and "'generated' of 'shutdown_worker' left it unusable" in unusable.message
     assert "the others were not sent" in unusable.message

@@ -159,7 +159,7 @@ def cached_install(session: SandboxSession, tag: str, runtime_image: str) -> Ins
     return InstalledServer(
         image=tag, image_id=image.id, runtime_image=runtime_image, cached=True, name=summary["name"],
         version=summary["version"], entry_points=summary.get("entry_points") or {},
-        # The manifest is read later, beside the run, by what needs it (installed_manifest): not on the lookup.
+        # The manifest is read later, beside the run, by what needs it (read_manifest): not on the lookup.
         installer_output=summary.get("output", ""), seconds=0.0, manifest=None,
         egress=[_attempt(record) for record in summary.get("egress") or []],
         attribution_note=_optional_text(summary.get("attribution_note")),

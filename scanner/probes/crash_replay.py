@@ -10,7 +10,7 @@ from __future__ import annotations
 import dataclasses
 from dataclasses import dataclass
 
-from scanner.probes.crash_attribution import Answered, died_before_sending, suspects
+from scanner.probes.crash_attribution import Answered, suspects
 from scanner.probes.model import ProbeCall
 from scanner.report.model import Finding
 from scanner.rules.probe_crashes import crash_finding, replayed_crash_finding
@@ -20,11 +20,15 @@ AGAIN = " (sent again)"  # the label of a call sent again to decide a crash
 
 @dataclass(frozen=True)
 class Undecided:
-    suspects: tuple[ProbeCall, ...]  # in the order they were sent
+    suspects: tuple[ProbeCall, ...]  # in the order they were sent; the last the likeliest
     noticing: ProbeCall  # the call that found the server gone
-    out: bool  # the server ended while `noticing` was out (else before it was sent)
     exit_code: int | None
     stderr_tail: str
+
+    @property
+    def out(self) -> bool:
+        """The server ended while `noticing` was out (it is then the last suspect), else before it was sent."""
+        return self.suspects[-1] is self.noticing
 
     def again(self, call: ProbeCall) -> ProbeCall:
         """A suspect as it is sent again (its label says so)."""
@@ -48,7 +52,7 @@ class Undecided:
 
     def _likeliest(self, why: str) -> Finding:
         """P6 for the call out when the server ended, else the last one answered, naming the other suspects."""
-        likeliest = self.noticing if self.out else self.suspects[-1]
+        likeliest = self.suspects[-1]
         others = ", ".join(f"'{call.label}' of '{call.tool}'" for call in self.suspects if call is not likeliest)
         return self._finding(likeliest, f"it may have been {others} instead ({why})")
 
@@ -64,7 +68,7 @@ def charged_crash(answered: list[Answered], noticing: ProbeCall, sent_at: float,
     epoch seconds; `answered`: the calls this server answered), or the crash held for its suspects to be sent again."""
     found = suspects(answered, noticing, sent_at, finished)
     if len(found) > 1:
-        return Undecided(tuple(found), noticing, not died_before_sending(finished, sent_at), exit_code, stderr_tail)
+        return Undecided(tuple(found), noticing, exit_code, stderr_tail)
     culprit = found[0]
     return crash_finding(culprit.tool, culprit.label, exit_code=exit_code, stderr_tail=stderr_tail,
                          noticed_by=None if culprit is noticing else noticing.label)

@@ -328,10 +328,10 @@ class ProbeRunner:
         """A crash's suspects, each given EXIT_AFTER_ANSWER_SECONDS after its answer: the first to stop it is P6's."""
         for suspect in undecided.suspects:
             self.progress(f"probing {suspect.tool} again, to tell which call stopped the server"[:120])
-            crashes = [finding for finding in self.outcome.findings if finding.rule_id == "P6"]
+            crashes = sum(finding.rule_id == "P6" for finding in self.outcome.findings)
             await self._call(undecided.again(suspect))
             if self.restart_needed:  # it crashed this server too (that crash's P6 names it), or left it unusable
-                if crashes == [finding for finding in self.outcome.findings if finding.rule_id == "P6"]:
+                if crashes == sum(finding.rule_id == "P6" for finding in self.outcome.findings):
                     self.outcome.findings.append(undecided.unusable(suspect))
                 return
             await anyio.sleep(EXIT_AFTER_ANSWER_SECONDS)

@@ -1,8 +1,8 @@
 """The probe rules P1–P9: what the recorded calls of a tool say about how well it serves an agent.
 
 P1–P5 are pure functions over a tool's call results and its definition; P8 builds findings from a recorded event
-(a definition that changed), and P6 and P7 (a crash, a timeout) are scanner/rules/probe_crashes.py's. Each rule is data (in the registry, scanner/rules/rules.toml) plus
-one small function (P9, slow calls, too). Findings come with the tokens they waste (see ProbeFinding).
+(a definition that changed), and P6 and P7 (a crash, a timeout) are scanner/rules/probe_crashes.py's. Each rule is
+data (in the registry, scanner/rules/rules.toml) plus one small function (P9, slow calls, too). Findings come with the tokens they waste (see ProbeFinding).
 """
 
 from __future__ import annotations
@@ -317,7 +317,7 @@ def evaluate_probes(tools: list[dict[str, Any]], results: list[ProbeResult]) -> 
     return findings
 
 
-# ---- P8: builders from recorded events (P6 and P7: scanner/rules/probe_crashes.py) --------------------------------------------------------------------
+# ---- P8: builders from recorded events (P6 and P7: scanner/rules/probe_crashes.py) --------------------------------
 
 def definition_diff(before: dict[str, Any], after: dict[str, Any]) -> str:
     """A unified diff of two tool definitions (canonical JSON), size-capped."""

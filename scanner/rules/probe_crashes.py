@@ -16,22 +16,25 @@ def _finding(rule_id: str, *, tool: str | None, message: str, stderr_tail: str =
     return rule(rule_id).finding(tool, message, evidence=evidence)
 
 
+def _how(exit_code: int | None) -> str:
+    return f"exited with code {exit_code}" if exit_code is not None else "died"
+
+
 def crash_finding(tool: str, label: str, *, exit_code: int | None, stderr_tail: str = "",
                   noticed_by: str | None = None) -> Finding:
     """P6: the server crashed or exited during a call, or right after it answered (`noticed_by`: the next call,
     sent when the server had already exited)."""
-    how = f"exited with code {exit_code}" if exit_code is not None else "died"
     when = (f"during probe '{label}'" if noticed_by is None else
             f"right after probe '{label}' answered (it was gone when probe '{noticed_by}' was sent)")
-    return _finding("P6", tool=tool, message=f"The server {how} {when}; it was restarted fresh.",
+    return _finding("P6", tool=tool, message=f"The server {_how(exit_code)} {when}; it was restarted fresh.",
                     stderr_tail=stderr_tail)
 
 
 def replayed_crash_finding(tool: str, *, exit_code: int | None, stderr_tail: str, when: str, decided: str) -> Finding:
     """P6 for a crash more than one call may have caused (scanner/probes/crash_replay.py): `when` the server ended
     (during or before the call that noticed), and how sending the suspects again decided on `tool`, or did not."""
-    how = f"exited with code {exit_code}" if exit_code is not None else "died"
-    return _finding("P6", tool=tool, message=f"The server {how} {when}; {decided}.", stderr_tail=stderr_tail)
+    return _finding("P6", tool=tool, message=f"The server {_how(exit_code)} {when}; {decided}.",
+                    stderr_tail=stderr_tail)
 
 
 def timeout_finding(tool: str, label: str, *, timeout_s: float) -> Finding:
