@@ -31,3 +31,13 @@ def test_a_suspect_that_hangs_the_fresh_server_still_leaves_the_crash_a_p6(docke
     sandboxes = {b.sandbox for b in report.behavior}
     assert sandboxes == {0, 1}, sandboxes  # the suspect was sent to restart 1; none after it: no probe was left
     assert labelled_containers(docker_client, report.sandbox.session) == []
+
+
+def test_a_server_that_ends_just_after_the_last_call_answered_is_p6s(docker_client) -> None:
+    """No call is left to find it gone: the runner looks once the last state-changing answer's window has passed."""
+    report = run_scan(ScanOptions(target=str(ZOO), command="zoo-last-exit", timeouts=Timeouts(startup=20, request=10),
+                                  probes=ProbeOptions(timeout=3.0)))
+    assert [(p.tool, p.status) for p in report.probes] == [("status", "ok"), ("finish_job", "ok")]
+    [crash] = [f for f in report.findings if f.rule_id == "P6"]
+    assert crash.tool == "finish_job", crash.message
+    assert labelled_containers(docker_client, report.sandbox.session) == []

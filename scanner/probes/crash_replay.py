@@ -8,9 +8,15 @@ answered) and says the others may have done it."""
 from __future__ import annotations
 
 import dataclasses
+import time
+from collections.abc import Callable
 from dataclasses import dataclass
 
-from scanner.probes.crash_attribution import Answered, suspects
+import anyio
+import docker
+
+from sandbox.run import observe
+from scanner.probes.crash_attribution import EXIT_AFTER_ANSWER_SECONDS, Answered, finished_at, suspects
 from scanner.probes.model import ProbeCall
 from scanner.report.model import Finding
 from scanner.rules.probe_crashes import crash_finding, replayed_crash_finding
@@ -72,3 +78,20 @@ def charged_crash(answered: list[Answered], noticing: ProbeCall, sent_at: float,
     culprit = found[0]
     return crash_finding(culprit.tool, culprit.label, exit_code=exit_code, stderr_tail=stderr_tail,
                          noticed_by=None if culprit is noticing else noticing.label)
+
+
+async def late_exit(answered: list[Answered], client: docker.DockerClient, container_id: str,
+                    stderr_tail: Callable[[], str]) -> Finding | Undecided | None:
+    """After the last planned call, no call is left to find a server gone: one that ended within
+    EXIT_AFTER_ANSWER_SECONDS of the last answer to a call not annotated read-only is charged as a crash noticed by
+    the last call answered (waited for until that window closes); None when it still runs."""
+    changing = [a for a in answered if not a.read_only]
+    if not changing:
+        return None
+    await anyio.sleep(max(0.0, changing[-1].at + EXIT_AFTER_ANSWER_SECONDS - time.time()))
+    state = await anyio.to_thread.run_sync(observe.exit_state, client, container_id)
+    if state.running:
+        return None
+    finished = await anyio.to_thread.run_sync(finished_at, client, container_id)
+    return charged_crash(answered, answered[-1].call, time.time(), finished, exit_code=state.exit_code,
+                         stderr_tail=stderr_tail())

@@ -28,7 +28,7 @@ from scanner.pipeline.transport import WireHealth, attached_transport
 from scanner.probes.call_looks import Looks, look_after_call, note_lost_observer, taken
 from scanner.probes.call_behavior import drop_exited, fill_record, new_processes, pids_at_limit
 from scanner.probes.crash_attribution import EXIT_AFTER_ANSWER_SECONDS, Answered, finished_at, is_read_only, recent
-from scanner.probes.crash_replay import Undecided, charged_crash
+from scanner.probes.crash_replay import Undecided, charged_crash, late_exit
 from scanner.probes.egress_windows import EgressWindows, canaries_in_response
 from scanner.probes.process_tree import daemons
 from scanner.probes.sandbox_state import has_exited, process_roles
@@ -42,7 +42,7 @@ from scanner.probes.relist_tools import Tools, apply_relisted, fetch_tools
 from scanner.probes.runner_io import ProbeOptions, ProbeOutcome, SandboxAccess, seed
 from scanner.probes.tooldef import tool_name
 from scanner.rules.probe_crashes import timeout_finding
-from scanner.report.model import CallBehavior, ProcessSeen, ResourceUse
+from scanner.report.model import CallBehavior, Finding, ProcessSeen, ResourceUse
 
 __all__ = ["ProbeOptions", "ProbeOutcome", "ProbeRunner", "SandboxAccess", "seed"]
 
@@ -104,6 +104,9 @@ class ProbeRunner:
                     break
                 self.progress(f"probing {call.tool} ({number}/{len(planned)}): {call.label}"[:120])
                 await self._call(call)
+            if not self.restart_needed and self.answered:  # a server that ended after the last call answered
+                self._charge(await late_exit(self.answered, self.access.docker, self.server.container_id,
+                                             lambda: run.stderr_tail(self.server)))
             if self.undecided is not None:  # the last call noticed it: a server for its suspects
                 await self._ready(0)
             last = None if self.restart_needed else self.cadence.pending(self.outcome.list_changed_notifications)
@@ -179,27 +182,28 @@ class ProbeRunner:
 
     async def _crashed(self, call: ProbeCall, result: ProbeResult, state: observe.ExitState, record: CallBehavior,
                        sent_at: float) -> ProbeResult:
-        """P6 for the call that stopped the server: this one, the one before it when the server had already exited
-        before this call was sent, or the one a replay names (scanner.probes.crash_attribution, crash_replay)."""
+        """P6 for the call that stopped the server (scanner.probes.crash_attribution), or its suspects held."""
         tail = run.stderr_tail(self.server)
         finished = await anyio.to_thread.run_sync(finished_at, self.access.docker, self.server.container_id)
         if result.status != "crashed":
             result = result_from_failure(call, status="crashed", error=(result.error or result.preview or "")[:200]
                                          + f"\nthe server exited with code {state.exit_code}\n{tail}"[-4000:],
                                          latency_ms=result.latency_ms)
-        charged = charged_crash(self.answered, call, sent_at, finished, exit_code=state.exit_code, stderr_tail=tail)
-        if isinstance(charged, Undecided):
-            self.undecided = charged
-        else:
-            self.outcome.findings.append(charged)
+        self._charge(charged_crash(self.answered, call, sent_at, finished, exit_code=state.exit_code, stderr_tail=tail))
         record.observed = False
         record.resources = ResourceUse(oom_killed=state.oom_killed)
-        self.restart_needed = True
         return result
 
+    def _charge(self, charged: Finding | Undecided | None) -> None:
+        """A crash's P6, or the crash held for its suspects (None: no crash); the next probe needs a fresh server."""
+        if isinstance(charged, Undecided):
+            self.undecided = charged
+        elif charged is not None:
+            self.outcome.findings.append(charged)
+        self.restart_needed = self.restart_needed or charged is not None
+
     async def _send(self, call: ProbeCall) -> ProbeResult:
-        """tools/call with the timeout; what came back, or why nothing did (a wire fault named: call_send.named_fault,
-        and in the errors once per restarted session; the listing session's is `collect`'s)."""
+        """tools/call with the timeout; what came back, or why nothing did (a wire fault: call_send.named_fault)."""
         assert self.client is not None
         result, wire = await send_call(self.client, call, self.options.timeout)
         if wire is not None and result.status == "ok":
@@ -261,8 +265,7 @@ class ProbeRunner:
         self.windows.place(events, pending)
 
     async def _startup_record(self) -> None:
-        """What the server did between the seeding and the first probe (start-up and listing): files, canaries and
-        the network attempts made before any call, so no probe is blamed for them; after a restart, the fresh one's."""
+        """What the server did before the first probe (start-up, listing; a restarted one's too): no call's."""
         label = "start-up and listing" if self.sandbox_index == 0 else f"start-up after restart {self.sandbox_index}"
         record = CallBehavior(call=-1, tool=None, label=label, sandbox=self.sandbox_index)
         self.windows.open(record, self.sandbox_began)
@@ -336,9 +339,7 @@ class ProbeRunner:
                 return
             await anyio.sleep(EXIT_AFTER_ANSWER_SECONDS)
             if await has_exited(self.access.docker, self.server.container_id):
-                self.outcome.findings.append(undecided.stopped_by(suspect))
-                self.restart_needed = True
-                return
+                return self._charge(undecided.stopped_by(suspect))
             self.answered = []  # it outlived the window: no suspect of a later crash
         self.outcome.findings.append(undecided.unreproduced(sent_again=True))
 
@@ -378,8 +379,7 @@ class ProbeRunner:
     # ---- definitions -------------------------------------------------------------------------------------------------
 
     async def on_message(self, message: IncomingMessage) -> None:
-        """The MCP client's message handler (every Client of the phase's): records each server notification by method,
-        and counts notifications/tools/list_changed once probing runs (the re-list finds what changed: P8)."""
+        """Every Client's message handler: notifications by method; tools/list_changed counted once probing runs."""
         if self.outcome.notifications.note(message) and self.outcome.ran:
             self.outcome.list_changed_notifications += 1
 

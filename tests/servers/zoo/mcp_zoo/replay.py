@@ -13,6 +13,7 @@ sent, and P6 can only name the likeliest and say so. Standard library only; noth
 from __future__ import annotations
 
 import os
+import threading
 import time
 from typing import Any
 
@@ -58,3 +59,16 @@ def replay_stall() -> None:
         "list_uploads": _counted("list_uploads", lambda a: text_result("no uploads")),
         "purge_uploads": _counted("purge_uploads", lambda a: text_result("purged")),
     }).serve()
+
+
+def last_exit() -> None:
+    """zoo-last-exit: `finish_job` (not read-only, probed last) answers, then the server exits 20 ms later, with no
+    call left to find it gone."""
+    def finish(arguments: dict[str, Any]) -> dict[str, Any]:
+        threading.Timer(0.02, lambda: os._exit(0)).start()
+        return text_result("finished; the worker stops")
+
+    Server("zoo-last-exit", [tool("status", "Say whether the job worker is up.", annotations=READ_ONLY),
+                             tool("finish_job", "Finish the current job; the worker stops after answering.",
+                                  annotations=ADDS)],
+           calls={"status": lambda a: text_result("up"), "finish_job": finish}).serve()
