@@ -17,6 +17,7 @@ from typer.core import TyperGroup
 from sandbox.core.errors import SandboxError, UserInputError
 from scanner.cli.lazy_commands import LazyCommands
 from scanner.errors import UsageError
+from scanner.pipeline.interrupts import forget_handled_interrupts
 from sandbox.core.untrusted import escape_for_terminal
 
 # Every command, in --help order, and the module of scanner/cli whose `register(app)` adds it. A module is imported
@@ -112,6 +113,7 @@ def main() -> None:
         code = _run()
     except Exception as exc:  # noqa: BLE001 - the one top-level guard: whatever escaped is reported, not hidden
         code = _internal_error(exc)
+    forget_handled_interrupts()  # every interrupt has its exit code by now (130): none may end the process as -2
     sys.exit(code)
 
 

@@ -3,40 +3,27 @@ teardown itself is not interrupted by a second signal."""
 
 from __future__ import annotations
 
-import os
 import signal
-import threading
 from collections.abc import Iterator
 from contextlib import contextmanager
 from types import FrameType
 
 _CATCH = (signal.SIGTERM, signal.SIGHUP)
-# Code run by exec() or eval() of a string (dataclasses' and namedtuple's generated methods, made while modules
-# import) has this file name. CPython 3.11 marks a KeyboardInterrupt that leaves such code as unhandled, even when
-# the scan catches it further up, and then ends the process with SIGINT at exit: exit -2 instead of 130 (seen in
-# about one SIGTERM in four sent while the scan path imports).
-STRING_CODE = "<string>"
-REDELIVER_SECONDS = 0.001
 
 
-def _as_sigint(signum: int, frame: FrameType | None) -> None:
+def _as_sigint(_signum: int, _frame: FrameType | None) -> None:
     """Deliver SIGINT instead: inside the event loop its handler cancels the main task cleanly (raising from here
-    could land in the loop's own internals); outside, the default handler raises KeyboardInterrupt. Inside code run
-    from a string, the signal is sent again REDELIVER_SECONDS later, when that code has returned."""
-    if inside_string_code(frame):
-        threading.Timer(REDELIVER_SECONDS, os.kill, (os.getpid(), signum)).start()
-        return
+    could land in the loop's own internals); outside, the default handler raises KeyboardInterrupt."""
     signal.raise_signal(signal.SIGINT)
 
 
-def inside_string_code(frame: FrameType | None) -> bool:
-    """Whether `frame` or one of its callers runs code exec'd or eval'd from a string. The outermost frame does not
-    count: a program run by `python -c` is such code itself, and an interrupt leaving it is unhandled indeed."""
-    while frame is not None and frame.f_back is not None:
-        if frame.f_code.co_filename == STRING_CODE:
-            return True
-        frame = frame.f_back
-    return False
+def forget_handled_interrupts() -> None:
+    """Call once every interrupt has been handled, just before the process exits. CPython 3.11 notes a
+    KeyboardInterrupt that leaves code exec'd from a string (dataclasses' and namedtuple's generated methods, made
+    while modules import: where a Ctrl-C during the scan path's imports lands) as unhandled, even when the scan
+    catches it further up, and a `python -m` run so noted ends with SIGINT at exit: returncode -2, not the 130 it
+    chose. Running string code that returns clears the note (pythonrun.c, run_eval_code_obj)."""
+    exec("pass")  # noqa: S102 - a constant: running it is the point
 
 
 @contextmanager
