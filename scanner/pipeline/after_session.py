@@ -22,7 +22,7 @@ import pydantic.main
 from pydantic import BaseModel
 
 from scanner.conformance.model import CheckResult, ConformanceReport
-from scanner.pipeline.inventory import Inventory
+from scanner.pipeline.inventory_model import Inventory
 from scanner.pipeline.lint import lint
 from scanner.probes import phase as probe_phase
 from scanner.report.model import (

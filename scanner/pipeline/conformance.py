@@ -30,7 +30,8 @@ from sandbox.run.attach import AttachedStdio
 from scanner.conformance.checks import conclude, dialect_findings, not_run
 from scanner.conformance.model import ConformanceOptions, ConformanceReport, Observed
 from scanner.pipeline.client_identity import DEFAULT as CLIENT_IDENTITY
-from scanner.pipeline.inventory import Inventory, Timeouts
+from scanner.pipeline.inventory_model import Inventory
+from scanner.pipeline.timeouts import Timeouts
 from scanner.pipeline.fresh_server import FreshServerError, fresh_server
 from scanner.pipeline.scan_options import Progress
 from scanner.pipeline.server_start import StartedServer

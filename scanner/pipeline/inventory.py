@@ -3,12 +3,12 @@
 from __future__ import annotations
 
 import time
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from collections.abc import Awaitable, Callable
 from typing import Any
 
 import anyio
-from pydantic import BaseModel, ValidationError
+from pydantic import ValidationError
 from mcp import Client
 from mcp.client import IncomingMessage
 from mcp.shared.exceptions import MCPError
@@ -16,30 +16,12 @@ from mcp.shared.exceptions import MCPError
 from sandbox.core.engine import EngineTimeout
 from sandbox.run.attach import AttachedStdio
 from scanner.pipeline.client_identity import DEFAULT as CLIENT_IDENTITY
+from scanner.pipeline.inventory_model import Inventory
+from scanner.pipeline.pages import paginate
+from scanner.pipeline.session_failures import explain, first_leaf
 from scanner.pipeline.timeouts import Timeouts
 from scanner.pipeline.transport import WireHealth, attached_transport
-from scanner.pipeline.wire_reader import RejectedTool, first_problem
-
-MAX_PAGES = 100
-MAX_ITEMS = 10_000
-
-
-@dataclass
-class Inventory:
-    """What the server served, as served (not yet capped: the rules measure real sizes; the report caps)."""
-
-    server: dict[str, Any] = field(default_factory=dict)
-    tools: list[dict[str, Any]] = field(default_factory=list)
-    prompts: list[dict[str, Any]] = field(default_factory=list)
-    resources: list[dict[str, Any]] = field(default_factory=list)
-    resource_templates: list[dict[str, Any]] = field(default_factory=list)
-    first_tools_list_seconds: float | None = None
-    first_answer_seconds: float | None = None  # from the server's start to the end of the handshake
-    listing_seconds: float | None = None  # the listing itself, after the handshake
-    # Tools a tools/list page held that the SDK's Tool model rejects (bounded; the valid tools of the page are kept).
-    rejected_tools: list[RejectedTool] = field(default_factory=list)
-    errors: list[str] = field(default_factory=list)
-    connected: bool = False
+from scanner.pipeline.wire_reader import first_problem
 
 
 _SESSION_ERRORS = (TimeoutError, MCPError, anyio.EndOfStream, anyio.ClosedResourceError, anyio.BrokenResourceError,
@@ -148,52 +130,3 @@ async def _list_all(client: Client, inventory: Inventory, health: WireHealth, ti
                                     f"({exc.error_count()} problems, first: {first_problem(exc)})")
         if label == "tools" and inventory.first_tools_list_seconds is None:
             inventory.first_tools_list_seconds = round(time.monotonic() - started_at, 3)
-
-
-async def paginate(method: Any, attribute: str, sink: list[dict[str, Any]], timeout: float) -> None:
-    cursor: str | None = None
-    seen: set[str] = set()
-    for _ in range(MAX_PAGES):
-        with anyio.fail_after(timeout):
-            page = await method(cursor=cursor) if cursor else await method()
-        items = getattr(page, attribute, None) or []
-        for item in items:
-            if len(sink) >= MAX_ITEMS:
-                return
-            sink.append(_as_served(item))
-        cursor = page.next_cursor
-        if not cursor or cursor in seen:
-            return
-        seen.add(cursor)
-
-
-def _as_served(item: BaseModel) -> dict[str, Any]:
-    """One listed item as a JSON dict. Pydantic refuses to serialize very deep values (a schema nested past ~200
-    levels): such an item keeps its schemas as the plain dicts they were parsed into."""
-    try:
-        return item.model_dump(mode="json", by_alias=True, exclude_none=True)
-    except ValueError:
-        deep = {"input_schema", "output_schema"}
-        dumped = item.model_dump(mode="json", by_alias=True, exclude_none=True, exclude=deep)
-        for name in deep:
-            value = getattr(item, name, None)
-            if value is not None:
-                dumped[type(item).model_fields[name].alias or name] = value
-        return dumped
-
-
-def first_leaf(group: BaseExceptionGroup) -> BaseException:
-    first = group.exceptions[0]
-    return first_leaf(first) if isinstance(first, BaseExceptionGroup) else first
-
-
-def explain(step: str, exc: BaseException, health: WireHealth, timeout: float) -> str:
-    if isinstance(exc, EngineTimeout):
-        return f"{step}: {exc}"
-    if health.fault:
-        return f"{step}: {health.fault}"
-    if isinstance(exc, TimeoutError):
-        return f"{step}: the server did not answer within {timeout:g} s"
-    if isinstance(exc, MCPError):
-        return f"{step}: the server answered with error {exc.error.code}: {exc.error.message[:300]}"
-    return f"{step}: the connection to the server closed ({type(exc).__name__})"

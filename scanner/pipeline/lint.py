@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import json
 
-from scanner.pipeline.inventory import Inventory
+from scanner.pipeline.inventory_model import Inventory
 from scanner.report.model import Finding
 from scanner.rules.static.engine import run_rules
 from scanner.rules.static.s03_parameter_schema import rejected_finding

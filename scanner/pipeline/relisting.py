@@ -27,26 +27,29 @@ from dataclasses import dataclass, field
 from typing import Any
 
 import anyio
-import mcp_types
-from mcp.client.session import ClientSession
-from mcp_types.version import HANDSHAKE_PROTOCOL_VERSIONS
 from pydantic import ValidationError
 
+from sandbox.core.engine import EngineTimeout
 from sandbox.core.session import SandboxSession
 from sandbox.run.attach import AttachedStdio
 from sandbox.core.untrusted import cap_text
+from scanner.client.handshake import HandshakeClient, UnsupportedVersion
+from scanner.client.session import ConnectionClosed, RpcError, RpcSession
 from scanner.pipeline.client_identity import ALTERNATE, ClientIdentity
 from scanner.pipeline.fresh_server import FreshServerError, SecondServer, fresh_server
-from scanner.pipeline.inventory import RECORDED, Inventory, Timeouts, explain, first_leaf, paginate
+from scanner.pipeline.inventory_model import Inventory
+from scanner.pipeline.pages import paginate
 from scanner.pipeline.scan_options import Progress
 from scanner.pipeline.server_start import StartedServer
-from scanner.pipeline.transport import WireHealth, attached_transport
+from scanner.pipeline.session_failures import explain, first_leaf
+from scanner.pipeline.timeouts import Timeouts
+from scanner.pipeline.transport import WireHealth, attached_messages
 
 MAX_PROBLEM_CHARS = 300
-
-
-class UnsupportedVersion(Exception):
-    """The server answered initialize with a protocol version the handshake does not negotiate."""
+# What ends the second session with its problem recorded: the server's misbehaviour (no answer in time, an error
+# answer, a closed connection) or an engine call that did not answer.
+RECORDED = (TimeoutError, RpcError, ConnectionClosed, anyio.EndOfStream, anyio.ClosedResourceError,
+            anyio.BrokenResourceError, ConnectionError, EngineTimeout)
 
 
 @dataclass(frozen=True)
@@ -95,48 +98,27 @@ async def list_as(stdio: AttachedStdio, identity: ClientIdentity, timeouts: Time
     problem: str | None = None
     async with stdio:
         try:
-            async with attached_transport(stdio, health) as (read, write), ClientSession(
-                    read, write, read_timeout_seconds=timeouts.startup,
-                    client_info=identity.implementation()) as session:
-                await _initialize(session, identity)
+            async with attached_messages(stdio, health) as (read, write), RpcSession(read, write) as session:
+                client = HandshakeClient(session, read_timeout=timeouts.startup,
+                                         client_info=identity.implementation())
+                await client.initialize(identity.protocol_version)
                 step = "listing tools"
                 tools: list[dict[str, Any]] = []
-                await paginate(_tool_pages(session), "tools", tools, timeouts.request)
-                return Relisting(identity, tools=tools, instructions=session.instructions,
-                                 protocol_version=session.protocol_version)
+                await paginate(client.list_tools, "tools", tools, timeouts.request)
+                return Relisting(identity, tools=tools, instructions=client.instructions,
+                                 protocol_version=client.protocol_version)
         except RECORDED as exc:
             problem = explain(step, exc, health, timeouts.startup)
         except ValidationError as exc:
             problem = f"{step}: the answer does not match the MCP schema ({exc.error_count()} problems)"
         except UnsupportedVersion as exc:
             problem = f"{step}: {exc}"
-        except ExceptionGroup as group:  # the SDK's task groups wrap what ended the session
+        except ExceptionGroup as group:  # the transport's and the session's task groups wrap what ended it
             matched, rest = group.split(RECORDED)
             if rest is not None or matched is None:
                 raise
             problem = explain(step, first_leaf(matched), health, timeouts.startup)
     return Relisting(identity, problem=_problem(problem))
-
-
-async def _initialize(session: ClientSession, identity: ClientIdentity) -> None:
-    """The handshake as a client of that era sends it: `initialize` offering the identity's version (the SDK's own
-    `initialize` always offers its newest), then `notifications/initialized`."""
-    params = mcp_types.InitializeRequestParams(protocol_version=identity.protocol_version,
-                                               capabilities=mcp_types.ClientCapabilities(),
-                                               client_info=identity.implementation())
-    result = await session.send_request(mcp_types.InitializeRequest(params=params), mcp_types.InitializeResult)
-    if result.protocol_version not in HANDSHAKE_PROTOCOL_VERSIONS:
-        raise UnsupportedVersion(f"the server answered with protocol version {cap_text(result.protocol_version, 40)!r}, "
-                                 "which no initialize handshake negotiates")
-    session.adopt(result)
-    await session.send_notification(mcp_types.InitializedNotification())
-
-
-def _tool_pages(session: ClientSession) -> Any:
-    async def list_tools(cursor: str | None = None) -> mcp_types.ListToolsResult:
-        params = mcp_types.PaginatedRequestParams(cursor=cursor) if cursor else None
-        return await session.list_tools(params=params)
-    return list_tools
 
 
 def _problem(text: str | None) -> str:

@@ -52,7 +52,7 @@ from scanner.pipeline.installation import install_info, install_server, installa
 from scanner.pipeline.installed_files import InstalledFiles
 from scanner.pipeline.head_start import HeadStart
 from scanner.pipeline.interrupts import terminate_as_interrupt, uninterruptible
-from scanner.pipeline.inventory import Inventory
+from scanner.pipeline.inventory_model import Inventory
 from scanner.pipeline.launch import choose_command
 from scanner.pipeline.lint import lint
 from scanner.errors import UsageError

@@ -8,7 +8,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from sandbox.core.untrusted import cap_json, cap_text
-from scanner.pipeline.inventory import Inventory
+from scanner.pipeline.inventory_model import Inventory
 from scanner.pipeline.transport import WireHealth
 from scanner.report.model import ServerInfo
 

@@ -1,4 +1,5 @@
-"""Adapt the sandbox's attached stdio (lines of bytes) to the MCP SDK's transport streams (SessionMessages).
+"""Adapt the sandbox's attached stdio (lines of bytes) to a client's streams of JSON-RPC messages: the MCP SDK's
+(SessionMessages, `attached_transport`) or the scanner's own client's (`attached_messages`, no SDK imported).
 
 Each line is read by the scanner's tolerant reader (scanner/pipeline/wire_reader.py), not the SDK's JSON parser, so a
 valid message nested ~100 levels deep is a message, not noise. Stdout lines that are not JSON-RPC are counted and sampled as evidence; past a limit the server is flooding stdout
@@ -9,19 +10,23 @@ tracked so their answers are screened tool by tool: a tool the SDK's model rejec
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Callable
 from contextlib import asynccontextmanager
 from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, TypeVar
 
 import anyio
 import mcp_types
-from mcp.client._transport import TransportStreams
-from mcp.shared.message import SessionMessage
+from anyio.streams.memory import MemoryObjectReceiveStream, MemoryObjectSendStream
 
 from sandbox.run.attach import AttachedStdio, StreamFault
 from sandbox.core.untrusted import cap_text
 from scanner.pipeline.wire_reader import Message, RejectedTool, TooDeep, read_line
 
+if TYPE_CHECKING:
+    from mcp.client._transport import TransportStreams
+
+T = TypeVar("T")
 MAX_NOISE_LINES = 200
 MAX_NOISE_BYTES = 1024 * 1024
 NOISE_SAMPLES = 5
@@ -58,9 +63,35 @@ class WireHealth:
 
 @asynccontextmanager
 async def attached_transport(stdio: AttachedStdio, health: WireHealth) -> AsyncIterator[TransportStreams]:
-    """A Transport for mcp.Client over an AttachedStdio."""
-    read_in, read_out = anyio.create_memory_object_stream[SessionMessage | Exception](16)
-    write_in, write_out = anyio.create_memory_object_stream[SessionMessage](16)
+    """A Transport for mcp.Client over an AttachedStdio (the SDK imported here, by the sessions that use it)."""
+    from mcp.shared.message import SessionMessage
+
+    async with attached_streams(stdio, health, SessionMessage, lambda sent: sent.message) as streams:
+        yield streams  # type: ignore[misc]
+
+
+@asynccontextmanager
+async def attached_messages(stdio: AttachedStdio, health: WireHealth) -> AsyncIterator[
+        tuple[MemoryObjectReceiveStream[mcp_types.JSONRPCMessage | Exception],
+              MemoryObjectSendStream[mcp_types.JSONRPCMessage]]]:
+    """The attached stdio as streams of JSON-RPC messages, for the scanner's own client (scanner/client)."""
+    async with attached_streams(stdio, health, _same, _same) as streams:
+        yield streams
+
+
+def _same(message: mcp_types.JSONRPCMessage) -> mcp_types.JSONRPCMessage:
+    return message
+
+
+@asynccontextmanager
+async def attached_streams(stdio: AttachedStdio, health: WireHealth, wrap: Callable[[mcp_types.JSONRPCMessage], T],
+                           unwrap: Callable[[T], mcp_types.JSONRPCMessage]) -> AsyncIterator[
+                               tuple[MemoryObjectReceiveStream[T | Exception], MemoryObjectSendStream[T]]]:
+    """Every line the server writes read by the tolerant reader (noise counted, a flood or a line too deep ends the
+    stream with its reason in `health`), each message `wrap`ped for the client; what the client sends `unwrap`ped
+    and written as one line."""
+    read_in, read_out = anyio.create_memory_object_stream[T | Exception](16)
+    write_in, write_out = anyio.create_memory_object_stream[T](16)
     tools_list_ids: set[str | int] = set()  # tools/list requests sent and not yet answered
 
     async def server_to_client() -> None:
@@ -86,15 +117,15 @@ async def attached_transport(stdio: AttachedStdio, health: WireHealth) -> AsyncI
                     health.note_rejected(read.rejected_tools)
                 if isinstance(read.message, (mcp_types.JSONRPCResponse, mcp_types.JSONRPCError)):
                     tools_list_ids.discard(read.message.id)  # type: ignore[arg-type]
-                await read_in.send(SessionMessage(read.message))
+                await read_in.send(wrap(read.message))
 
     async def client_to_server() -> None:
         async with write_out:
-            async for session_message in write_out:
-                if isinstance(session_message.message, mcp_types.JSONRPCRequest) \
-                        and session_message.message.method == "tools/list":
-                    tools_list_ids.add(session_message.message.id)
-                data = session_message.message.model_dump_json(by_alias=True, exclude_unset=True)
+            async for sent in write_out:
+                message = unwrap(sent)
+                if isinstance(message, mcp_types.JSONRPCRequest) and message.method == "tools/list":
+                    tools_list_ids.add(message.id)
+                data = message.model_dump_json(by_alias=True, exclude_unset=True)
                 try:
                     await stdio.send(data.encode() + b"\n")
                 except (anyio.BrokenResourceError, anyio.ClosedResourceError, ConnectionError):

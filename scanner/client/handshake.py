@@ -1,0 +1,57 @@
+"""A handshake-era MCP client over an RpcSession: `initialize` at a chosen protocol version with a client identity,
+`notifications/initialized`, then listing requests, each result validated by mcp_types' model (pydantic's
+ValidationError when it does not match)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import mcp_types
+from mcp_types.version import HANDSHAKE_PROTOCOL_VERSIONS
+
+from sandbox.core.untrusted import cap_text
+from scanner.client.session import RpcSession
+
+
+class UnsupportedVersion(Exception):
+    """The server answered initialize with a protocol version the handshake does not negotiate."""
+
+
+class HandshakeClient:
+    def __init__(self, session: RpcSession, *, read_timeout: float, client_info: mcp_types.Implementation) -> None:
+        self._session = session
+        self._read_timeout = read_timeout
+        self._client_info = client_info
+        self.initialized: mcp_types.InitializeResult | None = None
+
+    async def initialize(self, protocol_version: str) -> mcp_types.InitializeResult:
+        """The handshake as a client of that era sends it: `initialize` offering `protocol_version`, with no
+        capabilities, then `notifications/initialized` once the server answered with a version of the handshake."""
+        params = mcp_types.InitializeRequestParams(protocol_version=protocol_version,
+                                                   capabilities=mcp_types.ClientCapabilities(),
+                                                   client_info=self._client_info)
+        raw = await self._session.request("initialize", _wire(params), self._read_timeout)
+        result = mcp_types.InitializeResult.model_validate(raw, by_name=False)
+        if result.protocol_version not in HANDSHAKE_PROTOCOL_VERSIONS:
+            raise UnsupportedVersion(f"the server answered with protocol version "
+                                     f"{cap_text(result.protocol_version, 40)!r}, which no initialize handshake "
+                                     "negotiates")
+        self.initialized = result
+        await self._session.notify("notifications/initialized")
+        return result
+
+    async def list_tools(self, cursor: str | None = None) -> mcp_types.ListToolsResult:
+        raw = await self._session.request("tools/list", {"cursor": cursor} if cursor else None, self._read_timeout)
+        return mcp_types.ListToolsResult.model_validate(raw, by_name=False)
+
+    @property
+    def protocol_version(self) -> str | None:
+        return self.initialized.protocol_version if self.initialized is not None else None
+
+    @property
+    def instructions(self) -> str | None:
+        return self.initialized.instructions if self.initialized is not None else None
+
+
+def _wire(params: mcp_types.InitializeRequestParams) -> dict[str, Any]:
+    return params.model_dump(mode="json", by_alias=True, exclude_none=True)

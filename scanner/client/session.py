@@ -1,0 +1,164 @@
+"""One JSON-RPC session over a client's message streams (scanner.pipeline.transport.attached_messages): each request
+matched to its answer by id, notifications sent, what the server asks answered (`ping`; every other method refused,
+as a client that offers no capability does), what it notifies handed on.
+
+A request that is not answered in time raises TimeoutError, after `notifications/cancelled` tells the server; an
+error answer raises RpcError; a stream that ended, or a server whose stdin closed, raises ConnectionClosed for every
+request waiting and every later one. Nothing the server sends can raise here otherwise: an answer to no request is
+dropped, as the SDK drops it."""
+
+from __future__ import annotations
+
+from collections.abc import Awaitable, Callable
+from dataclasses import dataclass, field
+from types import TracebackType
+from typing import Any
+
+import anyio
+import mcp_types
+from anyio.abc import TaskGroup
+from anyio.streams.memory import MemoryObjectReceiveStream, MemoryObjectSendStream
+
+NotificationHandler = Callable[[str, dict[str, Any] | None], Awaitable[None]]
+_GONE = (anyio.BrokenResourceError, anyio.ClosedResourceError, anyio.EndOfStream, ConnectionError)
+
+
+class RpcError(Exception):
+    """The server answered a request with a JSON-RPC error."""
+
+    def __init__(self, error: mcp_types.ErrorData) -> None:
+        super().__init__(error.message)
+        self.error = error
+
+
+class ConnectionClosed(ConnectionError):
+    """The connection to the server ended before the answer came."""
+
+
+@dataclass
+class _Waiting:
+    """A request sent and not yet answered: its answer (result or error) once `answered` is set."""
+
+    answered: anyio.Event = field(default_factory=anyio.Event)
+    result: dict[str, Any] | None = None
+    failure: Exception | None = None
+
+
+class RpcSession:
+    """The session, its reader running while the session is entered (`async with`)."""
+
+    def __init__(self, receive: MemoryObjectReceiveStream[mcp_types.JSONRPCMessage | Exception],
+                 send: MemoryObjectSendStream[mcp_types.JSONRPCMessage], *,
+                 on_notification: NotificationHandler | None = None) -> None:
+        self._receive, self._send = receive, send
+        self._on_notification = on_notification
+        self._waiting: dict[int, _Waiting] = {}
+        self._next_id = 0
+        self._closed: Exception | None = None
+        self._tasks: TaskGroup | None = None
+
+    async def __aenter__(self) -> RpcSession:
+        self._tasks = anyio.create_task_group()
+        await self._tasks.__aenter__()
+        self._tasks.start_soon(self._read)
+        return self
+
+    async def __aexit__(self, exc_type: type[BaseException] | None, exc: BaseException | None,
+                        traceback: TracebackType | None) -> bool | None:
+        assert self._tasks is not None
+        self._tasks.cancel_scope.cancel()
+        return await self._tasks.__aexit__(exc_type, exc, traceback)
+
+    async def request(self, method: str, params: dict[str, Any] | None, timeout: float) -> dict[str, Any]:
+        """The result the server answered `method` with (RpcError, TimeoutError, ConnectionClosed: the module)."""
+        if self._closed is not None:
+            raise ConnectionClosed(str(self._closed))
+        request_id, waiting = self._next_id, _Waiting()
+        self._next_id += 1
+        self._waiting[request_id] = waiting
+        try:
+            await self._write(mcp_types.JSONRPCRequest(jsonrpc="2.0", id=request_id, method=method, **_given(params)))
+            try:
+                with anyio.fail_after(timeout):
+                    await waiting.answered.wait()
+            except TimeoutError:
+                await self._cancelled(request_id, timeout)
+                raise
+        finally:
+            self._waiting.pop(request_id, None)
+        if waiting.failure is not None:
+            raise waiting.failure
+        return waiting.result or {}
+
+    async def notify(self, method: str, params: dict[str, Any] | None = None) -> None:
+        await self._write(mcp_types.JSONRPCNotification(jsonrpc="2.0", method=method, **_given(params)))
+
+    async def _write(self, message: mcp_types.JSONRPCMessage) -> None:
+        try:
+            await self._send.send(message)
+        except _GONE as exc:
+            raise ConnectionClosed(f"the server's stdin closed ({type(exc).__name__})") from None
+
+    async def _cancelled(self, request_id: int, timeout: float) -> None:
+        try:
+            await self.notify("notifications/cancelled", {"requestId": request_id,
+                                                          "reason": f"no answer within {timeout:g} s"})
+        except ConnectionClosed:
+            pass  # the server is gone: nothing to tell it
+
+    async def _read(self) -> None:
+        try:
+            async for message in self._receive:
+                if isinstance(message, Exception):
+                    self._close(message)
+                    return
+                await self._take(message)
+        except _GONE:
+            pass
+        self._close(ConnectionClosed("the connection to the server closed"))
+
+    async def _take(self, message: mcp_types.JSONRPCMessage) -> None:
+        if isinstance(message, mcp_types.JSONRPCResponse):
+            self._answer(message.id, result=message.result)
+        elif isinstance(message, mcp_types.JSONRPCError):
+            self._answer(message.id, failure=RpcError(message.error))
+        elif isinstance(message, mcp_types.JSONRPCRequest):
+            assert self._tasks is not None
+            self._tasks.start_soon(self._reply, message)  # not from the reader: a full write buffer must not stall it
+        elif self._on_notification is not None:
+            await self._on_notification(message.method, message.params)
+
+    def _answer(self, request_id: Any, *, result: dict[str, Any] | None = None,
+                failure: Exception | None = None) -> None:
+        waiting = self._waiting.get(request_id) if isinstance(request_id, int) else None
+        if waiting is None or waiting.answered.is_set():
+            return  # an answer to no request in flight (late, repeated, or made up): dropped
+        waiting.result, waiting.failure = result, failure
+        waiting.answered.set()
+
+    async def _reply(self, request: mcp_types.JSONRPCRequest) -> None:
+        """`ping` answered; every other request refused (this client offers no roots, sampling or elicitation)."""
+        reply: mcp_types.JSONRPCMessage
+        if request.method == "ping":
+            reply = mcp_types.JSONRPCResponse(jsonrpc="2.0", id=request.id, result={})
+        else:
+            error = mcp_types.ErrorData(code=mcp_types.METHOD_NOT_FOUND, message="Method not found")
+            reply = mcp_types.JSONRPCError(jsonrpc="2.0", id=request.id, error=error)
+        try:
+            await self._write(reply)
+        except ConnectionClosed:
+            pass
+
+    def _close(self, why: Exception) -> None:
+        """The stream is over: every request waiting fails with `why`, and so does every later one."""
+        self._closed = why
+        failure = why if isinstance(why, ConnectionClosed) else ConnectionClosed(str(why))
+        for waiting in self._waiting.values():
+            if not waiting.answered.is_set():
+                waiting.failure = failure
+                waiting.answered.set()
+
+
+def _given(params: dict[str, Any] | None) -> dict[str, Any]:
+    """The params field only when there are params: a message without them has no `params` member (not null)."""
+    return {} if params is None else {"params": params}
