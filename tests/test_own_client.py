@@ -111,17 +111,21 @@ def test_an_error_answer_raises_with_its_code_and_a_stray_answer_is_dropped() ->
         if "id" not in message:
             return []
         stray = {"jsonrpc": "2.0", "id": 99, "result": {"made": "up"}}
+        if message["method"] == "as_text":  # its id echoed as a string of digits: still its answer
+            return [{"jsonrpc": "2.0", "id": str(message["id"]), "result": {"echoed": True}}]
         error = {"jsonrpc": "2.0", "id": message["id"], "error": {"code": -32603, "message": "boom"}}
         return [stray, error] if message["method"] == "fails" else [stray, _answer(message, {"ok": True})]
 
     async def body(session: RpcSession) -> Any:
         with pytest.raises(RpcError) as raised:
             await session.request("fails", None, 5)
-        return raised.value.error.code, await session.request("works", None, 5)
+        return raised.value.error.code, await session.request("works", None, 5), await session.request(
+            "as_text", None, 5)
 
-    (code, near_miss), _ = anyio.run(_run, script, body)
+    (code, near_miss, echoed), _ = anyio.run(_run, script, body)
     assert code == -32603
     assert near_miss == {"ok": True}  # the answer to id 99 went to no request
+    assert echoed == {"echoed": True}
 
 
 def test_what_the_server_asks_is_answered_ping_alone_with_a_result() -> None:

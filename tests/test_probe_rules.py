@@ -243,5 +243,5 @@ def test_p8_silent_when_nothing_changed() -> None:
 
 def test_every_rule_has_why_and_fix() -> None:
     rules = rules_of(Family.PROBE)
-    assert sorted(rule.id for rule in rules) == sorted(f"P{n}" for n in range(1, 11))
+    assert sorted(rule.id for rule in rules) == sorted(f"P{n}" for n in range(1, 12))
     assert all(rule.why and rule.fix for rule in rules)

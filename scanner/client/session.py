@@ -45,7 +45,8 @@ class _Waiting:
 
 
 class RpcSession:
-    """The session, its reader running while the session is entered (`async with`)."""
+    """The session, its reader running while the session is entered (`async with`). Request ids count from 0, as
+    the TypeScript SDK's clients (Cursor's among them) count; the Python SDK counts from 1."""
 
     def __init__(self, receive: MemoryObjectReceiveStream[mcp_types.JSONRPCMessage | Exception],
                  send: MemoryObjectSendStream[mcp_types.JSONRPCMessage], *,
@@ -130,7 +131,7 @@ class RpcSession:
 
     def _answer(self, request_id: Any, *, result: dict[str, Any] | None = None,
                 failure: Exception | None = None) -> None:
-        waiting = self._waiting.get(request_id) if isinstance(request_id, int) else None
+        waiting = self._waiting.get(_as_sent(request_id))
         if waiting is None or waiting.answered.is_set():
             return  # an answer to no request in flight (late, repeated, or made up): dropped
         waiting.result, waiting.failure = result, failure
@@ -157,6 +158,16 @@ class RpcSession:
             if not waiting.answered.is_set():
                 waiting.failure = failure
                 waiting.answered.set()
+
+
+def _as_sent(answered_id: Any) -> int | None:
+    """The id of the request an answer is for: the ids sent are integers, and a server that echoes one as a string of
+    its digits ("12") is taken at its word, as the SDK takes it; anything else answers no request."""
+    if isinstance(answered_id, int) and not isinstance(answered_id, bool):
+        return answered_id
+    if isinstance(answered_id, str) and answered_id.isascii() and answered_id.isdigit():
+        return int(answered_id)
+    return None
 
 
 def _given(params: dict[str, Any] | None) -> dict[str, Any]:

@@ -18,12 +18,13 @@ from sandbox.run.attach import AttachedStdio
 from scanner.pipeline.client_identity import DEFAULT as CLIENT_IDENTITY
 from scanner.pipeline.inventory_model import Inventory
 from scanner.pipeline.pages import paginate
-from scanner.pipeline.session_failures import explain, first_leaf
+from scanner.pipeline.session_failures import HANDSHAKE_REFUSALS, explain, first_leaf
 from scanner.pipeline.timeouts import Timeouts
 from scanner.pipeline.transport import WireHealth, attached_transport
 from scanner.pipeline.wire_reader import first_problem
 
 
+CONNECTING = "connecting (initialize)"
 _SESSION_ERRORS = (TimeoutError, MCPError, anyio.EndOfStream, anyio.ClosedResourceError, anyio.BrokenResourceError,
                    ConnectionError)
 
@@ -68,7 +69,7 @@ async def collect_over(transport: Any, health: WireHealth, timeouts: Timeouts, s
     inventory = Inventory()
     # timeouts.startup bounds every request, the handshake included; listing pages are bounded tighter below.
     client = scan_client(transport, timeouts.startup, after_listing.on_message if after_listing is not None else None)
-    step = "connecting (initialize)"
+    step = CONNECTING
     try:
         async with client:
             inventory.connected = True
@@ -81,10 +82,10 @@ async def collect_over(transport: Any, health: WireHealth, timeouts: Timeouts, s
             if after_listing is not None and not inventory.errors:
                 step = "probing"
                 await after_listing.run(client, inventory)
-    except recorded as exc:
+    except _ending(step, recorded) as exc:
         inventory.errors.append(explain(step, exc, health, timeouts.startup))
     except ExceptionGroup as group:  # the SDK's task groups wrap what ended the session
-        matched, rest = group.split(recorded)
+        matched, rest = group.split(_ending(step, recorded))
         if rest is not None or matched is None:
             raise
         inventory.errors.append(explain(step, first_leaf(matched), health, timeouts.startup))
@@ -93,6 +94,12 @@ async def collect_over(transport: Any, health: WireHealth, timeouts: Timeouts, s
         # connection, the reason is here.
         inventory.errors.append(f"{step}: {health.fault}")
     return inventory
+
+
+def _ending(step: str, recorded: tuple[type[BaseException], ...]) -> tuple[type[BaseException], ...]:
+    """What ends the session with a recorded error at `step`: `recorded`, and while connecting the client's refusal
+    of the server's handshake answer too (a hostile or broken server must not fail the scan)."""
+    return (*recorded, *HANDSHAKE_REFUSALS) if step == CONNECTING else recorded
 
 
 def _server_info(client: Client) -> dict[str, Any]:

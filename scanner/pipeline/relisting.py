@@ -50,6 +50,7 @@ MAX_PROBLEM_CHARS = 300
 # answer, a closed connection) or an engine call that did not answer.
 RECORDED = (TimeoutError, RpcError, ConnectionClosed, anyio.EndOfStream, anyio.ClosedResourceError,
             anyio.BrokenResourceError, ConnectionError, EngineTimeout)
+ENDINGS = (*RECORDED, ValidationError, UnsupportedVersion)  # and what the server answered that the client refused
 
 
 @dataclass(frozen=True)
@@ -107,18 +108,23 @@ async def list_as(stdio: AttachedStdio, identity: ClientIdentity, timeouts: Time
                 await paginate(client.list_tools, "tools", tools, timeouts.request)
                 return Relisting(identity, tools=tools, instructions=client.instructions,
                                  protocol_version=client.protocol_version)
-        except RECORDED as exc:
-            problem = explain(step, exc, health, timeouts.startup)
-        except ValidationError as exc:
-            problem = f"{step}: the answer does not match the MCP schema ({exc.error_count()} problems)"
-        except UnsupportedVersion as exc:
-            problem = f"{step}: {exc}"
+        except ENDINGS as exc:
+            problem = _ended(step, exc, health, timeouts)
         except ExceptionGroup as group:  # the transport's and the session's task groups wrap what ended it
-            matched, rest = group.split(RECORDED)
+            matched, rest = group.split(ENDINGS)
             if rest is not None or matched is None:
                 raise
-            problem = explain(step, first_leaf(matched), health, timeouts.startup)
+            problem = _ended(step, first_leaf(matched), health, timeouts)
     return Relisting(identity, problem=_problem(problem))
+
+
+def _ended(step: str, exc: BaseException, health: WireHealth, timeouts: Timeouts) -> str:
+    """Why the second session ended early, in one line."""
+    if isinstance(exc, ValidationError):
+        return f"{step}: the answer does not match the MCP schema ({exc.error_count()} problems)"
+    if isinstance(exc, UnsupportedVersion):
+        return f"{step}: {exc}"
+    return explain(step, exc, health, timeouts.startup)
 
 
 def _problem(text: str | None) -> str:

@@ -10,10 +10,18 @@ import anyio
 import mcp_types
 from mcp import Client
 from mcp.shared.exceptions import MCPError
+from pydantic import ValidationError
 
-from scanner.probes.model import ProbeCall, ProbeResult, result_from_call, result_from_failure
+from sandbox.core.untrusted import cap_text
+from scanner.pipeline.wire_reader import first_problem
+from scanner.probes.model import ProbeCall, ProbeResult, result_from_call, result_from_failure, result_refused
 
 TIMEOUT_GRACE = 5.0  # the SDK's own read timeout fires first; this bounds everything else
+# What the SDK's call_tool raises for an answer it received and refused: a result that is not a CallToolResult
+# (ValidationError), structured content that breaks the tool's own outputSchema or is missing, an input_required
+# answer it cannot resolve (RuntimeError). The server's doing: the call is recorded with the reason, the scan goes on.
+REFUSED_ANSWERS = (ValidationError, RuntimeError)
+REFUSAL_CHARS = 300
 
 
 async def send_call(client: Client, call: ProbeCall, timeout: float,
@@ -37,10 +45,20 @@ async def send_call(client: Client, call: ProbeCall, timeout: float,
         return result_from_failure(call, status=status, error=f"error {exc.error.code}: {exc.error.message}",
                                    latency_ms=_ms(started),
                                    error_code=code if status == "protocol_error" else None), None
+    except REFUSED_ANSWERS as exc:
+        return result_refused(call, why=refused_answer(exc), latency_ms=_ms(started)), None
     except (anyio.EndOfStream, anyio.ClosedResourceError, anyio.BrokenResourceError, ConnectionError,
             *closed) as exc:
         return result_from_failure(call, status="crashed", error=f"the connection closed ({type(exc).__name__})",
                                    latency_ms=_ms(started)), None
+
+
+def refused_answer(exc: Exception) -> str:
+    """Why the client refused the answer, in one line (capped: the client's words may quote the answer's values)."""
+    if isinstance(exc, ValidationError):  # the first problem's place and kind, never the values
+        return (f"the answer is not a tools/call result ({exc.error_count()} problems, first: "
+                f"{first_problem(exc)}); refused by the MCP client")
+    return f"the MCP client refused the answer: {cap_text(str(exc), REFUSAL_CHARS)}"
 
 
 def _ms(started: float) -> float:

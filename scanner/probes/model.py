@@ -60,6 +60,9 @@ class ProbeResult(BaseModel):
     error: str | None = Field(default=None, description="Protocol error, timeout or crash message (capped); for a "
                               "tool not probed, why.")
     error_code: int | None = Field(default=None, description="The JSON-RPC error code the server answered with.")
+    refused: bool = Field(default=False, description="The server answered, and the MCP client refused the answer "
+                          "(it breaks the tool's outputSchema, or is not a tools/call result): the reason is `error` "
+                          "(P11).")
 
     def text(self) -> str:
         """The response text as far as it was kept: the full (capped) response, else the preview, else the error."""
@@ -108,6 +111,18 @@ def result_from_call(call: ProbeCall, *, call_result: dict[str, Any], latency_ms
     is_error = call_result.get("isError", call_result.get("is_error")) is True
     return _record(call, text, latency_ms, status="tool_error" if is_error else "ok", is_error=is_error,
                    content_types=content_types(call_result), response=cap_text(text, MAX_RESPONSE_CHARS))
+
+
+def result_refused(call: ProbeCall, *, why: str, latency_ms: float) -> ProbeResult:
+    """Record a call answered with something the MCP client refused (`why`): a protocol error marked `refused`, so
+    the rules tell it from an error the server answered with (P11's, not P4's)."""
+    return _record(call, why, latency_ms, status="protocol_error", error=cap_text(why, MAX_RESPONSE_CHARS),
+                   refused=True)
+
+
+def is_refused(result: ProbeResult) -> bool:
+    """A call whose answer the client refused (`result_refused`)."""
+    return result.refused
 
 
 def result_from_failure(call: ProbeCall, *, status: Literal["protocol_error", "timeout", "crashed"], error: str,

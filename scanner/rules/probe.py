@@ -14,7 +14,7 @@ from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from typing import Any
 
-from scanner.probes.model import ProbeResult
+from scanner.probes.model import ProbeResult, is_refused
 from scanner.probes.opaque_ids import unlabelled_id_chars
 from scanner.probes.tooldef import input_schema, tool_name
 from scanner.rules.paging_hint import says_what_is_left
@@ -210,6 +210,8 @@ def p4_problems(result: ProbeResult, tool: dict[str, Any]) -> list[str]:
     """What is wrong with one call's error handling (keys of _P4_PROBLEMS); empty when nothing is."""
     text = result.text()
     expects_error = result.kind == "error" and result.expect_error is True
+    if is_refused(result):
+        return []  # not an error the server answered with: the client refused its answer (P11)
     if result.status == "protocol_error" and result.kind != "error" and result.expect_error is not True:
         # A call with valid arguments: its failure belongs in an isError result (a leaked trace is said too).
         return ["jsonrpc_error", *(["stack_trace"] if has_stack_trace(text) else [])]
@@ -297,14 +299,24 @@ def check_slow_calls(tool: dict[str, Any], results: list[ProbeResult]) -> list[P
     return [ProbeFinding(_finding("P9", tool=tool_name(tool), message=message, severity=severity))]
 
 
+def check_refused_answers(tool: dict[str, Any], results: list[ProbeResult]) -> list[ProbeFinding]:
+    """P11: the probes whose answers the MCP client refused (is_refused), with the first one's reason."""
+    refused = [result for result in results if is_refused(result)]
+    if not refused:
+        return []
+    labels = ", ".join(f"'{result.label}'" for result in refused)
+    message = f"The MCP client refused the answers to {labels}: {refused[0].error}"
+    return [ProbeFinding(_finding("P11", tool=tool_name(tool), message=cap_text(message, EVIDENCE_CHARS * 2)))]
+
+
 TOOL_CHECKS: tuple[Callable[[dict[str, Any], list[ProbeResult]], list[ProbeFinding]], ...] = (
     check_oversized_response, check_opaque_ids, check_no_paging_hint, check_unhelpful_errors,
-    check_no_way_to_ask_for_less, check_slow_calls,
+    check_no_way_to_ask_for_less, check_slow_calls, check_refused_answers,
 )
 
 
 def evaluate_probes(tools: list[dict[str, Any]], results: list[ProbeResult]) -> list[ProbeFinding]:
-    """Run P1–P5 and P9 for every tool over its recorded calls (P6–P8 come from the builders below)."""
+    """Run P1–P5, P9 and P11 for every tool over its recorded calls (P6–P8 come from the builders below)."""
     by_tool: dict[str, list[ProbeResult]] = {}
     for result in results:
         by_tool.setdefault(result.tool, []).append(result)
