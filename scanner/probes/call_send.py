@@ -22,6 +22,7 @@ TIMEOUT_GRACE = 5.0  # the SDK's own read timeout fires first; this bounds every
 # answer it cannot resolve (RuntimeError). The server's doing: the call is recorded with the reason, the scan goes on.
 REFUSED_ANSWERS = (ValidationError, RuntimeError)
 REFUSAL_CHARS = 300
+CLIENT_CLOSED = ("Connection closed", None)  # the message and data of the SDK's own -32000 (jsonrpc_dispatcher)
 
 
 async def send_call(client: Client, call: ProbeCall, timeout: float,
@@ -39,9 +40,7 @@ async def send_call(client: Client, call: ProbeCall, timeout: float,
                                    latency_ms=_ms(started)), None
     except MCPError as exc:
         code = exc.error.code
-        status: Literal["protocol_error", "timeout", "crashed"] = (
-            "timeout" if code == mcp_types.REQUEST_TIMEOUT else
-            "crashed" if code == mcp_types.CONNECTION_CLOSED else "protocol_error")
+        status = failure_status(exc.error, elapsed=time.monotonic() - started, timeout=timeout)
         return result_from_failure(call, status=status, error=f"error {exc.error.code}: {exc.error.message}",
                                    latency_ms=_ms(started),
                                    error_code=code if status == "protocol_error" else None), None
@@ -51,6 +50,19 @@ async def send_call(client: Client, call: ProbeCall, timeout: float,
             *closed) as exc:
         return result_from_failure(call, status="crashed", error=f"the connection closed ({type(exc).__name__})",
                                    latency_ms=_ms(started)), None
+
+
+def failure_status(error: mcp_types.ErrorData, *, elapsed: float,
+                   timeout: float) -> Literal["protocol_error", "timeout", "crashed"]:
+    """What an MCPError says happened. The SDK raises its own read timeout as -32001 and a closed connection as -32000
+    "Connection closed" (CLIENT_CLOSED), the codes a server may answer with too (-32000 is the first of the
+    implementation-defined server errors many servers use): a -32001 that came before the timeout, or any other
+    -32000, is an error the server answered with."""
+    if error.code == mcp_types.REQUEST_TIMEOUT and elapsed >= timeout:
+        return "timeout"
+    if error.code == mcp_types.CONNECTION_CLOSED and (error.message, error.data) == CLIENT_CLOSED:
+        return "crashed"
+    return "protocol_error"
 
 
 def refused_answer(exc: Exception) -> str:
