@@ -20,13 +20,16 @@ def test_answers_the_client_refuses_are_p11_and_the_scan_completes(docker_client
     assert report.status == "complete", report.errors
     p11 = {f.tool: f for f in report.findings if f.rule_id == "P11"}
     assert set(p11) == {"count_notes", "describe_notes", "empty_answer"}
-    assert "Invalid structured content returned by tool count_notes" in p11["count_notes"].message
-    assert "did not return structured content" in p11["describe_notes"].message
-    assert "is not a tools/call result" in p11["empty_answer"].message
+    assert "Invalid structured content returned by tool count_notes" in p11["count_notes"].evidence
+    assert "did not return structured content" in p11["describe_notes"].evidence
+    assert "is not a tools/call result" in p11["empty_answer"].evidence
     statuses = {(p.tool, p.status) for p in report.probes}
     assert ("echo_text", "ok") in statuses  # the near miss: a tool that answers as it declares
     assert ("count_notes", "protocol_error") in statuses
     assert not any(f.rule_id == "P4" and f.tool in p11 for f in report.findings)  # refused, not an error answer
+    leaked = [f for f in report.findings if f.rule_id == "B3" and f.tool == "describe_notes"]
+    assert leaked, "the canary in a refused answer went unseen"  # the answer as sent is read, not the refusal
+    assert not any(f.rule_id == "B3" and f.tool == "echo_text" for f in report.findings)
     assert labelled_containers(docker_client, report.sandbox.session) == []
 
 

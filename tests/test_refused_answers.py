@@ -9,6 +9,7 @@ from typing import Any
 
 import anyio
 import mcp_types
+import pytest
 from pydantic import ValidationError
 
 from scanner.pipeline.session_failures import explain
@@ -67,8 +68,9 @@ def test_p11_fires_once_per_tool_naming_every_refused_probe() -> None:
     [finding] = check_refused_answers(TOOL, refused)
     assert finding.finding.rule_id == "P11" and finding.finding.tool == "count_notes"
     assert finding.finding.severity == "warning"
-    assert "'generated', 'generated'" in finding.finding.message
-    assert "did not return structured content" in finding.finding.message
+    assert finding.finding.message == ("The MCP client refused the tool's answer to probe 'generated' (it breaks the "
+                                       "tool's outputSchema or the MCP schema of a tools/call result).")
+    assert "did not return structured content" in (finding.finding.evidence or "")  # the server's words: evidence
 
 
 def test_near_miss_an_error_the_server_answered_with_is_p4s_not_p11s() -> None:
@@ -77,6 +79,11 @@ def test_near_miss_an_error_the_server_answered_with_is_p4s_not_p11s() -> None:
     ok = result_from_call(CALL, call_result={"content": [{"type": "text", "text": "3"}]}, latency_ms=1.0)
     assert check_refused_answers(TOOL, [answered, ok]) == []
     assert p4_problems(answered, TOOL) == ["jsonrpc_error"]
+
+
+def test_near_miss_a_runtime_error_that_is_not_the_sdk_refusing_an_answer_fails_the_scan() -> None:
+    with pytest.raises(RuntimeError, match="async context manager"):  # a scanner bug, not the server's doing
+        _sent(RuntimeError("Client must be used within an async context manager"))
 
 
 def test_a_refused_answer_is_not_called_a_json_rpc_error_by_p4() -> None:

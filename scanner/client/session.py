@@ -2,8 +2,8 @@
 matched to its answer by id, notifications sent, what the server asks answered (`ping`; every other method refused,
 as a client that offers no capability does), what it notifies handed on.
 
-A request that is not answered in time raises TimeoutError, after `notifications/cancelled` tells the server; an
-error answer raises RpcError; a stream that ended, or a server whose stdin closed, raises ConnectionClosed for every
+A request that is not answered (or cannot even be written) in time raises TimeoutError, after
+`notifications/cancelled` tells the server (if it reads within CANCEL_SECONDS); an error answer raises RpcError; a stream that ended, or a server whose stdin closed, raises ConnectionClosed for every
 request waiting and every later one. Nothing the server sends can raise here otherwise: an answer to no request is
 dropped, as the SDK drops it."""
 
@@ -21,6 +21,8 @@ from anyio.streams.memory import MemoryObjectReceiveStream, MemoryObjectSendStre
 
 NotificationHandler = Callable[[str, dict[str, Any] | None], Awaitable[None]]
 _GONE = (anyio.BrokenResourceError, anyio.ClosedResourceError, anyio.EndOfStream, ConnectionError)
+CANCEL_SECONDS = 5.0  # how long an abandoned request's cancel may wait for room to be written (the SDK's bound too)
+NOTIFY_SECONDS = 30.0  # how long a notification may wait for room to be written
 
 
 class RpcError(Exception):
@@ -71,28 +73,36 @@ class RpcSession:
         return await self._tasks.__aexit__(exc_type, exc, traceback)
 
     async def request(self, method: str, params: dict[str, Any] | None, timeout: float) -> dict[str, Any]:
-        """The result the server answered `method` with (RpcError, TimeoutError, ConnectionClosed: the module)."""
+        """The result the server answered `method` with (RpcError, TimeoutError, ConnectionClosed: the module).
+        `timeout` bounds the write as well as the wait: a server that stops reading its stdin cannot hold it."""
         if self._closed is not None:
             raise ConnectionClosed(str(self._closed))
         request_id, waiting = self._next_id, _Waiting()
         self._next_id += 1
         self._waiting[request_id] = waiting
         try:
-            await self._write(mcp_types.JSONRPCRequest(jsonrpc="2.0", id=request_id, method=method, **_given(params)))
-            try:
-                with anyio.fail_after(timeout):
-                    await waiting.answered.wait()
-            except TimeoutError:
-                await self._cancelled(request_id, timeout)
-                raise
+            with anyio.fail_after(timeout):
+                await self._write(mcp_types.JSONRPCRequest(jsonrpc="2.0", id=request_id, method=method,
+                                                           **_given(params)))
+                await waiting.answered.wait()
+        except TimeoutError:
+            await self._cancelled(request_id, f"no answer within {timeout:g} s")
+            raise
+        except anyio.get_cancelled_exc_class():  # the caller's own bound fired first (a listing page's)
+            with anyio.CancelScope(shield=True):
+                await self._cancelled(request_id, "caller cancelled")
+            raise
         finally:
             self._waiting.pop(request_id, None)
         if waiting.failure is not None:
             raise waiting.failure
         return waiting.result or {}
 
-    async def notify(self, method: str, params: dict[str, Any] | None = None) -> None:
-        await self._write(mcp_types.JSONRPCNotification(jsonrpc="2.0", method=method, **_given(params)))
+    async def notify(self, method: str, params: dict[str, Any] | None = None, *,
+                     timeout: float = NOTIFY_SECONDS) -> None:
+        """Send a notification, waiting at most `timeout` for room to write it (TimeoutError past that)."""
+        with anyio.fail_after(timeout):
+            await self._write(mcp_types.JSONRPCNotification(jsonrpc="2.0", method=method, **_given(params)))
 
     async def _write(self, message: mcp_types.JSONRPCMessage) -> None:
         try:
@@ -100,12 +110,16 @@ class RpcSession:
         except _GONE as exc:
             raise ConnectionClosed(f"the server's stdin closed ({type(exc).__name__})") from None
 
-    async def _cancelled(self, request_id: int, timeout: float) -> None:
-        try:
-            await self.notify("notifications/cancelled", {"requestId": request_id,
-                                                          "reason": f"no answer within {timeout:g} s"})
-        except ConnectionClosed:
-            pass  # the server is gone: nothing to tell it
+    async def _cancelled(self, request_id: int, reason: str) -> None:
+        """Tell the server a request is abandoned, if it reads within CANCEL_SECONDS; a server gone or not reading
+        is not told."""
+        with anyio.move_on_after(CANCEL_SECONDS):
+            try:
+                await self._write(mcp_types.JSONRPCNotification(
+                    jsonrpc="2.0", method="notifications/cancelled", params={"requestId": request_id,
+                                                                             "reason": reason}))
+            except ConnectionClosed:
+                pass
 
     async def _read(self) -> None:
         try:
@@ -124,8 +138,7 @@ class RpcSession:
         elif isinstance(message, mcp_types.JSONRPCError):
             self._answer(message.id, failure=RpcError(message.error))
         elif isinstance(message, mcp_types.JSONRPCRequest):
-            assert self._tasks is not None
-            self._tasks.start_soon(self._reply, message)  # not from the reader: a full write buffer must not stall it
+            self._reply(message)
         elif self._on_notification is not None:
             await self._on_notification(message.method, message.params)
 
@@ -137,8 +150,10 @@ class RpcSession:
         waiting.result, waiting.failure = result, failure
         waiting.answered.set()
 
-    async def _reply(self, request: mcp_types.JSONRPCRequest) -> None:
-        """`ping` answered; every other request refused (this client offers no roots, sampling or elicitation)."""
+    def _reply(self, request: mcp_types.JSONRPCRequest) -> None:
+        """`ping` answered; every other request refused (this client offers no roots, sampling or elicitation). Put
+        on the write buffer only if it has room: a server that asks without reading its stdin loses the replies,
+        and the reader is never stalled by them."""
         reply: mcp_types.JSONRPCMessage
         if request.method == "ping":
             reply = mcp_types.JSONRPCResponse(jsonrpc="2.0", id=request.id, result={})
@@ -146,8 +161,8 @@ class RpcSession:
             error = mcp_types.ErrorData(code=mcp_types.METHOD_NOT_FOUND, message="Method not found")
             reply = mcp_types.JSONRPCError(jsonrpc="2.0", id=request.id, error=error)
         try:
-            await self._write(reply)
-        except ConnectionClosed:
+            self._send.send_nowait(reply)
+        except (anyio.WouldBlock, *_GONE):
             pass
 
     def _close(self, why: Exception) -> None:
@@ -162,7 +177,7 @@ class RpcSession:
 
 def _as_sent(answered_id: Any) -> int | None:
     """The id of the request an answer is for: the ids sent are integers, and a server that echoes one as a string of
-    its digits ("12") is taken at its word, as the SDK takes it; anything else answers no request."""
+    ASCII digits ("12") is taken at its word (the SDK takes whatever int() reads); anything else answers none."""
     if isinstance(answered_id, int) and not isinstance(answered_id, bool):
         return answered_id
     if isinstance(answered_id, str) and answered_id.isascii() and answered_id.isdigit():

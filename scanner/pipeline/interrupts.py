@@ -22,7 +22,7 @@ def forget_handled_interrupts() -> None:
     KeyboardInterrupt that leaves code exec'd from a string (dataclasses' and namedtuple's generated methods, made
     while modules import: where a Ctrl-C during the scan path's imports lands) as unhandled, even when the scan
     catches it further up, and a `python -m` run so noted ends with SIGINT at exit: returncode -2, not the 130 it
-    chose. Running string code that returns clears the note (pythonrun.c, run_eval_code_obj)."""
+    chose. Running more string code clears the note (pythonrun.c: run_eval_code_obj resets it first)."""
     exec("pass")  # noqa: S102 - a constant: running it is the point
 
 

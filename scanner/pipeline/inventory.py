@@ -18,7 +18,7 @@ from sandbox.run.attach import AttachedStdio
 from scanner.pipeline.client_identity import DEFAULT as CLIENT_IDENTITY
 from scanner.pipeline.inventory_model import Inventory
 from scanner.pipeline.pages import paginate
-from scanner.pipeline.session_failures import HANDSHAKE_REFUSALS, explain, first_leaf
+from scanner.pipeline.session_failures import explain, first_leaf, is_handshake_refusal
 from scanner.pipeline.timeouts import Timeouts
 from scanner.pipeline.transport import WireHealth, attached_transport
 from scanner.pipeline.wire_reader import first_problem
@@ -82,13 +82,11 @@ async def collect_over(transport: Any, health: WireHealth, timeouts: Timeouts, s
             if after_listing is not None and not inventory.errors:
                 step = "probing"
                 await after_listing.run(client, inventory)
-    except _ending(step, recorded) as exc:
-        inventory.errors.append(explain(step, exc, health, timeouts.startup))
-    except ExceptionGroup as group:  # the SDK's task groups wrap what ended the session
-        matched, rest = group.split(_ending(step, recorded))
-        if rest is not None or matched is None:
+    except Exception as exc:  # noqa: BLE001 - re-raised below unless _ended_by says the server ended the session
+        ended = _ended_by(exc, step, recorded)
+        if ended is None:
             raise
-        inventory.errors.append(explain(step, first_leaf(matched), health, timeouts.startup))
+        inventory.errors.append(explain(step, ended, health, timeouts.startup))
     if health.fault and not any(health.fault in error for error in inventory.errors):
         # The stream ended early (a flood, a line over the bound) while the probes ran: they saw only a closed
         # connection, the reason is here.
@@ -96,10 +94,17 @@ async def collect_over(transport: Any, health: WireHealth, timeouts: Timeouts, s
     return inventory
 
 
-def _ending(step: str, recorded: tuple[type[BaseException], ...]) -> tuple[type[BaseException], ...]:
-    """What ends the session with a recorded error at `step`: `recorded`, and while connecting the client's refusal
-    of the server's handshake answer too (a hostile or broken server must not fail the scan)."""
-    return (*recorded, *HANDSHAKE_REFUSALS) if step == CONNECTING else recorded
+def _ended_by(exc: Exception, step: str, recorded: tuple[type[BaseException], ...]) -> BaseException | None:
+    """What ended the session, when it is to be recorded (None: a scanner bug, to fail the scan): one of `recorded`,
+    or while connecting the client's refusal of the server's handshake answer (a hostile or broken server must not
+    fail the scan); through the SDK's task groups, the first of their leaves when every leaf is such."""
+    def records(leaf: BaseException) -> bool:
+        return isinstance(leaf, recorded) or (step == CONNECTING and is_handshake_refusal(leaf))
+
+    if not isinstance(exc, ExceptionGroup):
+        return exc if records(exc) else None
+    matched, rest = exc.split(lambda leaf: not isinstance(leaf, BaseExceptionGroup) and records(leaf))
+    return first_leaf(matched) if rest is None and matched is not None else None
 
 
 def _server_info(client: Client) -> dict[str, Any]:

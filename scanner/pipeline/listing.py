@@ -48,7 +48,7 @@ def list_and_probe(session: SandboxSession, started: StartedServer, timeouts: Ti
         after_listing, probed = probe_phase.make_after_listing(
             session, server, started.plan, started.restart, startup_timeout=timeouts.startup,
             request_timeout=timeouts.request, progress=progress, drain_egress=started.drain, seeded=started.seeded,
-            before_probes=before_probes)
+            before_probes=before_probes, health=health)
     progress("listing tools")
     try:
         inventory = anyio.run(collect, stdio, health, timeouts, server.started_at, after_listing)

@@ -46,6 +46,7 @@ from scanner.pipeline.timeouts import Timeouts
 from scanner.pipeline.transport import WireHealth, attached_messages
 
 MAX_PROBLEM_CHARS = 300
+LISTING = "listing tools"
 # What ends the second session with its problem recorded: the server's misbehaviour (no answer in time, an error
 # answer, a closed connection) or an engine call that did not answer.
 RECORDED = (TimeoutError, RpcError, ConnectionClosed, anyio.EndOfStream, anyio.ClosedResourceError,
@@ -100,10 +101,10 @@ async def list_as(stdio: AttachedStdio, identity: ClientIdentity, timeouts: Time
     async with stdio:
         try:
             async with attached_messages(stdio, health) as (read, write), RpcSession(read, write) as session:
-                client = HandshakeClient(session, read_timeout=timeouts.startup,
+                client = HandshakeClient(session, read_timeout=timeouts.startup, page_timeout=timeouts.request,
                                          client_info=identity.implementation())
                 await client.initialize(identity.protocol_version)
-                step = "listing tools"
+                step = LISTING
                 tools: list[dict[str, Any]] = []
                 await paginate(client.list_tools, "tools", tools, timeouts.request)
                 return Relisting(identity, tools=tools, instructions=client.instructions,
@@ -119,12 +120,10 @@ async def list_as(stdio: AttachedStdio, identity: ClientIdentity, timeouts: Time
 
 
 def _ended(step: str, exc: BaseException, health: WireHealth, timeouts: Timeouts) -> str:
-    """Why the second session ended early, in one line."""
-    if isinstance(exc, ValidationError):
-        return f"{step}: the answer does not match the MCP schema ({exc.error_count()} problems)"
+    """Why the second session ended early, in one line (a page of the listing is bounded by the request timeout)."""
     if isinstance(exc, UnsupportedVersion):
         return f"{step}: {exc}"
-    return explain(step, exc, health, timeouts.startup)
+    return explain(step, exc, health, timeouts.request if step == LISTING else timeouts.startup)
 
 
 def _problem(text: str | None) -> str:

@@ -1,7 +1,7 @@
 """What ended an MCP session early, in one line for the report: a timeout, an error answer (the SDK's MCPError or
 the scanner's own client's RpcError: both carry the JSON-RPC ErrorData as `.error`), the stream's own fault (a flood,
-a line too deep), an engine call that did not answer, a handshake answer the client refused (HANDSHAKE_REFUSALS), or
-a closed connection."""
+a line too deep), an engine call that did not answer, a handshake answer the client refused (is_handshake_refusal),
+or a closed connection."""
 
 from __future__ import annotations
 
@@ -13,11 +13,18 @@ from sandbox.core.untrusted import cap_text
 from scanner.pipeline.transport import WireHealth
 from scanner.pipeline.wire_reader import first_problem
 
-# What the SDK's client raises when it refuses the server's answer to its handshake: a version it does not negotiate
-# (RuntimeError "Unsupported protocol version ..."), a result that is not an InitializeResult (ValidationError). The
-# server's doing, recorded like any other session ender (only while connecting: later, a RuntimeError is not known
-# to be the server's).
-HANDSHAKE_REFUSALS = (ValidationError, RuntimeError)
+# What the SDK's client raises when it refuses the server's answer to its handshake: a result that is not an
+# InitializeResult or DiscoverResult (ValidationError), a version it does not negotiate (a RuntimeError with one of
+# these messages: mcp/client/session.py). The server's doing, recorded like any other session ender; any other
+# RuntimeError is not known to be the server's and is left to fail the scan as an internal error.
+HANDSHAKE_REFUSALS = ("Unsupported protocol version from the server", "No mutually supported modern protocol version")
+
+
+def is_handshake_refusal(exc: BaseException) -> bool:
+    """Whether `exc` is the SDK's client refusing the server's handshake answer (HANDSHAKE_REFUSALS)."""
+    if isinstance(exc, ValidationError):
+        return True
+    return isinstance(exc, RuntimeError) and type(exc) is RuntimeError and str(exc).startswith(HANDSHAKE_REFUSALS)
 
 
 def error_answer(exc: BaseException) -> mcp_types.ErrorData | None:

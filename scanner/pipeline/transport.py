@@ -13,7 +13,7 @@ from __future__ import annotations
 from collections.abc import AsyncIterator, Callable
 from contextlib import asynccontextmanager
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, TypeVar
+from typing import TYPE_CHECKING, Any, TypeVar
 
 import anyio
 import mcp_types
@@ -44,6 +44,9 @@ class WireHealth:
     messages: int = 0
     rejected_tools: list[RejectedTool] = field(default_factory=list)  # taken off tools/list pages (bounded)
     rejected_count: int = 0  # all of them, kept or not
+    # The result of the last tools/call answered, as sent (before any client refused it): what a probe call whose
+    # answer the client refused still has its canaries and sizes read from (the probes send one call at a time).
+    last_call_answer: dict[str, Any] | None = None
 
     def note_rejected(self, rejected: tuple[RejectedTool, ...]) -> None:
         self.rejected_count += len(rejected)
@@ -79,6 +82,28 @@ async def attached_messages(stdio: AttachedStdio, health: WireHealth) -> AsyncIt
         yield streams
 
 
+@dataclass
+class _Pending:
+    """The requests whose answers the transport reads itself: tools/list pages in flight (screened tool by tool) and
+    the last tools/call (its result kept as sent in WireHealth.last_call_answer; the probes send one at a time)."""
+
+    tools_list_ids: set[str | int] = field(default_factory=set)
+    call_id: str | int | None = None
+
+    def sent(self, message: mcp_types.JSONRPCMessage, health: WireHealth) -> None:
+        if isinstance(message, mcp_types.JSONRPCRequest) and message.method == "tools/list":
+            self.tools_list_ids.add(message.id)
+        elif isinstance(message, mcp_types.JSONRPCRequest) and message.method == "tools/call":
+            self.call_id, health.last_call_answer = message.id, None  # an earlier call unanswered is abandoned
+
+    def answered(self, message: mcp_types.JSONRPCMessage, health: WireHealth) -> None:
+        if not isinstance(message, (mcp_types.JSONRPCResponse, mcp_types.JSONRPCError)):
+            return
+        self.tools_list_ids.discard(message.id)  # type: ignore[arg-type]
+        if isinstance(message, mcp_types.JSONRPCResponse) and self.call_id is not None and message.id == self.call_id:
+            self.call_id, health.last_call_answer = None, message.result
+
+
 def _same(message: mcp_types.JSONRPCMessage) -> mcp_types.JSONRPCMessage:
     return message
 
@@ -92,7 +117,7 @@ async def attached_streams(stdio: AttachedStdio, health: WireHealth, wrap: Calla
     and written as one line."""
     read_in, read_out = anyio.create_memory_object_stream[T | Exception](16)
     write_in, write_out = anyio.create_memory_object_stream[T](16)
-    tools_list_ids: set[str | int] = set()  # tools/list requests sent and not yet answered
+    pending = _Pending()
 
     async def server_to_client() -> None:
         async with read_in:
@@ -102,7 +127,7 @@ async def attached_streams(stdio: AttachedStdio, health: WireHealth, wrap: Calla
                     return
                 if not item.strip():
                     continue
-                read = read_line(item, tools_list_ids)
+                read = read_line(item, pending.tools_list_ids)
                 if isinstance(read, TooDeep):
                     health.fault = (f"the server wrote a message ({len(item)} bytes) nested deeper than the reader's "
                                     "bound of about 1,000 levels")
@@ -115,16 +140,14 @@ async def attached_streams(stdio: AttachedStdio, health: WireHealth, wrap: Calla
                 health.messages += 1
                 if read.rejected_tools:
                     health.note_rejected(read.rejected_tools)
-                if isinstance(read.message, (mcp_types.JSONRPCResponse, mcp_types.JSONRPCError)):
-                    tools_list_ids.discard(read.message.id)  # type: ignore[arg-type]
+                pending.answered(read.message, health)
                 await read_in.send(wrap(read.message))
 
     async def client_to_server() -> None:
         async with write_out:
             async for sent in write_out:
                 message = unwrap(sent)
-                if isinstance(message, mcp_types.JSONRPCRequest) and message.method == "tools/list":
-                    tools_list_ids.add(message.id)
+                pending.sent(message, health)
                 data = message.model_dump_json(by_alias=True, exclude_unset=True)
                 try:
                     await stdio.send(data.encode() + b"\n")

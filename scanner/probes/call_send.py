@@ -3,6 +3,7 @@ runner and the remote one)."""
 
 from __future__ import annotations
 
+import re
 import time
 from typing import Any, Literal
 
@@ -18,11 +19,18 @@ from scanner.probes.model import ProbeCall, ProbeResult, result_from_call, resul
 
 TIMEOUT_GRACE = 5.0  # the SDK's own read timeout fires first; this bounds everything else
 # What the SDK's call_tool raises for an answer it received and refused: a result that is not a CallToolResult
-# (ValidationError), structured content that breaks the tool's own outputSchema or is missing, an input_required
-# answer it cannot resolve (RuntimeError). The server's doing: the call is recorded with the reason, the scan goes on.
-REFUSED_ANSWERS = (ValidationError, RuntimeError)
+# (ValidationError), or a RuntimeError with one of these messages (mcp/client/session.py, _input_required.py):
+# structured content missing or breaking the tool's own outputSchema, a schema it cannot use, an input_required
+# answer it cannot resolve. The server's doing: the call is recorded with the reason, the scan goes on. Any other
+# RuntimeError is not known to be the server's: it fails the scan as an internal error.
+SDK_REFUSALS = re.compile(r"Tool .* has an output schema but did not return structured content|Invalid structured "
+                          r"content returned by tool |Invalid schema for tool |Server returned InputRequiredResult",
+                          re.DOTALL)
 REFUSAL_CHARS = 300
-CLIENT_CLOSED = ("Connection closed", None)  # the message and data of the SDK's own -32000 (jsonrpc_dispatcher)
+# The messages of the -32000 errors the SDK makes up itself when the connection is gone (never with data): its
+# dispatcher's, and its Streamable HTTP transport's for a stream that ended or failed (mcp/client/streamable_http.py).
+CLIENT_CLOSED = re.compile(r"Connection closed|SSE stream ended without a response|SSE stream failed: .*|"
+                           r"server answered a request with 202 Accepted", re.DOTALL)
 
 
 async def send_call(client: Client, call: ProbeCall, timeout: float,
@@ -33,8 +41,6 @@ async def send_call(client: Client, call: ProbeCall, timeout: float,
     try:
         with anyio.fail_after(timeout + TIMEOUT_GRACE):
             answer = await client.call_tool(call.tool, call.arguments, read_timeout_seconds=timeout)
-        wire = answer.model_dump(mode="json", by_alias=True, exclude_none=True)
-        return result_from_call(call, call_result=wire, latency_ms=_ms(started)), wire
     except TimeoutError:
         return result_from_failure(call, status="timeout", error=f"no answer within {timeout:g} s; cancelled",
                                    latency_ms=_ms(started)), None
@@ -44,23 +50,32 @@ async def send_call(client: Client, call: ProbeCall, timeout: float,
         return result_from_failure(call, status=status, error=f"error {exc.error.code}: {exc.error.message}",
                                    latency_ms=_ms(started),
                                    error_code=code if status == "protocol_error" else None), None
-    except REFUSED_ANSWERS as exc:
+    except (ValidationError, RuntimeError) as exc:
+        if not is_refusal(exc):
+            raise
         return result_refused(call, why=refused_answer(exc), latency_ms=_ms(started)), None
     except (anyio.EndOfStream, anyio.ClosedResourceError, anyio.BrokenResourceError, ConnectionError,
             *closed) as exc:
         return result_from_failure(call, status="crashed", error=f"the connection closed ({type(exc).__name__})",
                                    latency_ms=_ms(started)), None
+    wire = answer.model_dump(mode="json", by_alias=True, exclude_none=True)
+    return result_from_call(call, call_result=wire, latency_ms=_ms(started)), wire
+
+
+def is_refusal(exc: Exception) -> bool:
+    """Whether `exc` is the SDK's client refusing the answer it received (SDK_REFUSALS)."""
+    return isinstance(exc, ValidationError) or SDK_REFUSALS.match(str(exc)) is not None
 
 
 def failure_status(error: mcp_types.ErrorData, *, elapsed: float,
                    timeout: float) -> Literal["protocol_error", "timeout", "crashed"]:
-    """What an MCPError says happened. The SDK raises its own read timeout as -32001 and a closed connection as -32000
-    "Connection closed" (CLIENT_CLOSED), the codes a server may answer with too (-32000 is the first of the
+    """What an MCPError says happened. The SDK raises its own read timeout as -32001 and a connection gone as -32000
+    with one of CLIENT_CLOSED's messages, the codes a server may answer with too (-32000 is the first of the
     implementation-defined server errors many servers use): a -32001 that came before the timeout, or any other
     -32000, is an error the server answered with."""
     if error.code == mcp_types.REQUEST_TIMEOUT and elapsed >= timeout:
         return "timeout"
-    if error.code == mcp_types.CONNECTION_CLOSED and (error.message, error.data) == CLIENT_CLOSED:
+    if error.code == mcp_types.CONNECTION_CLOSED and error.data is None and CLIENT_CLOSED.fullmatch(error.message):
         return "crashed"
     return "protocol_error"
 

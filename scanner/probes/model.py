@@ -120,6 +120,18 @@ def result_refused(call: ProbeCall, *, why: str, latency_ms: float) -> ProbeResu
                    refused=True)
 
 
+def with_refused_answer(result: ProbeResult, answer: dict[str, Any] | None) -> ProbeResult:
+    """A refused call's record with the answer the client refused, as sent (`answer`: its result; None keeps the
+    record as it is): its text, size and content types, so the canaries and sizes are read from what the server
+    answered, not from the refusal."""
+    if not is_refused(result) or answer is None:
+        return result
+    text = response_text(answer)
+    return result.model_copy(update={"tokens": estimate_tokens(text), "response_chars": len(text),
+                                     "preview": text[:PREVIEW_CHARS], "content_types": content_types(answer),
+                                     "response": cap_text(text, MAX_RESPONSE_CHARS)})
+
+
 def is_refused(result: ProbeResult) -> bool:
     """A call whose answer the client refused (`result_refused`)."""
     return result.refused

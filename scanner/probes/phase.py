@@ -4,7 +4,7 @@
     server = run.start_server(..., plan.policy)
     hook, holder = make_after_listing(session, server, plan, restart, timeouts=..., progress=...)
     inventory = anyio.run(collect, ..., hook)           # probes run in the same MCP session, after listing
-    phase_report = summarize(holder)                    # probes, behaviour, P1–P9 and B1–B6; probe waste
+    phase_report = summarize(holder)                    # probes, behaviour, P1–P11 and B1–B6; probe waste
 
 `restart` starts a fresh server from the installed image with `plan.policy` (used when the server crashed or hung).
 """
@@ -24,6 +24,7 @@ from sandbox.run.seeding import Seeded
 from sandbox.run.server import RunningServer
 from sandbox.core.session import SandboxSession
 from scanner.pipeline.inventory import AfterListing, Inventory
+from scanner.pipeline.transport import WireHealth
 from scanner.rules.behavior import evaluate_behavior
 from scanner.rules.file_kinds import configured_paths
 from scanner.rules.fixture import refusal_finding
@@ -70,14 +71,16 @@ def make_after_listing(session: SandboxSession, server: RunningServer, plan: Pro
                        restart: Callable[[], RunningServer], *, startup_timeout: float = 60.0,
                        request_timeout: float = 30.0, progress: Progress = lambda _: None,
                        drain_egress: Callable[[str], list[dict[str, Any]]] | None = None,
-                       seeded: Seeded | None = None,
-                       before_probes: Callable[[], None] | None = None) -> tuple[AfterListing | None, ProbePhaseResult]:
+                       seeded: Seeded | None = None, before_probes: Callable[[], None] | None = None,
+                       health: WireHealth | None = None) -> tuple[AfterListing | None, ProbePhaseResult]:
     """Seed the running sandbox now (before the handshake) and return the hook `collect` runs after listing.
 
     `drain_egress` (the egress sink, when the run is in "observe" mode) returns the attempts logged for a container
     since the last call; each call's record gets them, and B2 reports them. `seeded`: the server was seeded already
     (by the head start, with this plan): its Watch and baseline are taken over, its failure reported as seeding's.
-    `before_probes` runs in a thread beside the start-up record's looks, and ends before the first probe call."""
+    `before_probes` runs in a thread beside the start-up record's looks, and ends before the first probe call.
+    `health`: the listing session's wire health (its fault names what ended a call; its last tools/call answer is
+    what a refused call's canaries are read from)."""
     holder = ProbePhaseResult(options=plan.options, cpus=plan.policy.nano_cpus / 1e9)
     if not plan.options.enabled or plan.canaries is None or plan.workspace is None:
         return None, holder
@@ -88,7 +91,7 @@ def make_after_listing(session: SandboxSession, server: RunningServer, plan: Pro
     access = SandboxAccess(docker=session.client, server=server, manifest=plan.workspace.manifest,
                            archives=plan.archives(), canaries=plan.canaries, restart=restart,
                            startup_timeout=startup_timeout, request_timeout=request_timeout, cpus=holder.cpus,
-                           drain_egress=drain_egress)
+                           drain_egress=drain_egress, health=health)
     try:
         watched, baseline = seeded.result() if seeded is not None else seed(access, server, plan.options.observer)
     except ObserveError as exc:
@@ -107,7 +110,7 @@ def make_after_listing(session: SandboxSession, server: RunningServer, plan: Pro
 
 
 def summarize(holder: ProbePhaseResult) -> ProbePhaseReport:
-    """The probe phase's part of the report: the calls, the behaviour, their findings (P1-P9, B1-B6, FX) and the
+    """The probe phase's part of the report: the calls, the behaviour, their findings (P1-P11, B1-B6, FX) and the
     errors, and the tokens per tool the probes measured being wasted (P1-P5), for the score the scan computes once
     over all findings."""
     outcome = holder.outcome

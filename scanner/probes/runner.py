@@ -15,8 +15,7 @@ from contextlib import AsyncExitStack
 from typing import Any
 
 import anyio
-from mcp import Client
-from mcp.client import IncomingMessage
+from mcp.client import Client, IncomingMessage
 
 from sandbox.run import observe, server as run
 from sandbox.run.attach import AttachedStdio
@@ -35,7 +34,7 @@ from scanner.probes.sandbox_state import has_exited, process_roles
 from scanner.probes.harvest import harvest
 from scanner.probes.id_reuse import IdPool, fill_from_pool
 from scanner.probes.call_send import named_fault, send_call
-from scanner.probes.model import ProbeCall, ProbeResult, result_from_failure, result_not_probed
+from scanner.probes.model import ProbeCall, ProbeResult, result_from_failure, result_not_probed, with_refused_answer
 from scanner.probes.plan import NEEDS_TASKS, plan_calls
 from scanner.probes.relist_cadence import RelistCadence, relist_every
 from scanner.probes.relist_tools import Tools, apply_relisted, fetch_tools
@@ -205,7 +204,8 @@ class ProbeRunner:
     async def _send(self, call: ProbeCall) -> ProbeResult:
         """tools/call with the timeout; what came back, or why nothing did (a wire fault: call_send.named_fault)."""
         assert self.client is not None
-        result, wire = await send_call(self.client, call, self.options.timeout)
+        sent, wire = await send_call(self.client, call, self.options.timeout)
+        result = with_refused_answer(sent, self.health.last_call_answer)  # a refused answer's canaries are read too
         if wire is not None and result.status == "ok":
             self.ids.add(harvest(wire, call.tool))
         fault, named = self.health.fault, named_fault(call, result, self.health.fault)

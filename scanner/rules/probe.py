@@ -1,6 +1,6 @@
-"""The probe rules P1–P9: what the recorded calls of a tool say about how well it serves an agent.
+"""The probe rules P1–P5, P8, P9 and P11: what the recorded calls of a tool say about how well it serves an agent.
 
-P1–P5 are pure functions over a tool's call results and its definition; P8 builds findings from a recorded event
+P1–P5, P9 and P11 are pure functions over a tool's call results and its definition; P8 builds findings from a recorded event
 (a definition that changed), and P6 and P7 (a crash, a timeout) are scanner/rules/probe_crashes.py's. Each rule is
 data (in the registry, scanner/rules/rules.toml) plus one small function (P9, slow calls, too). Findings come with the tokens they waste (see ProbeFinding).
 """
@@ -304,9 +304,11 @@ def check_refused_answers(tool: dict[str, Any], results: list[ProbeResult]) -> l
     refused = [result for result in results if is_refused(result)]
     if not refused:
         return []
-    labels = ", ".join(f"'{result.label}'" for result in refused)
-    message = f"The MCP client refused the answers to {labels}: {refused[0].error}"
-    return [ProbeFinding(_finding("P11", tool=tool_name(tool), message=cap_text(message, EVIDENCE_CHARS * 2)))]
+    labels = ", ".join(f"'{label}'" for label in dict.fromkeys(result.label for result in refused))
+    message = f"The MCP client refused the tool's answer to probe {labels} (it breaks the tool's outputSchema or the " \
+              "MCP schema of a tools/call result)."
+    return [ProbeFinding(_finding("P11", tool=tool_name(tool), message=message,
+                                  evidence=_excerpt(refused[0].error or "")))]
 
 
 TOOL_CHECKS: tuple[Callable[[dict[str, Any], list[ProbeResult]], list[ProbeFinding]], ...] = (

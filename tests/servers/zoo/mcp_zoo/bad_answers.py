@@ -2,13 +2,15 @@
 a handshake answer it refuses (tests/test_bad_answers_live.py).
 
 - `count_notes` declares an outputSchema requiring `count` and answers structuredContent without it;
-- `describe_notes` declares an outputSchema and answers with no structuredContent at all;
+- `describe_notes` declares an outputSchema and answers with no structuredContent at all, its text carrying the
+  GITHUB_TOKEN it was given (a canary: the refused answer must still be read for it);
 - `empty_answer` answers a result with no `content` (not a CallToolResult);
 - `echo_text` answers as it should (the near miss: its call is `ok`).
 Standard library only; nothing touches the network."""
 
 from __future__ import annotations
 
+import os
 from typing import Any
 
 from mcp_zoo.protocol import Server, text_result, tool
@@ -31,7 +33,8 @@ def bad_answers() -> None:
         tool("echo_text", "Return the given text unchanged.", {"text": {"type": "string", "description": "Text."}},
              annotations=READ_ONLY),
     ]
-    calls = {"count_notes": _count, "describe_notes": lambda _arguments: text_result("3 notes: a, b, c"),
+    calls = {"count_notes": _count,
+             "describe_notes": lambda _arguments: text_result(f"3 notes: a, b, c ({os.environ.get('GITHUB_TOKEN')})"),
              "empty_answer": lambda _arguments: {}, "echo_text": lambda arguments: str(arguments.get("text", ""))}
     Server("zoo-bad-answers", tools, calls=calls).serve()
 

@@ -1,0 +1,115 @@
+"""P10's second session (relisting.list_as) over a real attach stream (a socketpair carrying Docker's multiplexed
+frames, read by the real AttachedStdio and transport) against scripted servers: what the SDK accepted is accepted,
+what it refused is a recorded problem, and no server can hold the session past its timeouts. No Docker."""
+
+from __future__ import annotations
+
+import json
+import socket
+import struct
+import threading
+import time
+from collections.abc import Callable, Iterator
+from typing import Any, BinaryIO
+
+import anyio
+
+from sandbox.run.attach import AttachedStdio
+from scanner.pipeline.client_identity import ALTERNATE
+from scanner.pipeline.relisting import Relisting, list_as
+from scanner.pipeline.timeouts import Timeouts
+
+STDOUT_FRAME = struct.Struct(">BxxxI")  # Docker's attach framing: stream 1, then the payload's length
+INIT = {"protocolVersion": "2025-06-18", "capabilities": {"tools": {}}, "serverInfo": {"name": "s", "version": "1"}}
+TOOL = {"name": "echo", "inputSchema": {"type": "object"}}
+Script = Callable[[BinaryIO, Callable[[dict[str, Any]], None]], None]
+
+
+def _messages(stdin: BinaryIO) -> Iterator[dict[str, Any]]:
+    for line in stdin:
+        yield json.loads(line)
+
+
+def _listed(script: Script, timeouts: Timeouts = Timeouts(startup=1, request=1)) -> tuple[Relisting | None, float]:
+    """list_as against `script` (reading the client's lines, writing with `out`); its Relisting, or None when it
+    was still running 10 s later, and the seconds it took."""
+    ours, theirs = socket.socketpair()
+
+    def serve() -> None:
+        def out(message: dict[str, Any]) -> None:
+            data = (json.dumps(message) + "\n").encode()
+            theirs.sendall(STDOUT_FRAME.pack(1, len(data)) + data)
+        try:
+            script(theirs.makefile("rb"), out)
+        except OSError:
+            pass
+
+    threading.Thread(target=serve, daemon=True).start()
+
+    async def run() -> Relisting | None:
+        with anyio.move_on_after(10):
+            return await list_as(AttachedStdio(ours), ALTERNATE, timeouts)
+        return None
+
+    began = time.monotonic()
+    try:
+        return anyio.run(run), time.monotonic() - began
+    finally:
+        theirs.close()
+
+
+def _answering(tools_result: dict[str, Any], init: dict[str, Any] = INIT) -> Script:
+    def script(stdin: BinaryIO, out: Callable[[dict[str, Any]], None]) -> None:
+        for message in _messages(stdin):
+            if message.get("method") == "initialize":
+                out({"jsonrpc": "2.0", "id": message["id"], "result": init})
+            elif message.get("method") == "tools/list":
+                out({"jsonrpc": "2.0", "id": message["id"], "result": tools_result})
+    return script
+
+
+def test_the_second_listing_reads_the_tools_and_the_version() -> None:
+    listed, _ = _listed(_answering({"tools": [TOOL]}))
+    assert listed is not None and listed.problem is None
+    assert [tool["name"] for tool in listed.tools] == ["echo"] and listed.protocol_version == "2025-06-18"
+
+
+def test_a_later_revisions_fields_on_a_handshake_era_page_are_ignored_as_the_sdk_ignores_them() -> None:
+    listed, _ = _listed(_answering({"tools": [TOOL], "ttlMs": -5, "cacheScope": "bogus", "resultType": "weird"}))
+    assert listed is not None and listed.problem is None and [tool["name"] for tool in listed.tools] == ["echo"]
+
+
+def test_a_version_no_handshake_negotiates_is_the_problem_not_a_failed_scan() -> None:
+    listed, _ = _listed(_answering({"tools": [TOOL]}, init={**INIT, "protocolVersion": "2026-07-28"}))
+    assert listed is not None and listed.tools == []
+    assert listed.problem == ("connecting (initialize at 2025-06-18): the server answered with protocol version "
+                              "'2026-07-28', which no initialize handshake negotiates")
+
+
+def test_an_answer_that_is_not_an_initialize_result_is_the_problem() -> None:
+    listed, _ = _listed(_answering({"tools": [TOOL]}, init={"x": 1}))
+    assert listed is not None and listed.problem is not None
+    assert listed.problem.startswith("connecting (initialize at 2025-06-18): the answer does not match the MCP schema")
+
+
+def test_a_page_not_answered_is_the_problem_with_the_pages_own_timeout() -> None:
+    listed, _ = _listed(_silent_on_lists, Timeouts(startup=3, request=0.5))
+    assert listed is not None and listed.problem == "listing tools: the server did not answer within 0.5 s"
+
+
+def _silent_on_lists(stdin: BinaryIO, out: Callable[[dict[str, Any]], None]) -> None:
+    for message in _messages(stdin):
+        if message.get("method") == "initialize":
+            out({"jsonrpc": "2.0", "id": message["id"], "result": INIT})
+
+
+def _asking_without_reading(stdin: BinaryIO, out: Callable[[dict[str, Any]], None]) -> None:
+    """Never reads its stdin; asks the client for ping after ping, so every reply piles up unread."""
+    for number in range(200_000):
+        out({"jsonrpc": "2.0", "id": number, "method": "ping"})
+
+
+def test_a_server_that_asks_and_never_reads_cannot_hold_the_session() -> None:
+    listed, _ = _listed(_asking_without_reading)  # at most the startup timeout, then the cancel's 5 s bound
+    assert listed is not None, "the session was still running 10 s later"
+    assert listed.problem is not None and listed.problem.startswith("connecting (initialize at 2025-06-18):")
