@@ -99,3 +99,16 @@ def test_the_handshake_answers_the_client_refused_are_explained() -> None:
         "9999-01-01)")
     assert explain(step, _validation_error(), health, 5).startswith(
         "connecting (initialize): the answer does not match the MCP schema (1 problems, first: content:")
+
+
+def test_while_connecting_a_refused_handshake_is_recorded_and_any_other_runtime_error_is_not() -> None:
+    from scanner.pipeline.inventory import CONNECTING, RECORDED, _ended_by
+
+    refused = RuntimeError("Unsupported protocol version from the server: 1999-01-01")
+    assert _ended_by(refused, CONNECTING, RECORDED) is refused
+    assert _ended_by(ExceptionGroup("sdk", [ExceptionGroup("inner", [refused])]), CONNECTING, RECORDED) is refused
+    assert _ended_by(_validation_error(), CONNECTING, RECORDED) is not None
+    bug = RuntimeError("Client must be used within an async context manager")  # the near misses: scanner bugs
+    assert _ended_by(bug, CONNECTING, RECORDED) is None
+    assert _ended_by(ExceptionGroup("sdk", [refused, bug]), CONNECTING, RECORDED) is None
+    assert _ended_by(refused, "probing", RECORDED) is None  # after connecting, not known to be the server's
