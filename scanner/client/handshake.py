@@ -38,7 +38,8 @@ class HandshakeClient:
         params = mcp_types.InitializeRequestParams(protocol_version=protocol_version,
                                                    capabilities=mcp_types.ClientCapabilities(),
                                                    client_info=self._client_info)
-        raw = await self._session.request("initialize", _wire(params), self._read_timeout)
+        raw = await self._session.request("initialize", params.model_dump(mode="json", by_alias=True, exclude_none=True),
+                                          self._read_timeout)
         result = mcp_types.InitializeResult.model_validate(_handshake_era(raw), by_name=False)
         if result.protocol_version not in HANDSHAKE_PROTOCOL_VERSIONS:
             raise UnsupportedVersion(f"the server answered with protocol version "
@@ -65,6 +66,3 @@ def _handshake_era(raw: dict[str, Any]) -> dict[str, Any]:
     """The result as a handshake-era session reads it: LATER_FIELDS dropped."""
     return {key: value for key, value in raw.items() if key not in LATER_FIELDS}
 
-
-def _wire(params: mcp_types.InitializeRequestParams) -> dict[str, Any]:
-    return params.model_dump(mode="json", by_alias=True, exclude_none=True)

@@ -21,7 +21,7 @@ from scanner.pipeline.pages import paginate
 from scanner.pipeline.session_failures import explain, first_leaf, is_handshake_refusal
 from scanner.pipeline.timeouts import Timeouts
 from scanner.pipeline.transport import WireHealth, attached_transport
-from scanner.pipeline.wire_reader import first_problem
+from scanner.pipeline.wire_reader import problems
 
 
 CONNECTING = "connecting (initialize)"
@@ -138,7 +138,6 @@ async def _list_all(client: Client, inventory: Inventory, health: WireHealth, ti
             if health.fault or not isinstance(exc, MCPError):
                 return
         except ValidationError as exc:  # the page is JSON-RPC, but not a valid MCP listing for the SDK's models
-            inventory.errors.append(f"listing {label}: the answer does not match the MCP schema "
-                                    f"({exc.error_count()} problems, first: {first_problem(exc)})")
+            inventory.errors.append(f"listing {label}: the answer does not match the MCP schema ({problems(exc)})")
         if label == "tools" and inventory.first_tools_list_seconds is None:
             inventory.first_tools_list_seconds = round(time.monotonic() - started_at, 3)

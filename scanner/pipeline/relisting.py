@@ -34,7 +34,7 @@ from sandbox.core.session import SandboxSession
 from sandbox.run.attach import AttachedStdio
 from sandbox.core.untrusted import cap_text
 from scanner.client.handshake import HandshakeClient, UnsupportedVersion
-from scanner.client.session import ConnectionClosed, RpcError, RpcSession
+from scanner.client.session import RpcError, RpcSession
 from scanner.pipeline.client_identity import ALTERNATE, ClientIdentity
 from scanner.pipeline.fresh_server import FreshServerError, SecondServer, fresh_server
 from scanner.pipeline.inventory_model import Inventory
@@ -49,8 +49,8 @@ MAX_PROBLEM_CHARS = 300
 LISTING = "listing tools"
 # What ends the second session with its problem recorded: the server's misbehaviour (no answer in time, an error
 # answer, a closed connection) or an engine call that did not answer.
-RECORDED = (TimeoutError, RpcError, ConnectionClosed, anyio.EndOfStream, anyio.ClosedResourceError,
-            anyio.BrokenResourceError, ConnectionError, EngineTimeout)
+RECORDED = (TimeoutError, RpcError, anyio.EndOfStream, anyio.ClosedResourceError, anyio.BrokenResourceError,
+            ConnectionError, EngineTimeout)  # ConnectionError: the own client's ConnectionClosed among them
 ENDINGS = (*RECORDED, ValidationError, UnsupportedVersion)  # and what the server answered that the client refused
 
 

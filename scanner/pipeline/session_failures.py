@@ -11,7 +11,7 @@ from pydantic import ValidationError
 from sandbox.core.engine import EngineTimeout
 from sandbox.core.untrusted import cap_text
 from scanner.pipeline.transport import WireHealth
-from scanner.pipeline.wire_reader import first_problem
+from scanner.pipeline.wire_reader import problems
 
 # What the SDK's client raises when it refuses the server's answer to its handshake: a result that is not an
 # InitializeResult or DiscoverResult (ValidationError), a version it does not negotiate (a RuntimeError with one of
@@ -24,7 +24,7 @@ def is_handshake_refusal(exc: BaseException) -> bool:
     """Whether `exc` is the SDK's client refusing the server's handshake answer (HANDSHAKE_REFUSALS)."""
     if isinstance(exc, ValidationError):
         return True
-    return isinstance(exc, RuntimeError) and type(exc) is RuntimeError and str(exc).startswith(HANDSHAKE_REFUSALS)
+    return type(exc) is RuntimeError and str(exc).startswith(HANDSHAKE_REFUSALS)
 
 
 def error_answer(exc: BaseException) -> mcp_types.ErrorData | None:
@@ -49,8 +49,7 @@ def explain(step: str, exc: BaseException, health: WireHealth, timeout: float) -
     if error is not None:
         return f"{step}: the server answered with error {error.code}: {error.message[:300]}"
     if isinstance(exc, ValidationError):
-        return (f"{step}: the answer does not match the MCP schema ({exc.error_count()} problems, first: "
-                f"{first_problem(exc)})")
+        return f"{step}: the answer does not match the MCP schema ({problems(exc)})"
     if isinstance(exc, RuntimeError):
         return f"{step}: the MCP client refused the answer ({cap_text(str(exc), 300)})"
     return f"{step}: the connection to the server closed ({type(exc).__name__})"

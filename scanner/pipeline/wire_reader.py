@@ -109,5 +109,10 @@ def first_problem(exc: ValidationError) -> str:
     return f"{where}: {str(first.get('msg', ''))}"[:MAX_PROBLEM_CHARS]
 
 
+def problems(exc: ValidationError) -> str:
+    """How many problems a validation error found, and the first (first_problem): "3 problems, first: where: what"."""
+    return f"{exc.error_count()} problems, first: {first_problem(exc)}"
+
+
 def _hashable(value: Any) -> bool:
     return isinstance(value, (str, int)) and not isinstance(value, bool)

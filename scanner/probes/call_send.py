@@ -14,7 +14,7 @@ from mcp.shared.exceptions import MCPError
 from pydantic import ValidationError
 
 from sandbox.core.untrusted import cap_text
-from scanner.pipeline.wire_reader import first_problem
+from scanner.pipeline.wire_reader import problems
 from scanner.probes.model import ProbeCall, ProbeResult, result_from_call, result_from_failure, result_refused
 
 TIMEOUT_GRACE = 5.0  # the SDK's own read timeout fires first; this bounds everything else
@@ -83,8 +83,7 @@ def failure_status(error: mcp_types.ErrorData, *, elapsed: float,
 def refused_answer(exc: Exception) -> str:
     """Why the client refused the answer, in one line (capped: the client's words may quote the answer's values)."""
     if isinstance(exc, ValidationError):  # the first problem's place and kind, never the values
-        return (f"the answer is not a tools/call result ({exc.error_count()} problems, first: "
-                f"{first_problem(exc)}); refused by the MCP client")
+        return f"the answer is not a tools/call result ({problems(exc)}); refused by the MCP client"
     return f"the MCP client refused the answer: {cap_text(str(exc), REFUSAL_CHARS)}"
 
 
