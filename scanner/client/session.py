@@ -20,6 +20,8 @@ from anyio.abc import TaskGroup
 from anyio.streams.memory import MemoryObjectReceiveStream, MemoryObjectSendStream
 
 NotificationHandler = Callable[[str, dict[str, Any] | None], Awaitable[None]]
+# What the client answers a request the server sends it (None: nothing is sent).
+RequestAnswerer = Callable[[mcp_types.JSONRPCRequest], "mcp_types.JSONRPCMessage | None"]
 _GONE = (anyio.BrokenResourceError, anyio.ClosedResourceError, anyio.EndOfStream, ConnectionError)
 CANCEL_SECONDS = 5.0  # how long an abandoned request's cancel may wait for room to be written (the SDK's bound too)
 NOTIFY_SECONDS = 30.0  # how long a notification may wait for room to be written
@@ -46,17 +48,30 @@ class _Waiting:
     failure: Exception | None = None
 
 
+def no_answer_within(timeout: float) -> str:
+    return f"no answer within {timeout:g} s"
+
+
 class RpcSession:
-    """The session, its reader running while the session is entered (`async with`). Request ids count from 0, as
-    the TypeScript SDK's clients (Cursor's among them) count; the Python SDK counts from 1."""
+    """The session, its reader running while the session is entered (`async with`). Request ids count from
+    `first_id`: 0 as the TypeScript SDK's clients (Cursor's among them) count, 1 as the Python SDK's. `answer`: what
+    a request of the server's is answered with (by default ping answered, everything else refused); `cancel_reason`:
+    the reason a timed-out request's cancel gives; `sdk_codes`: a request's own timeout and a closed connection raised
+    as the Python SDK's client raises them, RpcError -32001 and -32000 (notifications onto a closed connection are
+    then dropped, as it drops them)."""
 
     def __init__(self, receive: MemoryObjectReceiveStream[mcp_types.JSONRPCMessage | Exception],
                  send: MemoryObjectSendStream[mcp_types.JSONRPCMessage], *,
-                 on_notification: NotificationHandler | None = None) -> None:
+                 on_notification: NotificationHandler | None = None, first_id: int = 0,
+                 answer: RequestAnswerer | None = None,
+                 cancel_reason: Callable[[float], str] = no_answer_within, sdk_codes: bool = False) -> None:
         self._receive, self._send = receive, send
+        self._sdk_codes = sdk_codes
         self._on_notification = on_notification
+        self._answer_request = answer or ping_only
+        self._cancel_reason = cancel_reason
         self._waiting: dict[int, _Waiting] = {}
-        self._next_id = 0
+        self._next_id = first_id
         self._closed: Exception | None = None
         self._tasks: TaskGroup | None = None
 
@@ -72,9 +87,23 @@ class RpcSession:
         self._tasks.cancel_scope.cancel()
         return await self._tasks.__aexit__(exc_type, exc, traceback)
 
-    async def request(self, method: str, params: dict[str, Any] | None, timeout: float) -> dict[str, Any]:
+    async def request(self, method: str, params: dict[str, Any] | None, timeout: float, *,
+                      cancel: bool = True) -> dict[str, Any]:
         """The result the server answered `method` with (RpcError, TimeoutError, ConnectionClosed: the module).
-        `timeout` bounds the write as well as the wait: a server that stops reading its stdin cannot hold it."""
+        `timeout` bounds the write as well as the wait: a server that stops reading its stdin cannot hold it.
+        `cancel`: whether an abandoned request is cancelled (the negotiation's requests never are)."""
+        if not self._sdk_codes:
+            return await self._request(method, params, timeout, cancel)
+        try:
+            return await self._request(method, params, timeout, cancel)
+        except TimeoutError:
+            raise RpcError(mcp_types.ErrorData(code=mcp_types.REQUEST_TIMEOUT,
+                                               message=f"Request {method!r} timed out")) from None
+        except ConnectionClosed:
+            raise RpcError(mcp_types.ErrorData(code=mcp_types.CONNECTION_CLOSED, message="Connection closed")) from None
+
+    async def _request(self, method: str, params: dict[str, Any] | None, timeout: float,
+                       cancel: bool) -> dict[str, Any]:
         if self._closed is not None:
             raise ConnectionClosed(str(self._closed))
         request_id, waiting = self._next_id, _Waiting()
@@ -86,11 +115,13 @@ class RpcSession:
                                                            **_given(params)))
                 await waiting.answered.wait()
         except TimeoutError:
-            await self._cancelled(request_id, f"no answer within {timeout:g} s")
+            if cancel:
+                await self._cancelled(request_id, self._cancel_reason(timeout))
             raise
         except anyio.get_cancelled_exc_class():  # the caller's own bound fired first (a listing page's)
-            with anyio.CancelScope(shield=True):
-                await self._cancelled(request_id, "caller cancelled")
+            if cancel:
+                with anyio.CancelScope(shield=True):
+                    await self._cancelled(request_id, "caller cancelled")
             raise
         finally:
             self._waiting.pop(request_id, None)
@@ -101,8 +132,12 @@ class RpcSession:
     async def notify(self, method: str, params: dict[str, Any] | None = None, *,
                      timeout: float = NOTIFY_SECONDS) -> None:
         """Send a notification, waiting at most `timeout` for room to write it (TimeoutError past that)."""
-        with anyio.fail_after(timeout):
-            await self._write(mcp_types.JSONRPCNotification(jsonrpc="2.0", method=method, **_given(params)))
+        try:
+            with anyio.fail_after(timeout):
+                await self._write(mcp_types.JSONRPCNotification(jsonrpc="2.0", method=method, **_given(params)))
+        except ConnectionClosed:
+            if not self._sdk_codes:
+                raise
 
     async def _write(self, message: mcp_types.JSONRPCMessage) -> None:
         try:
@@ -151,15 +186,11 @@ class RpcSession:
         waiting.answered.set()
 
     def _reply(self, request: mcp_types.JSONRPCRequest) -> None:
-        """`ping` answered; every other request refused (this client offers no roots, sampling or elicitation). Put
-        on the write buffer only if it has room: a server that asks without reading its stdin loses the replies,
-        and the reader is never stalled by them."""
-        reply: mcp_types.JSONRPCMessage
-        if request.method == "ping":
-            reply = mcp_types.JSONRPCResponse(jsonrpc="2.0", id=request.id, result={})
-        else:
-            error = mcp_types.ErrorData(code=mcp_types.METHOD_NOT_FOUND, message="Method not found")
-            reply = mcp_types.JSONRPCError(jsonrpc="2.0", id=request.id, error=error)
+        """The server's request answered (`answer`). Put on the write buffer only if it has room: a server that asks
+        without reading its stdin loses the replies, and the reader is never stalled by them."""
+        reply = self._answer_request(request)
+        if reply is None:
+            return
         try:
             self._send.send_nowait(reply)
         except (anyio.WouldBlock, *_GONE):
@@ -173,6 +204,14 @@ class RpcSession:
             if not waiting.answered.is_set():
                 waiting.failure = failure
                 waiting.answered.set()
+
+
+def ping_only(request: mcp_types.JSONRPCRequest) -> mcp_types.JSONRPCMessage:
+    """`ping` answered; every other request refused (a client that offers no roots, sampling or elicitation)."""
+    if request.method == "ping":
+        return mcp_types.JSONRPCResponse(jsonrpc="2.0", id=request.id, result={})
+    error = mcp_types.ErrorData(code=mcp_types.METHOD_NOT_FOUND, message="Method not found")
+    return mcp_types.JSONRPCError(jsonrpc="2.0", id=request.id, error=error)
 
 
 def _as_sent(answered_id: Any) -> int | None:

@@ -9,23 +9,22 @@ from typing import Any
 
 import anyio
 from pydantic import ValidationError
-from mcp import Client
-from mcp.client import IncomingMessage
-from mcp.shared.exceptions import MCPError
 
 from sandbox.core.engine import EngineTimeout
 from sandbox.run.attach import AttachedStdio
+from scanner.client.scan_client import ScanClient
+from scanner.client.session import RpcError
 from scanner.pipeline.client_identity import DEFAULT as CLIENT_IDENTITY
 from scanner.pipeline.inventory_model import Inventory
 from scanner.pipeline.pages import paginate
-from scanner.pipeline.session_failures import explain, first_leaf, is_handshake_refusal
+from scanner.pipeline.session_failures import error_answer, explain, first_leaf, is_handshake_refusal
 from scanner.pipeline.timeouts import Timeouts
-from scanner.pipeline.transport import WireHealth, attached_transport
+from scanner.pipeline.transport import WireHealth, attached_messages
 from scanner.pipeline.wire_reader import problems
 
 
 CONNECTING = "connecting (initialize)"
-_SESSION_ERRORS = (TimeoutError, MCPError, anyio.EndOfStream, anyio.ClosedResourceError, anyio.BrokenResourceError,
+_SESSION_ERRORS = (TimeoutError, RpcError, anyio.EndOfStream, anyio.ClosedResourceError, anyio.BrokenResourceError,
                    ConnectionError)
 
 
@@ -33,7 +32,10 @@ _SESSION_ERRORS = (TimeoutError, MCPError, anyio.EndOfStream, anyio.ClosedResour
 # top, restart) that did not answer in time.
 RECORDED = (*_SESSION_ERRORS, EngineTimeout)
 
-MessageHandler = Callable[[IncomingMessage], Awaitable[None]]
+MessageHandler = Callable[[Any], Awaitable[None]]  # given each notification the server sent, as its model
+# The client a session is held with, made given the handler of the server's notifications: the scanner's own over the
+# sandbox's stdio (scan_client), the SDK's over a remote server's Streamable HTTP (scanner.pipeline.remote).
+ClientFactory = Callable[[MessageHandler | None], Any]
 
 
 @dataclass(frozen=True)
@@ -41,7 +43,7 @@ class AfterListing:
     """What `collect` runs in the session after listing (the probes), and the handler that sees the server's
     notifications (e.g. tools/list_changed) on that session: the SDK takes it only when the Client is made."""
 
-    run: Callable[[Client, Inventory], Awaitable[None]]
+    run: Callable[[Any, Inventory], Awaitable[None]]
     on_message: MessageHandler | None = None
 
 
@@ -50,25 +52,29 @@ async def collect(stdio: AttachedStdio, health: WireHealth, timeouts: Timeouts, 
     """Connect over the attached stdio and list everything the server offers, then run `after_listing` (the probes)
     in the same session. Never raises for server misbehaviour: what failed is in Inventory.errors."""
     async with stdio:
-        return await collect_over(attached_transport(stdio, health), health, timeouts, started_at, after_listing)
+        return await collect_over(lambda handler: scan_client(stdio, health, timeouts.startup, handler), health,
+                                  timeouts, started_at, after_listing)
 
 
-def scan_client(transport: Any, read_timeout: float,
-                message_handler: Callable[[IncomingMessage], Awaitable[None]] | None = None) -> Client:
-    """The scan's MCP client over `transport`: the SDK's `auto` negotiation, no response cache (every listing is
-    asked of the server), as the default client identity (never the scanner's own name)."""
-    return Client(transport, mode="auto", read_timeout_seconds=read_timeout, client_info=CLIENT_IDENTITY.implementation(),
-                  cache=None, message_handler=message_handler)
+def scan_client(stdio: AttachedStdio, health: WireHealth, read_timeout: float,
+                message_handler: MessageHandler | None = None) -> ScanClient:
+    """The scan's MCP client over the attached stdio: the SDK's `auto` negotiation (scanner.client.scan_client), as
+    the default client identity (never the scanner's own name), every listing asked of the server."""
+    return ScanClient(attached_messages(stdio, health), read_timeout=read_timeout,
+                      client_info=CLIENT_IDENTITY.implementation(), message_handler=message_handler)
 
 
-async def collect_over(transport: Any, health: WireHealth, timeouts: Timeouts, started_at: float,
+async def collect_over(connect: ClientFactory, health: WireHealth, timeouts: Timeouts, started_at: float,
                        after_listing: AfterListing | None = None,
-                       recorded: tuple[type[BaseException], ...] = RECORDED) -> Inventory:
-    """`collect` over any MCP transport (the attached stdio's, or a remote server's Streamable HTTP); `recorded`:
-    the exceptions that end the session with a recorded error instead of raising."""
+                       recorded: tuple[type[BaseException], ...] = RECORDED,
+                       answered: tuple[type[Exception], ...] = ()) -> Inventory:
+    """`collect` with any MCP client `connect` makes (the scanner's own over the attached stdio, the SDK's over a
+    remote server's Streamable HTTP); `recorded`: the exceptions that end the session with a recorded error instead
+    of raising; `answered`: the client's exceptions for an error the server answered with, besides RpcError (the
+    SDK's MCPError)."""
     inventory = Inventory()
     # timeouts.startup bounds every request, the handshake included; listing pages are bounded tighter below.
-    client = scan_client(transport, timeouts.startup, after_listing.on_message if after_listing is not None else None)
+    client = connect(after_listing.on_message if after_listing is not None else None)
     step = CONNECTING
     try:
         async with client:
@@ -76,14 +82,14 @@ async def collect_over(transport: Any, health: WireHealth, timeouts: Timeouts, s
             inventory.first_answer_seconds = round(time.monotonic() - started_at, 3)
             inventory.server = _server_info(client)
             step = "listing"
-            await _list_all(client, inventory, health, timeouts, started_at)
+            await _list_all(client, inventory, health, timeouts, started_at, (*_SESSION_ERRORS, *answered))
             inventory.listing_seconds = round(time.monotonic() - started_at - inventory.first_answer_seconds, 3)
             inventory.rejected_tools = list(health.rejected_tools)
             if after_listing is not None and not inventory.errors:
                 step = "probing"
                 await after_listing.run(client, inventory)
     except Exception as exc:  # noqa: BLE001 - re-raised below unless _ended_by says the server ended the session
-        ended = _ended_by(exc, step, recorded)
+        ended = _ended_by(exc, step, (*recorded, *answered))
         if ended is None:
             raise
         inventory.errors.append(explain(step, ended, health, timeouts.startup))
@@ -107,7 +113,7 @@ def _ended_by(exc: Exception, step: str, recorded: tuple[type[BaseException], ..
     return first_leaf(matched) if rest is None and matched is not None else None
 
 
-def _server_info(client: Client) -> dict[str, Any]:
+def _server_info(client: Any) -> dict[str, Any]:
     info = client.server_info
     capabilities = client.server_capabilities
     return {
@@ -119,8 +125,8 @@ def _server_info(client: Client) -> dict[str, Any]:
     }
 
 
-async def _list_all(client: Client, inventory: Inventory, health: WireHealth, timeouts: Timeouts,
-                    started_at: float) -> None:
+async def _list_all(client: Any, inventory: Inventory, health: WireHealth, timeouts: Timeouts,
+                    started_at: float, session_errors: tuple[type[Exception], ...]) -> None:
     capabilities = inventory.server.get("capabilities") or {}
     listings = [("tools", "tools", client.list_tools, inventory.tools)]
     if "prompts" in capabilities:
@@ -133,9 +139,9 @@ async def _list_all(client: Client, inventory: Inventory, health: WireHealth, ti
     for label, attribute, method, sink in listings:
         try:
             await paginate(method, attribute, sink, timeouts.request)
-        except _SESSION_ERRORS as exc:
+        except session_errors as exc:
             inventory.errors.append(explain(f"listing {label}", exc, health, timeouts.request))
-            if health.fault or not isinstance(exc, MCPError):
+            if health.fault or error_answer(exc) is None:
                 return
         except ValidationError as exc:  # the page is JSON-RPC, but not a valid MCP listing for the SDK's models
             inventory.errors.append(f"listing {label}: the answer does not match the MCP schema ({problems(exc)})")

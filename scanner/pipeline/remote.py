@@ -20,9 +20,12 @@ from typing import Any
 
 import anyio
 import httpx2
+from mcp import Client
 from mcp.client.streamable_http import StreamableHTTPError, streamable_http_client
+from mcp.shared.exceptions import MCPError
 
 from scanner.pipeline.assemble import ScanParts, assemble
+from scanner.pipeline.client_identity import DEFAULT as CLIENT_IDENTITY
 from scanner.pipeline.conformance import check_remote_conformance
 from scanner.pipeline.inventory import RECORDED, AfterListing, Inventory, collect_over
 from scanner.pipeline.lint import lint
@@ -86,9 +89,17 @@ async def _session(remote: RemoteTarget, options: ScanOptions, allow_writes: boo
     hook = AfterListing(run=after) if options.probes.enabled else None
     async with http_client(remote, options) as http:
         transport = streamable_http_client(remote.url, http_client=http, terminate_on_close=True)
-        inventory = await collect_over(transport, health, options.timeouts, time.monotonic(), hook,
-                                       recorded=(*RECORDED, *CLOSED))
+        inventory = await collect_over(lambda handler: sdk_client(transport, options.timeouts.startup, handler), health,
+                                       options.timeouts, time.monotonic(), hook, recorded=(*RECORDED, *CLOSED),
+                                       answered=(MCPError,))
     return inventory, probed
+
+
+def sdk_client(transport: Any, read_timeout: float, message_handler: Any) -> Client:
+    """The SDK's client over a remote transport: `auto` negotiation, no response cache (every listing is asked of the
+    server), as the default client identity (never the scanner's own name)."""
+    return Client(transport, mode="auto", read_timeout_seconds=read_timeout,
+                  client_info=CLIENT_IDENTITY.implementation(), cache=None, message_handler=message_handler)
 
 
 def http_client(remote: RemoteTarget, options: ScanOptions) -> httpx2.AsyncClient:

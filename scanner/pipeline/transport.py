@@ -1,19 +1,20 @@
-"""Adapt the sandbox's attached stdio (lines of bytes) to a client's streams of JSON-RPC messages: the MCP SDK's
-(SessionMessages, `attached_transport`) or the scanner's own client's (`attached_messages`, no SDK imported).
+"""Adapt the sandbox's attached stdio (lines of bytes) to the scanner's own client's streams of JSON-RPC messages
+(`attached_messages`; scanner/client).
 
 Each line is read by the scanner's tolerant reader (scanner/pipeline/wire_reader.py), not the SDK's JSON parser, so a
-valid message nested ~100 levels deep is a message, not noise. Stdout lines that are not JSON-RPC are counted and sampled as evidence; past a limit the server is flooding stdout
-and the session ends with that reason instead of spinning forever. The ids of tools/list requests in flight are
+valid message nested ~100 levels deep is a message, not noise. Stdout lines that are not JSON-RPC are counted and
+sampled as evidence; past a limit the server is flooding stdout and the session ends with that reason instead of
+spinning forever. The ids of tools/list requests in flight are
 tracked so their answers are screened tool by tool: a tool the SDK's model rejects is kept aside in WireHealth
 (`rejected_tools`) instead of losing the whole page.
 """
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator, Callable
+from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any, TypeVar
+from typing import Any
 
 import anyio
 import mcp_types
@@ -23,10 +24,6 @@ from sandbox.run.attach import AttachedStdio, StreamFault
 from sandbox.core.untrusted import cap_text
 from scanner.pipeline.wire_reader import Message, RejectedTool, TooDeep, read_line
 
-if TYPE_CHECKING:
-    from mcp.client._transport import TransportStreams
-
-T = TypeVar("T")
 MAX_NOISE_LINES = 200
 MAX_NOISE_BYTES = 1024 * 1024
 NOISE_SAMPLES = 5
@@ -64,24 +61,6 @@ class WireHealth:
             )
 
 
-@asynccontextmanager
-async def attached_transport(stdio: AttachedStdio, health: WireHealth) -> AsyncIterator[TransportStreams]:
-    """A Transport for mcp.Client over an AttachedStdio (the SDK imported here, by the sessions that use it)."""
-    from mcp.shared.message import SessionMessage
-
-    async with attached_streams(stdio, health, SessionMessage, lambda sent: sent.message) as streams:
-        yield streams  # type: ignore[misc]
-
-
-@asynccontextmanager
-async def attached_messages(stdio: AttachedStdio, health: WireHealth) -> AsyncIterator[
-        tuple[MemoryObjectReceiveStream[mcp_types.JSONRPCMessage | Exception],
-              MemoryObjectSendStream[mcp_types.JSONRPCMessage]]]:
-    """The attached stdio as streams of JSON-RPC messages, for the scanner's own client (scanner/client)."""
-    async with attached_streams(stdio, health, _same, _same) as streams:
-        yield streams
-
-
 @dataclass
 class _Pending:
     """The requests whose answers the transport reads itself: tools/list pages in flight (screened tool by tool) and
@@ -104,19 +83,15 @@ class _Pending:
             self.call_id, health.last_call_answer = None, message.result
 
 
-def _same(message: mcp_types.JSONRPCMessage) -> mcp_types.JSONRPCMessage:
-    return message
-
-
 @asynccontextmanager
-async def attached_streams(stdio: AttachedStdio, health: WireHealth, wrap: Callable[[mcp_types.JSONRPCMessage], T],
-                           unwrap: Callable[[T], mcp_types.JSONRPCMessage]) -> AsyncIterator[
-                               tuple[MemoryObjectReceiveStream[T | Exception], MemoryObjectSendStream[T]]]:
-    """Every line the server writes read by the tolerant reader (noise counted, a flood or a line too deep ends the
-    stream with its reason in `health`), each message `wrap`ped for the client; what the client sends `unwrap`ped
-    and written as one line."""
-    read_in, read_out = anyio.create_memory_object_stream[T | Exception](16)
-    write_in, write_out = anyio.create_memory_object_stream[T](16)
+async def attached_messages(stdio: AttachedStdio, health: WireHealth) -> AsyncIterator[
+        tuple[MemoryObjectReceiveStream[mcp_types.JSONRPCMessage | Exception],
+              MemoryObjectSendStream[mcp_types.JSONRPCMessage]]]:
+    """The attached stdio as streams of JSON-RPC messages, for the scanner's own client (scanner/client): every line
+    the server writes read by the tolerant reader (noise counted, a flood or a line too deep ends the stream with its
+    reason in `health`); what the client sends written as one line."""
+    read_in, read_out = anyio.create_memory_object_stream[mcp_types.JSONRPCMessage | Exception](16)
+    write_in, write_out = anyio.create_memory_object_stream[mcp_types.JSONRPCMessage](16)
     pending = _Pending()
 
     async def server_to_client() -> None:
@@ -141,12 +116,11 @@ async def attached_streams(stdio: AttachedStdio, health: WireHealth, wrap: Calla
                 if read.rejected_tools:
                     health.note_rejected(read.rejected_tools)
                 pending.answered(read.message, health)
-                await read_in.send(wrap(read.message))
+                await read_in.send(read.message)
 
     async def client_to_server() -> None:
         async with write_out:
-            async for sent in write_out:
-                message = unwrap(sent)
+            async for message in write_out:
                 pending.sent(message, health)
                 data = message.model_dump_json(by_alias=True, exclude_unset=True)
                 try:

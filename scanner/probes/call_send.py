@@ -9,16 +9,16 @@ from typing import Any, Literal
 
 import anyio
 import mcp_types
-from mcp import Client
-from mcp.shared.exceptions import MCPError
 from pydantic import ValidationError
 
 from sandbox.core.untrusted import cap_text
+from scanner.client.session import RpcError
 from scanner.pipeline.wire_reader import problems
 from scanner.probes.model import ProbeCall, ProbeResult, result_from_call, result_from_failure, result_refused
 
 TIMEOUT_GRACE = 5.0  # the SDK's own read timeout fires first; this bounds everything else
-# What the SDK's call_tool raises for an answer it received and refused: a result that is not a CallToolResult
+# What the client's call_tool raises (the SDK's; the scanner's own in the same words) for an answer it refused: a
+# result that is not a CallToolResult
 # (ValidationError), or a RuntimeError with one of these messages (mcp/client/session.py, _input_required.py):
 # structured content missing or breaking the tool's own outputSchema, a schema it cannot use, an input_required
 # answer it cannot resolve. The server's doing: the call is recorded with the reason, the scan goes on. Any other
@@ -33,10 +33,11 @@ CLIENT_CLOSED = re.compile(r"Connection closed|SSE stream ended without a respon
                            r"server answered a request with 202 Accepted", re.DOTALL)
 
 
-async def send_call(client: Client, call: ProbeCall, timeout: float,
-                    closed: tuple[type[BaseException], ...] = ()) -> tuple[ProbeResult, dict[str, Any] | None]:
-    """The call's result, and the answer as sent on the wire (None when there was no answer). `closed`: more
-    exceptions that mean the connection is gone (a remote transport's)."""
+async def send_call(client: Any, call: ProbeCall, timeout: float, closed: tuple[type[BaseException], ...] = (),
+                    answered: tuple[type[Exception], ...] = ()) -> tuple[ProbeResult, dict[str, Any] | None]:
+    """The call's result, and the answer as sent on the wire (None when there was no answer), over the scanner's own
+    client or the SDK's. `closed`: more exceptions that mean the connection is gone (a remote transport's);
+    `answered`: the client's exceptions for an error answer besides RpcError (the SDK's MCPError)."""
     started = time.monotonic()
     try:
         with anyio.fail_after(timeout + TIMEOUT_GRACE):
@@ -44,7 +45,7 @@ async def send_call(client: Client, call: ProbeCall, timeout: float,
     except TimeoutError:
         return result_from_failure(call, status="timeout", error=f"no answer within {timeout:g} s; cancelled",
                                    latency_ms=_ms(started)), None
-    except MCPError as exc:
+    except (RpcError, *answered) as exc:
         code = exc.error.code
         status = failure_status(exc.error, elapsed=time.monotonic() - started, timeout=timeout)
         return result_from_failure(call, status=status, error=f"error {exc.error.code}: {exc.error.message}",
@@ -69,7 +70,8 @@ def is_refusal(exc: Exception) -> bool:
 
 def failure_status(error: mcp_types.ErrorData, *, elapsed: float,
                    timeout: float) -> Literal["protocol_error", "timeout", "crashed"]:
-    """What an MCPError says happened. The SDK raises its own read timeout as -32001 and a connection gone as -32000
+    """What an error answer (RpcError, the SDK's MCPError) says happened. Both clients raise their own read timeout
+    as -32001 and a connection gone as -32000
     with one of CLIENT_CLOSED's messages, the codes a server may answer with too (-32000 is the first of the
     implementation-defined server errors many servers use): a -32001 that came before the timeout, or any other
     -32000, is an error the server answered with."""

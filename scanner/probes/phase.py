@@ -17,7 +17,6 @@ from functools import partial
 from typing import Any
 
 import anyio
-from mcp import Client
 
 from sandbox.run.observe import ObserveError
 from sandbox.run.seeding import Seeded
@@ -102,7 +101,7 @@ def make_after_listing(session: SandboxSession, server: RunningServer, plan: Pro
     # the wait, in a thread, that the runner awaits beside its start-up record
     before_first_call = partial(anyio.to_thread.run_sync, before_probes) if before_probes is not None else None
 
-    async def after_listing(client: Client, inventory: Inventory) -> None:
+    async def after_listing(client: Any, inventory: Inventory) -> None:
         holder.tools = list(inventory.tools)
         holder.outcome = await runner.run(client, inventory.tools, before_first_call)
 

@@ -13,7 +13,6 @@ from __future__ import annotations
 from typing import Any
 
 import anyio
-from mcp import Client
 
 from scanner.report.model import Finding
 from scanner.rules.probe import definition_change_findings
@@ -23,7 +22,7 @@ MAX_PAGES = 100
 Tools = list[dict[str, Any]]
 
 
-async def fetch_tools(client: Client, request_timeout: float) -> Tools | None:
+async def fetch_tools(client: Any, request_timeout: float) -> Tools | None:
     """Every page of tools/list (at most MAX_PAGES), as wire dicts; None when the listing failed (a failed re-list
     is not a finding by itself)."""
     tools: Tools = []

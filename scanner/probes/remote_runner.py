@@ -12,6 +12,7 @@ from collections.abc import Callable
 from typing import Any
 
 from mcp import Client
+from mcp.shared.exceptions import MCPError
 
 from sandbox.run.workspace_seed import seed_manifest
 from scanner.probes.call_send import send_call
@@ -47,7 +48,7 @@ async def probe_remote(client: Client, tools: list[dict[str, Any]], options: Pro
                                              "a live service (--allow-writes calls it)") for name in outcome.skipped)
     for number, call in enumerate(calls, start=1):
         progress(f"probing {call.tool} ({number}/{len(calls)}): {call.label}"[:120])
-        result, _ = await send_call(client, call, options.timeout, closed)
+        result, _ = await send_call(client, call, options.timeout, closed, answered=(MCPError,))
         outcome.results.append(result)
         if result.status == "crashed":
             outcome.errors.append(f"probing stopped: the connection to the remote server closed during "

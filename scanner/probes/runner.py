@@ -15,15 +15,15 @@ from contextlib import AsyncExitStack
 from typing import Any
 
 import anyio
-from mcp.client import Client, IncomingMessage
 
 from sandbox.run import observe, server as run
 from sandbox.run.attach import AttachedStdio
 from sandbox.run.observe import ObserveError, Process, Snapshot
 from sandbox.run.observer_watch import Watch
 from sandbox.run.process_watch import pids_in_use
+from scanner.client.scan_client import ScanClient
 from scanner.pipeline.inventory import scan_client
-from scanner.pipeline.transport import WireHealth, attached_transport
+from scanner.pipeline.transport import WireHealth
 from scanner.probes.call_looks import Looks, look_after_call, note_lost_observer, taken
 from scanner.probes.call_behavior import drop_exited, fill_record, new_processes, pids_at_limit
 from scanner.probes.crash_attribution import EXIT_AFTER_ANSWER_SECONDS, Answered, finished_at, is_read_only, recent
@@ -59,7 +59,7 @@ class ProbeRunner:
         self.progress = progress
         self.outcome = ProbeOutcome()
         self.server = access.server
-        self.client: Client | None = None
+        self.client: ScanClient | None = None
         self.sandbox_index = 0
         self.last_snapshot = baseline
         self.watch = watch or Watch(access.docker, access.server.container_id, unavailable="not started")
@@ -80,7 +80,7 @@ class ProbeRunner:
 
     # ---- the phase ---------------------------------------------------------------------------------------------------
 
-    async def run(self, client: Client, tools: list[dict[str, Any]],
+    async def run(self, client: ScanClient, tools: list[dict[str, Any]],
                   before_first_call: Callable[[], Awaitable[None]] | None = None) -> ProbeOutcome:
         """Every planned call; `before_first_call` is awaited beside the start-up record (its looks watch this sandbox)."""
         began = time.monotonic()
@@ -363,7 +363,7 @@ class ProbeRunner:
             self.last_processes = None
             stdio = AttachedStdio(server.socket, stderr=server.stderr)
             await self._stack.enter_async_context(stdio)
-            client = scan_client(attached_transport(stdio, self.health), self.access.startup_timeout, self.on_message)
+            client = scan_client(stdio, self.health, self.access.startup_timeout, self.on_message)
             # The client's own read timeout bounds the handshake: its task group must not sit in a scope of ours.
             await self._stack.enter_async_context(client)
         except Exception as exc:  # noqa: BLE001 - the restart failing ends probing, not the scan
@@ -378,7 +378,7 @@ class ProbeRunner:
 
     # ---- definitions -------------------------------------------------------------------------------------------------
 
-    async def on_message(self, message: IncomingMessage) -> None:
+    async def on_message(self, message: Any) -> None:
         """Every Client's message handler: notifications by method; tools/list_changed counted once probing runs."""
         if self.outcome.notifications.note(message) and self.outcome.ran:
             self.outcome.list_changed_notifications += 1

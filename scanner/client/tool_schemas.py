@@ -1,0 +1,118 @@
+"""What the scan's client remembers of the tools it listed, as the MCP SDK's client does (docs/own-client.md §2, §3):
+each tool's output schema (the last listed wins; a complete listing forgets the tools it lacks), checked against the
+structured content of a call's result; and at 2026-07-28 the tools whose `x-mcp-header` annotations are invalid,
+dropped from the page (a client MUST drop them). jsonschema is imported only when a result is checked."""
+
+from __future__ import annotations
+
+import json
+import re
+from typing import Any
+
+import mcp_types
+
+X_MCP_HEADER = "x-mcp-header"
+_TOKEN = re.compile(r"[!#$%&'*+\-.^_`|~0-9A-Za-z]+")  # an RFC 9110 token: what an HTTP field name may be
+_HEADER_TYPES = frozenset({"string", "integer", "boolean"})
+# JSON Schema 2020-12's applicators whose values are schemas (instance data and $ref are never entered)
+_ONE = frozenset({"items", "contains", "unevaluatedItems", "additionalProperties", "propertyNames",
+                  "unevaluatedProperties", "not", "if", "then", "else", "contentSchema"})
+_LIST = frozenset({"allOf", "anyOf", "oneOf", "prefixItems"})
+_MAP = frozenset({"patternProperties", "dependentSchemas", "$defs", "definitions"})
+
+
+def has_invalid_header(input_schema: Any) -> bool:
+    """Whether an `x-mcp-header` annotation in the schema is invalid: valid only on a property reached from the root
+    through `properties` alone, naming a token, on a string, integer or boolean property, unique ignoring case."""
+    seen: set[str] = set()
+    stack: list[tuple[bool, Any]] = [(False, input_schema)]  # (reached through properties alone, below the root)
+    while stack:
+        on_chain, node = stack.pop()
+        if not isinstance(node, dict):
+            continue
+        if X_MCP_HEADER in node:
+            header = node[X_MCP_HEADER]
+            if (not on_chain or not isinstance(header, str) or not _TOKEN.fullmatch(header)
+                    or node.get("type") not in _HEADER_TYPES or header.lower() in seen):
+                return True
+            seen.add(header.lower())
+        stack.extend(_children(node, on_chain or node is input_schema))
+    return False
+
+
+def _children(node: dict[str, Any], chain_open: bool) -> list[tuple[bool, Any]]:
+    found: list[tuple[bool, Any]] = []
+    for keyword, value in node.items():
+        if keyword == "properties" and isinstance(value, dict):
+            found.extend((chain_open, sub) for sub in value.values())
+        elif keyword in _ONE:
+            found.append((False, value))
+        elif keyword in _LIST and isinstance(value, list):
+            found.extend((False, sub) for sub in value)
+        elif keyword in _MAP and isinstance(value, dict):
+            found.extend((False, sub) for sub in value.values())
+    return found
+
+
+class ToolSchemas:
+    """The output schemas of the tools listed on one session, and their compiled validators."""
+
+    def __init__(self) -> None:
+        self._schemas: dict[str, dict[str, Any] | None] = {}
+        self._validators: dict[str, Any] = {}
+
+    def knows(self, name: str) -> bool:
+        return name in self._schemas
+
+    def absorb(self, page: mcp_types.ListToolsResult, *, modern: bool, complete: bool) -> mcp_types.ListToolsResult:
+        """The page as the client keeps it (at 2026-07-28 without tools whose headers are invalid), remembered."""
+        if modern:
+            page.tools = [tool for tool in page.tools if not has_invalid_header(tool.input_schema)]
+        for tool in page.tools:
+            if tool.name in self._validators and _json(self._schemas.get(tool.name)) != _json(tool.output_schema):
+                del self._validators[tool.name]
+            self._schemas[tool.name] = tool.output_schema
+        if complete:
+            names = {tool.name for tool in page.tools}
+            self._schemas = {name: s for name, s in self._schemas.items() if name in names}
+            self._validators = {name: v for name, v in self._validators.items() if name in names}
+        return page
+
+    def check(self, name: str, result: mcp_types.CallToolResult) -> None:
+        """RuntimeError, in the SDK's words, when the tool has an output schema its result's structured content is
+        missing from or breaks, or the schema itself cannot be used."""
+        schema = self._schemas.get(name)
+        if schema is None:
+            return
+        from jsonschema import exceptions
+        from referencing.exceptions import Unresolvable
+
+        if result.structured_content is None and "structured_content" not in result.model_fields_set:
+            raise RuntimeError(f"Tool {name} has an output schema but did not return structured content")
+        validator = self._validator(name, schema)
+        try:
+            error = exceptions.best_match(validator.iter_errors(result.structured_content))
+        except Unresolvable as exc:
+            raise RuntimeError(f"Invalid schema for tool {name}: {exc}") from exc
+        if error is not None:
+            raise RuntimeError(f"Invalid structured content returned by tool {name}: {error}") from error
+
+    def _validator(self, name: str, schema: dict[str, Any]) -> Any:
+        from jsonschema import SchemaError
+        from jsonschema.validators import validator_for
+        from referencing import Registry
+
+        if (validator := self._validators.get(name)) is not None:
+            return validator
+        kind = validator_for(schema)
+        try:
+            kind.check_schema(schema)
+        except SchemaError as exc:
+            raise RuntimeError(f"Invalid schema for tool {name}: {exc}") from None
+        validator = self._validators[name] = kind(schema, registry=Registry())
+        return validator
+
+
+def _json(schema: dict[str, Any] | None) -> str:
+    """JSON equality, not Python's (which takes true for 1)."""
+    return json.dumps(schema, sort_keys=True)
