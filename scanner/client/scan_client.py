@@ -23,7 +23,8 @@ from pydantic import BaseModel
 from scanner.client.negotiation import Negotiated, modern_meta, negotiate
 from scanner.client.server_requests import answerer
 from scanner.client.session import RpcError, RpcSession
-from scanner.client.surface import HANDSHAKE_ERA_DEFAULT, is_modern, read_notification, read_result
+from scanner.client.surface import (HANDSHAKE_ERA_DEFAULT, is_modern, preload_revisions, read_notification,
+                                    read_result)
 from scanner.client.tool_schemas import ToolSchemas
 
 Streams = tuple[MemoryObjectReceiveStream[mcp_types.JSONRPCMessage | Exception],
@@ -54,6 +55,7 @@ class ScanClient:
             self._session = await stack.enter_async_context(RpcSession(
                 receive, send, on_notification=self._notified, first_id=1, answer=answerer(self._version),
                 cancel_reason=lambda timeout: f"timed out after {timeout}s", sdk_codes=True))
+            preload_revisions()  # while the server boots
             self._negotiated = await negotiate(self._session, self._client_info, self.read_timeout_seconds)
             self._stack = stack.pop_all()
         return self

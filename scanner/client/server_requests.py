@@ -42,5 +42,5 @@ def answer(request: mcp_types.JSONRPCRequest, version: str) -> mcp_types.JSONRPC
 
 
 def _error(request: mcp_types.JSONRPCRequest, code: int, message: str, data: str | None) -> mcp_types.JSONRPCError:
-    return mcp_types.JSONRPCError(jsonrpc="2.0", id=request.id,
-                                  error=mcp_types.ErrorData(code=code, message=message, data=data))
+    error = mcp_types.ErrorData(code=code, message=message, **({} if data is None else {"data": data}))
+    return mcp_types.JSONRPCError(jsonrpc="2.0", id=request.id, error=error)

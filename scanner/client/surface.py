@@ -10,6 +10,8 @@ revision does not define, or whose params its surface model rejects, is not read
 from __future__ import annotations
 
 import importlib
+import sys
+import threading
 from functools import cache
 from types import ModuleType
 from typing import Any
@@ -68,6 +70,19 @@ _NOTIFICATIONS: dict[str, tuple[str, type[BaseModel], tuple[str, ...]]] = {
 
 def is_modern(version: str) -> bool:
     return version in MODERN_PROTOCOL_VERSIONS
+
+
+def preload_revisions() -> None:
+    """Import both revisions' surface models in a thread of their own, unless they are loaded: begun as the client
+    sends its first request, so that the revision the session settles on is loaded by the time the server (booting
+    meanwhile) answers. Not waited for: a first answer that comes sooner waits for the import lock instead."""
+    if not all(name in sys.modules for name in _MODULES.values()):
+        threading.Thread(target=_import_revisions, name="mcp-sandbox-revisions").start()
+
+
+def _import_revisions() -> None:
+    for name in _MODULES.values():
+        importlib.import_module(name)
 
 
 def revision(version: str) -> ModuleType:
