@@ -231,7 +231,10 @@ def notified(run: Run) -> Callable[[Any], Awaitable[None]]:
             run.note(("exception", type(message).__name__))
             return
         params = getattr(message, "params", None)
-        run.note(("notified", message.method, dumped(params) if params is not None else None))
+        try:
+            run.note(("notified", message.method, dumped(params) if params is not None else None))
+        except ValueError:  # nested deeper than pydantic serializes (the scan's own log falls back the same way)
+            run.note(("notified", message.method, "too deep to dump"))
     return handler
 
 

@@ -311,7 +311,7 @@ def test_09_one_tool_the_surface_rejects_loses_the_whole_page(case: str, era: st
                                               "annotations": {"readOnlyHint": True}}
 
 
-def _header(header: str, kind: str = "string") -> dict[str, Any]:
+def _header(header: str, kind: Any = "string") -> dict[str, Any]:
     return {"type": "object", "properties": {"region": {"type": kind, "x-mcp-header": header}}}
 
 
@@ -322,7 +322,8 @@ def test_10_tools_with_an_invalid_x_mcp_header_leave_the_modern_page() -> None:
                                               "b": {"type": "integer", "x-mcp-header": "region"}}}
     tools = [{"name": "ok", "inputSchema": _header("Region")}, {"name": "bang", "inputSchema": _header("bad header!")},
              {"name": "empty", "inputSchema": _header("")}, {"name": "object", "inputSchema": _header("R", "object")},
-             {"name": "twice", "inputSchema": twice}, TOOL]
+             {"name": "twice", "inputSchema": twice}, {"name": "listed-type", "inputSchema": _header("R", ["string"])},
+             {"name": "mapped-type", "inputSchema": _header("R", {"k": 1})}, TOOL]
     modern_keys = {"ttlMs": 0, "cacheScope": "private", "resultType": "complete"}
     sdk = same(modern(_tools(tools, **modern_keys)), lambda client, run: client.list_tools())
     assert [tool["name"] for tool in sdk.outcome[1]["tools"]] == ["ok", "echo"]

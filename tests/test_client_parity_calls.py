@@ -203,14 +203,16 @@ def test_14_numeric_string_ids_match_and_stray_answers_are_dropped() -> None:
             return [{**result(message, page), "id": 999}, {**error(message, -32603, "who?"), "id": None},
                     {**error(message, -32601, "late"), "id": 1}, {**result(message, page), "id": "3"},
                     {**result(message, {"tools": []}), "id": 3}]
-        return [result(message, {"tools": [{"name": "second", "inputSchema": {"type": "object"}}]})]
+        page = {"tools": [{"name": "second", "inputSchema": {"type": "object"}}]}
+        return [{**result(message, page), "id": {4: "+4", 5: " 5 "}.get(message["id"], message["id"])}]
 
     async def scenario(client: Any, run: Run) -> Any:
-        return [await client.list_tools(), await client.list_tools()]
+        return [await client.list_tools(), await client.list_tools(), await client.list_tools()]
 
     sdk = same(legacy(serve), scenario)
-    assert [[tool["name"] for tool in page["tools"]] for page in sdk.outcome[1]] == [["first"], ["second"]]
-    assert [line.get("id") for line in sdk.received] == [1, 2, None, 3, 4]
+    assert [[tool["name"] for tool in page["tools"]] for page in sdk.outcome[1]] == [["first"], ["second"]] + [
+        ["second"]]
+    assert [line.get("id") for line in sdk.received] == [1, 2, None, 3, 4, 5]
 
 
 # ---- 17. input_required and -32020 (2026-07-28) -------------------------------------------------------------------
@@ -232,6 +234,15 @@ def test_17_input_requests_are_refused_without_sending_anything(method: str, par
                lambda client, run: client.call_tool("t", {}))
     assert sdk.methods() == ["server/discover", "tools/call"]
     assert sdk.outcome == ("raised", "rpc", -32600, message, None)
+
+
+def test_17_of_several_input_requests_the_last_ones_refusal_is_raised() -> None:
+    """Every refusal finishes at once, and the SDK raises the one that finished last: the last request's."""
+    asked = {"a": {"method": "elicitation/create", "params": ELICIT},
+             "b": {"method": "sampling/createMessage", "params": SAMPLING}}
+    sdk = same(_server("modern", [_tool()], [{"resultType": "input_required", "inputRequests": asked}]),
+               lambda client, run: client.call_tool("t", {}))
+    assert sdk.outcome == ("raised", "rpc", -32600, "Sampling not supported", None)
 
 
 def test_17_request_state_alone_is_resent_ten_times_then_the_rounds_error() -> None:

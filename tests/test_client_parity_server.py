@@ -9,8 +9,8 @@ from typing import Any
 
 import pytest
 
-from tests.client_parity_harness import (INIT_RESULT, Run, legacy, modern, modern_list, notification, request, result,
-                                         same)
+from tests.client_parity_harness import (INIT_RESULT, Run, both, legacy, modern, modern_list, notification, request,
+                                         result, same)
 
 SAMPLING = {"messages": [{"role": "user", "content": {"type": "text", "text": "hi"}}], "maxTokens": 5}
 ELICIT = {"message": "name?", "requestedSchema": {"type": "object", "properties": {}}}
@@ -31,12 +31,22 @@ async def _listed(client: Any, run: Run) -> Any:
     return page
 
 
+def _deep(levels: int) -> dict[str, Any]:
+    value: dict[str, Any] = {}
+    for _ in range(levels):
+        value = {"x": value}
+    return value
+
+
+DEEP = _deep(400)  # deeper than pydantic serializes, well within what the transport reads
+
 # ---- 15. requests from the server ---------------------------------------------------------------------------------
 
 ASKS = [request("s-7", "ping"), request(8, "ping", {"x": 1}), request(9, "roots/list"),
         request(10, "sampling/createMessage", SAMPLING), request(11, "elicitation/create", ELICIT),
         request(12, "sampling/createMessage", {"messages": "nope"}), request(13, "roots/list", {"_meta": 5}),
-        request(14, "vendor/thing", {}), request(15, "tools/list")]
+        request(14, "vendor/thing", {}), request(15, "tools/list"), request(16, "ping", {"_meta": {"progressToken": None}}),
+        request(17, "ping", {"deep": DEEP})]
 
 
 def _refused(code: int, message: str, data: Any = None) -> dict[str, Any]:
@@ -49,10 +59,10 @@ def _expected(era: str, ask: dict[str, Any]) -> dict[str, Any]:
     not_found = _refused(-32601, "Method not found", method)
     if era == "2026-07-28":
         return not_found
+    if ask["id"] in (12, 13, 16):  # params the revision's model or the version-free one refuses (a null token)
+        return _refused(-32602, "Invalid request parameters", "")
     if method == "ping":
         return {"result": {}}
-    if ask["id"] in (12, 13):
-        return _refused(-32602, "Invalid request parameters", "")
     refusals = {"roots/list": "List roots not supported", "sampling/createMessage": "Sampling not supported"}
     if era >= "2025-06-18":
         refusals["elicitation/create"] = "Elicitation not supported"
@@ -123,3 +133,38 @@ def test_16_valid_notifications_reach_the_handler_in_order_before_the_response(e
     invalid params, cancelled, a server's `initialized` and (at 2026-07-28) elicitation/complete never reach it."""
     sdk = same(_era(era, _notifying), _listed)
     assert sdk.events == _handed(era)
+
+
+def test_15_a_request_sent_with_the_initialize_answer_is_read_at_the_negotiated_version() -> None:
+    """The version is settled when the initialize answer is read, before `initialized` goes out: a 2025-03-26
+    server's elicitation/create right behind its answer is -32601 (that revision has no elicitation), not
+    2025-11-25's -32600, and its elicitation/complete notification is not handed on (2025-11-25's only)."""
+    init = {**INIT_RESULT, "protocolVersion": "2025-03-26"}
+
+    def script(message: dict[str, Any], run: Run) -> list[Any]:
+        if message.get("method") == "initialize":
+            return [result(message, init), notification("notifications/elicitation/complete", {"elicitationId": "e"}),
+                    request(40, "elicitation/create", ELICIT)]
+        return legacy(lambda message, run: [_answer_list(message)] if message.get("method") == "tools/list" else [],
+                      init)(message, run)
+
+    for run in both(script, _listed):  # when the answer is written among the client's own requests is a scheduling
+        answers = [line for line in run.received if "method" not in line]  # detail: only its content and that
+        assert answers == [{"jsonrpc": "2.0", "id": 40, **_refused(-32601, "Method not found", "elicitation/create")}]
+        methods = [line.get("method") for line in run.received]  # `initialized` went out first are compared
+        assert methods.index("notifications/initialized") < methods.index(None), run.name
+        assert run.outcome[0] == "returned" and run.events == ["listed"], run.name
+
+
+@pytest.mark.parametrize("era", ERAS)
+def test_16_a_notification_nested_deeper_than_pydantic_dumps_reaches_the_handler(era: str) -> None:
+    """A valid notifications/message whose data is nested 400 levels deep is handed on like any other (the
+    scan's notification log records it with its preview capped)."""
+    def notifying(message: dict[str, Any], run: Run) -> list[Any]:
+        if message.get("method") != "tools/list":
+            return []
+        return [notification("notifications/message", {"level": "info", "data": DEEP}), _answer_list(message)]
+
+    sdk = same(_era(era, notifying), _listed)
+    assert sdk.outcome[0] == "returned"
+    assert sdk.events == [("notified", "notifications/message", "too deep to dump"), "listed"]

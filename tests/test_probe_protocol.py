@@ -148,3 +148,24 @@ def test_the_report_carries_the_notifications() -> None:
     dumped = json.loads(report.model_dump_json())
     assert dumped["notifications"] == [{"method": "notifications/progress", "count": 1,
                                         "first_params": '{"progress": 0.5, "progressToken": 1}'}]
+
+
+def test_a_notification_nested_deeper_than_pydantic_dumps_is_recorded_with_its_preview_capped() -> None:
+    """A valid notifications/message whose data is nested 400 levels deep (the transport reads ~1,000) is counted,
+    its preview cut at the preview's depth; a shallow one is dumped as before (near miss)."""
+    import mcp_types
+
+    deep: dict[str, Any] = {}
+    for _ in range(400):
+        deep = {"x": deep}
+    log = NotificationLog()
+    message = mcp_types.LoggingMessageNotification.model_validate(
+        {"method": "notifications/message", "params": {"level": "info", "data": deep}})
+    assert log.note(message) is False
+    entry = log.entries()[0]
+    assert entry.count == 1 and entry.first_params.startswith('{"data": {"x": {"x": ') and "nested deeper" in \
+        entry.first_params
+    shallow = NotificationLog()
+    shallow.note(mcp_types.LoggingMessageNotification.model_validate(
+        {"method": "notifications/message", "params": {"level": "info", "data": {"k": 1}}}))
+    assert shallow.entries()[0].first_params == '{"data": {"k": 1}, "level": "info"}'

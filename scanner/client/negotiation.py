@@ -6,6 +6,7 @@ again once at that version, naming only versions this client does not know ends 
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
@@ -37,9 +38,12 @@ def modern_meta(version: str, client_info: mcp_types.Implementation) -> dict[str
             mcp_types.CLIENT_CAPABILITIES_META_KEY: {}}
 
 
-async def negotiate(session: RpcSession, client_info: mcp_types.Implementation, timeout: float) -> Negotiated:
-    """The era negotiation; RpcError (the server's refusal), RuntimeError or ValidationError (an answer the client
-    refuses), TimeoutError and ConnectionClosed as the session raises them."""
+async def negotiate(session: RpcSession, client_info: mcp_types.Implementation, timeout: float,
+                    settled: Callable[[Negotiated], None] = lambda _: None) -> Negotiated:
+    """The era negotiation; RpcError (the server's refusal, and with the session's `sdk_codes` its own timeout and a
+    closed connection), RuntimeError or ValidationError (an answer the client refuses). `settled` is told the
+    outcome as soon as it is known, before `notifications/initialized` is sent: what the server sends from then on is
+    read at the negotiated version."""
     version = LATEST_MODERN_VERSION
     for attempt in range(2):
         try:
@@ -55,32 +59,35 @@ async def negotiate(session: RpcSession, client_info: mcp_types.Implementation, 
                 if supported is not None and not any(v in HANDSHAKE_PROTOCOL_VERSIONS for v in supported):
                     raise
             try:
-                return await initialize(session, client_info, timeout)
+                return await initialize(session, client_info, timeout, settled)
             except RpcError as handshake:
                 mutual = [v for v in MODERN_PROTOCOL_VERSIONS if v in (_supported(handshake) or ())]
                 if handshake.error.code != mcp_types.UNSUPPORTED_PROTOCOL_VERSION or attempt != 0 or not mutual:
                     raise
                 version = mutual[-1]
                 continue
-        return await _adopted(session, raw, client_info, timeout)
+        return await _adopted(session, raw, client_info, timeout, settled)
     raise AssertionError("unreachable")  # every round returns, raises or asks again once
 
 
 async def _adopted(session: RpcSession, raw: dict[str, Any], client_info: mcp_types.Implementation,
-                   timeout: float) -> Negotiated:
+                   timeout: float, settled: Callable[[Negotiated], None]) -> Negotiated:
     """A discover answer: a 2026-07-28 session when it offers a modern version, else the handshake."""
     try:
         result = mcp_types.DiscoverResult.model_validate(_ttl_floored(raw))
     except ValidationError:
-        return await initialize(session, client_info, timeout)
+        return await initialize(session, client_info, timeout, settled)
     mutual = [v for v in MODERN_PROTOCOL_VERSIONS if v in result.supported_versions]
     if not mutual:
-        return await initialize(session, client_info, timeout)
-    return Negotiated(protocol_version=mutual[-1], server_info=_stamped_identity(result),
-                      capabilities=result.capabilities, instructions=result.instructions)
+        return await initialize(session, client_info, timeout, settled)
+    negotiated = Negotiated(protocol_version=mutual[-1], server_info=_stamped_identity(result),
+                            capabilities=result.capabilities, instructions=result.instructions)
+    settled(negotiated)
+    return negotiated
 
 
-async def initialize(session: RpcSession, client_info: mcp_types.Implementation, timeout: float) -> Negotiated:
+async def initialize(session: RpcSession, client_info: mcp_types.Implementation, timeout: float,
+                     settled: Callable[[Negotiated], None]) -> Negotiated:
     params = mcp_types.InitializeRequestParams(protocol_version=LATEST_HANDSHAKE_VERSION,
                                                capabilities=mcp_types.ClientCapabilities(), client_info=client_info)
     raw = await session.request("initialize", params.model_dump(mode="json", by_alias=True, exclude_none=True),
@@ -88,9 +95,11 @@ async def initialize(session: RpcSession, client_info: mcp_types.Implementation,
     result: mcp_types.InitializeResult = read_result("initialize", HANDSHAKE_ERA_DEFAULT, raw)
     if result.protocol_version not in HANDSHAKE_PROTOCOL_VERSIONS:
         raise RuntimeError(f"Unsupported protocol version from the server: {result.protocol_version}")
+    negotiated = Negotiated(protocol_version=result.protocol_version, server_info=result.server_info,
+                            capabilities=result.capabilities, instructions=result.instructions)
+    settled(negotiated)
     await session.notify("notifications/initialized", timeout=timeout)
-    return Negotiated(protocol_version=result.protocol_version, server_info=result.server_info,
-                      capabilities=result.capabilities, instructions=result.instructions)
+    return negotiated
 
 
 def _supported(exc: RpcError) -> list[str] | None:

@@ -38,6 +38,9 @@ _REFUSED_INPUTS = {"sampling/createMessage": "Sampling not supported", "elicitat
 
 
 class ScanClient:
+    """The client, its session open while it is entered (`async with`, which negotiates): the SDK's Client's
+    surface as the scan uses it (the four listings, call_tool, the session's properties)."""
+
     def __init__(self, transport: AbstractAsyncContextManager[Streams], *, read_timeout: float,
                  client_info: mcp_types.Implementation, message_handler: MessageHandler | None = None) -> None:
         self._transport = transport
@@ -56,7 +59,7 @@ class ScanClient:
                 receive, send, on_notification=self._notified, first_id=1, answer=answerer(self._version),
                 cancel_reason=lambda timeout: f"timed out after {timeout}s", sdk_codes=True))
             preload_revisions()  # while the server boots
-            self._negotiated = await negotiate(self._session, self._client_info, self.read_timeout_seconds)
+            await negotiate(self._session, self._client_info, self.read_timeout_seconds, self._settled)
             self._stack = stack.pop_all()
         return self
 
@@ -65,6 +68,9 @@ class ScanClient:
         return await self._stack.__aexit__(exc_type, exc, traceback)
 
     # ---- what the session settled ------------------------------------------------------------------------------
+
+    def _settled(self, negotiated: Negotiated) -> None:
+        self._negotiated = negotiated
 
     def _version(self) -> str:
         return self._negotiated.protocol_version if self._negotiated is not None else HANDSHAKE_ERA_DEFAULT
@@ -186,6 +192,7 @@ def _state_only_delays() -> Iterator[float]:
 
 
 def _refusal(requests: dict[str, BaseModel]) -> mcp_types.ErrorData:
-    """The refusal of the first input the server asks for (this client offers none)."""
-    method = next((getattr(request, "method", "") for request in requests.values()), "")
+    """The refusal of the last input the server asks for (this client offers none; the SDK's refusals all finish
+    at once, and the last one's is what it raises)."""
+    method = next((getattr(request, "method", "") for request in reversed(list(requests.values()))), "")
     return mcp_types.ErrorData(code=mcp_types.INVALID_REQUEST, message=_REFUSED_INPUTS.get(method, "Method not found"))

@@ -6,18 +6,20 @@ as not supported (-32600), a known request with params its revision rejects is -
 from __future__ import annotations
 
 from collections.abc import Callable
+from typing import Any
 
 import mcp_types
-from pydantic import ValidationError
+from pydantic import BaseModel, ValidationError
 
 from scanner.client.surface import is_modern, revision
 
-# method -> (surface model, the refusal's message (None: answered), the first revision that defines it)
-_KNOWN: dict[str, tuple[str, str | None, str]] = {
-    "ping": ("PingRequest", None, "2024-11-05"),
-    "roots/list": ("ListRootsRequest", "List roots not supported", "2024-11-05"),
-    "sampling/createMessage": ("CreateMessageRequest", "Sampling not supported", "2024-11-05"),
-    "elicitation/create": ("ElicitRequest", "Elicitation not supported", "2025-06-18"),
+# method -> (surface model, the version-free model, the refusal's message (None: answered), the first revision)
+_KNOWN: dict[str, tuple[str, type[BaseModel], str | None, str]] = {
+    "ping": ("PingRequest", mcp_types.PingRequest, None, "2024-11-05"),
+    "roots/list": ("ListRootsRequest", mcp_types.ListRootsRequest, "List roots not supported", "2024-11-05"),
+    "sampling/createMessage": ("CreateMessageRequest", mcp_types.CreateMessageRequest, "Sampling not supported",
+                               "2024-11-05"),
+    "elicitation/create": ("ElicitRequest", mcp_types.ElicitRequest, "Elicitation not supported", "2025-06-18"),
 }
 
 
@@ -28,12 +30,17 @@ def answerer(version: Callable[[], str]) -> Callable[[mcp_types.JSONRPCRequest],
 
 def answer(request: mcp_types.JSONRPCRequest, version: str) -> mcp_types.JSONRPCMessage:
     known = _KNOWN.get(request.method)
-    if is_modern(version) or known is None or version < known[2]:
+    if is_modern(version) or known is None or version < known[3]:
         return _error(request, mcp_types.METHOD_NOT_FOUND, "Method not found", request.method)
-    surface_name, refusal, _ = known
-    body = request.model_dump(mode="json", by_alias=True, exclude_none=True)
+    surface_name, model, refusal, _ = known
+    # the request as it came (not dumped again: a dump would drop its nulls, and refuse params nested very deep),
+    # checked by its revision's model and then the version-free one, as the SDK's client parses it
+    body: dict[str, Any] = {"method": request.method}
+    if request.params is not None:
+        body["params"] = request.params
     try:
-        getattr(revision(version), surface_name).model_validate(body, by_name=False)
+        getattr(revision(version), surface_name).model_validate({"jsonrpc": "2.0", "id": 0, **body}, by_name=False)
+        model.model_validate(body, by_name=False)
     except ValidationError:
         return _error(request, mcp_types.INVALID_PARAMS, "Invalid request parameters", "")
     if refusal is not None:

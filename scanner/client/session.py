@@ -1,11 +1,15 @@
 """One JSON-RPC session over a client's message streams (scanner.pipeline.transport.attached_messages): each request
-matched to its answer by id, notifications sent, what the server asks answered (`ping`; every other method refused,
-as a client that offers no capability does), what it notifies handed on.
+matched to its answer by id, notifications sent, what the server asks answered (by default `ping`, every other
+method refused as a client that offers no capability does; the scan's client answers by protocol era), what it
+notifies handed on, in the order received.
 
 A request that is not answered (or cannot even be written) in time raises TimeoutError, after
-`notifications/cancelled` tells the server (if it reads within CANCEL_SECONDS); an error answer raises RpcError; a stream that ended, or a server whose stdin closed, raises ConnectionClosed for every
-request waiting and every later one. Nothing the server sends can raise here otherwise: an answer to no request is
-dropped, as the SDK drops it."""
+`notifications/cancelled` tells the server (if it reads within CANCEL_SECONDS); an error answer raises RpcError; a
+stream that ended, or a server whose stdin closed, raises ConnectionClosed for every request waiting and every later
+one (with `sdk_codes`, the timeout and the closed connection are RpcError -32001 and -32000 instead, as the SDK's
+client raises them). Nothing the server sends can raise here otherwise: an answer to no request is dropped, as the
+SDK drops it. An exception from the notification handler (the scanner's own code) is not caught: it ends the
+session."""
 
 from __future__ import annotations
 
@@ -186,8 +190,14 @@ class RpcSession:
         waiting.answered.set()
 
     def _reply(self, request: mcp_types.JSONRPCRequest) -> None:
-        """The server's request answered (`answer`). Put on the write buffer only if it has room: a server that asks
-        without reading its stdin loses the replies, and the reader is never stalled by them."""
+        """The server's request answered (`answer`) in a task of its own, as the SDK's client answers: after what the
+        reader has already woken (a handshake answer's `initialized` goes out first), at the version then settled."""
+        assert self._tasks is not None
+        self._tasks.start_soon(self._send_reply, request)
+
+    async def _send_reply(self, request: mcp_types.JSONRPCRequest) -> None:
+        """Put on the write buffer only if it has room: a server that asks without reading its stdin loses the
+        replies, and the reader is never stalled by them."""
         reply = self._answer_request(request)
         if reply is None:
             return
@@ -215,12 +225,16 @@ def ping_only(request: mcp_types.JSONRPCRequest) -> mcp_types.JSONRPCMessage:
 
 
 def _as_sent(answered_id: Any) -> int | None:
-    """The id of the request an answer is for: the ids sent are integers, and a server that echoes one as a string of
-    ASCII digits ("12") is taken at its word (the SDK takes whatever int() reads); anything else answers none."""
+    """The id of the request an answer is for: the ids sent are integers, and a server that echoes one as a string is
+    taken at its word wherever int() reads it ("12", " 12", "+12"), as the SDK's clients take it; anything else
+    answers none."""
     if isinstance(answered_id, int) and not isinstance(answered_id, bool):
         return answered_id
-    if isinstance(answered_id, str) and answered_id.isascii() and answered_id.isdigit():
-        return int(answered_id)
+    if isinstance(answered_id, str) and len(answered_id) <= 40:
+        try:
+            return int(answered_id)
+        except ValueError:
+            return None
     return None
 
 

@@ -32,8 +32,9 @@ def has_invalid_header(input_schema: Any) -> bool:
             continue
         if X_MCP_HEADER in node:
             header = node[X_MCP_HEADER]
+            kind = node.get("type")
             if (not on_chain or not isinstance(header, str) or not _TOKEN.fullmatch(header)
-                    or node.get("type") not in _HEADER_TYPES or header.lower() in seen):
+                    or not isinstance(kind, str) or kind not in _HEADER_TYPES or header.lower() in seen):
                 return True
             seen.add(header.lower())
         stack.extend(_children(node, on_chain or node is input_schema))

@@ -41,7 +41,7 @@ ClientFactory = Callable[[MessageHandler | None], Any]
 @dataclass(frozen=True)
 class AfterListing:
     """What `collect` runs in the session after listing (the probes), and the handler that sees the server's
-    notifications (e.g. tools/list_changed) on that session: the SDK takes it only when the Client is made."""
+    notifications (e.g. tools/list_changed) on that session: a client takes it only when it is made."""
 
     run: Callable[[Any, Inventory], Awaitable[None]]
     on_message: MessageHandler | None = None

@@ -18,8 +18,8 @@ from scanner.probes.model import ProbeCall, ProbeResult, result_from_call, resul
 
 TIMEOUT_GRACE = 5.0  # the SDK's own read timeout fires first; this bounds everything else
 # What the client's call_tool raises (the SDK's; the scanner's own in the same words) for an answer it refused: a
-# result that is not a CallToolResult
-# (ValidationError), or a RuntimeError with one of these messages (mcp/client/session.py, _input_required.py):
+# result that is not a CallToolResult (ValidationError), or a RuntimeError with one of these messages
+# (mcp/client/session.py, _input_required.py):
 # structured content missing or breaking the tool's own outputSchema, a schema it cannot use, an input_required
 # answer it cannot resolve. The server's doing: the call is recorded with the reason, the scan goes on. Any other
 # RuntimeError is not known to be the server's: it fails the scan as an internal error.
@@ -71,10 +71,9 @@ def is_refusal(exc: Exception) -> bool:
 def failure_status(error: mcp_types.ErrorData, *, elapsed: float,
                    timeout: float) -> Literal["protocol_error", "timeout", "crashed"]:
     """What an error answer (RpcError, the SDK's MCPError) says happened. Both clients raise their own read timeout
-    as -32001 and a connection gone as -32000
-    with one of CLIENT_CLOSED's messages, the codes a server may answer with too (-32000 is the first of the
-    implementation-defined server errors many servers use): a -32001 that came before the timeout, or any other
-    -32000, is an error the server answered with."""
+    as -32001 and a connection gone as -32000 with one of CLIENT_CLOSED's messages, the codes a server may answer
+    with too (-32000 is the first of the implementation-defined server errors many servers use): a -32001 that came
+    before the timeout, or any other -32000, is an error the server answered with."""
     if error.code == mcp_types.REQUEST_TIMEOUT and elapsed >= timeout:
         return "timeout"
     if error.code == mcp_types.CONNECTION_CLOSED and error.data is None and CLIENT_CLOSED.fullmatch(error.message):

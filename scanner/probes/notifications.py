@@ -36,7 +36,7 @@ class NotificationLog:
         if isinstance(message, Exception):
             return False
         params = getattr(message, "params", None)
-        self.record(message.method, params.model_dump(mode="json", by_alias=True, exclude_none=True) if params else None)
+        self.record(message.method, _dumped(params) if params else None)
         return message.method == LIST_CHANGED
 
     def record(self, method: str, params: Any) -> None:
@@ -55,3 +55,12 @@ class NotificationLog:
 
     def entries(self) -> list[NotificationSeen]:
         return [entry.model_copy() for entry in self.seen.values()]
+
+
+def _dumped(params: Any) -> Any:
+    """The notification's params as JSON values; past the depth pydantic serializes (a value nested some hundreds of
+    levels deep), its fields as they were parsed (the preview caps the depth)."""
+    try:
+        return params.model_dump(mode="json", by_alias=True, exclude_none=True)
+    except ValueError:
+        return {name: value for name, value in vars(params).items() if value is not None}
