@@ -260,7 +260,10 @@ def test_17_request_state_alone_is_resent_ten_times_then_the_rounds_error() -> N
         assert all(low <= gap <= low + 1.0 for gap, low in zip(gaps, [0.05, 0.1, 0.2] + [0.25] * 7)), gaps
     assert type(sdk.exc).__name__ == "InputRequiredRoundsExceededError" and isinstance(sdk.exc, RuntimeError)
     assert isinstance(own.exc, RuntimeError)
-    assert sdk.outcome == own.outcome and sdk.outcome[1] == "RuntimeError"
+    # the same words up to the semicolon (what call_send.SDK_REFUSALS knows); the SDK's advice to its caller is not
+    # the scan's to give
+    assert str(sdk.exc).split(";")[0] == str(own.exc).split(";")[0]
+    assert str(own.exc) == "Server returned InputRequiredResult for more than 10 rounds; the tool was called 11 times"
     assert sdk.received == own.received
 
 

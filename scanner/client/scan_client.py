@@ -127,9 +127,9 @@ class ScanClient:
                 return result
             rounds += 1
             if rounds > INPUT_ROUNDS:
-                raise RuntimeError(f"Server returned InputRequiredResult for more than {INPUT_ROUNDS} rounds; raise "
-                                   "input_required_max_rounds on the Client, or use client.session.<method>(..., "
-                                   "allow_input_required=True) to drive the loop manually.")
+                # The SDK's words up to the semicolon (call_send.SDK_REFUSALS); its advice to a caller is not ours.
+                raise RuntimeError(f"Server returned InputRequiredResult for more than {INPUT_ROUNDS} rounds; the "
+                                   f"tool was called {INPUT_ROUNDS + 1} times")
             if result.input_requests:
                 raise RpcError(_refusal(result.input_requests))
             await anyio.sleep(delay)
