@@ -19,8 +19,10 @@ that a first scan would not have: every scan makes its own sandbox, sink, canari
 is then not started: the stage is skipped by choice), the lever a user has who wants the fastest `--no-probes` scan.
 
 `--before DIR` also times the scanner of another checkout (e.g. the base commit: `git archive BASE | tar -x -C DIR`),
-with this checkout's virtualenv, in the same rounds: before and after under the same load. `--count-calls` runs one warm scan of each
-figure in process and prints the Docker API calls it made, per phase and per endpoint, and its phase table.
+with this checkout's virtualenv, in the same rounds: before and after under the same load, and prints the median of
+the per-round differences with their quartiles (the machine's drift between rounds cancels in a round's difference).
+`--count-calls` runs one warm scan of each figure in process and prints the Docker API calls it made, per phase and
+per endpoint, and its phase table.
 """
 
 from __future__ import annotations
@@ -169,23 +171,36 @@ def workspace_copy(directory: Path) -> Path:
 
 # ---- pairs --------------------------------------------------------------------------------------------------------
 
-def rounds(pairs: int, actions: dict[str, Callable[[], float]]) -> dict[str, float]:
-    """Median seconds of each action over `pairs` rounds, the order rotating from round to round."""
+def rounds(pairs: int, actions: dict[str, Callable[[], float]]) -> dict[str, list[float]]:
+    """The seconds of each action in each of `pairs` rounds, the order rotating from round to round."""
     samples: dict[str, list[float]] = {name: [] for name in actions}
     names = list(actions)
     for index in range(pairs):
         shift = index % len(names)
         for name in names[shift:] + names[:shift]:
             samples[name].append(actions[name]())
-    return {name: statistics.median(values) for name, values in samples.items()}
+    return samples
 
 
-def figure(name: str, goal: float, medians: dict[str, float], pairs: int) -> None:
+def figure(name: str, goal: float, samples: dict[str, list[float]], pairs: int) -> None:
+    """Each action's median against the bare run's; with a `before` side, the change per round as well (this
+    round's scan minus this round's before: the machine's drift between rounds cancels, so it resolves smaller
+    effects than two medians do)."""
+    medians = {label: statistics.median(values) for label, values in samples.items()}
     bare = medians["bare"]
     for label in (label for label in medians if label != "bare"):
         ratio = medians[label] / bare
         print(f"{name}: {label} {medians[label]:.2f} s, bare {bare:.2f} s, ratio {ratio:.2f}x (goal {goal:g}x; "
               f"medians of {pairs} rounds, order rotating){'' if ratio <= goal else '  -- over the goal'}", flush=True)
+    if "before" in samples and pairs >= 2:
+        print(f"{name}: scan minus before, per round: {paired_change(samples['scan'], samples['before'])}", flush=True)
+
+
+def paired_change(after: list[float], before: list[float]) -> str:
+    """The median of the per-round differences, with their quartiles."""
+    differences = [a - b for a, b in zip(after, before)]
+    low, _, high = statistics.quantiles(differences, n=4, method="inclusive")
+    return f"median {statistics.median(differences):+.3f} s (quartiles {low:+.3f} to {high:+.3f} s)"
 
 
 def scans(sources: dict[str, Path], target: list[str], probes: bool, work: Path) -> dict[str, Callable[[], float]]:
