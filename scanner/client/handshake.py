@@ -14,9 +14,10 @@ from mcp_types.version import HANDSHAKE_PROTOCOL_VERSIONS
 
 from sandbox.core.untrusted import cap_text
 from scanner.client.session import RpcSession
+from scanner.client.surface import LATER_FIELDS as LATER_BY_METHOD
 
 
-LATER_FIELDS = ("ttlMs", "cacheScope", "resultType")  # a 2026-07-28 result's; outside a handshake-era contract
+LATER_FIELDS = LATER_BY_METHOD["tools/list"]  # a 2026-07-28 result's; outside a handshake-era contract
 
 
 class UnsupportedVersion(Exception):

@@ -6,7 +6,7 @@ again once at that version, naming only versions this client does not know ends 
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -16,7 +16,7 @@ from mcp_types.version import (HANDSHAKE_PROTOCOL_VERSIONS, LATEST_HANDSHAKE_VER
 from pydantic import ValidationError
 
 from scanner.client.session import RpcError, RpcSession
-from scanner.client.surface import HANDSHAKE_ERA_DEFAULT, read_result
+from scanner.client.surface import HANDSHAKE_ERA_DEFAULT, read_result, ttl_floored
 
 DISCOVER_SECONDS = 10.0  # the SDK's fixed bound on server/discover, whatever the read timeout
 
@@ -51,7 +51,7 @@ async def negotiate(session: RpcSession, client_info: mcp_types.Implementation, 
                                         DISCOVER_SECONDS, cancel=False)
         except RpcError as exc:
             supported = _supported(exc)
-            mutual = [v for v in MODERN_PROTOCOL_VERSIONS if v in (supported or ())]
+            mutual = _modern(supported or ())
             if exc.error.code == mcp_types.UNSUPPORTED_PROTOCOL_VERSION:
                 if mutual and attempt == 0:
                     version = mutual[-1]
@@ -61,7 +61,7 @@ async def negotiate(session: RpcSession, client_info: mcp_types.Implementation, 
             try:
                 return await initialize(session, client_info, timeout, settled)
             except RpcError as handshake:
-                mutual = [v for v in MODERN_PROTOCOL_VERSIONS if v in (_supported(handshake) or ())]
+                mutual = _modern(_supported(handshake) or ())
                 if handshake.error.code != mcp_types.UNSUPPORTED_PROTOCOL_VERSION or attempt != 0 or not mutual:
                     raise
                 version = mutual[-1]
@@ -74,10 +74,10 @@ async def _adopted(session: RpcSession, raw: dict[str, Any], client_info: mcp_ty
                    timeout: float, settled: Callable[[Negotiated], None]) -> Negotiated:
     """A discover answer: a 2026-07-28 session when it offers a modern version, else the handshake."""
     try:
-        result = mcp_types.DiscoverResult.model_validate(_ttl_floored(raw))
+        result = mcp_types.DiscoverResult.model_validate(ttl_floored(raw))
     except ValidationError:
         return await initialize(session, client_info, timeout, settled)
-    mutual = [v for v in MODERN_PROTOCOL_VERSIONS if v in result.supported_versions]
+    mutual = _modern(result.supported_versions)
     if not mutual:
         return await initialize(session, client_info, timeout, settled)
     negotiated = Negotiated(protocol_version=mutual[-1], server_info=_stamped_identity(result),
@@ -102,19 +102,17 @@ async def initialize(session: RpcSession, client_info: mcp_types.Implementation,
     return negotiated
 
 
+def _modern(versions: Sequence[str]) -> list[str]:
+    """The modern versions both sides know, oldest first."""
+    return [version for version in MODERN_PROTOCOL_VERSIONS if version in versions]
+
+
 def _supported(exc: RpcError) -> list[str] | None:
     """The versions a -32022 error names, or None when its data is not that error's."""
     try:
         return mcp_types.UnsupportedProtocolVersionErrorData.model_validate(exc.error.data).supported
     except ValidationError:
         return None
-
-
-def _ttl_floored(raw: dict[str, Any]) -> dict[str, Any]:
-    ttl = raw.get("ttlMs")
-    if isinstance(ttl, int | float) and not isinstance(ttl, bool) and ttl < 0:
-        return {**raw, "ttlMs": 0}
-    return raw
 
 
 def _stamped_identity(result: mcp_types.DiscoverResult) -> mcp_types.Implementation | None:

@@ -10,7 +10,7 @@ answer the client refuses, pydantic's ValidationError for one that is not the me
 
 from __future__ import annotations
 
-from collections.abc import Awaitable, Callable, Iterator
+from collections.abc import Awaitable, Callable
 from contextlib import AbstractAsyncContextManager, AsyncExitStack
 from types import TracebackType
 from typing import Any
@@ -21,7 +21,7 @@ from anyio.streams.memory import MemoryObjectReceiveStream, MemoryObjectSendStre
 from pydantic import BaseModel
 
 from scanner.client.negotiation import Negotiated, modern_meta, negotiate
-from scanner.client.server_requests import answerer
+from scanner.client.server_requests import answerer, refusal
 from scanner.client.session import RpcError, RpcSession
 from scanner.client.surface import (HANDSHAKE_ERA_DEFAULT, is_modern, preload_revisions, read_notification,
                                     read_result)
@@ -31,10 +31,9 @@ Streams = tuple[MemoryObjectReceiveStream[mcp_types.JSONRPCMessage | Exception],
                 MemoryObjectSendStream[mcp_types.JSONRPCMessage]]
 MessageHandler = Callable[[Any], Awaitable[None]]
 INPUT_ROUNDS = 10  # the SDK's bound on input_required rounds
-_STATE_ONLY_DELAYS = (0.05, 0.1, 0.2, 0.25)  # its wait before resending a call answered with requestState alone
+# its wait before resending a call answered with requestState alone: the first, doubled each round up to the last
+FIRST_DELAY, LAST_DELAY = 0.05, 0.25
 _RELIST_PAGES = 100  # the pages re-listed, at most, after -32020
-_REFUSED_INPUTS = {"sampling/createMessage": "Sampling not supported", "elicitation/create":
-                   "Elicitation not supported", "roots/list": "List roots not supported"}
 
 
 class ScanClient:
@@ -121,20 +120,20 @@ class ScanClient:
         """The tool's result, after the rounds a 2026-07-28 server may ask for (input_required, -32020)."""
         timeout = read_timeout_seconds or self.read_timeout_seconds
         result = await self._call_once(name, arguments, timeout, None)
-        rounds = 0
-        for delay in _state_only_delays():
+        delay = FIRST_DELAY
+        for _ in range(INPUT_ROUNDS):
             if not isinstance(result, mcp_types.InputRequiredResult):
                 return result
-            rounds += 1
-            if rounds > INPUT_ROUNDS:
-                # The SDK's words up to the semicolon (call_send.SDK_REFUSALS); its advice to a caller is not ours.
-                raise RuntimeError(f"Server returned InputRequiredResult for more than {INPUT_ROUNDS} rounds; the "
-                                   f"tool was called {INPUT_ROUNDS + 1} times")
             if result.input_requests:
                 raise RpcError(_refusal(result.input_requests))
             await anyio.sleep(delay)
+            delay = min(delay * 2, LAST_DELAY)
             result = await self._call_once(name, arguments, timeout, result.request_state)
-        raise AssertionError("unreachable")  # the delays never end
+        if not isinstance(result, mcp_types.InputRequiredResult):
+            return result
+        # The SDK's words up to the semicolon (call_send.SDK_REFUSALS); its advice to a caller is not ours.
+        raise RuntimeError(f"Server returned InputRequiredResult for more than {INPUT_ROUNDS} rounds; the tool was "
+                           f"called {INPUT_ROUNDS + 1} times")
 
     async def _call_once(self, name: str, arguments: dict[str, Any] | None, timeout: float,
                          state: str | None) -> mcp_types.CallToolResult | mcp_types.InputRequiredResult:
@@ -182,17 +181,8 @@ def _call_params(name: str, arguments: dict[str, Any] | None, state: str | None)
     return params
 
 
-def _state_only_delays() -> Iterator[float]:
-    """50 ms, doubling to 250 ms, then 250 ms for ever."""
-    yield from _STATE_ONLY_DELAYS[:1]
-    delay = _STATE_ONLY_DELAYS[0]
-    while True:
-        delay = min(delay * 2, _STATE_ONLY_DELAYS[-1])
-        yield delay
-
-
 def _refusal(requests: dict[str, BaseModel]) -> mcp_types.ErrorData:
     """The refusal of the last input the server asks for (this client offers none; the SDK's refusals all finish
     at once, and the last one's is what it raises)."""
     method = next((getattr(request, "method", "") for request in reversed(list(requests.values()))), "")
-    return mcp_types.ErrorData(code=mcp_types.INVALID_REQUEST, message=_REFUSED_INPUTS.get(method, "Method not found"))
+    return mcp_types.ErrorData(code=mcp_types.INVALID_REQUEST, message=refusal(method))

@@ -23,6 +23,12 @@ _KNOWN: dict[str, tuple[str, type[BaseModel], str | None, str]] = {
 }
 
 
+def refusal(method: str) -> str:
+    """What this client says when asked for `method` (roots, sampling, elicitation: it offers none)."""
+    known = _KNOWN.get(method)
+    return known[2] if known is not None and known[2] is not None else "Method not found"
+
+
 def answerer(version: Callable[[], str]) -> Callable[[mcp_types.JSONRPCRequest], mcp_types.JSONRPCMessage]:
     """The answers at the session's negotiated version (`version()` is read when each request comes)."""
     return lambda request: answer(request, version())

@@ -95,13 +95,19 @@ def _adapter(target: Any) -> TypeAdapter[Any]:
     return TypeAdapter(target)
 
 
+def ttl_floored(raw: dict[str, Any]) -> dict[str, Any]:
+    """The result with a negative top-level `ttlMs` floored to 0, as the SDK's client reads every result."""
+    ttl = raw.get("ttlMs")
+    if isinstance(ttl, int | float) and not isinstance(ttl, bool) and ttl < 0:
+        return {**raw, "ttlMs": 0}
+    return raw
+
+
 def read_result(method: str, version: str, raw: dict[str, Any]) -> Any:
     """`raw` as the SDK's client reads the result of `method` at `version`: a negative top-level `ttlMs` floored to
     0, the revision's surface check, a later revision's fields dropped, then the version-free model (ValidationError
     from either check)."""
-    ttl = raw.get("ttlMs")
-    if isinstance(ttl, int | float) and not isinstance(ttl, bool) and ttl < 0:
-        raw = {**raw, "ttlMs": 0}
+    raw = ttl_floored(raw)
     names = _RESULTS.get(method)
     name = None if names is None else names[1 if is_modern(version) else 0]
     if name is not None:

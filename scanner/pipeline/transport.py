@@ -4,9 +4,8 @@
 Each line is read by the scanner's tolerant reader (scanner/pipeline/wire_reader.py), not the SDK's JSON parser, so a
 valid message nested ~100 levels deep is a message, not noise. Stdout lines that are not JSON-RPC are counted and
 sampled as evidence; past a limit the server is flooding stdout and the session ends with that reason instead of
-spinning forever. The ids of tools/list requests in flight are
-tracked so their answers are screened tool by tool: a tool the SDK's model rejects is kept aside in WireHealth
-(`rejected_tools`) instead of losing the whole page.
+spinning forever. The ids of tools/list requests in flight are tracked so their answers are screened tool by tool: a
+tool the SDK's model rejects is kept aside in WireHealth (`rejected_tools`) instead of losing the whole page.
 """
 
 from __future__ import annotations
