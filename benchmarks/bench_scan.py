@@ -208,10 +208,16 @@ def scans(sources: dict[str, Path], target: list[str], probes: bool, work: Path)
             for label, source in sources.items()}
 
 
-def p10_off(source: Path, work: Path) -> Callable[[], float]:
-    """The listing scan with a config, given with --config, that disables P10."""
+def p10_off_config(work: Path) -> Path:
+    """A config, for --config, that disables P10 (its second server is then not started)."""
     config = work / "p10-off.toml"
     config.write_text('disable = ["P10"]\n', encoding="utf-8")
+    return config
+
+
+def p10_off(source: Path, work: Path) -> Callable[[], float]:
+    """The listing scan with a config, given with --config, that disables P10."""
+    config = p10_off_config(work)
     return lambda: scan_once(source, LISTING_TARGET, False, work / "p10-off.json", ("--config", str(config)))
 
 

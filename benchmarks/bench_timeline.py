@@ -6,8 +6,9 @@ The report's `timings` give each phase's length; with phases running in threads 
 say which of them the scan waited for. This runs the same whole-process scans as bench_scan.py (a cached install,
 `-q --json FILE`, bytecode written as a user's install writes it) in a child process that records, through the scan's
 own PhaseClock, when each phase began and ended and in which thread, and prints the median start and end of each
-phase over the runs, in order of start. The scanner's code is not changed: the child wraps PhaseClock's methods
-before the CLI imports anything else, and the parent times the process from before it starts to its exit.
+phase over the runs, in order of start. The scanner's code is not changed: the child wraps PhaseClock.add (where
+every phase's seconds arrive) before the CLI is imported, and the parent times the process from before it starts
+to its exit.
 
 Reading it: the phases from `engine_connect` to `container_start` are the head start (scanner/pipeline/head_start.py)
 while the main thread imports the scan path; `first_answer` ends when the server answered the handshake (its length
@@ -32,15 +33,12 @@ from pathlib import Path
 from typing import Any
 
 ROOT = Path(__file__).resolve().parent.parent
-LISTING = ["scan", "pypi:mcp-server-time", "--no-probes"]
-PROBES = ["scan", "npm:@modelcontextprotocol/server-filesystem"]
-PROBES_TAIL = ["--", "/workspace"]
 
 
 # ---- the child: the CLI with its PhaseClock recording --------------------------------------------------------------
 
 def child(out: Path, argv: list[str]) -> None:
-    """Run the CLI with `argv`, every phase's (name, start, end, thread) appended to `out` as it ends."""
+    """Run the CLI with `argv`; every phase's (name, start, end, thread), recorded as it ends, written to `out`."""
     sys.path.insert(0, str(ROOT))
     from scanner.pipeline import phase_clock
 
@@ -129,6 +127,9 @@ def main() -> None:
     if len(sys.argv) > 2 and sys.argv[1] == "--child":
         child(Path(sys.argv[2]), sys.argv[4:])
         return
+    # The parent's own imports (bench_scan's targets, beside this file on sys.path[0]): the child imports only the CLI.
+    from bench_scan import LISTING_TARGET, PROBES_TARGET, p10_off_config
+
     parser = argparse.ArgumentParser(description=(__doc__ or "").splitlines()[0])
     parser.add_argument("--runs", type=int, default=5)
     parser.add_argument("--only", choices=("listing", "probes"))
@@ -138,13 +139,18 @@ def main() -> None:
         work = Path(folder)
         report = ["--json", str(work / "report.json"), "-q", "--fail-on", "never"]
         if args.only != "probes":
-            timeline("listing (warm, --no-probes)", [*LISTING, *report], args.runs, work)
+            listing = scan_words(LISTING_TARGET, "--no-probes", *report)
+            timeline("listing (warm, --no-probes)", listing, args.runs, work)
             if args.p10_off:
-                config = work / "p10-off.toml"
-                config.write_text('disable = ["P10"]\n', encoding="utf-8")
-                timeline("listing, P10 off", [*LISTING, *report, "--config", str(config)], args.runs, work)
+                timeline("listing, P10 off", [*listing, "--config", str(p10_off_config(work))], args.runs, work)
         if args.only != "listing":
-            timeline("probes (warm, full scan)", [*PROBES, *report, *PROBES_TAIL], args.runs, work)
+            timeline("probes (warm, full scan)", scan_words(PROBES_TARGET, *report), args.runs, work)
+
+
+def scan_words(target: list[str], *flags: str) -> list[str]:
+    """`scan NAME FLAGS... [-- SERVER ARGS]`, as bench_scan.py runs it."""
+    name, *rest = target
+    return ["scan", name, *flags, *rest]
 
 
 if __name__ == "__main__":
