@@ -21,6 +21,10 @@ is then not started: the stage is skipped by choice), the lever a user has who w
 `--before DIR` also times the scanner of another checkout (e.g. the base commit: `git archive BASE | tar -x -C DIR`),
 with this checkout's virtualenv, in the same rounds: before and after under the same load, and prints the median of
 the per-round differences with their quartiles (the machine's drift between rounds cancels in a round's difference).
+Every figure also prints each side's CPU: the whole machine's busy core-seconds during the run (from /proc/stat: the
+engine, the containers and the servers included), the scan process's own (its rusage), and the floor the first puts
+under the wall time (core-seconds over the cores): a scan whose floor is over the goal cannot reach it on this machine
+without spending less CPU, however its work is ordered.
 `--count-calls` runs one warm scan of each figure in process and prints the Docker API calls it made, per phase and
 per endpoint, and its phase table.
 """
@@ -42,6 +46,7 @@ import uuid
 from collections import Counter
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -57,22 +62,28 @@ READ_TIMEOUT = 60.0
 
 # ---- the scan as a whole process ---------------------------------------------------------------------------------
 
-def scan_once(source: Path, target: list[str], probes: bool, report: Path, extra: tuple[str, ...] = ()) -> float:
-    """Seconds of one `mcp-sandbox scan` process (the report written to `report`; `extra`: more flags)."""
+def scan_once(source: Path, target: list[str], probes: bool, report: Path, extra: tuple[str, ...] = ()) -> Spent:
+    """One `mcp-sandbox scan` process (the report written to `report`; `extra`: more flags): its seconds, and the
+    CPU seconds the process itself used (all its threads, from its rusage)."""
     env = {**os.environ, "PYTHONPATH": str(source)}
     flags = [*extra] if probes else ["--no-probes", *extra]
     name, *rest = target
     command = [sys.executable, "-m", "scanner", "scan", name, *flags, "--json", str(report), "--fail-on", "never",
                "-q", *rest]
-    began = time.perf_counter()
-    # cwd=source: `-m scanner` puts the working directory first on sys.path, ahead of PYTHONPATH, so run from
-    # this checkout a `--before` scan would time this checkout's scanner again.
-    done = subprocess.run(command, env=env, cwd=source, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE,
-                          check=False)
-    seconds = time.perf_counter() - began
-    if not report.is_file():
-        raise SystemExit(f"the scan wrote no report (exit {done.returncode}): {done.stderr.decode()[-800:]}")
-    return seconds
+    with tempfile.TemporaryFile() as stderr:
+        began = time.perf_counter()
+        # cwd=source: `-m scanner` puts the working directory first on sys.path, ahead of PYTHONPATH, so run from
+        # this checkout a `--before` scan would time this checkout's scanner again.
+        process = subprocess.Popen(command, env=env, cwd=source, stdout=subprocess.DEVNULL, stderr=stderr,
+                                   stdin=subprocess.DEVNULL)
+        _, status, usage = os.wait4(process.pid, 0)
+        seconds = time.perf_counter() - began
+        process.returncode = os.waitstatus_to_exitcode(status)
+        if not report.is_file():
+            stderr.seek(0)
+            raise SystemExit(f"the scan wrote no report (exit {process.returncode}): "
+                             f"{stderr.read().decode(errors='replace')[-800:]}")
+    return Spent(seconds, usage.ru_utime + usage.ru_stime)
 
 
 # ---- the bare baseline: a plain stdio client against docker run -i ------------------------------------------------
@@ -126,16 +137,16 @@ class BareServer:
         self.process.stdin.flush()
 
 
-def bare_once(image: str, command: list[str], calls: list[dict[str, Any]], workspace: Path | None) -> float:
+def bare_once(image: str, command: list[str], calls: list[dict[str, Any]], workspace: Path | None) -> Spent:
     """Seconds from `docker run` to its exit: initialize, tools/list, then each call in order, then EOF. A run whose
     server ended before answering initialize (seen on a machine under load 15+: the container gone at once) is
     said on stderr and run again, up to twice; its time is not counted."""
     for _ in range(2):
         try:
-            return _bare_run(image, command, calls, workspace)
+            return Spent(_bare_run(image, command, calls, workspace))
         except BareStartFailed as exc:
             print(f"bare run retried: {exc}", file=sys.stderr, flush=True)
-    return _bare_run(image, command, calls, workspace)
+    return Spent(_bare_run(image, command, calls, workspace))
 
 
 class BareStartFailed(SystemExit):
@@ -171,29 +182,83 @@ def workspace_copy(directory: Path) -> Path:
 
 # ---- pairs --------------------------------------------------------------------------------------------------------
 
-def rounds(pairs: int, actions: dict[str, Callable[[], float]]) -> dict[str, list[float]]:
-    """The seconds of each action in each of `pairs` rounds, the order rotating from round to round."""
-    samples: dict[str, list[float]] = {name: [] for name in actions}
+@dataclass(frozen=True)
+class Spent:
+    """One timed action: its wall seconds, and the CPU seconds of the scan's own process (None: a bare run, whose
+    client is this benchmark)."""
+
+    seconds: float
+    own_cpu: float | None = None
+
+
+@dataclass(frozen=True)
+class Sample:
+    """One action in one round: what it spent, and the whole machine's busy core-seconds meanwhile (None where
+    /proc/stat cannot be read): every process's share, the engine's and the containers' included."""
+
+    spent: Spent
+    machine_cpu: float | None
+
+
+def busy_core_seconds() -> float | None:
+    """The machine's CPU time spent busy so far (every core; idle and I/O wait left out), from /proc/stat."""
+    try:
+        with open("/proc/stat", encoding="ascii") as stat:
+            fields = [int(value) for value in stat.readline().split()[1:]]
+    except (OSError, ValueError):
+        return None
+    return (sum(fields) - fields[3] - fields[4]) / os.sysconf("SC_CLK_TCK")
+
+
+def sampled(action: Callable[[], Spent]) -> Sample:
+    before = busy_core_seconds()
+    spent = action()
+    after = busy_core_seconds()
+    return Sample(spent, None if before is None or after is None else after - before)
+
+
+def rounds(pairs: int, actions: dict[str, Callable[[], Spent]]) -> dict[str, list[Sample]]:
+    """Each action's sample in each of `pairs` rounds, the order rotating from round to round."""
+    samples: dict[str, list[Sample]] = {name: [] for name in actions}
     names = list(actions)
     for index in range(pairs):
         shift = index % len(names)
         for name in names[shift:] + names[:shift]:
-            samples[name].append(actions[name]())
+            samples[name].append(sampled(actions[name]))
     return samples
 
 
-def figure(name: str, goal: float, samples: dict[str, list[float]], pairs: int) -> None:
+def figure(name: str, goal: float, samples: dict[str, list[Sample]], pairs: int) -> None:
     """Each action's median against the bare run's; with a `before` side, the change per round as well (this
     round's scan minus this round's before: the machine's drift between rounds cancels, so it resolves smaller
-    effects than two medians do)."""
-    medians = {label: statistics.median(values) for label, values in samples.items()}
+    effects than two medians do). Then each action's CPU: the machine's busy core-seconds (median), the scan
+    process's own, and the floor they put under the wall time: no run on this machine's cores ends sooner than its
+    core-seconds spread over all of them."""
+    seconds = {label: [sample.spent.seconds for sample in values] for label, values in samples.items()}
+    medians = {label: statistics.median(values) for label, values in seconds.items()}
     bare = medians["bare"]
     for label in (label for label in medians if label != "bare"):
         ratio = medians[label] / bare
         print(f"{name}: {label} {medians[label]:.2f} s, bare {bare:.2f} s, ratio {ratio:.2f}x (goal {goal:g}x; "
               f"medians of {pairs} rounds, order rotating){'' if ratio <= goal else '  -- over the goal'}", flush=True)
-    if "before" in samples and pairs >= 2:
-        print(f"{name}: scan minus before, per round: {paired_change(samples['scan'], samples['before'])}", flush=True)
+    if "before" in seconds and pairs >= 2:
+        print(f"{name}: scan minus before, per round: {paired_change(seconds['scan'], seconds['before'])}", flush=True)
+    for label, values in samples.items():
+        print(f"{name}: {label} CPU {cpu_line(values, bare)}", flush=True)
+
+
+def cpu_line(samples: list[Sample], bare_seconds: float) -> str:
+    machine = [sample.machine_cpu for sample in samples if sample.machine_cpu is not None]
+    own = [sample.spent.own_cpu for sample in samples if sample.spent.own_cpu is not None]
+    if not machine:
+        return "unavailable (no /proc/stat)"
+    cores = os.cpu_count() or 1
+    busy = statistics.median(machine)
+    floor = busy / cores
+    text = f"{busy:.2f} core-s machine-wide (floor {floor:.2f} s on {cores} cores, {floor / bare_seconds:.2f}x bare)"
+    if own:
+        text += f", of which the scan process {statistics.median(own):.2f}"
+    return text
 
 
 def paired_change(after: list[float], before: list[float]) -> str:
@@ -203,7 +268,7 @@ def paired_change(after: list[float], before: list[float]) -> str:
     return f"median {statistics.median(differences):+.3f} s (quartiles {low:+.3f} to {high:+.3f} s)"
 
 
-def scans(sources: dict[str, Path], target: list[str], probes: bool, work: Path) -> dict[str, Callable[[], float]]:
+def scans(sources: dict[str, Path], target: list[str], probes: bool, work: Path) -> dict[str, Callable[[], Spent]]:
     return {label: (lambda source=source, label=label: scan_once(source, target, probes, work / f"{label}.json"))
             for label, source in sources.items()}
 
@@ -215,7 +280,7 @@ def p10_off_config(work: Path) -> Path:
     return config
 
 
-def p10_off(source: Path, work: Path) -> Callable[[], float]:
+def p10_off(source: Path, work: Path) -> Callable[[], Spent]:
     """The listing scan with a config, given with --config, that disables P10."""
     config = p10_off_config(work)
     return lambda: scan_once(source, LISTING_TARGET, False, work / "p10-off.json", ("--config", str(config)))
@@ -355,6 +420,10 @@ def main() -> None:
     parser.add_argument("--p10-off", action="store_true", help="also time the listing scan with P10 disabled by --config")
     parser.add_argument("--count-calls", action="store_true", help="count Docker API calls per phase, in process")
     args = parser.parse_args()
+    # Bytecode as an installed CLI has it: with PYTHONDONTWRITEBYTECODE set (as some shells and CI set it), every scan
+    # would compile its modules from source again, and a `--before` checkout, which no earlier run has compiled, paid
+    # that in every round (about 0.3 s) where this checkout did not.
+    os.environ.pop("PYTHONDONTWRITEBYTECODE", None)
     if args.count_calls:
         if args.only != "probes":
             count_calls(LISTING_TARGET, False)

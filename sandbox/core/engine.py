@@ -63,10 +63,20 @@ def connect(timeout: int = ENGINE_TIMEOUT_SECONDS) -> docker.DockerClient:
 def bound(client: docker.DockerClient) -> docker.DockerClient:
     """Make the client's low-level API raise EngineTimeout on timeouts. docker.from_env builds a plain APIClient
     (with the environment's TLS and context settings); BoundedAPIClient adds no state, so the instance is re-classed
-    rather than rebuilt."""
+    rather than rebuilt. An engine reached through a local socket or SSH (not over TCP) is asked without `requests`'
+    environment lookups (`trust_env`): its proxies and netrc cannot apply to that transport, and reading them again
+    for every call cost a probing scan's 110 engine calls about 0.3 ms of CPU each."""
     if type(client.api) is APIClient:
         client.api.__class__ = BoundedAPIClient
+    if not_over_tcp(client.api.base_url):
+        client.api.trust_env = False
     return client
+
+
+def not_over_tcp(base_url: str) -> bool:
+    """Whether docker-py reaches the engine at `base_url` through its own socket adapter (a unix socket, a Windows
+    named pipe or SSH: `http+docker://...`), where no HTTP proxy or netrc entry is ever used."""
+    return base_url.startswith("http+docker://")
 
 
 def _first_line(text: str) -> str:
