@@ -46,6 +46,7 @@ bench: images
 	$(PY) benchmarks/bench_scan.py --p10-off
 	$(PY) benchmarks/bench_timeline.py --runs 3 --p10-off
 	$(PY) benchmarks/bench_cold.py --pairs 1
+	$(PY) benchmarks/bench_big_server.py --pairs 1
 	$(PY) benchmarks/bench_batch.py --record benchmarks/results/batch.json
 
 gc: setup

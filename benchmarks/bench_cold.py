@@ -11,7 +11,8 @@ equal one and nobody's cache is deleted), with timers around the install's own f
 - installer: the installer's commands themselves (uv/npm, as `docker exec`, from start to exit);
 - between steps: what the host does around each step (ending leftovers, listing writes, removing the step's folders,
   the engine's clock, the lockfile reads);
-- stop+log+manifest: stopping the container, reading the proxy's log once it has settled, reading the manifest;
+- end+log+manifest: the install's end (a checkout before 2026-12-06 stops the container here; now a last check that
+  nothing of it runs), reading the proxy's log once it has settled, reading the manifest;
 - commit: `docker commit` of the installed tree;
 - rest: the install's wall time less the above (what is left on the main thread: the removal of the install
   container, proxy and network when it is not done beside the scan, and glue).
@@ -24,8 +25,9 @@ parallel). That is the registry's latency and bytes over the wire; everything el
 Prepared, Installed, Bytecode compiled) are shown too.
 
 `--before DIR` times a tree of another commit (`git archive da80d01 | tar -x -C DIR`) in the same rounds, with this
-checkout's virtualenv, the order alternating. The machine's load (`uptime`) is printed before and after: figures taken
-under load are not final.
+checkout's virtualenv, the order alternating, and prints the median of the per-round differences of `run_scan` and of
+the install, with their quartiles (a round's own time also holds the registry replay, which the network varies).
+The machine's load (`uptime`) is printed before and after: figures taken under load are not final.
 """
 
 from __future__ import annotations
@@ -47,7 +49,7 @@ from pathlib import Path
 from typing import Any
 
 ROOT = Path(__file__).resolve().parent.parent
-PHASES = ("proxy", "container", "installer", "between steps", "stop+log+manifest", "commit", "rest")
+PHASES = ("proxy", "container", "installer", "between steps", "end+log+manifest", "commit", "rest")
 UV_LINE = re.compile(r"^(Resolved|Prepared|Installed|Bytecode compiled) \d+ \w+ in ([\d.]+)(ms|s)$", re.M)
 PYPI_SIMPLE = "https://pypi.org/simple/{name}/"
 NPM_REGISTRY = "https://registry.npmjs.org/"
@@ -90,11 +92,9 @@ class InstallTimers:
         self.wrap(steps.StepRunner, "_wait", "installer")
         for name in ("run", "engine_now", "read_file", "read_tmp_file"):
             self.wrap(steps.StepRunner, name, "between steps")  # run's own wait is taken back out below
-        if hasattr(container, "_stopped_install"):
-            self.wrap(container, "_stopped_install", "stop+log+manifest")
-        else:
-            for name in ("_stop", "_settled_attempts", "_read_manifest"):
-                self.wrap(container, name, "stop+log+manifest")
+        for name in ("_stopped_install", "_finished_install"):  # whichever the install calls
+            if hasattr(container, name):
+                self.wrap(container, name, "end+log+manifest")
         self.wrap(container, "_commit", "commit")
         original = container.install
 
@@ -279,6 +279,14 @@ def report(sides: dict[str, list[dict[str, Any]]]) -> None:
         line(f"  uv says: {kind}", "uv", kind)
     line("registry: resolution", "registry", "resolve")
     line("registry: downloads", "registry", "download")
+    if "before" in sides and len(sides["before"]) >= 2:  # the machine's drift between rounds cancels in a round's
+        for name, keys in (("run_scan", ("scan",)), ("install", ("phases", "total"))):
+            after = [median([one], *keys) for one in sides["current"]]
+            before = [median([one], *keys) for one in sides["before"]]
+            differences = [a - b for a, b in zip(after, before)]
+            low, _, high = statistics.quantiles(differences, n=4, method="inclusive")
+            print(f"current minus before, {name} per round: median {statistics.median(differences):+.3f} s "
+                  f"(quartiles {low:+.3f} to {high:+.3f} s)")
     for label in labels:
         install = median(sides[label], "phases", "total")
         registry = median(sides[label], "registry", "resolve") + median(sides[label], "registry", "download")

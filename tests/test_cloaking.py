@@ -16,7 +16,7 @@ from sandbox.run.canaries import plant_canaries
 from sandbox.run.policy import RunPolicy, plausible_hostname
 from sandbox.run.workspace_seed import seed_files, seed_manifest
 from scanner.pipeline.client_identity import ALTERNATE, DEFAULT, ClientIdentity
-from scanner.rules.cloaking import MAX_FINDINGS, cloaking_findings, listing_changes
+from scanner.rules.cloaking import MAX_FINDINGS, cloaking_findings, listing_changes, same_listing
 
 SCANNER_WORDS = re.compile(r"sandbox|scan|probe|canary|inspect|audit", re.IGNORECASE)
 
@@ -116,6 +116,30 @@ def test_near_miss_the_same_listing_in_another_order_and_with_newer_only_fields_
     assert cloaking_findings([ADD, POISONED], second, first_instructions="Hi", second_instructions="Hi",
                              second_client=ALTERNATE.describe()) == []
     assert listing_changes([ADD], json.loads(json.dumps([ADD])), None, None) == []
+
+
+def test_an_identical_listing_is_not_locked_at_all(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Building the lock of both listings cost about 2 s of CPU for 3,000 tools; two listings whose compared fields
+    are the same JSON (keys in any order) can hold no change, so neither is locked."""
+    import scanner.rules.cloaking as cloaking
+
+    def no_lock(tool: dict) -> None:
+        raise AssertionError("an identical listing was locked")
+
+    monkeypatch.setattr(cloaking, "lock_tool", no_lock)
+    reordered = json.loads(json.dumps(ADD, sort_keys=True))
+    assert list(reordered) != list(ADD)
+    assert cloaking_findings([ADD, POISONED], [reordered, copy.deepcopy(POISONED)], first_instructions="Hi",
+                             second_instructions="Hi", second_client=ALTERNATE.describe()) == []
+    assert listing_changes([ADD], [reordered], "Hi", "Hi") == []
+
+
+def test_near_miss_a_value_that_only_equals_in_python_is_still_compared() -> None:
+    """`true` and `1` are equal to Python but not in JSON: the listings are not taken as the same, the lock compares
+    them and names the change."""
+    assert not same_listing([ADD], [dict(ADD, annotations={"readOnlyHint": 1})])
+    assert [f.tool for f in _p10([ADD], [dict(ADD, annotations={"readOnlyHint": 1})])] == ["add"]
+    assert [f.tool for f in _p10([ADD], [ADD], first="Hi", second="Hello")] == [None]  # same tools, new text
 
 
 def test_near_miss_a_changed_annotation_is_still_compared() -> None:

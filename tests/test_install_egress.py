@@ -854,7 +854,7 @@ PHONE_HOME_SERVER = REPO / "tests" / "servers" / "npm-phone-home"
 
 @pytest.mark.docker
 def test_a_cached_rescan_reports_the_attempts_the_first_scan_did(tmp_path, docker_client, no_leftovers):
-    """The attempts are read once, after the install container stopped and the proxy logged everything it did; the
+    """The attempts are read once, after the install ended and the proxy logged everything it did; the
     image keeps that list, so the first scan and a cached re-scan report the same attempts and I7 findings."""
     server = tmp_path / "npm-phone-home"
     shutil.copytree(PHONE_HOME_SERVER, server)

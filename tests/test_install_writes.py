@@ -13,6 +13,7 @@ import contextlib
 import dataclasses
 import fnmatch
 import hashlib
+import subprocess
 import tarfile
 import uuid
 import zipfile
@@ -20,14 +21,15 @@ import zipfile
 import pytest
 
 from sandbox.core import images
+from sandbox.core.errors import SandboxError
 from sandbox.core.session import SandboxSession
 from sandbox.install import container as install
 from sandbox.install import phases as install_phases
 from sandbox.install.installers import PYPI_WATCH
 from sandbox.install.pypi import BuiltFromSource, local_setup_py
-from sandbox.install.steps import StepResult
-from sandbox.install.writes import (MAX_LISTING_BYTES, ROOTS_COMMAND, StepWrites, WatchPlan, WriteWatch, bounded,
-                                    changed, parse_listing, shown_path, writable_roots)
+from sandbox.install.steps import StepResult, StepRunner
+from sandbox.install.writes import (LISTING_SCRIPT, MAX_LISTING_BYTES, ROOTS_COMMAND, StepWrites, WatchPlan,
+                                    WriteWatch, bounded, changed, parse_listing, shown_path, writable_roots)
 from scanner.pipeline.installation import install_info, step_writes
 from scanner.provenance.installed import check_installed
 from scanner.report.model import InstallStepWrites
@@ -122,6 +124,72 @@ def test_a_step_is_charged_with_what_it_wrote_outside_its_scratch_and_the_instal
     assert f"{STEP}/home/.cache/uv/archive-v*" in listing
     # The step's HOME is gone after it: the next step's "before" does not hold it.
     assert all(not path.startswith(STEP) for path in watch._before)
+
+
+def test_the_steps_folders_are_removed_in_the_listings_exec_after_the_listing():
+    container = _FakeContainer((b"", b"0"), (_listing(("1", "1.0", "f", "/tmp/marker")), b"0"))
+    watch = WriteWatch(container, WatchPlan(), "/home/mcp-install")
+    watch.start()
+    removal = f"rm -rf -- {STEP}"
+    writes = watch.after_step(STEP, "/tmp/step-0123", then=removal)
+    assert writes.created == ("/tmp/marker",)  # the listing's output is read as before
+    command = container.commands[-1]
+    script = command[2]
+    assert command[:2] == ["sh", "-c"] and script.startswith(LISTING_SCRIPT) and script.endswith(f"; {removal}")
+    assert len(container.commands) == 3  # the roots, the first listing, then one exec for the listing and removal
+
+
+def test_the_merged_exec_lists_then_removes_in_a_real_shell(tmp_path):
+    """The listing script and the removal composed as the install container runs them (`sh -c`, GNU find), here on a
+    folder of this host: the listing's protocol (entries on stdout, the unreadable count on stderr) is untouched by
+    the removal after it, which leaves none of the step's folders."""
+    root, tmp = tmp_path / "root", tmp_path / "tmp"
+    root.mkdir(), tmp.mkdir()
+    step, scratch = root / "step-0123", tmp / "step-0123"
+    (step / "home").mkdir(parents=True), scratch.mkdir()
+    (step / "home" / ".bashrc").write_text("evil")
+    (scratch / "ignored").write_text("scratch")
+
+    def run(command: list[str]) -> tuple[bytes, bytes]:
+        done = subprocess.run(command, capture_output=True, check=False, timeout=30)
+        return done.stdout, done.stderr
+
+    watch = WriteWatch(run, WatchPlan(), str(root))
+    watch.roots = (str(root), str(tmp))
+    runner = StepRunner(None, "unused", user="x", environment={}, deadline=0.0, home_root=str(root),
+                        tmp_root=str(tmp))
+    (root / "marker").write_text("written by the step")
+    writes = watch.after_step(str(step), str(scratch), then=runner._removal_script([str(step), str(scratch)]))
+    assert set(writes.created) == {"~/.bashrc", "~/marker"} and writes.unreadable == 0 and not writes.truncated
+    assert not step.exists() and not scratch.exists() and (root / "marker").exists()
+
+
+def test_the_install_is_not_committed_while_a_process_of_it_runs():
+    """Committed without a stop only because nothing of the install runs: a leftover the steps' own checks missed
+    (a bug) stops the install instead, before the manifest or the proxy is read."""
+
+    class Leftover:
+        def leftovers(self) -> list[dict[str, str]]:
+            return [{"pid": "42", "stat": "S", "uid": "10001"}]
+
+    with pytest.raises(SandboxError, match="still runs a process of the install"):
+        install._finished_install(None, "unused", "npm", None, [], Leftover())  # type: ignore[arg-type]
+
+
+def test_with_nothing_writable_to_list_the_removal_still_runs():
+    commands: list[list[str]] = []
+
+    def nothing_writable(command: list[str]) -> tuple[bytes, bytes]:
+        commands.append(command)
+        return b"", b""
+
+    watch = WriteWatch(nothing_writable, WatchPlan(), "/home/mcp-install")
+    watch.start()
+    assert watch.roots == ()
+    assert not watch.after_step(STEP, "/tmp/step-0123", then="rm -rf -- /tmp/step-0123").wrote
+    assert commands[-1] == ["sh", "-c", "rm -rf -- /tmp/step-0123"]
+    assert not watch.after_step(STEP, "/tmp/step-0123").wrote  # nothing to list, nothing to run: no exec
+    assert len(commands) == 2
 
 
 def test_a_listing_cut_at_its_cap_makes_the_record_incomplete():

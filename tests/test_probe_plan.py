@@ -5,6 +5,8 @@ from __future__ import annotations
 
 from typing import Any
 
+import pytest
+
 from sandbox.run.workspace_seed import seed_manifest
 from scanner.probes.fixtures import FixtureFile, FixtureProbe
 from scanner.probes.plan import plan_calls
@@ -57,3 +59,22 @@ def test_error_probes_follow_each_tool_and_the_budget_cuts_the_plan() -> None:
                                                                                                      "error"))
     assert all(c.error_probe is not None and c.expect_error is not False for c in calls if c.kind == "error")
     assert len(plan(with_error_probes=True, max_calls=3).calls) == 3
+
+
+def test_past_the_budget_no_probe_is_made_but_every_tool_is_still_classified(monkeypatch: pytest.MonkeyPatch) -> None:
+    """A 3,000-tool server planned 500 calls out of probes made for every tool (about 0.5 s of CPU): the plan is the
+    same when the tools past the budget get none made, and the tools --no-destructive skips are all still named."""
+    import scanner.probes.plan as planning
+
+    made: list[str] = []
+    generate = planning.generated_probes
+    monkeypatch.setattr(planning, "generated_probes", lambda tool, manifest: made.append(tool["name"]) or
+                        generate(tool, manifest))
+    tools = [tool(f"search_{i}", readOnlyHint=True) for i in range(10)] + [tool(f"delete_{i}") for i in range(5)]
+    whole = plan_calls(tools, MANIFEST, fixtures=None, no_destructive=True, with_error_probes=True, max_calls=1000)
+    assert len(made) == 10  # one generated probe set per read-only tool
+    made.clear()
+    capped = plan_calls(tools, MANIFEST, fixtures=None, no_destructive=True, with_error_probes=True, max_calls=4)
+    assert capped.calls == whole.calls[:4]
+    assert capped.skipped == whole.skipped == [f"delete_{i}" for i in range(5)]
+    assert 0 < len(made) < 10  # made only until the budget was reached

@@ -3,8 +3,9 @@ installed tree as an image (labelled, tagged by the resolved identity) that ever
 
 The container idles while the host runs the install in it as steps (sandbox/install_steps.py, install_phases.py), so
 every host the install tries is given to the package and script whose step was running (install_windows.py). Once
-the steps are over the container is stopped (every tunnel the install had open closes with it) and the proxy's
-attempts are read once, after it has logged them all: the same list is returned and kept in the image."""
+the steps are over nothing of the install runs (each step's processes were ended and checked gone), so every tunnel
+it had open is closed; the proxy's attempts are read once, after it has logged them all: the same list is returned
+and kept in the image. The idle container is committed as it is (nothing of the install runs), not stopped first."""
 
 from __future__ import annotations
 
@@ -47,8 +48,7 @@ MANIFEST_LABEL = f"{labels.PREFIX}.install"
 # steps, and the attempts kept are all of them; 4: what each step wrote outside the install tree, and the packages
 # built from source), so a cached image never answers for an install it cannot describe.
 INSTALL_FORMAT = 4
-# After the install container stopped: how long to wait for the proxy to have closed (and so logged) every
-# connection the install had open, then for the engine to have copied its last lines to the log.
+# After the install ended: the wait for the proxy to close (so log) every connection, then the engine to copy its log.
 PROXY_SETTLE_SECONDS = 5.0
 PROXY_SETTLE_PAUSE = 0.05
 STOP_WAIT_SECONDS = 30
@@ -91,7 +91,7 @@ def install(
         if failure is not None or steps is None:
             _stop(client.api, container_id)
             raise SandboxError(f"{failure}{_refused_note(_settled_attempts(proxy, windows))}") from None
-        manifest, attempts = _stopped_install(client, container_id, request.ecosystem, proxy, windows)
+        manifest, attempts = _finished_install(client, container_id, request.ecosystem, proxy, windows, steps.runner)
         output = steps.output(OUTPUT_TAIL_CHARS)
         version, entry_points = installer(request.ecosystem).describe(manifest, request)
         summary = {"name": request.name, "version": version, "entry_points": entry_points,
@@ -100,7 +100,7 @@ def install(
                    "attribution_note": steps.attribution_note,
                    "writes": [dataclasses.asdict(w) for w in steps.writes],
                    "built": [dataclasses.asdict(b) for b in steps.built]}
-        image_id = _commit(client, container_id, tag, request, summary)  # a stopped container commits as well
+        image_id = _commit(client, container_id, tag, request, summary)  # idle: nothing of the install runs
     except BaseException:
         _remove_install(session, container_id, proxy)
         raise
@@ -116,15 +116,15 @@ def install(
     )
 
 
-def _stopped_install(client: docker.DockerClient, container_id: str, ecosystem: Ecosystem, proxy: InstallProxy,
-                     windows: list[Window]) -> tuple[dict[str, Any], list[EgressAttempt]]:
-    """Stop the install container once every step succeeded; the manifest the last step wrote (nothing of the
-    install runs any more: StepRunner checked) is read beside the stop. Stopped first: every process of the install
-    ends with the container, so every tunnel it had open is closed and logged; the attempts are read once, after the
-    proxy logged them, and the same list is kept in the image (for a cached re-scan) and returned."""
+def _finished_install(client: docker.DockerClient, container_id: str, ecosystem: Ecosystem, proxy: InstallProxy,
+                      windows: list[Window], runner: StepRunner) -> tuple[dict[str, Any], list[EgressAttempt]]:
+    """The manifest the last step wrote (read beside) and the proxy's attempts once it logged them all, after every
+    step succeeded: nothing of the install runs (StepRunner.run ended each step's processes; checked again here from
+    outside), so every tunnel is closed and the container commits without a stop (which cost a cold scan 0.2 s)."""
+    if runner.leftovers():  # StepRunner.run refuses a step that leaves one: a bug, not a package's doing
+        raise SandboxError("the install container still runs a process of the install after its last step")
     with ThreadPoolExecutor(max_workers=1, thread_name_prefix="mcp-sandbox-manifest") as pool:
         reading = pool.submit(read_manifest, client, container_id, ecosystem)
-        _stop(client.api, container_id)
         attempts = _settled_attempts(proxy, windows)
         return reading.result(), attempts
 
@@ -213,8 +213,8 @@ def _run_steps(runner: StepRunner, request: InstallRequest, windows: list[Window
 
 
 def _stop(api: Any, container_id: str) -> None:
-    """Kill the install container (docker-init, and with it every process left in it) and wait until it has stopped;
-    `docker commit` and the archive API work on a stopped container."""
+    """Kill the install container (docker-init, and with it every process left in it: a failed step, one cut at the
+    deadline, may have left some) and wait until it has stopped, before the proxy's attempts are read."""
     try:
         api.kill(container_id)
     except APIError:
@@ -226,7 +226,7 @@ def _stop(api: Any, container_id: str) -> None:
 
 
 def _settled_attempts(proxy: InstallProxy, windows: list[Window]) -> list[EgressAttempt]:
-    """The proxy's attempts once it has logged everything the stopped install did: squid logs a request when it ends
+    """The proxy's attempts once it has logged everything the ended install did: squid logs a request when it ends
     (a CONNECT when its tunnel closes), so first until squid has closed every client connection (its own socket
     table), then until two reads of the engine's copy of its log agree. Bounded by PROXY_SETTLE_SECONDS."""
     deadline = time.monotonic() + PROXY_SETTLE_SECONDS

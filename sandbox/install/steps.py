@@ -122,9 +122,14 @@ class StepRunner:
         exit_code = self._wait(exec_id)
         output = self._finish(log)
         self._end_leftovers()
-        # Listed once nothing of the step runs any more, before its HOME goes.
-        writes = self.watch.after_step(folder, tmpdir) if self.watch is not None else None
-        self._remove([folder, tmpdir])
+        # Listed once nothing of the step runs any more, before its HOME goes: the removal runs after the listing, in
+        # the same exec (one exec fewer a step, about 0.05 s).
+        removal = self._removal_script([folder, tmpdir])
+        if self.watch is not None:
+            writes = self.watch.after_step(folder, tmpdir, then=removal)
+        else:
+            writes = None
+            self._call(self.api.exec_start, self._exec_create(["sh", "-c", removal]))
         self._check_removed()
         return StepResult(exit_code, output, writes)
 
@@ -175,19 +180,18 @@ class StepRunner:
         output = self._call(self.api.exec_start, exec_id)
         return bytes(output or b"").decode("utf-8", errors="replace")
 
-    def _remove(self, folders: list[str]) -> None:
-        """Remove the step's folders and the cleanup paths (a step may have taken write permission away: given back
-        first, without following a symbolic link)."""
+    def _removal_script(self, folders: list[str]) -> str:
+        """A shell script that removes the step's folders and the cleanup paths (a step may have taken write
+        permission away: given back first, without following a symbolic link); it prints nothing."""
         removals = [*folders, *self.cleanup_paths]
         parents = sorted({posixpath.dirname(path) for path in self.cleanup_paths})
-        script = "; ".join([
+        return "; ".join([
             *(f"chmod u+rwx -- {shlex.quote(parent)} 2>/dev/null" for parent in parents),
             *(f"{{ rm -rf -- {shlex.quote(path)} || {{ [ -L {shlex.quote(path)} ] || "
               f"chmod -R u+rwX -- {shlex.quote(path)}; rm -rf -- {shlex.quote(path)}; }}; }} 2>/dev/null"
               for path in removals),
             "true",
         ])
-        self._call(self.api.exec_start, self._exec_create(["sh", "-c", script]))
 
     def _run_captured(self, command: list[str]) -> tuple[bytes, bytes]:
         """Run a command of the host's as the install user, between steps: (stdout, stderr)."""

@@ -142,11 +142,12 @@ class WriteWatch:
         self.roots = writable_roots(listing, self.plan.install_tree)
         self._before, _, _ = self._list(prune=())
 
-    def after_step(self, step_folder: str, tmpdir: str) -> StepWrites:
+    def after_step(self, step_folder: str, tmpdir: str, then: str = "") -> StepWrites:
         """What the step wrote (call once its processes have ended, before its folders are removed); the listing
-        without its folders becomes the next step's `before`."""
+        without its folders becomes the next step's `before`. `then`: a shell script (one that prints nothing, e.g.
+        the removal of the step's folders) run in the same exec once the listing has ended."""
         prune = (tmpdir, *(_in_home(p, f"{step_folder}/home") for p in self.plan.unwatched))
-        after, unreadable, truncated = self._list(prune=prune)
+        after, unreadable, truncated = self._list(prune=prune, then=then)
         created, modified = changed(self._before, after)
         self._before = {p: e for p, e in after.items() if not p.startswith(step_folder + "/")}
         kept: dict[str, list[str]] = {"created": [], "modified": []}
@@ -163,14 +164,17 @@ class WriteWatch:
         return StepWrites(created=shown_created, modified=shown_modified, more=more, unreadable=unreadable,
                           truncated=truncated, evidence=tuple(sorted(set(seen))))
 
-    def _list(self, prune: Sequence[str]) -> tuple[dict[str, Entry], int, bool]:
+    def _list(self, prune: Sequence[str], then: str = "") -> tuple[dict[str, Entry], int, bool]:
         if not self.roots:
+            if then:
+                self.run(["sh", "-c", then])
             return {}, 0, False
         expression = ["-printf", LISTING_FORMAT]
         if prune:
             tests = [part for pattern in prune for part in ("-o", "-path", pattern)][1:]
             expression = ["(", *tests, ")", "-prune", "-o", *expression]
-        stdout, stderr = self.run(["sh", "-c", LISTING_SCRIPT, "mcp-sandbox-writes", *self.roots, *expression])
+        script = f"{LISTING_SCRIPT}; {then}" if then else LISTING_SCRIPT
+        stdout, stderr = self.run(["sh", "-c", script, "mcp-sandbox-writes", *self.roots, *expression])
         count = stderr.decode("ascii", "replace").strip()
         return parse_listing(stdout), int(count) if count.isdigit() else 0, len(stdout) >= MAX_LISTING_BYTES
 

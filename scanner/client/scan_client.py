@@ -23,8 +23,8 @@ from pydantic import BaseModel
 from scanner.client.negotiation import Negotiated, modern_meta, negotiate
 from scanner.client.server_requests import answerer, refusal
 from scanner.client.session import RpcError, RpcSession
-from scanner.client.surface import (HANDSHAKE_ERA_DEFAULT, is_modern, preload_revisions, read_notification,
-                                    read_result)
+from scanner.client.surface import (HANDSHAKE_ERA_DEFAULT, RepeatedListing, is_modern, preload_revisions,
+                                    read_notification, read_result)
 from scanner.client.tool_schemas import ToolSchemas
 
 Streams = tuple[MemoryObjectReceiveStream[mcp_types.JSONRPCMessage | Exception],
@@ -50,6 +50,7 @@ class ScanClient:
         self._session: RpcSession | None = None
         self._negotiated: Negotiated | None = None
         self._schemas = ToolSchemas()
+        self._listing = RepeatedListing()
 
     async def __aenter__(self) -> ScanClient:
         async with AsyncExitStack() as stack:
@@ -92,17 +93,19 @@ class ScanClient:
 
     # ---- requests ----------------------------------------------------------------------------------------------
 
-    async def _ask(self, method: str, params: dict[str, Any] | None, timeout: float | None = None) -> Any:
+    async def _ask(self, method: str, params: dict[str, Any] | None, timeout: float | None = None,
+                   reader: Callable[[str, str, dict[str, Any]], Any] = read_result) -> Any:
         """The result of `method`, read as the negotiated revision reads it."""
         assert self._session is not None
         version = self._version()
         if is_modern(version):
             params = {**(params or {}), "_meta": modern_meta(version, self._client_info)}
         raw = await self._session.request(method, params, timeout or self.read_timeout_seconds)
-        return read_result(method, version, raw)
+        return reader(method, version, raw)
 
     async def list_tools(self, *, cursor: str | None = None) -> mcp_types.ListToolsResult:
-        page = await self._ask("tools/list", _paged(cursor))
+        # A first page equal as JSON to the last one is not read again (surface.RepeatedListing).
+        page = await self._ask("tools/list", _paged(cursor), reader=read_result if cursor else self._listing.read)
         return self._schemas.absorb(page, modern=is_modern(self._version()),
                                     complete=cursor is None and page.next_cursor is None)
 

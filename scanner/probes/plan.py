@@ -62,6 +62,8 @@ def plan_calls(tools: list[dict[str, Any]], manifest: SeedManifest, *, fixtures:
             else:
                 plan.skipped.append(name)
             continue
+        if len(plan.calls) >= max_calls:
+            continue  # past the cap no probe is made (cut below anyway), but every tool is still classified above
         # Hand-written probes replace the generated ones.
         plan.calls.extend(fixture_calls[name] if name in fixture_calls else generated_probes(tool, manifest))
         if with_error_probes:

@@ -10,6 +10,7 @@ is never re-listed (relist_cadence), so a fetch made beside them is dropped unre
 
 from __future__ import annotations
 
+from dataclasses import dataclass, field
 from typing import Any
 
 import anyio
@@ -22,22 +23,44 @@ MAX_PAGES = 100
 Tools = list[dict[str, Any]]
 
 
-async def fetch_tools(client: Any, request_timeout: float) -> Tools | None:
+@dataclass
+class DumpedPage:
+    """The last first page a re-list fetched and its tools as wire dicts. The client returns the very page it read
+    before when the server repeats its JSON (scanner.client.surface.RepeatedListing); such a page is not dumped
+    again (about 0.04 s of CPU for 3,000 tools). Each fetch gets its own list of the same dicts."""
+
+    page: Any = None
+    tools: Tools = field(default_factory=list)
+
+    def tools_of(self, page: Any) -> Tools:
+        if page is not self.page:
+            self.page, self.tools = page, [_wire(item) for item in page.tools]
+        return list(self.tools)
+
+
+async def fetch_tools(client: Any, request_timeout: float, first: DumpedPage | None = None) -> Tools | None:
     """Every page of tools/list (at most MAX_PAGES), as wire dicts; None when the listing failed (a failed re-list
-    is not a finding by itself)."""
+    is not a finding by itself). `first`: the first page's dump kept from the last fetch."""
     tools: Tools = []
     try:
         cursor: str | None = None
         for _ in range(MAX_PAGES):
             with anyio.fail_after(request_timeout):
                 page = await (client.list_tools(cursor=cursor) if cursor else client.list_tools())
-            tools.extend(item.model_dump(mode="json", by_alias=True, exclude_none=True) for item in page.tools)
+            if first is not None and not cursor:
+                tools.extend(first.tools_of(page))
+            else:
+                tools.extend(_wire(item) for item in page.tools)
             cursor = page.next_cursor
             if not cursor:
                 break
     except Exception:  # noqa: BLE001 - a failed re-list is not a finding by itself
         return None
     return tools
+
+
+def _wire(tool: Any) -> dict[str, Any]:
+    return tool.model_dump(mode="json", by_alias=True, exclude_none=True)
 
 
 def apply_relisted(current: Tools, fetched: Tools | None, findings: list[Finding], *, after_call: str) -> Tools:

@@ -37,7 +37,7 @@ from scanner.probes.call_send import named_fault, send_call
 from scanner.probes.model import ProbeCall, ProbeResult, result_from_failure, result_not_probed, with_refused_answer
 from scanner.probes.plan import NEEDS_TASKS, plan_calls
 from scanner.probes.relist_cadence import RelistCadence, relist_every
-from scanner.probes.relist_tools import Tools, apply_relisted, fetch_tools
+from scanner.probes.relist_tools import DumpedPage, Tools, apply_relisted, fetch_tools
 from scanner.probes.runner_io import ProbeOptions, ProbeOutcome, SandboxAccess, seed
 from scanner.probes.tooldef import tool_name
 from scanner.rules.probe_crashes import timeout_finding
@@ -72,7 +72,7 @@ class ProbeRunner:
         self.undecided: Undecided | None = None  # a crash its suspects, sent again to the next server, decide
         self.suspect_restarts = 0  # restarts after a suspect sent again stopped the fresh server
         self.server_pid: int | None = None  # the server's host pid in this sandbox (B5 tells its children by it)
-        self.cadence = RelistCadence()  # when to re-list (every call, or every k-th for a big listing)
+        self.cadence, self.first_page = RelistCadence(), DumpedPage()  # when to re-list; its last first page
         # each drained egress attempt goes to the record of the call the sink accepted it during
         self.windows = EgressWindows(self.outcome.behavior, access.canaries.locations, self.outcome.errors)
         self.sandbox_began = float("-inf")  # this sandbox's start-up window opens here (a restart: when it began)
@@ -385,7 +385,7 @@ class ProbeRunner:
 
     async def _fetch_tools(self) -> Tools | None:
         assert self.client is not None
-        return await fetch_tools(self.client, self.access.request_timeout)
+        return await fetch_tools(self.client, self.access.request_timeout, self.first_page)
 
     def _relist_beside(self, result: ProbeResult) -> Callable[[], Awaitable[Tools | None]] | None:
         """The re-list to fetch beside an answered call's looks when one is due after every call (relist_cadence)."""
