@@ -138,7 +138,7 @@ class RepeatedListing:
     """tools/list's first page as last read, reused when the server answers with the same result again: the probes
     re-list after every call (P8), and reading 3,000 tools costs about 0.11 s of CPU where comparing them costs about
     0.03 s. The same means the same protocol version and an equal result as JSON: Python's equality first (cheap;
-    unequal there is unequal as JSON), then the JSON text, which tells `true` from `1` (the output-schema check
+    what it calls unequal is read again), then the JSON text, which tells `true` from `1` (the output-schema check
     reads schemas as JSON: scanner.client.tool_schemas). A result that failed to read is not kept, nor compared when
     it is too deep to; the page returned is the one read before (the client's absorb filters it again, to the same
     tools)."""
