@@ -279,14 +279,15 @@ def report(sides: dict[str, list[dict[str, Any]]]) -> None:
         line(f"  uv says: {kind}", "uv", kind)
     line("registry: resolution", "registry", "resolve")
     line("registry: downloads", "registry", "download")
-    if "before" in sides and len(sides["before"]) >= 2:  # the machine's drift between rounds cancels in a round's
+    if "before" in sides and len(sides["before"]) >= 2:  # the machine's drift between rounds cancels in a difference
+        # Imported here, in the parent only: bench_scan imports this checkout's sandbox, which a --drive child of a
+        # --before tree must not.
+        from bench_scan import paired_change
+
         for name, keys in (("run_scan", ("scan",)), ("install", ("phases", "total"))):
-            after = [median([one], *keys) for one in sides["current"]]
-            before = [median([one], *keys) for one in sides["before"]]
-            differences = [a - b for a, b in zip(after, before)]
-            low, _, high = statistics.quantiles(differences, n=4, method="inclusive")
-            print(f"current minus before, {name} per round: median {statistics.median(differences):+.3f} s "
-                  f"(quartiles {low:+.3f} to {high:+.3f} s)")
+            change = paired_change([median([one], *keys) for one in sides["current"]],
+                                   [median([one], *keys) for one in sides["before"]])
+            print(f"current minus before, {name} per round: {change}")
     for label in labels:
         install = median(sides[label], "phases", "total")
         registry = median(sides[label], "registry", "resolve") + median(sides[label], "registry", "download")

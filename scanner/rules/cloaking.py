@@ -42,9 +42,8 @@ def listing_changes(first: list[dict[str, Any]], second: list[dict[str, Any]],
                     first_instructions: str | None, second_instructions: str | None) -> list[Change]:
     """Every change from the first listing to the second, as the lock names them (tool_added: the second client
     saw a tool the first did not)."""
-    if same_listing(first, second) and first_instructions == second_instructions:
-        return []
-    return _changes(_as_lock(first, first_instructions), _as_lock(second, second_instructions))
+    compared = _compared(first, second, first_instructions, second_instructions)
+    return [] if compared is None else compared[2]
 
 
 def same_listing(first: list[dict[str, Any]], second: list[dict[str, Any]]) -> bool:
@@ -61,12 +60,10 @@ def cloaking_findings(first: list[dict[str, Any]], second: list[dict[str, Any]],
                       second_instructions: str | None, second_client: str) -> list[Finding]:
     """P10 per tool that differs between the listings, and the static findings a definition only the second client
     saw brings. `second_client` names the second session's identity (for the message)."""
-    if same_listing(first, second) and first_instructions == second_instructions:
+    compared = _compared(first, second, first_instructions, second_instructions)
+    if compared is None or not compared[2]:
         return []
-    before, after = _as_lock(first, first_instructions), _as_lock(second, second_instructions)
-    changes = _changes(before, after)
-    if not changes:
-        return []
+    before, after, changes = compared
     old = {name: cap_json(comparable(tool.definition)) for name, tool in first_by_name(before.tools).items()}
     new = {name: cap_json(comparable(tool.definition)) for name, tool in first_by_name(after.tools).items()}
     by_tool: dict[str | None, list[Change]] = {}
@@ -96,8 +93,13 @@ def _finding(tool: str | None, items: list[Change], old: dict[str, Any], new: di
                                evidence=cap_text("\n".join(lines), EVIDENCE_CHARS))
 
 
-def _changes(before: LockFile, after: LockFile) -> list[Change]:
-    return [*tool_set_changes(before, after), *instructions_changes(before.server, after.server)]
+def _compared(first: list[dict[str, Any]], second: list[dict[str, Any]], first_instructions: str | None,
+              second_instructions: str | None) -> tuple[LockFile, LockFile, list[Change]] | None:
+    """Both listings locked and every change between them; None when they are the same (nothing is locked)."""
+    if same_listing(first, second) and first_instructions == second_instructions:
+        return None
+    before, after = _as_lock(first, first_instructions), _as_lock(second, second_instructions)
+    return before, after, [*tool_set_changes(before, after), *instructions_changes(before.server, after.server)]
 
 
 def _as_json(tools: list[dict[str, Any]]) -> str:
