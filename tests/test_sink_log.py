@@ -1,11 +1,15 @@
 """The sink's log read a piece at a time (sandbox/run/sink_log.py): each read asks the engine `since` the newest
-stamp it saw less the overlap, keeps every line once, and asks no `inspect`. The engine is a stand-in that keeps a
-stamped log and answers `since` as the engine does (whole seconds, inclusive); the live read is
-tests/test_egress_sink.py's."""
+stamp it saw less the overlap, keeps every line once, and asks no `inspect`; following, a read between settled ones
+takes what the follow stream brought and asks the engine nothing. The engine is a stand-in that keeps a stamped log
+and answers `since` as the engine does (whole seconds, inclusive), and whose follow stream the test feeds; the live
+read (following) is tests/test_egress_sink.py's."""
 
 from __future__ import annotations
 
 import json
+import queue
+import time
+from collections.abc import Iterator
 from dataclasses import dataclass, field
 from datetime import datetime, timezone
 from typing import Any
@@ -46,13 +50,44 @@ class _Engine:
         out = b""
         for stamp, line in self.log:
             if stamp >= since:
-                text = datetime.fromtimestamp(stamp, timezone.utc).strftime("%Y-%m-%dT%H:%M:%S.%f000Z").encode()
-                payload = text + b" " + line + b"\n"
+                payload = _stamped(stamp, line)
                 out += FRAME.pack(1, len(payload)) + payload
         return _Response(out, self.status)
 
     def inspect_container(self, _container: str) -> dict[str, Any]:
         raise AssertionError("the read asks no inspect")
+
+    def logs(self, container: str, **params: Any) -> _Stream:
+        assert container == "sink" and params["follow"] and params["timestamps"] and not params["stderr"]
+        self.asked.append({"follow": True, "since": params.get("since")})
+        self.stream = _Stream()
+        return self.stream
+
+
+_END = b""
+
+
+@dataclass
+class _Stream:
+    """A follow stream the test feeds (`send`), ending when it sends _END or the log closes it."""
+
+    fed: queue.Queue[bytes] = field(default_factory=queue.Queue)
+    closed: bool = False
+
+    def __iter__(self) -> Iterator[bytes]:
+        while (chunk := self.fed.get(timeout=10)) != _END:
+            yield chunk
+
+    def send(self, stamp: float, line: bytes) -> None:
+        self.fed.put(_stamped(stamp, line))
+
+    def close(self) -> None:
+        self.closed = True
+        self.fed.put(_END)
+
+
+def _stamped(stamp: float, line: bytes) -> bytes:
+    return datetime.fromtimestamp(stamp, timezone.utc).strftime("%Y-%m-%dT%H:%M:%S.%f000Z").encode() + b" " + line + b"\n"
 
 
 @dataclass
@@ -66,7 +101,7 @@ def _line(n: int) -> bytes:
 
 def test_each_read_asks_for_the_new_lines_and_keeps_every_line_once():
     engine = _Engine([(1_700_000_000.25, b'{"kind": "ready"}'), (1_700_000_000.5, _line(1))])
-    log = SinkLog(_Client(engine), "sink")  # type: ignore[arg-type]
+    log = SinkLog(_Client(engine), "sink", follow=False)  # type: ignore[arg-type]
     assert [line["kind"] for line in log.read()] == ["ready", "dns"]
     engine.log += [(1_700_000_001.75, _line(2)), (1_700_000_001.75, b"not json"), (1_700_000_009.0, _line(3))]
     assert [line.get("query") for line in log.read()] == [None, "q1.invalid", "q2.invalid", "q3.invalid"]
@@ -78,13 +113,71 @@ def test_each_read_asks_for_the_new_lines_and_keeps_every_line_once():
 
 def test_a_line_stamped_just_before_the_newest_but_written_after_it_is_not_missed():
     engine = _Engine([(1_700_000_005.9, _line(1))])
-    log = SinkLog(_Client(engine), "sink")  # type: ignore[arg-type]
+    log = SinkLog(_Client(engine), "sink", follow=False)  # type: ignore[arg-type]
     log.read()
     engine.log.insert(0, (1_700_000_005.1, _line(0)))  # the engine wrote it late, within the overlap
     assert sorted(line["query"] for line in log.read()) == ["q0.invalid", "q1.invalid"]
 
 
 def test_the_engine_refusing_is_an_api_error():
-    log = SinkLog(_Client(_Engine(status=404)), "sink")  # type: ignore[arg-type]
+    log = SinkLog(_Client(_Engine(status=404)), "sink", follow=False)  # type: ignore[arg-type]
     with pytest.raises(APIError):
         log.read()
+
+
+def _queries(lines: list[dict[str, Any]]) -> list[str | None]:
+    return [line.get("query") for line in lines]
+
+
+def _read_until(log: SinkLog, count: int) -> list[dict[str, Any]]:
+    """Reads (not settled) until `count` lines are held: the stream's thread hands them over as they come."""
+    deadline = time.monotonic() + 10
+    while len(lines := log.read()) < count and time.monotonic() < deadline:
+        time.sleep(0.005)
+    return lines
+
+
+def test_following_a_read_takes_what_the_stream_brought_and_asks_the_engine_nothing():
+    engine = _Engine([(1_700_000_000.25, b'{"kind": "ready"}'), (1_700_000_003.5, _line(1))])
+    log = SinkLog(_Client(engine), "sink")  # type: ignore[arg-type]
+    assert _queries(log.read()) == [None, "q1.invalid"]  # the first read asks the engine, then opens the stream
+    assert engine.asked[1] == {"follow": True, "since": 1_700_000_003 - OVERLAP_SECONDS}
+    engine.stream.send(1_700_000_003.5, _line(1))  # the overlap, sent again by the stream: kept once
+    engine.stream.send(1_700_000_004.0, _line(2))
+    engine.stream.fed.put(_stamped(1_700_000_004.5, _line(3))[:20])  # a line split across two chunks
+    engine.stream.fed.put(_stamped(1_700_000_004.5, _line(3))[20:])
+    assert _queries(_read_until(log, 4)) == [None, "q1.invalid", "q2.invalid", "q3.invalid"]
+    assert len(engine.asked) == 2  # no fetch since the first
+
+
+def test_a_settled_read_asks_the_engine_too_and_keeps_each_line_once():
+    engine = _Engine([(1_700_000_000.25, _line(1))])
+    log = SinkLog(_Client(engine), "sink")  # type: ignore[arg-type]
+    log.read()
+    engine.log.append((1_700_000_001.0, _line(2)))  # logged, not yet brought by the stream
+    assert _queries(log.read()) == ["q1.invalid"]
+    assert _queries(log.read(settled=True)) == ["q1.invalid", "q2.invalid"]
+    engine.stream.send(1_700_000_001.0, _line(2))  # the stream brings it later: already held
+    engine.stream.send(1_700_000_002.0, _line(3))
+    assert _queries(_read_until(log, 3)) == ["q1.invalid", "q2.invalid", "q3.invalid"]
+
+
+def test_once_the_stream_ended_each_read_asks_the_engine_again():
+    engine = _Engine([(1_700_000_000.25, _line(1))])
+    log = SinkLog(_Client(engine), "sink")  # type: ignore[arg-type]
+    log.read()
+    engine.stream.fed.put(_END)  # the container stopped, or the engine went away
+    engine.log.append((1_700_000_001.0, _line(2)))
+    deadline = time.monotonic() + 10
+    while log._stream is not None and log._stream.running() and time.monotonic() < deadline:
+        time.sleep(0.005)
+    assert _queries(log.read()) == ["q1.invalid", "q2.invalid"]
+    assert [asked.get("follow", False) for asked in engine.asked] == [False, True, False]
+
+
+def test_close_ends_the_stream():
+    engine = _Engine([(1_700_000_000.25, _line(1))])
+    log = SinkLog(_Client(engine), "sink")  # type: ignore[arg-type]
+    log.read()
+    log.close()
+    assert engine.stream.closed

@@ -11,7 +11,8 @@ from pathlib import Path
 
 import pytest
 
-from sandbox.run.workspace_seed import LARGE_FILE_LINES, WorkspaceSeed, build_workspace_seed, seed_manifest
+from sandbox.run.workspace_seed import (LARGE_FILE_LINES, WorkspaceSeed, build_workspace_seed, large_log_text,
+                                        seed_file_names, seed_files, seed_manifest)
 
 UID, GID = 4242, 4343
 
@@ -97,3 +98,14 @@ def test_commit_ids_are_stable_across_builds(seed: WorkspaceSeed) -> None:
     with tarfile.open(fileobj=io.BytesIO(seed.archive)) as first, \
             tarfile.open(fileobj=io.BytesIO(again.archive)) as second:
         assert first.extractfile(name).read() == second.extractfile(name).read()
+
+
+def test_the_names_are_the_files_without_building_them() -> None:
+    assert seed_file_names() == list(seed_files())
+
+
+def test_the_large_log_keeps_its_lines() -> None:
+    lines = large_log_text(90_000).splitlines()
+    assert lines[0] == "2024-01-01T00:00:01Z DEBUG worker-1 processed job 1 in 1 ms"
+    assert lines[3_660] == "2024-01-01T01:01:01Z DEBUG worker-0 processed job 3661 in 72 ms"
+    assert lines[86_400] == "2024-01-01T00:00:01Z DEBUG worker-0 processed job 86401 in 71 ms"

@@ -118,20 +118,21 @@ class Sink:
                           {name: str(self.ready.get(name)) for name in LISTENER_CAP_SETS if name in self.ready},
                           str(self.ready.get("NoNewPrivs")) == "1")
 
-    def events(self, since: float | None = None) -> list[EgressEvent]:
-        """Every dns/tcp/udp event logged so far (at or after `since`, a time.time() value), oldest first.
+    def events(self, since: float | None = None, *, settled: bool = False) -> list[EgressEvent]:
+        """Every dns/tcp/udp event logged so far (at or after `since`, a time.time() value), oldest first; `settled`:
+        what the engine logged by now, asked of it (else what its follow stream brought: SinkLog).
 
         A TCP event is logged once the sink has read the connection's first bytes (at most ~2 s after the connect);
         its `ts` is the time the connection was accepted.
         """
-        events = [EgressEvent.from_json(line) for line in self._lines() if line.get("kind") in EVENT_KINDS]
+        events = [EgressEvent.from_json(line) for line in self._lines(settled) if line.get("kind") in EVENT_KINDS]
         if since is not None:
             events = [e for e in events if e.ts >= since]
         return sorted(events, key=lambda e: e.ts)
 
     def limit_reached(self) -> bool:
         """Whether the sink stopped logging because it hit its event cap (answering goes on)."""
-        return any(line.get("kind") == "limit" for line in self._lines())
+        return any(line.get("kind") == "limit" for line in self._lines(settled=True))
 
     def running(self) -> bool:
         state = self.session.client.api.inspect_container(self.container_id).get("State") or {}
@@ -139,12 +140,14 @@ class Sink:
 
     def stop(self) -> None:
         """Remove the sink now (teardown of the session does it anyway)."""
+        if self.log is not None:
+            self.log.close()
         self.session.remove_container(self.container_id)
 
-    def _lines(self) -> list[dict[str, Any]]:
+    def _lines(self, settled: bool = False) -> list[dict[str, Any]]:
         if self.log is None:
             self.log = SinkLog(self.session.client, self.container_id)
-        return self.log.read()
+        return self.log.read(settled=settled)
 
 
 def _parse_lines(raw: bytes) -> list[dict[str, Any]]:

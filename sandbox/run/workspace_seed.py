@@ -60,9 +60,23 @@ class WorkspaceSeed:
     manifest: SeedManifest
 
 
+LARGE_FILE = "logs/app.log"
+_LEVELS = ("INFO", "DEBUG", "WARN", "INFO", "ERROR")
+_TWO_DIGITS = tuple(f"{number:02d}" for number in range(60))
+
+
 def seed_files() -> dict[str, str]:
     """The seeded plain files (outside the git repository): relative path → text. Pure and deterministic."""
-    files = {
+    return {**_small_files(), LARGE_FILE: large_log_text()}
+
+
+def seed_file_names() -> list[str]:
+    """The paths `seed_files` has, without building the large file (which the manifest does not need)."""
+    return [*_small_files(), LARGE_FILE]
+
+
+def _small_files() -> dict[str, str]:
+    return {
         "README.md": "# Workspace\n\nScratch space for the demo project.\n\nSee docs/guide/intro.md to get started.\n",
         "notes/todo.txt": "- review the quarterly report\n- update dependencies\n- reply to the design thread\n",
         "notes/meeting-2024-01-15.md": "# Planning meeting\n\nAttendees: Ana, Bo, Chen\n\n1. Scope for Q1\n2. Hiring\n",
@@ -81,20 +95,18 @@ def seed_files() -> dict[str, str]:
         "docs/guide/intro.md": "# Introduction\n\nThis guide walks through the demo project.\n",
         "docs/guide/advanced/tuning.md": "# Tuning\n\nRaise `retries` in data/config.json for flaky networks.\n",
         "archive/2023/q4/summary.txt": "Q4 closed with 12 releases and 3 incidents.\n",
-        "logs/app.log": large_log_text(),
     }
-    return files
 
 
 def large_log_text(lines: int = LARGE_FILE_LINES) -> str:
-    """A deterministic log file of the given number of lines."""
-    levels = ("INFO", "DEBUG", "WARN", "INFO", "ERROR")
+    """A deterministic log file of the given number of lines (about 1.2 MB of 20,000: built once a scan, so the
+    minutes and seconds are looked up rather than formatted)."""
+    two, levels = _TWO_DIGITS, _LEVELS
     out = []
     for number in range(1, lines + 1):
         second = number % 86_400
-        stamp = f"2024-01-01T{second // 3600:02d}:{second // 60 % 60:02d}:{second % 60:02d}Z"
-        level = levels[number % len(levels)]
-        out.append(f"{stamp} {level} worker-{number % 7} processed job {number} in {number % 97} ms")
+        out.append(f"2024-01-01T{second // 3600:02d}:{two[second // 60 % 60]}:{two[second % 60]}Z "
+                   f"{levels[number % 5]} worker-{number % 7} processed job {number} in {number % 97} ms")
     return "\n".join(out) + "\n"
 
 
@@ -110,15 +122,15 @@ def git_repo_commits() -> list[dict[str, str]]:
 
 
 def seed_manifest(root: str = WORKSPACE_ROOT) -> SeedManifest:
-    """The manifest of the seed, without building the archive (pure and fast)."""
-    relative_files = sorted(seed_files()) + sorted(_git_working_files())
+    """The manifest of the seed, without building the archive or the large file (pure and fast)."""
+    relative_files = sorted(seed_file_names()) + sorted(_git_working_files())
     files = tuple(f"{root}/{path}" for path in relative_files)
     dirs = tuple(f"{root}/{path}" for path in sorted(_parent_dirs(relative_files)))
     return SeedManifest(
         root=root,
         files=files,
         dirs=dirs,
-        large_file=f"{root}/logs/app.log",
+        large_file=f"{root}/{LARGE_FILE}",
         json_files=tuple(path for path in files if path.endswith(".json")),
         git_repo=f"{root}/{GIT_REPO_DIR}",
     )

@@ -271,7 +271,7 @@ def serve(parts: ScanParts, session: SandboxSession, image: str, command: list[s
     late: list[dict[str, Any]] = []
     if parts.started.drain is not None:  # what no probe call took: start-up (both servers') without probes, or late
         with clock.phase("late_egress"):
-            late = parts.started.drain(parts.started.server.container_id)
+            late = parts.started.drain(parts.started.server.container_id, settled=True)
         parts.late_egress = egress_findings(late, during="outside any probe call")
     _relist_stage(parts, second)
     reported = [*late, *start_up_egress(parts.probes.behavior)]  # hosts the conformance server must not report again

@@ -31,10 +31,10 @@ import docker
 from sandbox.run import observe
 from sandbox.run.observe import ExitState, ObserveError, Process, Snapshot
 from sandbox.run.observer_watch import Watch
+from scanner.probes.egress_drain import Drain
 from scanner.probes.model import ProbeCall
 
 T = TypeVar("T")
-Drain = Callable[[str], list[dict[str, Any]]]
 Fetch = Callable[[], Awaitable[list[dict[str, Any]] | None]]
 # What the observer's answer shows of the exit state: running (the exit code and the OOM kill are read only of a
 # sandbox that stopped, from the engine)

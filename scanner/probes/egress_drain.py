@@ -3,11 +3,17 @@
 from __future__ import annotations
 
 import dataclasses
-from typing import Any
+from typing import Any, Protocol
 
 from sandbox.run.sink import EgressEvent, Sink
 
 MAX_EVENTS_PER_DRAIN = 200
+
+
+class Drain(Protocol):
+    """What the runner drains with: the attempts not handed out yet (`settled`: asked of the engine too)."""
+
+    def __call__(self, container_id: str, /, *, settled: bool = False) -> list[dict[str, Any]]: ...
 
 
 class EgressDrain:
@@ -19,9 +25,10 @@ class EgressDrain:
         self.sink = sink
         self._seen: set[tuple[Any, ...]] = set()
 
-    def __call__(self, _container_id: str) -> list[dict[str, Any]]:
+    def __call__(self, _container_id: str, *, settled: bool = False) -> list[dict[str, Any]]:
+        """The events not handed out yet; `settled`: with what the engine logged by now (the scan's last drains)."""
         fresh = []
-        for event in self.sink.events():
+        for event in self.sink.events(settled=settled):
             key = (event.ts, event.kind, event.host, event.port, event.original_dst, event.query, event.qtype)
             if key in self._seen:
                 continue

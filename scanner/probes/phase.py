@@ -28,6 +28,7 @@ from scanner.rules.behavior import evaluate_behavior
 from scanner.rules.file_kinds import configured_paths
 from scanner.rules.fixture import refusal_finding
 from scanner.rules.probe import evaluate_probes
+from scanner.probes.egress_drain import Drain
 from scanner.probes.runner import (
     ProbeOptions,
     ProbeOutcome,
@@ -69,7 +70,7 @@ class ProbePhaseReport:
 def make_after_listing(session: SandboxSession, server: RunningServer, plan: ProbePlan,
                        restart: Callable[[], RunningServer], *, startup_timeout: float = 60.0,
                        request_timeout: float = 30.0, progress: Progress = lambda _: None,
-                       drain_egress: Callable[[str], list[dict[str, Any]]] | None = None,
+                       drain_egress: Drain | None = None,
                        seeded: Seeded | None = None, before_probes: Callable[[], None] | None = None,
                        health: WireHealth | None = None) -> tuple[AfterListing | None, ProbePhaseResult]:
     """Seed the running sandbox now (before the handshake) and return the hook `collect` runs after listing.

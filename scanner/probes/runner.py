@@ -12,6 +12,7 @@ from __future__ import annotations
 import time
 from collections.abc import Awaitable, Callable
 from contextlib import AsyncExitStack
+from functools import partial
 from typing import Any
 
 import anyio
@@ -60,17 +61,15 @@ class ProbeRunner:
         self.outcome = ProbeOutcome()
         self.server = access.server
         self.client: ScanClient | None = None
-        self.sandbox_index = 0
-        self.last_snapshot = baseline
+        self.sandbox_index, self.last_snapshot = 0, baseline
         self.watch = watch or Watch(access.docker, access.server.container_id, unavailable="not started")
         self.last_processes: set[int] | None = None
-        self.current_tools: list[dict[str, Any]] = []
-        self.restart_needed = False
+        self.current_tools: list[dict[str, Any]] = []  # the last listing, as served
+        self.restart_needed, self.suspect_restarts = False, 0  # restarts after a suspect sent again stopped one
         self.health = access.health or WireHealth()  # of the session in use; each restart has its own
         self.ids = IdPool()  # identifiers this session's results held, for later calls (id_reuse)
         self.answered: list[Answered] = []  # this server's recent answers (P6 attribution: crash_attribution)
         self.undecided: Undecided | None = None  # a crash its suspects, sent again to the next server, decide
-        self.suspect_restarts = 0  # restarts after a suspect sent again stopped the fresh server
         self.server_pid: int | None = None  # the server's host pid in this sandbox (B5 tells its children by it)
         self.cadence, self.first_page = RelistCadence(), DumpedPage()  # when to re-list; its last first page
         # each drained egress attempt goes to the record of the call the sink accepted it during
@@ -120,7 +119,7 @@ class ProbeRunner:
             self.outcome.server = self.server
             self.outcome.server_exited = await has_exited(self.access.docker, self.server.container_id)
             self.outcome.looks.extend(self.watch.finish())
-            await self._drain_egress()  # the last calls' connections the sink logged late
+            await self._drain_egress(settled=True)  # the last calls' connections the sink logged late
             await self._stack.aclose()
             self.outcome.tools_after = list(self.current_tools)
             self.outcome.seconds = round(time.monotonic() - began, 3)
@@ -253,13 +252,14 @@ class ProbeRunner:
                                                                    "pids_limit_evidence": evidence})
             self.restart_needed = True
 
-    async def _drain_egress(self, pending: CallBehavior | None = None) -> None:
+    async def _drain_egress(self, pending: CallBehavior | None = None, *, settled: bool = False) -> None:
         """B2: the egress attempts logged since the last drain, each into its call's record (egress_windows);
-        `pending`: the start-up record being filled, which its caller keeps or not."""
+        `pending`: the start-up record being filled, which its caller keeps or not; `settled`: the engine asked too."""
         if self.access.drain_egress is None:
             return
         try:
-            events = await anyio.to_thread.run_sync(self.access.drain_egress, self.server.container_id)
+            drain = partial(self.access.drain_egress, self.server.container_id, settled=settled)
+            events = await anyio.to_thread.run_sync(drain)
         except Exception as exc:  # noqa: BLE001 - the sink failing loses evidence, it must not stop probing
             events = exc
         self.windows.place(events, pending)

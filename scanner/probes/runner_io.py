@@ -15,6 +15,7 @@ from sandbox.run.seeding import Archive
 from sandbox.run.server import RunningServer
 from sandbox.run.workspace_seed import SeedManifest
 from scanner.pipeline.transport import WireHealth
+from scanner.probes.egress_drain import Drain
 from scanner.probes.fixtures import Refusal
 from scanner.probes.options import ProbeOptions
 from scanner.probes.model import ProbeResult
@@ -63,7 +64,7 @@ class SandboxAccess:
     cpus: float = 1.0
     # B2 hook for the egress sink: given the server's container id, the attempts logged since the last drain
     # (dicts with e.g. host / sni / query / destination and first_bytes). Drained after every call.
-    drain_egress: Callable[[str], list[dict[str, Any]]] | None = None
+    drain_egress: Drain | None = None
     health: WireHealth | None = None  # the listing session's wire health (a flood there names what ended it)
 
 
