@@ -75,7 +75,7 @@ class _Stream:
     closed: bool = False
 
     def __iter__(self) -> Iterator[bytes]:
-        while (chunk := self.fed.get(timeout=10)) != _END:
+        while (chunk := self.fed.get()) != _END:
             yield chunk
 
     def send(self, stamp: float, line: bytes) -> None:
@@ -87,7 +87,8 @@ class _Stream:
 
 
 def _stamped(stamp: float, line: bytes) -> bytes:
-    return datetime.fromtimestamp(stamp, timezone.utc).strftime("%Y-%m-%dT%H:%M:%S.%f000Z").encode() + b" " + line + b"\n"
+    text = datetime.fromtimestamp(stamp, timezone.utc).strftime("%Y-%m-%dT%H:%M:%S.%f000Z").encode()
+    return text + b" " + line + b"\n"
 
 
 @dataclass
@@ -148,6 +149,7 @@ def test_following_a_read_takes_what_the_stream_brought_and_asks_the_engine_noth
     engine.stream.fed.put(_stamped(1_700_000_004.5, _line(3))[20:])
     assert _queries(_read_until(log, 4)) == [None, "q1.invalid", "q2.invalid", "q3.invalid"]
     assert len(engine.asked) == 2  # no fetch since the first
+    log.close()
 
 
 def test_a_settled_read_asks_the_engine_too_and_keeps_each_line_once():
@@ -160,6 +162,7 @@ def test_a_settled_read_asks_the_engine_too_and_keeps_each_line_once():
     engine.stream.send(1_700_000_001.0, _line(2))  # the stream brings it later: already held
     engine.stream.send(1_700_000_002.0, _line(3))
     assert _queries(_read_until(log, 3)) == ["q1.invalid", "q2.invalid", "q3.invalid"]
+    log.close()
 
 
 def test_once_the_stream_ended_each_read_asks_the_engine_again():
