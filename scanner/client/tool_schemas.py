@@ -1,12 +1,19 @@
 """What the scan's client remembers of the tools it listed, as the MCP SDK's client does (docs/own-client.md §2, §3):
 each tool's output schema (the last listed wins; a complete listing forgets the tools it lacks), checked against the
 structured content of a call's result; and at 2026-07-28 the tools whose `x-mcp-header` annotations are invalid,
-dropped from the page (a client MUST drop them). jsonschema is imported only when a result is checked."""
+dropped from the page (a client MUST drop them).
+
+jsonschema (with referencing, attrs and rpds: about 0.1 s of CPU) is needed only to check a result, and only once a
+listing holds an output schema: it is imported then, in a thread of its own, while the scan's first call waits
+anyway (for the probes' start-up record, and P10's second server), rather than inside the first call's check. A check
+that comes first imports it itself, or waits for that thread's import to end (Python's import lock)."""
 
 from __future__ import annotations
 
+import importlib
 import json
 import re
+import threading
 from typing import Any
 
 import mcp_types
@@ -19,6 +26,7 @@ _ONE = frozenset({"items", "contains", "unevaluatedItems", "additionalProperties
                   "unevaluatedProperties", "not", "if", "then", "else", "contentSchema"})
 _LIST = frozenset({"allOf", "anyOf", "oneOf", "prefixItems"})
 _MAP = frozenset({"patternProperties", "dependentSchemas", "$defs", "definitions"})
+VALIDATION_MODULES = ("jsonschema.validators", "referencing")  # what `ToolSchemas.check` imports
 
 
 def has_invalid_header(input_schema: Any) -> bool:
@@ -61,6 +69,7 @@ class ToolSchemas:
     def __init__(self) -> None:
         self._schemas: dict[str, dict[str, Any] | None] = {}
         self._validators: dict[str, Any] = {}
+        self.importing: threading.Thread | None = None  # VALIDATION_MODULES being imported (see the module)
 
     def knows(self, name: str) -> bool:
         return name in self._schemas
@@ -73,6 +82,9 @@ class ToolSchemas:
             if tool.name in self._validators and _json(self._schemas.get(tool.name)) != _json(tool.output_schema):
                 del self._validators[tool.name]
             self._schemas[tool.name] = tool.output_schema
+        if self.importing is None and any(tool.output_schema is not None for tool in page.tools):
+            self.importing = threading.Thread(target=_import_validation, name="mcp-sandbox-jsonschema", daemon=True)
+            self.importing.start()
         if complete:
             names = {tool.name for tool in page.tools}
             self._schemas = {name: s for name, s in self._schemas.items() if name in names}
@@ -112,6 +124,11 @@ class ToolSchemas:
             raise RuntimeError(f"Invalid schema for tool {name}: {exc}") from None
         validator = self._validators[name] = kind(schema, registry=Registry())
         return validator
+
+
+def _import_validation() -> None:
+    for name in VALIDATION_MODULES:
+        importlib.import_module(name)
 
 
 def _json(schema: dict[str, Any] | None) -> str:
