@@ -1,37 +1,53 @@
-"""The scan's client imports jsonschema once a listing holds an output schema, in a thread of its own (so the first
-call's check does not), and not at all for a listing without one (scanner/client/tool_schemas.py). Each case runs
-in a fresh interpreter, where nothing imported jsonschema before."""
+"""jsonschema is imported before the first call, beside its wait, when a probed tool has an output schema, and never
+by a scan that calls nothing (scanner/client/tool_schemas.py, scanner/probes/phase.py)."""
 
 from __future__ import annotations
 
 import subprocess
 import sys
 
+import anyio
+
+from scanner.client.tool_schemas import checks_results
+from scanner.probes.phase import _before_first_call
+
+WITH_OUTPUT = [{"name": "a", "inputSchema": {"type": "object"}},
+               {"name": "b", "inputSchema": {"type": "object"}, "outputSchema": {"type": "object"}}]
+WITHOUT = [{"name": "a", "inputSchema": {"type": "object"}}, {"name": "b", "inputSchema": {"type": "object"},
+                                                             "annotations": {"outputSchema": {}}}]
+
+
+def test_results_are_checked_only_for_a_tool_with_an_output_schema():
+    assert checks_results(WITH_OUTPUT)
+    assert not checks_results(WITHOUT) and not checks_results([])
+
+
+def test_the_wait_before_the_first_call_imports_the_validator_then_waits():
+    done: list[str] = []
+    before = _before_first_call(WITH_OUTPUT, lambda: done.append("waited"))
+    assert before is not None
+    anyio.run(before)
+    assert done == ["waited"] and "jsonschema.validators" in sys.modules and "referencing" in sys.modules
+    assert _before_first_call(WITHOUT, None) is None
+
+
 SCRIPT = """
 import sys
-import mcp_types
-from scanner.client.tool_schemas import ToolSchemas
-
-schemas = ToolSchemas()
-tool = {"name": "t", "inputSchema": {"type": "object"}}
-if sys.argv[1] == "output":
-    tool["outputSchema"] = {"type": "object", "properties": {"n": {"type": "integer"}}}
-before = "jsonschema" in sys.modules
-schemas.absorb(mcp_types.ListToolsResult.model_validate({"tools": [tool]}), modern=False, complete=True)
-if schemas.importing is not None:
-    schemas.importing.join(30)
-print(before, schemas.importing is not None, "jsonschema.validators" in sys.modules, "referencing" in sys.modules)
+from scanner.probes.phase import _before_first_call
+import anyio
+before = _before_first_call(__import__("json").loads(sys.argv[1]), lambda: None)
+anyio.run(before)
+print("jsonschema.validators" in sys.modules)
 """
 
 
-def _run(case: str) -> str:
-    done = subprocess.run([sys.executable, "-c", SCRIPT, case], capture_output=True, text=True, timeout=60, check=True)
-    return done.stdout.split()
+def test_without_an_output_schema_nothing_imports_jsonschema():
+    """In a fresh interpreter, where nothing imported it before."""
+    import json
 
-
-def test_a_listing_with_an_output_schema_imports_the_validator_in_a_thread():
-    assert _run("output") == ["False", "True", "True", "True"]
-
-
-def test_a_listing_without_one_imports_nothing():
-    assert _run("none") == ["False", "False", "False", "False"]
+    done = subprocess.run([sys.executable, "-c", SCRIPT, json.dumps(WITHOUT)], capture_output=True, text=True,
+                          timeout=60, check=True)
+    assert done.stdout.split() == ["False"]
+    done = subprocess.run([sys.executable, "-c", SCRIPT, json.dumps(WITH_OUTPUT)], capture_output=True, text=True,
+                          timeout=60, check=True)
+    assert done.stdout.split() == ["True"]

@@ -3,17 +3,17 @@ each tool's output schema (the last listed wins; a complete listing forgets the 
 structured content of a call's result; and at 2026-07-28 the tools whose `x-mcp-header` annotations are invalid,
 dropped from the page (a client MUST drop them).
 
-jsonschema (with referencing, attrs and rpds: about 0.1 s of CPU) is needed only to check a result, and only once a
-listing holds an output schema: it is imported then, in a thread of its own, while the scan's first call waits
-anyway (for the probes' start-up record, and P10's second server), rather than inside the first call's check. A check
-that comes first imports it itself, or waits for that thread's import to end (Python's import lock)."""
+jsonschema (with referencing, attrs and rpds: about 0.1 s of CPU) is needed only to check a call's result against its
+tool's output schema: a probing scan whose listing holds one imports it (`import_validation`) in the thread where the
+first call waits anyway, beside the probes' start-up record and for P10's second server (scanner/probes/phase.py),
+rather than inside the first call's check; a scan that calls nothing never imports it. A check that comes first
+imports it itself, or waits for that thread's import to end (Python's import lock)."""
 
 from __future__ import annotations
 
 import importlib
 import json
 import re
-import threading
 from typing import Any
 
 import mcp_types
@@ -69,7 +69,6 @@ class ToolSchemas:
     def __init__(self) -> None:
         self._schemas: dict[str, dict[str, Any] | None] = {}
         self._validators: dict[str, Any] = {}
-        self.importing: threading.Thread | None = None  # VALIDATION_MODULES being imported (see the module)
 
     def knows(self, name: str) -> bool:
         return name in self._schemas
@@ -82,9 +81,6 @@ class ToolSchemas:
             if tool.name in self._validators and _json(self._schemas.get(tool.name)) != _json(tool.output_schema):
                 del self._validators[tool.name]
             self._schemas[tool.name] = tool.output_schema
-        if self.importing is None and any(tool.output_schema is not None for tool in page.tools):
-            self.importing = threading.Thread(target=_import_validation, name="mcp-sandbox-jsonschema", daemon=True)
-            self.importing.start()
         if complete:
             names = {tool.name for tool in page.tools}
             self._schemas = {name: s for name, s in self._schemas.items() if name in names}
@@ -126,7 +122,13 @@ class ToolSchemas:
         return validator
 
 
-def _import_validation() -> None:
+def checks_results(tools: list[dict[str, Any]]) -> bool:
+    """Whether calling these tools (as listed, JSON) will check results against an output schema."""
+    return any(isinstance(tool, dict) and tool.get("outputSchema") is not None for tool in tools)
+
+
+def import_validation() -> None:
+    """Import what checking a result needs (see the module)."""
     for name in VALIDATION_MODULES:
         importlib.import_module(name)
 

@@ -11,7 +11,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
 from functools import partial
 from typing import Any
@@ -22,6 +22,7 @@ from sandbox.run.observe import ObserveError
 from sandbox.run.seeding import Seeded
 from sandbox.run.server import RunningServer
 from sandbox.core.session import SandboxSession
+from scanner.client.tool_schemas import checks_results, import_validation
 from scanner.pipeline.inventory import AfterListing, Inventory
 from scanner.pipeline.transport import WireHealth
 from scanner.rules.behavior import evaluate_behavior
@@ -99,14 +100,25 @@ def make_after_listing(session: SandboxSession, server: RunningServer, plan: Pro
         return None, holder
     runner = ProbeRunner(access, plan.options, baseline, progress, watched)
 
-    # the wait, in a thread, that the runner awaits beside its start-up record
-    before_first_call = partial(anyio.to_thread.run_sync, before_probes) if before_probes is not None else None
-
     async def after_listing(client: Any, inventory: Inventory) -> None:
         holder.tools = list(inventory.tools)
-        holder.outcome = await runner.run(client, inventory.tools, before_first_call)
+        holder.outcome = await runner.run(client, inventory.tools, _before_first_call(inventory.tools, before_probes))
 
     return AfterListing(run=after_listing, on_message=runner.on_message), holder
+
+
+def _before_first_call(tools: list[dict[str, Any]], before_probes: Callable[[], None] | None
+                       ) -> Callable[[], Awaitable[None]] | None:
+    """What the runner awaits beside its start-up record, in a thread: jsonschema imported when a tool has an output
+    schema (scanner/client/tool_schemas.py), then `before_probes` (the wait for P10's second server)."""
+    steps = ([import_validation] if checks_results(tools) else []) + ([before_probes] if before_probes else [])
+    if not steps:
+        return None
+
+    def run_steps() -> None:
+        for step in steps:
+            step()
+    return partial(anyio.to_thread.run_sync, run_steps)
 
 
 def summarize(holder: ProbePhaseResult) -> ProbePhaseReport:
