@@ -184,3 +184,11 @@ def test_close_ends_the_stream():
     log.read()
     log.close()
     assert engine.stream.closed
+
+
+def test_a_settled_first_read_opens_no_stream():
+    """A scan without probes reads the log once, settled, at its end: nothing follows that read."""
+    engine = _Engine([(1_700_000_000.25, _line(1))])
+    log = SinkLog(_Client(engine), "sink")  # type: ignore[arg-type]
+    assert _queries(log.read(settled=True)) == ["q1.invalid"]
+    assert log._stream is None and [asked.get("follow", False) for asked in engine.asked] == [False]

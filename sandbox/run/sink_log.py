@@ -2,12 +2,12 @@
 last one it saw, so a scan that drains after every call reads each line about once instead of the whole log each
 call (with `docker logs`, also one `inspect` fewer per read: docker-py asks whether the container has a tty).
 
-Following (the default): after its first read, the log keeps one follow stream open, read by a thread of its own,
-and a read takes what the stream brought, with no engine call (a probing scan drains after every call: 55 engine
-calls, about 1 ms of the scanner's CPU and 0.5 ms of the engine's each, on `server-filesystem`). A `settled` read
-asks the engine as well, as does every read once the stream ended or failed (the container stopped, the engine went
-away): what the engine wrote to the log by then is read either way. The stream starts where the reads before it left
-off (the same overlap), so a line is kept once whichever way it came.
+Following (the default): after its first read (unless that one was settled: a scan's last), the log keeps one follow
+stream open, read by a thread of its own, and a read takes what the stream brought, with no engine call (a probing
+scan drains after every call: 55 engine calls, about 1 ms of the scanner's CPU and 0.5 ms of the engine's each, on
+`server-filesystem`). A `settled` read asks the engine as well, as does every read once the stream ended or failed
+(the container stopped, the engine went away): what the engine wrote to the log by then is read either way. The
+stream starts where the reads before it left off (the same overlap), so a line is kept once whichever way it came.
 
 The engine stamps every line it logged (`timestamps`, its own clock, so a remote engine's skew does not matter); a
 read asks `since` the newest stamp seen, in whole seconds, less a margin (`OVERLAP_SECONDS`, so a line the engine
@@ -60,7 +60,7 @@ class SinkLog:
                 self._take(stream.take())
             if settled or stream is None or not stream.running():
                 self._take(_stamped_lines(self._fetch()))
-            if self.follow and stream is None:
+            if self.follow and stream is None and not settled:  # a settled read is a scan's last: none follow it
                 self._stream = LogStream.open(self.client, self.container_id, self._since())
             return list(self.lines)
 
