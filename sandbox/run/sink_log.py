@@ -20,11 +20,10 @@ from __future__ import annotations
 import json
 import re
 import threading
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any
-
-from collections.abc import Callable, Iterator
 
 import docker
 from docker.errors import DockerException, create_api_error_from_http_exception

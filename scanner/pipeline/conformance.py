@@ -81,7 +81,8 @@ def check_conformance(session: SandboxSession, started: StartedServer, inventory
     report.checks += records
     egress = []
     if started.drain is not None:
-        egress = egress_findings(new_hosts(started.drain(started.server.container_id, settled=True), reported), during=DURING)
+        drained = started.drain(started.server.container_id, settled=True)
+        egress = egress_findings(new_hosts(drained, reported), during=DURING)
     return Conformance(report=report, findings=[*findings, *wire_findings], egress=egress,
                        problem=dead_server(observed, stderr))
 
