@@ -121,12 +121,12 @@ def test_near_miss_the_same_listing_in_another_order_and_with_newer_only_fields_
 def test_an_identical_listing_is_not_locked_at_all(monkeypatch: pytest.MonkeyPatch) -> None:
     """Building the lock of both listings cost about 2 s of CPU for 3,000 tools; two listings whose compared fields
     are the same JSON (keys in any order) can hold no change, so neither is locked."""
-    import scanner.rules.cloaking as cloaking
+    import scanner.lock.build as build  # imported by cloaking only where two listings differ
 
     def no_lock(tool: dict) -> None:
         raise AssertionError("an identical listing was locked")
 
-    monkeypatch.setattr(cloaking, "lock_tool", no_lock)
+    monkeypatch.setattr(build, "lock_tool", no_lock)
     reordered = json.loads(json.dumps(ADD, sort_keys=True))
     assert list(reordered) != list(ADD)
     assert cloaking_findings([ADD, POISONED], [reordered, copy.deepcopy(POISONED)], first_instructions="Hi",

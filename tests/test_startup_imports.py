@@ -182,8 +182,9 @@ def test_a_config_with_suppressions_is_checked_before_the_head_start_without_the
 
 def test_the_local_scan_path_imports_no_wire_probe_and_no_npm_signature_checks() -> None:
     """What `scan` imports to run a local (non --url) scan: the conformance wire and HTTP probes wait for
-    --spec-version/--spec or --url, and npm's signature and attestation checks (their own cryptography and sigstore
-    imports) for an npm package's provenance check."""
+    --spec-version/--spec or --url, npm's signature and attestation checks (their own cryptography and sigstore
+    imports) for an npm package's provenance check, and the lock (33 ms) for --lock or two listings that differ
+    (P10, scanner/rules/cloaking.py)."""
     code = ("import sys\nimport scanner.pipeline.early_server, scanner.pipeline.image_scan\n"
             "print(' '.join(sorted(sys.modules)))")
     loaded = set(subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True,
@@ -192,7 +193,8 @@ def test_the_local_scan_path_imports_no_wire_probe_and_no_npm_signature_checks()
     assert _under(loaded, ("scanner.conformance.probe", "scanner.conformance.wire", "scanner.conformance.http_probe",
                            "scanner.conformance.http_discovery", "scanner.conformance.http_wire",
                            "scanner.provenance.npm", "scanner.provenance.npm_attestations",
-                           "scanner.provenance.sigstore_identity", "scanner.signing", "sigstore", "tuf")) == set()
+                           "scanner.provenance.sigstore_identity", "scanner.signing", "sigstore", "tuf",
+                           "scanner.lock")) == set()
 
 
 def test_the_cli_never_loads_httpx_command_line_client() -> None:

@@ -14,18 +14,17 @@ the same JSON are not locked at all (`same_listing`): there is nothing the lock 
 from __future__ import annotations
 
 import json
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from sandbox.core.untrusted import cap_json, cap_text
-from scanner.lock.build import lock_tool
-from scanner.lock.changes import Change
-from scanner.lock.diff import first_by_name, tool_set_changes
-from scanner.lock.model import LockedServer, LockFile
-from scanner.lock.server_diff import instructions_changes
 from scanner.report.model import Finding, Severity
 from scanner.rules.probe import changed_definition_findings, definition_diff
 from scanner.rules.registry import rule
 from scanner.rules.static.changed import server_text_findings
+
+if TYPE_CHECKING:  # the lock is imported where two listings differ: most scans never build one (`_compared`)
+    from scanner.lock.changes import Change
+    from scanner.lock.model import LockFile
 
 # What a Tool carries in every protocol version the two sessions may negotiate (2025-06-18 and later).
 COMPARED_FIELDS = ("name", "title", "description", "inputSchema", "outputSchema", "annotations")
@@ -64,6 +63,8 @@ def cloaking_findings(first: list[dict[str, Any]], second: list[dict[str, Any]],
     if compared is None or not compared[2]:
         return []
     before, after, changes = compared
+    from scanner.lock.diff import first_by_name
+
     old = {name: cap_json(comparable(tool.definition)) for name, tool in first_by_name(before.tools).items()}
     new = {name: cap_json(comparable(tool.definition)) for name, tool in first_by_name(after.tools).items()}
     by_tool: dict[str | None, list[Change]] = {}
@@ -98,6 +99,9 @@ def _compared(first: list[dict[str, Any]], second: list[dict[str, Any]], first_i
     """Both listings locked and every change between them; None when they are the same (nothing is locked)."""
     if same_listing(first, second) and first_instructions == second_instructions:
         return None
+    from scanner.lock.diff import tool_set_changes
+    from scanner.lock.server_diff import instructions_changes
+
     before, after = _as_lock(first, first_instructions), _as_lock(second, second_instructions)
     return before, after, [*tool_set_changes(before, after), *instructions_changes(before.server, after.server)]
 
@@ -106,9 +110,9 @@ def _as_json(tools: list[dict[str, Any]]) -> str:
     return json.dumps([comparable(tool) for tool in tools], sort_keys=True, allow_nan=False)
 
 
-def _locked(tools: list[dict[str, Any]]) -> list[Any]:
-    return [lock_tool(comparable(tool)) for tool in tools]
-
-
 def _as_lock(tools: list[dict[str, Any]], instructions: str | None) -> LockFile:
-    return LockFile(server=LockedServer(instructions=instructions, instructions_known=True), tools=_locked(tools))
+    from scanner.lock.build import lock_tool
+    from scanner.lock.model import LockedServer, LockFile
+
+    locked = [lock_tool(comparable(tool)) for tool in tools]
+    return LockFile(server=LockedServer(instructions=instructions, instructions_known=True), tools=locked)
