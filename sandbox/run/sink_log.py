@@ -103,7 +103,8 @@ class SinkLog:
 
 class LogStream:
     """The engine's follow stream of the sink's stdout (stamped lines), read by a daemon thread into `take`'s buffer
-    until it ends: the container was removed or stopped, `close` was called, or a read failed (then `error`)."""
+    until it ends: the container was removed or stopped, `close` was called, or a read failed (the reads then ask the
+    engine, which raises its error there)."""
 
     def __init__(self, chunks: Iterator[bytes], closer: Callable[[], object]) -> None:
         self._chunks, self._closer = chunks, closer
@@ -111,7 +112,6 @@ class LogStream:
         self._received: list[bytes] = []  # the payloads since the last `take`
         self._partial = b""  # the start of a line the next payload ends
         self._running = True
-        self.error: BaseException | None = None
         threading.Thread(target=self._pump, name="mcp-sandbox-sink-log", daemon=True).start()
 
     @classmethod
@@ -143,8 +143,8 @@ class LogStream:
             for chunk in self._chunks:
                 with self._lock:
                     self._received.append(chunk)
-        except STREAM_ERRORS as exc:
-            self.error = exc
+        except STREAM_ERRORS:
+            pass  # ended early: `running` is False, and the next read asks the engine
         finally:
             self._running = False
 
