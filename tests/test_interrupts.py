@@ -166,3 +166,166 @@ def test_the_cli_exits_130_after_an_interrupt_that_left_code_run_from_a_string(t
                            env={**os.environ, "PYTHONPATH": str(Path(__file__).resolve().parents[1])}, timeout=60)
     assert child.returncode == 130, child.stderr
     assert "interrupted" in child.stderr
+
+
+# keep_lost_interrupts(): a KeyboardInterrupt raised where CPython cannot raise it (a weakref callback, as the one
+# that drops an import's module lock) is delivered again, not dropped.
+
+_LOST_CHILD = """
+import signal, sys, time, weakref
+from scanner.pipeline.interrupts import keep_lost_interrupts
+
+class Lock:
+    pass
+
+def dropped(_ref):  # as importlib's callback that drops a module lock: the Ctrl-C lands while it runs
+    signal.raise_signal(signal.SIGINT)  # its handler runs at once: KeyboardInterrupt inside the callback
+
+try:
+    with keep_lost_interrupts():
+        lock = Lock()
+        ref = weakref.ref(lock, dropped)
+        del lock
+        time.sleep(2)
+        print("ran on", flush=True)
+except KeyboardInterrupt:
+    print("interrupted", flush=True)
+    sys.exit(130)
+"""
+
+
+def _lost_child(source: str) -> subprocess.CompletedProcess[str]:
+    return subprocess.run([sys.executable, "-c", source], capture_output=True, text=True, timeout=60,
+                          env={**os.environ, "PYTHONPATH": str(Path(__file__).resolve().parents[1])})
+
+
+def test_an_interrupt_raised_inside_a_weakref_callback_still_ends_the_process() -> None:
+    child = _lost_child(_LOST_CHILD)
+    assert (child.returncode, child.stdout.strip()) == (130, "interrupted"), child.stderr
+    assert "Exception ignored" not in child.stderr
+
+
+def test_the_near_miss_without_it_cpython_drops_that_interrupt_and_runs_on() -> None:
+    plain = _LOST_CHILD.replace("    with keep_lost_interrupts():\n", "    if True:\n")
+    assert "with keep_lost_interrupts()" not in plain
+    child = _lost_child(plain)
+    assert (child.returncode, child.stdout.strip()) == (0, "ran on")
+    assert "Exception ignored in: <function dropped" in child.stderr
+    assert "KeyboardInterrupt" in child.stderr
+
+
+def test_other_exceptions_a_callback_raises_still_reach_the_hook_before_it() -> None:
+    source = _LOST_CHILD.replace("signal.raise_signal(signal.SIGINT)", "raise ValueError('a bug')")
+    child = _lost_child(source)
+    assert (child.returncode, child.stdout.strip()) == (0, "ran on")
+    assert "Exception ignored in: <function dropped" in child.stderr and "ValueError: a bug" in child.stderr
+
+
+def test_the_hook_is_back_as_it_was_after_the_section() -> None:
+    from scanner.pipeline.interrupts import keep_lost_interrupts
+
+    before = sys.unraisablehook
+    with keep_lost_interrupts():
+        assert sys.unraisablehook is not before
+    assert sys.unraisablehook is before
+
+
+_CLI_LOST_CHILD = """
+import signal, weakref
+from scanner.cli import app
+
+class Lock:
+    pass
+
+def interrupted(**_kwargs):
+    lock = Lock()
+    ref = weakref.ref(lock, lambda _ref: signal.raise_signal(signal.SIGINT))
+    del lock
+    import time
+    time.sleep(2)
+    print("ran on", flush=True)
+    return 0
+app.app = interrupted
+app.main()
+"""
+
+
+def test_the_cli_exits_130_after_an_interrupt_cpython_would_have_dropped(tmp_path: Path) -> None:
+    (tmp_path / "cli_lost_child.py").write_text(_CLI_LOST_CHILD)
+    child = subprocess.run([sys.executable, "-m", "cli_lost_child"], capture_output=True, text=True, cwd=tmp_path,
+                           env={**os.environ, "PYTHONPATH": str(Path(__file__).resolve().parents[1])}, timeout=60)
+    assert child.returncode == 130, child.stderr
+    assert "interrupted" in child.stderr and "ran on" not in child.stdout
+
+
+# caused_by_interrupt(): a Ctrl-C CPython turned into another error (3.11: a RuntimeError from `__set_name__`).
+
+def _set_name_raising(raised: BaseException) -> RuntimeError:
+    class Field:
+        def __set_name__(self, owner: type, name: str) -> None:
+            raise raised
+
+    with pytest.raises(RuntimeError, match="Error calling __set_name__") as caught:
+        type("Settings", (), {"environment": Field()})
+    return caught.value
+
+
+def test_an_error_cpython_made_of_a_ctrl_c_is_caused_by_an_interrupt() -> None:
+    from scanner.pipeline.interrupts import caused_by_interrupt
+
+    assert caused_by_interrupt(_set_name_raising(KeyboardInterrupt()))
+    assert caused_by_interrupt(KeyboardInterrupt())
+
+
+def test_the_near_miss_the_same_error_from_a_bug_is_not() -> None:
+    from scanner.pipeline.interrupts import caused_by_interrupt
+
+    assert not caused_by_interrupt(_set_name_raising(ValueError("a bug")))
+    looped = ValueError("a")
+    looped.__context__ = TypeError("b")
+    looped.__context__.__context__ = looped  # a chain that loops ends the walk
+    assert not caused_by_interrupt(looped)
+
+
+_CLI_WRAPPED_CHILD = """
+from scanner.cli import app
+class Field:
+    def __set_name__(self, owner, name):
+        raise {raised}
+def interrupted(**_kwargs):
+    type("Settings", (), {{"environment": Field()}})  # as a dataclass made while a module imports
+app.app = interrupted
+app.main()
+"""
+
+
+@pytest.mark.parametrize(("raised", "code", "said"), [("KeyboardInterrupt", 130, "interrupted"),
+                                                      ("ValueError('a bug')", 3, "error: internal error")])
+def test_the_cli_exits_130_after_a_ctrl_c_cpython_wrapped_and_3_after_a_bug_so_wrapped(
+        tmp_path: Path, raised: str, code: int, said: str) -> None:
+    (tmp_path / "cli_wrapped_child.py").write_text(_CLI_WRAPPED_CHILD.format(raised=raised))
+    child = subprocess.run([sys.executable, "-m", "cli_wrapped_child"], capture_output=True, text=True, cwd=tmp_path,
+                           env={**os.environ, "PYTHONPATH": str(Path(__file__).resolve().parents[1])}, timeout=60)
+    assert child.returncode == code, child.stderr
+    assert child.stderr.startswith(said)
+
+
+_IMPORT_CHILD = """
+import os, signal, sys, threading
+from scanner.cli import scan as scan_cli
+threading.Timer(0.05, os.kill, args=(os.getpid(), signal.SIGINT)).start()  # while the scan path imports
+try:
+    scan_cli._run(None)  # the interrupt is raised before the options are used
+except KeyboardInterrupt:
+    print("interrupted", "scanner.pipeline.image_scan" in sys.modules, flush=True)
+"""
+
+
+def test_a_ctrl_c_while_the_scan_path_imports_is_raised_once_it_is_imported() -> None:
+    """Held to the import's end (interrupts.uninterruptible), then raised: never inside the import, where CPython may
+    drop it or turn it into another error."""
+    assert "scanner.pipeline.image_scan" not in subprocess.run(
+        [sys.executable, "-c", "import sys, scanner.cli.scan; print(sorted(sys.modules))"], capture_output=True,
+        text=True, check=True, env={**os.environ, "PYTHONPATH": str(Path(__file__).resolve().parents[1])}).stdout
+    child = _lost_child(_IMPORT_CHILD)
+    assert child.stdout.strip() == "interrupted True", child.stderr

@@ -78,3 +78,53 @@ def test_an_interrupt_wakes_a_thread_waiting_on_the_sandbox(docker_client: docke
     assert waiting[0].done() and waiting[0].result()["StatusCode"] == 137  # killed, not slept out (0)
     assert parts.teardown is not None and parts.teardown.complete
     assert labelled_containers(docker_client, parts.session or "") == []
+
+
+def _wrapped_by_cpython(raised: BaseException) -> RuntimeError:
+    """What CPython 3.11 raises when a descriptor's `__set_name__` raises while a class is made (a dataclass field's,
+    as a module imports): a RuntimeError caused by it."""
+    class Field:
+        def __set_name__(self, owner: type, name: str) -> None:
+            raise raised
+
+    try:
+        type("Settings", (), {"environment": Field()})
+    except RuntimeError as exc:
+        return exc
+    raise AssertionError("not wrapped")  # Python 3.12 adds a note instead: this helper then says so
+
+
+@pytest.mark.docker
+def test_a_ctrl_c_cpython_wrapped_in_another_error_still_ends_the_scan_as_an_interrupt(
+        docker_client: docker.DockerClient) -> None:
+    image = images.ensure_runtime_image(docker_client, "python").tag
+    parts = ScanParts(target=parse_target("pypi:mcp-server-time"), probes_enabled=False, clock=PhaseClock())
+    waiting: list[Future[Any]] = []
+
+    def stages(session: SandboxSession, running: Concurrent) -> None:
+        container = session.create_container("run", image=image, command=["sleep", "120"], user="10001:10001")
+        session.client.api.start(container)
+        running.relisting = running.pool.submit(session.client.api.wait, container, timeout=150)
+        waiting.append(running.relisting)
+        time.sleep(0.5)
+        raise _wrapped_by_cpython(KeyboardInterrupt())
+
+    with ThreadPoolExecutor(max_workers=4) as pool, pytest.raises(KeyboardInterrupt):
+        in_session(parts, docker_client, pool, time.monotonic(), stages)
+    assert parts.failure is None  # not a stage's failure
+    assert waiting[0].done() and waiting[0].result()["StatusCode"] == 137  # halted: killed, not slept out
+    assert parts.teardown is not None and parts.teardown.complete
+
+
+@pytest.mark.docker
+def test_the_near_miss_the_same_error_caused_by_a_bug_is_the_stages_failure(
+        docker_client: docker.DockerClient) -> None:
+    parts = ScanParts(target=parse_target("pypi:mcp-server-time"), probes_enabled=False, clock=PhaseClock())
+
+    def stages(_session: SandboxSession, _running: Concurrent) -> None:
+        raise _wrapped_by_cpython(ValueError("a bug"))
+
+    with ThreadPoolExecutor(max_workers=4) as pool:
+        in_session(parts, docker_client, pool, time.monotonic(), stages)
+    assert parts.failure is not None and "Error calling __set_name__" in parts.failure.error
+    assert parts.teardown is not None and parts.teardown.complete

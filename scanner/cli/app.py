@@ -17,7 +17,7 @@ from typer.core import TyperGroup
 from sandbox.core.errors import SandboxError, UserInputError
 from scanner.cli.lazy_commands import LazyCommands
 from scanner.errors import UsageError
-from scanner.pipeline.interrupts import forget_handled_interrupts
+from scanner.pipeline.interrupts import caused_by_interrupt, forget_handled_interrupts, keep_lost_interrupts
 from sandbox.core.untrusted import escape_for_terminal
 
 # Every command, in --help order, and the module of scanner/cli whose `register(app)` adds it. A module is imported
@@ -91,6 +91,12 @@ GC_THRESHOLDS = (300_000, 50, 100)
 # warm scan (paired, 12 rounds): 0.11 s off the listing scan, 0.35-0.41 s off the probing scan of server-filesystem.
 SWITCH_INTERVAL = 0.0005
 INTERNAL_ERROR_EXIT = 3  # as a scan that could not finish: never 1, which means "findings"
+INTERRUPTED_EXIT = 130
+
+
+def _interrupted() -> int:
+    _fail("interrupted; the sandbox was torn down")
+    return INTERRUPTED_EXIT
 
 
 def _internal_error(exc: Exception) -> int:
@@ -110,9 +116,10 @@ def main() -> None:
     _freeze_at_exit()
     _skip_unused_optional_imports()
     try:
-        code = _run()
+        with keep_lost_interrupts():  # a Ctrl-C CPython would drop (in a weakref callback) is delivered again
+            code = _run()
     except Exception as exc:  # noqa: BLE001 - the one top-level guard: whatever escaped is reported, not hidden
-        code = _internal_error(exc)
+        code = _interrupted() if caused_by_interrupt(exc) else _internal_error(exc)
     forget_handled_interrupts()  # every interrupt has its exit code by now (130): none may end the process as -2
     sys.exit(code)
 
@@ -160,6 +167,5 @@ def _run() -> int:
         _fail(f"error: {exc}")
         code = 3
     except (KeyboardInterrupt, typer.Abort):
-        _fail("interrupted; the sandbox was torn down")
-        code = 130
+        code = _interrupted()
     return code if isinstance(code, int) else 0

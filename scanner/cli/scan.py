@@ -263,8 +263,10 @@ def _run(options: ScanOptions, early: HeadStart | None = None) -> Report:
     """The scan, with a spinner on stderr when it can show (scanner/cli/spinner.py); Ctrl-C after the sandbox is
     torn down is exit 130. `early`: the engine work begun before the scan machinery was imported (`_head_start`)."""
     from scanner.cli.spinner import spinner_shows
-    from scanner.pipeline.image_scan import run_target
+    from scanner.pipeline.interrupts import uninterruptible
 
+    with uninterruptible():  # a Ctrl-C while the scan path imports is held to its end, then raised here (as a whole)
+        from scanner.pipeline.image_scan import run_target
     try:
         if not spinner_shows(sys.stderr):
             return run_target(options, progress=lambda _step: None, head_start=early)

@@ -1,10 +1,12 @@
-"""Signals during a scan: SIGTERM/SIGHUP end the scan like Ctrl-C does (so `finally` tears the sandbox down), and
-teardown itself is not interrupted by a second signal."""
+"""Signals during a scan: SIGTERM/SIGHUP end the scan like Ctrl-C does (so `finally` tears the sandbox down), a
+Ctrl-C that CPython would drop is delivered again, and teardown itself is not interrupted by a second signal."""
 
 from __future__ import annotations
 
 import signal
-from collections.abc import Iterator
+import sys
+import threading
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from types import FrameType
 
@@ -24,6 +26,69 @@ def forget_handled_interrupts() -> None:
     catches it further up, and a `python -m` run so noted ends with SIGINT at exit: returncode -2, not the 130 it
     chose. Running more string code clears the note (pythonrun.c: run_eval_code_obj resets it first)."""
     exec("pass")  # noqa: S102 - a constant: running it is the point
+
+
+# How long after a dropped KeyboardInterrupt SIGINT is sent to the main thread again: by then the callback that
+# dropped it (and the hook that saw it drop) has returned, so the handler runs in the code around it.
+REDELIVER_AFTER_SECONDS = 0.01
+
+
+@contextmanager
+def keep_lost_interrupts() -> Iterator[None]:
+    """A KeyboardInterrupt that CPython cannot raise is delivered again instead of dropped. The signal's handler
+    raises it wherever the main thread is; when that is a weakref callback or a `__del__`, CPython prints it
+    ("Exception ignored in: ...") and goes on. The seen case is the callback that drops an import's module lock:
+    about 1 in 100 Ctrl-Cs sent while a scan imports its code, after which the scan ran to its end. Here
+    sys.unraisablehook takes such an interrupt and, REDELIVER_AFTER_SECONDS later, SIGINT is sent to the main thread
+    once more, to whatever handler it then meets (the default raises KeyboardInterrupt, a running event loop cancels
+    its task, `uninterruptible` holds it); nothing is printed. Every other unraisable exception goes to the hook
+    that was there before."""
+    previous = sys.unraisablehook
+    sys.unraisablehook = _redelivering(previous)
+    try:
+        yield
+    finally:
+        sys.unraisablehook = previous
+
+
+def _redelivering(previous: Callable[[sys.UnraisableHookArgs], object]) -> Callable[[sys.UnraisableHookArgs], None]:
+    def hook(unraisable: sys.UnraisableHookArgs) -> None:
+        interrupt = unraisable.exc_type is not None and issubclass(unraisable.exc_type, KeyboardInterrupt)
+        if not interrupt or threading.current_thread() is not threading.main_thread():
+            previous(unraisable)
+            return
+        # Not sent from here: the handler would run in this hook, whose own exceptions CPython drops as well.
+        timer = threading.Timer(REDELIVER_AFTER_SECONDS, _interrupt_main, args=(threading.main_thread().ident,))
+        timer.daemon = True
+        try:
+            timer.start()
+        except KeyboardInterrupt:  # another Ctrl-C while the timer starts: the timer sends one all the same
+            pass
+    return hook
+
+
+def caused_by_interrupt(exc: BaseException) -> bool:
+    """Whether `exc` came of a Ctrl-C: a KeyboardInterrupt in its chain of causes. CPython 3.11 turns a
+    KeyboardInterrupt raised in a `__set_name__` (a dataclass field's, while a module imports) into a RuntimeError
+    caused by it; the interrupt is still what ended the work."""
+    seen: set[int] = set()
+    current: BaseException | None = exc
+    while current is not None and id(current) not in seen:
+        if isinstance(current, KeyboardInterrupt):
+            return True
+        seen.add(id(current))
+        current = current.__cause__ or current.__context__
+    return False
+
+
+def _interrupt_main(ident: int | None) -> None:
+    """SIGINT to the main thread (a real signal: it also ends a wait the main thread is blocked in)."""
+    if ident is None:
+        return
+    try:
+        signal.pthread_kill(ident, signal.SIGINT)
+    except ProcessLookupError:  # the main thread has ended: so has the command
+        pass
 
 
 @contextmanager

@@ -51,7 +51,7 @@ from scanner.pipeline.early_server import EarlyServer
 from scanner.pipeline.installation import install_info, install_server, installation_of, runtime_image
 from scanner.pipeline.installed_files import InstalledFiles
 from scanner.pipeline.head_start import HeadStart
-from scanner.pipeline.interrupts import terminate_as_interrupt, uninterruptible
+from scanner.pipeline.interrupts import caused_by_interrupt, terminate_as_interrupt, uninterruptible
 from scanner.pipeline.inventory_model import Inventory
 from scanner.pipeline.launch import choose_command
 from scanner.pipeline.lint import lint
@@ -131,6 +131,9 @@ def in_session(parts: ScanParts, client: docker.DockerClient, pool: ThreadPoolEx
     except (SandboxError, UsageError):
         raise
     except Exception as exc:  # noqa: BLE001 - deliberately any: the partial report is written, status failed
+        if caused_by_interrupt(exc):  # a Ctrl-C CPython wrapped (a module imported late): no failure of the stage
+            session.halt()
+            raise KeyboardInterrupt from exc
         parts.failure = Failure.of(parts.stage, exc)
     except KeyboardInterrupt:  # Ctrl-C, or SIGTERM/SIGHUP as one: the threads must not wait out their own timeouts
         session.halt()
