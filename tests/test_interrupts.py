@@ -160,10 +160,15 @@ app.main()
 """
 
 
+def _cli_child(tmp_path: Path, source: str) -> subprocess.CompletedProcess[str]:
+    """`source` (which replaces the CLI's app and calls its main) run as `python -m`, as the CLI runs."""
+    (tmp_path / "cli_child.py").write_text(source)
+    return subprocess.run([sys.executable, "-m", "cli_child"], capture_output=True, text=True, cwd=tmp_path,
+                          env={**os.environ, "PYTHONPATH": str(Path(__file__).resolve().parents[1])}, timeout=60)
+
+
 def test_the_cli_exits_130_after_an_interrupt_that_left_code_run_from_a_string(tmp_path: Path) -> None:
-    (tmp_path / "cli_child.py").write_text(_CLI_CHILD)
-    child = subprocess.run([sys.executable, "-m", "cli_child"], capture_output=True, text=True, cwd=tmp_path,
-                           env={**os.environ, "PYTHONPATH": str(Path(__file__).resolve().parents[1])}, timeout=60)
+    child = _cli_child(tmp_path, _CLI_CHILD)
     assert child.returncode == 130, child.stderr
     assert "interrupted" in child.stderr
 
@@ -251,9 +256,7 @@ app.main()
 
 
 def test_the_cli_exits_130_after_an_interrupt_cpython_would_have_dropped(tmp_path: Path) -> None:
-    (tmp_path / "cli_lost_child.py").write_text(_CLI_LOST_CHILD)
-    child = subprocess.run([sys.executable, "-m", "cli_lost_child"], capture_output=True, text=True, cwd=tmp_path,
-                           env={**os.environ, "PYTHONPATH": str(Path(__file__).resolve().parents[1])}, timeout=60)
+    child = _cli_child(tmp_path, _CLI_LOST_CHILD)
     assert child.returncode == 130, child.stderr
     assert "interrupted" in child.stderr and "ran on" not in child.stdout
 
@@ -303,9 +306,7 @@ app.main()
                                                       ("ValueError('a bug')", 3, "error: internal error")])
 def test_the_cli_exits_130_after_a_ctrl_c_cpython_wrapped_and_3_after_a_bug_so_wrapped(
         tmp_path: Path, raised: str, code: int, said: str) -> None:
-    (tmp_path / "cli_wrapped_child.py").write_text(_CLI_WRAPPED_CHILD.format(raised=raised))
-    child = subprocess.run([sys.executable, "-m", "cli_wrapped_child"], capture_output=True, text=True, cwd=tmp_path,
-                           env={**os.environ, "PYTHONPATH": str(Path(__file__).resolve().parents[1])}, timeout=60)
+    child = _cli_child(tmp_path, _CLI_WRAPPED_CHILD.format(raised=raised))
     assert child.returncode == code, child.stderr
     assert child.stderr.startswith(said)
 

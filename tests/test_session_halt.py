@@ -58,8 +58,10 @@ def test_a_session_not_halted_creates_as_before() -> None:
     assert client.api.created == 2 and client.api.killed == []
 
 
-@pytest.mark.docker
-def test_an_interrupt_wakes_a_thread_waiting_on_the_sandbox(docker_client: docker.DockerClient) -> None:
+def _interrupted_while_waiting(docker_client: docker.DockerClient, interrupt: BaseException
+                               ) -> tuple[ScanParts, Future[Any]]:
+    """A scan whose stage starts a container, has a thread wait on its exit, then ends by `interrupt`: the scan's
+    parts and the waiting thread's future."""
     image = images.ensure_runtime_image(docker_client, "python").tag
     parts = ScanParts(target=parse_target("pypi:mcp-server-time"), probes_enabled=False, clock=PhaseClock())
     waiting: list[Future[Any]] = []
@@ -71,11 +73,17 @@ def test_an_interrupt_wakes_a_thread_waiting_on_the_sandbox(docker_client: docke
         running.relisting = running.pool.submit(session.client.api.wait, container, timeout=150)
         waiting.append(running.relisting)
         time.sleep(0.5)
-        raise KeyboardInterrupt
+        raise interrupt
 
     with ThreadPoolExecutor(max_workers=4) as pool, pytest.raises(KeyboardInterrupt):
         in_session(parts, docker_client, pool, time.monotonic(), stages)
-    assert waiting[0].done() and waiting[0].result()["StatusCode"] == 137  # killed, not slept out (0)
+    return parts, waiting[0]
+
+
+@pytest.mark.docker
+def test_an_interrupt_wakes_a_thread_waiting_on_the_sandbox(docker_client: docker.DockerClient) -> None:
+    parts, waiting = _interrupted_while_waiting(docker_client, KeyboardInterrupt())
+    assert waiting.done() and waiting.result()["StatusCode"] == 137  # killed, not slept out (0)
     assert parts.teardown is not None and parts.teardown.complete
     assert labelled_containers(docker_client, parts.session or "") == []
 
@@ -97,22 +105,9 @@ def _wrapped_by_cpython(raised: BaseException) -> RuntimeError:
 @pytest.mark.docker
 def test_a_ctrl_c_cpython_wrapped_in_another_error_still_ends_the_scan_as_an_interrupt(
         docker_client: docker.DockerClient) -> None:
-    image = images.ensure_runtime_image(docker_client, "python").tag
-    parts = ScanParts(target=parse_target("pypi:mcp-server-time"), probes_enabled=False, clock=PhaseClock())
-    waiting: list[Future[Any]] = []
-
-    def stages(session: SandboxSession, running: Concurrent) -> None:
-        container = session.create_container("run", image=image, command=["sleep", "120"], user="10001:10001")
-        session.client.api.start(container)
-        running.relisting = running.pool.submit(session.client.api.wait, container, timeout=150)
-        waiting.append(running.relisting)
-        time.sleep(0.5)
-        raise _wrapped_by_cpython(KeyboardInterrupt())
-
-    with ThreadPoolExecutor(max_workers=4) as pool, pytest.raises(KeyboardInterrupt):
-        in_session(parts, docker_client, pool, time.monotonic(), stages)
+    parts, waiting = _interrupted_while_waiting(docker_client, _wrapped_by_cpython(KeyboardInterrupt()))
     assert parts.failure is None  # not a stage's failure
-    assert waiting[0].done() and waiting[0].result()["StatusCode"] == 137  # halted: killed, not slept out
+    assert waiting.done() and waiting.result()["StatusCode"] == 137  # halted: killed, not slept out
     assert parts.teardown is not None and parts.teardown.complete
 
 
