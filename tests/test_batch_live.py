@@ -8,6 +8,7 @@ import os
 import signal
 import sqlite3
 import subprocess
+import sys
 import time
 from pathlib import Path
 
@@ -79,3 +80,57 @@ def test_a_sigkilled_batch_resumes_with_only_the_unfinished_targets(tmp_path: Pa
     # owner might have left, the rerun's sweep removed.
     dead = [c["Id"][:12] for c in labelled_containers(docker_client) if not labels.owner_alive(c["Labels"])]
     assert dead == []
+
+
+
+_OWNER = """
+import sys
+from sandbox.core import engine, images
+from sandbox.core.session import SandboxSession
+client = engine.connect()
+session = SandboxSession(client)
+container = session.create_container("run", image=images.ensure_runtime_image(client, "python").tag,
+                                     command=["sleep", "300"])
+print(container, flush=True)
+sys.stdin.read()  # until the test kills this process: a scan that dies without its teardown
+"""
+
+
+def _owner_of_a_container() -> tuple[subprocess.Popen[str], str]:
+    """A process that made a labelled container and holds it, alive, until it is killed."""
+    owner = subprocess.Popen([sys.executable, "-c", _OWNER], cwd=REPO, stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+                             text=True)
+    assert owner.stdout is not None
+    return owner, owner.stdout.readline().strip()
+
+
+def test_what_a_scan_dying_during_the_run_left_is_gone_when_the_run_ends(tmp_path: Path, docker_client, monkeypatch,
+                                                                       capsys, no_leftovers) -> None:
+    # A killed batch's scan can still be tearing down when the rerun's sweeps run (its owner alive: kept), and its
+    # teardown can fail; the rerun's last sweep, once its scans are done, removes what such a scan left.
+    from scanner.batch import runner
+    from scanner.batch.progress import Progress
+    from scanner.batch.runner import BatchOptions
+    from scanner.batch.store import Store
+    from scanner.cli import batch
+
+    dying, dying_container = _owner_of_a_container()
+    living, living_container = _owner_of_a_container()
+
+    def the_run(*_args: object, **_kwargs: object) -> None:  # the scans' own sweeps are over: the owner dies now
+        assert {dying_container, living_container} <= {c["Id"] for c in labelled_containers(docker_client)}
+        dying.kill()
+        dying.wait()
+
+    monkeypatch.setattr(runner, "run_batch", the_run)
+    try:
+        with Store.open(tmp_path / "batch.sqlite") as store:
+            interrupted = batch._scan_queued(store, BatchOptions(out=tmp_path), batch._Place(jobs=1), Progress())
+        assert not interrupted
+        left = {c["Id"] for c in labelled_containers(docker_client)}
+        assert dying_container not in left and living_container in left  # the living owner's is kept
+        assert "removed what dead scans left: 1 container\n" in capsys.readouterr().err
+    finally:
+        living.kill()
+        living.wait()
+        docker_client.api.remove_container(living_container, force=True)

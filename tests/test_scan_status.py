@@ -183,7 +183,8 @@ def test_an_incomplete_teardown_makes_the_scan_incomplete(pipeline: FakePipeline
     pipeline.teardown_complete = False
     report = _scan()
     assert report.status == "incomplete" and report.verdict == "incomplete"
-    assert _skipped(report) == [("teardown", "incomplete: left c1", False)]
+    hint = "`mcp-sandbox gc` (or the next scan) removes what a finished scan left"
+    assert _skipped(report) == [("teardown", f"incomplete: left c1; {hint}", False)]
 
 
 def test_probes_that_did_not_run_although_asked_for_make_the_scan_incomplete() -> None:

@@ -18,6 +18,11 @@ from sandbox.core.engine import EngineTimeout
 from sandbox.core.errors import SandboxError
 
 MAX_PARALLEL_REMOVALS = 4  # a scan's session holds a few containers (sink, server, second server, readers)
+# An engine refuses a removal now and then for a passing reason ("device or resource busy" unmounting the container's
+# layer while other containers start and stop): teardown asks again, after 0.5 s and 1 s, before it gives up on one.
+REMOVAL_ATTEMPTS = 3
+REMOVAL_PAUSE_SECONDS = 0.5
+REFUSAL_CHARS = 200  # of the engine's message, in a leftover's line
 
 
 class SessionEnding(SandboxError):
@@ -102,9 +107,9 @@ class SandboxSession:
         nothing is left."""
         started = time.monotonic()
         try:
-            removed = self._remove_all()
+            removed, refused = self._remove_all()
             # Everything the session made carries its label, so one query of each kind verifies it is all gone.
-            leftovers = [c[:12] for c in self._labelled_containers()] + self._labelled_networks()
+            leftovers = [_leftover(c, refused) for c in self._labelled_containers()] + self._labelled_networks()
         except EngineTimeout as exc:  # the engine stopped answering: what is left is unknown, so not complete
             removed = []
             leftovers = [*(c[:12] for c in self._containers), *self._networks, f"unverified: {exc}"]
@@ -116,18 +121,25 @@ class SandboxSession:
         )
         return self.teardown_result
 
-    def _remove_all(self) -> list[str]:
+    def _remove_all(self) -> tuple[list[str], dict[str, str]]:
+        """Remove every container (tracked, then any other the label finds), then the networks; a container the
+        engine would not remove does not stop the rest. Returns what was removed, and the refused with the engine's
+        last word."""
         own = list(self._containers)
-        _force_remove_all(self.client, own)
-        removed: list[str] = [container_id[:12] for container_id in own]
+        refused = _force_remove_all(self.client, own)
+        removed: list[str] = [container_id[:12] for container_id in own if container_id not in refused]
         for container in self._labelled_containers():
-            _force_remove(self.client, container)
-            if container[:12] not in removed:
+            if container in refused:
+                continue  # asked enough already
+            refusal = _removal_refusal(self.client, container)
+            if refusal is not None:
+                refused[container] = refusal
+            elif container[:12] not in removed:
                 removed.append(container[:12])
         for network in [*self._networks, *(n for n in self._labelled_networks() if n not in self._networks)]:
             _remove_network(self.client, network)
             removed.append(network)
-        return removed
+        return removed, refused
 
     def _labelled_containers(self) -> list[str]:
         found = self.client.api.containers(all=True, quiet=True, filters={"label": f"{labels.SESSION}={self.id}"})
@@ -145,17 +157,44 @@ class SandboxSession:
             self.teardown()
 
 
-def _force_remove_all(client: docker.DockerClient, container_ids: list[str]) -> None:
-    """Remove the containers at once (each removal is a kill and a wait in the engine); the first error raised, once
-    every removal has returned."""
+def _force_remove_all(client: docker.DockerClient, container_ids: list[str]) -> dict[str, str]:
+    """Remove the containers at once (each removal is a kill and a wait in the engine); returns those the engine
+    refused to remove, each with its last refusal. An engine that stopped answering raises (EngineTimeout), once every
+    removal has returned."""
     if len(container_ids) < 2:
-        for container_id in container_ids:
+        refusals = [_removal_refusal(client, container_id) for container_id in container_ids]
+    else:
+        with ThreadPoolExecutor(max_workers=min(MAX_PARALLEL_REMOVALS, len(container_ids)),
+                                thread_name_prefix="mcp-sandbox-teardown") as pool:
+            refusals = list(pool.map(lambda container_id: _removal_refusal(client, container_id), container_ids))
+    return {c: refusal for c, refusal in zip(container_ids, refusals) if refusal is not None}
+
+
+def _removal_refusal(client: docker.DockerClient, container_id: str) -> str | None:
+    """Remove a container, asking again after a refusal (REMOVAL_ATTEMPTS in all); None once it is gone, else the
+    engine's last refusal. An engine that does not answer at all raises EngineTimeout at once: asking again would
+    only multiply the wait."""
+    refusal = ""
+    for attempt in range(REMOVAL_ATTEMPTS):
+        if attempt:
+            time.sleep(REMOVAL_PAUSE_SECONDS * attempt)
+        try:
             _force_remove(client, container_id)
-        return
-    with ThreadPoolExecutor(max_workers=min(MAX_PARALLEL_REMOVALS, len(container_ids)),
-                            thread_name_prefix="mcp-sandbox-teardown") as pool:
-        for _ in pool.map(lambda container_id: _force_remove(client, container_id), container_ids):
-            pass
+            return None
+        except EngineTimeout:
+            raise
+        except APIError as exc:
+            refusal = str(exc.explanation or exc)
+    return refusal
+
+
+def _leftover(container_id: str, refused: dict[str, str]) -> str:
+    """A container teardown left: its short id, and why when the engine refused to remove it."""
+    refusal = refused.get(container_id)
+    if refusal is None:
+        return container_id[:12]
+    words = " ".join(refusal.split())[:REFUSAL_CHARS]
+    return f"{container_id[:12]} (the engine refused to remove it: {words})"
 
 
 def _force_remove(client: docker.DockerClient, container_id: str) -> None:

@@ -212,6 +212,7 @@ def _scan_queued(store: Store, options: BatchOptions, place: _Place, progress: P
     except KeyboardInterrupt:
         after_stop()
         return True
+    after_stop()  # a dead run's scan still tearing down when this run began (its teardown refused) is gone too
     return False
 
 
@@ -223,12 +224,21 @@ def _local_backend(options: BatchOptions, place: _Place,
     from scanner.cli.values import parse_size
 
     client = engine.connect()
-    gc.sweep(client)  # what dead scans (of a killed batch too) left behind; live ones are kept
+
+    def sweep_dead() -> None:
+        """What dead scans (of a killed batch too) left behind; live ones are kept. Run at the start, and after
+        the run (a scan killed after the grace period of a Ctrl-C, or one a killed batch left tearing down)."""
+        swept = gc.sweep(client)
+        if swept.total:
+            progress.note("removed what dead scans left: " + ", ".join(
+                f"{len(found)} {kind}{'' if len(found) == 1 else 's'}" for kind, found in (
+                    ("container", swept.containers), ("network", swept.networks), ("volume", swept.volumes)) if found))
+
+    sweep_dead()
     count = place.jobs or default_jobs(parse_size(options.settings.memory, "--memory"), available=available_memory())
     progress.note(f"running {count} scans at once")
-    # after a Ctrl-C: a scan that had to be killed after the grace period
     backend = SubprocessBackend(count, options.out / "work", fork=True)  # scans forked from a pre-imported server
-    return backend, lambda: gc.sweep(client), client
+    return backend, sweep_dead, client
 
 
 def _celery_backend(place: _Place, progress: Progress) -> tuple[JobBackend, Callable[[], None], DockerClient | None]:

@@ -130,7 +130,8 @@ def _teardown_problem(teardown: TeardownInfo | None, sandboxed: bool = True) -> 
     if teardown is None:
         return "did not finish (an internal error during teardown)"
     if not teardown.complete:
-        return "incomplete: " + (f"left {', '.join(teardown.leftovers)}" if teardown.leftovers else "see the sandbox")
+        left = f"left {', '.join(teardown.leftovers)}" if teardown.leftovers else "see the sandbox"
+        return f"incomplete: {left}; `mcp-sandbox gc` (or the next scan) removes what a finished scan left"
     return None
 
 

@@ -6,6 +6,7 @@ from __future__ import annotations
 import signal
 import sys
 import threading
+import time
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from types import FrameType
@@ -13,10 +14,27 @@ from types import FrameType
 _CATCH = (signal.SIGTERM, signal.SIGHUP)
 
 
-def _as_sigint(_signum: int, _frame: FrameType | None) -> None:
-    """Deliver SIGINT instead: inside the event loop its handler cancels the main task cleanly (raising from here
-    could land in the loop's own internals); outside, the default handler raises KeyboardInterrupt."""
-    signal.raise_signal(signal.SIGINT)
+# A stop sent again within this long is the same stop: a SIGKILLed batch's scan gets SIGTERM twice at once (from
+# the fork server, and from the kernel as the server dies). Delivered twice, the second SIGINT meets the event
+# loop's second-Ctrl-C handler, which raises inside whatever task runs, and asyncio prints that task's traceback.
+REPEATED_STOP_SECONDS = 1.0
+
+
+def _as_sigint() -> Callable[[int, FrameType | None], None]:
+    """A handler delivering SIGINT instead: inside the event loop its handler cancels the main task cleanly
+    (raising from here could land in the loop's own internals); outside, the default handler raises
+    KeyboardInterrupt. A SIGTERM or SIGHUP within REPEATED_STOP_SECONDS of the last one delivered is dropped (the
+    scan is ending already); a Ctrl-C pressed twice is not (the loop's second-Ctrl-C handling is the user's)."""
+    last: list[float] = []
+
+    def handler(_signum: int, _frame: FrameType | None) -> None:
+        now = time.monotonic()
+        if last and now - last[0] < REPEATED_STOP_SECONDS:
+            return
+        last[:] = [now]
+        signal.raise_signal(signal.SIGINT)
+
+    return handler
 
 
 def forget_handled_interrupts() -> None:
@@ -99,10 +117,11 @@ def terminate_as_interrupt() -> Iterator[None]:
     previous: dict[int, object] = {}
     if signal.getsignal(signal.SIGINT) == signal.SIG_IGN:
         previous[signal.SIGINT] = signal.signal(signal.SIGINT, signal.default_int_handler)
+    as_sigint = _as_sigint()
     for sig in _CATCH:
         if sig == signal.SIGHUP and signal.getsignal(sig) == signal.SIG_IGN:
             continue  # started under nohup: a hangup is meant to pass unnoticed
-        previous[sig] = signal.signal(sig, _as_sigint)
+        previous[sig] = signal.signal(sig, as_sigint)
     try:
         yield
     finally:

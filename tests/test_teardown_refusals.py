@@ -1,0 +1,93 @@
+"""An engine that refuses to remove one container (a 500: "device or resource busy" unmounting its layer) does not
+stop teardown: it asks again, removes every other container and the networks, and reports the one it could not
+remove, with the engine's words, as a leftover. Real containers; the refusal is injected in front of the engine."""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterator
+from typing import Any
+
+import pytest
+from docker.errors import APIError, NotFound
+
+from sandbox.core import images
+from sandbox.core.engine import EngineTimeout
+from sandbox.core.session import REMOVAL_ATTEMPTS, SandboxSession
+from tests.sandbox_helpers import labelled_containers
+
+pytestmark = pytest.mark.docker
+
+BUSY = "driver \"overlay2\" failed to remove root filesystem: unlinkat /var/lib/docker/overlay2/x: device or resource busy"
+
+
+class _Refusing:
+    """The engine's remove_container, refusing `times` removals of one container first."""
+
+    def __init__(self, remove: Callable[..., Any], victim: str, times: int,
+                 error: Callable[[], Exception] = lambda: APIError("500 Server Error", explanation=BUSY)) -> None:
+        self.remove, self.victim, self.left, self.error = remove, victim, times, error
+        self.asked = 0
+
+    def __call__(self, container_id: str, **kwargs: Any) -> None:
+        if container_id == self.victim:
+            self.asked += 1
+            if self.left > 0:
+                self.left -= 1
+                raise self.error()
+        self.remove(container_id, **kwargs)
+
+
+@pytest.fixture
+def session(docker_client, no_leftovers) -> Iterator[tuple[SandboxSession, list[str], str]]:
+    image = images.ensure_runtime_image(docker_client, "python").tag
+    session = SandboxSession(docker_client)
+    network = session.create_network("run")
+    config = docker_client.api.create_host_config(network_mode=network)
+    containers = [session.create_container(role, image=image, command=["sleep", "120"], user="10001:10001",
+                                           host_config=config) for role in ("sink", "run", "relist")]
+    for container in containers:
+        docker_client.api.start(container)
+    yield session, containers, network
+    for container in containers:  # what a test's refusal left: removed for real
+        try:
+            docker_client.api.remove_container(container, force=True)
+        except NotFound:
+            pass
+    session.teardown()
+
+
+def _patched(monkeypatch: pytest.MonkeyPatch, docker_client, refusing: _Refusing) -> None:
+    monkeypatch.setattr(docker_client.api, "remove_container", refusing)
+
+
+def test_a_refusal_that_passes_is_asked_again_and_teardown_completes(docker_client, session, monkeypatch) -> None:
+    sandbox, containers, network = session
+    refusing = _Refusing(docker_client.api.remove_container, containers[1], times=REMOVAL_ATTEMPTS - 1)
+    _patched(monkeypatch, docker_client, refusing)
+    result = sandbox.teardown()
+    assert result.complete and result.leftovers == []
+    assert refusing.asked == REMOVAL_ATTEMPTS
+    assert sorted(result.removed) == sorted([c[:12] for c in containers] + [network])
+    assert labelled_containers(docker_client, sandbox.id) == []
+
+
+def test_a_lasting_refusal_is_a_leftover_and_the_rest_is_still_removed(docker_client, session, monkeypatch) -> None:
+    sandbox, containers, network = session
+    refusing = _Refusing(docker_client.api.remove_container, containers[0], times=100)
+    _patched(monkeypatch, docker_client, refusing)
+    result = sandbox.teardown()
+    assert not result.complete and refusing.asked == REMOVAL_ATTEMPTS  # asked again, not endlessly
+    assert result.leftovers == [f"{containers[0][:12]} (the engine refused to remove it: {BUSY})"]
+    assert [c["Id"] for c in labelled_containers(docker_client, sandbox.id)] == [containers[0]]
+    assert sorted(result.removed) == sorted([c[:12] for c in containers[1:]] + [network])
+    assert docker_client.api.networks(names=[network]) == []  # disconnected from the refused one, and removed
+
+
+def test_an_engine_that_stops_answering_is_not_asked_again(docker_client, session, monkeypatch) -> None:
+    sandbox, containers, _network = session
+    refusing = _Refusing(docker_client.api.remove_container, containers[2], times=100,
+                         error=lambda: EngineTimeout("the engine did not answer DELETE /containers/{id} within 60 s"))
+    _patched(monkeypatch, docker_client, refusing)
+    result = sandbox.teardown()
+    assert not result.complete and refusing.asked == 1
+    assert any(leftover.startswith("unverified: the engine did not answer") for leftover in result.leftovers)
