@@ -28,6 +28,12 @@ def run_cli(*args: str, timeout: float = 300, env: dict[str, str] | None = None)
                           env={**os.environ, **(env or {})})
 
 
+def run_python(source: str, timeout: float = 60) -> subprocess.CompletedProcess[str]:
+    """`python -c SOURCE` with this checkout importable, its output captured."""
+    return subprocess.run([sys.executable, "-c", source], capture_output=True, text=True, timeout=timeout,
+                          env={**os.environ, "PYTHONPATH": str(REPO)})
+
+
 def evidence_from_stderr(stderr: str) -> dict[str, Any]:
     for line in stderr.splitlines():
         if line.startswith("ZOO-EVIDENCE "):

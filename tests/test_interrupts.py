@@ -13,6 +13,7 @@ from pathlib import Path
 import pytest
 
 from scanner.pipeline.interrupts import terminate_as_interrupt, uninterruptible
+from tests.sandbox_helpers import run_python
 
 _CHILD = """
 import signal, sys, time
@@ -199,13 +200,8 @@ except KeyboardInterrupt:
 """
 
 
-def _lost_child(source: str) -> subprocess.CompletedProcess[str]:
-    return subprocess.run([sys.executable, "-c", source], capture_output=True, text=True, timeout=60,
-                          env={**os.environ, "PYTHONPATH": str(Path(__file__).resolve().parents[1])})
-
-
 def test_an_interrupt_raised_inside_a_weakref_callback_still_ends_the_process() -> None:
-    child = _lost_child(_LOST_CHILD)
+    child = run_python(_LOST_CHILD)
     assert (child.returncode, child.stdout.strip()) == (130, "interrupted"), child.stderr
     assert "Exception ignored" not in child.stderr
 
@@ -213,7 +209,7 @@ def test_an_interrupt_raised_inside_a_weakref_callback_still_ends_the_process() 
 def test_the_near_miss_without_it_cpython_drops_that_interrupt_and_runs_on() -> None:
     plain = _LOST_CHILD.replace("    with keep_lost_interrupts():\n", "    if True:\n")
     assert "with keep_lost_interrupts()" not in plain
-    child = _lost_child(plain)
+    child = run_python(plain)
     assert (child.returncode, child.stdout.strip()) == (0, "ran on")
     assert "Exception ignored in: <function dropped" in child.stderr
     assert "KeyboardInterrupt" in child.stderr
@@ -221,7 +217,7 @@ def test_the_near_miss_without_it_cpython_drops_that_interrupt_and_runs_on() -> 
 
 def test_other_exceptions_a_callback_raises_still_reach_the_hook_before_it() -> None:
     source = _LOST_CHILD.replace("signal.raise_signal(signal.SIGINT)", "raise ValueError('a bug')")
-    child = _lost_child(source)
+    child = run_python(source)
     assert (child.returncode, child.stdout.strip()) == (0, "ran on")
     assert "Exception ignored in: <function dropped" in child.stderr and "ValueError: a bug" in child.stderr
 
@@ -325,8 +321,7 @@ except KeyboardInterrupt:
 def test_a_ctrl_c_while_the_scan_path_imports_is_raised_once_it_is_imported() -> None:
     """Held to the import's end (interrupts.uninterruptible), then raised: never inside the import, where CPython may
     drop it or turn it into another error."""
-    assert "scanner.pipeline.image_scan" not in subprocess.run(
-        [sys.executable, "-c", "import sys, scanner.cli.scan; print(sorted(sys.modules))"], capture_output=True,
-        text=True, check=True, env={**os.environ, "PYTHONPATH": str(Path(__file__).resolve().parents[1])}).stdout
-    child = _lost_child(_IMPORT_CHILD)
+    imported = run_python("import sys, scanner.cli.scan; print(sorted(sys.modules))").stdout
+    assert "scanner.pipeline.image_scan" not in imported
+    child = run_python(_IMPORT_CHILD)
     assert child.stdout.strip() == "interrupted True", child.stderr

@@ -4,21 +4,19 @@ and have asyncio print that task's traceback. A SIGTERM sent again later still i
 
 from __future__ import annotations
 
-import os
 import signal
-import subprocess
-import sys
 import time
-from pathlib import Path
 
 import pytest
 
 from scanner.pipeline.interrupts import REPEATED_STOP_SECONDS, terminate_as_interrupt
+from tests.sandbox_helpers import run_python
 
 _LOOP_CHILD = """
 import signal, sys
 import anyio
 from scanner.pipeline.interrupts import REPEATED_STOP_SECONDS, terminate_as_interrupt
+from tests.sandbox_helpers import run_python
 
 async def main() -> None:
     async def reading() -> None:  # a task of the scan's session, running as the stops arrive
@@ -28,32 +26,32 @@ async def main() -> None:
     async with anyio.create_task_group() as group:
         group.start_soon(reading)
 
-try:
-    with terminate_as_interrupt():
-        anyio.run(main)
-    print("ran on", flush=True)
-except KeyboardInterrupt:
-    print("interrupted", flush=True)
-    sys.exit(130)
+def ending() -> str:
+    try:
+        with terminate_as_interrupt():
+            anyio.run(main)
+    except KeyboardInterrupt:
+        return "interrupted"
+    return "ran on"
+
+said = ending()
+print(said, flush=True)
+sys.exit(130 if said == "interrupted" else 0)
 """
 
 
-def _loop_child(source: str) -> subprocess.CompletedProcess[str]:
-    return subprocess.run([sys.executable, "-c", source], capture_output=True, text=True, timeout=60,
-                          env={**os.environ, "PYTHONPATH": str(Path(__file__).resolve().parents[1])})
-
-
 def test_two_sigterms_at_once_end_the_event_loop_once_and_print_nothing() -> None:
-    child = _loop_child(_LOOP_CHILD)
+    child = run_python(_LOOP_CHILD)
     assert (child.returncode, child.stdout.strip(), child.stderr) == (130, "interrupted", "")
 
 
 def test_the_near_miss_both_delivered_the_loop_raises_in_the_task_and_asyncio_prints_it() -> None:
     # Each SIGTERM as SIGINT, as the handler did before: the second meets the loop's second-Ctrl-C handler.
-    both = _LOOP_CHILD.replace("    with terminate_as_interrupt():\n",
-                               "    signal.signal(signal.SIGTERM, lambda *_: signal.raise_signal(signal.SIGINT))\n"
-                               "    if True:\n")
-    child = _loop_child(both)
+    both = _LOOP_CHILD.replace("        with terminate_as_interrupt():\n",
+                               "        signal.signal(signal.SIGTERM, lambda *_: signal.raise_signal(signal.SIGINT))\n"
+                               "        if True:\n")
+    assert "with terminate_as_interrupt()" not in both
+    child = run_python(both)
     assert child.returncode == 130
     assert "unhandled exception during asyncio.run() shutdown" in child.stderr
     assert "KeyboardInterrupt" in child.stderr

@@ -17,7 +17,8 @@ from tests.sandbox_helpers import labelled_containers
 
 pytestmark = pytest.mark.docker
 
-BUSY = "driver \"overlay2\" failed to remove root filesystem: unlinkat /var/lib/docker/overlay2/x: device or resource busy"
+BUSY = ("driver \"overlay2\" failed to remove root filesystem: unlinkat /var/lib/docker/overlay2/x: "
+        "device or resource busy")
 
 
 class _Refusing:
