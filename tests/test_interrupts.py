@@ -286,6 +286,38 @@ def test_the_near_miss_the_same_error_from_a_bug_is_not() -> None:
     assert not caused_by_interrupt(looped)
 
 
+def _schema_error_raising(raised: BaseException) -> Exception:
+    """What pydantic-core raises when an exception is raised while it builds a validator (an enum member's `value`,
+    read at build time): a SchemaError naming it in its text alone."""
+    from pydantic_core import SchemaError, SchemaValidator, core_schema
+
+    class Member:
+        @property
+        def value(self) -> object:
+            raise raised
+
+    with pytest.raises(SchemaError, match="Error building") as caught:
+        SchemaValidator(core_schema.enum_schema(Member, [Member()]))
+    assert caught.value.__cause__ is None and caught.value.__context__ is None  # the text is all there is
+    return caught.value
+
+
+def test_a_validator_build_pydantic_failed_for_a_ctrl_c_is_caused_by_an_interrupt() -> None:
+    from scanner.pipeline.interrupts import caused_by_interrupt
+
+    assert caused_by_interrupt(_schema_error_raising(KeyboardInterrupt()))
+    wrapped = RuntimeError("importing the report views")
+    wrapped.__cause__ = _schema_error_raising(KeyboardInterrupt())
+    assert caused_by_interrupt(wrapped)
+
+
+def test_the_near_miss_a_validator_build_failed_by_a_bug_naming_the_interrupt_is_not() -> None:
+    from scanner.pipeline.interrupts import caused_by_interrupt
+
+    assert not caused_by_interrupt(_schema_error_raising(ValueError("KeyboardInterrupt: in a message")))
+    assert not caused_by_interrupt(ValueError("Error building validator:\n  KeyboardInterrupt: "))  # not pydantic's
+
+
 _CLI_WRAPPED_CHILD = """
 from scanner.cli import app
 class Field:
@@ -298,11 +330,26 @@ app.main()
 """
 
 
+_CLI_SCHEMA_CHILD = """
+from pydantic_core import SchemaValidator, core_schema
+from scanner.cli import app
+class Member:
+    @property
+    def value(self):
+        raise {raised}
+def interrupted(**_kwargs):
+    SchemaValidator(core_schema.enum_schema(Member, [Member()]))  # as a model made while a report view imports
+app.app = interrupted
+app.main()
+"""
+
+
+@pytest.mark.parametrize("child_source", [_CLI_WRAPPED_CHILD, _CLI_SCHEMA_CHILD], ids=["set_name", "validator"])
 @pytest.mark.parametrize(("raised", "code", "said"), [("KeyboardInterrupt", 130, "interrupted"),
                                                       ("ValueError('a bug')", 3, "error: internal error")])
 def test_the_cli_exits_130_after_a_ctrl_c_cpython_wrapped_and_3_after_a_bug_so_wrapped(
-        tmp_path: Path, raised: str, code: int, said: str) -> None:
-    child = _cli_child(tmp_path, _CLI_WRAPPED_CHILD.format(raised=raised))
+        tmp_path: Path, child_source: str, raised: str, code: int, said: str) -> None:
+    child = _cli_child(tmp_path, child_source.format(raised=raised))
     assert child.returncode == code, child.stderr
     assert child.stderr.startswith(said)
 

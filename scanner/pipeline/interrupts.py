@@ -3,6 +3,7 @@ Ctrl-C that CPython would drop is delivered again, and teardown itself is not in
 
 from __future__ import annotations
 
+import re
 import signal
 import sys
 import threading
@@ -88,15 +89,29 @@ def _redelivering(previous: Callable[[sys.UnraisableHookArgs], object]) -> Calla
 def caused_by_interrupt(exc: BaseException) -> bool:
     """Whether `exc` came of a Ctrl-C: a KeyboardInterrupt in its chain of causes. CPython 3.11 turns a
     KeyboardInterrupt raised in a `__set_name__` (a dataclass field's, while a module imports) into a RuntimeError
-    caused by it; the interrupt is still what ended the work."""
+    caused by it; pydantic-core, one raised while it builds a validator, into a SchemaError that names it only in
+    its text. The interrupt is still what ended the work."""
     seen: set[int] = set()
     current: BaseException | None = exc
     while current is not None and id(current) not in seen:
-        if isinstance(current, KeyboardInterrupt):
+        if isinstance(current, KeyboardInterrupt) or _schema_error_of_interrupt(current):
             return True
         seen.add(id(current))
         current = current.__cause__ or current.__context__
     return False
+
+
+# pydantic-core's SchemaError text for an exception raised while a validator is built: one line per cause, indented,
+# `  KeyboardInterrupt: ` for an interrupt (the schema is the scanner's own, never a server's, so the text is ours).
+_INTERRUPT_IN_SCHEMA_ERROR = re.compile(r"^\s+KeyboardInterrupt:", re.MULTILINE)
+
+
+def _schema_error_of_interrupt(exc: BaseException) -> bool:
+    """A pydantic-core SchemaError made of a Ctrl-C. pydantic-core is not imported for this: when it is not loaded,
+    nothing raised one."""
+    schema_error = getattr(sys.modules.get("pydantic_core"), "SchemaError", None)
+    return (schema_error is not None and isinstance(exc, schema_error)
+            and _INTERRUPT_IN_SCHEMA_ERROR.search(str(exc)) is not None)
 
 
 def _interrupt_main(ident: int | None) -> None:
