@@ -1,3 +1,3 @@
-from scanner.cli.app import main
+from scanner.cli.entry import main
 
 main()

@@ -1,10 +1,13 @@
 """An engine that refuses to remove one container (a 500: "device or resource busy" unmounting its layer) does not
 stop teardown: it asks again, removes every other container and the networks, and reports the one it could not
-remove, with the engine's words, as a leftover. Real containers; the refusal is injected in front of the engine."""
+remove, with the engine's words, as a leftover; an interrupted scan's last line says so. Real containers; the
+refusal is injected in front of the engine."""
 
 from __future__ import annotations
 
+import time
 from collections.abc import Callable, Iterator
+from concurrent.futures import ThreadPoolExecutor
 from typing import Any
 
 import pytest
@@ -13,6 +16,11 @@ from docker.errors import APIError, NotFound
 from sandbox.core import images
 from sandbox.core.engine import EngineTimeout
 from sandbox.core.session import REMOVAL_ATTEMPTS, SandboxSession
+from scanner.pipeline.assemble import ScanParts
+from scanner.pipeline.interrupts import ScanInterrupted, interrupted_line
+from scanner.pipeline.phase_clock import PhaseClock
+from scanner.pipeline.scan import Concurrent, in_session
+from scanner.pipeline.targets import parse_target
 from tests.sandbox_helpers import labelled_containers
 
 pytestmark = pytest.mark.docker
@@ -92,3 +100,37 @@ def test_an_engine_that_stops_answering_is_not_asked_again(docker_client, sessio
     result = sandbox.teardown()
     assert not result.complete and refusing.asked == 1
     assert any(leftover.startswith("unverified: the engine did not answer") for leftover in result.leftovers)
+
+
+def _interrupted_scan(docker_client, monkeypatch, *, refuse: bool) -> ScanInterrupted:
+    """A scan's session interrupted (Ctrl-C) while its server container runs; the engine refusing, with `refuse`,
+    to remove that container."""
+    image = images.ensure_runtime_image(docker_client, "python").tag
+    parts = ScanParts(target=parse_target("pypi:mcp-server-time"), probes_enabled=False, clock=PhaseClock())
+    refusing = _Refusing(docker_client.api.remove_container, "", times=100 if refuse else 0)
+    monkeypatch.setattr(docker_client.api, "remove_container", refusing)
+
+    def stages(session: SandboxSession, _running: Concurrent) -> None:
+        refusing.victim = session.create_container("run", image=image, command=["sleep", "120"], user="10001:10001")
+        docker_client.api.start(refusing.victim)
+        raise KeyboardInterrupt
+
+    with ThreadPoolExecutor(max_workers=4) as pool, pytest.raises(ScanInterrupted) as caught:
+        in_session(parts, docker_client, pool, time.monotonic(), stages)
+    monkeypatch.undo()
+    if refuse:
+        docker_client.api.remove_container(refusing.victim, force=True)
+    return caught.value
+
+
+def test_an_interrupted_scan_says_what_its_teardown_left(docker_client, no_leftovers, monkeypatch) -> None:
+    interrupt = _interrupted_scan(docker_client, monkeypatch, refuse=True)
+    assert interrupt.left is not None and len(interrupt.left) == 1
+    assert interrupt.left[0].endswith(f"(the engine refused to remove it: {BUSY})")
+    assert interrupted_line(interrupt.left).startswith("interrupted; the sandbox was not fully torn down: left ")
+
+
+def test_the_near_miss_an_interrupted_scan_torn_down_whole_says_so(docker_client, no_leftovers, monkeypatch) -> None:
+    interrupt = _interrupted_scan(docker_client, monkeypatch, refuse=False)
+    assert interrupt.left == []
+    assert interrupted_line(interrupt.left) == "interrupted; the sandbox was torn down"

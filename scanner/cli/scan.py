@@ -10,7 +10,7 @@ import sys
 from collections.abc import Callable
 from contextlib import nullcontext
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, NoReturn
 
 import typer
 from typer.core import TyperCommand
@@ -159,6 +159,7 @@ def _begun_and_scanned(options: ScanOptions, given: ConfigRun, outputs: ReportOu
 
     planned = head_start_options(given, options)
     begun = planned is not None  # an interrupt from here on ends with the head start's session torn down
+    early: HeadStart | None = None
     try:
         # The signals are caught before the head start's first container is created, so a SIGTERM while it begins
         # (or while the scan path is imported) tears its session down instead of ending the process at once.
@@ -167,8 +168,7 @@ def _begun_and_scanned(options: ScanOptions, given: ConfigRun, outputs: ReportOu
     except KeyboardInterrupt:
         if not begun:
             raise
-        print("interrupted; the sandbox was torn down", file=sys.stderr)
-        raise typer.Exit(130) from None
+        _say_interrupted(early.left_behind() if early is not None else [])
 
 
 def _scan_options(startup: float, request: float, **fields: Any) -> ScanOptions:
@@ -263,7 +263,7 @@ def _run(options: ScanOptions, early: HeadStart | None = None) -> Report:
     """The scan, with a spinner on stderr when it can show (scanner/cli/spinner.py); Ctrl-C after the sandbox is
     torn down is exit 130. `early`: the engine work begun before the scan machinery was imported (`_head_start`)."""
     from scanner.cli.spinner import spinner_shows
-    from scanner.pipeline.interrupts import uninterruptible
+    from scanner.pipeline.interrupts import ScanInterrupted, uninterruptible
 
     with uninterruptible():  # a Ctrl-C while the scan path imports is held to its end, then raised here (as a whole)
         from scanner.pipeline.image_scan import run_target
@@ -275,10 +275,21 @@ def _run(options: ScanOptions, early: HeadStart | None = None) -> Report:
         console = Console(stderr=True, highlight=False)
         with console.status("scanning", spinner="dots") as status:
             return run_target(options, progress=lambda step: status.update(step), head_start=early)
+    except ScanInterrupted as interrupt:  # run_scan has torn the sandbox down in its finally block by now
+        _say_interrupted(interrupt.left)
     except KeyboardInterrupt:
-        # run_scan has torn the sandbox down in its finally block by now.
-        print("interrupted; the sandbox was torn down", file=sys.stderr)
-        raise typer.Exit(130) from None
+        if early is not None:
+            raise  # before the scan took the head start's session: closing it tears that down (_begun_and_scanned)
+        _say_interrupted([])  # before any sandbox (a container image's scan starts its session in the scan)
+
+
+def _say_interrupted(left: list[str] | None) -> NoReturn:
+    """The interrupted scan's last line, true to its teardown (untrusted: the engine's words are in it), exit 130."""
+    from sandbox.core.untrusted import escape_for_terminal
+    from scanner.pipeline.interrupts import interrupted_line
+
+    print(escape_for_terminal(interrupted_line(left), 2000), file=sys.stderr)
+    raise typer.Exit(130)
 
 
 def _lock_artifact(lock_path: Path, new: LockFile | None) -> Artifact:

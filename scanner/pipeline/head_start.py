@@ -118,6 +118,14 @@ class HeadStart:
         finally:
             self._registry.close()
 
+    def left_behind(self) -> list[str] | None:
+        """After `close`: what the session's teardown could not remove (empty: nothing, or no session was made);
+        None when the teardown did not finish (the engine stopped answering)."""
+        if self._session.exception() is not None:
+            return []  # no engine: nothing was created
+        result = self._session.result().teardown_result
+        return None if result is None else list(result.leftovers)
+
     def __enter__(self) -> HeadStart:
         return self
 

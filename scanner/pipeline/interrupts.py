@@ -38,6 +38,25 @@ def _as_sigint() -> Callable[[int, FrameType | None], None]:
     return handler
 
 
+class ScanInterrupted(KeyboardInterrupt):
+    """A Ctrl-C (or SIGTERM/SIGHUP as one) ended a scan after its sandbox's teardown ran: `left`, what the teardown
+    could not remove (empty: nothing), or None when the teardown itself failed."""
+
+    def __init__(self, left: list[str] | None) -> None:
+        super().__init__()
+        self.left = left
+
+
+def interrupted_line(left: list[str] | None) -> str:
+    """The one line an interrupted scan ends with, true to its teardown (`ScanInterrupted.left`)."""
+    if left is None:
+        return "interrupted; the sandbox's teardown failed: `mcp-sandbox gc` removes what it left"
+    if left:
+        return (f"interrupted; the sandbox was not fully torn down: left {', '.join(left)}; `mcp-sandbox gc` removes "
+                "what is left")
+    return "interrupted; the sandbox was torn down"
+
+
 def forget_handled_interrupts() -> None:
     """Call once every interrupt has been handled, just before the process exits. CPython 3.11 notes a
     KeyboardInterrupt that leaves code exec'd from a string (dataclasses' and namedtuple's generated methods, made

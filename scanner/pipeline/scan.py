@@ -51,7 +51,7 @@ from scanner.pipeline.early_server import EarlyServer
 from scanner.pipeline.installation import install_info, install_server, installation_of, runtime_image
 from scanner.pipeline.installed_files import InstalledFiles
 from scanner.pipeline.head_start import HeadStart
-from scanner.pipeline.interrupts import caused_by_interrupt, terminate_as_interrupt, uninterruptible
+from scanner.pipeline.interrupts import ScanInterrupted, caused_by_interrupt, terminate_as_interrupt, uninterruptible
 from scanner.pipeline.inventory_model import Inventory
 from scanner.pipeline.launch import choose_command
 from scanner.pipeline.lint import lint
@@ -125,25 +125,28 @@ def in_session(parts: ScanParts, client: docker.DockerClient, pool: ThreadPoolEx
     parts.session = session.id
     running = Concurrent(pool, sweep, sink=head_start.sink if head_start is not None else None,
                          early=head_start.server if head_start is not None else None)
+    interrupted = False
     try:
         with terminate_as_interrupt():
             stages(session, running)
     except (SandboxError, UsageError):
         raise
     except Exception as exc:  # noqa: BLE001 - deliberately any: the partial report is written, status failed
-        if caused_by_interrupt(exc):  # a Ctrl-C CPython wrapped (a module imported late): no failure of the stage
-            session.halt()
-            raise KeyboardInterrupt from exc
-        parts.failure = Failure.of(parts.stage, exc)
+        interrupted = caused_by_interrupt(exc)  # a Ctrl-C CPython wrapped (a module imported late): no failure
+        if not interrupted:
+            parts.failure = Failure.of(parts.stage, exc)
     except KeyboardInterrupt:  # Ctrl-C, or SIGTERM/SIGHUP as one: the threads must not wait out their own timeouts
-        session.halt()
-        raise
+        interrupted = True
     finally:
+        if interrupted:
+            session.halt()
         with uninterruptible():  # a second signal must not cut short the wait for the threads or the teardown
             running.settle()  # no thread of this scan creates a container once teardown has begun
             _provenance_after_failure(parts, running)
             parts.teardown = tear_down_after(session, parts)
         parts.total_seconds = round(time.monotonic() - began, 3)
+    if interrupted:  # the CLI's last line says what the teardown left
+        raise ScanInterrupted(None if parts.teardown is None else list(parts.teardown.leftovers))
 
 
 @dataclass
