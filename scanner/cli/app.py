@@ -17,7 +17,8 @@ from typer.core import TyperGroup
 from sandbox.core.errors import SandboxError, UserInputError
 from scanner.cli.lazy_commands import LazyCommands
 from scanner.errors import UsageError
-from scanner.pipeline.interrupts import caused_by_interrupt, forget_handled_interrupts, keep_lost_interrupts
+from scanner.pipeline.interrupts import (caused_by_interrupt, forget_handled_interrupts, interrupted_line,
+                                         keep_lost_interrupts)
 from sandbox.core.untrusted import escape_for_terminal
 
 # Every command, in --help order, and the module of scanner/cli whose `register(app)` adds it. A module is imported
@@ -91,11 +92,11 @@ GC_THRESHOLDS = (300_000, 50, 100)
 # warm scan (paired, 12 rounds): 0.11 s off the listing scan, 0.35-0.41 s off the probing scan of server-filesystem.
 SWITCH_INTERVAL = 0.0005
 INTERNAL_ERROR_EXIT = 3  # as a scan that could not finish: never 1, which means "findings"
-INTERRUPTED_EXIT = 130
+INTERRUPTED_EXIT = 130  # as scanner/cli/entry.py's (which cannot import this module: it guards its import)
 
 
 def _interrupted() -> int:
-    _fail("interrupted; the sandbox was torn down")
+    _fail(interrupted_line([]))
     return INTERRUPTED_EXIT
 
 

@@ -230,9 +230,11 @@ def _local_backend(options: BatchOptions, place: _Place,
         the run (a scan killed after the grace period of a Ctrl-C, or one a killed batch left tearing down)."""
         swept = gc.sweep(client)
         if swept.total:
-            progress.note("removed what dead scans left: " + ", ".join(
-                f"{len(found)} {kind}{'' if len(found) == 1 else 's'}" for kind, found in (
-                    ("container", swept.containers), ("network", swept.networks), ("volume", swept.volumes)) if found))
+            from scanner.report.suppressions import plural
+
+            kinds = (("container", swept.containers), ("network", swept.networks), ("volume", swept.volumes))
+            progress.note("removed what dead scans left: "
+                          + ", ".join(plural(len(found), kind) for kind, found in kinds if found))
 
     sweep_dead()
     count = place.jobs or default_jobs(parse_size(options.settings.memory, "--memory"), available=available_memory())

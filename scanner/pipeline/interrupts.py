@@ -26,13 +26,14 @@ def _as_sigint() -> Callable[[int, FrameType | None], None]:
     (raising from here could land in the loop's own internals); outside, the default handler raises
     KeyboardInterrupt. A SIGTERM or SIGHUP within REPEATED_STOP_SECONDS of the last one delivered is dropped (the
     scan is ending already); a Ctrl-C pressed twice is not (the loop's second-Ctrl-C handling is the user's)."""
-    last: list[float] = []
+    last: float | None = None
 
     def handler(_signum: int, _frame: FrameType | None) -> None:
+        nonlocal last
         now = time.monotonic()
-        if last and now - last[0] < REPEATED_STOP_SECONDS:
+        if last is not None and now - last < REPEATED_STOP_SECONDS:
             return
-        last[:] = [now]
+        last = now
         signal.raise_signal(signal.SIGINT)
 
     return handler
