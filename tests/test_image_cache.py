@@ -13,6 +13,7 @@ import pytest
 from docker.errors import NotFound
 
 from sandbox.core import image_use, labels
+from sandbox.core.image_reads import ReadStore, StoredRead
 from sandbox.core.image_cache import CachedImage, Policy, choose
 from scanner.cli.gc import parse_duration
 from scanner.errors import UsageError
@@ -102,9 +103,13 @@ def test_eviction_on_a_real_engine(docker_client, tmp_path: Path) -> None:  # ty
     try:
         scoped = image_cache.cached_images(docker_client, image_use.last_uses(uses), {f"{labels.PREFIX}.test-run": run})
         assert {i.image_id for i in scoped} == {old, busy}
+        reads = ReadStore(tmp_path / "reads.sqlite")
+        for image in (old, busy):
+            assert reads.save(image, "k", StoredRead({"f": b"1"}))
         result = image_cache.evict(docker_client, Policy(keep=0, min_idle=0), now, use_path=uses,
-                                   select={f"{labels.PREFIX}.test-run": run})
+                                   select={f"{labels.PREFIX}.test-run": run}, reads=reads)
         assert result.removed == [old_tag]
+        assert reads.load(old, "k") is None and reads.load(busy, "k") is not None  # the reads of the removed go
         assert busy_tag in result.kept_in_use
         every = image_cache.cached_images(docker_client, image_use.last_uses(uses),
                                           {f"{labels.PREFIX}.test-run": run + "-other"})
@@ -112,6 +117,11 @@ def test_eviction_on_a_real_engine(docker_client, tmp_path: Path) -> None:  # ty
         fresh = image_cache.evict(docker_client, Policy(older_than=DAY, min_idle=0), now, use_path=uses,
                                   select={f"{labels.PREFIX}.test-run": run + "-other"})
         assert fresh.removed == []  # used just now, though made 40 days ago
+        gone = "sha256:" + "0" * 64
+        assert reads.save(gone, "k", StoredRead({"f": b"1"}))
+        # Every installed image listed (no selection), none removed: only the reads of an image gone are dropped.
+        image_cache.evict(docker_client, Policy(keep=10**6, min_idle=0), now, use_path=uses, reads=reads)
+        assert reads.load(gone, "k") is None and reads.load(busy, "k") is not None
         assert docker_client.images.get(base).id == base_id  # the runtime base image is never a candidate
         assert docker_client.images.get(busy).id == busy
     finally:

@@ -2,17 +2,23 @@
 -32002 literal in an error-code position and initialize handlers in tests/servers/zoo/mcp_zoo/revisions.py, read out
 of the installed image through the archive API; the report's V1 findings name them by package-relative path, and the
 SARIF has physical locations for them. The near miss: a package whose only source mentions -32002 and `ping` in a
-comment, a string and an unrelated route, which must stay clean."""
+comment, a string and an unrelated route, which must stay clean. What a scan read out of the image is kept by the
+image's id (sandbox/core/image_reads.py), in a store of this module's own: the next scan of the image reads none of
+it again, and finds the same."""
 
 from __future__ import annotations
 
+import sqlite3
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
 import docker
 import pytest
 
+from sandbox.core.image_reads import FILE_NAME, ReadStore
 from sandbox.core.session import SandboxSession
+from scanner.pipeline import source_scan
 
 from scanner.pipeline.inventory import Timeouts
 from scanner.pipeline.scan import ScanOptions, run_scan
@@ -57,8 +63,37 @@ def _scan(target: Path, command: str) -> Report:
 
 
 @pytest.fixture(scope="module")
-def zoo() -> Report:
+def state(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Path]:
+    """This module's own state folder (the reads kept from its scans), for every test of the module."""
+    folder = tmp_path_factory.mktemp("state")
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setenv("MCP_SANDBOX_STATE_DIR", str(folder))
+        yield folder
+
+
+@pytest.fixture(scope="module")
+def zoo(state: Path) -> Report:
     return _scan(ZOO, "zoo-revision-legacy")
+
+
+class Counted:
+    """The engine's own container creations and archive reads, only counted."""
+
+    def __init__(self, monkeypatch: pytest.MonkeyPatch) -> None:
+        self.roles: list[str] = []
+        self.reads: list[str] = []
+        create, archive = SandboxSession.create_container, docker.APIClient.get_archive
+
+        def counted_create(session: SandboxSession, role: str, **kwargs: Any) -> str:
+            self.roles.append(role)
+            return create(session, role, **kwargs)
+
+        def counted_archive(api: docker.APIClient, container: str, path: str, *args: Any, **kwargs: Any) -> Any:
+            self.reads.append(path)
+            return archive(api, container, path, *args, **kwargs)
+
+        monkeypatch.setattr(SandboxSession, "create_container", counted_create)
+        monkeypatch.setattr(docker.APIClient, "get_archive", counted_archive)
 
 
 def test_the_installed_files_are_vetted_with_package_relative_paths(zoo: Report) -> None:
@@ -85,33 +120,59 @@ def test_a_cached_install_is_vetted_as_the_first(zoo: Report) -> None:
 
 
 def test_provenance_and_the_source_stage_read_a_cached_install_through_one_container(
-        zoo: Report, monkeypatch: pytest.MonkeyPatch) -> None:
-    """One reader container for both stages, the install manifest read out of it once, and the container removed
-    before teardown (which then finds only the sink and the server). The calls are the engine's own, only counted."""
-    roles: list[str] = []
-    reads: list[str] = []
-    create, archive = SandboxSession.create_container, docker.APIClient.get_archive
-
-    def counted_create(self: SandboxSession, role: str, **kwargs: Any) -> str:
-        roles.append(role)
-        return create(self, role, **kwargs)
-
-    def counted_archive(self: docker.APIClient, container: str, path: str, *args: Any, **kwargs: Any) -> Any:
-        reads.append(path)
-        return archive(self, container, path, *args, **kwargs)
-
-    monkeypatch.setattr(SandboxSession, "create_container", counted_create)
-    monkeypatch.setattr(docker.APIClient, "get_archive", counted_archive)
+        zoo: Report, monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
+    """With no read kept: one reader container for both stages, the install manifest read out of it once, and the
+    container removed before teardown (which then finds only the sink and the server)."""
+    monkeypatch.setenv("MCP_SANDBOX_STATE_DIR", str(tmp_path))
+    counted = Counted(monkeypatch)
     again = _scan(ZOO, "zoo-revision-legacy")
     assert again.install is not None and again.install.cached
-    assert roles.count("read-source") == 1 and "read-manifest" not in roles, roles
-    assert reads.count("/opt/server/install.json") == 1, reads
+    assert counted.roles.count("read-source") == 1 and "read-manifest" not in counted.roles, counted.roles
+    assert counted.reads.count("/opt/server/install.json") == 1, counted.reads
+    _same_as_the_first(again, zoo)
+    teardown = again.sandbox.teardown
+    assert teardown is not None and teardown.complete and len(teardown.removed) == 2  # the sink and the server
+    assert (tmp_path / FILE_NAME).is_file()  # and kept for the next scan
+
+
+def test_the_next_scan_of_the_image_reads_nothing_out_of_it_again(zoo: Report, monkeypatch: pytest.MonkeyPatch
+                                                                  ) -> None:
+    """The reads the module's first scan kept: no reader container, no archive read, the same findings."""
+    counted = Counted(monkeypatch)
+    again = _scan(ZOO, "zoo-revision-legacy")
+    assert counted.roles.count("read-source") == 0 and counted.reads == [], (counted.roles, counted.reads)
+    _same_as_the_first(again, zoo)
+
+
+def test_a_read_made_differently_reads_the_image_again(zoo: Report, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The near miss: a per-file bound of the source read other than the kept read's is another read, made through
+    the image (the manifest, read the same way, is still taken from the store)."""
+    monkeypatch.setattr(source_scan, "DEFAULT_MAX_KB", source_scan.DEFAULT_MAX_KB + 1)
+    counted = Counted(monkeypatch)
+    again = _scan(ZOO, "zoo-revision-legacy")
+    assert counted.roles.count("read-source") == 1 and "/opt/server/install.json" not in counted.reads, counted.reads
+    _same_as_the_first(again, zoo)
+
+
+def _same_as_the_first(again: Report, zoo: Report) -> None:
     assert again.source is not None and zoo.source is not None and again.source.files_read == zoo.source.files_read
+    assert [f.message for f in again.findings if f.rule_id == "V1"] == [f.message for f in zoo.findings
+                                                                        if f.rule_id == "V1"]
     assert again.provenance is not None and zoo.provenance is not None  # the manifest reached provenance too
     assert again.provenance.dependency_tree == zoo.provenance.dependency_tree
     assert [p.name for p in again.provenance.packages] == [p.name for p in zoo.provenance.packages] == ["mcp-zoo"]
-    teardown = again.sandbox.teardown
-    assert teardown is not None and teardown.complete and len(teardown.removed) == 2  # the sink and the server
+
+
+def test_a_kept_read_that_does_not_add_up_is_read_again(zoo: Report, monkeypatch: pytest.MonkeyPatch,
+                                                        state: Path) -> None:
+    """A kept read whose files were lost (its blob rows gone) is as if absent: the image is read again."""
+    store = ReadStore(state / FILE_NAME)
+    with sqlite3.connect(store.path) as connection:
+        connection.execute("DELETE FROM blobs WHERE name LIKE 'file:%'")
+    counted = Counted(monkeypatch)
+    again = _scan(ZOO, "zoo-revision-legacy")
+    assert counted.roles.count("read-source") == 1, counted.roles
+    _same_as_the_first(again, zoo)
 
 
 def test_the_source_findings_never_change_the_verdict(zoo: Report) -> None:

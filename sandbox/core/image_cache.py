@@ -20,6 +20,7 @@ import docker
 from docker.errors import APIError, NotFound
 
 from sandbox.core import image_use, labels
+from sandbox.core.image_reads import ReadStore
 
 DEFAULT_MIN_IDLE_SECONDS = 900.0
 
@@ -94,8 +95,10 @@ def cached_images(client: docker.DockerClient, uses: dict[str, float],
 
 
 def evict(client: docker.DockerClient, policy: Policy, now: float, *, use_path: Path | None = None,
-          select: dict[str, str] | None = None) -> Eviction:
-    """Remove what `choose` picks; an image the engine refuses to remove (in use since the listing) is kept."""
+          select: dict[str, str] | None = None, reads: ReadStore | None = None) -> Eviction:
+    """Remove what `choose` picks; an image the engine refuses to remove (in use since the listing) is kept. The
+    reads kept of the images removed, and of any installed image gone since (`reads`: sandbox/core/image_reads.py's
+    store), are dropped."""
     images = cached_images(client, image_use.last_uses(use_path), select)
     result = Eviction(kept_in_use=[_name(i) for i in images if i.in_use])
     gone = []
@@ -107,6 +110,10 @@ def evict(client: docker.DockerClient, policy: Policy, now: float, *, use_path: 
         else:
             result.failed.append(_name(image))
     image_use.forget(gone, use_path)
+    if select is None:  # every installed image was listed: the reads of any other are of an image gone
+        (reads or ReadStore()).prune({image.image_id for image in images} - set(gone))
+    else:
+        (reads or ReadStore()).forget(gone)
     return result
 
 

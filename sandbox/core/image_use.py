@@ -4,28 +4,25 @@ Image labels are fixed when the image is committed, so they can say when an imag
 but never when a later scan reused it. The cache's LRU eviction (sandbox/core/image_cache.py) needs the latter, so
 each install that commits an image and each scan that reuses a cached one records `image id -> time` here; an image
 with no record (made before this existed, or by a scanner on another machine sharing the engine) counts as last
-used when it was made. The file is per user of this machine: `$MCP_SANDBOX_STATE_DIR/image-use.sqlite`, else
-`$XDG_CACHE_HOME/mcp-sandbox/…`, else `~/.cache/mcp-sandbox/…`. SQLite (WAL) makes the concurrent writes of a batch's
+used when it was made. The file is per user of this machine (`image-use.sqlite` in sandbox/core/state_dir.py's
+folder). SQLite (WAL) makes the concurrent writes of a batch's
 scans safe; a record it cannot write is skipped (the image then looks older than it is, never newer).
 """
 
 from __future__ import annotations
 
-import os
 import sqlite3
 import time
 from pathlib import Path
+
+from sandbox.core.state_dir import state_file
 
 FILE_NAME = "image-use.sqlite"
 SCHEMA = "CREATE TABLE IF NOT EXISTS image_use (image_id TEXT PRIMARY KEY, last_used REAL NOT NULL)"
 
 
 def default_path() -> Path:
-    state = os.environ.get("MCP_SANDBOX_STATE_DIR")
-    if state:
-        return Path(state) / FILE_NAME
-    cache = os.environ.get("XDG_CACHE_HOME") or str(Path.home() / ".cache")
-    return Path(cache) / "mcp-sandbox" / FILE_NAME
+    return state_file(FILE_NAME)
 
 
 def _connect(path: Path) -> sqlite3.Connection:

@@ -2,44 +2,64 @@
 (the package's own files, found through the Python install description). Both read through one container of the image
 that never starts (sandbox/core/image_files.ImageReader), created on the first read and removed by the last stage to be
 done with it, and the manifest is read once for both (a cached install's lookup does not read it). A container and
-an archive read fewer: each costs the engine about a tenth of a second, on the scan's two cores."""
+an archive read fewer: each costs the engine about a tenth of a second, on the scan's two cores.
+
+What was read is kept by the image's id (sandbox/core/image_reads.py): the next scan of the same image takes the
+manifest and the source stage's files from there, and makes no container and no archive read at all. The store
+keys each read by what was read and how (`kept`'s key), so a read made differently reads the image again."""
 
 from __future__ import annotations
 
+import json
 import threading
 from collections.abc import Callable
 from typing import Any
 
 from sandbox.core.errors import SandboxError
 from sandbox.core.image_files import ImageFiles, ImageReader, ReadLimits
+from sandbox.core.image_reads import ReadStore, StoredRead
 from sandbox.core.session import SandboxSession
 from sandbox.install.container import read_manifest
+from sandbox.install.installers import installer
 from sandbox.install.request import Ecosystem, InstalledServer
+
+SourceRead = tuple[ImageFiles | str, dict[str, bytes]]  # the files read, or why none; the manifests found beside
+FILE, FOUND = "file:", "found:"  # a kept source read's blob names: a file read, a manifest found
 
 
 class InstalledFiles:
     def __init__(self, session: SandboxSession, installed: InstalledServer, ecosystem: Ecosystem, *,
-                 users: int) -> None:
-        """`users`: how many stages will `release` it (the last removes the container)."""
+                 users: int, store: ReadStore | None = None) -> None:
+        """`users`: how many stages will `release` it (the last removes the container); `store`: where reads of
+        this image are kept (None: none is, every scan reads the image)."""
         self.installed, self._ecosystem, self._users = installed, ecosystem, users
-        self._session = session
+        self._session, self._store = session, store
         self._lock = threading.Lock()
         self._reader: ImageReader | None = None
-        self._manifest: dict[str, Any] | SandboxError | None = installed.manifest
+        self._manifest: dict[str, Any] | SandboxError | None = None
 
     def manifest(self) -> dict[str, Any]:
         """The install manifest (npm lockfile / Python install description, its lockfile as `requirements`): as the
-        install read it, or read out of the image once; raises the SandboxError of that read to every caller."""
+        install read it, kept from an earlier scan, or read out of the image once; raises the SandboxError of that
+        read to every caller."""
         with self._lock:
             if self._manifest is None:
-                try:
-                    self._manifest = read_manifest(self._session.client, self._opened().container_id, self._ecosystem)
-                except SandboxError as exc:
-                    self._manifest = exc
+                self._manifest = self._found_manifest()
             found = self._manifest
         if isinstance(found, SandboxError):
             raise found
         return found
+
+    def kept(self, key: str, read: Callable[[], SourceRead]) -> SourceRead:
+        """What `read` reads (through this object's `read`), or the same read kept under `key` from an earlier scan
+        of this image; a read that found files is kept (one that says why none were found is made again)."""
+        stored = self._load(f"source {key}")
+        if stored is not None:
+            return _unpacked(stored)
+        files, found = read()
+        if not isinstance(files, str):
+            self._save(f"source {key}", _packed(files, found))
+        return files, found
 
     def read(self, folder: str, prefix: str, keep: Callable[[str], bool], limits: ReadLimits, out: ImageFiles) -> bool:
         """ImageReader.read through the shared container (created now if no read made it yet)."""
@@ -57,8 +77,50 @@ class InstalledFiles:
         if reader is not None:
             reader.__exit__(None, None, None)
 
+    def _found_manifest(self) -> dict[str, Any] | SandboxError:
+        """The caller holds the lock."""
+        packages = installer(self._ecosystem)
+        key = f"manifest {self._ecosystem} {packages.manifest_path} {packages.lockfile}"
+        if self.installed.manifest is not None:  # read by the install that made the image: kept for the next scan
+            self._save(key, StoredRead({"manifest": json.dumps(self.installed.manifest).encode()}))
+            return self.installed.manifest
+        stored = self._load(key)
+        if stored is not None and "manifest" in stored.blobs:
+            try:
+                return dict(json.loads(stored.blobs["manifest"]))
+            except (ValueError, TypeError):
+                pass  # read the image
+        try:
+            found = read_manifest(self._session.client, self._opened().container_id, self._ecosystem)
+        except SandboxError as exc:
+            return exc
+        self._save(key, StoredRead({"manifest": json.dumps(found).encode()}))
+        return found
+
+    def _load(self, key: str) -> StoredRead | None:
+        return None if self._store is None else self._store.load(self.installed.image_id, key)
+
+    def _save(self, key: str, read: StoredRead) -> None:
+        if self._store is not None:
+            self._store.save(self.installed.image_id, key, read)
+
     def _opened(self) -> ImageReader:
         """The reader, its container created on first use (the caller holds the lock)."""
         if self._reader is None:
             self._reader = ImageReader(self._session, self.installed.image).__enter__()
         return self._reader
+
+
+def _packed(files: ImageFiles, found: dict[str, bytes]) -> StoredRead:
+    blobs = {**{FILE + path: data for path, data in files.files.items()},
+             **{FOUND + name: data for name, data in found.items()}}
+    return StoredRead(blobs, {"too_big": files.too_big, "cut": files.cut, "missing": files.missing})
+
+
+def _unpacked(stored: StoredRead) -> SourceRead:
+    files = ImageFiles(files={name[len(FILE):]: data for name, data in stored.blobs.items() if name.startswith(FILE)},
+                       too_big=[str(path) for path in stored.meta.get("too_big") or []],
+                       cut=None if stored.meta.get("cut") is None else str(stored.meta["cut"]),
+                       missing=[str(path) for path in stored.meta.get("missing") or []])
+    files.kept_bytes = sum(len(data) for data in files.files.values())
+    return files, {name[len(FOUND):]: data for name, data in stored.blobs.items() if name.startswith(FOUND)}

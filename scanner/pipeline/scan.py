@@ -36,6 +36,7 @@ import httpx
 
 from sandbox.core import engine, gc
 from sandbox.core.errors import SandboxError
+from sandbox.core.image_reads import ReadStore
 from sandbox.core.images import RuntimeImage
 from sandbox.core.session import SandboxSession
 from sandbox.install.installers import install_allowlist
@@ -226,7 +227,7 @@ def _run_stages(parts: ScanParts, session: SandboxSession, request: InstallReque
     installed = parts.installation.installed
     # Provenance asks the registries about what was installed; nothing the run does waits for it. It and the source
     # stage (vet over the package's own files, V1) read the installed image through one container.
-    files = InstalledFiles(session, installed, parts.target.ecosystem, users=2)
+    files = InstalledFiles(session, installed, parts.target.ecosystem, users=2, store=ReadStore())
     running.provenance = running.pool.submit(clock.timed, "provenance", check_provenance, request, files, client=http,
                                              endpoints=endpoints, advisories=options.advisories, progress=progress)
     running.source = running.pool.submit(scan_source, files, parts.target.ecosystem,

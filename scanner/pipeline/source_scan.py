@@ -12,7 +12,10 @@ or the dist-info METADATA), which gates the SDK-migration advisories as `vet PAT
 from __future__ import annotations
 
 import csv
+import dataclasses
+import hashlib
 import io
+import json
 from dataclasses import dataclass, field
 from pathlib import PurePosixPath
 from typing import Any
@@ -20,23 +23,26 @@ from typing import Any
 from docker.errors import APIError
 from packaging.utils import canonicalize_name
 
+import scanner
+
 from sandbox.core.errors import SandboxError
 from sandbox.core.image_files import ImageFiles, ReadLimits
 from sandbox.core.untrusted import escape_for_terminal
 from sandbox.install.phases import NPM_PREFIX
 from sandbox.install.request import InstalledServer
-from scanner.pipeline.installed_files import InstalledFiles
+from scanner.pipeline.installed_files import InstalledFiles, SourceRead
 from scanner.pipeline.scan_options import Progress
 from scanner.pipeline.source_gate import DEPENDENCIES, METADATA, NPM_MANIFESTS, SourceGate, decide
 from scanner.report.model import Finding, SourceScanInfo
 from scanner.rules.source_spec import source_findings
-from scanner.vet.sources import vet_sources, vettable
+from scanner.vet.sources import LANGUAGES, vet_sources, vettable
 from scanner.vet.walk import DEFAULT_MAX_KB
 
 NODE_MODULES = f"{NPM_PREFIX}/node_modules"
 VENV_LIB = "/opt/server/venv/lib"
 MAX_RECORD_BYTES = 4 * 1024 * 1024
 MAX_NOTE_CHARS = 300
+READ_FORMAT = 1  # bump when what the reads below keep changes other than through the values read_key names
 
 
 @dataclass
@@ -52,11 +58,14 @@ def scan_source(reader: InstalledFiles, ecosystem: str, *, dependencies: bool, p
     """The stage over the installed image's files (`reader`, released here: the stage is done with it)."""
     progress("vetting the installed package's source")
     limits = ReadLimits(max_file_bytes=DEFAULT_MAX_KB * 1024)
-    found: dict[str, bytes] = {}
     installed = reader.installed
+    read = _read_npm if ecosystem == "npm" else _read_pypi
+
+    def read_files() -> SourceRead:
+        found: dict[str, bytes] = {}
+        return read(reader, installed, dependencies, limits, found), found
     try:
-        files = _read_npm(reader, installed, dependencies, limits, found) if ecosystem == "npm" else \
-            _read_pypi(reader, installed, dependencies, limits, found)
+        files, found = reader.kept(read_key(ecosystem, dependencies, limits), read_files)
     except (APIError, OSError) as exc:
         return SourceScan(problem=f"the installed package's files could not be read out of the image: {exc}")
     finally:
@@ -71,6 +80,15 @@ def scan_source(reader: InstalledFiles, ecosystem: str, *, dependencies: bool, p
                                                           MAX_NOTE_CHARS) for s in result.suppressed],
                           notes=notes, partial=files.cut is not None)
     return SourceScan(info=info, findings=source_findings(result.findings))
+
+
+def read_key(ecosystem: str, dependencies: bool, limits: ReadLimits) -> str:
+    """What names this stage's read of an image, for the reads kept from earlier scans (InstalledFiles.kept): the
+    format's version, mcp-sandbox's, and every value that decides which files are read and kept (a change to one is
+    another read)."""
+    recipe = [READ_FORMAT, scanner.__version__, ecosystem, dependencies, dataclasses.astuple(limits),
+              sorted(LANGUAGES), NPM_MANIFESTS, METADATA, MAX_RECORD_BYTES, NODE_MODULES, VENV_LIB]
+    return hashlib.sha256(json.dumps(recipe, default=list).encode()).hexdigest()
 
 
 def _read_notes(files: ImageFiles) -> list[str]:

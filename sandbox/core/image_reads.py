@@ -1,0 +1,160 @@
+"""What scans read out of an installed image, kept so that the next scan of the same image does not read it again.
+
+A read through the engine's archive API (sandbox/core/image_files.py) costs the engine about 57 ms of CPU (dockerd
+runs a copy of itself to tar the path inside the image's root), and a warm scan of a PyPI server made four of them,
+plus a container to read through: about a quarter of a core-second of every scan of an image that never changes. So
+the reads are kept here, beside the engine's images, in a per-user SQLite file (`image-reads.sqlite` in
+sandbox/core/state_dir.py's folder; WAL, so a batch's scans write side by side).
+
+An entry is keyed by the image's id, which is the digest of its content (another image, a reinstall included, never
+matches), and by the caller's key, which names what was read and how (folders, filters, bounds), so a read made
+differently is another entry. It holds named blobs and a JSON object of what else the read said (files over a bound,
+a cut). Each entry records its blobs' count and total size, and one that does not add up is as if absent. An entry
+over MAX_ENTRY_BYTES is not kept; the file is held under MAX_STORE_BYTES by dropping the oldest entries; the install
+cache's eviction drops the entries of the images it removes and of those gone since (`prune`). Anything this file
+cannot do (unwritable, locked, corrupt) is as if the entry were absent: the caller reads the image, as without it.
+"""
+
+from __future__ import annotations
+
+import json
+import sqlite3
+import time
+from collections.abc import Callable, Iterable, Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from sandbox.core.state_dir import state_file
+
+FILE_NAME = "image-reads.sqlite"
+MAX_ENTRY_BYTES = 16 * 1024 * 1024
+MAX_STORE_BYTES = 256 * 1024 * 1024
+SCHEMA = (
+    "CREATE TABLE IF NOT EXISTS reads (image_id TEXT NOT NULL, key TEXT NOT NULL, meta TEXT NOT NULL, "
+    "blobs INTEGER NOT NULL, bytes INTEGER NOT NULL, made REAL NOT NULL, PRIMARY KEY (image_id, key))",
+    "CREATE TABLE IF NOT EXISTS blobs (image_id TEXT NOT NULL, key TEXT NOT NULL, name TEXT NOT NULL, "
+    "data BLOB NOT NULL, PRIMARY KEY (image_id, key, name))",
+)
+
+
+@dataclass(frozen=True)
+class StoredRead:
+    """One read: its files (or any named bytes) and what else it said, as a JSON object."""
+
+    blobs: Mapping[str, bytes]
+    meta: Mapping[str, Any] = field(default_factory=dict)
+
+    def size(self) -> int:
+        return sum(len(data) for data in self.blobs.values())
+
+
+class ReadStore:
+    """The kept reads in the SQLite file at `path` (sandbox/core/state_dir.py's when None)."""
+
+    def __init__(self, path: Path | None = None) -> None:
+        self.path = path or state_file(FILE_NAME)
+
+    def load(self, image_id: str, key: str) -> StoredRead | None:
+        """The read kept for `image_id` and `key`; None when there is none, or it cannot be read whole."""
+        if not self.path.is_file():
+            return None
+        try:
+            with _Connection(self.path) as connection:
+                connection.execute("BEGIN")
+                row = connection.execute("SELECT meta, blobs, bytes FROM reads WHERE image_id = ? AND key = ?",
+                                         (image_id, key)).fetchone()
+                if row is None:
+                    return None
+                blobs = {str(name): bytes(data) for name, data in connection.execute(
+                    "SELECT name, data FROM blobs WHERE image_id = ? AND key = ?", (image_id, key))}
+                meta = json.loads(row[0])
+        except (OSError, sqlite3.Error, ValueError):
+            return None
+        read = StoredRead(blobs, meta if isinstance(meta, dict) else {})
+        return read if isinstance(meta, dict) and (len(blobs), read.size()) == (row[1], row[2]) else None
+
+    def save(self, image_id: str, key: str, read: StoredRead, now: float | None = None) -> bool:
+        """Keep `read` (replacing what was kept under the same id and key); False when it was not kept (over
+        MAX_ENTRY_BYTES, or the file could not be written)."""
+        size = read.size()
+        if size > MAX_ENTRY_BYTES:
+            return False
+        try:
+            with _Connection(self.path, create=True) as connection:
+                connection.execute("BEGIN IMMEDIATE")
+                _delete(connection, "image_id = ? AND key = ?", (image_id, key))
+                connection.execute("INSERT INTO reads VALUES (?, ?, ?, ?, ?, ?)",
+                                   (image_id, key, json.dumps(dict(read.meta)), len(read.blobs), size,
+                                    time.time() if now is None else now))
+                connection.executemany("INSERT INTO blobs VALUES (?, ?, ?, ?)",
+                                       [(image_id, key, name, data) for name, data in read.blobs.items()])
+                _hold_under(connection, MAX_STORE_BYTES)
+                connection.execute("COMMIT")
+        except (OSError, sqlite3.Error):
+            return False
+        return True
+
+    def forget(self, image_ids: Iterable[str]) -> None:
+        """Drop every read kept for these images (removed from the engine)."""
+        gone = set(image_ids)
+        if gone and self.path.is_file():
+            self._drop(lambda kept: gone & kept)
+
+    def prune(self, existing: Iterable[str]) -> None:
+        """Drop the reads of every image not in `existing` (removed from the engine since they were kept)."""
+        known = set(existing)
+        if self.path.is_file():
+            self._drop(lambda kept: kept - known)
+
+    def _drop(self, which: Callable[[set[str]], set[str]]) -> None:
+        """Drop the reads of the images `which` picks out of those with reads kept."""
+        try:
+            with _Connection(self.path) as connection:
+                connection.execute("BEGIN IMMEDIATE")
+                kept = {str(row[0]) for row in connection.execute("SELECT DISTINCT image_id FROM reads")}
+                for image_id in which(kept):
+                    _delete(connection, "image_id = ?", (image_id,))
+                connection.execute("COMMIT")
+        except (OSError, sqlite3.Error):
+            pass  # kept until a later prune, or until the size bound drops them
+
+
+def _delete(connection: sqlite3.Connection, where: str, values: Iterable[Any]) -> None:
+    values = tuple(values)
+    connection.execute(f"DELETE FROM blobs WHERE {where}", values)  # noqa: S608 - `where` is this module's own
+    connection.execute(f"DELETE FROM reads WHERE {where}", values)  # noqa: S608
+
+
+def _hold_under(connection: sqlite3.Connection, limit: int) -> None:
+    """Drop the oldest entries until the kept bytes are under `limit`."""
+    total = connection.execute("SELECT COALESCE(SUM(bytes), 0) FROM reads").fetchone()[0]
+    for image_id, key, size in connection.execute(
+            "SELECT image_id, key, bytes FROM reads ORDER BY made").fetchall():
+        if total <= limit:
+            return
+        _delete(connection, "image_id = ? AND key = ?", (image_id, key))
+        total -= size
+
+
+class _Connection:
+    """A connection to the file (made, with its folder and tables, when `create`), closed on exit; a transaction
+    left open by an error is rolled back by the close."""
+
+    def __init__(self, path: Path, *, create: bool = False) -> None:
+        if create:
+            path.parent.mkdir(parents=True, exist_ok=True)
+        self._connection = sqlite3.connect(path, timeout=10, isolation_level=None)
+
+    def __enter__(self) -> sqlite3.Connection:
+        try:
+            self._connection.execute("PRAGMA journal_mode=WAL")
+            for statement in SCHEMA:
+                self._connection.execute(statement)
+        except sqlite3.Error:
+            self._connection.close()
+            raise
+        return self._connection
+
+    def __exit__(self, *exc: object) -> None:
+        self._connection.close()

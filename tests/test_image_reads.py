@@ -1,0 +1,170 @@
+"""The store of what scans read out of installed images (sandbox/core/image_reads.py), and how the scan's installed
+files use it (scanner/pipeline/installed_files.py, source_scan.read_key): pure logic over real SQLite files."""
+
+from __future__ import annotations
+
+import sqlite3
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from sandbox.core import image_reads
+from sandbox.core.image_files import ImageFiles, ReadLimits
+from sandbox.core.image_reads import FILE_NAME, ReadStore, StoredRead
+from scanner.pipeline import installed_files
+from scanner.pipeline.installed_files import InstalledFiles, SourceRead
+from scanner.pipeline.source_scan import read_key
+
+IMAGE = "sha256:" + "a" * 64
+OTHER = "sha256:" + "b" * 64
+
+
+@pytest.fixture
+def store(tmp_path: Path) -> ReadStore:
+    return ReadStore(tmp_path / "state" / FILE_NAME)
+
+
+def test_a_kept_read_comes_back_whole_and_only_for_its_image_and_key(store: ReadStore) -> None:
+    read = StoredRead({"file:a.py": b"print(1)\n", "file:empty.py": b""}, {"cut": None, "too_big": ["big.js"]})
+    assert store.load(IMAGE, "k") is None  # no file yet, and none is made by a load
+    assert not store.path.exists()
+    assert store.save(IMAGE, "k", read)
+    assert store.load(IMAGE, "k") == read
+    assert store.load(OTHER, "k") is None and store.load(IMAGE, "k2") is None
+
+
+def test_saving_again_replaces_the_kept_read(store: ReadStore) -> None:
+    assert store.save(IMAGE, "k", StoredRead({"file:a.py": b"1", "file:b.py": b"2"}))
+    assert store.save(IMAGE, "k", StoredRead({"file:c.py": b"3"}))
+    assert store.load(IMAGE, "k") == StoredRead({"file:c.py": b"3"})
+
+
+def test_a_read_over_the_entry_bound_is_not_kept(store: ReadStore, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(image_reads, "MAX_ENTRY_BYTES", 10)
+    assert not store.save(IMAGE, "big", StoredRead({"file:a": b"x" * 11}))
+    assert store.save(IMAGE, "small", StoredRead({"file:a": b"x" * 10}))  # the near miss: at the bound
+    assert store.load(IMAGE, "big") is None and store.load(IMAGE, "small") is not None
+
+
+def test_the_oldest_reads_go_when_the_store_is_over_its_bound(store: ReadStore,
+                                                              monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(image_reads, "MAX_STORE_BYTES", 25)
+    for n, key in enumerate(("first", "second", "third")):
+        assert store.save(IMAGE, key, StoredRead({"f": b"x" * 10}), now=1000.0 + n)
+    assert store.load(IMAGE, "first") is None
+    assert store.load(IMAGE, "second") is not None and store.load(IMAGE, "third") is not None
+
+
+def test_forget_and_prune_drop_the_reads_of_images_gone(store: ReadStore) -> None:
+    third = "sha256:" + "c" * 64
+    for image in (IMAGE, OTHER, third):
+        assert store.save(image, "k", StoredRead({"f": image.encode()}))
+    store.forget([OTHER])
+    assert store.load(OTHER, "k") is None and store.load(IMAGE, "k") is not None
+    store.prune([IMAGE, "sha256:" + "d" * 64])
+    assert store.load(IMAGE, "k") is not None and store.load(third, "k") is None
+
+
+def test_a_kept_read_whose_blobs_do_not_add_up_is_as_if_absent(store: ReadStore) -> None:
+    assert store.save(IMAGE, "k", StoredRead({"file:a.py": b"1", "file:b.py": b"2"}))
+    with sqlite3.connect(store.path) as connection:
+        connection.execute("DELETE FROM blobs WHERE name = 'file:b.py'")
+    assert store.load(IMAGE, "k") is None
+    assert store.save(IMAGE, "other", StoredRead({"file:a.py": b"1"}))
+    with sqlite3.connect(store.path) as connection:
+        connection.execute("UPDATE blobs SET data = X'3132' WHERE key = 'other'")  # the same count, more bytes
+    assert store.load(IMAGE, "other") is None
+
+
+@pytest.mark.parametrize("damage", ["not a database", "a folder in the file's place"])
+def test_a_store_that_cannot_be_used_is_a_read_of_the_image_never_an_error(tmp_path: Path, damage: str) -> None:
+    path = tmp_path / FILE_NAME
+    if damage == "not a database":
+        path.write_bytes(b"\x00garbage" * 100)
+    else:
+        path.mkdir()
+    store = ReadStore(path)
+    assert not store.save(IMAGE, "k", StoredRead({"f": b"1"}))
+    assert store.load(IMAGE, "k") is None
+    store.forget([IMAGE])
+    store.prune([])
+
+
+def test_the_state_folder_follows_the_environment(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
+    monkeypatch.setenv("MCP_SANDBOX_STATE_DIR", str(tmp_path / "s"))
+    assert ReadStore().path == tmp_path / "s" / FILE_NAME
+    monkeypatch.delenv("MCP_SANDBOX_STATE_DIR")
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "x"))
+    assert ReadStore().path == tmp_path / "x" / "mcp-sandbox" / FILE_NAME
+
+
+def test_the_source_reads_key_names_how_it_reads() -> None:
+    limits = ReadLimits(max_file_bytes=1024)
+    key = read_key("pypi", False, limits)
+    assert key == read_key("pypi", False, ReadLimits(max_file_bytes=1024))
+    assert len({key, read_key("npm", False, limits), read_key("pypi", True, limits),
+                read_key("pypi", False, ReadLimits(max_file_bytes=2048)),
+                read_key("pypi", False, ReadLimits(max_file_bytes=1024, max_files=9))}) == 5
+
+
+class _Installed:
+    image_id = IMAGE
+    manifest = None
+
+
+def _files(store: ReadStore) -> InstalledFiles:
+    return InstalledFiles(None, _Installed(), "pypi", users=1, store=store)  # type: ignore[arg-type]
+
+
+def test_a_source_read_is_kept_with_what_else_it_said_and_taken_back_without_reading(store: ReadStore) -> None:
+    read = ImageFiles(files={"pkg/a.py": b"x = 1\n", "pkg/b.py": b""}, too_big=["pkg/huge.py"],
+                      cut="more than 5000 files", missing=["/opt/nowhere"], kept_bytes=6)
+    calls: list[int] = []
+
+    def first() -> SourceRead:
+        calls.append(1)
+        return read, {"METADATA": b"Name: pkg\n"}
+    assert _files(store).kept("k", first) == (read, {"METADATA": b"Name: pkg\n"})
+
+    def never() -> SourceRead:
+        raise AssertionError("read again")
+    files, found = _files(store).kept("k", never)
+    assert (files, found) == (read, {"METADATA": b"Name: pkg\n"}) and calls == [1]
+
+
+def test_a_read_that_found_nothing_is_not_kept(store: ReadStore) -> None:
+    """The near miss: a read that says why no file was read is made again by the next scan."""
+    reads: list[Any] = []
+
+    def nothing() -> SourceRead:
+        reads.append(1)
+        return "no dist-info RECORD for pkg 1.0 in site-packages", {}
+    assert _files(store).kept("k", nothing)[0] == "no dist-info RECORD for pkg 1.0 in site-packages"
+    _files(store).kept("k", nothing)
+    assert reads == [1, 1]
+
+
+class _Session:
+    client = None
+
+
+def test_an_install_manifest_is_kept_for_the_next_scan_of_the_image(store: ReadStore,
+                                                                    monkeypatch: pytest.MonkeyPatch) -> None:
+    """The manifest the install read is kept: a later scan of the image (a cached install, no manifest) reads none.
+    The near miss: with nothing kept, the image is read."""
+    manifest = {"python": "3.13.5", "requirements": "mcp==2.3.0 --hash=sha256:00\n"}
+    fresh = type("Fresh", (_Installed,), {"manifest": manifest})()
+    assert InstalledFiles(_Session(), fresh, "pypi", users=1, store=store).manifest() == manifest  # type: ignore[arg-type]
+    read: list[str] = []
+
+    def from_image(_client: Any, container_id: str, _ecosystem: str) -> dict[str, Any]:
+        read.append(container_id)
+        return {"python": "3.12.0"}
+    monkeypatch.setattr(installed_files, "read_manifest", from_image)
+    monkeypatch.setattr(InstalledFiles, "_opened", lambda self: type("Reader", (), {"container_id": "c"})())
+    cached = InstalledFiles(_Session(), _Installed(), "pypi", users=1, store=store)  # type: ignore[arg-type]
+    assert cached.manifest() == manifest and read == []
+    empty = ReadStore(store.path.parent / "empty" / FILE_NAME)
+    assert InstalledFiles(_Session(), _Installed(), "pypi", users=1,  # type: ignore[arg-type]
+                          store=empty).manifest() == {"python": "3.12.0"} and read == ["c"]
