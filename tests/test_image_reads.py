@@ -168,3 +168,32 @@ def test_an_install_manifest_is_kept_for_the_next_scan_of_the_image(store: ReadS
     empty = ReadStore(store.path.parent / "empty" / FILE_NAME)
     assert InstalledFiles(_Session(), _Installed(), "pypi", users=1,  # type: ignore[arg-type]
                           store=empty).manifest() == {"python": "3.12.0"} and read == ["c"]
+
+
+def _writer(path: str, seed: int, results: Any) -> None:
+    store, images = ReadStore(Path(path)), [f"sha256:{n:064d}" for n in range(3)]
+    saved = torn = 0
+    for step in range(40):
+        image, key = images[(seed + step) % 3], f"k{step % 2}"
+        blobs = {f"file:{n}.py": f"{image}{key}".encode() * (n + 1) for n in range(1 + (seed + step) % 7)}
+        if step % 2:
+            saved += store.save(image, key, StoredRead(blobs, {"files": len(blobs)}))
+        elif (read := store.load(image, key)) is not None:
+            torn += read.meta["files"] != len(read.blobs) or any(
+                data != f"{image}{key}".encode() * (int(name[5:-3]) + 1) for name, data in read.blobs.items())
+    results.put((saved, torn))
+
+
+def test_a_batchs_scans_keep_and_take_reads_side_by_side(tmp_path: Path) -> None:
+    """Four processes saving and loading the same entries at once: every save is kept (none refused as locked) and
+    no load sees one save's metadata with another's files."""
+    import multiprocessing
+
+    context = multiprocessing.get_context("fork")
+    results = context.Queue()
+    workers = [context.Process(target=_writer, args=(str(tmp_path / FILE_NAME), seed, results)) for seed in range(4)]
+    for worker in workers:
+        worker.start()
+    for worker in workers:
+        worker.join(timeout=60)
+    assert [results.get(timeout=5) for _ in workers] == [(20, 0)] * 4
