@@ -34,6 +34,14 @@ def test_a_kept_read_comes_back_whole_and_only_for_its_image_and_key(store: Read
     assert store.load(OTHER, "k") is None and store.load(IMAGE, "k2") is None
 
 
+def test_a_kept_reads_files_come_back_in_the_order_read(store: ReadStore) -> None:
+    """Vet reports its findings in the order of the files it is given: a kept read keeps the tar stream's order."""
+    names = [f"file:{name}.py" for name in ("zeta", "alpha", "mid", "beta", "omega", "a")]
+    assert store.save(IMAGE, "k", StoredRead({name: name.encode() for name in names}))
+    loaded = store.load(IMAGE, "k")
+    assert loaded is not None and list(loaded.blobs) == names
+
+
 def test_saving_again_replaces_the_kept_read(store: ReadStore) -> None:
     assert store.save(IMAGE, "k", StoredRead({"file:a.py": b"1", "file:b.py": b"2"}))
     assert store.save(IMAGE, "k", StoredRead({"file:c.py": b"3"}))
@@ -113,8 +121,13 @@ class _Installed:
     manifest = None
 
 
-def _files(store: ReadStore) -> InstalledFiles:
-    return InstalledFiles(None, _Installed(), "pypi", users=1, store=store)  # type: ignore[arg-type]
+class _Session:
+    client = None
+
+
+def _files(store: ReadStore, installed: Any = None, ecosystem: str = "pypi") -> InstalledFiles:
+    return InstalledFiles(_Session(), installed or _Installed(), ecosystem, users=1,  # type: ignore[arg-type]
+                          store=store)
 
 
 def test_a_source_read_is_kept_with_what_else_it_said_and_taken_back_without_reading(store: ReadStore) -> None:
@@ -145,17 +158,13 @@ def test_a_read_that_found_nothing_is_not_kept(store: ReadStore) -> None:
     assert reads == [1, 1]
 
 
-class _Session:
-    client = None
-
-
 def test_an_install_manifest_is_kept_for_the_next_scan_of_the_image(store: ReadStore,
                                                                     monkeypatch: pytest.MonkeyPatch) -> None:
     """The manifest the install read is kept: a later scan of the image (a cached install, no manifest) reads none.
     The near miss: with nothing kept, the image is read."""
     manifest = {"python": "3.13.5", "requirements": "mcp==2.3.0 --hash=sha256:00\n"}
     fresh = type("Fresh", (_Installed,), {"manifest": manifest})()
-    assert InstalledFiles(_Session(), fresh, "pypi", users=1, store=store).manifest() == manifest  # type: ignore[arg-type]
+    assert _files(store, fresh).manifest() == manifest
     read: list[str] = []
 
     def from_image(_client: Any, container_id: str, _ecosystem: str) -> dict[str, Any]:
@@ -163,11 +172,9 @@ def test_an_install_manifest_is_kept_for_the_next_scan_of_the_image(store: ReadS
         return {"python": "3.12.0"}
     monkeypatch.setattr(installed_files, "read_manifest", from_image)
     monkeypatch.setattr(InstalledFiles, "_opened", lambda self: type("Reader", (), {"container_id": "c"})())
-    cached = InstalledFiles(_Session(), _Installed(), "pypi", users=1, store=store)  # type: ignore[arg-type]
-    assert cached.manifest() == manifest and read == []
+    assert _files(store).manifest() == manifest and read == []
     empty = ReadStore(store.path.parent / "empty" / FILE_NAME)
-    assert InstalledFiles(_Session(), _Installed(), "pypi", users=1,  # type: ignore[arg-type]
-                          store=empty).manifest() == {"python": "3.12.0"} and read == ["c"]
+    assert _files(empty).manifest() == {"python": "3.12.0"} and read == ["c"]
 
 
 def _writer(path: str, seed: int, results: Any) -> None:
@@ -197,3 +204,14 @@ def test_a_batchs_scans_keep_and_take_reads_side_by_side(tmp_path: Path) -> None
     for worker in workers:
         worker.join(timeout=60)
     assert [results.get(timeout=5) for _ in workers] == [(20, 0)] * 4
+
+
+def test_a_manifest_of_any_shape_comes_back_as_it_was_read(store: ReadStore, monkeypatch: pytest.MonkeyPatch) -> None:
+    """An install can leave a lockfile that is no JSON object (a list of pairs, say): the kept manifest is that list
+    again, never turned into the object the pairs would make."""
+    shaped = [["python", "3.13.5"], ["requirements", ""]]
+    monkeypatch.setattr(installed_files, "read_manifest", lambda *_: shaped)
+    monkeypatch.setattr(InstalledFiles, "_opened", lambda self: type("Reader", (), {"container_id": "c"})())
+    assert _files(store, ecosystem="npm").manifest() == shaped
+    monkeypatch.setattr(installed_files, "read_manifest", lambda *_: pytest.fail("the image was read"))
+    assert _files(store, ecosystem="npm").manifest() == shaped

@@ -40,7 +40,7 @@ SCHEMA = (
 
 @dataclass(frozen=True)
 class StoredRead:
-    """One read: its files (or any named bytes) and what else it said, as a JSON object."""
+    """One read: its files (or any named bytes), in the order read, and what else it said, as a JSON object."""
 
     blobs: Mapping[str, bytes]
     meta: Mapping[str, Any] = field(default_factory=dict)
@@ -67,7 +67,7 @@ class ReadStore:
                 if row is None:
                     return None
                 blobs = {str(name): bytes(data) for name, data in connection.execute(
-                    "SELECT name, data FROM blobs WHERE image_id = ? AND key = ?", (image_id, key))}
+                    "SELECT name, data FROM blobs WHERE image_id = ? AND key = ? ORDER BY rowid", (image_id, key))}
                 meta = json.loads(row[0])
         except (OSError, sqlite3.Error, ValueError):
             return None

@@ -87,8 +87,8 @@ class InstalledFiles:
         stored = self._load(key)
         if stored is not None and "manifest" in stored.blobs:
             try:
-                return dict(json.loads(stored.blobs["manifest"]))
-            except (ValueError, TypeError):
+                return json.loads(stored.blobs["manifest"])  # as read_manifest parsed it, whatever its shape
+            except ValueError:
                 pass  # read the image
         try:
             found = read_manifest(self._session.client, self._opened().container_id, self._ecosystem)
