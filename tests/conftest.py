@@ -10,6 +10,17 @@ from sandbox.core import labels
 from tests.sandbox_helpers import labelled_containers
 
 
+@pytest.fixture(scope="session", autouse=True)
+def own_state_folder(tmp_path_factory: pytest.TempPathFactory):
+    """The suite's own per-user state (the image cache's last uses, the reads kept of installed images), never the
+    user's: no test takes a read that an earlier run, or another checkout's code, kept. The scans a test runs as
+    subprocesses inherit it."""
+    folder = tmp_path_factory.mktemp("mcp-sandbox-state")
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setenv("MCP_SANDBOX_STATE_DIR", str(folder))
+        yield folder
+
+
 @pytest.fixture(scope="session")
 def docker_client():
     from sandbox.core import engine

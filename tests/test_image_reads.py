@@ -4,6 +4,7 @@ files use it (scanner/pipeline/installed_files.py, source_scan.read_key): pure l
 from __future__ import annotations
 
 import sqlite3
+import time
 from pathlib import Path
 from typing import Any
 
@@ -35,7 +36,7 @@ def test_a_kept_read_comes_back_whole_and_only_for_its_image_and_key(store: Read
 
 
 def test_a_kept_reads_files_come_back_in_the_order_read(store: ReadStore) -> None:
-    """Vet reports its findings in the order of the files it is given: a kept read keeps the tar stream's order."""
+    """A kept read keeps the order the files were read in (the archive's), as a read of the image gives them."""
     names = [f"file:{name}.py" for name in ("zeta", "alpha", "mid", "beta", "omega", "a")]
     assert store.save(IMAGE, "k", StoredRead({name: name.encode() for name in names}))
     loaded = store.load(IMAGE, "k")
@@ -70,14 +71,32 @@ def test_forget_and_prune_drop_the_reads_of_images_gone(store: ReadStore) -> Non
         assert store.save(image, "k", StoredRead({"f": image.encode()}))
     store.forget([OTHER])
     assert store.load(OTHER, "k") is None and store.load(IMAGE, "k") is not None
-    store.prune([IMAGE, "sha256:" + "d" * 64])
+    store.prune([IMAGE, "sha256:" + "d" * 64], listed_at=time.time() + 1)
     assert store.load(IMAGE, "k") is not None and store.load(third, "k") is None
+
+
+def test_a_prune_keeps_what_was_kept_after_its_listing(store: ReadStore) -> None:
+    """A batch's eviction runs while other scans commit images and keep their reads: a read kept after the listing
+    the prune goes by is of an image the listing could not see, and stays."""
+    assert store.save(IMAGE, "k", StoredRead({"f": b"1"}), now=100.0)
+    assert store.save(OTHER, "k", StoredRead({"f": b"2"}), now=300.0)
+    store.prune([], listed_at=200.0)
+    assert store.load(IMAGE, "k") is None and store.load(OTHER, "k") is not None
+
+
+def test_a_file_name_that_is_no_utf8_comes_back_as_it_was(store: ReadStore) -> None:
+    """Tar member names are decoded with surrogateescape: a package can name a file `\\xff.js`. Kept and taken back
+    as the same string, never an error that would fail the scan."""
+    name = b"file:pkg/\xff\xfe.js".decode("utf-8", "surrogateescape")
+    read = StoredRead({name: b"x = 1", "file:pkg/plain.js": b""}, {"too_big": [name[5:]]})
+    assert store.save(IMAGE, "k", read)
+    assert store.load(IMAGE, "k") == read
 
 
 def test_a_kept_read_whose_blobs_do_not_add_up_is_as_if_absent(store: ReadStore) -> None:
     assert store.save(IMAGE, "k", StoredRead({"file:a.py": b"1", "file:b.py": b"2"}))
     with sqlite3.connect(store.path) as connection:
-        connection.execute("DELETE FROM blobs WHERE name = 'file:b.py'")
+        connection.execute("DELETE FROM blobs WHERE name = ?", (b"file:b.py",))
     assert store.load(IMAGE, "k") is None
     assert store.save(IMAGE, "other", StoredRead({"file:a.py": b"1"}))
     with sqlite3.connect(store.path) as connection:
@@ -96,7 +115,20 @@ def test_a_store_that_cannot_be_used_is_a_read_of_the_image_never_an_error(tmp_p
     assert not store.save(IMAGE, "k", StoredRead({"f": b"1"}))
     assert store.load(IMAGE, "k") is None
     store.forget([IMAGE])
-    store.prune([])
+    store.prune([], listed_at=time.time())
+
+
+def test_a_state_folder_that_cannot_be_searched_is_a_read_of_the_image(store: ReadStore,
+                                                                      monkeypatch: pytest.MonkeyPatch) -> None:
+    """Whether the file exists cannot be asked (a folder left mode 0700 by another user): as if nothing were kept."""
+    assert store.save(IMAGE, "k", StoredRead({"f": b"1"}))
+
+    def refused(path: Path) -> bool:
+        raise PermissionError(13, "Permission denied", str(path))
+    monkeypatch.setattr(Path, "is_file", refused)
+    assert store.load(IMAGE, "k") is None
+    store.forget([IMAGE])
+    store.prune([], listed_at=time.time())
 
 
 def test_the_state_folder_follows_the_environment(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
@@ -131,8 +163,9 @@ def _files(store: ReadStore, installed: Any = None, ecosystem: str = "pypi") -> 
 
 
 def test_a_source_read_is_kept_with_what_else_it_said_and_taken_back_without_reading(store: ReadStore) -> None:
-    read = ImageFiles(files={"pkg/a.py": b"x = 1\n", "pkg/b.py": b""}, too_big=["pkg/huge.py"],
-                      cut="more than 5000 files", missing=["/opt/nowhere"], kept_bytes=6)
+    odd = b"pkg/\xff.py".decode("utf-8", "surrogateescape")  # a member name that is no UTF-8, as read_tar gives it
+    read = ImageFiles(files={"pkg/a.py": b"x = 1\n", "pkg/b.py": b"", odd: b"y = 2\n"}, too_big=["pkg/huge.py", odd],
+                      cut="more than 5000 files", missing=["/opt/nowhere"], kept_bytes=12)
     calls: list[int] = []
 
     def first() -> SourceRead:
@@ -179,31 +212,33 @@ def test_an_install_manifest_is_kept_for_the_next_scan_of_the_image(store: ReadS
 
 def _writer(path: str, seed: int, results: Any) -> None:
     store, images = ReadStore(Path(path)), [f"sha256:{n:064d}" for n in range(3)]
-    saved = torn = 0
+    saved = hits = torn = 0
     for step in range(40):
-        image, key = images[(seed + step) % 3], f"k{step % 2}"
+        image, key = images[(seed + step // 2) % 3], f"k{step // 2 % 2}"
         blobs = {f"file:{n}.py": f"{image}{key}".encode() * (n + 1) for n in range(1 + (seed + step) % 7)}
         if step % 2:
             saved += store.save(image, key, StoredRead(blobs, {"files": len(blobs)}))
         elif (read := store.load(image, key)) is not None:
+            hits += 1
             torn += read.meta["files"] != len(read.blobs) or any(
                 data != f"{image}{key}".encode() * (int(name[5:-3]) + 1) for name, data in read.blobs.items())
-    results.put((saved, torn))
+    results.put((saved, hits > 0, torn))
 
 
 def test_a_batchs_scans_keep_and_take_reads_side_by_side(tmp_path: Path) -> None:
-    """Four processes saving and loading the same entries at once: every save is kept (none refused as locked) and
-    no load sees one save's metadata with another's files."""
+    """Eight processes making the file and saving and loading the same entries at once: every save is kept (none
+    refused as locked, the new file's switch to WAL included), loads find what the others saved, and each is one
+    save's whole."""
     import multiprocessing
 
     context = multiprocessing.get_context("fork")
     results = context.Queue()
-    workers = [context.Process(target=_writer, args=(str(tmp_path / FILE_NAME), seed, results)) for seed in range(4)]
+    workers = [context.Process(target=_writer, args=(str(tmp_path / FILE_NAME), seed, results)) for seed in range(8)]
     for worker in workers:
         worker.start()
     for worker in workers:
         worker.join(timeout=60)
-    assert [results.get(timeout=5) for _ in workers] == [(20, 0)] * 4
+    assert [results.get(timeout=5) for _ in workers] == [(20, True, 0)] * 8
 
 
 def test_a_manifest_of_any_shape_comes_back_as_it_was_read(store: ReadStore, monkeypatch: pytest.MonkeyPatch) -> None:

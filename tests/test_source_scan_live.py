@@ -110,7 +110,8 @@ def test_the_installed_files_are_vetted_with_package_relative_paths(zoo: Report)
 
 
 def test_a_cached_install_is_vetted_as_the_first(zoo: Report) -> None:
-    """A cached install's lookup reads no manifest: the stage reads the Python install description itself."""
+    """A cached install's lookup reads no manifest: the stage takes the Python install description (kept from the
+    module's first scan, which read it out of the image) and finds what that scan found."""
     again = _scan(ZOO, "zoo-revision-legacy")
     assert again.install is not None and again.install.cached
     assert again.source is not None and zoo.source is not None
@@ -168,7 +169,7 @@ def test_a_kept_read_that_does_not_add_up_is_read_again(zoo: Report, monkeypatch
     """A kept read whose files were lost (its blob rows gone) is as if absent: the image is read again."""
     store = ReadStore(state / FILE_NAME)
     with sqlite3.connect(store.path) as connection:
-        connection.execute("DELETE FROM blobs WHERE name LIKE 'file:%'")
+        connection.execute("DELETE FROM blobs WHERE CAST(name AS TEXT) LIKE 'file:%'")
     counted = Counted(monkeypatch)
     again = _scan(ZOO, "zoo-revision-legacy")
     assert counted.roles.count("read-source") == 1, counted.roles

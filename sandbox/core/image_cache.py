@@ -13,6 +13,7 @@ not the cache's to free), as the engine's disk-usage report gives it.
 
 from __future__ import annotations
 
+import time
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -99,6 +100,7 @@ def evict(client: docker.DockerClient, policy: Policy, now: float, *, use_path: 
     """Remove what `choose` picks; an image the engine refuses to remove (in use since the listing) is kept. The
     reads kept of the images removed, and of any installed image gone since (`reads`: sandbox/core/image_reads.py's
     store), are dropped."""
+    listed_at = time.time()
     images = cached_images(client, image_use.last_uses(use_path), select)
     result = Eviction(kept_in_use=[_name(i) for i in images if i.in_use])
     gone = []
@@ -111,7 +113,7 @@ def evict(client: docker.DockerClient, policy: Policy, now: float, *, use_path: 
             result.failed.append(_name(image))
     image_use.forget(gone, use_path)
     if select is None:  # every installed image was listed: the reads of any other are of an image gone
-        (reads or ReadStore()).prune({image.image_id for image in images} - set(gone))
+        (reads or ReadStore()).prune({image.image_id for image in images} - set(gone), listed_at)
     else:
         (reads or ReadStore()).forget(gone)
     return result

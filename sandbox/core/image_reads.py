@@ -33,14 +33,17 @@ MAX_STORE_BYTES = 256 * 1024 * 1024
 SCHEMA = (
     "CREATE TABLE IF NOT EXISTS reads (image_id TEXT NOT NULL, key TEXT NOT NULL, meta TEXT NOT NULL, "
     "blobs INTEGER NOT NULL, bytes INTEGER NOT NULL, made REAL NOT NULL, PRIMARY KEY (image_id, key))",
-    "CREATE TABLE IF NOT EXISTS blobs (image_id TEXT NOT NULL, key TEXT NOT NULL, name TEXT NOT NULL, "
+    "CREATE TABLE IF NOT EXISTS blobs (image_id TEXT NOT NULL, key TEXT NOT NULL, name BLOB NOT NULL, "
     "data BLOB NOT NULL, PRIMARY KEY (image_id, key, name))",
 )
+WAL_ATTEMPTS = 5  # a brand-new file's switch to WAL fails at once, whatever the timeout, while another process makes it
 
 
 @dataclass(frozen=True)
 class StoredRead:
-    """One read: its files (or any named bytes), in the order read, and what else it said, as a JSON object."""
+    """One read: its files (or any named bytes), in the order read, and what else it said, as a JSON object. Names
+    are kept as bytes (`surrogateescape`), so a file name that is no UTF-8 (a tar member's, decoded that way) comes
+    back as it was."""
 
     blobs: Mapping[str, bytes]
     meta: Mapping[str, Any] = field(default_factory=dict)
@@ -57,19 +60,20 @@ class ReadStore:
 
     def load(self, image_id: str, key: str) -> StoredRead | None:
         """The read kept for `image_id` and `key`; None when there is none, or it cannot be read whole."""
-        if not self.path.is_file():
-            return None
         try:
+            if not self.path.is_file():
+                return None
             with _Connection(self.path) as connection:
                 connection.execute("BEGIN")
                 row = connection.execute("SELECT meta, blobs, bytes FROM reads WHERE image_id = ? AND key = ?",
                                          (image_id, key)).fetchone()
                 if row is None:
                     return None
-                blobs = {str(name): bytes(data) for name, data in connection.execute(
-                    "SELECT name, data FROM blobs WHERE image_id = ? AND key = ? ORDER BY rowid", (image_id, key))}
+                rows = connection.execute("SELECT name, data FROM blobs WHERE image_id = ? AND key = ? ORDER BY rowid",
+                                          (image_id, key))
+                blobs = {bytes(name).decode("utf-8", "surrogateescape"): bytes(data) for name, data in rows}
                 meta = json.loads(row[0])
-        except (OSError, sqlite3.Error, ValueError):
+        except (OSError, sqlite3.Error, ValueError, TypeError):
             return None
         read = StoredRead(blobs, meta if isinstance(meta, dict) else {})
         return read if isinstance(meta, dict) and (len(blobs), read.size()) == (row[1], row[2]) else None
@@ -88,31 +92,37 @@ class ReadStore:
                                    (image_id, key, json.dumps(dict(read.meta)), len(read.blobs), size,
                                     time.time() if now is None else now))
                 connection.executemany("INSERT INTO blobs VALUES (?, ?, ?, ?)",
-                                       [(image_id, key, name, data) for name, data in read.blobs.items()])
+                                       [(image_id, key, name.encode("utf-8", "surrogateescape"), data)
+                                        for name, data in read.blobs.items()])
                 _hold_under(connection, MAX_STORE_BYTES)
                 connection.execute("COMMIT")
-        except (OSError, sqlite3.Error):
+        except (OSError, sqlite3.Error, ValueError):  # ValueError: a name or meta that cannot be stored
             return False
         return True
 
     def forget(self, image_ids: Iterable[str]) -> None:
         """Drop every read kept for these images (removed from the engine)."""
         gone = set(image_ids)
-        if gone and self.path.is_file():
+        if gone:
             self._drop(lambda kept: gone & kept)
 
-    def prune(self, existing: Iterable[str]) -> None:
-        """Drop the reads of every image not in `existing` (removed from the engine since they were kept)."""
+    def prune(self, existing: Iterable[str], listed_at: float) -> None:
+        """Drop the reads of every image not in `existing`, the installed images the engine listed at `listed_at`
+        (removed since their reads were kept); a read kept after that listing (a scan's image committed meanwhile)
+        stays."""
         known = set(existing)
-        if self.path.is_file():
-            self._drop(lambda kept: kept - known)
+        self._drop(lambda kept: kept - known, made_before=listed_at)
 
-    def _drop(self, which: Callable[[set[str]], set[str]]) -> None:
-        """Drop the reads of the images `which` picks out of those with reads kept."""
+    def _drop(self, which: Callable[[set[str]], set[str]], made_before: float | None = None) -> None:
+        """Drop the reads of the images `which` picks out of those with reads kept (before `made_before`)."""
         try:
+            if not self.path.is_file():
+                return
             with _Connection(self.path) as connection:
                 connection.execute("BEGIN IMMEDIATE")
-                kept = {str(row[0]) for row in connection.execute("SELECT DISTINCT image_id FROM reads")}
+                kept = {str(row[0]) for row in connection.execute(
+                    "SELECT DISTINCT image_id FROM reads WHERE made < ?",
+                    (float("inf") if made_before is None else made_before,))}
                 for image_id in which(kept):
                     _delete(connection, "image_id = ?", (image_id,))
                 connection.execute("COMMIT")
@@ -137,6 +147,18 @@ def _hold_under(connection: sqlite3.Connection, limit: int) -> None:
         total -= size
 
 
+def _write_ahead(connection: sqlite3.Connection) -> None:
+    """Switch the file to WAL, asked again for a moment while another process is making the same new file."""
+    for attempt in range(WAL_ATTEMPTS):
+        try:
+            connection.execute("PRAGMA journal_mode=WAL")
+            return
+        except sqlite3.OperationalError:
+            if attempt == WAL_ATTEMPTS - 1:
+                raise
+            time.sleep(0.02 * (attempt + 1))
+
+
 class _Connection:
     """A connection to the file (made, with its folder and tables, when `create`), closed on exit; a transaction
     left open by an error is rolled back by the close."""
@@ -148,7 +170,7 @@ class _Connection:
 
     def __enter__(self) -> sqlite3.Connection:
         try:
-            self._connection.execute("PRAGMA journal_mode=WAL")
+            _write_ahead(self._connection)
             for statement in SCHEMA:
                 self._connection.execute(statement)
         except sqlite3.Error:

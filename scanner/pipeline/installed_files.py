@@ -10,9 +10,12 @@ keys each read by what was read and how (`kept`'s key), so a read made different
 
 from __future__ import annotations
 
+import hashlib
 import json
+import sys
 import threading
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
+from pathlib import Path
 from typing import Any
 
 from sandbox.core.errors import SandboxError
@@ -25,6 +28,8 @@ from sandbox.install.request import Ecosystem, InstalledServer
 
 SourceRead = tuple[ImageFiles | str, dict[str, bytes]]  # the files read, or why none; the manifests found beside
 FILE, FOUND = "file:", "found:"  # a kept source read's blob names: a file read, a manifest found
+MANIFEST_FORMAT = 1  # bump when the kept manifest changes other than through the code code_digest reads
+MANIFEST_CODE = ("sandbox.install.container", "sandbox.install.installers", __name__)  # what reads a manifest
 
 
 class InstalledFiles:
@@ -80,7 +85,8 @@ class InstalledFiles:
     def _found_manifest(self) -> dict[str, Any] | SandboxError:
         """The caller holds the lock."""
         packages = installer(self._ecosystem)
-        key = f"manifest {self._ecosystem} {packages.manifest_path} {packages.lockfile}"
+        key = (f"manifest {MANIFEST_FORMAT} {self._ecosystem} {packages.manifest_path} {packages.lockfile} "
+               f"{code_digest(MANIFEST_CODE)}")
         if self.installed.manifest is not None:  # read by the install that made the image: kept for the next scan
             self._save(key, StoredRead({"manifest": json.dumps(self.installed.manifest).encode()}))
             return self.installed.manifest
@@ -107,7 +113,8 @@ class InstalledFiles:
     def _opened(self) -> ImageReader:
         """The reader, its container created on first use (the caller holds the lock)."""
         if self._reader is None:
-            self._reader = ImageReader(self._session, self.installed.image).__enter__()
+            # By id, not tag: what is read is kept under the id, and a reinstall can move the tag meanwhile.
+            self._reader = ImageReader(self._session, self.installed.image_id).__enter__()
         return self._reader
 
 
@@ -124,3 +131,17 @@ def _unpacked(stored: StoredRead) -> SourceRead:
                        missing=[str(path) for path in stored.meta.get("missing") or []])
     files.kept_bytes = sum(len(data) for data in files.files.values())
     return files, {name[len(FOUND):]: data for name, data in stored.blobs.items() if name.startswith(FOUND)}
+
+
+def code_digest(modules: Iterable[str]) -> str:
+    """A digest of these loaded modules' source files, for a kept read's key: a change to the code that makes a read
+    is another read (a module without a readable source file counts by its name only)."""
+    digest = hashlib.sha256()
+    for name in modules:
+        digest.update(name.encode())
+        module = sys.modules.get(name)
+        try:
+            digest.update(Path(getattr(module, "__file__", None) or name).read_bytes())
+        except OSError:
+            digest.update(b"\0")
+    return digest.hexdigest()

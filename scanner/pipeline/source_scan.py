@@ -20,6 +20,7 @@ from dataclasses import dataclass, field
 from pathlib import PurePosixPath
 from typing import Any
 
+import packaging
 from docker.errors import APIError
 from packaging.utils import canonicalize_name
 
@@ -30,7 +31,7 @@ from sandbox.core.image_files import ImageFiles, ReadLimits
 from sandbox.core.untrusted import escape_for_terminal
 from sandbox.install.phases import NPM_PREFIX
 from sandbox.install.request import InstalledServer
-from scanner.pipeline.installed_files import InstalledFiles, SourceRead
+from scanner.pipeline.installed_files import InstalledFiles, SourceRead, code_digest
 from scanner.pipeline.scan_options import Progress
 from scanner.pipeline.source_gate import DEPENDENCIES, METADATA, NPM_MANIFESTS, SourceGate, decide
 from scanner.report.model import Finding, SourceScanInfo
@@ -42,7 +43,9 @@ NODE_MODULES = f"{NPM_PREFIX}/node_modules"
 VENV_LIB = "/opt/server/venv/lib"
 MAX_RECORD_BYTES = 4 * 1024 * 1024
 MAX_NOTE_CHARS = 300
-READ_FORMAT = 1  # bump when what the reads below keep changes other than through the values read_key names
+READ_FORMAT = 1  # bump when what the reads below keep changes other than through what read_key names
+READ_CODE = (__name__, "scanner.pipeline.installed_files", "sandbox.core.image_files", "scanner.vet.sources",
+             "scanner.vet.walk")  # the code that decides which files the read keeps
 
 
 @dataclass
@@ -84,10 +87,12 @@ def scan_source(reader: InstalledFiles, ecosystem: str, *, dependencies: bool, p
 
 def read_key(ecosystem: str, dependencies: bool, limits: ReadLimits) -> str:
     """What names this stage's read of an image, for the reads kept from earlier scans (InstalledFiles.kept): the
-    format's version, mcp-sandbox's, and every value that decides which files are read and kept (a change to one is
-    another read)."""
-    recipe = [READ_FORMAT, scanner.__version__, ecosystem, dependencies, dataclasses.astuple(limits),
-              sorted(LANGUAGES), NPM_MANIFESTS, METADATA, MAX_RECORD_BYTES, NODE_MODULES, VENV_LIB]
+    format's version, mcp-sandbox's and packaging's (its name normalisation finds the dist-info), the code that
+    reads (its source's digest) and every value that decides which files are read and kept (a change to any of them
+    is another read)."""
+    recipe = [READ_FORMAT, scanner.__version__, packaging.__version__, code_digest(READ_CODE), ecosystem, dependencies,
+              dataclasses.astuple(limits), sorted(LANGUAGES), NPM_MANIFESTS, METADATA, MAX_RECORD_BYTES, NODE_MODULES,
+              VENV_LIB]
     return hashlib.sha256(json.dumps(recipe, default=list).encode()).hexdigest()
 
 
