@@ -4,7 +4,7 @@ A read through the engine's archive API (sandbox/core/image_files.py) costs the 
 runs a copy of itself to tar the path inside the image's root), and a warm scan of a PyPI server made four of them,
 plus a container to read through: about a quarter of a core-second of every scan of an image that never changes. So
 the reads are kept here, beside the engine's images, in a per-user SQLite file (`image-reads.sqlite` in
-sandbox/core/state_dir.py's folder; WAL, so a batch's scans write side by side).
+sandbox/core/state_dir.py's folder, opened as it opens one).
 
 An entry is keyed by the image's id, which is the digest of its content (another image, a reinstall included, never
 matches), and by the caller's key, which names what was read and how (folders, filters, bounds), so a read made
@@ -21,11 +21,12 @@ import json
 import sqlite3
 import time
 from collections.abc import Callable, Iterable, Mapping
+from contextlib import closing
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from sandbox.core.state_dir import state_file
+from sandbox.core.state_dir import connect, state_file
 
 FILE_NAME = "image-reads.sqlite"
 MAX_ENTRY_BYTES = 16 * 1024 * 1024
@@ -36,7 +37,6 @@ SCHEMA = (
     "CREATE TABLE IF NOT EXISTS blobs (image_id TEXT NOT NULL, key TEXT NOT NULL, name BLOB NOT NULL, "
     "data BLOB NOT NULL, PRIMARY KEY (image_id, key, name))",
 )
-WAL_ATTEMPTS = 5  # a brand-new file's switch to WAL fails at once, whatever the timeout, while another process makes it
 
 
 @dataclass(frozen=True)
@@ -63,7 +63,7 @@ class ReadStore:
         try:
             if not self.path.is_file():
                 return None
-            with _Connection(self.path) as connection:
+            with closing(connect(self.path, SCHEMA)) as connection:
                 connection.execute("BEGIN")
                 row = connection.execute("SELECT meta, blobs, bytes FROM reads WHERE image_id = ? AND key = ?",
                                          (image_id, key)).fetchone()
@@ -75,8 +75,10 @@ class ReadStore:
                 meta = json.loads(row[0])
         except (OSError, sqlite3.Error, ValueError, TypeError):
             return None
-        read = StoredRead(blobs, meta if isinstance(meta, dict) else {})
-        return read if isinstance(meta, dict) and (len(blobs), read.size()) == (row[1], row[2]) else None
+        if not isinstance(meta, dict):
+            return None
+        read = StoredRead(blobs, meta)
+        return read if (len(blobs), read.size()) == (row[1], row[2]) else None
 
     def save(self, image_id: str, key: str, read: StoredRead, now: float | None = None) -> bool:
         """Keep `read` (replacing what was kept under the same id and key); False when it was not kept (over
@@ -85,7 +87,7 @@ class ReadStore:
         if size > MAX_ENTRY_BYTES:
             return False
         try:
-            with _Connection(self.path, create=True) as connection:
+            with closing(connect(self.path, SCHEMA)) as connection:
                 connection.execute("BEGIN IMMEDIATE")
                 _delete(connection, "image_id = ? AND key = ?", (image_id, key))
                 connection.execute("INSERT INTO reads VALUES (?, ?, ?, ?, ?, ?)",
@@ -118,7 +120,7 @@ class ReadStore:
         try:
             if not self.path.is_file():
                 return
-            with _Connection(self.path) as connection:
+            with closing(connect(self.path, SCHEMA)) as connection:
                 connection.execute("BEGIN IMMEDIATE")
                 kept = {str(row[0]) for row in connection.execute(
                     "SELECT DISTINCT image_id FROM reads WHERE made < ?",
@@ -145,38 +147,3 @@ def _hold_under(connection: sqlite3.Connection, limit: int) -> None:
             return
         _delete(connection, "image_id = ? AND key = ?", (image_id, key))
         total -= size
-
-
-def _write_ahead(connection: sqlite3.Connection) -> None:
-    """Switch the file to WAL, asked again for a moment while another process is making the same new file."""
-    for attempt in range(WAL_ATTEMPTS):
-        try:
-            connection.execute("PRAGMA journal_mode=WAL")
-            return
-        except sqlite3.OperationalError:
-            if attempt == WAL_ATTEMPTS - 1:
-                raise
-            time.sleep(0.02 * (attempt + 1))
-
-
-class _Connection:
-    """A connection to the file (made, with its folder and tables, when `create`), closed on exit; a transaction
-    left open by an error is rolled back by the close."""
-
-    def __init__(self, path: Path, *, create: bool = False) -> None:
-        if create:
-            path.parent.mkdir(parents=True, exist_ok=True)
-        self._connection = sqlite3.connect(path, timeout=10, isolation_level=None)
-
-    def __enter__(self) -> sqlite3.Connection:
-        try:
-            _write_ahead(self._connection)
-            for statement in SCHEMA:
-                self._connection.execute(statement)
-        except sqlite3.Error:
-            self._connection.close()
-            raise
-        return self._connection
-
-    def __exit__(self, *exc: object) -> None:
-        self._connection.close()

@@ -15,7 +15,7 @@ import sqlite3
 import time
 from pathlib import Path
 
-from sandbox.core.state_dir import state_file
+from sandbox.core.state_dir import connect, state_file
 
 FILE_NAME = "image-use.sqlite"
 SCHEMA = "CREATE TABLE IF NOT EXISTS image_use (image_id TEXT PRIMARY KEY, last_used REAL NOT NULL)"
@@ -26,11 +26,7 @@ def default_path() -> Path:
 
 
 def _connect(path: Path) -> sqlite3.Connection:
-    path.parent.mkdir(parents=True, exist_ok=True)
-    connection = sqlite3.connect(path, timeout=10, isolation_level=None)
-    connection.execute("PRAGMA journal_mode=WAL")
-    connection.execute(SCHEMA)
-    return connection
+    return connect(path, [SCHEMA])
 
 
 def record_use(image_id: str, now: float | None = None, path: Path | None = None) -> bool:

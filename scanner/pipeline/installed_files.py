@@ -58,12 +58,13 @@ class InstalledFiles:
     def kept(self, key: str, read: Callable[[], SourceRead]) -> SourceRead:
         """What `read` reads (through this object's `read`), or the same read kept under `key` from an earlier scan
         of this image; a read that found files is kept (one that says why none were found is made again)."""
-        stored = self._load(f"source {key}")
+        key = f"source {key}"
+        stored = self._load(key)
         if stored is not None:
             return _unpacked(stored)
         files, found = read()
         if not isinstance(files, str):
-            self._save(f"source {key}", _packed(files, found))
+            self._save(key, _packed(files, found))
         return files, found
 
     def read(self, folder: str, prefix: str, keep: Callable[[str], bool], limits: ReadLimits, out: ImageFiles) -> bool:
