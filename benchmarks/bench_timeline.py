@@ -56,7 +56,7 @@ def child(out: Path, argv: list[str]) -> None:
 
     phase_clock.PhaseClock.add = add  # type: ignore[method-assign]
     sys.argv = ["mcp-sandbox", *argv]
-    from scanner.cli.app import main
+    from scanner.cli.entry import main  # the console script's: it may begin the sink before the CLI is imported
 
     try:
         main()

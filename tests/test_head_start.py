@@ -196,7 +196,7 @@ import atexit
 atexit.register(lambda: print("IMPORTS", seen, "STARTS", starts, file=sys.stderr))
 atexit.register(lambda: print("EVENTS", " ".join(event.split("_")[0] for event in events), file=sys.stderr))
 sys.argv = ["mcp-sandbox", *sys.argv[1:]]
-from scanner.cli.app import main
+from scanner.cli.entry import main
 main()
 """
 

@@ -15,3 +15,8 @@ class EngineUnavailable(SandboxError):
 
 class PolicyNotApplied(SandboxError):
     """The engine did not apply a part of the sandbox policy that was asked for: the scan must not go on."""
+
+
+class ImageMissing(SandboxError):
+    """A runtime image that was asked for without building it is not built (a head start begun before the flags
+    were read does not build: the scan that adopts it, or not, builds what it needs)."""

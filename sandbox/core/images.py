@@ -18,7 +18,7 @@ from docker.errors import APIError, BuildError, ImageNotFound
 
 from sandbox import __version__
 from sandbox.core import labels
-from sandbox.core.errors import SandboxError
+from sandbox.core.errors import ImageMissing, SandboxError
 
 RUNTIMES = ("node", "python")
 REPOSITORIES = {"node": "mcp-sandbox-runtime-node", "python": "mcp-sandbox-runtime-python",
@@ -85,14 +85,17 @@ def ensure_runtime_image(
     ca_bundle: Path | None = None,
     rebuild: bool = False,
     progress: ProgressFn | None = None,
+    build: bool = True,
 ) -> RuntimeImage:
-    """Return the image `runtime` (node, python, sink, proxy), building it when missing (or when rebuild is asked)."""
+    """Return the image `runtime` (node, python, sink, proxy), building it when missing (or when rebuild is asked);
+    `build` False: ImageMissing instead of a build."""
     tag = image_tag(runtime, base_image)
     if not rebuild:
         try:
             return RuntimeImage(runtime, tag, client.images.get(tag).id, built=False)
         except ImageNotFound:
-            pass
+            if not build:
+                raise ImageMissing(f"the {runtime} image {tag} is not built") from None
     try:
         client.images.get(base_image)
     except ImageNotFound:

@@ -207,11 +207,12 @@ def start_created(created: LaunchedSink) -> LaunchedSink:
 
 
 def create_sink(session: SandboxSession, *, base_image: str = DEFAULT_BASE_IMAGE, progress: ProgressFn | None = None,
-                hostname: str | None = None) -> LaunchedSink:
+                hostname: str | None = None, build: bool = True) -> LaunchedSink:
     """Create the sink container and check its policy as applied, not started: a run container can be created in its
-    namespace while another thread starts it (`LaunchedSink.started`)."""
+    namespace while another thread starts it (`LaunchedSink.started`). `build` False: ImageMissing when the sink's
+    image is not built yet."""
     api = session.client.api
-    image = images.ensure_runtime_image(session.client, "sink", base_image=base_image, progress=progress)
+    image = images.ensure_runtime_image(session.client, "sink", base_image=base_image, progress=progress, build=build)
     began = time.monotonic()
     container_id = session.create_container(
         SINK_ROLE,

@@ -2,12 +2,10 @@
 
 from __future__ import annotations
 
-import atexit
-from gc import freeze as freeze_gc, set_threshold as set_gc_threshold
 from importlib import import_module
 import os
 import sys
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import typer
 # Typer vendors its own Click; its parse errors are these classes, not the `click` package's.
@@ -15,11 +13,15 @@ from typer._click import exceptions as cli_errors
 from typer.core import TyperGroup
 
 from sandbox.core.errors import SandboxError, UserInputError
+from scanner.cli.interpreter import tune_interpreter
 from scanner.cli.lazy_commands import LazyCommands
 from scanner.errors import UsageError
 from scanner.pipeline.interrupts import (caused_by_interrupt, forget_handled_interrupts, interrupted_line,
                                          keep_lost_interrupts)
 from sandbox.core.untrusted import escape_for_terminal
+
+if TYPE_CHECKING:
+    from scanner.pipeline.head_start import HeadStart
 
 # Every command, in --help order, and the module of scanner/cli whose `register(app)` adds it. A module is imported
 # (and its commands built) only when one of its commands is looked up: running `check` imports no scan machinery,
@@ -78,25 +80,17 @@ def _fail(message: str) -> None:
 
 
 DEBUG_ENV = "MCP_SANDBOX_DEBUG"
-# The cyclic collector's thresholds for one command: a command builds many objects that live until it ends (the
-# imported modules, a tool list's views and findings) and few cycles, so the default (700, 10, 10) spends a third of a
-# large `check` re-walking them (measured: 11.0 s against 8.3 s of CPU for 50,000 tools). Every cycle is still
-# collected, only less often. The first threshold at 300,000 rather than 100,000: a 3,000-tool `check` holds up to
-# ~150,000 young containers at once, so at 100,000 it paid one collection of them (~40 ms of its ~0.6 s) that found
-# nothing to free; 50,000 tools take as long and as much memory either way.
-GC_THRESHOLDS = (300_000, 50, 100)
-# How long a thread holds the interpreter before another may take it (CPython's default: 5 ms). A scan's threads
-# mostly wait on the engine, the registry and the server, and each of their steps needs the interpreter only for a
-# moment: at 5 ms each step waits behind the import or the rules running in another thread, so the head start's
-# engine calls and a probe call's looks queued for the interpreter longer than the engine took to answer. Measured on a
-# warm scan (paired, 12 rounds): 0.11 s off the listing scan, 0.35-0.41 s off the probing scan of server-filesystem.
-SWITCH_INTERVAL = 0.0005
 INTERNAL_ERROR_EXIT = 3  # as a scan that could not finish: never 1, which means "findings"
 INTERRUPTED_EXIT = 130  # as scanner/cli/entry.py's (which cannot import this module: it guards its import)
 
 
-def _interrupted() -> int:
-    _fail(interrupted_line([]))
+def _interrupted(early: HeadStart | None) -> int:
+    """Exit 130 with the teardown's line: a head start no scan took (the interrupt came first) is closed for it."""
+    if early is None:
+        _fail(interrupted_line([]))
+        return INTERRUPTED_EXIT
+    early.close(ending=True)
+    _fail(interrupted_line(early.left_behind()) if early.connected else "interrupted")
     return INTERRUPTED_EXIT
 
 
@@ -109,18 +103,17 @@ def _internal_error(exc: Exception) -> int:
     return INTERNAL_ERROR_EXIT
 
 
-def main() -> None:
+def main(early: HeadStart | None = None) -> None:
     """Console entry point: user errors print one line and exit 2, a check that could not run exits 3, and so does
-    an internal error (one line, no traceback): never a traceback, never the exit code of findings."""
-    set_gc_threshold(*GC_THRESHOLDS)
-    sys.setswitchinterval(SWITCH_INTERVAL)
-    _freeze_at_exit()
+    an internal error (one line, no traceback): never a traceback, never the exit code of findings. `early`: a head
+    start begun before the CLI was imported, for `scan` to adopt (scanner/cli/early_start.py); the caller closes it."""
+    tune_interpreter()
     _skip_unused_optional_imports()
     try:
         with keep_lost_interrupts():  # a Ctrl-C CPython would drop (in a weakref callback) is delivered again
-            code = _run()
+            code = _run(early)
     except Exception as exc:  # noqa: BLE001 - the one top-level guard: whatever escaped is reported, not hidden
-        code = _interrupted() if caused_by_interrupt(exc) else _internal_error(exc)
+        code = _interrupted(early) if caused_by_interrupt(exc) else _internal_error(exc)
     forget_handled_interrupts()  # every interrupt has its exit code by now (130): none may end the process as -2
     sys.exit(code)
 
@@ -138,19 +131,10 @@ def _skip_unused_optional_imports() -> None:
         sys.modules.setdefault(name, None)  # type: ignore[arg-type]
 
 
-def _freeze_at_exit() -> None:
-    """At interpreter exit, before its last collection and module teardown, move every object still alive into the
-    collector's permanent generation: the exit then does not walk what the command built (~30 ms of a 3,000-tool
-    `check`). An atexit hook rather than a freeze here, so that a caller that runs main() in its own process (the
-    tests) keeps collecting its garbage between calls; registered once however often main() runs."""
-    atexit.unregister(freeze_gc)
-    atexit.register(freeze_gc)
-
-
-def _run() -> int:
+def _run(early: HeadStart | None) -> int:
     """The app, with every expected way to stop turned into its exit code."""
     try:
-        code = app(standalone_mode=False)
+        code = app(standalone_mode=False, obj=early)  # `scan` finds it as its context's obj
     except cli_errors.NoArgsIsHelpError as exc:
         print(exc.ctx.get_help() if exc.ctx else "", file=sys.stderr)
         code = 2
@@ -168,5 +152,5 @@ def _run() -> int:
         _fail(f"error: {exc}")
         code = 3
     except (KeyboardInterrupt, typer.Abort):
-        code = _interrupted()
+        code = _interrupted(early)
     return code if isinstance(code, int) else 0

@@ -1,18 +1,41 @@
 """The console script's entry (and `python -m scanner`'s): the CLI imported under a Ctrl-C guard. Typer, rich and the
 app take the first tenth of a second or so to import; a Ctrl-C then ends with exit 130 (nothing has started, so
-nothing is torn down), not with a traceback of the import machinery."""
+nothing is torn down), not with a traceback of the import machinery. A command line that looks like a package scan
+has its sink begun first, while the CLI imports (scanner/cli/early_start.py)."""
 
 from __future__ import annotations
 
 import sys
+from typing import TYPE_CHECKING
+
+from scanner.cli.interpreter import tune_interpreter
+
+if TYPE_CHECKING:
+    from scanner.pipeline.head_start import HeadStart
 
 INTERRUPTED_EXIT = 130
 
 
 def main() -> None:
+    tune_interpreter()  # before any thread starts: the head start's engine calls get the interpreter back at once
+    from scanner.cli.early_start import looks_like_package_scan
+
+    if looks_like_package_scan(sys.argv[1:]):
+        from scanner.cli.early_start import run_with_head_start
+
+        run_with_head_start(_run_app)
+    else:
+        _run_app(None)
+
+
+def _run_app(early: HeadStart | None) -> None:
+    """The CLI, imported here; `early`: a head start for the scan to adopt. With one, the caller guards the import
+    (its interrupt must close the head start before the line is written)."""
     try:
         from scanner.cli.app import main as run
     except KeyboardInterrupt:
+        if early is not None:
+            raise
         print("interrupted", file=sys.stderr)
         sys.exit(INTERRUPTED_EXIT)
-    run()
+    run(early)

@@ -9,6 +9,7 @@ import os
 import sys
 from collections.abc import Callable
 from contextlib import nullcontext
+from dataclasses import replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, NoReturn
 
@@ -146,29 +147,35 @@ def scan(
         use_cache=not no_cache, ca_bundle=ca_bundle, ignore_scripts=ignore_scripts, install_timeout=install_timeout,
         config=config, advisories=advisories, network=network, probes=probes(),  # type: ignore[arg-type]
         conformance=conformance, vet_dependencies=vet_dependencies)  # no mcp imported yet (scan_options)
-    report = _begun_and_scanned(options, given, outputs, fail_under)
+    report = _begun_and_scanned(options, given, outputs, fail_under, ctx.obj)
     _write_outputs(report, outputs, lock_path, accept, signer)
     raise typer.Exit(finish(report, outputs, fail_under))
 
 
 def _begun_and_scanned(options: ScanOptions, given: ConfigRun, outputs: ReportOutputs,
-                       fail_under: int | None) -> Report:
+                       fail_under: int | None, speculative: HeadStart | None) -> Report:
     """The scan, its engine work (and a cached install's servers) begun first. A signal while the scan path is
-    imported (SIGTERM/SIGHUP as Ctrl-C) closes the head start, which tears its session down: exit 130."""
+    imported (SIGTERM/SIGHUP as Ctrl-C) closes the head start, which tears its session down: exit 130.
+    `speculative`: a head start the entry point began before the flags were read, with a host name of its own, which
+    the run policy takes (scanner/cli/early_start.py)."""
     from scanner.pipeline.interrupts import terminate_as_interrupt
 
+    if speculative is not None:
+        options = replace(options, policy=replace(options.policy, hostname=speculative.hostname))
     planned = head_start_options(given, options)
     begun = planned is not None  # an interrupt from here on ends with the head start's session torn down
     early: HeadStart | None = None
     try:
         # The signals are caught before the head start's first container is created, so a SIGTERM while it begins
         # (or while the scan path is imported) tears its session down instead of ending the process at once.
-        with terminate_as_interrupt() if planned is not None else nullcontext(), _head_start(planned) as early:
+        with terminate_as_interrupt() if planned is not None else nullcontext(), _head_start(
+                planned, speculative) as early:
             return scan_door(options, given, outputs, fail_under, early, run=_run, scan_config=_scan_config)
     except KeyboardInterrupt:
         if not begun:
             raise
-        _say_interrupted(early.left_behind() if early is not None else [])
+        begun_one = early or speculative  # a speculative one whose `begin` was interrupted closed itself
+        _say_interrupted(begun_one.left_behind() if begun_one is not None else [])
 
 
 def _scan_options(startup: float, request: float, **fields: Any) -> ScanOptions:

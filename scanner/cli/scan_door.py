@@ -77,10 +77,17 @@ def head_start_options(given: ConfigRun, options: ScanOptions) -> ScanOptions | 
     return _mapped(options, mapping)
 
 
-def head_start(planned: ScanOptions | None) -> AbstractContextManager[HeadStart | None]:
+def head_start(planned: ScanOptions | None,
+               speculative: HeadStart | None = None) -> AbstractContextManager[HeadStart | None]:
     """A package scan's engine connection, session and sink, begun now in a thread, and (unless --no-cache) the
     resolution and a cached install's server in another (closed on the way out if the scan never took them);
-    nothing when `head_start_options` said so (None)."""
+    nothing when `head_start_options` said so (None). `speculative`: one begun before the flags were read
+    (scanner/cli/early_start.py), adopted when its sink fits `planned`, else closed here, its sink torn down."""
+    if speculative is not None:
+        if planned is not None and speculative.fits(planned):
+            speculative.begin(planned)
+            return speculative
+        speculative.close()
     if planned is None:
         return nullcontext()
     from scanner.pipeline.head_start import HeadStart

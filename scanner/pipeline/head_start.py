@@ -6,7 +6,8 @@ engine work needs none of it: the sink's container is created, its policy checke
 CLI imports, in one thread (`HeadStart`). Given the scan's options (`ScanOptions`, which imports no mcp), a second
 thread resolves the target and, when the install is cached, starts the server, seeds it (probes on) and starts the
 second listing's server beside it (scanner/pipeline/early_server.py), so the server boots while the CLI imports the
-listing code.
+listing code. The connection and the sink may begin before the CLI itself is imported, with no options yet
+(scanner/cli/early_start.py): the scan then asks whether the sink `fits` its options and `begin`s the rest on it.
 
 Cross-thread imports: this module imports only the sandbox side (docker and sandbox.*), all of it before the first
 thread starts; `HeadStart` imports scanner/pipeline/early_resolve.py (and through it all the resolution runs) in the
@@ -38,7 +39,7 @@ import requests
 from docker.errors import APIError, DockerException
 
 from sandbox.core import engine
-from sandbox.core.errors import SandboxError
+from sandbox.core.errors import ImageMissing, SandboxError
 from sandbox.core.session import SandboxSession
 from sandbox.run.sink import LaunchedSink, create_sink, start_created
 from scanner.pipeline.interrupts import uninterruptible
@@ -56,6 +57,14 @@ if TYPE_CHECKING:
 ENGINE_GONE = (APIError, DockerException, SandboxError, requests.exceptions.RequestException)
 
 
+def _not_begun() -> Future[SandboxSession]:
+    """The session's place before its task is submitted: failed, so a head start closed then has nothing to tear
+    down."""
+    placeholder: Future[SandboxSession] = Future()
+    placeholder.set_exception(SandboxError("the head start was stopped before it connected"))
+    return placeholder
+
+
 def _quietly(action: Callable[[], object]) -> None:
     try:
         action()
@@ -67,27 +76,71 @@ class HeadStart:
     """The engine connection, a sandbox session and its sink's container, begun in a thread; with `options`, the
     resolution and a cached install's servers in another (see the module)."""
 
-    def __init__(self, *, observe: bool, hostname: str, options: ScanOptions | None = None) -> None:
+    def __init__(self, *, observe: bool, hostname: str, options: ScanOptions | None = None,
+                 build_images: bool = True) -> None:
+        """`build_images` False: a sink whose image is not built fails with ImageMissing (and does not `fit`)
+        instead of building it, for a head start begun before anyone knows the scan will run."""
+        self.observe, self.hostname = observe, hostname  # what the sink was made for (`fits`)
         self.clock = PhaseClock()  # the scan's clock: the phases run here are timed on it
         self.began = time.monotonic()  # the scan's start: its `total` counts from here, as its phases do
-        # Each task waits only on tasks submitted before it, so the pool never waits on work it has not begun.
-        self._pool = ThreadPoolExecutor(max_workers=4, thread_name_prefix="mcp-sandbox-head")
-        self._session: Future[SandboxSession] = self._pool.submit(self._connect)
-        # The sink created, then started in another task: the server's container is created in its namespace while
-        # the sink starts (the server starts only once the sink is ready: LaunchedSink.wait_ready).
-        self._sink_created: Future[LaunchedSink] | None = (
-            self._pool.submit(self._create_sink, hostname) if observe else None)
-        self.sink: Future[LaunchedSink] | None = self._pool.submit(self._start_sink) if observe else None
+        self._build_images = build_images
+        self.closed = False  # `close` was called
         self._taken = False
         self._registry = ExitStack()
         self.request: Future[InstallRequest] | None = None
         self.server: Future[EarlyServer | None] | None = None
-        if options is not None:
-            try:
-                self._begin_server(options)
-            except BaseException:  # an interrupt while its code is imported: the threads' work is torn down here
-                self.close(ending=True)
-                raise
+        self._session: Future[SandboxSession] = _not_begun()
+        self._sink_created: Future[LaunchedSink] | None = None
+        self.sink: Future[LaunchedSink] | None = None
+        # Each task waits only on tasks submitted before it, so the pool never waits on work it has not begun.
+        self._pool = ThreadPoolExecutor(max_workers=4, thread_name_prefix="mcp-sandbox-head")
+        try:
+            with uninterruptible():  # a signal as a thread starts is raised once every task is known, then closes
+                self._session = self._pool.submit(self._connect)
+                # The sink created, then started in another task: the server's container is created in its
+                # namespace while the sink starts (the server starts only once the sink is ready: wait_ready).
+                if observe:
+                    self._sink_created = self._pool.submit(self._create_sink, hostname)
+                    self.sink = self._pool.submit(self._start_sink)
+            if options is not None:
+                self.begin(options)
+        except BaseException:
+            self.close(ending=True)
+            raise
+
+    @property
+    def begun(self) -> bool:
+        """Whether a scan's resolution and servers were begun here (`begin`): a scan adopted this head start."""
+        return self.request is not None
+
+    @property
+    def connected(self) -> bool:
+        """Whether the engine answered and the session was made (once the connection ended)."""
+        return self._session.done() and self._session.exception() is None
+
+    def fits(self, options: ScanOptions) -> bool:
+        """Whether this head start's sink (or its lack) is the one `options` scan with: the same network mode and,
+        observing, the sink made with the run policy's host name."""
+        observe = options.network == "observe"
+        if observe != self.observe or observe and options.policy.hostname != self.hostname:
+            return False
+        # a sink not made for want of its image (build_images False): the scan's own head start builds it
+        return not observe or not isinstance(self._failure_of(self._sink_created), ImageMissing)
+
+    @staticmethod
+    def _failure_of(task: Future[LaunchedSink] | None) -> BaseException | None:
+        return task.exception() if task is not None else None
+
+    def begin(self, options: ScanOptions) -> None:
+        """Begin the resolution and (a cached install) the servers for `options` (a scan adopting a head start asks
+        `fits` first); once. An interrupt while their code is imported tears the threads' work down here."""
+        if self.request is not None:
+            raise ValueError("a head start begins one scan's server")
+        try:
+            self._begin_server(options)
+        except BaseException:
+            self.close(ending=True)
+            raise
 
     def client(self) -> docker.DockerClient:
         """The engine client (EngineUnavailable, as engine.connect raises it, when no engine answered)."""
@@ -108,6 +161,7 @@ class HeadStart:
         waiting on one returns now), wait for the threads, then remove what they made; close the registry client.
         All of it with the signals held, so a second signal cannot leave a thread creating what nothing removes;
         `ending`: the scan is ending already (an interrupt, an error), so a signal held meanwhile is dropped."""
+        self.closed = True
         try:
             with uninterruptible(redeliver=not ending):
                 session = self._untorn_session()
@@ -178,7 +232,7 @@ class HeadStart:
     def _create_sink(self, hostname: str) -> LaunchedSink:
         session = self._session.result()
         with self.clock.phase("sink_start"):
-            return create_sink(session, hostname=hostname)
+            return create_sink(session, hostname=hostname, build=self._build_images)
 
     def _start_sink(self) -> LaunchedSink:
         assert self._sink_created is not None
