@@ -23,7 +23,7 @@ from scanner.cli.early_start import looks_like_package_scan
 from scanner.pipeline import head_start as head_start_module
 from scanner.pipeline.head_start import HeadStart
 from scanner.pipeline.scan_options import ScanOptions
-from tests.sandbox_helpers import ZOO, labelled_containers, run_python
+from tests.sandbox_helpers import ZOO, labelled_containers
 
 REPO = Path(__file__).resolve().parent.parent
 
@@ -260,27 +260,6 @@ def test_an_interrupt_once_it_began_with_no_engine_says_interrupted_in_one_line(
         "AT_IMPORT": "typer", "SEND": "INT", "DOCKER_HOST": f"unix://{tmp_path}/no-engine.sock"})
     assert (done.returncode, said) == (130, ["interrupted"])  # no sandbox was made, so none is said torn down
     assert record["sinks"] == [] and record["began_before_typer"] == [True]
-
-
-# A Ctrl-C while the head start's own code imports (docker): before it exists.
-INTERRUPTED_AT_DOCKER = """
-import os, signal, sys, time
-class InterruptingFinder:
-    def find_spec(self, name, path=None, target=None):
-        if name == "docker":
-            os.kill(os.getpid(), signal.SIGINT)
-            time.sleep(5)
-        return None
-sys.meta_path.insert(0, InterruptingFinder())
-sys.argv = ["mcp-sandbox", "scan", "pypi:mcp-server-time", "-q"]
-from scanner.cli.entry import main
-main()
-"""
-
-
-def test_an_interrupt_before_it_began_says_interrupted_in_one_line() -> None:
-    child = run_python(INTERRUPTED_AT_DOCKER)
-    assert (child.returncode, child.stderr, child.stdout) == (130, "interrupted\n", "")
 
 
 @pytest.mark.docker
