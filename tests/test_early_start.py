@@ -294,3 +294,32 @@ def test_a_sink_whose_image_is_not_built_does_not_fit_and_is_not_built(monkeypat
     monkeypatch.setattr(head_start_module, "create_sink", original)
     with HeadStart(observe=True, hostname="early-host", build_images=False) as built:
         assert built.fits(options)  # the near miss: its image is there
+
+
+class Closed:
+    """Stands in for a head start no scan adopted, closed by now: what its teardown left."""
+
+    def __init__(self, left: list[str] | None, *, connected: bool = True) -> None:
+        self.left, self.connected, self.begun = left, connected, False
+
+    def left_behind(self) -> list[str] | None:
+        return self.left
+
+
+@pytest.mark.parametrize(("closed", "interrupted", "said"), [
+    (Closed(["c1 (the engine refused to remove it: \x1b[2Jbusy)"]), False,
+     "warning: the sandbox begun for this scan was not fully torn down: left c1 (the engine refused to remove it: "
+     "\\e[2Jbusy); `mcp-sandbox gc` removes what is left\n"),  # the engine's words shown, not obeyed
+    (Closed(None), False, "warning: the sandbox begun for this scan was not fully torn down: its teardown failed; "
+                          "`mcp-sandbox gc` removes what is left\n"),
+    (Closed([]), False, ""),  # the near miss: nothing left, nothing said
+    (Closed(["c1"], connected=False), False, ""),  # no engine: nothing was made
+    (Closed([]), True, "interrupted; the sandbox was torn down\n"),
+    (Closed([], connected=False), True, "interrupted\n"),
+])
+def test_after_a_command_that_did_not_adopt_it_a_line_only_for_what_was_left_or_an_interrupt(
+        capsys: pytest.CaptureFixture[str], closed: Closed, interrupted: bool, said: str) -> None:
+    from scanner.cli.early_start import _say_after
+
+    _say_after(closed, interrupted=interrupted)  # type: ignore[arg-type]
+    assert capsys.readouterr().err == said
