@@ -305,6 +305,8 @@ class Closed:
     def left_behind(self) -> list[str] | None:
         return self.left
 
+    interrupted_line = HeadStart.interrupted_line  # the real line, from what this one says was left
+
 
 @pytest.mark.parametrize(("closed", "interrupted", "said"), [
     (Closed(["c1 (the engine refused to remove it: \x1b[2Jbusy)"]), False,

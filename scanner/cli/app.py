@@ -16,8 +16,8 @@ from sandbox.core.errors import SandboxError, UserInputError
 from scanner.cli.interpreter import tune_interpreter
 from scanner.cli.lazy_commands import LazyCommands
 from scanner.errors import UsageError
-from scanner.pipeline.interrupts import (caused_by_interrupt, forget_handled_interrupts, interrupted_line,
-                                         keep_lost_interrupts)
+from scanner.pipeline.interrupts import (INTERRUPTED_EXIT, caused_by_interrupt, forget_handled_interrupts,
+                                         interrupted_line, keep_lost_interrupts)
 from sandbox.core.untrusted import escape_for_terminal
 
 if TYPE_CHECKING:
@@ -81,7 +81,6 @@ def _fail(message: str) -> None:
 
 DEBUG_ENV = "MCP_SANDBOX_DEBUG"
 INTERNAL_ERROR_EXIT = 3  # as a scan that could not finish: never 1, which means "findings"
-INTERRUPTED_EXIT = 130  # as scanner/cli/entry.py's (which cannot import this module: it guards its import)
 
 
 def _interrupted(early: HeadStart | None) -> int:
@@ -90,7 +89,7 @@ def _interrupted(early: HeadStart | None) -> int:
         _fail(interrupted_line([]))
         return INTERRUPTED_EXIT
     early.close(ending=True)
-    _fail(interrupted_line(early.left_behind()) if early.connected else "interrupted")
+    _fail(early.interrupted_line())
     return INTERRUPTED_EXIT
 
 

@@ -27,7 +27,6 @@ from typing import TYPE_CHECKING
 if TYPE_CHECKING:
     from scanner.pipeline.head_start import HeadStart
 
-INTERRUPTED_EXIT = 130  # as scanner/cli/entry.py's
 # Flags after which the scan is not one sandboxed package scan observed by a sink (remote, several servers, the
 # network off) or not a scan at all (help): no head start is begun for these.
 NOT_BEGUN = frozenset({"--help", "--url", "--header", "--header-env", "--allow-writes", "--config-file", "--server",
@@ -73,7 +72,7 @@ def run_with_head_start(run: Callable[[HeadStart | None], None]) -> None:
     try:
         from sandbox.run.policy import plausible_hostname
         from scanner.pipeline.head_start import HeadStart
-        from scanner.pipeline.interrupts import keep_lost_interrupts, terminate_as_interrupt
+        from scanner.pipeline.interrupts import INTERRUPTED_EXIT, keep_lost_interrupts, terminate_as_interrupt
 
         with ExitStack() as stack:
             stack.enter_context(keep_lost_interrupts())
@@ -85,25 +84,16 @@ def run_with_head_start(run: Callable[[HeadStart | None], None]) -> None:
                 settled = early.closed  # adopted or let go by the command, which then said what became of it
     except SystemExit as ended:
         if early is not None and not early.begun:
-            _say_after(early, interrupted=ended.code == INTERRUPTED_EXIT and not settled)
+            _say_after(early, interrupted=ended.code == INTERRUPTED_EXIT and not settled)  # bound: `early` is set after the imports
         raise
     except (KeyboardInterrupt, Exception) as exc:  # an interrupt, also as what an import made of it; others go on
-        from scanner.pipeline.interrupts import caused_by_interrupt, forget_handled_interrupts
+        from scanner.pipeline.interrupts import INTERRUPTED_EXIT, caused_by_interrupt, forget_handled_interrupts
 
         if not caused_by_interrupt(exc):
             raise
-        _say(_interrupted_line(early))
+        _say(early.interrupted_line() if early is not None else "interrupted")
         forget_handled_interrupts()
         sys.exit(INTERRUPTED_EXIT)
-
-
-def _interrupted_line(early: HeadStart | None) -> str:
-    """"interrupted", and what became of the sandbox when there was one (the engine answered)."""
-    from scanner.pipeline.interrupts import interrupted_line
-
-    if early is None or not early.connected:
-        return "interrupted"
-    return interrupted_line(early.left_behind())
 
 
 def _say_after(early: HeadStart, *, interrupted: bool) -> None:
@@ -111,7 +101,7 @@ def _say_after(early: HeadStart, *, interrupted: bool) -> None:
     ended the command before it adopted or let go of the head start (typer ends one inside a command without a
     word); otherwise a line only when the teardown left something."""
     if interrupted:
-        _say(_interrupted_line(early))
+        _say(early.interrupted_line())
         return
     left = early.left_behind()
     if left == [] or not early.connected:

@@ -13,8 +13,6 @@ from scanner.cli.interpreter import tune_interpreter
 if TYPE_CHECKING:
     from scanner.pipeline.head_start import HeadStart
 
-INTERRUPTED_EXIT = 130
-
 
 def main() -> None:
     tune_interpreter()  # before any thread starts: the head start's engine calls get the interpreter back at once
@@ -36,6 +34,8 @@ def _run_app(early: HeadStart | None) -> None:
     except KeyboardInterrupt:
         if early is not None:
             raise
+        from scanner.pipeline.interrupts import INTERRUPTED_EXIT
+
         print("interrupted", file=sys.stderr)
         sys.exit(INTERRUPTED_EXIT)
     run(early)

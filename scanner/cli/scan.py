@@ -293,8 +293,7 @@ def _run(options: ScanOptions, early: HeadStart | None = None) -> Report:
 def _say_interrupted(left: list[str] | None) -> NoReturn:
     """The interrupted scan's last line, true to its teardown (untrusted: the engine's words are in it), exit 130."""
     from sandbox.core.untrusted import escape_for_terminal
-    from scanner.cli.entry import INTERRUPTED_EXIT
-    from scanner.pipeline.interrupts import interrupted_line
+    from scanner.pipeline.interrupts import INTERRUPTED_EXIT, interrupted_line
 
     print(escape_for_terminal(interrupted_line(left), 2000), file=sys.stderr)
     raise typer.Exit(INTERRUPTED_EXIT)

@@ -42,7 +42,7 @@ from sandbox.core import engine
 from sandbox.core.errors import ImageMissing, SandboxError
 from sandbox.core.session import SandboxSession
 from sandbox.run.sink import LaunchedSink, create_sink, start_created
-from scanner.pipeline.interrupts import uninterruptible
+from scanner.pipeline.interrupts import interrupted_line, uninterruptible
 from scanner.pipeline.phase_clock import PhaseClock
 
 if TYPE_CHECKING:
@@ -121,15 +121,18 @@ class HeadStart:
     def fits(self, options: ScanOptions) -> bool:
         """Whether this head start's sink (or its lack) is the one `options` scan with: the same network mode and,
         observing, the sink made with the run policy's host name."""
-        observe = options.network == "observe"
-        if observe != self.observe or observe and options.policy.hostname != self.hostname:
+        if (options.network == "observe") != self.observe:
             return False
-        # a sink not made for want of its image (build_images False): the scan's own head start builds it
-        return not observe or not isinstance(self._failure_of(self._sink_created), ImageMissing)
+        if not self.observe:
+            return True
+        created = self._sink_created  # a sink not made for want of its image (build_images False) does not fit:
+        return options.policy.hostname == self.hostname and (  # the scan's own head start builds the image
+            created is None or not isinstance(created.exception(), ImageMissing))
 
-    @staticmethod
-    def _failure_of(task: Future[LaunchedSink] | None) -> BaseException | None:
-        return task.exception() if task is not None else None
+    def interrupted_line(self) -> str:
+        """After `close`: the line an interrupt that ended the command says, true to the teardown; plain
+        "interrupted" when the engine never answered (no sandbox was made)."""
+        return interrupted_line(self.left_behind()) if self.connected else "interrupted"
 
     def begin(self, options: ScanOptions) -> None:
         """Begin the resolution and (a cached install) the servers for `options` (a scan adopting a head start asks

@@ -13,6 +13,7 @@ from contextlib import contextmanager
 from types import FrameType
 
 _CATCH = (signal.SIGTERM, signal.SIGHUP)
+INTERRUPTED_EXIT = 130  # the exit code of a command an interrupt ended
 
 
 # A stop sent again within this long is the same stop: a SIGKILLed batch's scan gets SIGTERM twice at once (from
