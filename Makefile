@@ -48,6 +48,7 @@ bench: images
 	$(PY) benchmarks/bench_cold.py --pairs 1
 	$(PY) benchmarks/bench_big_server.py --pairs 1
 	$(PY) benchmarks/bench_batch.py --record benchmarks/results/batch.json
+	$(PY) benchmarks/bench_images_cache.py --rounds 1
 
 gc: setup
 	$(CLI) gc

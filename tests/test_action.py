@@ -28,6 +28,7 @@ UNSAFE_RAW = ("\x1b", "\x07", "\r", "\u202e", "\U000e0072")
 sys.path.insert(0, str(REPO / "scripts"))
 import action  # scripts/action.py
 import action_inputs  # scripts/action_inputs.py
+import action_images  # scripts/action_images.py
 
 sys.path.pop(0)
 
@@ -97,8 +98,9 @@ def test_action_yml_inputs_match_what_the_script_reads():
     spec = action_yml()
     assert spec["runs"]["using"] == "composite"
     inputs = spec["inputs"]
-    assert set(inputs) == set(action_inputs.INPUTS) | {"python"}, "action.yml inputs != scripts/action.py INPUTS"
-    for name, default in action_inputs.INPUTS.items():
+    read = {**action_inputs.INPUTS, **action_images.IMAGE_INPUTS}  # scripts/action.py's and action_images.py's
+    assert set(inputs) == set(read) | {"python"}, "action.yml inputs != what scripts/action*.py read"
+    for name, default in read.items():
         assert inputs[name].get("default") == default, name  # target or url: the script requires one
         assert inputs[name]["required"] == "false", name
         assert inputs[name]["description"].strip(), name
@@ -119,13 +121,21 @@ def test_action_yml_outputs_match_what_the_script_writes():
         assert spec["description"].strip()
 
 
-def test_action_yml_never_interpolates_into_a_shell():
+# The only actions the composite action runs, each pinned to a commit (a tag can be moved to other code).
+PINNED_ACTIONS = {"actions/cache/restore", "actions/cache/save"}
+
+
+def test_action_yml_never_interpolates_into_a_shell_and_pins_the_actions_it_uses():
     steps = action_yml()["runs"]["steps"]
-    for step in steps:
+    scripts = [step for step in steps if "uses" not in step]
+    for step in scripts:
         assert step["shell"] == "bash"
         assert "${{" not in step["run"], f"step {step['name']} splices an expression into its script"
-    runs = " ".join(step["run"] for step in steps)
-    assert "scripts/action-install.sh" in runs and "scripts/action.py" in runs
+    for step in (step for step in steps if "uses" in step):
+        name, _, ref = step["uses"].split()[0].partition("@")
+        assert name in PINNED_ACTIONS and re.fullmatch(r"[0-9a-f]{40}", ref), step["uses"]
+    runs = " ".join(step["run"] for step in scripts)
+    assert "scripts/action-install.sh" in runs and "scripts/action.py" in runs and "scripts/action_images.py" in runs
     assert INSTALL.is_file() and SCRIPT.is_file()
 
 
