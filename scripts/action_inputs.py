@@ -32,6 +32,7 @@ INPUTS: dict[str, str] = {
     "lock-key": "",
     "sign-key-env": "",
     "summary": "true",
+    "cache-images": "true",  # read by scripts/action_images.py, refused here like every input
 }
 # Every output the script writes; action.yml exposes each as steps.scan.outputs.<name>.
 LEVELS = ("info", "warning", "error", "never")
@@ -131,6 +132,7 @@ def load_config() -> Config:
     report_dir, sarif = _report_paths(workdir)
     lock_mode, lock, lock_key = _lock_inputs(workdir)
     sign_env = _sign_env()
+    _bool("cache-images")
     return Config(workdir=workdir, target=target, command=command, server_args=server_args, server_env=server_env,
                   fail_on=_level("fail-on"), fail_under=fail_under, sarif=sarif, report_dir=report_dir, lock=lock,
                   lock_mode=lock_mode, lock_fail_on=_level("lock-fail-on"), lock_key=lock_key, sign_env=sign_env,

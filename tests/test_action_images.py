@@ -1,6 +1,7 @@
 """The GitHub Action's images cache (scripts/action_images.py and its steps in action.yml): the key and the images it
-covers for each kind of target, a bad input refused in one line, the steps wired to one key and one file, and the
-archive saved and loaded through a real Docker engine."""
+covers for each kind of target, the steps wired to one key and one file before the scan and unable to stop it, an
+archive loaded only when it names exactly the expected images, nothing saved from an engine that ran a server, and
+archives saved and loaded through a real Docker engine."""
 
 from __future__ import annotations
 
@@ -10,6 +11,7 @@ import os
 import subprocess
 import sys
 import tarfile
+import time
 from pathlib import Path
 
 import pytest
@@ -21,6 +23,7 @@ from tests.sandbox_helpers import REPO, ZOO
 
 SCRIPT = REPO / "scripts" / "action_images.py"
 PINNED = "55cc8345863c7cc4c66a329aec7e433d2d1c52a9"  # actions/cache v6.1.0
+TINY = "mcp-sandbox-test-cached-image:1"
 
 sys.path.insert(0, str(REPO / "scripts"))
 import action_images  # scripts/action_images.py
@@ -28,13 +31,13 @@ import action_images  # scripts/action_images.py
 sys.path.pop(0)
 
 
-def run_step(tmp_path: Path, *args: str, **inputs: str) -> tuple[subprocess.CompletedProcess[str], dict[str, str]]:
-    """The script as a step of the action runs it: inputs as INPUT_* variables, outputs in GITHUB_OUTPUT."""
+def run_step(tmp_path: Path, *args: str, **env: str) -> tuple[subprocess.CompletedProcess[str], dict[str, str]]:
+    """The script as a step of the action runs it (inputs as INPUT_* variables); what it wrote to GITHUB_OUTPUT."""
     output = tmp_path / "github_output"
     output.write_text("")
-    env = {k: v for k, v in os.environ.items() if not k.startswith(("INPUT_", "GITHUB_"))}
-    env.update({"GITHUB_OUTPUT": str(output), **{f"INPUT_{k.upper()}": v for k, v in inputs.items()}})
-    done = subprocess.run([sys.executable, str(SCRIPT), *args], capture_output=True, text=True, env=env,
+    full = {k: v for k, v in os.environ.items() if not k.startswith(("INPUT_", "GITHUB_"))}
+    full.update({"GITHUB_OUTPUT": str(output), **env})
+    done = subprocess.run([sys.executable, str(SCRIPT), *args], capture_output=True, text=True, env=full,
                           cwd=tmp_path, timeout=600, check=False)
     written = dict(line.split("=", 1) for line in output.read_text().splitlines() if line)
     return done, written
@@ -46,7 +49,7 @@ def run_step(tmp_path: Path, *args: str, **inputs: str) -> tuple[subprocess.Comp
 @pytest.mark.parametrize(("target", "expected"), [
     ("pypi:mcp-server-time", ("python", "sink", "proxy")),
     ("npm:@modelcontextprotocol/server-filesystem", ("node", "sink", "proxy")),
-    (str(ZOO), ("python", "sink", "proxy")),  # a local folder: its manifest says the ecosystem
+    (f" {ZOO} ", ("python", "sink", "proxy")),  # a local folder (its manifest says the ecosystem), spaces dropped
 ])
 def test_a_package_target_caches_its_runtime_the_sink_and_the_proxy(target: str, expected: tuple[str, ...]) -> None:
     assert action_images.wanted_images(target, "", REPO) == expected
@@ -67,45 +70,60 @@ def test_what_names_no_package_caches_nothing(target: str, url: str) -> None:
     assert action_images.wanted_images(target, url, REPO) == ()
 
 
-def test_the_key_names_the_version_and_changes_with_any_tag_and_the_base() -> None:
+def test_a_folder_whose_manifest_has_the_wrong_shape_caches_nothing(tmp_path: Path) -> None:
+    (tmp_path / "pyproject.toml").write_text('project = "x"\n')  # the scan step refuses it in one line
+    assert action_images.wanted_images(str(tmp_path), "", REPO) == ()
+
+
+def test_the_key_changes_with_any_tag_the_base_the_week_and_the_version() -> None:
     tags = ["mcp-sandbox-sink:0.1.0-aaaa", "mcp-sandbox-proxy:0.1.0-bbbb", "mcp-sandbox-runtime-node:0.1.0-cccc"]
-    key = action_images.cache_key("0.1.0", tags, "sha256:base")
+    key = action_images.cache_key("0.1.0", tags, "sha256:base", "2026-W49")
     assert key.startswith("mcp-sandbox-images-0.1.0-")
-    assert key == action_images.cache_key("0.1.0", list(reversed(tags)), "sha256:base")  # the order is not the key
-    assert key != action_images.cache_key("0.1.0", [*tags[:2], "mcp-sandbox-runtime-node:0.1.0-dddd"], "sha256:base")
-    assert key != action_images.cache_key("0.1.0", tags, "sha256:newer-base")
-    assert key != action_images.cache_key("0.2.0", tags, "sha256:base")
+    assert key == action_images.cache_key("0.1.0", list(reversed(tags)), "sha256:base", "2026-W49")
+    for other in (action_images.cache_key("0.1.0", [*tags[:2], "mcp-sandbox-runtime-node:0.1.0-dddd"],
+                                          "sha256:base", "2026-W49"),
+                  action_images.cache_key("0.1.0", tags, "sha256:newer-base", "2026-W49"),
+                  action_images.cache_key("0.1.0", tags, "sha256:base", "2026-W50"),
+                  action_images.cache_key("0.2.0", tags, "sha256:base", "2026-W49")):
+        assert other != key
 
 
 # ---------------------------------------------------------------------------------------------- the key step
 
 
+def _base_id() -> str:
+    done = subprocess.run(["docker", "image", "inspect", "--format", "{{.Id}}", images.DEFAULT_BASE_IMAGE],
+                          capture_output=True, text=True, check=False)
+    return done.stdout.strip()
+
+
+@pytest.mark.docker
 def test_the_key_step_writes_the_key_of_the_targets_images(tmp_path: Path) -> None:
-    done, outputs = run_step(tmp_path, "key", cache_images="true", target="pypi:mcp-server-time")
+    done, outputs = run_step(tmp_path, "key", INPUT_CACHE_IMAGES="true", INPUT_TARGET="pypi:mcp-server-time")
     assert done.returncode == 0, done.stderr
-    assert outputs["enabled"] == "true"
-    assert outputs["images"] == "python sink proxy"
     tags = [images.image_tag(name) for name in ("python", "sink", "proxy")]
-    assert outputs["key"].startswith(f"mcp-sandbox-images-{__version__}-")
-    assert outputs["key"] in {action_images.cache_key(__version__, tags, base) for base in
-                              (_base_id(), "no-base-image")}
+    weeks = {time.strftime("%G-W%V", time.gmtime(time.time() + drift)) for drift in (-60, 0)}  # a week may turn
+    assert outputs["enabled"] == "true" and outputs["images"] == "python sink proxy"
+    assert outputs["key"] in {action_images.cache_key(__version__, tags, _base_id(), week) for week in weeks}
 
 
-@pytest.mark.parametrize("inputs", [
-    {"cache_images": "false", "target": "pypi:mcp-server-time"},
-    {"cache_images": "true", "url": "https://mcp.example.invalid/mcp"},
+@pytest.mark.parametrize("env", [
+    {"INPUT_CACHE_IMAGES": "false", "INPUT_TARGET": "pypi:mcp-server-time"},
+    {"INPUT_CACHE_IMAGES": "yes", "INPUT_TARGET": "pypi:mcp-server-time"},  # the scan step refuses it (exit 2)
+    {"INPUT_CACHE_IMAGES": "true", "INPUT_URL": "https://mcp.example.invalid/mcp"},
 ])
 def test_the_key_step_turns_the_cache_off_when_asked_or_when_nothing_is_sandboxed(tmp_path: Path,
-                                                                                 inputs: dict[str, str]) -> None:
-    done, outputs = run_step(tmp_path, "key", **inputs)
+                                                                                 env: dict[str, str]) -> None:
+    done, outputs = run_step(tmp_path, "key", **env)
     assert (done.returncode, outputs) == (0, {"enabled": "false"}), done.stderr
 
 
-def test_a_bad_cache_images_input_is_one_line_and_exit_2(tmp_path: Path) -> None:
-    done, outputs = run_step(tmp_path, "key", cache_images="yes", target="pypi:mcp-server-time")
-    assert done.returncode == 2
-    assert done.stderr.strip().splitlines() == ["error: input \"cache-images\": true or false, not 'yes'"]
-    assert outputs == {}
+@pytest.mark.docker
+@pytest.mark.parametrize("value", ["True", " TRUE ", None])  # None: the input left at its default
+def test_the_key_step_is_on_by_default_and_takes_true_in_any_case(tmp_path: Path, value: str | None) -> None:
+    env = {"INPUT_TARGET": "npm:x", **({"INPUT_CACHE_IMAGES": value} if value is not None else {})}
+    done, outputs = run_step(tmp_path, "key", **env)
+    assert outputs.get("enabled") == "true", done.stderr
 
 
 def test_a_bad_command_line_is_one_line_and_exit_2(tmp_path: Path) -> None:
@@ -119,93 +137,172 @@ def test_a_bad_command_line_is_one_line_and_exit_2(tmp_path: Path) -> None:
 
 def _steps() -> dict[str, dict[str, str]]:
     steps = mini_yaml.loads((REPO / "action.yml").read_text(encoding="utf-8"))["runs"]["steps"]
-    return {step["name"]: step for step in steps}
+    return {step["id"]: step for step in steps}
 
 
-def test_the_steps_share_one_key_one_file_and_save_only_after_a_miss() -> None:
+def test_the_steps_share_one_key_and_file_run_before_the_scan_and_cannot_stop_it() -> None:
     steps = _steps()
-    key, restore, load = steps["Key of the cached images"], steps["Restore the cached images"], steps[
-        "Load the cached images"]
-    save, cache = steps["Save the images for the cache"], steps["Cache the images"]
+    key, restore, load = steps["images-key"], steps["images-restore"], steps["images-load"]
+    save, cache = steps["images-save"], steps["images-cache"]
     archive = "${{ runner.temp }}/mcp-sandbox-images.tar"
     assert key["env"]["INPUT_CACHE_IMAGES"] == "${{ inputs.cache-images }}"
     for step in (restore, cache):
         assert step["uses"].split()[0].endswith(f"@{PINNED}")  # pinned to a commit, not a movable tag
         assert step["with"] == {"path": archive, "key": "${{ steps.images-key.outputs.key }}"}
+    for step in (key, restore, load, save, cache):
+        assert step["continue-on-error"] == "true", step["name"]
     assert restore["if"] == "steps.images-key.outputs.enabled == 'true'"
     assert load["if"] == "steps.images-restore.outputs.cache-hit == 'true'"
+    assert save["if"] == ("steps.images-key.outputs.enabled == 'true' && "
+                          "steps.images-restore.outputs.cache-hit != 'true'")
+    assert cache["if"] == "steps.images-save.outputs.saved == 'true'"
     assert load["env"]["IMAGES_ARCHIVE"] == save["env"]["IMAGES_ARCHIVE"] == archive
-    assert save["env"]["IMAGES"] == "${{ steps.images-key.outputs.images }}"
-    assert "steps.images-restore.outputs.cache-hit != 'true'" in save["if"] and "!cancelled()" in save["if"]
-    assert cache["if"] == "${{ !cancelled() && steps.images-save.outcome == 'success' }}"
+    assert load["env"]["IMAGES"] == save["env"]["IMAGES"] == "${{ steps.images-key.outputs.images }}"
+    assert load["env"]["KEY"] == "${{ steps.images-key.outputs.key }}"
     order = list(steps)
-    assert order.index("Load the cached images") < order.index("Scan") < order.index("Save the images for the cache")
+    assert order.index("images-load") < order.index("images-save") < order.index("images-cache") < order.index(
+        "scan"), "the images are kept before any server runs"
 
 
-# ---------------------------------------------------------------------------------------------- a real engine
+# ---------------------------------------------------------------------------------------------- the archive
 
 
-def _base_id() -> str:
-    done = subprocess.run(["docker", "image", "inspect", "--format", "{{.Id}}", images.DEFAULT_BASE_IMAGE],
-                          capture_output=True, text=True, check=False)
-    return done.stdout.strip()
+def _archive(path: Path, members: dict[str, object]) -> Path:
+    with tarfile.open(path, "w") as archive:
+        for name, content in members.items():
+            data = json.dumps(content).encode()
+            member = tarfile.TarInfo(name)
+            member.size = len(data)
+            archive.addfile(member, io.BytesIO(data))
+    return path
 
 
-def _tiny_image(tmp_path: Path, tag: str) -> str:
+def test_every_name_an_archive_gives_on_load_is_read(tmp_path: Path) -> None:
+    path = _archive(tmp_path / "a.tar", {
+        "manifest.json": [{"RepoTags": ["mcp-sandbox-sink:0.1.0-a"]}],
+        "repositories": {"debian": {"trixie-slim": "sha256:x"}},
+        "index.json": {"manifests": [{"annotations": {"io.containerd.image.name": "docker.io/library/evil:1",
+                                                      "org.opencontainers.image.ref.name": "0.1.0-a"}}]},
+    })
+    found = action_images.archive_names(path)
+    assert found == {"mcp-sandbox-sink:0.1.0-a", "debian:trixie-slim", "docker.io/library/evil:1", "0.1.0-a"}
+    assert action_images.unexpected_names(found, ["mcp-sandbox-sink:0.1.0-a"]) == ["debian:trixie-slim",
+                                                                                  "docker.io/library/evil:1"]
+    assert action_images.unexpected_names({"mcp-sandbox-sink:0.1.0-a", "0.1.0-a"},
+                                          ["mcp-sandbox-sink:0.1.0-a"]) == []  # the near miss
+
+
+def test_an_archive_without_an_image_manifest_is_refused(tmp_path: Path) -> None:
+    with pytest.raises(action_images.ImagesError, match="no manifest.json"):
+        action_images.archive_names(_archive(tmp_path / "a.tar", {"repositories": {}}))
+
+
+def _tiny_image(tmp_path: Path, tag: str = TINY) -> str:
     """An image of one file, made offline (`docker import`); its id."""
     rootfs = tmp_path / "rootfs.tar"
     with tarfile.open(rootfs, "w") as archive:
         member = tarfile.TarInfo("hello.txt")
         member.size = 6
-        archive.addfile(member, fileobj=io.BytesIO(b"hello\n"))
+        archive.addfile(member, io.BytesIO(b"hello\n"))
     subprocess.run(["docker", "import", str(rootfs), tag], check=True, capture_output=True)
-    return subprocess.run(["docker", "image", "inspect", "--format", "{{.Id}}", tag], check=True,
-                          capture_output=True, text=True).stdout.strip()
+    return _image_id(tag)
 
 
-@pytest.mark.docker
-def test_load_brings_a_saved_image_back_and_removes_the_file(tmp_path: Path) -> None:
-    tag = "mcp-sandbox-test-cached-image:1"
-    image_id = _tiny_image(tmp_path, tag)
-    archive = tmp_path / "images.tar"
-    try:
-        subprocess.run(["docker", "save", "--output", str(archive), tag], check=True, capture_output=True)
-        subprocess.run(["docker", "rmi", tag], check=True, capture_output=True)
-        done, _ = run_step(tmp_path, "load", str(archive))
-        assert done.returncode == 0, done.stderr
-        assert f"Loaded image: {tag}" in done.stdout
-        assert _tiny_id(tag) == image_id
-        assert not archive.exists()
-    finally:
-        subprocess.run(["docker", "rmi", "--force", tag], capture_output=True, check=False)
-
-
-def _tiny_id(tag: str) -> str:
+def _image_id(tag: str) -> str:
     return subprocess.run(["docker", "image", "inspect", "--format", "{{.Id}}", tag], capture_output=True,
                           text=True, check=False).stdout.strip()
 
 
+@pytest.fixture
+def saved_tiny(tmp_path: Path):
+    """The tiny image saved to an archive and removed from the engine: (archive, its id)."""
+    image_id = _tiny_image(tmp_path)
+    archive = tmp_path / "images.tar"
+    subprocess.run(["docker", "save", "--output", str(archive), TINY], check=True, capture_output=True)
+    subprocess.run(["docker", "rmi", TINY], check=True, capture_output=True)
+    yield archive, image_id
+    subprocess.run(["docker", "rmi", "--force", TINY], capture_output=True, check=False)
+
+
 @pytest.mark.docker
+def test_load_brings_the_expected_images_back_and_removes_the_file(saved_tiny, monkeypatch, capsys) -> None:
+    archive, image_id = saved_tiny
+    monkeypatch.setattr(action_images, "expected_tags", lambda names: [TINY])  # the archive holds what is asked
+    action_images.load_step(archive, ["sink"])
+    assert f"Loaded image: {TINY}" in capsys.readouterr().out
+    assert _image_id(TINY) == image_id
+    assert not archive.exists()
+
+
+@pytest.mark.docker
+def test_an_archive_naming_other_images_is_not_loaded(saved_tiny, monkeypatch, capsys) -> None:
+    archive, _ = saved_tiny
+    monkeypatch.setenv("KEY", "mcp-sandbox-images-0.1.0-abc")
+    action_images.load_step(archive, ["sink"])  # expects the sink's tag: the tiny image is not it
+    err = capsys.readouterr().err
+    assert err.startswith(f"::warning::the cached sandbox images were not loaded (the archive also names {TINY}; "
+                          "not loaded)")
+    assert "gh cache delete mcp-sandbox-images-0.1.0-abc" in err
+    assert _image_id(TINY) == ""
+    assert not archive.exists()
+
+
 def test_a_cache_that_does_not_load_is_a_warning_and_the_scan_builds_instead(tmp_path: Path) -> None:
     archive = tmp_path / "images.tar"
     archive.write_bytes(b"not a tar of images")
-    done, _ = run_step(tmp_path, "load", str(archive))
+    done, _ = run_step(tmp_path, "load", str(archive), IMAGES="sink", KEY="k")
     assert done.returncode == 0
-    assert done.stderr.startswith("warning: the cached images did not load (docker load failed:")
+    assert done.stderr.startswith("::warning::the cached sandbox images were not loaded (")
     assert not archive.exists()
-    done, _ = run_step(tmp_path, "load", str(archive))  # nothing restored: nothing to say but that
+    done, _ = run_step(tmp_path, "load", str(archive), IMAGES="sink")  # nothing restored: nothing to say but that
     assert (done.returncode, done.stdout.strip()) == (0, f"no cached images at {archive}: the scan builds what it "
                                                          "needs")
 
 
+# ---------------------------------------------------------------------------------------------- saving
+
+
 @pytest.mark.docker
-def test_save_writes_the_named_images_for_the_cache(tmp_path: Path) -> None:
+def test_an_installed_image_on_the_engine_means_a_server_ran_there(tmp_path: Path) -> None:
+    import docker
+
+    rootfs = tmp_path / "rootfs.tar"
+    with tarfile.open(rootfs, "w"):
+        pass
+    tag = "mcp-sandbox-test-installed-marker:1"
+    subprocess.run(["docker", "import", "--change", "LABEL io.mcp-sandbox.kind=installed", str(rootfs), tag],
+                   check=True, capture_output=True)
+    client = docker.from_env()
+    try:
+        assert action_images.ran_a_server(client)
+    finally:
+        client.close()
+        subprocess.run(["docker", "rmi", "--force", tag], capture_output=True, check=False)
+
+
+def test_an_engine_that_ran_a_server_saves_nothing(tmp_path: Path, monkeypatch, capsys) -> None:
+    output = tmp_path / "github_output"
+    output.write_text("")
+    monkeypatch.setenv("GITHUB_OUTPUT", str(output))
+    monkeypatch.setattr(action_images, "ran_a_server", lambda client: True)
+    archive = tmp_path / "images.tar"
+    action_images.save_step(archive, ["sink"])
+    assert capsys.readouterr().out.startswith("not saved: a scanned server has already run on this engine")
+    assert output.read_text() == "" and not archive.exists()
+
+
+@pytest.mark.docker
+def test_a_fresh_engine_saves_the_named_images_and_says_so(tmp_path: Path, monkeypatch, capsys) -> None:
+    output = tmp_path / "github_output"
+    output.write_text("")
+    monkeypatch.setenv("GITHUB_OUTPUT", str(output))
+    monkeypatch.setattr(action_images, "ran_a_server", lambda client: False)  # as on a runner before its first scan
     archive = tmp_path / "cache" / "images.tar"
-    done, _ = run_step(tmp_path, "save", str(archive), "sink")  # built by the set-up: nothing is built here
-    assert done.returncode == 0, done.stderr
+    action_images.save_step(archive, ["sink"])  # built by the set-up: nothing is built here
     with tarfile.open(archive) as saved:
         manifest = json.load(saved.extractfile("manifest.json"))  # type: ignore[arg-type]
     assert [entry["RepoTags"] for entry in manifest] == [[images.image_tag("sink")]]
+    assert output.read_text() == "saved=true\n"
 
 
 def test_save_with_nothing_to_save_is_one_line_and_exit_2(tmp_path: Path) -> None:

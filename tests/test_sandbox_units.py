@@ -47,6 +47,22 @@ def test_local_folder_needs_a_manifest(tmp_path):
     assert (target.kind, target.ecosystem, target.name) == ("folder", "npm", "my-server")
 
 
+@pytest.mark.parametrize(("manifest", "text", "message"), [
+    ("pyproject.toml", 'project = "x"\n', "has no valid \\[project\\].name"),  # a table that is a string
+    ("pyproject.toml", "[tool.x]\n", "has no valid \\[project\\].name"),
+    ("package.json", '["my-server"]', 'has no valid "name"'),  # JSON, but no object
+])
+def test_a_manifest_of_the_wrong_shape_is_a_usage_error_not_a_crash(tmp_path, manifest, text, message):
+    (tmp_path / manifest).write_text(text)
+    with pytest.raises(UsageError, match=message):
+        parse_target(str(tmp_path))
+
+
+def test_a_manifest_that_names_the_package_is_a_folder_target(tmp_path):  # the near miss of the above
+    (tmp_path / "pyproject.toml").write_text('[project]\nname = "my-server"\n')
+    assert (parse_target(str(tmp_path)).ecosystem, parse_target(str(tmp_path)).name) == ("pypi", "my-server")
+
+
 def _applied(policy: RunPolicy, **changes) -> AppliedPolicy:
     good = AppliedPolicy(
         network_mode=policy.network_mode, read_only_rootfs=True, cap_drop=["ALL"], cap_add=[], no_new_privileges=True,

@@ -115,9 +115,10 @@ def _parse_local(text: str, path: Path) -> Target:
 
 def _npm_folder_name(manifest: Path) -> str:
     try:
-        name = json.loads(manifest.read_text()).get("name")
-    except (json.JSONDecodeError, UnicodeDecodeError, AttributeError) as exc:
+        data = json.loads(manifest.read_text())
+    except (json.JSONDecodeError, UnicodeDecodeError) as exc:
         raise UsageError(f"{manifest} is not valid JSON: {exc}") from None
+    name = data.get("name") if isinstance(data, dict) else None
     if not isinstance(name, str) or not NPM_NAME.match(name):
         raise UsageError(f"{manifest} has no valid \"name\"; add one")
     return name
@@ -138,9 +139,10 @@ def _npm_archive_name(path: Path) -> str:
 
 def _python_folder_name(manifest: Path) -> str:
     try:
-        name = tomllib.loads(manifest.read_text()).get("project", {}).get("name")
+        project = tomllib.loads(manifest.read_text()).get("project")
     except (tomllib.TOMLDecodeError, UnicodeDecodeError) as exc:
         raise UsageError(f"{manifest} is not valid TOML: {exc}") from None
+    name = project.get("name") if isinstance(project, dict) else None
     if not isinstance(name, str) or not PYPI_NAME.match(name):
         raise UsageError(f"{manifest} has no valid [project].name; add one")
     return name
