@@ -2,7 +2,7 @@
 """The sandbox's own images, kept in the Actions cache between runs of the GitHub Action (action.yml).
 
 A fresh runner has none of the images mcp-sandbox builds from images/, and building them is most of a first scan's
-time (the three a scan needs took 40-52 s to build here, 6-9 s to load: benchmarks/bench_images_cache.py). The
+time (the three a scan needs took 40-55 s to build here, 6-9 s to load: benchmarks/bench_images_cache.py). The
 action keeps the ones a scan of the target needs: its runtime (node for npm, python for PyPI), the egress sink and
 the install proxy; never anything of a scanned server (every run installs it afresh, so its install is observed
 anew). Three steps run this script, all before the scan, each unable to stop it (continue-on-error in action.yml):
