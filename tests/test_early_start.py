@@ -18,7 +18,7 @@ import pytest
 
 from sandbox.core.errors import ImageMissing
 from sandbox.run.policy import RunPolicy
-from scanner.cli import app, scan_door
+from scanner.cli import app, early_start, scan_door
 from scanner.cli.early_start import looks_like_package_scan
 from scanner.pipeline import head_start as head_start_module
 from scanner.pipeline.head_start import HeadStart
@@ -35,6 +35,7 @@ REPO = Path(__file__).resolve().parent.parent
     ["scan", "--", "npx", "-y", "pkg", "--help", "--url", "x"],  # after --: the server's words, not read
     ["scan", "--network", "observe", "pypi:x"],
     ["scan", "--network=observe", "pypi:x"],
+    ["scan", "pypi:x", "--json", "-", "-q"],  # `-` alone is a value (stdout), not a flag
 ])
 def test_a_package_scan_looks_like_one(argv: list[str]) -> None:
     assert looks_like_package_scan(argv)
@@ -63,9 +64,23 @@ def test_a_package_scan_looks_like_one(argv: list[str]) -> None:
     ["scan", "--server", "one", "pypi:x"],
     ["scan", "--network", "observe", "--network", "none", "pypi:x"],  # the last one given wins
     ["scan", "--"],  # a launch command of no words
+    ["scan", "pypi:x", "--jsno", "r.json"],  # a flag scan does not take: the usage error comes at once
+    ["scan", "pypi:x", "--json=r.json", "--no-prober"],
+    ["scan", "-x", "pypi:x"],
 ])
 def test_the_near_misses_begin_nothing(argv: list[str]) -> None:
     assert not looks_like_package_scan(argv)
+
+
+def test_the_flags_it_knows_are_the_flags_scan_takes() -> None:
+    import typer.main
+
+    from scanner.cli.app import app as cli
+
+    scan = typer.main.get_command(cli).get_command(None, "scan")  # type: ignore[attr-defined]
+    flags = {opt for param in scan.params for opt in (*param.opts, *param.secondary_opts) if opt.startswith("-")}
+    assert {flag for flag in flags if flag.startswith("--")} == early_start.SCAN_FLAGS
+    assert {flag[1:] for flag in flags if not flag.startswith("--")} == set(early_start.SHORT_FLAGS)
 
 
 class Speculative:

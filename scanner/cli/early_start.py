@@ -32,12 +32,24 @@ if TYPE_CHECKING:
 NOT_BEGUN = frozenset({"--help", "--url", "--header", "--header-env", "--allow-writes", "--config-file", "--server",
                        "--pass-config-env"})
 IMAGE_PREFIX = "docker:"  # a container image's scan starts its own engine work (scanner/pipeline/image_target.py)
+# Every flag `scan` takes (tests/test_early_start.py keeps this equal to the command's): any other is a usage error,
+# which comes sooner with nothing begun (no sink to tear down before the error line's exit 2).
+SCAN_FLAGS = frozenset({
+    "--accept", "--advisories", "--allow-writes", "--ca-bundle", "--command", "--config", "--config-file", "--cpus",
+    "--env", "--fail-on", "--fail-under", "--fixtures", "--github-annotations", "--header", "--header-env",
+    "--ignore-scripts", "--include-responses", "--install-timeout", "--json", "--lock", "--markdown", "--memory",
+    "--min-severity", "--network", "--no-cache", "--no-destructive", "--no-error-probes", "--no-probes",
+    "--pass-config-env", "--pids", "--probe-timeout", "--quiet", "--request-timeout", "--sarif", "--server", "--sign",
+    "--sign-env", "--spec", "--spec-version", "--startup-timeout", "--upstream-proxy", "--url", "--vet-dependencies",
+})
+SHORT_FLAGS = frozenset("q")
 
 
 def looks_like_package_scan(argv: Sequence[str]) -> bool:
     """Whether `argv` (without the program's name) looks like `scan` of one package in the observed sandbox: a
-    target or a launch command after `--`, and none of the flags of NOT_BEGUN, no short flag with `h` (-h, -qh),
-    no --network but observe, no container image. What comes after `--` is the server's and is not read."""
+    target or a launch command after `--`, only flags `scan` takes and none of NOT_BEGUN, no short flag with `h`
+    (-h, -qh), no --network but observe, no container image. What comes after `--` is the server's and is not
+    read."""
     if not argv or argv[0] != "scan":
         return False
     words = list(argv[1:])
@@ -47,7 +59,7 @@ def looks_like_package_scan(argv: Sequence[str]) -> bool:
         return False  # nothing to scan: the usage error
     for at, word in enumerate(head):
         flag, equals, value = word.partition("=")
-        if flag in NOT_BEGUN or word.startswith(IMAGE_PREFIX) or _short_help(word):
+        if flag in NOT_BEGUN or word.startswith(IMAGE_PREFIX) or _short_help(word) or _unknown_flag(flag):
             return False
         if flag == "--network" and (value if equals else _next(head, at)) != "observe":
             return False
@@ -56,6 +68,13 @@ def looks_like_package_scan(argv: Sequence[str]) -> bool:
 
 def _short_help(word: str) -> bool:
     return word.startswith("-") and not word.startswith("--") and "h" in word[1:]
+
+
+def _unknown_flag(word: str) -> bool:
+    """A flag `scan` does not take (`-` alone is a value: stdout)."""
+    if word.startswith("--"):
+        return word not in SCAN_FLAGS
+    return word.startswith("-") and len(word) > 1 and not set(word[1:]) <= SHORT_FLAGS
 
 
 def _next(words: list[str], at: int) -> str | None:
