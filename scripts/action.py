@@ -26,7 +26,7 @@ import sys
 import uuid
 from pathlib import Path
 
-from action_inputs import Config, InputError, load_config  # scripts/action_inputs.py
+from action_inputs import ENGINE_USED, Config, InputError, load_config  # scripts/action_inputs.py
 from sandbox.core.untrusted import escape_invisible
 
 OUTPUTS = ("verdict", "score", "sarif", "report", "markdown", "attestation", "lock-failed", "lock-changes",
@@ -187,6 +187,14 @@ def read_report(path: Path) -> tuple[str, str]:
             str(value) if isinstance(value, int) and not isinstance(value, bool) else "")
 
 
+def _mark_engine_used() -> None:
+    """Leave ENGINE_USED in RUNNER_TEMP before anything runs: from here on the engine may run scanned servers, and
+    scripts/action_images.py saves no image for the cache from it."""
+    runner_temp = os.environ.get("RUNNER_TEMP")
+    if runner_temp:
+        Path(runner_temp, ENGINE_USED).touch()
+
+
 def _on_github() -> bool:
     return os.environ.get("GITHUB_ACTIONS") == "true"
 
@@ -199,6 +207,7 @@ def _error(message: str) -> None:
 
 
 def main() -> int:
+    _mark_engine_used()
     try:
         cfg = load_config()
     except InputError as exc:

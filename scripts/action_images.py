@@ -2,15 +2,17 @@
 """The sandbox's own images, kept in the Actions cache between runs of the GitHub Action (action.yml).
 
 A fresh runner has none of the images mcp-sandbox builds from images/, and building them is most of a first scan's
-time (the three a scan needs took 40-55 s to build here, 6-9 s to load: benchmarks/bench_images_cache.py). The
+time (the three a scan needs took 41-52 s to build here, 7-9 s to load: benchmarks/bench_images_cache.py). The
 action keeps the ones a scan of the target needs: its runtime (node for npm, python for PyPI), the egress sink and
 the install proxy; never anything of a scanned server (every run installs it afresh, so its install is observed
 anew). Three steps run this script, all before the scan, each unable to stop it (continue-on-error in action.yml):
 
     key        the cache key and the images it covers (GITHUB_OUTPUT `enabled`, `key`, `images`)
-    load FILE  after a hit: check that the archive holds exactly those images, then `docker load` it
-    save FILE  after a miss: build whichever is missing and `docker save` them (GITHUB_OUTPUT `saved`), only on an
-               engine that has not run a scanned server yet, so what is cached was never within a server's reach
+    load FILE  after a hit: `docker load` the archive re-packed (`repack`: only the configurations and layers its
+               manifest names, under a manifest of ours naming only the expected tags)
+    save FILE  after a miss: build whichever is missing and `docker save` them (GITHUB_OUTPUT `saved`), only on a
+               GitHub-hosted runner before the action scanned anything there and with no installed server on its
+               engine, so what is cached was not within a scanned server's reach
 
 The key holds the project version, the images' tags (each the hash of its build context), the id of the base image
 they are built from (the install step pulls it each run) and the ISO week, so a changed definition or a new base
@@ -26,17 +28,19 @@ step's outputs, for load and save), GITHUB_OUTPUT. Runs under the Python of the 
 from __future__ import annotations
 
 import hashlib
+import io
 import json
 import os
+import posixpath
 import subprocess
 import sys
 import tarfile
 import time
 from collections.abc import Sequence
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
-from action_inputs import read_input  # scripts/action_inputs.py
+from action_inputs import ENGINE_USED, read_input  # scripts/action_inputs.py
 
 if TYPE_CHECKING:
     import docker
@@ -46,9 +50,6 @@ RUNTIME_OF = {"npm": "node", "pypi": "python"}
 KEY_PREFIX = "mcp-sandbox-images"
 REGISTRY_PREFIXES = ("npm:", "pypi:")
 INSPECT_SECONDS, ARCHIVE_SECONDS = 60, 900
-# Where a `docker save` archive names its images: the image manifest (every engine writes it), the legacy
-# repositories file, and the OCI index of newer engines (full name, or only the tag).
-NAME_ANNOTATIONS = ("io.containerd.image.name", "org.opencontainers.image.ref.name")
 
 
 class ImagesError(Exception):
@@ -86,39 +87,87 @@ def expected_tags(names: Sequence[str]) -> list[str]:
     return [images.image_tag(name) for name in names]
 
 
-def archive_names(archive: Path) -> set[str]:
-    """Every image name the `docker save` archive would give on load (ImagesError when it has no image manifest)."""
-    names: set[str] = set()
+def repack(archive: Path, tags: Sequence[str], out: Path) -> list[str]:
+    """Write to `out` an archive `docker load` can read only one way: the image configurations and layers that
+    `archive`'s manifest.json names, under a manifest of ours that names only `tags`; the tags it loads. Raises
+    ImagesError for a name given twice, a manifest of another shape, one that names a link or an unclean path, or
+    an image named other than `tags`. Nothing else of the archive (its repositories file, an OCI index, links,
+    other files) is passed on, so no name the archive carries reaches the engine but these."""
+    wanted = set(tags)
     with tarfile.open(archive) as saved:
-        members = {member.name.lstrip("./"): member for member in saved.getmembers() if member.isfile()}
-        if "manifest.json" not in members:
-            raise ImagesError("the archive has no manifest.json")
-        for entry in _json_member(saved, members["manifest.json"]):
-            names.update(entry.get("RepoTags") or [])
-        if "repositories" in members:
-            for repository, tags in _json_member(saved, members["repositories"]).items():
-                names.update(f"{repository}:{tag}" for tag in tags)
-        if "index.json" in members:
-            for manifest in _json_member(saved, members["index.json"]).get("manifests") or []:
-                names.update(str(value) for key, value in (manifest.get("annotations") or {}).items()
-                             if key in NAME_ANNOTATIONS)
-    return names
+        files = _regular_files(saved.getmembers())
+        entries = []
+        for entry in _manifest(saved, files):
+            named = {_familiar(tag) for tag in entry["RepoTags"]}
+            if not named <= wanted:
+                raise ImagesError(f"the archive names {', '.join(sorted(named - wanted))[:300]}")
+            entries.append({"Config": entry["Config"], "RepoTags": sorted(named), "Layers": entry["Layers"]})
+        names = dict.fromkeys(name for entry in entries for name in (entry["Config"], *entry["Layers"]))
+        blobs = {name: _blob(name, files) for name in names}
+        with tarfile.open(out, "w") as packed:
+            _add_bytes(packed, "manifest.json", json.dumps(entries).encode())
+            for name, blob in blobs.items():
+                member = tarfile.TarInfo(name)
+                member.size, member.mode = blob.size, 0o644
+                packed.addfile(member, saved.extractfile(blob))
+    return sorted({tag for entry in entries for tag in entry["RepoTags"]})
 
 
-def unexpected_names(found: set[str], tags: Sequence[str]) -> list[str]:
-    """The names in `found` that are none of `tags` (an OCI ref.name may be a tag's part after the colon)."""
-    allowed = set(tags) | {tag.rpartition(":")[2] for tag in tags}
-    return sorted(found - allowed)
+def _regular_files(members: Sequence[tarfile.TarInfo]) -> dict[str, tarfile.TarInfo]:
+    """The archive's regular files by name; ImagesError when a name is given twice (which one would be read?).
+    Links, folders and the rest are not files of it here: nothing refers to them, and nothing of them is passed on."""
+    files: dict[str, tarfile.TarInfo] = {}
+    for member in members:
+        if member.name in files:
+            raise ImagesError(f"the archive holds {member.name[:200]!r} twice")
+        if member.isfile():
+            files[member.name] = member
+    return files
 
 
-def _json_member(saved: tarfile.TarFile, member: tarfile.TarInfo) -> object:
-    handle = saved.extractfile(member)
-    if handle is None or member.size > 16 * 2**20:
-        raise ImagesError(f"the archive's {member.name} cannot be read")
+def _blob(name: str, files: dict[str, tarfile.TarInfo]) -> tarfile.TarInfo:
+    """The regular file a manifest names, under a clean relative name (no link, no `..`, no `./`)."""
+    clean = posixpath.normpath(name) == name and not name.startswith(("/", "../")) and name not in (".", "..")
+    if not clean or name not in files:
+        raise ImagesError(f"the archive's manifest names {name[:200]!r}, which is not a file of it under a clean name")
+    return files[name]
+
+
+def _manifest(saved: tarfile.TarFile, files: dict[str, tarfile.TarInfo]) -> list[dict[str, Any]]:
+    """manifest.json's entries, each with a config path, layer paths and tags (as strings)."""
+    if "manifest.json" not in files:
+        raise ImagesError("the archive has no manifest.json")  # as a regular file of that exact name
+    handle = saved.extractfile(files["manifest.json"])
+    if handle is None or files["manifest.json"].size > 16 * 2**20:
+        raise ImagesError("the archive's manifest.json cannot be read")
     try:
-        return json.loads(handle.read())
+        entries = json.loads(handle.read())
     except (json.JSONDecodeError, UnicodeDecodeError) as exc:
-        raise ImagesError(f"the archive's {member.name} is not JSON: {exc}") from None
+        raise ImagesError(f"the archive's manifest.json is not JSON: {exc}") from None
+    shaped = isinstance(entries, list) and all(
+        isinstance(entry, dict) and isinstance(entry.get("Config"), str)
+        and _strings(entry.get("Layers")) and _strings(entry.get("RepoTags")) for entry in entries)
+    if not shaped:
+        raise ImagesError("the archive's manifest.json is not a list of images with Config, Layers and RepoTags")
+    return entries
+
+
+def _strings(value: object) -> bool:
+    return isinstance(value, list) and all(isinstance(item, str) for item in value)
+
+
+def _familiar(name: str) -> str:
+    """A name as `docker images` shows it (a Docker 25+ archive may name docker.io/library/NAME:TAG)."""
+    for prefix in ("docker.io/library/", "docker.io/"):
+        if name.startswith(prefix):
+            return name[len(prefix):]
+    return name
+
+
+def _add_bytes(packed: tarfile.TarFile, name: str, data: bytes) -> None:
+    member = tarfile.TarInfo(name)
+    member.size, member.mode = len(data), 0o644
+    packed.addfile(member, io.BytesIO(data))
 
 
 def key_step() -> None:
@@ -136,22 +185,24 @@ def key_step() -> None:
 
 
 def load_step(archive: Path, names: Sequence[str]) -> None:
-    """Load the restored archive when it holds exactly the images of `names`; else a warning, and the scan builds."""
+    """Load what the restored archive holds of the images of `names`, re-packed (`repack`); a warning instead when it
+    cannot be, and the scan builds them."""
+    packed = archive.with_name(archive.name + ".repacked")
     try:
         if not archive.is_file():
             print(f"no cached images at {archive}: the scan builds what it needs")
             return
-        tags = expected_tags(names)
-        unexpected = unexpected_names(archive_names(archive), tags)
-        if unexpected:
-            raise ImagesError(f"the archive also names {', '.join(unexpected)[:300]}; not loaded")
-        print(_docker(["load", "--input", str(archive)], timeout=ARCHIVE_SECONDS).strip())
+        loading = repack(archive, expected_tags(names), packed)
+        archive.unlink()
+        print(_docker(["load", "--input", str(packed)], timeout=ARCHIVE_SECONDS).strip())
+        print(f"loaded {', '.join(loading)} from the cache")
     except (ImagesError, tarfile.TarError, OSError) as exc:
         key = os.environ.get("KEY", "")
-        print(f"::warning::the cached sandbox images were not loaded ({exc}); the scan builds them. The entry "
-              f"stays until it is unused for 7 days: `gh cache delete {key}` removes it now", file=sys.stderr)
+        print(f"::warning::the cached sandbox images were not loaded ({exc}); the scan builds them. Runs this week "
+              f"meet the same entry: `gh cache delete {key}` removes it", file=sys.stderr)
     finally:
         archive.unlink(missing_ok=True)
+        packed.unlink(missing_ok=True)
 
 
 def save_step(archive: Path, names: Sequence[str]) -> None:
@@ -164,10 +215,14 @@ def save_step(archive: Path, names: Sequence[str]) -> None:
 
     if not names:
         raise ImagesError("no images to save (the key step named none)")
+    refusal = save_refusal()
+    if refusal is not None:
+        print(f"not saved: {refusal}")
+        return
     client = docker.from_env()
     try:
         if ran_a_server(client):
-            print("not saved: a scanned server has already run on this engine, so its images are not cached from it")
+            print("not saved: a scanned server has been installed on this engine, so its images are not cached from it")
             return
         tags = [images.ensure_runtime_image(client, name, progress=print).tag for name in names]
     except (SandboxError, docker.errors.DockerException) as exc:
@@ -178,6 +233,18 @@ def save_step(archive: Path, names: Sequence[str]) -> None:
     _docker(["save", "--output", str(archive), *tags], timeout=ARCHIVE_SECONDS)
     print(f"saved {', '.join(tags)} ({archive.stat().st_size / 2**20:.0f} MiB) to {archive}")
     _write_outputs({"saved": "true"})
+
+
+def save_refusal(environ: dict[str, str] | None = None) -> str | None:
+    """Why the images may not be saved from this runner, before the engine is asked (None: they may): only a
+    GitHub-hosted runner (a fresh VM per job) on which the action has not scanned yet (its scan step leaves
+    ENGINE_USED in RUNNER_TEMP before it starts anything)."""
+    env = os.environ if environ is None else environ
+    if env.get("RUNNER_ENVIRONMENT") != "github-hosted":
+        return "only a GitHub-hosted runner, fresh for each job, saves the images (this engine may have run servers)"
+    if (Path(env.get("RUNNER_TEMP") or "/nonexistent") / ENGINE_USED).exists():
+        return "the action has already scanned on this runner, so its images are not cached from it"
+    return None
 
 
 def ran_a_server(client: docker.DockerClient) -> bool:

@@ -34,6 +34,8 @@ INPUTS: dict[str, str] = {
     "summary": "true",
     "cache-images": "true",  # read by scripts/action_images.py, refused here like every input
 }
+# Left in RUNNER_TEMP by the scan step before anything runs; scripts/action_images.py saves no image after it.
+ENGINE_USED = "mcp-sandbox-engine-used"
 # Every output the script writes; action.yml exposes each as steps.scan.outputs.<name>.
 LEVELS = ("info", "warning", "error", "never")
 ENV_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*\Z")

@@ -149,8 +149,11 @@ def test_the_steps_share_one_key_and_file_run_before_the_scan_and_cannot_stop_it
     for step in (restore, cache):
         assert step["uses"].split()[0].endswith(f"@{PINNED}")  # pinned to a commit, not a movable tag
         assert step["with"] == {"path": archive, "key": "${{ steps.images-key.outputs.key }}"}
-    for step in (key, restore, load, save, cache):
+    cleanup = steps["images-cleanup"]
+    for step in (key, restore, load, save, cache, cleanup):
         assert step["continue-on-error"] == "true", step["name"]
+    assert cleanup["if"] == "steps.images-save.outputs.saved == 'true'"
+    assert cleanup["env"]["IMAGES_ARCHIVE"] == archive and cleanup["run"] == 'rm -f -- "$IMAGES_ARCHIVE"'
     assert restore["if"] == "steps.images-key.outputs.enabled == 'true'"
     assert load["if"] == "steps.images-restore.outputs.cache-hit == 'true'"
     assert save["if"] == ("steps.images-key.outputs.enabled == 'true' && "
@@ -161,40 +164,73 @@ def test_the_steps_share_one_key_and_file_run_before_the_scan_and_cannot_stop_it
     assert load["env"]["KEY"] == "${{ steps.images-key.outputs.key }}"
     order = list(steps)
     assert order.index("images-load") < order.index("images-save") < order.index("images-cache") < order.index(
-        "scan"), "the images are kept before any server runs"
+        "images-cleanup") < order.index("scan"), "the images are kept before any server runs"
 
 
 # ---------------------------------------------------------------------------------------------- the archive
 
+GOOD = "mcp-sandbox-sink:0.1.0-a"
 
-def _archive(path: Path, members: dict[str, object]) -> Path:
+
+def _archive(path: Path, members: list[tuple[str, object]], links: tuple[tuple[str, str], ...] = ()) -> Path:
+    """A tar of JSON (or bytes) members, in order, and symbolic links (name, target)."""
     with tarfile.open(path, "w") as archive:
-        for name, content in members.items():
-            data = json.dumps(content).encode()
+        for name, content in members:
+            data = content if isinstance(content, bytes) else json.dumps(content).encode()
             member = tarfile.TarInfo(name)
             member.size = len(data)
             archive.addfile(member, io.BytesIO(data))
+        for name, target in links:
+            link = tarfile.TarInfo(name)
+            link.type, link.linkname = tarfile.SYMTYPE, target
+            archive.addfile(link)
     return path
 
 
-def test_every_name_an_archive_gives_on_load_is_read(tmp_path: Path) -> None:
-    path = _archive(tmp_path / "a.tar", {
-        "manifest.json": [{"RepoTags": ["mcp-sandbox-sink:0.1.0-a"]}],
-        "repositories": {"debian": {"trixie-slim": "sha256:x"}},
-        "index.json": {"manifests": [{"annotations": {"io.containerd.image.name": "docker.io/library/evil:1",
-                                                      "org.opencontainers.image.ref.name": "0.1.0-a"}}]},
-    })
-    found = action_images.archive_names(path)
-    assert found == {"mcp-sandbox-sink:0.1.0-a", "debian:trixie-slim", "docker.io/library/evil:1", "0.1.0-a"}
-    assert action_images.unexpected_names(found, ["mcp-sandbox-sink:0.1.0-a"]) == ["debian:trixie-slim",
-                                                                                  "docker.io/library/evil:1"]
-    assert action_images.unexpected_names({"mcp-sandbox-sink:0.1.0-a", "0.1.0-a"},
-                                          ["mcp-sandbox-sink:0.1.0-a"]) == []  # the near miss
+def _image(tags: list[str], **extra: object) -> list[tuple[str, object]]:
+    return [("manifest.json", [{"Config": "blobs/sha256/c", "RepoTags": tags, "Layers": ["blobs/sha256/l"], **extra}]),
+            ("blobs/sha256/c", b"{}"), ("blobs/sha256/l", b"layer")]
 
 
-def test_an_archive_without_an_image_manifest_is_refused(tmp_path: Path) -> None:
-    with pytest.raises(action_images.ImagesError, match="no manifest.json"):
-        action_images.archive_names(_archive(tmp_path / "a.tar", {"repositories": {}}))
+def _packed(path: Path) -> dict[str, bytes]:
+    with tarfile.open(path) as packed:
+        return {member.name: packed.extractfile(member).read() for member in packed.getmembers()}  # type: ignore[union-attr]
+
+
+def test_the_repacked_archive_holds_only_the_named_blobs_under_a_manifest_of_the_expected_tags(tmp_path: Path) -> None:
+    members = [*_image([f"docker.io/library/{GOOD}"], repotags=["evil:1"]),  # Docker 25+ full names; a key in
+               ("repositories", {"evil": {"1": "x"}}),  # another case, which Go's JSON would read too
+               ("index.json", {"manifests": [{"annotations": {"io.containerd.image.name": "docker.io/library/evil:1"}}]}),
+               ("oci-layout", {"imageLayoutVersion": "1.0.0"}), ("blobs/sha256/other", b"not named"),
+               ("blobs/../manifest.json", [{"Config": "x", "RepoTags": ["evil:1"], "Layers": []}])]
+    links = (("legacy/layer.tar", "../blobs/sha256/l"),)  # links a Docker 25+ archive may carry for old readers
+    loaded = action_images.repack(_archive(tmp_path / "a.tar", members, links), [GOOD, "mcp-sandbox-proxy:0.1.0-b"],
+                                  tmp_path / "packed.tar")
+    assert loaded == [GOOD]
+    packed = _packed(tmp_path / "packed.tar")
+    assert sorted(packed) == ["blobs/sha256/c", "blobs/sha256/l", "manifest.json"]
+    assert json.loads(packed["manifest.json"]) == [{"Config": "blobs/sha256/c", "RepoTags": [GOOD],
+                                                    "Layers": ["blobs/sha256/l"]}]
+    assert packed["blobs/sha256/l"] == b"layer"
+
+
+@pytest.mark.parametrize(("members", "links", "message"), [
+    (_image(["evil:1"]), (), "the archive names evil:1"),
+    (_image([GOOD, "debian:trixie-slim"]), (), "the archive names debian:trixie-slim"),
+    ([*_image([GOOD]), ("manifest.json", [])], (), "twice"),  # which one would the engine read?
+    ([("manifest.json", [{"Config": "c", "RepoTags": [GOOD], "Layers": ["../l"]}]), ("c", b"{}")], (), "clean name"),
+    ([("manifest.json", [{"Config": "./c", "RepoTags": [GOOD], "Layers": []}]), ("./c", b"{}")], (), "clean name"),
+    (_image([GOOD])[:2], (("blobs/sha256/l", "/etc/shadow"),), "not a file of it"),  # a layer that is a link
+    ([("./manifest.json", [])], (), "no manifest.json"),
+    ([("blobs/sha256/c", b"{}")], (("manifest.json", "blobs/sha256/c"),), "no manifest.json"),  # a link
+    ([("manifest.json", [["x"]])], (), "not a list of images"),
+    ([("manifest.json", {"Config": "c"})], (), "not a list of images"),
+    ([("manifest.json", b"{")], (), "not JSON"),
+    (_image([GOOD])[:2], (), "names 'blobs/sha256/l'"),  # a layer it does not hold
+])
+def test_an_archive_that_could_load_anything_else_is_refused(tmp_path: Path, members, links, message) -> None:
+    with pytest.raises(action_images.ImagesError, match=message):
+        action_images.repack(_archive(tmp_path / "a.tar", members, links), [GOOD], tmp_path / "packed.tar")
 
 
 def _tiny_image(tmp_path: Path, tag: str = TINY) -> str:
@@ -229,9 +265,10 @@ def test_load_brings_the_expected_images_back_and_removes_the_file(saved_tiny, m
     archive, image_id = saved_tiny
     monkeypatch.setattr(action_images, "expected_tags", lambda names: [TINY])  # the archive holds what is asked
     action_images.load_step(archive, ["sink"])
-    assert f"Loaded image: {TINY}" in capsys.readouterr().out
-    assert _image_id(TINY) == image_id
-    assert not archive.exists()
+    out = capsys.readouterr().out
+    assert f"Loaded image: {TINY}" in out and f"loaded {TINY} from the cache" in out
+    assert _image_id(TINY) == image_id  # the same image: its configuration and layers, re-packed
+    assert not archive.exists() and not archive.with_name(archive.name + ".repacked").exists()
 
 
 @pytest.mark.docker
@@ -240,11 +277,10 @@ def test_an_archive_naming_other_images_is_not_loaded(saved_tiny, monkeypatch, c
     monkeypatch.setenv("KEY", "mcp-sandbox-images-0.1.0-abc")
     action_images.load_step(archive, ["sink"])  # expects the sink's tag: the tiny image is not it
     err = capsys.readouterr().err
-    assert err.startswith(f"::warning::the cached sandbox images were not loaded (the archive also names {TINY}; "
-                          "not loaded)")
+    assert err.startswith(f"::warning::the cached sandbox images were not loaded (the archive names {TINY})")
     assert "gh cache delete mcp-sandbox-images-0.1.0-abc" in err
     assert _image_id(TINY) == ""
-    assert not archive.exists()
+    assert not archive.exists() and not archive.with_name(archive.name + ".repacked").exists()
 
 
 def test_a_cache_that_does_not_load_is_a_warning_and_the_scan_builds_instead(tmp_path: Path) -> None:
@@ -262,33 +298,63 @@ def test_a_cache_that_does_not_load_is_a_warning_and_the_scan_builds_instead(tmp
 # ---------------------------------------------------------------------------------------------- saving
 
 
-@pytest.mark.docker
-def test_an_installed_image_on_the_engine_means_a_server_ran_there(tmp_path: Path) -> None:
-    import docker
+class _Engine:
+    """Stands in for the engine's image list (the label filter the guard asks with is checked)."""
 
-    rootfs = tmp_path / "rootfs.tar"
-    with tarfile.open(rootfs, "w"):
-        pass
-    tag = "mcp-sandbox-test-installed-marker:1"
-    subprocess.run(["docker", "import", "--change", "LABEL io.mcp-sandbox.kind=installed", str(rootfs), tag],
-                   check=True, capture_output=True)
-    client = docker.from_env()
-    try:
-        assert action_images.ran_a_server(client)
-    finally:
-        client.close()
-        subprocess.run(["docker", "rmi", "--force", tag], capture_output=True, check=False)
+    def __init__(self, installed: list[str]) -> None:
+        self.images = self
+        self.installed = installed
+
+    def list(self, filters: dict[str, str]) -> list[str]:
+        assert filters == {"label": "io.mcp-sandbox.kind=installed"}
+        return self.installed
+
+
+def test_an_installed_image_on_the_engine_means_a_server_ran_there() -> None:
+    assert action_images.ran_a_server(_Engine(["sha256:installed"]))  # type: ignore[arg-type]
+    assert not action_images.ran_a_server(_Engine([]))  # type: ignore[arg-type]
+
+
+@pytest.mark.parametrize(("environ", "marked", "why"), [
+    ({"RUNNER_ENVIRONMENT": "github-hosted"}, False, None),
+    ({"RUNNER_ENVIRONMENT": "github-hosted"}, True, "the action has already scanned on this runner"),
+    ({"RUNNER_ENVIRONMENT": "self-hosted"}, False, "only a GitHub-hosted runner"),
+    ({}, False, "only a GitHub-hosted runner"),
+])
+def test_only_a_fresh_github_hosted_runner_saves(tmp_path: Path, environ: dict[str, str], marked: bool,
+                                                 why: str | None) -> None:
+    if marked:
+        (tmp_path / "mcp-sandbox-engine-used").touch()
+    refusal = action_images.save_refusal({**environ, "RUNNER_TEMP": str(tmp_path)})
+    assert (refusal is None) if why is None else refusal.startswith(why)
+
+
+def test_the_scan_step_marks_the_runner_before_it_starts_anything(tmp_path: Path) -> None:
+    env = {k: v for k, v in os.environ.items() if not k.startswith(("INPUT_", "GITHUB_"))}
+    env.update({"RUNNER_TEMP": str(tmp_path), "INPUT_FAIL_ON": "sometimes"})  # refused before any scan
+    done = subprocess.run([sys.executable, str(REPO / "scripts" / "action.py")], capture_output=True, text=True,
+                          env=env, cwd=tmp_path, timeout=120, check=False)
+    assert done.returncode == 2
+    assert (tmp_path / "mcp-sandbox-engine-used").exists()
 
 
 def test_an_engine_that_ran_a_server_saves_nothing(tmp_path: Path, monkeypatch, capsys) -> None:
     output = tmp_path / "github_output"
     output.write_text("")
     monkeypatch.setenv("GITHUB_OUTPUT", str(output))
+    monkeypatch.setattr(action_images, "save_refusal", lambda: None)
     monkeypatch.setattr(action_images, "ran_a_server", lambda client: True)
     archive = tmp_path / "images.tar"
     action_images.save_step(archive, ["sink"])
-    assert capsys.readouterr().out.startswith("not saved: a scanned server has already run on this engine")
+    assert capsys.readouterr().out.startswith("not saved: a scanned server has been installed on this engine")
     assert output.read_text() == "" and not archive.exists()
+
+
+def test_a_runner_that_may_not_save_does_not_ask_the_engine(tmp_path: Path, monkeypatch, capsys) -> None:
+    monkeypatch.setenv("RUNNER_ENVIRONMENT", "self-hosted")
+    monkeypatch.setattr(action_images, "ran_a_server", lambda client: pytest.fail("the engine was asked"))
+    action_images.save_step(tmp_path / "images.tar", ["sink"])
+    assert capsys.readouterr().out.startswith("not saved: only a GitHub-hosted runner")
 
 
 @pytest.mark.docker
@@ -296,7 +362,8 @@ def test_a_fresh_engine_saves_the_named_images_and_says_so(tmp_path: Path, monke
     output = tmp_path / "github_output"
     output.write_text("")
     monkeypatch.setenv("GITHUB_OUTPUT", str(output))
-    monkeypatch.setattr(action_images, "ran_a_server", lambda client: False)  # as on a runner before its first scan
+    monkeypatch.setattr(action_images, "save_refusal", lambda: None)  # as on a GitHub-hosted runner before its first
+    monkeypatch.setattr(action_images, "ran_a_server", lambda client: False)  # scan
     archive = tmp_path / "cache" / "images.tar"
     action_images.save_step(archive, ["sink"])  # built by the set-up: nothing is built here
     with tarfile.open(archive) as saved:
