@@ -105,11 +105,10 @@ def repack(archive: Path, tags: Sequence[str], out: Path) -> list[str]:
         names = dict.fromkeys(name for entry in entries for name in (entry["Config"], *entry["Layers"]))
         blobs = {name: _blob(name, files) for name in names}
         with tarfile.open(out, "w") as packed:
-            _add_bytes(packed, "manifest.json", json.dumps(entries).encode())
+            manifest = json.dumps(entries).encode()
+            packed.addfile(_member("manifest.json", len(manifest)), io.BytesIO(manifest))
             for name, blob in blobs.items():
-                member = tarfile.TarInfo(name)
-                member.size, member.mode = blob.size, 0o644
-                packed.addfile(member, saved.extractfile(blob))
+                packed.addfile(_member(name, blob.size), saved.extractfile(blob))
     return sorted({tag for entry in entries for tag in entry["RepoTags"]})
 
 
@@ -164,10 +163,10 @@ def _familiar(name: str) -> str:
     return name
 
 
-def _add_bytes(packed: tarfile.TarFile, name: str, data: bytes) -> None:
+def _member(name: str, size: int) -> tarfile.TarInfo:
     member = tarfile.TarInfo(name)
-    member.size, member.mode = len(data), 0o644
-    packed.addfile(member, io.BytesIO(data))
+    member.size, member.mode = size, 0o644
+    return member
 
 
 def key_step() -> None:

@@ -92,9 +92,7 @@ def test_the_key_changes_with_any_tag_the_base_the_week_and_the_version() -> Non
 
 
 def _base_id() -> str:
-    done = subprocess.run(["docker", "image", "inspect", "--format", "{{.Id}}", images.DEFAULT_BASE_IMAGE],
-                          capture_output=True, text=True, check=False)
-    return done.stdout.strip()
+    return _image_id(images.DEFAULT_BASE_IMAGE)
 
 
 @pytest.mark.docker

@@ -27,9 +27,9 @@ from typing import TYPE_CHECKING
 if TYPE_CHECKING:
     from scanner.pipeline.head_start import HeadStart
 
-# Flags after which the scan is not one sandboxed package scan observed by a sink (remote, several servers, the
-# network off) or not a scan at all (help): no head start is begun for these.
-NOT_BEGUN = frozenset({"--help", "--url", "--header", "--header-env", "--allow-writes", "--config-file", "--server",
+# Flags of `scan` after which it is not one sandboxed package scan observed by a sink (remote, several servers):
+# no head start is begun for these (nor for --help, -h, which are not among SCAN_FLAGS).
+NOT_BEGUN = frozenset({"--url", "--header", "--header-env", "--allow-writes", "--config-file", "--server",
                        "--pass-config-env"})
 IMAGE_PREFIX = "docker:"  # a container image's scan starts its own engine work (scanner/pipeline/image_target.py)
 # Every flag `scan` takes (tests/test_early_start.py keeps this equal to the command's): any other is a usage error,
@@ -47,9 +47,8 @@ SHORT_FLAGS = frozenset("q")
 
 def looks_like_package_scan(argv: Sequence[str]) -> bool:
     """Whether `argv` (without the program's name) looks like `scan` of one package in the observed sandbox: a
-    target or a launch command after `--`, only flags `scan` takes and none of NOT_BEGUN, no short flag with `h`
-    (-h, -qh), no --network but observe, no container image. What comes after `--` is the server's and is not
-    read."""
+    target or a launch command after `--`, only flags `scan` takes (so no --help, -h, -qh) and none of NOT_BEGUN,
+    no --network but observe, no container image. What comes after `--` is the server's and is not read."""
     if not argv or argv[0] != "scan":
         return False
     words = list(argv[1:])
@@ -59,15 +58,11 @@ def looks_like_package_scan(argv: Sequence[str]) -> bool:
         return False  # nothing to scan: the usage error
     for at, word in enumerate(head):
         flag, equals, value = word.partition("=")
-        if flag in NOT_BEGUN or word.startswith(IMAGE_PREFIX) or _short_help(word) or _unknown_flag(flag):
+        if flag in NOT_BEGUN or word.startswith(IMAGE_PREFIX) or _unknown_flag(flag):
             return False
         if flag == "--network" and (value if equals else _next(head, at)) != "observe":
             return False
     return True
-
-
-def _short_help(word: str) -> bool:
-    return word.startswith("-") and not word.startswith("--") and "h" in word[1:]
 
 
 def _unknown_flag(word: str) -> bool:
