@@ -50,15 +50,32 @@ def test_saving_again_replaces_the_kept_read(store: ReadStore) -> None:
 
 
 def test_a_read_over_the_entry_bound_is_not_kept(store: ReadStore, monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setattr(image_reads, "MAX_ENTRY_BYTES", 10)
+    small = StoredRead({"file:a": b"x" * 10})
+    monkeypatch.setattr(image_reads, "MAX_ENTRY_BYTES", small.size())
     assert not store.save(IMAGE, "big", StoredRead({"file:a": b"x" * 11}))
-    assert store.save(IMAGE, "small", StoredRead({"file:a": b"x" * 10}))  # the near miss: at the bound
+    assert store.save(IMAGE, "small", small)  # the near miss: at the bound
     assert store.load(IMAGE, "big") is None and store.load(IMAGE, "small") is not None
+
+
+def test_an_entrys_size_counts_its_names_and_what_else_it_said() -> None:
+    """A hostile package of thousands of empty files under long names is no free entry: the bounds count the names
+    and the meta as well as the bytes."""
+    names = {f"file:pkg/{'d' * 200}/{n}.js": b"" for n in range(1_000)}
+    read = StoredRead(names, {"missing": ["/x" * 100]})
+    assert read.size() > 1_000 * 200 and read.size() == sum(map(len, names)) + len(read.meta_text())
+
+
+def test_an_entry_kept_by_the_count_of_its_bytes_alone_is_as_if_absent(store: ReadStore) -> None:
+    """An entry an earlier version kept (its size then its blobs' bytes only) no longer adds up: read again."""
+    assert store.save(IMAGE, "k", StoredRead({"file:a.py": b"1"}))
+    with sqlite3.connect(store.path) as connection:
+        connection.execute("UPDATE reads SET bytes = 1 WHERE key = 'k'")
+    assert store.load(IMAGE, "k") is None
 
 
 def test_the_oldest_reads_go_when_the_store_is_over_its_bound(store: ReadStore,
                                                               monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setattr(image_reads, "MAX_STORE_BYTES", 25)
+    monkeypatch.setattr(image_reads, "MAX_STORE_BYTES", 2 * StoredRead({"f": b"x" * 10}).size())
     for n, key in enumerate(("first", "second", "third")):
         assert store.save(IMAGE, key, StoredRead({"f": b"x" * 10}), now=1000.0 + n)
     assert store.load(IMAGE, "first") is None
@@ -137,6 +154,42 @@ def test_the_state_folder_follows_the_environment(monkeypatch: pytest.MonkeyPatc
     monkeypatch.delenv("MCP_SANDBOX_STATE_DIR")
     monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "x"))
     assert ReadStore().path == tmp_path / "x" / "mcp-sandbox" / FILE_NAME
+
+
+def test_no_home_folder_means_nothing_is_kept_never_an_error(monkeypatch: pytest.MonkeyPatch) -> None:
+    """No state variable, `HOME` unset and the user not in the password database: the sidecars are unusable, as an
+    unwritable file is (the near miss: with a home folder they live under it)."""
+    from sandbox.core import image_use, state_dir
+
+    for name in ("MCP_SANDBOX_STATE_DIR", "XDG_CACHE_HOME"):
+        monkeypatch.delenv(name, raising=False)
+
+    def no_home() -> Path:
+        raise RuntimeError("Could not determine home directory.")
+    monkeypatch.setattr(Path, "home", no_home)
+    with pytest.raises(OSError, match="MCP_SANDBOX_STATE_DIR"):
+        state_dir.state_file(FILE_NAME)
+    store = ReadStore()
+    assert store.path is None and store.load(IMAGE, "k") is None and not store.save(IMAGE, "k", StoredRead({}))
+    store.forget([IMAGE])
+    store.prune([], listed_at=time.time())
+    assert image_use.record_use(IMAGE) is False and image_use.last_uses() == {}
+    image_use.forget([IMAGE])
+    monkeypatch.setattr(Path, "home", lambda: Path("/home/someone"))
+    assert ReadStore().path == Path("/home/someone/.cache/mcp-sandbox") / FILE_NAME
+
+
+def test_the_code_that_reads_is_named_by_what_was_imported_not_what_is_on_disk(
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    """A long-lived worker whose install changes on disk keys its reads by the code it runs: the digest is taken as
+    the modules are imported, and the key does not read the source files again."""
+    limits = ReadLimits(max_file_bytes=1024)
+    before = read_key("pypi", False, limits)
+
+    def changed(_path: Path) -> bytes:
+        return b"another version of the code"
+    monkeypatch.setattr(Path, "read_bytes", changed)
+    assert read_key("pypi", False, limits) == before
 
 
 def test_the_source_reads_key_names_how_it_reads() -> None:

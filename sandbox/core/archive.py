@@ -4,7 +4,11 @@ from __future__ import annotations
 
 import io
 import tarfile
+from collections.abc import Iterable
 from pathlib import Path
+from typing import Any
+
+from docker.errors import NotFound
 
 SKIP_DIRS = frozenset({".git", "node_modules", ".venv", "venv", "__pycache__", ".mypy_cache", ".pytest_cache", "dist",
                        "build", ".tox"})
@@ -43,3 +47,15 @@ def read_member(stream_chunks, max_bytes: int = 64 * 1024 * 1024) -> bytes:  # t
                     break
                 return extracted.read(max_bytes + 1)[:max_bytes]
     raise FileNotFoundError("no regular file in archive")
+
+
+def archive_of(api: Any, container_id: str, path: str) -> Iterable[bytes] | None:
+    """The engine's tar stream of `path` in the container (`get_archive`); None when the container has no such path.
+    The engine answers a missing container with the same 404 as a missing path: that 404 is raised (NotFound), never
+    read as "no such path", since a read that lost its container found nothing out about the image."""
+    try:
+        stream, _ = api.get_archive(container_id, path)
+    except NotFound:
+        api.inspect_container(container_id)  # NotFound when the container itself is gone
+        return None
+    return stream

@@ -11,8 +11,11 @@ from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field
 from pathlib import PurePosixPath
 
-from docker.errors import APIError, NotFound
+from docker.errors import APIError
+from urllib3.exceptions import HTTPError
 
+from sandbox.core.archive import archive_of
+from sandbox.core.errors import SandboxError
 from sandbox.core.session import SandboxSession
 
 MAX_STREAM_BYTES = 512 * 1024 * 1024  # read off the engine per folder before the read stops (partial)
@@ -79,13 +82,35 @@ def _joined(prefix: str, path: str) -> str:
     return f"{prefix}/{path}" if prefix and path else prefix or path
 
 
+class ArchiveBroken(SandboxError):
+    """The engine's archive stream ended before the archive did, or broke off: what was read is not the folder."""
+
+
+def _end_marked(seen: list[bool]) -> type[tarfile.TarInfo]:
+    """A TarInfo that notes (in `seen`) the archive's end-of-archive block: tarfile stops as quietly at a stream that
+    was cut (no more bytes, a short block, or an error message where the next header should be) as at a real end."""
+
+    class EndMarked(tarfile.TarInfo):
+        @classmethod
+        def frombuf(cls, buf: bytes, encoding: str, errors: str) -> tarfile.TarInfo:
+            try:
+                return super().frombuf(buf, encoding, errors)
+            except tarfile.EOFHeaderError:
+                seen.append(True)
+                raise
+
+    return EndMarked
+
+
 def read_tar(chunks: Iterable[bytes], keep: Callable[[str], bool], limits: ReadLimits, out: ImageFiles,
              prefix: str = "") -> None:
     """Add to `out` each regular file of a `get_archive` stream whose path (`prefix`/the path below the folder read)
-    `keep` accepts, within the limits."""
+    `keep` accepts, within the limits. Raises ArchiveBroken when the stream ends or breaks before the archive does
+    (a bound that stops the read early is a cut, noted in `out`, not an error)."""
     stream = _Counted(chunks, limits.max_stream_bytes)
+    ended: list[bool] = []
     try:
-        with tarfile.open(fileobj=io.BufferedReader(stream), mode="r|") as tar:
+        with tarfile.open(fileobj=io.BufferedReader(stream), mode="r|", tarinfo=_end_marked(ended)) as tar:
             for member in tar:
                 inner = safe_member_path(member.name)
                 path = _joined(prefix, inner) if inner is not None else ""
@@ -101,11 +126,15 @@ def read_tar(chunks: Iterable[bytes], keep: Callable[[str], bool], limits: ReadL
                 if extracted is not None:
                     out.files[path] = extracted.read(member.size)
                     out.kept_bytes += len(out.files[path])
-    except tarfile.ReadError:
+    except tarfile.ReadError as exc:
         if not stream.over:
-            raise
+            raise ArchiveBroken(f"the engine's archive could not be read: {exc}") from exc
+    except HTTPError as exc:  # the engine's connection broke off mid-stream
+        raise ArchiveBroken(f"the engine's archive stream broke off: {exc}") from exc
     if stream.over:
         out.cut = f"an archive was over {limits.max_stream_bytes} bytes"
+    elif not ended:
+        raise ArchiveBroken("the engine's archive stream ended before the archive's end")
 
 
 class ImageReader:
@@ -132,13 +161,12 @@ class ImageReader:
              out: ImageFiles) -> bool:
         """Add the kept files of `folder` (a file, too) to `out`, their paths `prefix`/below it; False when the image
         has no such path."""
-        try:
-            stream, _ = self._session.client.api.get_archive(self._container, folder)
-        except NotFound:
+        stream = archive_of(self._session.client.api, self._container, folder)
+        if stream is None:
             out.missing.append(folder)
             return False
         read_tar(stream, keep, limits, out, prefix)
         return True
 
 
-__all__ = ["APIError", "ImageFiles", "ImageReader", "ReadLimits", "read_tar", "safe_member_path"]
+__all__ = ["APIError", "ArchiveBroken", "ImageFiles", "ImageReader", "ReadLimits", "read_tar", "safe_member_path"]

@@ -48,20 +48,28 @@ class StoredRead:
     blobs: Mapping[str, bytes]
     meta: Mapping[str, Any] = field(default_factory=dict)
 
-    def size(self) -> int:
-        return sum(len(data) for data in self.blobs.values())
+    def meta_text(self) -> str:
+        return json.dumps(dict(self.meta))
+
+    def size(self, meta_text: str | None = None) -> int:
+        """What the entry takes: its blobs' names and bytes and its meta as JSON (`meta_text`, when already made), so
+        that a read of thousands of empty files under long names is not kept as if it took nothing."""
+        names = sum(len(name.encode("utf-8", "surrogateescape")) for name in self.blobs)
+        data = sum(len(data) for data in self.blobs.values())
+        return names + data + len(self.meta_text() if meta_text is None else meta_text)
 
 
 class ReadStore:
-    """The kept reads in the SQLite file at `path` (sandbox/core/state_dir.py's when None)."""
+    """The kept reads in the SQLite file at `path` (sandbox/core/state_dir.py's when None; none at all when that names
+    no file)."""
 
     def __init__(self, path: Path | None = None) -> None:
-        self.path = path or state_file(FILE_NAME)
+        self.path = path or _default_path()
 
     def load(self, image_id: str, key: str) -> StoredRead | None:
         """The read kept for `image_id` and `key`; None when there is none, or it cannot be read whole."""
         try:
-            if not self.path.is_file():
+            if self.path is None or not self.path.is_file():
                 return None
             with closing(connect(self.path, SCHEMA)) as connection:
                 connection.execute("BEGIN")
@@ -78,20 +86,24 @@ class ReadStore:
         if not isinstance(meta, dict):
             return None
         read = StoredRead(blobs, meta)
-        return read if (len(blobs), read.size()) == (row[1], row[2]) else None
+        return read if (len(blobs), read.size(str(row[0]))) == (row[1], row[2]) else None
 
     def save(self, image_id: str, key: str, read: StoredRead, now: float | None = None) -> bool:
         """Keep `read` (replacing what was kept under the same id and key); False when it was not kept (over
         MAX_ENTRY_BYTES, or the file could not be written)."""
-        size = read.size()
-        if size > MAX_ENTRY_BYTES:
+        try:
+            meta_text = read.meta_text()
+            size = read.size(meta_text)
+        except (TypeError, ValueError):  # meta or a name that cannot be stored
+            return False
+        if size > MAX_ENTRY_BYTES or self.path is None:
             return False
         try:
             with closing(connect(self.path, SCHEMA)) as connection:
                 connection.execute("BEGIN IMMEDIATE")
                 _delete(connection, "image_id = ? AND key = ?", (image_id, key))
                 connection.execute("INSERT INTO reads VALUES (?, ?, ?, ?, ?, ?)",
-                                   (image_id, key, json.dumps(dict(read.meta)), len(read.blobs), size,
+                                   (image_id, key, meta_text, len(read.blobs), size,
                                     time.time() if now is None else now))
                 connection.executemany("INSERT INTO blobs VALUES (?, ?, ?, ?)",
                                        [(image_id, key, name.encode("utf-8", "surrogateescape"), data)
@@ -118,7 +130,7 @@ class ReadStore:
     def _drop(self, which: Callable[[set[str]], set[str]], made_before: float | None = None) -> None:
         """Drop the reads of the images `which` picks out of those with reads kept (before `made_before`)."""
         try:
-            if not self.path.is_file():
+            if self.path is None or not self.path.is_file():
                 return
             with closing(connect(self.path, SCHEMA)) as connection:
                 connection.execute("BEGIN IMMEDIATE")
@@ -130,6 +142,14 @@ class ReadStore:
                 connection.execute("COMMIT")
         except (OSError, sqlite3.Error):
             pass  # kept until a later prune, or until the size bound drops them
+
+
+def _default_path() -> Path | None:
+    """The store's file; None when no state folder can be named (then nothing is kept or taken back)."""
+    try:
+        return state_file(FILE_NAME)
+    except OSError:
+        return None
 
 
 def _delete(connection: sqlite3.Connection, where: str, values: Iterable[Any]) -> None:

@@ -46,11 +46,11 @@ def record_use(image_id: str, now: float | None = None, path: Path | None = None
 
 
 def last_uses(path: Path | None = None) -> dict[str, float]:
-    """Every recorded image id and its last use ({} when there is no sidecar yet)."""
-    path = path or default_path()
-    if not path.is_file():
-        return {}
+    """Every recorded image id and its last use ({} when there is no sidecar yet, or none can be named)."""
     try:
+        path = path or default_path()
+        if not path.is_file():
+            return {}
         connection = _connect(path)
     except (OSError, sqlite3.Error):
         return {}
@@ -62,10 +62,10 @@ def last_uses(path: Path | None = None) -> dict[str, float]:
 
 def forget(image_ids: list[str], path: Path | None = None) -> None:
     """Drop the records of removed images."""
-    path = path or default_path()
-    if not image_ids or not path.is_file():
-        return
     try:
+        path = path or default_path()
+        if not image_ids or not path.is_file():
+            return
         connection = _connect(path)
     except (OSError, sqlite3.Error):
         return

@@ -14,10 +14,17 @@ WAL_ATTEMPTS = 5  # a brand-new file's switch to WAL fails at once, whatever the
 
 
 def state_file(name: str) -> Path:
+    """Where the sidecar `name` lives; raises OSError when no folder can be named (no variable set and no home
+    folder: `HOME` unset and the user not in the password database), which the sidecars take as unusable."""
     state = os.environ.get("MCP_SANDBOX_STATE_DIR")
     if state:
         return Path(state) / name
-    cache = os.environ.get("XDG_CACHE_HOME") or str(Path.home() / ".cache")
+    cache = os.environ.get("XDG_CACHE_HOME")
+    if not cache:
+        try:
+            cache = str(Path.home() / ".cache")
+        except RuntimeError as exc:  # pathlib's "Could not determine home directory"
+            raise OSError(f"no folder for mcp-sandbox's state ({exc}): set MCP_SANDBOX_STATE_DIR") from None
     return Path(cache) / "mcp-sandbox" / name
 
 

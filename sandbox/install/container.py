@@ -19,14 +19,15 @@ from typing import Any
 
 import docker
 import requests
-from docker.errors import APIError, ImageNotFound, NotFound
+from docker.errors import APIError, ImageNotFound
 
 from sandbox.core import image_use, labels
-from sandbox.core.archive import pack_path, read_member
+from sandbox.core.archive import pack_path
 from sandbox.core.errors import SandboxError
 from sandbox.install.proxy.container import PROXY_PORT, InstallProxy, install_network_settings, launch_install_proxy
 from sandbox.install.proxy.log import EgressAttempt, denied
 from sandbox.install.installers import install_allowlist, installer
+from sandbox.install.manifest import read_manifest
 from sandbox.install.phases import InstallSteps
 from sandbox.install.pypi import BuiltFromSource
 from sandbox.install.writes import StepWrites
@@ -358,24 +359,6 @@ def _create_install_container(session: SandboxSession, request: InstallRequest, 
         data = pack_path(request.local_path, local_source_name(request.local_path), INSTALL_UID, INSTALL_UID)
         api.put_archive(container_id, LOCAL_SOURCE_DIR, data)
     return container_id
-
-
-def read_manifest(client: docker.DockerClient, container_id: str, ecosystem: Ecosystem) -> dict[str, Any]:
-    """The install manifest (the Python lockfile as `requirements`) out of an installed image's container."""
-    packages = installer(ecosystem)
-    path = packages.manifest_path
-    try:
-        stream, _ = client.api.get_archive(container_id, path)
-        manifest = json.loads(read_member(stream))
-    except (NotFound, FileNotFoundError, json.JSONDecodeError) as exc:
-        raise SandboxError(f"the installer finished but left no readable {path}: {exc}") from exc
-    if packages.lockfile is not None and isinstance(manifest, dict):
-        try:
-            stream, _ = client.api.get_archive(container_id, packages.lockfile)
-            manifest["requirements"] = read_member(stream).decode("utf-8", errors="replace")
-        except (NotFound, FileNotFoundError):
-            manifest["requirements"] = None  # a local target: installed without a hash-pinned tree
-    return manifest
 
 
 def _commit(client: docker.DockerClient, container_id: str, tag: str, request: InstallRequest,

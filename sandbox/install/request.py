@@ -54,7 +54,7 @@ class InstalledServer:
     entry_points: dict[str, str]
     installer_output: str
     seconds: float
-    # None for a cached install until read (sandbox.install.container.read_manifest): its lookup does not.
+    # None for a cached install until read (sandbox.install.manifest.read_manifest): its lookup does not.
     manifest: dict[str, Any] | None
     egress: list[EgressAttempt] = field(default_factory=list)
     # Why the egress attempts (some or all) name no install step, when they do not (the engine gave no usable clock).

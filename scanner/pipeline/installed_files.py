@@ -22,14 +22,15 @@ from sandbox.core.errors import SandboxError
 from sandbox.core.image_files import ImageFiles, ImageReader, ReadLimits
 from sandbox.core.image_reads import ReadStore, StoredRead
 from sandbox.core.session import SandboxSession
-from sandbox.install.container import read_manifest
+from sandbox.install.manifest import read_manifest
 from sandbox.install.installers import installer
 from sandbox.install.request import Ecosystem, InstalledServer
 
 SourceRead = tuple[ImageFiles | str, dict[str, bytes]]  # the files read, or why none; the manifests found beside
 FILE, FOUND = "file:", "found:"  # a kept source read's blob names: a file read, a manifest found
 MANIFEST_FORMAT = 1  # bump when the kept manifest changes other than through the code code_digest reads
-MANIFEST_CODE = ("sandbox.install.container", "sandbox.install.installers", __name__)  # what reads a manifest
+# What reads a manifest (the archive helpers bound and cut what it reads).
+MANIFEST_CODE = ("sandbox.install.manifest", "sandbox.core.archive", "sandbox.install.installers", __name__)
 
 
 class InstalledFiles:
@@ -87,7 +88,7 @@ class InstalledFiles:
         """The caller holds the lock."""
         packages = installer(self._ecosystem)
         key = (f"manifest {MANIFEST_FORMAT} {self._ecosystem} {packages.manifest_path} {packages.lockfile} "
-               f"{code_digest(MANIFEST_CODE)}")
+               f"{MANIFEST_CODE_DIGEST}")
         if self.installed.manifest is not None:  # read by the install that made the image: kept for the next scan
             self._save(key, StoredRead({"manifest": json.dumps(self.installed.manifest).encode()}))
             return self.installed.manifest
@@ -146,3 +147,7 @@ def code_digest(modules: Iterable[str]) -> str:
         except OSError:
             digest.update(b"\0")
     return digest.hexdigest()
+
+
+# Taken as this module is imported (see scanner/pipeline/source_scan.py READ_CODE_DIGEST).
+MANIFEST_CODE_DIGEST = code_digest(MANIFEST_CODE)

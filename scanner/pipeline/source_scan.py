@@ -27,7 +27,7 @@ from packaging.utils import canonicalize_name
 import scanner
 
 from sandbox.core.errors import SandboxError
-from sandbox.core.image_files import ImageFiles, ReadLimits
+from sandbox.core.image_files import ArchiveBroken, ImageFiles, ReadLimits
 from sandbox.core.untrusted import escape_for_terminal
 from sandbox.install.phases import NPM_PREFIX
 from sandbox.install.request import InstalledServer
@@ -44,8 +44,11 @@ VENV_LIB = "/opt/server/venv/lib"
 MAX_RECORD_BYTES = 4 * 1024 * 1024
 MAX_NOTE_CHARS = 300
 READ_FORMAT = 1  # bump when what the reads below keep changes other than through what read_key names
-READ_CODE = (__name__, "scanner.pipeline.installed_files", "sandbox.core.image_files", "scanner.vet.sources",
-             "scanner.vet.walk")  # the code that decides which files the read keeps
+READ_CODE = (__name__, "scanner.pipeline.installed_files", "sandbox.core.image_files", "sandbox.core.archive",
+             "scanner.vet.sources", "scanner.vet.walk")  # the code that decides which files the read keeps
+# Taken as this module is imported, when every module it names has just been loaded: a long-lived process (a batch
+# worker) whose install is changed on disk keys its reads by the code it runs, not by the files that replaced it.
+READ_CODE_DIGEST = code_digest(READ_CODE)
 
 
 @dataclass
@@ -69,7 +72,7 @@ def scan_source(reader: InstalledFiles, ecosystem: str, *, dependencies: bool, p
         return read(reader, installed, dependencies, limits, found), found
     try:
         files, found = reader.kept(read_key(ecosystem, dependencies, limits), read_files)
-    except (APIError, OSError) as exc:
+    except (APIError, OSError, ArchiveBroken) as exc:  # the engine, or its stream, failed the read
         return SourceScan(problem=f"the installed package's files could not be read out of the image: {exc}")
     finally:
         reader.release()
@@ -90,7 +93,7 @@ def read_key(ecosystem: str, dependencies: bool, limits: ReadLimits) -> str:
     format's version, mcp-sandbox's and packaging's (its name normalisation finds the dist-info), the code that
     reads (its source's digest) and every value that decides which files are read and kept (a change to any of them
     is another read)."""
-    recipe = [READ_FORMAT, scanner.__version__, packaging.__version__, code_digest(READ_CODE), ecosystem, dependencies,
+    recipe = [READ_FORMAT, scanner.__version__, packaging.__version__, READ_CODE_DIGEST, ecosystem, dependencies,
               dataclasses.astuple(limits), sorted(LANGUAGES), NPM_MANIFESTS, METADATA, MAX_RECORD_BYTES, NODE_MODULES,
               VENV_LIB]
     return hashlib.sha256(json.dumps(recipe, default=list).encode()).hexdigest()
