@@ -93,11 +93,23 @@ def check_outputs(outputs: ReportOutputs, inputs: Sequence[Path | str] = (), fai
 
 
 def write_text(target: str, text: str, what: str) -> None:
+    """`text` to stdout (`-`), or to the file `target`, which a reader (or a scan interrupted as it writes) sees
+    whole or not at all: a regular file is written beside and renamed into place; anything else that exists there (a
+    pipe, a device such as /dev/stderr) is written to as it is."""
     if target == STDOUT:
         sys.stdout.write(text)
         return
+    path = Path(target)
     try:
-        Path(target).write_text(text, encoding="utf-8")
+        if path.exists() and not path.is_file():
+            path.write_text(text, encoding="utf-8")
+            return
+        from scanner.lock.atomic import atomic_write_bytes
+
+        try:
+            atomic_write_bytes(path, text.encode("utf-8"), durable=False)
+        except PermissionError:  # a file we may write in a folder we may not create in: written in place
+            path.write_text(text, encoding="utf-8")
     except OSError as exc:
         raise UsageError(f"cannot write {what} to {target}: {exc.strerror or exc}") from exc
 

@@ -175,7 +175,9 @@ def _begun_and_scanned(options: ScanOptions, given: ConfigRun, outputs: ReportOu
         if not begun:
             raise
         begun_one = early or speculative  # a speculative one whose `begin` was interrupted closed itself
-        _say_interrupted(begun_one.left_behind() if begun_one is not None else [])
+        if begun_one is not None and not begun_one.closed:  # interrupted while asked whether it fits: closed here
+            begun_one.close(ending=True)
+        _say_interrupted([], begun_one.interrupted_line() if begun_one is not None else None)
 
 
 def _scan_options(startup: float, request: float, **fields: Any) -> ScanOptions:
@@ -290,12 +292,12 @@ def _run(options: ScanOptions, early: HeadStart | None = None) -> Report:
         _say_interrupted([])  # before any sandbox (a container image's scan starts its session in the scan)
 
 
-def _say_interrupted(left: list[str] | None) -> NoReturn:
-    """The interrupted scan's last line, true to its teardown (untrusted: the engine's words are in it), exit 130."""
+def _say_interrupted(left: list[str] | None, line: str | None = None) -> NoReturn:
+    """The interrupted scan's last line (`line`, else one true to a teardown that left `left`; escaped), exit 130."""
     from sandbox.core.untrusted import escape_for_terminal
     from scanner.pipeline.interrupts import INTERRUPTED_EXIT, interrupted_line
 
-    print(escape_for_terminal(interrupted_line(left), 2000), file=sys.stderr)
+    print(escape_for_terminal(interrupted_line(left) if line is None else line, 2000), file=sys.stderr)
     raise typer.Exit(INTERRUPTED_EXIT)
 
 
@@ -314,27 +316,31 @@ def _lock_artifact(lock_path: Path, new: LockFile | None) -> Artifact:
 def _write_outputs(report: Report, outputs: ReportOutputs, lock_path: Path | None, accept: bool,
                    signer: Signer | None) -> None:
     """The report views (pointing at the lock when there is one), then the lock, then the signature."""
-    from scanner.cli.remote_scan import lockable
+    try:
+        from scanner.cli.remote_scan import lockable
 
-    new = None
-    if lock_path and lockable(report) and not report.errors:  # the lock and signing are loaded only when asked for
-        from scanner.lock.build import build_lock
+        new = None
+        if lock_path and lockable(report) and not report.errors:  # the lock and signing: loaded only when asked for
+            from scanner.lock.build import build_lock
 
-        new = build_lock(report.as_served())
-    emit_report(report, outputs, _lock_artifact(lock_path, new) if lock_path else None)
-    if lock_path is not None and new is not None:
-        from rich.console import Console
+            new = build_lock(report.as_served())
+        emit_report(report, outputs, _lock_artifact(lock_path, new) if lock_path else None)
+        if lock_path is not None and new is not None:
+            from rich.console import Console
 
-        from scanner.cli.lock import write_with_changes
+            from scanner.cli.lock import write_with_changes
 
-        write_with_changes(Console(stderr=True, highlight=False, soft_wrap=True), new, lock_path, signer, accept, None)
-    if signer is not None and outputs.json is not None:
-        from scanner.signing.attest import attestation_path, write_attestation
+            write_with_changes(Console(stderr=True, highlight=False, soft_wrap=True), new, lock_path, signer, accept,
+                               None)
+        if signer is not None and outputs.json is not None:
+            from scanner.signing.attest import attestation_path, write_attestation
 
-        json_path = Path(outputs.json)
-        envelope = write_attestation(signer, attestation_path(json_path), report_path=json_path, report=report,
-                                     lock_path=lock_path if lock_path and lock_path.is_file() else None)
-        print(f"signed {json_path} -> {envelope} (keyid {signer.keyid})", file=sys.stderr)
+            json_path = Path(outputs.json)
+            envelope = write_attestation(signer, attestation_path(json_path), report_path=json_path, report=report,
+                                         lock_path=lock_path if lock_path and lock_path.is_file() else None)
+            print(f"signed {json_path} -> {envelope} (keyid {signer.keyid})", file=sys.stderr)
+    except KeyboardInterrupt:  # the scan's sandbox is gone already; each file written is whole (written atomically)
+        _say_interrupted([])
 
 
 def build_images(

@@ -9,8 +9,9 @@ from pathlib import Path
 from scanner.errors import UsageError
 
 
-def atomic_write_bytes(path: Path, data: bytes, mode: int = 0o644) -> None:
-    """Write data to path through a temporary file in the same directory, fsync it, then rename it into place."""
+def atomic_write_bytes(path: Path, data: bytes, mode: int = 0o644, *, durable: bool = True) -> None:
+    """Write data to path through a temporary file in the same directory, fsync it, then rename it into place;
+    `durable` False: no fsync (whole or absent after an interrupt, not necessarily after a power cut)."""
     directory = path.parent if str(path.parent) else Path(".")
     if not directory.is_dir():
         raise UsageError(f"cannot write {path}: directory {directory} does not exist; create it or pick another path")
@@ -19,13 +20,15 @@ def atomic_write_bytes(path: Path, data: bytes, mode: int = 0o644) -> None:
         with os.fdopen(fd, "wb") as handle:
             handle.write(data)
             handle.flush()
-            os.fsync(handle.fileno())
+            if durable:
+                os.fsync(handle.fileno())
         os.chmod(tmp_name, mode)
         os.replace(tmp_name, path)
     except BaseException:
         Path(tmp_name).unlink(missing_ok=True)
         raise
-    _fsync_directory(directory)
+    if durable:
+        _fsync_directory(directory)
 
 
 def _fsync_directory(directory: Path) -> None:

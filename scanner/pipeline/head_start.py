@@ -29,8 +29,9 @@ from __future__ import annotations
 
 from collections.abc import Callable
 import dataclasses
-from concurrent.futures import Future, ThreadPoolExecutor
+from concurrent.futures import Future, InvalidStateError, ThreadPoolExecutor
 from contextlib import ExitStack
+import threading
 import time
 from typing import TYPE_CHECKING
 
@@ -65,6 +66,38 @@ def _not_begun() -> Future[SandboxSession]:
     return placeholder
 
 
+def _in_background(connect: Callable[[], SandboxSession]) -> Future[SandboxSession]:
+    """The engine connection, made in a daemon thread of its own: an engine that accepts the connection and never
+    answers holds the call for the client's timeout (120 s), and a head start closed meanwhile (a bad flag, Ctrl-C)
+    must not wait for it, nor hold the process's exit. Nothing is created before it returns, so `close` fails the
+    future instead (`_give_up`) and a session made after that is dropped unused."""
+    future: Future[SandboxSession] = Future()
+
+    def run() -> None:
+        try:
+            session = connect()
+        except BaseException as exc:  # handed to whoever asks for the session, as the pool would hand it
+            _settle(future, lambda: future.set_exception(exc))
+            return
+        _settle(future, lambda: future.set_result(session))
+    threading.Thread(target=run, name="mcp-sandbox-head-connect", daemon=True).start()
+    return future
+
+
+def _settle(future: Future[SandboxSession], outcome: Callable[[], None]) -> None:
+    """Settle the future unless `close` gave it up first."""
+    try:
+        outcome()
+    except InvalidStateError:
+        pass
+
+
+def _give_up(future: Future[SandboxSession]) -> None:
+    """A connection still waiting for the engine when the head start closes: failed now, so every task waiting on it
+    ends (nothing was created without it)."""
+    _settle(future, lambda: future.set_exception(SandboxError("the head start was closed before the engine answered")))
+
+
 def _quietly(action: Callable[[], object]) -> None:
     try:
         action()
@@ -96,7 +129,7 @@ class HeadStart:
         self._pool = ThreadPoolExecutor(max_workers=4, thread_name_prefix="mcp-sandbox-head")
         try:
             with uninterruptible():  # a signal as a thread starts is raised once every task is known, then closes
-                self._session = self._pool.submit(self._connect)
+                self._session = _in_background(self._connect)
                 # The sink created, then started in another task: the server's container is created in its
                 # namespace while the sink starts (the server starts only once the sink is ready: wait_ready).
                 if observe:
@@ -167,6 +200,7 @@ class HeadStart:
         self.closed = True
         try:
             with uninterruptible(redeliver=not ending):
+                _give_up(self._session)
                 session = self._untorn_session()
                 if session is not None:
                     _quietly(session.halt)
