@@ -8,8 +8,6 @@ from collections.abc import Iterable
 from pathlib import Path
 from typing import Any
 
-from docker.errors import NotFound
-
 SKIP_DIRS = frozenset({".git", "node_modules", ".venv", "venv", "__pycache__", ".mypy_cache", ".pytest_cache", "dist",
                        "build", ".tox"})
 
@@ -53,6 +51,8 @@ def archive_of(api: Any, container_id: str, path: str) -> Iterable[bytes] | None
     """The engine's tar stream of `path` in the container (`get_archive`); None when the container has no such path.
     The engine answers a missing container with the same 404 as a missing path: that 404 is raised (NotFound), never
     read as "no such path", since a read that lost its container found nothing out about the image."""
+    from docker.errors import NotFound  # here: the CLI imports this module's SKIP_DIRS before it needs docker
+
     try:
         stream, _ = api.get_archive(container_id, path)
     except NotFound:

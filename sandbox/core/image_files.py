@@ -21,6 +21,8 @@ from sandbox.core.session import SandboxSession
 MAX_STREAM_BYTES = 512 * 1024 * 1024  # read off the engine per folder before the read stops (partial)
 MAX_KEPT_BYTES = 64 * 1024 * 1024  # kept in memory over the whole read
 MAX_FILES = 5_000
+END_BLOCKS_BYTES = 2 * tarfile.BLOCKSIZE  # what ends every tar archive
+TAIL_BYTES = 64 * 1024  # the end blocks and any zero padding to a record (tar's is 10 KiB) fit in it
 
 
 @dataclass(frozen=True)
@@ -44,12 +46,20 @@ class ImageFiles:
 
 
 class _Counted(io.RawIOBase):
-    """The archive stream as a file, refusing to read past `limit` bytes (then `over` is set)."""
+    """The archive stream as a file, refusing to read past `limit` bytes (then `over` is set); it keeps the last
+    TAIL_BYTES it gave, for the check of the archive's end."""
 
     def __init__(self, chunks: Iterable[bytes], limit: int) -> None:
         self._chunks: Iterator[bytes] = iter(chunks)
         self._pending = b""
         self.read_bytes, self.limit, self.over = 0, limit, False
+        self.tail = bytearray()
+
+    def drain(self) -> None:
+        """Read what is left of the stream (within the limit)."""
+        buffer = bytearray(64 * 1024)
+        while self.readinto(buffer):
+            pass
 
     def readable(self) -> bool:
         return True
@@ -66,6 +76,8 @@ class _Counted(io.RawIOBase):
         n = min(len(buffer), len(self._pending))
         buffer[:n], self._pending = self._pending[:n], self._pending[n:]
         self.read_bytes += n
+        self.tail += buffer[:n]
+        del self.tail[:-TAIL_BYTES]
         return n
 
 
@@ -86,20 +98,13 @@ class ArchiveBroken(SandboxError):
     """The engine's archive stream ended before the archive did, or broke off: what was read is not the folder."""
 
 
-def _end_marked(seen: list[bool]) -> type[tarfile.TarInfo]:
-    """A TarInfo that notes (in `seen`) the archive's end-of-archive block: tarfile stops as quietly at a stream that
-    was cut (no more bytes, a short block, or an error message where the next header should be) as at a real end."""
-
-    class EndMarked(tarfile.TarInfo):
-        @classmethod
-        def frombuf(cls, buf: bytes, encoding: str, errors: str) -> tarfile.TarInfo:
-            try:
-                return super().frombuf(buf, encoding, errors)
-            except tarfile.EOFHeaderError:
-                seen.append(True)
-                raise
-
-    return EndMarked
+def _ended(stream: _Counted, end: int) -> bool:
+    """Whether the archive whose members ended at offset `end` was followed by its end-of-archive blocks (two of
+    zeros, and zeros only up to the stream's end): tarfile stops as quietly at a stream cut short (no more bytes, a
+    short block, an error message where a header should be) as at the real end, and says nothing of which it was."""
+    stream.drain()
+    trailing = stream.read_bytes - end
+    return END_BLOCKS_BYTES <= trailing <= len(stream.tail) and not any(stream.tail[len(stream.tail) - trailing:])
 
 
 def read_tar(chunks: Iterable[bytes], keep: Callable[[str], bool], limits: ReadLimits, out: ImageFiles,
@@ -107,10 +112,9 @@ def read_tar(chunks: Iterable[bytes], keep: Callable[[str], bool], limits: ReadL
     """Add to `out` each regular file of a `get_archive` stream whose path (`prefix`/the path below the folder read)
     `keep` accepts, within the limits. Raises ArchiveBroken when the stream ends or breaks before the archive does
     (a bound that stops the read early is a cut, noted in `out`, not an error)."""
-    stream = _Counted(chunks, limits.max_stream_bytes)
-    ended: list[bool] = []
+    stream, ended = _Counted(chunks, limits.max_stream_bytes), False
     try:
-        with tarfile.open(fileobj=io.BufferedReader(stream), mode="r|", tarinfo=_end_marked(ended)) as tar:
+        with tarfile.open(fileobj=io.BufferedReader(stream), mode="r|") as tar:
             for member in tar:
                 inner = safe_member_path(member.name)
                 path = _joined(prefix, inner) if inner is not None else ""
@@ -126,6 +130,7 @@ def read_tar(chunks: Iterable[bytes], keep: Callable[[str], bool], limits: ReadL
                 if extracted is not None:
                     out.files[path] = extracted.read(member.size)
                     out.kept_bytes += len(out.files[path])
+            ended = _ended(stream, tar.offset)
     except tarfile.ReadError as exc:
         if not stream.over:
             raise ArchiveBroken(f"the engine's archive could not be read: {exc}") from exc

@@ -101,8 +101,8 @@ def write_text(target: str, text: str, what: str) -> None:
         return
     path = Path(target)
     try:
-        if path.exists() and not path.is_file():
-            path.write_text(text, encoding="utf-8")
+        if (path.exists() and not path.is_file()) or not path.parent.is_dir():
+            path.write_text(text, encoding="utf-8")  # a pipe or a device as it is; a missing folder: the error below
             return
         from scanner.lock.atomic import atomic_write_bytes
 
