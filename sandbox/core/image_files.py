@@ -22,7 +22,7 @@ MAX_STREAM_BYTES = 512 * 1024 * 1024  # read off the engine per folder before th
 MAX_KEPT_BYTES = 64 * 1024 * 1024  # kept in memory over the whole read
 MAX_FILES = 5_000
 END_BLOCKS_BYTES = 2 * tarfile.BLOCKSIZE  # what ends every tar archive
-TAIL_BYTES = 64 * 1024  # the end blocks and any zero padding to a record (tar's is 10 KiB) fit in it
+TAIL_BYTES = 64 * 1024  # at least this much of the stream's end is kept: the end blocks and any padding to a record
 
 
 @dataclass(frozen=True)
@@ -46,8 +46,8 @@ class ImageFiles:
 
 
 class _Counted(io.RawIOBase):
-    """The archive stream as a file, refusing to read past `limit` bytes (then `over` is set); it keeps the last
-    TAIL_BYTES it gave, for the check of the archive's end."""
+    """The archive stream as a file, refusing to read past `limit` bytes (then `over` is set); it keeps at least the
+    last TAIL_BYTES it gave, for the check of the archive's end."""
 
     def __init__(self, chunks: Iterable[bytes], limit: int) -> None:
         self._chunks: Iterator[bytes] = iter(chunks)
@@ -77,7 +77,8 @@ class _Counted(io.RawIOBase):
         buffer[:n], self._pending = self._pending[:n], self._pending[n:]
         self.read_bytes += n
         self.tail += buffer[:n]
-        del self.tail[:-TAIL_BYTES]
+        if len(self.tail) > 2 * TAIL_BYTES:  # trimmed now and then, not on every read: each byte moves about once
+            del self.tail[:-TAIL_BYTES]
         return n
 
 

@@ -25,15 +25,15 @@ def read_manifest(client: docker.DockerClient, container_id: str, ecosystem: Eco
     path = packages.manifest_path
     try:
         stream = archive_of(client.api, container_id, path)
-        manifest = json.loads(read_member(stream)) if stream is not None else None
+        if stream is None:
+            raise FileNotFoundError("it is not in the image")
+        manifest = json.loads(read_member(stream))
         if packages.lockfile is not None and isinstance(manifest, dict):
             manifest["requirements"] = _lockfile(client, container_id, packages.lockfile)
     except NotFound as exc:
         raise SandboxError(f"the container {path} was being read from is gone: {exc}") from exc
     except (FileNotFoundError, json.JSONDecodeError) as exc:
         raise SandboxError(f"the installer finished but left no readable {path}: {exc}") from exc
-    if manifest is None:
-        raise SandboxError(f"the installer finished but left no readable {path}: it is not in the image")
     return manifest
 
 
