@@ -9,7 +9,7 @@ anew). Three steps run this script, all before the scan, each unable to stop it 
 
     key        the cache key and the images it covers (GITHUB_OUTPUT `enabled`, `key`, `images`)
     load FILE  after a hit: `docker load` the archive re-packed (`repack`: only the configurations and layers its
-               manifest names, under a manifest of ours naming only the expected tags)
+               manifest names, each under a name of ours, under a manifest of ours naming only the expected tags)
     save FILE  after a miss: build whichever is missing and `docker save` them (GITHUB_OUTPUT `saved`), only on a
                GitHub-hosted runner before the action scanned anything there and with no installed server on its
                engine, so what is cached was not within a scanned server's reach
@@ -40,7 +40,8 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from action_inputs import ENGINE_USED, read_input  # scripts/action_inputs.py
+import action_inputs  # scripts/action_inputs.py
+from action_inputs import ENGINE_USED, read_input
 
 if TYPE_CHECKING:
     import docker
@@ -75,9 +76,10 @@ def wanted_images(target: str, url: str, workdir: Path) -> tuple[str, ...]:
     return () if runtime is None else (runtime, *SHARED)
 
 
-def cache_key(version: str, tags: Sequence[str], base_id: str, week: str) -> str:
-    """The key: the version, and a digest of the images' tags, the base image's id and the ISO week."""
-    digest = hashlib.sha256("\n".join([*sorted(tags), base_id, week]).encode()).hexdigest()[:24]
+def cache_key(version: str, tags: Sequence[str], base_id: str, platform: str, week: str) -> str:
+    """The key: the version, and a digest of the images' tags, the base image's id, the engine's platform (a
+    containerd-store engine gives a multi-platform base one id on every architecture) and the ISO week."""
+    digest = hashlib.sha256("\n".join([*sorted(tags), base_id, platform, week]).encode()).hexdigest()[:24]
     return f"{KEY_PREFIX}-{version}-{digest}"
 
 
@@ -89,27 +91,47 @@ def expected_tags(names: Sequence[str]) -> list[str]:
 
 def repack(archive: Path, tags: Sequence[str], out: Path) -> list[str]:
     """Write to `out` an archive `docker load` can read only one way: the image configurations and layers that
-    `archive`'s manifest.json names, under a manifest of ours that names only `tags`; the tags it loads. Raises
-    ImagesError for a name given twice, a manifest of another shape, one that names a link or an unclean path, or
-    an image named other than `tags`. Nothing else of the archive (its repositories file, an OCI index, links,
-    other files) is passed on, so no name the archive carries reaches the engine but these."""
-    wanted = set(tags)
+    `archive`'s manifest.json names, each under a name of ours (`blob-N`), under a manifest of ours that names only
+    `tags`; the tags it loads. Raises ImagesError for a name given twice, a manifest of another shape, one that names
+    a link or an unclean path, an image with no name or named other than `tags`, or a tag named twice. No name the
+    archive gives reaches the engine: not its manifest (whose keys Go's JSON reads in any case, the last one winning),
+    its repositories file, an OCI index, links, other files or its blobs' own names."""
     with tarfile.open(archive) as saved:
         files = _regular_files(saved.getmembers())
-        entries = []
-        for entry in _manifest(saved, files):
-            named = {_familiar(tag) for tag in entry["RepoTags"]}
-            if not named <= wanted:
-                raise ImagesError(f"the archive names {', '.join(sorted(named - wanted))[:300]}")
-            entries.append({"Config": entry["Config"], "RepoTags": sorted(named), "Layers": entry["Layers"]})
-        names = dict.fromkeys(name for entry in entries for name in (entry["Config"], *entry["Layers"]))
-        blobs = {name: _blob(name, files) for name in names}
+        entries = _manifest(saved, files)
+        named = _names(entries, set(tags))
+        ours: dict[str, str] = {}  # the archive's blob name -> ours
         with tarfile.open(out, "w") as packed:
-            manifest = json.dumps(entries).encode()
+            for entry in entries:
+                for name in (entry["Config"], *entry["Layers"]):
+                    if name not in ours:
+                        ours[name] = f"blob-{len(ours)}"
+                        blob = _blob(name, files)
+                        packed.addfile(_member(ours[name], blob.size), saved.extractfile(blob))
+            manifest = json.dumps([{"Config": ours[entry["Config"]], "RepoTags": names,
+                                    "Layers": [ours[layer] for layer in entry["Layers"]]}
+                                   for entry, names in zip(entries, named, strict=True)]).encode()
             packed.addfile(_member("manifest.json", len(manifest)), io.BytesIO(manifest))
-            for name, blob in blobs.items():
-                packed.addfile(_member(name, blob.size), saved.extractfile(blob))
-    return sorted({tag for entry in entries for tag in entry["RepoTags"]})
+    return sorted(tag for names in named for tag in names)
+
+
+def _names(entries: list[dict[str, Any]], wanted: set[str]) -> list[list[str]]:
+    """Each image's tags as `docker images` shows them; ImagesError unless every image has one or more, all
+    of `wanted`, and no tag is given twice."""
+    named = [sorted({_familiar(tag) for tag in entry["RepoTags"]}) for entry in entries]
+    every = [tag for names in named for tag in names]
+    if any(not names for names in named):
+        raise ImagesError("the archive holds an image with no name")
+    if set(every) - wanted:
+        raise ImagesError(f"the archive names {_shown(', '.join(sorted(set(every) - wanted)))}")
+    if len(every) != len(set(every)):
+        raise ImagesError("the archive names an image twice")
+    return named
+
+
+def _shown(text: str, limit: int = 300) -> str:
+    """Text of the archive's as one line of printable characters (a workflow command cannot start in it)."""
+    return "".join(ch if ch.isprintable() else ascii(ch)[1:-1] for ch in text[:limit])
 
 
 def _regular_files(members: Sequence[tarfile.TarInfo]) -> dict[str, tarfile.TarInfo]:
@@ -118,7 +140,7 @@ def _regular_files(members: Sequence[tarfile.TarInfo]) -> dict[str, tarfile.TarI
     files: dict[str, tarfile.TarInfo] = {}
     for member in members:
         if member.name in files:
-            raise ImagesError(f"the archive holds {member.name[:200]!r} twice")
+            raise ImagesError(f"the archive holds {member.name[:200]!r} twice")  # repr: one line
         if member.isfile():
             files[member.name] = member
     return files
@@ -174,12 +196,16 @@ def key_step() -> None:
     from sandbox.core import images
 
     names = wanted_images(read_input("target"), read_input("url"), Path(read_input("working-directory") or "."))
+    if read_input("cache-images").lower() != "true" or not names:
+        _write_outputs({"enabled": "false"})
+        return
     base = _docker(["image", "inspect", "--format", "{{.Id}}", images.DEFAULT_BASE_IMAGE], check=False).strip()
-    if read_input("cache-images").lower() != "true" or not names or not base:
+    platform = _docker(["info", "--format", "{{.OSType}}/{{.Architecture}}"], check=False).strip()
+    if not base or not platform:
         _write_outputs({"enabled": "false"})
         return
     week = time.strftime("%G-W%V", time.gmtime())
-    _write_outputs({"enabled": "true", "key": cache_key(__version__, expected_tags(names), base, week),
+    _write_outputs({"enabled": "true", "key": cache_key(__version__, expected_tags(names), base, platform, week),
                     "images": " ".join(names)})
 
 
@@ -197,8 +223,8 @@ def load_step(archive: Path, names: Sequence[str]) -> None:
         print(f"loaded {', '.join(loading)} from the cache")
     except (ImagesError, tarfile.TarError, OSError) as exc:
         key = os.environ.get("KEY", "")
-        print(f"::warning::the cached sandbox images were not loaded ({exc}); the scan builds them. Runs this week "
-              f"meet the same entry: `gh cache delete {key}` removes it", file=sys.stderr)
+        print(f"::warning::the cached sandbox images were not loaded ({_shown(str(exc), 800)}); the scan builds them. "
+              f"Runs this week meet the same entry: `gh cache delete {_shown(key)}` removes it", file=sys.stderr)
     finally:
         archive.unlink(missing_ok=True)
         packed.unlink(missing_ok=True)

@@ -32,7 +32,7 @@ INPUTS: dict[str, str] = {
     "lock-key": "",
     "sign-key-env": "",
     "summary": "true",
-    "cache-images": "true",  # read by scripts/action_images.py, refused here like every input
+    "cache-images": "false",  # opt-in (docs/ci.md); read by scripts/action_images.py, refused here like every input
 }
 # Left in RUNNER_TEMP by the scan step before anything runs; scripts/action_images.py saves no image after it.
 ENGINE_USED = "mcp-sandbox-engine-used"

@@ -75,16 +75,18 @@ def test_a_folder_whose_manifest_has_the_wrong_shape_caches_nothing(tmp_path: Pa
     assert action_images.wanted_images(str(tmp_path), "", REPO) == ()
 
 
-def test_the_key_changes_with_any_tag_the_base_the_week_and_the_version() -> None:
+def test_the_key_changes_with_any_tag_the_base_the_platform_the_week_and_the_version() -> None:
     tags = ["mcp-sandbox-sink:0.1.0-aaaa", "mcp-sandbox-proxy:0.1.0-bbbb", "mcp-sandbox-runtime-node:0.1.0-cccc"]
-    key = action_images.cache_key("0.1.0", tags, "sha256:base", "2026-W49")
+    amd = "linux/x86_64"
+    key = action_images.cache_key("0.1.0", tags, "sha256:base", amd, "2026-W49")
     assert key.startswith("mcp-sandbox-images-0.1.0-")
-    assert key == action_images.cache_key("0.1.0", list(reversed(tags)), "sha256:base", "2026-W49")
+    assert key == action_images.cache_key("0.1.0", list(reversed(tags)), "sha256:base", amd, "2026-W49")
     for other in (action_images.cache_key("0.1.0", [*tags[:2], "mcp-sandbox-runtime-node:0.1.0-dddd"],
-                                          "sha256:base", "2026-W49"),
-                  action_images.cache_key("0.1.0", tags, "sha256:newer-base", "2026-W49"),
-                  action_images.cache_key("0.1.0", tags, "sha256:base", "2026-W50"),
-                  action_images.cache_key("0.2.0", tags, "sha256:base", "2026-W49")):
+                                          "sha256:base", amd, "2026-W49"),
+                  action_images.cache_key("0.1.0", tags, "sha256:newer-base", amd, "2026-W49"),
+                  action_images.cache_key("0.1.0", tags, "sha256:base", "linux/aarch64", "2026-W49"),
+                  action_images.cache_key("0.1.0", tags, "sha256:base", amd, "2026-W50"),
+                  action_images.cache_key("0.2.0", tags, "sha256:base", amd, "2026-W49")):
         assert other != key
 
 
@@ -95,6 +97,11 @@ def _base_id() -> str:
     return _image_id(images.DEFAULT_BASE_IMAGE)
 
 
+def _platform() -> str:
+    return subprocess.run(["docker", "info", "--format", "{{.OSType}}/{{.Architecture}}"], capture_output=True,
+                          text=True, check=True).stdout.strip()
+
+
 @pytest.mark.docker
 def test_the_key_step_writes_the_key_of_the_targets_images(tmp_path: Path) -> None:
     done, outputs = run_step(tmp_path, "key", INPUT_CACHE_IMAGES="true", INPUT_TARGET="pypi:mcp-server-time")
@@ -102,25 +109,32 @@ def test_the_key_step_writes_the_key_of_the_targets_images(tmp_path: Path) -> No
     tags = [images.image_tag(name) for name in ("python", "sink", "proxy")]
     weeks = {time.strftime("%G-W%V", time.gmtime(time.time() + drift)) for drift in (-60, 0)}  # a week may turn
     assert outputs["enabled"] == "true" and outputs["images"] == "python sink proxy"
-    assert outputs["key"] in {action_images.cache_key(__version__, tags, _base_id(), week) for week in weeks}
+    assert outputs["key"] in {action_images.cache_key(__version__, tags, _base_id(), _platform(), week)
+                              for week in weeks}
 
 
 @pytest.mark.parametrize("env", [
+    {"INPUT_TARGET": "pypi:mcp-server-time"},  # the input left at its default: off (opt-in, docs/ci.md)
     {"INPUT_CACHE_IMAGES": "false", "INPUT_TARGET": "pypi:mcp-server-time"},
     {"INPUT_CACHE_IMAGES": "yes", "INPUT_TARGET": "pypi:mcp-server-time"},  # the scan step refuses it (exit 2)
     {"INPUT_CACHE_IMAGES": "true", "INPUT_URL": "https://mcp.example.invalid/mcp"},
 ])
-def test_the_key_step_turns_the_cache_off_when_asked_or_when_nothing_is_sandboxed(tmp_path: Path,
-                                                                                 env: dict[str, str]) -> None:
+def test_the_key_step_turns_the_cache_off_by_default_when_asked_or_when_nothing_is_sandboxed(
+        tmp_path: Path, env: dict[str, str]) -> None:
     done, outputs = run_step(tmp_path, "key", **env)
     assert (done.returncode, outputs) == (0, {"enabled": "false"}), done.stderr
 
 
+def test_the_cache_is_opt_in_in_the_action_and_its_input_check() -> None:
+    """Whoever can write the Actions cache can run code in a job that restores it (`tar -P`): off unless asked."""
+    action = mini_yaml.loads((REPO / "action.yml").read_text(encoding="utf-8"))
+    assert action["inputs"]["cache-images"]["default"] == "false" == action_images.action_inputs.INPUTS["cache-images"]
+
+
 @pytest.mark.docker
-@pytest.mark.parametrize("value", ["True", " TRUE ", None])  # None: the input left at its default
-def test_the_key_step_is_on_by_default_and_takes_true_in_any_case(tmp_path: Path, value: str | None) -> None:
-    env = {"INPUT_TARGET": "npm:x", **({"INPUT_CACHE_IMAGES": value} if value is not None else {})}
-    done, outputs = run_step(tmp_path, "key", **env)
+@pytest.mark.parametrize("value", ["true", "True", " TRUE "])
+def test_the_key_step_is_on_when_asked_in_any_case(tmp_path: Path, value: str) -> None:
+    done, outputs = run_step(tmp_path, "key", INPUT_TARGET="npm:x", INPUT_CACHE_IMAGES=value)
     assert outputs.get("enabled") == "true", done.stderr
 
 
@@ -206,10 +220,37 @@ def test_the_repacked_archive_holds_only_the_named_blobs_under_a_manifest_of_the
                                   tmp_path / "packed.tar")
     assert loaded == [GOOD]
     packed = _packed(tmp_path / "packed.tar")
-    assert sorted(packed) == ["blobs/sha256/c", "blobs/sha256/l", "manifest.json"]
-    assert json.loads(packed["manifest.json"]) == [{"Config": "blobs/sha256/c", "RepoTags": [GOOD],
-                                                    "Layers": ["blobs/sha256/l"]}]
-    assert packed["blobs/sha256/l"] == b"layer"
+    assert sorted(packed) == ["blob-0", "blob-1", "manifest.json"]  # the blobs under names of ours
+    assert json.loads(packed["manifest.json"]) == [{"Config": "blob-0", "RepoTags": [GOOD], "Layers": ["blob-1"]}]
+    assert (packed["blob-0"], packed["blob-1"]) == (b"{}", b"layer")
+
+
+@pytest.mark.parametrize("smuggled", [["manifest.json"], ["index.json", "oci-layout"], ["repositories"]])
+def test_a_file_the_engine_would_read_as_the_archive_s_own_is_passed_on_only_as_a_blob(tmp_path: Path,
+                                                                                      smuggled: list[str]) -> None:
+    """A manifest naming its own manifest.json (whose lower-case `repotags` Go's JSON reads, the last key winning),
+    an OCI index or the repositories file as layers: each goes on under a name of ours, never its own."""
+    evil = [{"Config": "c", "RepoTags": [GOOD], "Layers": ["l", *smuggled], "repotags": ["evil:1"], "layers": ["l"]}]
+    members = [("manifest.json", evil), ("c", b"{}"), ("l", b"layer"),
+               *[(name, {"manifests": [], "evil": {"1": "x"}}) for name in smuggled if name != "manifest.json"]]
+    assert action_images.repack(_archive(tmp_path / "a.tar", members), [GOOD], tmp_path / "packed.tar") == [GOOD]
+    packed = _packed(tmp_path / "packed.tar")
+    assert sorted(packed) == sorted(["manifest.json", *(f"blob-{n}" for n in range(2 + len(smuggled)))])
+    assert json.loads(packed["manifest.json"]) == [{"Config": "blob-0", "RepoTags": [GOOD],
+                                                    "Layers": [f"blob-{n}" for n in range(1, 2 + len(smuggled))]}]
+
+
+def test_a_blob_two_images_share_goes_on_once_under_one_name(tmp_path: Path) -> None:
+    other = "mcp-sandbox-proxy:0.1.0-b"
+    members = [("manifest.json", [{"Config": "c1", "RepoTags": [GOOD], "Layers": ["base", "l1"]},
+                                  {"Config": "c2", "RepoTags": [other], "Layers": ["base"]}]),
+               ("c1", b"1"), ("c2", b"2"), ("base", b"shared"), ("l1", b"own")]
+    assert action_images.repack(_archive(tmp_path / "a.tar", members), [GOOD, other], tmp_path / "p.tar") == sorted(
+        [GOOD, other])
+    packed = _packed(tmp_path / "p.tar")
+    assert json.loads(packed["manifest.json"]) == [{"Config": "blob-0", "RepoTags": [GOOD], "Layers": ["blob-1", "blob-2"]},
+                                                   {"Config": "blob-3", "RepoTags": [other], "Layers": ["blob-1"]}]
+    assert [packed[f"blob-{n}"] for n in range(4)] == [b"1", b"shared", b"own", b"2"]
 
 
 @pytest.mark.parametrize(("members", "links", "message"), [
@@ -225,6 +266,9 @@ def test_the_repacked_archive_holds_only_the_named_blobs_under_a_manifest_of_the
     ([("manifest.json", {"Config": "c"})], (), "not a list of images"),
     ([("manifest.json", b"{")], (), "not JSON"),
     (_image([GOOD])[:2], (), "names 'blobs/sha256/l'"),  # a layer it does not hold
+    (_image([]), (), "an image with no name"),  # it would load untagged, as anything
+    ([("manifest.json", [{"Config": "c", "RepoTags": [GOOD], "Layers": []}] * 2), ("c", b"{}")], (), "twice"),
+    (_image(["evil:1\n::error::verified OK"]), (), r"names evil:1\\n::error::verified OK$"),  # one line
 ])
 def test_an_archive_that_could_load_anything_else_is_refused(tmp_path: Path, members, links, message) -> None:
     with pytest.raises(action_images.ImagesError, match=message):
@@ -279,6 +323,30 @@ def test_an_archive_naming_other_images_is_not_loaded(saved_tiny, monkeypatch, c
     assert "gh cache delete mcp-sandbox-images-0.1.0-abc" in err
     assert _image_id(TINY) == ""
     assert not archive.exists() and not archive.with_name(archive.name + ".repacked").exists()
+
+
+@pytest.mark.docker
+def test_an_archive_passing_its_own_manifest_as_a_layer_loads_no_name_of_its_own(saved_tiny, tmp_path: Path,
+                                                                                monkeypatch, capsys) -> None:
+    """The archive's manifest lists itself as a layer, with lower-case keys Go's JSON reads last: before the re-pack
+    named blobs its own way, the engine read that manifest over ours and loaded the image as `evil`."""
+    archive, _ = saved_tiny
+    evil_tag = "mcp-sandbox-test-evil:1"
+    with tarfile.open(archive) as saved:
+        entry = json.loads(saved.extractfile("manifest.json").read())[0]  # type: ignore[union-attr]
+        config, layer = entry["Config"], entry["Layers"][0]
+        blobs = [(name, saved.extractfile(name).read()) for name in (config, layer)]  # type: ignore[union-attr]
+    manifest = [{"Config": config, "RepoTags": [TINY], "Layers": [layer, "manifest.json"], "layers": [layer],
+                 "repotags": [evil_tag]}]
+    poisoned = _archive(tmp_path / "poisoned.tar", [("manifest.json", manifest), *blobs])
+    monkeypatch.setattr(action_images, "expected_tags", lambda names: [TINY])
+    try:
+        action_images.load_step(poisoned, ["sink"])
+        assert _image_id(evil_tag) == ""
+    finally:
+        subprocess.run(["docker", "rmi", "--force", evil_tag], capture_output=True, check=False)
+    # the extra "layer" (the archive's manifest) is no layer of the image's: the engine refuses the load
+    assert "::warning::the cached sandbox images were not loaded" in capsys.readouterr().err
 
 
 def test_a_cache_that_does_not_load_is_a_warning_and_the_scan_builds_instead(tmp_path: Path) -> None:
