@@ -48,31 +48,31 @@ NEXT = _call("kill_process", "error: missing required 'pid'")
 
 def test_one_suspect_is_named_at_once() -> None:
     # gone 20 ms after a read-only answer, before the next call went out: the call before, as ever
-    assert suspects([Answered(READ, 10.0, read_only=True)], NEXT, sent_at=10.03, finished=10.02) == [READ]
-    # died while the next call was out, no state-changing answer in the window: the call out
-    assert suspects([Answered(READ, 10.0, True)], NEXT, 10.01, 10.02) == [NEXT]
+    assert suspects([Answered(READ, 10.0)], NEXT, sent_at=10.03, finished=10.02) == [READ]
+    # died while the next call was out, no answer in the window: the call out
+    assert suspects([Answered(READ, 9.7)], NEXT, 10.01, 10.02) == [NEXT]
     late = 10.0 + EXIT_AFTER_ANSWER_SECONDS + 0.01
-    assert suspects([Answered(STOP, 10.0, False)], NEXT, 10.01, late) == [NEXT]  # the window had passed
-    assert suspects([Answered(STOP, 10.0, False)], NEXT, 10.01, None) == [NEXT]  # the engine cannot say when
+    assert suspects([Answered(STOP, 10.0)], NEXT, 10.01, late) == [NEXT]  # the window had passed
+    assert suspects([Answered(STOP, 10.0)], NEXT, 10.01, None) == [NEXT]  # the engine cannot say when
     assert suspects([], NEXT, 10.01, 10.0) == [NEXT]  # nothing answered in this sandbox yet
-    found = charged_crash([Answered(READ, 10.0, True)], NEXT, 10.03, 10.02, exit_code=0, stderr_tail="")
+    found = charged_crash([Answered(READ, 10.0)], NEXT, 10.03, 10.02, exit_code=0, stderr_tail="")
     assert not isinstance(found, Undecided) and found.tool == "recall" and "right after probe 'generated'" in found.message
 
 
 def test_a_state_changing_answer_in_the_window_makes_more_than_one_suspect() -> None:
     # shutdown_worker answered at 10.0 and exits 20 ms later: 10 ms into the next call
-    assert suspects([Answered(STOP, 10.0, False)], NEXT, sent_at=10.01, finished=10.02) == [STOP, NEXT]
+    assert suspects([Answered(STOP, 10.0)], NEXT, sent_at=10.01, finished=10.02) == [STOP, NEXT]
     # or after a fast kill_process call was answered, before the call after it went out
-    answered = [Answered(STOP, 10.0, False), Answered(KILL, 10.013, False)]
+    answered = [Answered(STOP, 10.0), Answered(KILL, 10.013)]
     assert suspects(answered, NEXT, sent_at=10.03, finished=10.02) == [STOP, KILL]
-    # a read-only answer in the window is no suspect unless it was the last before the server ended
-    assert suspects([Answered(READ, 10.0, True), Answered(STOP, 10.01, False)], NEXT, 10.02, 10.03) == [STOP, NEXT]
+    # a tool annotated read-only is a suspect too: the annotation is the server's own word
+    assert suspects([Answered(READ, 10.0), Answered(STOP, 10.01)], NEXT, 10.02, 10.03) == [READ, STOP, NEXT]
     held = charged_crash(answered, NEXT, 10.03, 10.02, exit_code=0, stderr_tail="bye")
     assert isinstance(held, Undecided) and held.suspects == (STOP, KILL) and not held.out
 
 
 def test_the_runner_keeps_only_the_answers_a_crash_could_suspect() -> None:
-    kept = recent([Answered(STOP, 9.0, False), Answered(KILL, 9.9, False)], now=10.0)
+    kept = recent([Answered(STOP, 9.0), Answered(KILL, 9.9)], now=10.0)
     assert [a.call for a in kept] == [KILL]
 
 
@@ -92,7 +92,7 @@ def test_what_sending_the_suspects_again_decides() -> None:
 
 def test_only_the_latest_suspects_are_sent_again() -> None:
     # a fast server answered many state-changing calls in the window: the latest few, the call out last
-    many = [Answered(_call("write", f"probe {n}"), 10.0 + n / 1000, False) for n in range(12)]
+    many = [Answered(_call("write", f"probe {n}"), 10.0 + n / 1000) for n in range(12)]
     found = suspects(many, NEXT, sent_at=10.02, finished=10.03)
     assert len(found) == MAX_SUSPECTS and found[-1] is NEXT
     assert [call.label for call in found[:-1]] == [f"probe {n}" for n in range(12 - MAX_SUSPECTS + 1, 12)]

@@ -221,3 +221,47 @@ def test_dns_answers_and_parsers_offline():
     assert listener.dns_answer(b"\x00")[0] is None
     assert listener.describe(b"GET /x HTTP/1.1\r\nHost: a.invalid\r\n\r\n")["http_host"] == "a.invalid"
     assert listener.describe(b"\x16\x03\x01\x00\x05\x01\x00")["protocol"] == "tls"  # truncated hello: no crash
+
+
+def _listener():
+    import importlib.util
+
+    spec = importlib.util.spec_from_file_location("sink_listener", images.IMAGES_DIR / "sink" / "listener.py")
+    listener = importlib.util.module_from_spec(spec)
+    assert spec.loader is not None
+    spec.loader.exec_module(listener)
+    return listener
+
+
+def test_a_log_line_stays_under_the_engines_16_kib_split_and_keeps_the_first_bytes():
+    """A ClientHello with a 512-byte SNI and ALPN entries of 255 control characters: each character is six bytes
+    of ASCII JSON, so the line would pass 16 KiB, which the engine splits (and neither piece is JSON)."""
+    import base64
+
+    listener = _listener()
+    secret = base64.b64encode(b"GITHUB_TOKEN=ghp_canary" + b"\x00" * 4_000).decode()
+    event = {"ts": 1.0, "kind": "tcp", "host": "\x01" * 512, "sni": "\x01" * 512, "resolved_name": None,
+             "port": 443, "original_dst": "198.18.0.9:443", "protocol": "tls", "alpn": ["\x01" * 255] * 8,
+             "bytes": 4096, "truncated": False, "first_bytes": secret}
+    assert len(json.dumps(event, separators=(",", ":"))) > 16_384
+    line = listener.log_line(event)
+    kept = json.loads(line)
+    assert len(line.encode()) <= listener.MAX_LINE_BYTES and kept["cut"] is True
+    assert kept["first_bytes"] == secret and kept["original_dst"] == "198.18.0.9:443"
+    plain = {"ts": 1.0, "kind": "dns", "host": "a.invalid", "query": "a.invalid"}  # near miss: as it is
+    assert json.loads(listener.log_line(plain)) == plain
+
+
+def test_the_sink_says_when_it_stopped_logging_and_when_lines_could_not_be_read():
+    from sandbox.run.sink import Sink
+    from sandbox.run.sink_log import SinkLog
+
+    log = SinkLog(None, "sink", lines=[{"kind": "ready"}, {"ts": 1_700_000_000.5, "kind": "limit",  # type: ignore[arg-type]
+                                                            "max_events": 2000}], unreadable=2)
+    sink = Sink(None, "sink", "img", 0.1, {}, 0.0, log=log)  # type: ignore[arg-type]
+    assert sink.gaps() == [
+        "the egress sink stopped logging after its 2,000 events (at 22:13:20.500 UTC): network attempts after that "
+        "were answered but not seen",
+        "2 lines of the egress sink's log could not be read: the network attempts they held are not seen"]
+    assert Sink(None, "sink", "img", 0.1, {}, 0.0, log=SinkLog(None, "sink", lines=[{"kind": "ready"}])  # type: ignore[arg-type]
+                ).gaps() == []

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import base64
 
-from scanner.probes.egress_windows import MAX_EGRESS_PER_RECORD, EgressWindows
+from scanner.probes.egress_windows import MAX_DESTINATIONS_PER_RECORD, MAX_EGRESS_PER_RECORD, EgressWindows
 from scanner.report.model import CallBehavior
 
 TOKEN = "sk-canary-0123456789abcdef"
@@ -65,7 +65,8 @@ def test_before_the_first_window_is_the_first_records_and_a_record_holds_at_most
     windows.open(startup, 100.0)
     windows.place([_tcp(99.0 + i / 1000) for i in range(MAX_EGRESS_PER_RECORD + 5)]
                   + [{"kind": "dns", "query": "no-ts.invalid"}], pending=startup)
-    assert len(startup.egress) == MAX_EGRESS_PER_RECORD
+    # repeats of one host past the cap are not kept; an attempt to another host is
+    assert len(startup.egress) == MAX_EGRESS_PER_RECORD + 1 and startup.egress[-1]["query"] == "no-ts.invalid"
     windows.place(RuntimeError("the sink is gone"))
     windows.place(None)
     assert errors == ["could not read the egress log: the sink is gone"]
@@ -79,3 +80,49 @@ def test_the_last_drain_keeps_a_start_up_record_that_had_nothing_when_it_was_mad
     windows.place([], pending=startup)
     windows.place([_tcp(5.0, "boot.invalid")])
     assert behavior == [startup] and [e["host"] for e in startup.egress] == ["boot.invalid"]
+
+
+def test_a_flood_to_one_host_does_not_push_another_host_out_of_the_record():
+    """250 lookups of the asked-for host, then the secret to another: the record keeps the other host (B2 groups by
+    host) and the canary is found in it."""
+    windows, _, errors = _windows()
+    call = _record(0)
+    windows.open(call, 100.0)
+    flood = [{"ts": 100.0 + i / 10_000, "kind": "dns", "query": "probe.example.invalid"} for i in range(250)]
+    exfil = _tcp(100.5, "collector.exfil.invalid", base64.b64encode(TOKEN.encode()).decode())
+    windows.place([*flood, exfil], pending=call)
+    hosts = [event.get("host") or event.get("query") for event in call.egress]
+    assert len(call.egress) == MAX_EGRESS_PER_RECORD + 1 and hosts[-1] == "collector.exfil.invalid"
+    assert [c.how for c in call.canaries] == ["egress"]
+    windows.finish()
+    assert errors == []  # every host is in the record: nothing to say
+
+
+def test_hosts_past_the_second_cap_are_counted_and_said_once():
+    windows, _, errors = _windows()
+    call = _record(0)
+    windows.open(call, 100.0)
+    windows.place([_tcp(100.0 + i / 10_000, f"h{i}.invalid") for i in range(MAX_DESTINATIONS_PER_RECORD + 3)],
+                  pending=call)
+    assert len(call.egress) == MAX_DESTINATIONS_PER_RECORD
+    windows.finish()
+    assert errors == [f"egress attempts to hosts not reported (over {MAX_DESTINATIONS_PER_RECORD} attempts in one "
+                      "call's record): 3 during x; B2 may miss their hosts"]
+
+
+def test_the_drain_hands_out_every_new_attempt_and_each_once():
+    """Before, a drain handed out 200 and marked the rest as handed out: a flood pushed the real attempt out for good."""
+    from sandbox.run.sink import EgressEvent
+    from scanner.probes.egress_drain import EgressDrain
+
+    class _Sink:
+        logged = [EgressEvent(ts=100.0 + i / 1000, kind="dns", query=f"q{i}.invalid") for i in range(250)]
+
+        def events(self, settled: bool = False) -> list[EgressEvent]:
+            return list(self.logged)
+
+    drain = EgressDrain(_Sink())  # type: ignore[arg-type]
+    first = drain("server")
+    assert len(first) == 250 and first[-1]["query"] == "q249.invalid"
+    _Sink.logged.append(EgressEvent(ts=101.0, kind="tcp", host="collector.exfil.invalid"))
+    assert [event["host"] for event in drain("server")] == ["collector.exfil.invalid"]

@@ -112,6 +112,18 @@ def test_each_read_asks_for_the_new_lines_and_keeps_every_line_once():
     assert engine.asked[2]["since"] == 1_700_000_009 - OVERLAP_SECONDS
 
 
+def test_a_line_that_holds_no_json_object_is_counted_not_skipped_unseen():
+    """The engine's json-file log splits a message past 16 KiB and stamps each piece: neither piece is JSON."""
+    whole = json.dumps({"ts": 1000.0, "kind": "tcp", "host": "x" * 20_000}).encode()
+    engine = _Engine([(1_700_000_000.25, b'{"kind": "ready"}'), (1_700_000_000.5, whole[:16_384]),
+                      (1_700_000_000.5, whole[16_384:]), (1_700_000_000.75, _line(1))])
+    log = SinkLog(_Client(engine), "sink", follow=False)  # type: ignore[arg-type]
+    assert [line["kind"] for line in log.read()] == ["ready", "dns"]
+    assert log.unreadable == 2
+    log.read()  # the overlap read again: each piece is counted once
+    assert log.unreadable == 2
+
+
 def test_a_line_stamped_just_before_the_newest_but_written_after_it_is_not_missed():
     engine = _Engine([(1_700_000_005.9, _line(1))])
     log = SinkLog(_Client(engine), "sink", follow=False)  # type: ignore[arg-type]

@@ -46,6 +46,11 @@ READ_DEADLINE_SECONDS = 2.0
 IDLE_GAP_SECONDS = 0.3
 MAX_CONCURRENT_CONNECTIONS = 32
 MAX_EVENTS = int(os.environ.get("SINK_MAX_EVENTS", "2000"))
+# The engine's json-file log splits a message past 16 KiB, stamping each piece: a line must stay well under that. The
+# JSON is ASCII, so a control or non-ASCII character of a logged string takes six bytes.
+MAX_LINE_BYTES = 12_000
+SHORT_STRING = 128
+KEPT_WHEN_CUT = ("ts", "kind", "port", "original_dst", "transport", "protocol", "bytes", "truncated", "first_bytes")
 SO_ORIGINAL_DST = 80
 SOL_IPV6 = 41
 
@@ -54,9 +59,31 @@ _events = 0
 _suppressed = 0
 
 
+def _short(value: object) -> object:
+    if isinstance(value, str):
+        return value[:SHORT_STRING]
+    if isinstance(value, list):
+        return [item[:SHORT_STRING // 2] if isinstance(item, str) else item for item in value[:4]]
+    return value
+
+
+def log_line(event: dict) -> str:
+    """The event as one JSON line under MAX_LINE_BYTES: as it is, else with its strings shortened, else only what
+    places it and its first bytes (base64 of at most 4 KiB, what the canary search reads); `cut` says so."""
+    line = json.dumps(event, separators=(",", ":"))
+    if len(line) <= MAX_LINE_BYTES:
+        return line
+    short = {key: value if key == "first_bytes" else _short(value) for key, value in event.items()}
+    line = json.dumps({**short, "cut": True}, separators=(",", ":"))
+    if len(line) <= MAX_LINE_BYTES:
+        return line
+    return json.dumps({**{key: event[key] for key in KEPT_WHEN_CUT if key in event}, "cut": True},
+                      separators=(",", ":"))
+
+
 def emit(event: dict) -> None:
     global _events, _suppressed
-    line = json.dumps({"ts": round(time.time(), 6), **event}, separators=(",", ":"))
+    line = log_line({"ts": round(time.time(), 6), **event})
     with _out_lock:
         if _events >= MAX_EVENTS:
             _suppressed += 1

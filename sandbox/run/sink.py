@@ -134,6 +134,21 @@ class Sink:
         """Whether the sink stopped logging because it hit its event cap (answering goes on)."""
         return any(line.get("kind") == "limit" for line in self._lines(settled=True))
 
+    def gaps(self) -> list[str]:
+        """What the log read so far may be missing, one line each: the sink's event cap reached (a server can use it
+        up with cheap lookups, then act unseen), lines that are no JSON object (a line cut by the engine)."""
+        if self.log is None:
+            return []
+        gaps = []
+        limit = next((line for line in self.log.lines if line.get("kind") == "limit"), None)
+        if limit is not None:
+            gaps.append(f"the egress sink stopped logging after its {_count(limit.get('max_events'))} events (at "
+                        f"{_clock(limit.get('ts'))}): network attempts after that were answered but not seen")
+        if self.log.unreadable:
+            gaps.append(f"{self.log.unreadable} lines of the egress sink's log could not be read: the network "
+                        "attempts they held are not seen")
+        return gaps
+
     def running(self) -> bool:
         state = self.session.client.api.inspect_container(self.container_id).get("State") or {}
         return bool(state.get("Running"))
@@ -148,6 +163,17 @@ class Sink:
         if self.log is None:
             self.log = SinkLog(self.session.client, self.container_id)
         return self.log.read(settled=settled)
+
+
+def _count(value: Any) -> str:
+    return f"{value:,}" if isinstance(value, int) and not isinstance(value, bool) else "?"
+
+
+def _clock(ts: Any) -> str:
+    """An event's time as the report's readers compare it (UTC, to the millisecond)."""
+    if not isinstance(ts, (int, float)) or isinstance(ts, bool):
+        return "an unknown time"
+    return time.strftime("%H:%M:%S", time.gmtime(ts)) + f".{int(ts * 1000) % 1000:03d} UTC"
 
 
 def _parse_lines(raw: bytes) -> list[dict[str, Any]]:

@@ -45,6 +45,7 @@ class SinkLog:
     container_id: str
     follow: bool = True  # between settled reads, read the engine's follow stream (see the module)
     lines: list[dict[str, Any]] = field(default_factory=list)
+    unreadable: int = 0  # lines that held no JSON object (the engine splits a message past 16 KiB, for one)
     _seen: dict[bytes, int] = field(default_factory=dict)  # the lines of the overlap already read: their seconds
     _newest: int | None = None  # the second of the engine's newest stamp read
     _lock: threading.Lock = field(default_factory=threading.Lock, repr=False)
@@ -84,6 +85,8 @@ class SinkLog:
             item = json_object(text)
             if item is not None:
                 self.lines.append(item)
+            elif text.strip():
+                self.unreadable += 1
         oldest = (self._newest or 0) - OVERLAP_SECONDS - 1
         self._seen = {line: second for line, second in self._seen.items() if second >= oldest}
 

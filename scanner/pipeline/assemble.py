@@ -46,6 +46,7 @@ class ScanParts:
     lint: list[Finding] = field(default_factory=list)
     probes: ProbePhaseReport = field(default_factory=ProbePhaseReport)
     late_egress: list[Finding] = field(default_factory=list)  # what no probe call took (start-up, or late)
+    egress_gaps: list[str] = field(default_factory=list)  # what the sink's log may be missing (errors: incomplete)
     relisting: Relisting | None = None  # the second listing, under another client identity
     cloaking: list[Finding] = field(default_factory=list)  # P10: how the two listings differ
     conformance: Conformance | None = None  # W*: json-schema-dialect, and the --spec-version wire probe
@@ -70,7 +71,7 @@ def assemble(parts: ScanParts, config: Config) -> Report:
         _put_served(report, parts.served)
     report.probes, report.behavior = parts.probes.probes, parts.probes.behavior
     report.notifications = parts.probes.notifications
-    report.errors.extend(parts.probes.errors)
+    report.errors.extend([*parts.probes.errors, *parts.egress_gaps])
     report.conformance = parts.conformance.report if parts.conformance else None
     report.source = parts.source.info if parts.source else None
     report.findings = _findings(parts)

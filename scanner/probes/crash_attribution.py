@@ -4,9 +4,11 @@ A tool can answer and then stop the server (a kill tool sent the init's pid; an 
 runner sees the container still running after that call and finds it gone only when a later call gets no answer.
 The engine records when the container finished (`State.FinishedAt`), and the runner when each call was sent and
 answered. The calls that may have done it (`suspects`) are the one out when the server ended (or, when none was,
-the last one answered) and every call not annotated read-only whose answer came less than EXIT_AFTER_ANSWER_SECONDS
-before the end. One suspect is P6's at once; more are sent again to the restarted server, one at a time, each given
-that long after its answer, and the first that stops it is P6's (scanner/probes/crash_replay.py).
+the last one answered) and every call whose answer came less than EXIT_AFTER_ANSWER_SECONDS before the end, whatever
+its tool's annotations say: `readOnlyHint` is the server's own word, and a hostile server's read-only tool may be the
+one that stops it (so that the crash is charged to an innocent call). One suspect is P6's at once; more are sent
+again to the restarted server, one at a time, each given that long after its answer, and the first that stops it is
+P6's (scanner/probes/crash_replay.py).
 
 The next call goes out as soon as the looks after the last one are done (a few milliseconds with the in-sandbox
 observer). The scan used to wait 40 ms after every answer to a tool not annotated read-only, so that an exit
@@ -54,11 +56,10 @@ MAX_SUSPECTS = 5  # the latest: each sent again costs at least EXIT_AFTER_ANSWER
 
 @dataclass(frozen=True)
 class Answered:
-    """A call this sandbox's server answered: when (epoch seconds), and whether its tool is annotated read-only."""
+    """A call this sandbox's server answered, and when (epoch seconds)."""
 
     call: ProbeCall
     at: float
-    read_only: bool
 
 
 def recent(answered: Sequence[Answered], now: float) -> list[Answered]:
@@ -70,24 +71,18 @@ def suspects(answered: Sequence[Answered], noticing: ProbeCall, sent_at: float,
              finished: float | None) -> list[ProbeCall]:
     """The calls that may have stopped a server found dead by `noticing` (sent at `sent_at`; `finished`: when the
     engine says the server ended), in the order sent: the noticing call when the server was still running when it
-    was sent, else the last call answered; and every call not annotated read-only that was answered within
-    EXIT_AFTER_ANSWER_SECONDS before the end (a call that timed out counts as answered when it timed out); the latest
+    was sent, else the last call answered; and every call answered within EXIT_AFTER_ANSWER_SECONDS before the end
+    (read-only annotations or not) (a call that timed out counts as answered when it timed out); the latest
     MAX_SUSPECTS of them. One suspect is P6's; more are sent again to decide (crash_replay)."""
     if finished is None:
         return [noticing]
     out = not died_before_sending(finished, sent_at)
-    found = [a.call for a in answered if not a.read_only and finished - a.at < EXIT_AFTER_ANSWER_SECONDS]
+    found = [a.call for a in answered if finished - a.at < EXIT_AFTER_ANSWER_SECONDS]
     if answered and not out and all(call is not answered[-1].call for call in found):
         found.append(answered[-1].call)
     if out or not found:
         found.append(noticing)
     return found[-MAX_SUSPECTS:]
-
-
-def is_read_only(definition: dict[str, Any] | None) -> bool:
-    """The tool's own annotation says it only reads (readOnlyHint: true); anything else may change state."""
-    annotations = (definition or {}).get("annotations")
-    return isinstance(annotations, dict) and annotations.get("readOnlyHint") is True
 
 
 def died_before_sending(finished: float | None, sent_at: float) -> bool:

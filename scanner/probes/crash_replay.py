@@ -83,12 +83,12 @@ def charged_crash(answered: list[Answered], noticing: ProbeCall, sent_at: float,
 async def late_exit(answered: list[Answered], client: docker.DockerClient, container_id: str,
                     stderr_tail: Callable[[], str]) -> Finding | Undecided | None:
     """After the last planned call, no call is left to find a server gone: one that ended within
-    EXIT_AFTER_ANSWER_SECONDS of the last answer to a call not annotated read-only is charged as a crash noticed by
-    the last call answered (waited for until that window closes); None when it still runs."""
-    changing = [a for a in answered if not a.read_only]
-    if not changing:
+    EXIT_AFTER_ANSWER_SECONDS of the last answer (to any call: a read-only annotation is the server's own word) is
+    charged as a crash noticed by the last call answered (waited for until that window closes); None when it still
+    runs."""
+    if not answered:
         return None
-    await anyio.sleep(max(0.0, changing[-1].at + EXIT_AFTER_ANSWER_SECONDS - time.time()))
+    await anyio.sleep(max(0.0, answered[-1].at + EXIT_AFTER_ANSWER_SECONDS - time.time()))
     state = await anyio.to_thread.run_sync(observe.exit_state, client, container_id)
     if state.running:
         return None

@@ -1,4 +1,6 @@
-"""Hand the egress sink's events to the probe runner call by call: each call gets the events not handed out yet."""
+"""Hand the egress sink's events to the probe runner call by call: each call gets the events not handed out yet, all
+of them (what a record keeps is bounded where it is kept: scanner.probes.egress_windows; the sink logs at most its
+event cap in all). `gaps` says what the log may be missing, for the scan's errors."""
 
 from __future__ import annotations
 
@@ -6,8 +8,6 @@ import dataclasses
 from typing import Any, Protocol
 
 from sandbox.run.sink import EgressEvent, Sink
-
-MAX_EVENTS_PER_DRAIN = 200
 
 
 class Drain(Protocol):
@@ -34,7 +34,12 @@ class EgressDrain:
                 continue
             self._seen.add(key)
             fresh.append(as_record(event))
-        return fresh[:MAX_EVENTS_PER_DRAIN]
+        return fresh
+
+    def gaps(self) -> list[str]:
+        """What the sink's log may be missing, one line each (from what was read of it: after the scan's last, settled
+        drain, all of it)."""
+        return self.sink.gaps()
 
 
 def as_record(event: EgressEvent) -> dict[str, Any]:

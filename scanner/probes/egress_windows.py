@@ -9,6 +9,11 @@ connection to be logged (scanner.probes.call_looks), and what the runner's last 
 "outside any probe call" (scanner.pipeline.scan), as before.
 
 Sink and scanner share one clock: the containers run on the host's kernel, and both stamp with `time.time()`.
+
+A record keeps up to MAX_EGRESS_PER_RECORD attempts, and past that each attempt to a host it holds none of yet, up to
+MAX_DESTINATIONS_PER_RECORD: a flood of lookups of one name cannot push a later attempt to another host out of the
+record (B2 groups by host). Every attempt is searched for canaries, kept or not; an attempt to a new host dropped
+past the second cap is counted, and said once in the scan's errors (`finish`).
 """
 
 from __future__ import annotations
@@ -19,8 +24,10 @@ from typing import Any
 from sandbox.core.untrusted import cap_json
 from sandbox.run.canaries import find_canaries
 from scanner.report.model import CallBehavior, CanaryEvent
+from scanner.rules.egress import host_of
 
-MAX_EGRESS_PER_RECORD = 100
+MAX_EGRESS_PER_RECORD = 100  # then only attempts to a host the record holds none of yet
+MAX_DESTINATIONS_PER_RECORD = 1_000
 
 Events = list[dict[str, Any]] | Exception | None  # None: the network is not observed
 
@@ -34,6 +41,8 @@ class EgressWindows:
         self.errors = errors
         self._starts: list[float] = []
         self._records: list[CallBehavior] = []
+        self.dropped: dict[str, int] = {}  # attempts to a new host not kept, by the record's label
+        self._hosts: dict[int, set[str]] = {}  # the hosts a full record holds (by id: records are kept alive here)
 
     def open(self, record: CallBehavior, start: float) -> None:
         """A new window from `start` (a time.time() value, or -inf for the first sandbox's start-up) for `record`."""
@@ -53,12 +62,33 @@ class EgressWindows:
             ts = event.get("ts")
             at = bisect_right(self._starts, ts if isinstance(ts, (int, float)) else float("inf")) - 1
             record = self._records[max(at, 0)]
-            if len(record.egress) < MAX_EGRESS_PER_RECORD:
-                record.egress.append(cap_json(event, max_string=2_000))
+            self._keep_event(record, event)
             for hit in find_canaries(str(event.get("first_bytes") or event.get("data") or ""), self.canaries):
                 record.canaries.append(CanaryEvent(where=hit.where, how="egress", encoding=hit.encoding))
             if record is not pending and not any(kept is record for kept in self.behavior):
                 self._keep(record)
+
+    def finish(self) -> None:
+        """The scan's error line for attempts to new hosts that were not kept, if any."""
+        if self.dropped:
+            where = ", ".join(f"{count} during {label}" for label, count in list(self.dropped.items())[:3])
+            self.errors.append(f"egress attempts to hosts not reported (over {MAX_DESTINATIONS_PER_RECORD} attempts "
+                               f"in one call's record): {where}; B2 may miss their hosts"[:600])
+
+    def _keep_event(self, record: CallBehavior, event: dict[str, Any]) -> None:
+        """Into the record, unless it holds MAX_EGRESS_PER_RECORD already and this host among them (a repeat is
+        not needed to report the host) or holds MAX_DESTINATIONS_PER_RECORD (counted: `finish` says it)."""
+        held = len(record.egress)
+        if held >= MAX_EGRESS_PER_RECORD:
+            hosts = self._hosts.setdefault(id(record), {host_of(kept) for kept in record.egress})
+            host = host_of(event)
+            if host in hosts:
+                return
+            if held >= MAX_DESTINATIONS_PER_RECORD:
+                self.dropped[record.label] = self.dropped.get(record.label, 0) + 1
+                return
+            hosts.add(host)
+        record.egress.append(cap_json(event, max_string=2_000))
 
     def _keep(self, record: CallBehavior) -> None:
         """A start-up record put back before its sandbox's calls (the records are in sandbox, then call order)."""

@@ -6,8 +6,10 @@ charged to the one call before it. A bigger listing costs more to fetch and comp
 3,000-tool server: about 0.8 s a re-list, 500 calls), so it is re-listed after every k-th call, k = tools / 100
 rounded up (the cost per call of re-listing about 100 tools), and at once after a `notifications/tools/list_changed`,
 and once more after the last call. A change found then is charged to the calls since the previous re-list, named
-by the first and the last of them: found as surely, attributed less narrowly. Calls made just before the server
-crashed or hung (a restart follows) cannot be re-listed in that server, for any listing size.
+by the first and the last of them: attributed less narrowly, and a change that one call makes and a later call
+undoes before the next re-list, with no list_changed notification, is not seen at all. A call whose looks end in a
+restart (the server crashed, hung or can fork no more) is re-listed only when that re-list was fetched beside its
+looks (an answered call of a small listing); the other calls not re-listed yet cannot be, in that server.
 """
 
 from __future__ import annotations

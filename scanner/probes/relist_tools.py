@@ -4,8 +4,11 @@ The two are apart so the fetch can run beside the looks after a call (scanner.pr
 between them. The looks read the sandbox (engine, observer, sink), the fetch asks the server over the MCP session,
 and what the server does while it answers lies in the same call's window either way (the files it changes are in
 this look or the next; its egress goes to the window its sink stamp falls in). What the fetch found is applied
-only after the looks, under the same conditions as a re-list taken after them: a call whose looks end in a restart
-is never re-listed (relist_cadence), so a fetch made beside them is dropped unread.
+only after the looks, also when they end in a restart: it was read from the server before it was replaced
+(scanner.probes.relister).
+
+Definitions are compared whole (P8, scanner.rules.probe): a change past the size the report keeps of a string is a
+change too.
 """
 
 from __future__ import annotations
@@ -38,9 +41,11 @@ class DumpedPage:
         return list(self.tools)
 
 
-async def fetch_tools(client: Any, request_timeout: float, first: DumpedPage | None = None) -> Tools | None:
+async def fetch_tools(client: Any, request_timeout: float, first: DumpedPage | None = None,
+                      why: list[str] | None = None) -> Tools | None:
     """Every page of tools/list (at most MAX_PAGES), as wire dicts; None when the listing failed (a failed re-list
-    is not a finding by itself). `first`: the first page's dump kept from the last fetch."""
+    is not a finding by itself: `why` gets the reason, one line, for the report to say P8 went unchecked then).
+    `first`: the first page's dump kept from the last fetch."""
     tools: Tools = []
     try:
         cursor: str | None = None
@@ -54,7 +59,9 @@ async def fetch_tools(client: Any, request_timeout: float, first: DumpedPage | N
             cursor = page.next_cursor
             if not cursor:
                 break
-    except Exception:  # noqa: BLE001 - a failed re-list is not a finding by itself
+    except Exception as exc:  # noqa: BLE001 - a failed re-list is not a finding by itself; `why` says it
+        if why is not None:
+            why.append(" ".join(f"{type(exc).__name__}: {exc}".split())[:200])
         return None
     return tools
 

@@ -1,11 +1,10 @@
 """The probe phase: call every tool in the sandbox and watch what each call does.
 
-Runs inside the MCP session the inventory opened (`inventory.collect(..., after_listing=...)`). For each planned call:
-snapshot → tools/call with a timeout → exit state, snapshot (files and cgroup counters), process list and egress
-drain (call_looks) → diff → re-list the tools (after every call, or every k-th for a big listing: relist_cadence). A hung
-call is cancelled; if the server then no longer answers a ping, or if it died, the call is recorded (P7 / P6) and a
-fresh sandbox is started from the installed image for the rest (sent first the suspects of a crash: crash_replay).
-"""
+Runs in the MCP session the inventory opened (`inventory.collect(..., after_listing=...)`). Each planned call:
+tools/call with a timeout → exit state, snapshot (files, cgroup counters), processes and egress drain (call_looks)
+→ diff → re-list (relister: after every call, or every k-th for a big listing; once more after the last). A hung call
+is cancelled; if the server then no longer answers a ping, or if it died, the call is recorded (P7 / P6) and a fresh
+sandbox is started from the installed image for the rest (sent first the suspects of a crash: crash_replay)."""
 
 from __future__ import annotations
 
@@ -27,7 +26,7 @@ from scanner.pipeline.inventory import scan_client
 from scanner.pipeline.transport import WireHealth
 from scanner.probes.call_looks import Looks, look_after_call, note_lost_observer, taken
 from scanner.probes.call_behavior import drop_exited, fill_record, new_processes, pids_at_limit
-from scanner.probes.crash_attribution import EXIT_AFTER_ANSWER_SECONDS, Answered, finished_at, is_read_only, recent
+from scanner.probes.crash_attribution import EXIT_AFTER_ANSWER_SECONDS, Answered, finished_at, recent
 from scanner.probes.crash_replay import Undecided, charged_crash, late_exit
 from scanner.probes.egress_windows import EgressWindows, canaries_in_response
 from scanner.probes.process_tree import daemons
@@ -37,8 +36,8 @@ from scanner.probes.id_reuse import IdPool, fill_from_pool
 from scanner.probes.call_send import named_fault, send_call
 from scanner.probes.model import ProbeCall, ProbeResult, result_from_failure, result_not_probed, with_refused_answer
 from scanner.probes.plan import NEEDS_TASKS, plan_calls
-from scanner.probes.relist_cadence import RelistCadence, relist_every
-from scanner.probes.relist_tools import DumpedPage, Tools, apply_relisted, fetch_tools
+from scanner.probes.relist_tools import Tools
+from scanner.probes.relister import Relister
 from scanner.probes.runner_io import ProbeOptions, ProbeOutcome, SandboxAccess, seed
 from scanner.probes.tooldef import tool_name
 from scanner.rules.probe_crashes import timeout_finding
@@ -71,7 +70,7 @@ class ProbeRunner:
         self.answered: list[Answered] = []  # this server's recent answers (P6 attribution: crash_attribution)
         self.undecided: Undecided | None = None  # a crash its suspects, sent again to the next server, decide
         self.server_pid: int | None = None  # the server's host pid in this sandbox (B5 tells its children by it)
-        self.cadence, self.first_page = RelistCadence(), DumpedPage()  # when to re-list; its last first page
+        self.relists = Relister(self.outcome.findings, self.outcome.errors)  # P8: when to re-list, what failed
         # each drained egress attempt goes to the record of the call the sink accepted it during
         self.windows = EgressWindows(self.outcome.behavior, access.canaries.locations, self.outcome.errors)
         self.sandbox_began = float("-inf")  # this sandbox's start-up window opens here (a restart: when it began)
@@ -107,10 +106,10 @@ class ProbeRunner:
                                              lambda: run.stderr_tail(self.server)))
             if self.undecided is not None:  # the last call noticed it: a server for its suspects
                 await self._ready(0)
-            last = None if self.restart_needed else self.cadence.pending(self.outcome.list_changed_notifications)
-            if last is not None:
-                await self._relist(after_call=last)
+            if not self.restart_needed and self.outcome.results:  # once more after the exit window (Relister.last)
+                await self._relist(after_call=self.relists.last(self.outcome.list_changed_notifications))
         finally:
+            self.relists.finish()
             if self.undecided is not None:  # probing ended before its suspects could be sent again
                 self.outcome.findings.append(self.undecided.unreproduced(sent_again=False))
             self.outcome.teardown_processes = await process_roles(self.access.docker, self.server.container_id)
@@ -120,6 +119,7 @@ class ProbeRunner:
             self.outcome.server_exited = await has_exited(self.access.docker, self.server.container_id)
             self.outcome.looks.extend(self.watch.finish())
             await self._drain_egress(settled=True)  # the last calls' connections the sink logged late
+            self.windows.finish()
             await self._stack.aclose()
             self.outcome.tools_after = list(self.current_tools)
             self.outcome.seconds = round(time.monotonic() - began, 3)
@@ -166,12 +166,13 @@ class ProbeRunner:
         self.outcome.results.append(result)
         self.outcome.behavior.append(record)
         if result.status != "crashed":  # answered, or timed out and still answering: a suspect of a later crash
-            read_only = is_read_only(self._definition(call.tool))
-            self.answered = [*recent(self.answered, answered), Answered(call, answered, read_only)]
+            self.answered = [*recent(self.answered, answered), Answered(call, answered)]
         if self.restart_needed:
-            self.cadence.drop()
+            if looks.tools is not None:  # re-listed beside the looks, from the server before it is replaced
+                self._apply_relist(looks.tools, after_call=f"probe '{call.label}' of tool '{call.tool}'")
+            self.relists.cadence.drop()
             return
-        due = self.cadence.after(f"probe '{call.label}' of tool '{call.tool}'", tools=len(self.current_tools),
+        due = self.relists.cadence.after(f"probe '{call.label}' of tool '{call.tool}'", tools=len(self.current_tools),
                                  notifications=self.outcome.list_changed_notifications)
         if due is not None and beside is not None:
             self._apply_relist(looks.tools, after_call=due)
@@ -349,8 +350,7 @@ class ProbeRunner:
         self.sandbox_began = time.time()
         self.outcome.restarts += 1
         self.ids.clear()  # a fresh server knows none of the old session's ids
-        self.answered = []
-        self.health = WireHealth()
+        self.answered, self.health = [], WireHealth()
         self.progress("restarting the server in a fresh sandbox")
         await anyio.to_thread.run_sync(observe.kill, self.access.docker, self.server.container_id)
         self.outcome.looks.extend(self.watch.finish())
@@ -385,16 +385,16 @@ class ProbeRunner:
 
     async def _fetch_tools(self) -> Tools | None:
         assert self.client is not None
-        return await fetch_tools(self.client, self.access.request_timeout, self.first_page)
+        return await self.relists.fetch(self.client, self.access.request_timeout)
 
     def _relist_beside(self, result: ProbeResult) -> Callable[[], Awaitable[Tools | None]] | None:
         """The re-list to fetch beside an answered call's looks when one is due after every call (relist_cadence)."""
-        answered = result.status not in ("timeout", "crashed")
-        return self._fetch_tools if answered and relist_every(len(self.current_tools)) == 1 else None
+        beside = result.status not in ("timeout", "crashed") and self.relists.beside_every_call(len(self.current_tools))
+        return self._fetch_tools if beside else None
 
     async def _relist(self, *, after_call: str) -> None:
         self._apply_relist(await self._fetch_tools(), after_call=after_call)
 
     def _apply_relist(self, fetched: Tools | None, *, after_call: str) -> None:
         """P8: the tools re-listed (None: the re-list failed) against the tools in use (relist_tools)."""
-        self.current_tools = apply_relisted(self.current_tools, fetched, self.outcome.findings, after_call=after_call)
+        self.current_tools = self.relists.apply(self.current_tools, fetched, after_call=after_call)

@@ -347,11 +347,13 @@ def definition_change_findings(before: list[dict[str, Any]], after: list[dict[st
     the static rules' findings that the changed or new definitions brought (see changed_definition_findings)."""
     old = {tool_name(tool): cap_json(tool) for tool in before}  # capped: depth-bounded and size-bounded
     new = {tool_name(tool): cap_json(tool) for tool in after}
+    whole_old, whole_new = _whole(before), _whole(after)  # compared whole: a change past the caps is one too
     when = f" after {after_call}" if after_call else " during the session"
     findings = []
     for name in sorted(old.keys() & new.keys()):
-        if old[name] != new[name]:
-            findings.append(_finding("P8", tool=name, message=f"The definition of tool '{name}' changed{when}.",
+        if whole_old.get(name) != whole_new.get(name) or old[name] != new[name]:
+            past = " (past what the report keeps of it: the evidence cannot show it)" if old[name] == new[name] else ""
+            findings.append(_finding("P8", tool=name, message=f"The definition of tool '{name}' changed{when}{past}.",
                                      evidence=definition_diff(old[name], new[name])))
     for name in sorted(new.keys() - old.keys()):
         findings.append(_finding("P8", tool=name, severity="warning", message=f"Tool '{name}' appeared{when}.",
@@ -359,6 +361,18 @@ def definition_change_findings(before: list[dict[str, Any]], after: list[dict[st
     for name in sorted(old.keys() - new.keys()):
         findings.append(_finding("P8", tool=name, severity="warning", message=f"Tool '{name}' disappeared{when}."))
     return findings + changed_definition_findings(old, new, when)
+
+
+def _whole(tools: list[dict[str, Any]]) -> dict[str, str]:
+    """Each tool's whole definition as canonical JSON, by name (one too deep to write is left out: its capped
+    copy is compared instead)."""
+    whole = {}
+    for tool in tools:
+        try:
+            whole[tool_name(tool)] = json.dumps(tool, sort_keys=True, ensure_ascii=False, default=repr)
+        except (RecursionError, ValueError):
+            continue
+    return whole
 
 
 def changed_definition_findings(old: dict[str, Any], new: dict[str, Any], when: str) -> list[Finding]:

@@ -7,7 +7,8 @@
 - `list_uploads` (read-only) answers; `purge_uploads` (destructive) answers.
 
 The probes call the read-only tools first and the destructive one last, so the server ends while `purge_uploads` is
-out, with `commit_upload` and `stage_upload` answered just before: three suspects. Sent again to a fresh server, `stage_upload` goes first and hangs it, so the others are never
+out, with `commit_upload` and `stage_upload` answered just before: three suspects (`stage_upload` takes 0.3 s, so the
+read-only calls' answers are older than the 250 ms a crash looks back: annotations or not, they would be suspects). Sent again to a fresh server, `stage_upload` goes first and hangs it, so the others are never
 sent, and P6 can only name the likeliest and say so. Standard library only; nothing touches the network."""
 
 from __future__ import annotations
@@ -37,6 +38,7 @@ def _counted(name: str, answer: Any) -> Any:
 def _stage(arguments: dict[str, Any]) -> dict[str, Any]:
     if len(_calls) == 1:  # this server's first call
         time.sleep(3600)
+    time.sleep(0.3)  # so the read-only calls answered before it are out of the crash's 250 ms window: no suspects
     return text_result("staged")
 
 
@@ -62,9 +64,10 @@ def replay_stall() -> None:
 
 
 def last_exit() -> None:
-    """zoo-last-exit: `finish_job` (not read-only, probed last) answers, then the server exits 20 ms later, with no
-    call left to find it gone."""
+    """zoo-last-exit: `finish_job` (not read-only, probed last) answers after 0.3 s (so `status`'s answer is out of
+    the crash's window), then the server exits 20 ms later, with no call left to find it gone."""
     def finish(arguments: dict[str, Any]) -> dict[str, Any]:
+        time.sleep(0.3)
         threading.Timer(0.02, lambda: os._exit(0)).start()
         return text_result("finished; the worker stops")
 
