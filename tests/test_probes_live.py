@@ -169,11 +169,12 @@ def test_oom_crash_is_recorded_and_the_server_restarted(no_leftovers):
     assert findings(report, "P6", "build_index")
     assert any("OOM" in f.message for f in findings(report, "B6", "build_index"))
     assert by_tool["warm_pool"].status == "ok"  # probed in a fresh sandbox
-    # index_status answered just before the crash: a suspect whatever its readOnlyHint says, so both were sent
-    # again in sandbox 1 (build_index stopped that one too), and warm_pool ran in sandbox 2
-    assert [p.tool for p in report.probes if p.label == "generated (sent again)"] == ["index_status", "build_index"]
+    # index_status answered just before the crash: when within 250 ms of it (the OOM kill's timing varies), a suspect
+    # whatever its readOnlyHint says, so both were sent again in sandbox 1 (build_index stopped that one too)
+    sent_again = [p.tool for p in report.probes if p.label == "generated (sent again)"]
+    assert sent_again in ([], ["index_status", "build_index"]), sent_again
     pool = next(b for b in report.behavior if b.tool == "warm_pool")
-    assert pool.sandbox == 2 and pool.resources.pids_limit_hit
+    assert pool.sandbox == (2 if sent_again else 1) and pool.resources.pids_limit_hit
     assert any("process/thread limit" in f.message for f in findings(report, "B6", "warm_pool"))
     assert report.errors == []
 

@@ -347,12 +347,12 @@ class ProbeRunner:
     async def _restart(self) -> bool:
         """Stop the old sandbox and start a fresh one from the installed image, seeded, with a new MCP session."""
         self.restart_needed = False
-        self.sandbox_began = time.time()
         self.outcome.restarts += 1
         self.ids.clear()  # a fresh server knows none of the old session's ids
         self.answered, self.health = [], WireHealth()
         self.progress("restarting the server in a fresh sandbox")
         await anyio.to_thread.run_sync(observe.kill, self.access.docker, self.server.container_id)
+        self.sandbox_began = time.time()  # what the old sandbox tried until it was killed is its last call's
         self.outcome.looks.extend(self.watch.finish())
         try:
             server = await anyio.to_thread.run_sync(self.access.restart)
