@@ -77,3 +77,41 @@ def test_a_second_server_whose_seeding_fails_unexpectedly_is_removed_and_its_att
         session = docker_client.api.inspect_container(begun.started.server.container_id)["Config"]["Labels"][
             labels.SESSION]
         assert len(labelled_containers(docker_client, session)) == 2  # the sink and the first server
+
+
+@pytest.mark.docker
+def test_a_scan_that_fails_before_serving_the_begun_servers_closes_their_attaches(
+        monkeypatch: pytest.MonkeyPatch, no_leftovers: None) -> None:
+    """The scan took the session and its servers, then failed before it served them (the gc sweep beside the install
+    raised): closing the head start closes their attach sockets and the seeded server's observer, which nothing else
+    would (the teardown removed their containers; the sockets stayed open until collected)."""
+    from sandbox.core import gc
+
+    options = _cached_zoo()
+    options = ScanOptions(target=options.target, command=options.command, policy=options.policy,
+                          timeouts=options.timeouts, probes=ProbeOptions(timeout=2.0))  # seeded: an observer runs
+    assert run_scan(options).status == "complete"
+
+    closed: list[str] = []
+    close_attach = run_server.close_attach
+
+    def closing(server: RunningServer) -> None:  # the socket's descriptor itself may stay open until docker-py's
+        closed.append(server.container_id)  # wrapper of it is collected: the call is what is looked for
+        close_attach(server)
+
+    def sweep_fails(_client: object) -> None:
+        raise RuntimeError("the sweep failed")
+    monkeypatch.setattr(gc, "sweep", sweep_fails)
+    monkeypatch.setattr(run_server, "close_attach", closing)
+    with HeadStart(observe=True, hostname=options.policy.hostname, options=options) as early:
+        assert early.server is not None
+        begun = early.server.result()
+        assert begun is not None and begun.started is not None and begun.second is not None
+        assert begun.second.server is not None and begun.started.seeded is not None
+        watch = begun.started.seeded.watch
+        assert watch is not None and watch.observer is not None
+        report = run_scan(options, head_start=early)
+        assert report.errors == ["internal error in install: RuntimeError: the sweep failed"], report.errors
+    assert sorted(closed) == sorted([begun.started.server.container_id, begun.second.server.container_id]), closed
+    assert watch.observer is None
+    assert report.sandbox is not None and report.sandbox.teardown is not None and report.sandbox.teardown.complete

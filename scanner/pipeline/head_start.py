@@ -130,7 +130,6 @@ class HeadStart:
         self.began = time.monotonic()  # the scan's start: its `total` counts from here, as its phases do
         self._build_images = build_images
         self.closed = False  # `close` was called
-        self._taken = False
         self._http: Future[httpx.Client] | None = None  # the registry client (`registry`), closed with the head start
         self._shown: Callable[[str], None] | None = None  # where a build of the sink's image says its steps (`show`)
         self.request: Future[InstallRequest] | None = None
@@ -212,10 +211,9 @@ class HeadStart:
         self._session.result().halt()
 
     def take(self) -> SandboxSession:
-        """The session, now the scan's to tear down (the servers begun here with it)."""
-        session = self._session.result()
-        self._taken = True
-        return session
+        """The session, now the scan's to tear down (the servers begun here with it; their attaches are closed
+        with the head start, which a scan that failed before serving them does not do)."""
+        return self._session.result()
 
     def close(self, *, ending: bool = False) -> None:
         """Tear the session down unless the scan did: give up what the daemon threads have not returned, halt the
@@ -269,12 +267,13 @@ class HeadStart:
         return session if session.teardown_result is None else None
 
     def _tear_down(self, session: SandboxSession | None) -> None:
-        if session is None:
-            return
+        """The begun servers' attaches closed (a scan that took them closed those it served, and closing again is
+        nothing; not those it failed before serving), then the session torn down unless the scan did."""
         early = self.server
-        if not self._taken and early is not None and early.exception() is None and early.result() is not None:
+        if early is not None and early.exception() is None and early.result() is not None:
             early.result().close()  # type: ignore[union-attr]
-        _quietly(session.teardown)
+        if session is not None:
+            _quietly(session.teardown)
 
     def _begin_server(self, options: ScanOptions) -> None:
         """Import what the resolution runs (here, in the main thread) and submit it; then the same for the server's
