@@ -86,7 +86,8 @@ class Seeded:
         return self.watch, self.baseline
 
     def close(self) -> None:
-        """The Watch's observer (when no scan took the sandbox; the session's teardown removes its container)."""
+        """The Watch's observer (again for nothing when the scan finished it; the session's teardown removes its
+        container)."""
         if self.watch is not None:
             self.watch.close()
 

@@ -55,7 +55,9 @@ class EarlyServer:
     second: SecondServer | None = None
 
     def close(self) -> None:
-        """The attaches (when no scan took the servers; the session's teardown removes their containers)."""
+        """The attaches and the seeded server's observer, closed with the head start whether or not a scan took the
+        servers (one the scan closed already is closed again for nothing; the session's teardown removes their
+        containers)."""
         if self.started is not None:
             run.close_attach(self.started.server)
             if self.started.seeded is not None:

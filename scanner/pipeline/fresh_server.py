@@ -29,11 +29,12 @@ class FreshServerError(Exception):
 @dataclass(frozen=True)
 class SecondServer:
     """The second listing's server, begun beside the first before the listing code was imported: started and
-    seeded (`server`), or why not (`problem`, raised where the relisting starts it)."""
+    seeded (`server`), or why not (`problem`, raised where the relisting starts it: a FreshServerError is the
+    relisting's problem, any other failure the relisting stage's, as it would have been had it started it)."""
 
     began: float  # time.monotonic() when its start began
     server: RunningServer | None = None
-    problem: FreshServerError | None = None
+    problem: Exception | None = None
 
     def close(self) -> None:
         """Its attach (the session's teardown removes its container)."""
@@ -42,25 +43,30 @@ class SecondServer:
 
 
 def begin_second(session: SandboxSession, started: StartedServer, what: str = "a second server") -> SecondServer:
+    """The second server, begun in the head start beside the first: whatever its start raised is kept, so the first
+    server (and the scan) goes on, and the relisting raises it where it takes the second server over."""
     began = time.monotonic()
     try:
         return SecondServer(began, server=start_fresh(session, started, what))
-    except FreshServerError as exc:
+    except Exception as exc:  # noqa: BLE001 - kept, not hidden: raised where the relisting starts the second server
         return SecondServer(began, problem=exc)
 
 
 def start_fresh(session: SandboxSession, started: StartedServer, what: str) -> RunningServer:
-    """A fresh server (`StartedServer.restart`), seeded like the first; FreshServerError if it could not be."""
+    """A fresh server (`StartedServer.restart`), seeded like the first; FreshServerError if it could not be. A
+    server that started and was not seeded is removed (its attach closed) whatever the seeding raised."""
     try:
         server = started.restart()
     except (SandboxError, APIError) as exc:
         raise FreshServerError(f"could not start {what}: {type(exc).__name__}: {exc}") from exc
     try:
         _seed(session, server, started)
-    except ObserveError as exc:
+    except Exception as exc:  # re-raised (an interrupt leaves the server to the session's teardown)
         run.close_attach(server)
         _remove(session, server)
-        raise FreshServerError(f"could not seed {what}: {exc}") from exc
+        if isinstance(exc, ObserveError):
+            raise FreshServerError(f"could not seed {what}: {exc}") from exc
+        raise
     return server
 
 

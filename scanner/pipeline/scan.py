@@ -88,6 +88,8 @@ def run_scan(options: ScanOptions, progress: Progress = lambda _: None, head_sta
         return refused_report(target, refused, round(time.monotonic() - began, 3), options.config)
     endpoints = options.registry_endpoints()
     clock = head_start.clock if head_start is not None else PhaseClock()
+    if head_start is not None:
+        head_start.show(progress)  # a first run's build of the sink's image says its steps
     # The scan's one registry client (resolution, provenance, advisories), and the threads of the work that has no
     # order: the engine beside the resolution, the gc sweep beside the install, provenance beside the run, the
     # second listing's server beside the first.
@@ -139,8 +141,8 @@ def in_session(parts: ScanParts, client: docker.DockerClient, pool: ThreadPoolEx
     except KeyboardInterrupt:  # Ctrl-C, or SIGTERM/SIGHUP as one: the threads must not wait out their own timeouts
         interrupted = True
     finally:
-        if interrupted:
-            session.halt()
+        if interrupted:  # the head start's threads given up too (a sink image's build): nothing waits for them
+            (head_start.halt if head_start is not None else session.halt)()
         with uninterruptible():  # a second signal must not cut short the wait for the threads or the teardown
             running.settle()  # no thread of this scan creates a container once teardown has begun
             _provenance_after_failure(parts, running)
