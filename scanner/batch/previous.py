@@ -13,7 +13,7 @@ import sqlite3
 from dataclasses import dataclass
 from pathlib import Path
 
-from packaging.version import InvalidVersion, Version
+from packaging.version import Version
 from pydantic import ValidationError
 
 from scanner.batch.release_diff import release_changes, same_package, with_changes
@@ -71,9 +71,11 @@ def earlier(candidates: list[Vetted], version: str) -> Vetted | None:
 
 
 def _parsed(version: str) -> Version | None:
+    """The version as PEP 440 reads it, None when it does not parse: InvalidVersion, or the plain ValueError of a
+    release number past Python's integer-digit limit (a manifest's version is the package author's text)."""
     try:
         return Version(version)
-    except InvalidVersion:
+    except ValueError:  # InvalidVersion is one
         return None
 
 

@@ -13,7 +13,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from pathlib import Path
 
-from packaging.version import InvalidVersion, Version
+from packaging.version import Version
 from pydantic import ValidationError
 
 from sandbox.core.untrusted import escape_json_text
@@ -67,7 +67,7 @@ def without_release_diff(report: Report) -> Report:
 def _version(text: str | None) -> Version | None:
     try:
         return Version(text) if text else None
-    except InvalidVersion:
+    except ValueError:  # InvalidVersion, or a release number past Python's integer-digit limit
         return None
 
 

@@ -18,7 +18,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from scanner.batch.jobs import Job, JobBackend, JobResult, ScanSettings
-from scanner.batch.outcome import Outcome, classify, top_findings, worst_severity
+from scanner.batch.outcome import MAX_ERROR_CHARS, Outcome, classify, top_findings, worst_severity
 from scanner.batch.previous import STORE_NAME, diffed
 from scanner.batch.progress import Progress
 from scanner.batch.rediff import rediff_later
@@ -26,7 +26,7 @@ from scanner.batch.report_files import file_report
 from scanner.batch.store import BACKOFF_BASE_SECONDS, Row, ScanRecord, Store
 from scanner.errors import UsageError
 from scanner.report.model import Report
-from sandbox.core.untrusted import escape_json_text
+from sandbox.core.untrusted import escape_for_terminal, escape_json_text
 
 LOCK_NAME = "batch.lock"
 COLLECT_SECONDS = 1.0
@@ -101,7 +101,7 @@ def _step(store: Store, backend: JobBackend, options: BatchOptions, progress: Pr
         row = store.claim(clock(), task_id=uuid.uuid4().hex)  # in the row before the job is handed over
         if row is None:
             break
-        backend.submit(_job(row, options))
+        _submit(store, backend, row, options, progress, clock())
     if not backend.in_flight():
         due = store.next_due()
         if due is None:
@@ -109,9 +109,48 @@ def _step(store: Store, backend: JobBackend, options: BatchOptions, progress: Pr
         sleep(min(COLLECT_SECONDS, max(0.0, due - clock())))
         return True
     for result in backend.collect(COLLECT_SECONDS):
-        if record_result(store, result, options, progress, clock()) == "done" and after_done is not None:
+        if _record(store, result, options, progress, clock()) == "done" and after_done is not None:
             after_done()
     return True
+
+
+def _submit(store: Store, backend: JobBackend, row: Row, options: BatchOptions, progress: Progress,
+            now: float) -> None:
+    """Hand one row's job over. What its own text makes impossible (a NUL byte or an unencodable character in an
+    argument: ValueError) fails that row; an OSError starting it (E2BIG, EAGAIN, ENOMEM) is a transient failure of
+    that row, retried with backoff. Anything else (the broker gone) stops the batch, the row left running for the
+    next run to requeue (and count: Store.requeue_abandoned)."""
+    try:
+        backend.submit(_job(row, options))
+    except (ValueError, TypeError, OSError) as exc:
+        _job_error(store, row, f"its scan could not be started ({_reason(exc)})", progress, now,
+                   transient=isinstance(exc, OSError), retries=options.retries, base=options.backoff_base)
+
+
+def _record(store: Store, result: JobResult, options: BatchOptions, progress: Progress, now: float) -> str:
+    """record_result, one job's failure to be recorded (its report's text made something raise) failing that row
+    alone, with the reason, instead of the batch (which a rerun would crash the same way)."""
+    try:
+        return record_result(store, result, options, progress, now)
+    except Exception as exc:  # noqa: BLE001 - one hostile report must not stop every other scan; recorded in its row
+        reason, row = f"its result could not be recorded ({_reason(exc)})", store.row(result.key)
+        if row.state != "running":  # recorded already (what raised came after): said, the row as it is
+            progress.note(f"{row.batch_target.display}: {reason}")
+            return row.state
+        return _job_error(store, row, reason, progress, now)
+
+
+def _job_error(store: Store, row: Row, reason: str, progress: Progress, now: float, *, transient: bool = False,
+               retries: int = 0, base: float = BACKOFF_BASE_SECONDS) -> str:
+    state = store.record_failure(row.key, reason, transient=transient, retries=retries, now=now, base=base)
+    label = "retry  " if state == "queued" else "failed "
+    progress.finished(f"{label} {row.batch_target.display}: {reason} (attempt {row.attempts})", store.counts(),
+                      counted=state != "queued")
+    return state
+
+
+def _reason(exc: BaseException) -> str:
+    return escape_for_terminal(f"{type(exc).__name__}: {exc}", MAX_ERROR_CHARS)
 
 
 def record_result(store: Store, result: JobResult, options: BatchOptions, progress: Progress, now: float) -> str:
@@ -130,12 +169,8 @@ def record_result(store: Store, result: JobResult, options: BatchOptions, progre
         rediff_later(store, done, _stores(options), options.out, sarif=options.sarif, markdown=options.markdown,
                      note=progress.note)
         return "done"
-    state = store.record_failure(result.key, outcome.error or "unknown failure", transient=outcome.transient,
-                                 retries=options.retries, now=now, base=options.backoff_base)
-    label = "retry  " if state == "queued" else "failed "
-    progress.finished(f"{label} {row.batch_target.display}: {outcome.error} (attempt {row.attempts})", store.counts(),
-                      counted=state != "queued")
-    return state
+    return _job_error(store, row, outcome.error or "unknown failure", progress, now, transient=outcome.transient,
+                      retries=options.retries, base=options.backoff_base)
 
 
 def _scan_record(row: Row, outcome: Outcome, options: BatchOptions) -> ScanRecord:

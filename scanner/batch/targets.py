@@ -36,6 +36,14 @@ class BatchTarget:
         return " ".join(words)
 
 
+def unpassable(words: tuple[str, ...] | list[str]) -> str | None:
+    """Why these words cannot be a process's arguments (None when they can): a NUL character ends a C string, so no
+    argument can hold one. Refused at input, with the reason, not found out when the scan's process is started."""
+    if any("\x00" in word for word in words):
+        return "an argument holds a NUL character, which no process argument can carry"
+    return None
+
+
 def at_latest(target: BatchTarget) -> BatchTarget:
     """The same registry package without its version, so the scan resolves the newest one (`--latest`); local
     targets and unsupported entries are as they were."""
