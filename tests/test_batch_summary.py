@@ -27,7 +27,8 @@ def test_a_hostile_component_never_leaves_the_reports_folder(tmp_path: Path, hos
 
 def test_a_scoped_npm_name_is_two_folders_and_other_slashes_are_replaced(tmp_path: Path) -> None:
     base = tmp_path / "reports"
-    assert report_path(tmp_path, PLAIN, "npm", "@scope/server", "1.2.3") == base.resolve() / "npm/@scope/server/1.2.3.json"
+    scoped = BatchTarget("npm:@scope/server@1.2.3")
+    assert report_path(tmp_path, scoped, "npm", "@scope/server", "1.2.3") == base.resolve() / "npm/@scope/server/1.2.3.json"
     assert report_path(tmp_path, PLAIN, "pypi", "@scope/server", "1.2.3").parent.name == "@scope_server"
     assert report_path(tmp_path, PLAIN, "npm", "@a/b/c", "1").parent.name == "@a_b_c"
 

@@ -17,6 +17,7 @@ from packaging.version import Version
 from pydantic import ValidationError
 
 from scanner.batch.release_diff import release_changes, same_package, with_changes
+from scanner.batch.targets import registry_release
 from scanner.errors import UsageError
 from scanner.report.model import Report
 
@@ -39,20 +40,23 @@ def store_path(since: Path) -> Path:
 
 
 def vetted_releases(database: Path, ecosystem: str, name: str) -> list[Vetted]:
-    """The done rows of one package in a store, read only; their report paths resolved against the store's folder."""
+    """The done rows of one registry package in a store, read only; their report paths resolved against the store's
+    folder. Rows of registry targets only: a folder's or an archive's report says whatever package and version its
+    own manifest claims, so it never counts as that release vetted (nor as the baseline of a real one)."""
     if not database.is_file():
         return []
     connection = sqlite3.connect(f"{database.resolve().as_uri()}?mode=ro", uri=True, timeout=30)
     try:
-        found = connection.execute("SELECT version, report, COALESCE(finished_at, 0) FROM targets WHERE state = "
-                                   "'done' AND ecosystem = ? AND name = ? AND version IS NOT NULL AND report IS NOT "
-                                   "NULL", (ecosystem, name)).fetchall()
+        found = connection.execute("SELECT target, version, report, COALESCE(finished_at, 0) FROM targets WHERE "
+                                   "state = 'done' AND ecosystem = ? AND name = ? AND version IS NOT NULL AND report "
+                                   "IS NOT NULL", (ecosystem, name)).fetchall()
     except sqlite3.DatabaseError as exc:
         raise UsageError(f"cannot read the batch store {database}: {exc}") from None
     finally:
         connection.close()
     base = database.resolve().parent
-    return [Vetted(str(version), base / str(report), float(at)) for version, report, at in found]
+    return [Vetted(str(version), base / str(report), float(at)) for target, version, report, at in found
+            if registry_release(str(target), ecosystem, name)]
 
 
 def is_vetted(database: Path, ecosystem: str, name: str, version: str) -> bool:

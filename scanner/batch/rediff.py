@@ -19,8 +19,9 @@ from pydantic import ValidationError
 from sandbox.core.untrusted import escape_json_text
 from scanner.batch.outcome import top_findings, worst_severity
 from scanner.batch.previous import diffed
-from scanner.batch.report_files import file_report
+from scanner.batch.report_files import refile_report
 from scanner.batch.store import Row, Store
+from scanner.batch.targets import registry_release
 from scanner.report.model import Report
 from scanner.report.score import verdict_of
 
@@ -33,6 +34,8 @@ def rediff_later(store: Store, done: Row, stores: list[Path], out: Path, *, sari
     lower = _version(done.version)
     if lower is None or done.ecosystem is None or done.name is None:
         return []
+    if not registry_release(done.target, done.ecosystem, done.name):
+        return []  # a folder or an archive is no release of the package its manifest names: no one's baseline
     amended = []
     for row in store.done_releases(done.ecosystem, done.name):
         higher = _version(row.version)
@@ -45,7 +48,7 @@ def rediff_later(store: Store, done: Row, stores: list[Path], out: Path, *, sari
         if changed.changes_since == report.changes_since:
             continue
         text = escape_json_text(changed.model_dump_json(indent=2))
-        file_report(out, row.batch_target, changed, text, sarif=sarif, markdown=markdown)
+        refile_report(out, row.report, changed, text, sarif=sarif, markdown=markdown)
         store.amend_done(row.key, verdict=changed.verdict, worst=worst_severity(changed),
                          findings=top_findings(changed))
         amended.append(row.key)

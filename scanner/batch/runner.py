@@ -162,7 +162,7 @@ def record_result(store: Store, result: JobResult, options: BatchOptions, progre
         return "queued"
     retry_left = outcome.transient and row.attempts <= options.retries
     if outcome.report is not None and not retry_left:
-        store.record_done(result.key, _scan_record(row, outcome, options), now)
+        store.record_done(result.key, _scan_record(store, row, outcome, options), now)
         done = store.row(result.key)
         progress.finished(f"done    {row.batch_target.display}: {done.verdict} (status {done.status}, score "
                           f"{done.score if done.score is not None else '-'}, {result.seconds:.0f} s)", store.counts())
@@ -173,11 +173,12 @@ def record_result(store: Store, result: JobResult, options: BatchOptions, progre
                       retries=options.retries, base=options.backoff_base)
 
 
-def _scan_record(row: Row, outcome: Outcome, options: BatchOptions) -> ScanRecord:
+def _scan_record(store: Store, row: Row, outcome: Outcome, options: BatchOptions) -> ScanRecord:
     report, text = outcome.report, outcome.report_json
     assert report is not None and text is not None
     report, text = _release_diffed(report, text, options)
-    path = file_report(options.out, row.batch_target, report, text, sarif=options.sarif, markdown=options.markdown)
+    path = file_report(options.out, row.batch_target, report, text, sarif=options.sarif, markdown=options.markdown,
+                       taken=lambda relative: store.report_taken(relative, row.key))
     return ScanRecord(status=report.status, verdict=report.verdict, score=report.score.value if report.score else None,
                       worst=worst_severity(report), ecosystem=report.target.ecosystem, name=report.target.name,
                       version=report.target.version, findings=top_findings(report), report=path,

@@ -23,7 +23,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from scanner.batch.targets import BatchTarget
+from scanner.batch.targets import BatchTarget, registry_release
 
 STATES = ("queued", "running", "done", "failed", "skipped")
 SCHEMA_VERSION = "1"
@@ -217,9 +217,17 @@ class Store:
                      (verdict, worst, json.dumps(findings), key))
 
     def done_releases(self, ecosystem: str, name: str) -> list[Row]:
-        """The done rows of one package (every version), in input order."""
-        return [_row(r) for r in self._db.execute("SELECT * FROM targets WHERE state = 'done' AND ecosystem = ? AND "
-                                                  "name = ? ORDER BY position", (ecosystem, name))]
+        """The done rows of one registry package (every version), in input order: rows of registry targets only (a
+        folder's or an archive's report says whatever package its manifest claims: targets.registry_release)."""
+        found = [_row(r) for r in self._db.execute("SELECT * FROM targets WHERE state = 'done' AND ecosystem = ? AND "
+                                                   "name = ? ORDER BY position", (ecosystem, name))]
+        return [row for row in found if registry_release(row.target, ecosystem, name)]
+
+    def report_taken(self, path: str, key: str) -> bool:
+        """Whether a row other than `key` has its report at `path` (relative to the batch directory; letter case
+        aside, as a case-insensitive file system would see it)."""
+        return self._db.execute("SELECT 1 FROM targets WHERE report = ? COLLATE NOCASE AND key != ? LIMIT 1",
+                                (path, key)).fetchone() is not None
 
     def record_failure(self, key: str, error: str, *, transient: bool, retries: int, now: float,
                        base: float = BACKOFF_BASE_SECONDS) -> str:
