@@ -24,7 +24,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Protocol
 
-from scanner.batch.fork_server import ForkedScan, ForkServer, ForkServerError, die_with_parent
+from scanner.batch.fork_server import ForkedScan, ForkFailed, ForkServer, ForkServerError, die_with_parent
 from scanner.batch.jobs import Job, JobResult
 
 SCAN_COMMAND = [sys.executable, "-m", "scanner"]
@@ -79,7 +79,12 @@ class SubprocessBackend:
         json_path.unlink(missing_ok=True)
         arguments = job.scan_arguments(str(json_path))
         began = time.monotonic()
-        process = self._forked(arguments, stderr_path) or self._started(arguments, stderr_path)
+        try:
+            process = self._forked(arguments, stderr_path) or self._started(arguments, stderr_path)
+        except ForkFailed:  # this one scan could not be started (the server goes on): the job's failure
+            if stderr_path.is_file():
+                stderr_path.unlink()
+            raise
         self._running[job.key] = _Running(job, process, json_path, stderr_path, began)
 
     def _started(self, arguments: list[str], stderr_path: Path) -> subprocess.Popen[bytes]:
@@ -145,6 +150,9 @@ class SubprocessBackend:
     def _result(self, run: _Running) -> JobResult:
         report = _read_report(run.json_path)
         tail = _tail(run.stderr_path)
+        lost = run.process.lost if isinstance(run.process, ForkedScan) else None
+        if lost is not None:  # what ended it, as the scan's own last `error:` line would say
+            tail += f"\nerror: {lost}\n"
         for path in (run.json_path, run.stderr_path):
             path.unlink(missing_ok=True)
         return JobResult(run.job.key, run.job.attempt, int(run.process.returncode), report, tail,
