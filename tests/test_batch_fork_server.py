@@ -1,7 +1,8 @@
 """The embedded batch's fork server (scanner/batch/fork_server.py) for real, no Docker: scans forked from one
 pre-imported process run the real `mcp-sandbox scan` (its exit code and `error:` line come back), each in its own
 session; stopping the batch, closing the server, or SIGKILLing the coordinator ends the forked scans; a request the
-server cannot fork fails alone; a dead server's scans are reported ended once gone."""
+server cannot fork fails alone; a dead server's scans are reported ended once gone; a server too slow to answer is
+ended before the job starts afresh (never two scans of one job)."""
 
 from __future__ import annotations
 
@@ -13,12 +14,14 @@ import signal
 import socket
 import subprocess
 import sys
+import threading
 import time
 from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
 
+from scanner.batch import fork_server
 from scanner.batch.jobs import Job, JobResult
 from scanner.batch.outcome import classify
 from scanner.batch.subprocess_backend import SubprocessBackend
@@ -238,3 +241,36 @@ def test_a_dead_server_s_scan_is_reported_ended_once_it_is_gone(tmp_path: Path, 
     outcome = classify(result)
     assert outcome.kind == "retry" and outcome.error == ("the fork server ended (exit -9) and this scan, its child, "
                                                          "was ended with it (SIGTERM)")
+
+
+def test_a_server_that_does_not_answer_in_time_is_ended_before_the_scan_starts_afresh(
+        tmp_path: Path, silent_server: str, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The server stopped (a loaded, swapping host) past the answer timeout, then resumed: it must not fork the
+    request the backend has meanwhile started as a fresh process, so one job never runs twice."""
+    monkeypatch.setattr(fork_server, "ANSWER_TIMEOUT_SECONDS", 2.0)
+    backend, server, scan = _scan_waiting(tmp_path, silent_server)
+    work = tmp_path / "work"
+    os.kill(server, signal.SIGSTOP)
+    resume = threading.Timer(3.0, lambda: _signal_if_there(server, signal.SIGCONT))
+    resume.start()
+    try:
+        backend.submit(Job("second", 1, BatchTarget(f"--url={silent_server}")))  # times out: started afresh
+        resume.join()
+        time.sleep(3.0)  # a server still there would have forked the request by now
+        assert len(_running_job(work, "second")) == 1
+        assert _wait_gone([server, scan]) == []  # the server was ended, its scan with it
+        (lost,) = _collect(backend, 1)
+        assert lost.key == "waits" and "the fork server ended" in classify(lost).error  # type: ignore[operator]
+        stopped = backend.stop(grace=30)
+    finally:
+        resume.cancel()
+        backend.close()
+    assert [r.key for r in stopped] == ["second"]
+    assert _running_job(work, "second") == []
+
+
+def _signal_if_there(pid: int, signum: int) -> None:
+    try:
+        os.kill(pid, signum)
+    except ProcessLookupError:
+        pass

@@ -17,7 +17,7 @@ answers {"id", "pid"} when the child runs, {"id", "exit"} (negative: the signal)
 limit, ENOMEM, EMFILE; that one request fails, the server and its other children go on), and `ready` once at start.
 When its stdin closes (the coordinator is gone), the server SIGTERMs its children and exits when they have.
 
-Should the server die anyway, its children get
+Should the server die anyway (killed, or killed by the coordinator when it stopped answering), its children get
 SIGTERM and tear their sandboxes down; each is reported ended only once its process is gone (watched through a
 pidfd), with that reason, so its retry never starts beside it.
 
@@ -203,7 +203,8 @@ class ForkServer:
 
     def spawn(self, argv: list[str], stderr: Path) -> ForkedScan:
         """Fork a scan; ForkFailed when the server could not (that scan alone), ForkServerError when the server is
-        gone or does not answer in time."""
+        gone or does not answer in time: it is then killed first (its children with it), as it may yet fork the
+        request, and a late pid is adopted rather than a second scan of the job started."""
         self._next += 1
         request = self._next
         try:
@@ -211,8 +212,13 @@ class ForkServer:
             self._stdin.flush()
         except (BrokenPipeError, OSError) as exc:
             raise ForkServerError(f"the fork server is gone ({exc})") from None
-        self._wait_for(lambda message: isinstance(message, dict) and message.get("id") == request
-                       and ("pid" in message or "error" in message), ANSWER_TIMEOUT_SECONDS, "fork")
+        try:
+            self._wait_for(lambda message: isinstance(message, dict) and message.get("id") == request
+                           and ("pid" in message or "error" in message), ANSWER_TIMEOUT_SECONDS, "fork")
+        except ForkServerError as exc:
+            self.kill()
+            if request not in self._pids:
+                raise ForkServerError(f"{exc}; it was ended, and the scans it ran with it (each is retried)") from None
         if request in self._errors:
             number, text = self._errors.pop(request)
             raise ForkFailed(number, f"the fork server could not start the scan: {text}")
@@ -263,6 +269,13 @@ class ForkServer:
             elif isinstance(message, dict) and "error" in message:
                 self._errors[int(message["id"])] = (int(message.get("errno") or 0), str(message["error"]))
         return messages
+
+    def kill(self) -> None:
+        """End the server now; its children get SIGTERM (each tears its sandbox down). What it wrote is read."""
+        if self._process.poll() is None:
+            self._process.kill()
+        self._process.wait()
+        self.pump()
 
     def close(self, grace: float = END_GRACE_SECONDS) -> None:
         """Close the server's stdin (it ends its children, if any) and wait for it."""
