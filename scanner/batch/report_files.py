@@ -40,15 +40,21 @@ def refile_report(root: Path, relative: str, report: Report, report_json: str, *
 
 def _write(path: Path, report: Report, report_json: str, *, sarif: bool, markdown: bool) -> None:
     path.parent.mkdir(parents=True, exist_ok=True)
-    _write_whole(path, report_json if report_json.endswith("\n") else report_json + "\n")
+    write_whole(path, report_json if report_json.endswith("\n") else report_json + "\n")
     if sarif:
         document = json.dumps(to_sarif(report, report_artifact(report)), indent=2, ensure_ascii=False)
-        _write_whole(path.with_suffix(".sarif"), escape_json_text(document) + "\n")
+        write_whole(path.with_suffix(".sarif"), escape_json_text(document) + "\n")
     if markdown:
-        _write_whole(path.with_suffix(".md"), to_markdown(report))
+        write_whole(path.with_suffix(".md"), to_markdown(report))
 
 
-def _write_whole(path: Path, text: str) -> None:
+def write_whole(path: Path, text: str) -> None:
+    """Write `text` beside `path` and rename it into place: a reader (and a kill, a full disk) sees the file as it
+    was or as it is now, never half of it. A write that fails leaves the earlier file and removes its temporary."""
     temporary = path.with_name(f".{path.name}.{os.getpid()}.tmp")
-    temporary.write_text(text, encoding="utf-8")
-    os.replace(temporary, path)
+    try:
+        temporary.write_text(text, encoding="utf-8")
+        os.replace(temporary, path)
+    except BaseException:
+        temporary.unlink(missing_ok=True)
+        raise
