@@ -69,6 +69,7 @@ def run_batch(store: Store, backend: JobBackend, options: BatchOptions, progress
     """Run every queued row to done, failed or (transient) retries exhausted; `after_done` runs after each target
     done (the install cache's eviction under `--cache-size`)."""
     try:
+        _finish_rediffs(store, options, progress)
         _resume(store, backend, options, progress)
         while _step(store, backend, options, progress, clock, sleep, after_done):
             progress.update(store.counts())
@@ -77,6 +78,25 @@ def run_batch(store: Store, backend: JobBackend, options: BatchOptions, progress
         for result in backend.stop(options.stop_grace):
             store.release(result.key)
         raise
+
+
+def _rediff(store: Store, done: Row, options: BatchOptions, progress: Progress) -> None:
+    """Re-diff the later releases against a row just done, then clear its mark (Store.record_done set it)."""
+    rediff_later(store, done, _stores(options), options.out, sarif=options.sarif, markdown=options.markdown,
+                 note=progress.note)
+    store.rediffed(done.key)
+
+
+def _finish_rediffs(store: Store, options: BatchOptions, progress: Progress) -> None:
+    """The re-diffs a dead run had left unfinished (its row done, the later releases not yet diffed against it);
+    one that cannot be done is said and its mark cleared, so it never stops a run again."""
+    for row in store.pending_rediffs():
+        try:
+            _rediff(store, row, options, progress)
+        except Exception as exc:  # noqa: BLE001 - one release's re-diff must not stop the batch; said, with why
+            progress.note(f"{row.batch_target.display}: the later releases could not be re-diffed against it "
+                          f"({_reason(exc)})")
+            store.rediffed(row.key)
 
 
 def _resume(store: Store, backend: JobBackend, options: BatchOptions, progress: Progress) -> None:
@@ -166,8 +186,7 @@ def record_result(store: Store, result: JobResult, options: BatchOptions, progre
         done = store.row(result.key)
         progress.finished(f"done    {row.batch_target.display}: {done.verdict} (status {done.status}, score "
                           f"{done.score if done.score is not None else '-'}, {result.seconds:.0f} s)", store.counts())
-        rediff_later(store, done, _stores(options), options.out, sarif=options.sarif, markdown=options.markdown,
-                     note=progress.note)
+        _rediff(store, done, options, progress)
         return "done"
     return _job_error(store, row, outcome.error or "unknown failure", progress, now, transient=outcome.transient,
                       retries=options.retries, base=options.backoff_base)

@@ -46,12 +46,14 @@ CREATE TABLE IF NOT EXISTS targets (
     error TEXT, transient INTEGER NOT NULL DEFAULT 0,
     started_at REAL, finished_at REAL, seconds REAL, scan_seconds REAL,
     task_id TEXT,
-    abandoned INTEGER NOT NULL DEFAULT 0
+    abandoned INTEGER NOT NULL DEFAULT 0,
+    rediff INTEGER NOT NULL DEFAULT 0
 );
 CREATE INDEX IF NOT EXISTS targets_state ON targets (state, not_before, position);
 """
 # (name, type) of the columns added after schema 1 first shipped
-ADDED_COLUMNS = (("task_id", "TEXT"), ("abandoned", "INTEGER NOT NULL DEFAULT 0"))
+ADDED_COLUMNS = (("task_id", "TEXT"), ("abandoned", "INTEGER NOT NULL DEFAULT 0"),
+                 ("rediff", "INTEGER NOT NULL DEFAULT 0"))
 MAX_ABANDONED = 3  # a row left running by this many dead runs is failed, not queued again
 BACKOFF_BASE_SECONDS = 5.0
 BACKOFF_CAP_SECONDS = 300.0
@@ -85,6 +87,7 @@ class Row:
     scan_seconds: float | None = None
     task_id: str | None = None  # the job's id where it runs, while the row is running (scanner.batch.jobs.Job)
     abandoned: int = 0  # how many dead runs left this row running (requeue_abandoned)
+    rediff: bool = False  # done, the later releases' re-diff against it not yet finished (scanner.batch.rediff)
 
     @property
     def batch_target(self) -> BatchTarget:
@@ -203,10 +206,12 @@ class Store:
                      "task_id = NULL WHERE key = ? AND state = 'running'", (key,))
 
     def record_done(self, key: str, record: ScanRecord, now: float) -> None:
+        """The row done, marked for the re-diff of the later releases against it (cleared by `rediffed` once that
+        is finished; a run that dies between the two leaves the mark for the next run's `pending_rediffs`)."""
         self._update(
             "UPDATE targets SET state = 'done', status = ?, verdict = ?, score = ?, worst = ?, ecosystem = ?, "
             "name = ?, version = ?, findings = ?, report = ?, error = ?, transient = 0, finished_at = ?, "
-            "seconds = ? - started_at, scan_seconds = ? WHERE key = ? AND state = 'running'",
+            "seconds = ? - started_at, scan_seconds = ?, rediff = 1 WHERE key = ? AND state = 'running'",
             (record.status, record.verdict, record.score, record.worst, record.ecosystem, record.name,
              record.version, json.dumps(record.findings), record.report, record.error, now, now,
              record.scan_seconds, key))
@@ -215,6 +220,14 @@ class Store:
         """A done row whose report was rewritten (re-diffed against a release done after it): its new verdict."""
         self._update("UPDATE targets SET verdict = ?, worst = ?, findings = ? WHERE key = ? AND state = 'done'",
                      (verdict, worst, json.dumps(findings), key))
+
+    def pending_rediffs(self) -> list[Row]:
+        """The done rows whose later releases' re-diff a dead run did not finish, in input order."""
+        return [_row(r) for r in self._db.execute("SELECT * FROM targets WHERE state = 'done' AND rediff = 1 "
+                                                  "ORDER BY position")]
+
+    def rediffed(self, key: str) -> None:
+        self._update("UPDATE targets SET rediff = 0 WHERE key = ?", (key,))
 
     def done_releases(self, ecosystem: str, name: str) -> list[Row]:
         """The done rows of one registry package (every version), in input order: rows of registry targets only (a
@@ -275,4 +288,5 @@ def _row(found: sqlite3.Row) -> Row:
     values["server_args"] = tuple(json.loads(values["server_args"]))
     values["findings"] = json.loads(values["findings"])
     values["transient"] = bool(values["transient"])
+    values["rediff"] = bool(values["rediff"])
     return Row(**values)
