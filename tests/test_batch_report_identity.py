@@ -1,7 +1,8 @@
 """One row, one report file, and only a registry target's row stands for a registry release: two names that share
 their first 80 characters, two targets resolving to one release, or a folder or archive whose manifest claims a
 registry package's name and version never overwrite another row's report, fake "already vetted" (`--since`) or
-become the baseline a real release is diffed against. A store from before the change resumes as it was."""
+become the baseline a registry release is diffed against (two local builds are still compared with each other). A
+store from before the change resumes as it was."""
 
 from __future__ import annotations
 
@@ -29,6 +30,7 @@ def _report(kind: str, name: str, requested: str, version: str) -> str:
 
 def _run(out: Path, results: dict[BatchTarget, tuple[str, str, str]]) -> dict[str, str]:
     """Each target done with a report of (kind, name, version), one at a time; {target: its report's path}."""
+    out.mkdir(exist_ok=True)
     with Store.open(out / "batch.sqlite") as store:
         store.add(list(results))
         backend = _FakeBackend({t.key: [JobResult(t.key, 1, 0, _report(kind, name, t.target, version), "", 1.0)]
@@ -107,9 +109,20 @@ def test_a_long_version_keeps_the_hash_and_a_taken_hash_gives_the_whole_one(tmp_
     assert len(whole.stem.rpartition("+")[2]) == 64
 
 
-def test_an_upload_is_not_re_diffed_as_a_later_release_of_the_package_it_claims(tmp_path: Path) -> None:
-    """The upload done first, then the real 1.0.0: the upload is no release of left-pad, so the real one's
-    re-diff of the later releases (scanner.batch.rediff) leaves its report as it was."""
-    upload, real = BatchTarget(str(tmp_path / "claims-2.0.0.tgz")), BatchTarget("npm:left-pad@1.0.0")
-    paths = _run(tmp_path, {upload: ("archive", "left-pad", "2.0.0"), real: ("npm", "left-pad", "1.0.0")})
-    assert json.loads((tmp_path / paths[upload.target]).read_text())["changes_since"] is None
+def test_a_release_done_first_is_not_re_diffed_against_an_upload_claiming_an_earlier_one(tmp_path: Path) -> None:
+    """The real 2.0.0 done first, then an upload claiming 1.0.0 (the real one's hosts, say): the upload is no
+    release of left-pad, so the re-diff of the later releases (scanner.batch.rediff) leaves 2.0.0 as it was."""
+    upload, real = BatchTarget(str(tmp_path / "claims-1.0.0.tgz")), BatchTarget("npm:left-pad@2.0.0")
+    paths = _run(tmp_path, {real: ("npm", "left-pad", "2.0.0"), upload: ("archive", "left-pad", "1.0.0")})
+    assert json.loads((tmp_path / paths[real.target]).read_text())["changes_since"] is None
+
+
+def test_two_local_builds_of_a_package_are_still_compared(tmp_path: Path) -> None:
+    """Folders and archives are each other's baselines (two builds compared), and a registry release is theirs."""
+    old, new = BatchTarget(str(tmp_path / "build-1.0.0.tgz")), BatchTarget(str(tmp_path / "build-2.0.0.tgz"))
+    paths = _run(tmp_path, {new: ("archive", "left-pad", "2.0.0"), old: ("archive", "left-pad", "1.0.0")})
+    assert json.loads((tmp_path / paths[new.target]).read_text())["changes_since"]["previous_version"] == "1.0.0"
+    published, build = BatchTarget("npm:right-pad@1.0.0"), BatchTarget(str(tmp_path / "right-pad-1.1.0.tgz"))
+    paths = _run(tmp_path / "other", {published: ("npm", "right-pad", "1.0.0"), build: ("archive", "right-pad", "1.1.0")})
+    assert json.loads((tmp_path / "other" / paths[build.target]).read_text())["changes_since"]["previous_version"] == \
+        "1.0.0"

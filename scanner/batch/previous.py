@@ -5,6 +5,11 @@ Which release is "earlier": among the vetted versions of the same package (ecosy
 one, the highest version below it when the versions parse (PEP 440, which reads most semver too); when they do not
 parse, the one vetted last. A release vetted in the same batch only counts once its scan is done; when the lower one
 finishes last, scanner.batch.rediff diffs the later one again.
+
+A folder's or an archive's name and version are what its own manifest claims, so such a row is never "already
+vetted" (`--since`) and never the earlier release of a registry target (it could pose as the package's last release,
+with the same hosts, and hide what the real one changed); it is only ever the baseline of another folder or archive
+(two local builds of one package compared).
 """
 
 from __future__ import annotations
@@ -29,6 +34,7 @@ class Vetted:
     version: str
     report: Path
     finished_at: float
+    registry: bool = True  # a registry target's row (targets.registry_release), not a folder's or an archive's
 
 
 def store_path(since: Path) -> Path:
@@ -40,9 +46,8 @@ def store_path(since: Path) -> Path:
 
 
 def vetted_releases(database: Path, ecosystem: str, name: str) -> list[Vetted]:
-    """The done rows of one registry package in a store, read only; their report paths resolved against the store's
-    folder. Rows of registry targets only: a folder's or an archive's report says whatever package and version its
-    own manifest claims, so it never counts as that release vetted (nor as the baseline of a real one)."""
+    """The done rows of one package in a store, read only; their report paths resolved against the store's folder,
+    each saying whether it is a registry target's."""
     if not database.is_file():
         return []
     connection = sqlite3.connect(f"{database.resolve().as_uri()}?mode=ro", uri=True, timeout=30)
@@ -55,12 +60,13 @@ def vetted_releases(database: Path, ecosystem: str, name: str) -> list[Vetted]:
     finally:
         connection.close()
     base = database.resolve().parent
-    return [Vetted(str(version), base / str(report), float(at)) for target, version, report, at in found
-            if registry_release(str(target), ecosystem, name)]
+    return [Vetted(str(version), base / str(report), float(at), registry_release(str(target), ecosystem, name))
+            for target, version, report, at in found]
 
 
 def is_vetted(database: Path, ecosystem: str, name: str, version: str) -> bool:
-    return any(v.version == version for v in vetted_releases(database, ecosystem, name))
+    """Whether a registry target of that release is done in the store (a folder claiming it does not count)."""
+    return any(v.version == version and v.registry for v in vetted_releases(database, ecosystem, name))
 
 
 def earlier(candidates: list[Vetted], version: str) -> Vetted | None:
@@ -83,14 +89,16 @@ def _parsed(version: str) -> Version | None:
         return None
 
 
-def diffed(report: Report, stores: list[Path]) -> Report:
+def diffed(report: Report, stores: list[Path], *, registry: bool = True) -> Report:
     """The report with `changes_since` against the earlier release in the first store that has one (itself when no
-    store does, or the earlier report cannot be read: a report cut short is no baseline)."""
+    store does, or the earlier report cannot be read: a report cut short is no baseline). `registry`: the report is a
+    registry target's, whose baseline is a registry target's too."""
     target = report.target
     if target.ecosystem is None or target.version is None:
         return report
     for database in stores:
-        found = earlier(vetted_releases(database, target.ecosystem, target.name), target.version)
+        candidates = vetted_releases(database, target.ecosystem, target.name)
+        found = earlier([c for c in candidates if c.registry or not registry], target.version)
         if found is None:
             continue
         try:

@@ -34,17 +34,19 @@ def rediff_later(store: Store, done: Row, stores: list[Path], out: Path, *, sari
     lower = _version(done.version)
     if lower is None or done.ecosystem is None or done.name is None:
         return []
-    if not registry_release(done.target, done.ecosystem, done.name):
-        return []  # a folder or an archive is no release of the package its manifest names: no one's baseline
+    baseline_registry = registry_release(done.target, done.ecosystem, done.name)
     amended = []
     for row in store.done_releases(done.ecosystem, done.name):
         higher = _version(row.version)
         if row.key == done.key or higher is None or higher <= lower or row.report is None:
             continue
+        registry = registry_release(row.target, done.ecosystem, done.name)
+        if registry and not baseline_registry:
+            continue  # a folder or an archive is never a registry release's baseline (scanner.batch.previous)
         report = _read(out / row.report)
         if report is None:
             continue
-        changed = diffed(without_release_diff(report), stores)
+        changed = diffed(without_release_diff(report), stores, registry=registry)
         if changed.changes_since == report.changes_since:
             continue
         text = escape_json_text(changed.model_dump_json(indent=2))

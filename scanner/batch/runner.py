@@ -24,6 +24,7 @@ from scanner.batch.progress import Progress
 from scanner.batch.rediff import rediff_later
 from scanner.batch.report_files import file_report
 from scanner.batch.store import BACKOFF_BASE_SECONDS, Row, ScanRecord, Store
+from scanner.batch.targets import registry_release
 from scanner.errors import UsageError
 from scanner.report.model import Report
 from sandbox.core.untrusted import escape_for_terminal, escape_json_text
@@ -195,7 +196,8 @@ def record_result(store: Store, result: JobResult, options: BatchOptions, progre
 def _scan_record(store: Store, row: Row, outcome: Outcome, options: BatchOptions) -> ScanRecord:
     report, text = outcome.report, outcome.report_json
     assert report is not None and text is not None
-    report, text = _release_diffed(report, text, options)
+    report, text = _release_diffed(report, text, options,
+                                   registry=registry_release(row.target, report.target.ecosystem, report.target.name))
     path = file_report(options.out, row.batch_target, report, text, sarif=options.sarif, markdown=options.markdown,
                        taken=lambda relative: store.report_taken(relative, row.key))
     return ScanRecord(status=report.status, verdict=report.verdict, score=report.score.value if report.score else None,
@@ -209,9 +211,10 @@ def _stores(options: BatchOptions) -> list[Path]:
     return [options.out / STORE_NAME, *([options.since] if options.since else [])]
 
 
-def _release_diffed(report: Report, text: str, options: BatchOptions) -> tuple[Report, str]:
-    """The report with its release diff (I12/I13) when a store holds an earlier release of the package."""
-    changed = diffed(report, _stores(options))
+def _release_diffed(report: Report, text: str, options: BatchOptions, *, registry: bool) -> tuple[Report, str]:
+    """The report with its release diff (I12/I13) when a store holds an earlier release of the package (a registry
+    target's only, for a registry target's report)."""
+    changed = diffed(report, _stores(options), registry=registry)
     if changed is report:
         return report, text
     return changed, escape_json_text(changed.model_dump_json(indent=2))

@@ -23,7 +23,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from scanner.batch.targets import BatchTarget, registry_release
+from scanner.batch.targets import BatchTarget
 
 STATES = ("queued", "running", "done", "failed", "skipped")
 SCHEMA_VERSION = "1"
@@ -230,11 +230,9 @@ class Store:
         self._update("UPDATE targets SET rediff = 0 WHERE key = ?", (key,))
 
     def done_releases(self, ecosystem: str, name: str) -> list[Row]:
-        """The done rows of one registry package (every version), in input order: rows of registry targets only (a
-        folder's or an archive's report says whatever package its manifest claims: targets.registry_release)."""
-        found = [_row(r) for r in self._db.execute("SELECT * FROM targets WHERE state = 'done' AND ecosystem = ? AND "
-                                                   "name = ? ORDER BY position", (ecosystem, name))]
-        return [row for row in found if registry_release(row.target, ecosystem, name)]
+        """The done rows of one package (every version), in input order."""
+        return [_row(r) for r in self._db.execute("SELECT * FROM targets WHERE state = 'done' AND ecosystem = ? AND "
+                                                  "name = ? ORDER BY position", (ecosystem, name))]
 
     def report_taken(self, path: str, key: str) -> bool:
         """Whether a row other than `key` has its report at `path` (relative to the batch directory; letter case

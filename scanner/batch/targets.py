@@ -48,7 +48,7 @@ def unpassable(words: tuple[str, ...] | list[str]) -> str | None:
 def registry_release(target: str, ecosystem: str | None, name: str | None) -> bool:
     """Whether a row of `target` whose report says (ecosystem, name) is a release of that registry package: only a
     registry target (npm:, pypi:) of that very package. A folder's or an archive's name and version are what its own
-    manifest claims, so its row never stands for a registry release (vetted, or the baseline of another)."""
+    manifest claims, so its row never stands for a registry release (vetted, or a registry target's baseline)."""
     if not target.startswith(("npm:", "pypi:")):
         return False
     try:
