@@ -104,6 +104,8 @@ def _scan_waiting(tmp_path: Path, url: str) -> tuple[SubprocessBackend, int, int
     while not _children(server) and time.monotonic() < deadline:
         time.sleep(0.05)
     (scan,) = _children(server)
+    while os.getsid(scan) != scan and time.monotonic() < deadline:  # forked, its own session not yet begun
+        time.sleep(0.01)
     return backend, server, scan
 
 
