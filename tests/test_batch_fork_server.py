@@ -1,22 +1,29 @@
 """The embedded batch's fork server (scanner/batch/fork_server.py) for real, no Docker: scans forked from one
 pre-imported process run the real `mcp-sandbox scan` (its exit code and `error:` line come back), each in its own
-session; stopping the batch, closing the server, or SIGKILLing the coordinator ends the forked scans."""
+session; stopping the batch, closing the server, or SIGKILLing the coordinator ends the forked scans; a request the
+server cannot fork fails alone; a dead server's scans are reported ended once gone; a server too slow to answer is
+ended before the job starts afresh (never two scans of one job)."""
 
 from __future__ import annotations
 
+import errno
+import hashlib
 import json
 import os
 import signal
 import socket
 import subprocess
 import sys
+import threading
 import time
 from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
 
+from scanner.batch import fork_server
 from scanner.batch.jobs import Job, JobResult
+from scanner.batch.outcome import classify
 from scanner.batch.subprocess_backend import SubprocessBackend
 from scanner.batch.targets import BatchTarget
 from tests.sandbox_helpers import REPO
@@ -97,6 +104,8 @@ def _scan_waiting(tmp_path: Path, url: str) -> tuple[SubprocessBackend, int, int
     while not _children(server) and time.monotonic() < deadline:
         time.sleep(0.05)
     (scan,) = _children(server)
+    while os.getsid(scan) != scan and time.monotonic() < deadline:  # forked, its own session not yet begun
+        time.sleep(0.01)
     return backend, server, scan
 
 
@@ -179,3 +188,91 @@ def test_a_forked_scan_stops_on_sigterm_even_when_the_batch_started_with_sigint_
     result = json.loads(done.stdout.strip().splitlines()[-1])
     assert result["stopped"] and result["exit"] == 130, result  # interrupted, not run on or SIGKILLed
     assert "interrupted; the sandbox was torn down" in result["tail"]
+
+
+def _stem(key: str) -> str:
+    return f"{hashlib.sha256(key.encode()).hexdigest()[:16]}-1-{os.getpid()}"
+
+
+def _running_job(work: Path, key: str) -> list[int]:
+    """The live processes whose stderr is one of the job's files (a forked scan's, a fresh one's)."""
+    found = []
+    for entry in Path("/proc").iterdir():
+        try:
+            stderr = os.readlink(entry / "fd" / "2") if entry.name.isdigit() else ""
+        except OSError:
+            continue
+        if stderr.startswith(f"{work}/{_stem(key)}") and _alive(int(entry.name)):
+            found.append(int(entry.name))
+    return found
+
+
+def test_a_request_the_server_cannot_fork_fails_alone(tmp_path: Path, silent_server: str) -> None:
+    """An OSError starting one scan (its stderr file cannot be opened here; EAGAIN, ENOMEM, EMFILE from fork the
+    same way) fails that job; the server, and the scan it runs, go on."""
+    backend, server, scan = _scan_waiting(tmp_path, silent_server)
+    work = tmp_path / "work"
+    for name in (f"{_stem('second')}-forked.stderr", f"{_stem('second')}.stderr"):
+        (work / name).mkdir()  # where the second job's stderr would go
+    try:
+        with pytest.raises(OSError) as raised:
+            backend.submit(Job("second", 1, BatchTarget(f"--url={silent_server}")))
+        assert raised.value.errno == errno.EISDIR and "could not start the scan" in str(raised.value)
+        assert backend.collect(1.0) == [] and _alive(server) and _alive(scan)  # the scan in flight goes on
+        assert backend.in_flight() == ["waits"]
+        backend.submit(Job("third", 1, BatchTarget(f"--url={silent_server}")))  # and the server forks again
+        assert sorted(backend.in_flight()) == ["third", "waits"] and len(_children(server)) == 2
+        stopped = backend.stop(grace=30)
+    finally:
+        backend.close()
+    assert sorted(r.key for r in stopped) == ["third", "waits"] and all(r.stopped for r in stopped)
+
+
+def test_a_dead_server_s_scan_is_reported_ended_once_it_is_gone(tmp_path: Path, silent_server: str) -> None:
+    backend, server, scan = _scan_waiting(tmp_path, silent_server)
+    try:
+        os.kill(scan, signal.SIGSTOP)  # the scan cannot act on the SIGTERM the server's death sends it: still there
+        os.kill(server, signal.SIGKILL)
+        assert backend.collect(2.0) == [] and _alive(scan)  # not reported ended while its process is still there
+        os.kill(scan, signal.SIGCONT)
+        (result,) = _collect(backend, 1)
+        assert not _alive(scan)
+    finally:
+        backend.close()
+    assert result.exit_code == -signal.SIGTERM and not result.stopped
+    outcome = classify(result)
+    assert outcome.kind == "retry" and outcome.error == ("the fork server ended (exit -9) and this scan, its child, "
+                                                         "was ended with it (SIGTERM)")
+
+
+def test_a_server_that_does_not_answer_in_time_is_ended_before_the_scan_starts_afresh(
+        tmp_path: Path, silent_server: str, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The server stopped (a loaded, swapping host) past the answer timeout, then resumed: it must not fork the
+    request the backend has meanwhile started as a fresh process, so one job never runs twice."""
+    monkeypatch.setattr(fork_server, "ANSWER_TIMEOUT_SECONDS", 2.0)
+    backend, server, scan = _scan_waiting(tmp_path, silent_server)
+    work = tmp_path / "work"
+    os.kill(server, signal.SIGSTOP)
+    resume = threading.Timer(3.0, lambda: _signal_if_there(server, signal.SIGCONT))
+    resume.start()
+    try:
+        backend.submit(Job("second", 1, BatchTarget(f"--url={silent_server}")))  # times out: started afresh
+        resume.join()
+        time.sleep(3.0)  # a server still there would have forked the request by now
+        assert len(_running_job(work, "second")) == 1
+        assert _wait_gone([server, scan]) == []  # the server was ended, its scan with it
+        (lost,) = _collect(backend, 1)
+        assert lost.key == "waits" and "the fork server ended" in classify(lost).error  # type: ignore[operator]
+        stopped = backend.stop(grace=30)
+    finally:
+        resume.cancel()
+        backend.close()
+    assert [r.key for r in stopped] == ["second"]
+    assert _running_job(work, "second") == []
+
+
+def _signal_if_there(pid: int, signum: int) -> None:
+    try:
+        os.kill(pid, signum)
+    except ProcessLookupError:
+        pass

@@ -1,20 +1,25 @@
 """Two (or three) releases of one package in one batch are diffed whichever scan finishes first
 (scanner/batch/rediff.py): the results go through the coordinator's own record_result in the order the scans
-ended, and the later release's report, row and summary end up as if the baseline had been done first."""
+ended, and the later release's report, row and summary end up as if the baseline had been done first; a re-diff an
+interrupt cut short is finished by the next run."""
 
 from __future__ import annotations
 
 import json
 from pathlib import Path
 
+import pytest
+
+from scanner.batch import runner
 from scanner.batch.jobs import JobResult
 from scanner.batch.progress import Progress
 from scanner.batch.rediff import without_release_diff
-from scanner.batch.runner import BatchOptions, record_result
+from scanner.batch.runner import BatchOptions, record_result, run_batch
 from scanner.batch.store import Store
 from scanner.batch.targets import BatchTarget
 from scanner.report.model import Report
 from scanner.report.score import verdict_of
+from tests.test_batch_store import _FakeBackend
 from tests.test_release_diff import report as unscored
 
 
@@ -100,3 +105,36 @@ def test_without_release_diff_gives_back_the_scan_s_own_report() -> None:
     diffed = with_changes(new, release_changes(old, new, "old.json"))
     assert diffed.verdict == "block"
     assert without_release_diff(diffed) == new
+
+
+def test_a_re_diff_cut_short_by_an_interrupt_is_finished_by_the_next_run(tmp_path: Path,
+                                                                          monkeypatch: pytest.MonkeyPatch) -> None:
+    """1.1.0 done first, then 1.0.0, and the batch interrupted (Ctrl-C; a SIGKILL the same) right after 1.0.0 was
+    recorded, before 1.1.0 was re-diffed against it: the rerun finishes that re-diff."""
+    releases = {"npm:mail-mcp@1.1.0": report("1.1.0", hosts=("api.mail.invalid", NEW_HOST)),
+                "npm:mail-mcp@1.0.0": report("1.0.0", hosts=("api.mail.invalid",))}
+    out = tmp_path / "out"
+    out.mkdir()
+    real, calls = runner.rediff_later, []
+
+    def interrupted(*args, **kwargs):  # type: ignore[no-untyped-def]
+        calls.append(args[1].target)
+        if args[1].target == "npm:mail-mcp@1.0.0":
+            raise KeyboardInterrupt  # where the signal lands: the row recorded done, the re-diff not begun
+        return real(*args, **kwargs)
+
+    monkeypatch.setattr(runner, "rediff_later", interrupted)
+    with Store.open(out / "batch.sqlite") as store:
+        store.add([BatchTarget(target) for target in releases])
+        with pytest.raises(KeyboardInterrupt):
+            _finish(store, BatchOptions(out=out, retries=0), releases, order=list(releases))
+        later = store.row(BatchTarget("npm:mail-mcp@1.1.0").key)
+    assert _report_of(out, later)["changes_since"] is None and calls == list(releases)
+    monkeypatch.setattr(runner, "rediff_later", real)
+    with Store.open(out / "batch.sqlite") as store:  # the rerun: nothing left to scan, the re-diff left to finish
+        run_batch(store, _FakeBackend({}), BatchOptions(out=out, retries=0), Progress(), sleep=lambda _s: None)
+        later = store.row(later.key)
+    assert _report_of(out, later)["changes_since"]["previous_version"] == "1.0.0"
+    assert later.verdict == "block" and [f["rule_id"] for f in later.findings] == ["I12"]
+    with Store.open(out / "batch.sqlite") as store:
+        assert store.pending_rediffs() == []  # done once: the run after does not do it again

@@ -33,7 +33,9 @@ def test_the_later_release_done_first_is_diffed_once_its_baseline_is_done(tmp_pa
     targets.write_text(f"{v2}\n")
     alone = _batch(targets, out)
     assert alone.returncode == 1, alone.stderr  # its start-up lookup blocks it on its own (B rules)
-    second_path = out / "reports" / "npm" / "mcp-zoo-release" / "2.0.0.json"
+    (row,) = json.loads((out / "summary.json").read_text())["targets"]
+    second_path = out / row["report"]  # a folder's report: reports/npm/mcp-zoo-release/2.0.0+<its row's hash>.json
+    assert row["report"].startswith("reports/npm/mcp-zoo-release/2.0.0+")
     first_look = json.loads(second_path.read_text())
     assert first_look["changes_since"] is None and not _i12(first_look)  # nothing to compare 2.0.0 with yet
 

@@ -1,7 +1,7 @@
 """The store's side of a coordinator restart (the real thing, with a broker and a worker, is
 tests/test_batch_coordinator_restart.py): each row gets its job's id before the job is handed over, a distributed
 rerun keeps the dead run's handed-over rows running and resumes them through the backend, the embedded one requeues
-them, and a store made before the task id existed opens as before."""
+them, and a store made before the task id (and the abandoned count) existed opens as before."""
 
 from __future__ import annotations
 
@@ -64,11 +64,13 @@ def test_the_embedded_rerun_requeues_every_running_row_and_forgets_its_id(tmp_pa
 def test_a_store_from_before_the_task_id_opens_and_gains_the_column(tmp_path: Path) -> None:
     path = tmp_path / "batch.sqlite"
     old = sqlite3.connect(path)
-    old.executescript(SCHEMA.replace(",\n    task_id TEXT", ""))
+    added = ",\n    task_id TEXT,\n    abandoned INTEGER NOT NULL DEFAULT 0,\n    rediff INTEGER NOT NULL DEFAULT 0"
+    assert added in SCHEMA
+    old.executescript(SCHEMA.replace(added, ""))
     old.execute("INSERT INTO targets (key, position, target, state) VALUES (?, 0, ?, 'running')", (A.key, A.target))
     old.commit()
-    assert "task_id" not in {r[1] for r in old.execute("PRAGMA table_info(targets)")}
+    assert not {"task_id", "abandoned", "rediff"} & {r[1] for r in old.execute("PRAGMA table_info(targets)")}
     old.close()
     with Store.open(path) as store:
-        assert store.row(A.key).task_id is None
+        assert (store.row(A.key).task_id, store.row(A.key).abandoned, store.row(A.key).rediff) == (None, 0, False)
         assert store.requeue_abandoned(keep_sent=True) == 1  # no id: nothing to resume, so requeued

@@ -27,7 +27,8 @@ def test_a_hostile_component_never_leaves_the_reports_folder(tmp_path: Path, hos
 
 def test_a_scoped_npm_name_is_two_folders_and_other_slashes_are_replaced(tmp_path: Path) -> None:
     base = tmp_path / "reports"
-    assert report_path(tmp_path, PLAIN, "npm", "@scope/server", "1.2.3") == base.resolve() / "npm/@scope/server/1.2.3.json"
+    scoped = BatchTarget("npm:@scope/server@1.2.3")
+    assert report_path(tmp_path, scoped, "npm", "@scope/server", "1.2.3") == base.resolve() / "npm/@scope/server/1.2.3.json"
     assert report_path(tmp_path, PLAIN, "pypi", "@scope/server", "1.2.3").parent.name == "@scope_server"
     assert report_path(tmp_path, PLAIN, "npm", "@a/b/c", "1").parent.name == "@a_b_c"
 
@@ -100,3 +101,34 @@ def test_the_summary_lists_every_target_with_its_findings_and_report(tmp_path: P
 
 def test_the_markdown_of_an_empty_batch_says_so() -> None:
     assert "Verdicts: none yet" in summary_markdown([], "error")
+
+
+CUT_SHORT = """
+import resource, signal, sys
+from pathlib import Path
+from tests.test_batch_summary import _row
+from scanner.batch.summary import write_summary
+signal.signal(signal.SIGXFSZ, signal.SIG_IGN)  # past the limit a write fails (EFBIG), as on a full disk
+resource.setrlimit(resource.RLIMIT_FSIZE, (64 * 1024, 64 * 1024))
+try:
+    write_summary(Path(sys.argv[1]), [_row(f"target-{n}", error="x" * 200) for n in range(2000)], "error")
+except OSError as exc:
+    print(exc.errno)
+"""
+
+
+def test_a_summary_write_cut_short_leaves_the_earlier_summary_whole(tmp_path: Path) -> None:
+    import errno
+    import subprocess
+    import sys
+
+    from tests.sandbox_helpers import REPO
+
+    write_summary(tmp_path, [_row("earlier")], "error")
+    before = {name: (tmp_path / name).read_text() for name in ("summary.json", "summary.md", "summary.html")}
+    done = subprocess.run([sys.executable, "-c", CUT_SHORT, str(tmp_path)], cwd=REPO, capture_output=True, text=True,
+                          timeout=120)
+    assert done.stdout.strip() == str(errno.EFBIG), done.stderr
+    assert {name: (tmp_path / name).read_text() for name in before} == before
+    assert json.loads(before["summary.json"])["targets"][0]["target"] == "npm:earlier"
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["summary.html", "summary.json", "summary.md"]

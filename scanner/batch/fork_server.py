@@ -12,8 +12,14 @@ with its own pid, as a child scan did.
 The server starts no thread and opens no connection before it forks (the imports only), so a child inherits no lock
 or socket; what the imports made is frozen out of the garbage collector (gc.freeze), so a child's collections do not
 copy the pages it shares with the server. Protocol, JSON lines: the coordinator writes {"id", "argv", "stderr"} to the server's stdin; the server
-answers {"id", "pid"} when the child runs, {"id", "exit"} (negative: the signal) when it ended, and `ready` once at
-start. When its stdin closes (the coordinator is gone), the server SIGTERMs its children and exits when they have.
+answers {"id", "pid"} when the child runs, {"id", "exit"} (negative: the signal) when it ended, {"id", "error",
+"errno"} when it could not start the child (its stderr file could not be opened, fork failed: EAGAIN under a pids
+limit, ENOMEM, EMFILE; that one request fails, the server and its other children go on), and `ready` once at start.
+When its stdin closes (the coordinator is gone), the server SIGTERMs its children and exits when they have.
+
+Should the server die anyway (killed, or killed by the coordinator when it stopped answering), its children get
+SIGTERM and tear their sandboxes down; each is reported ended only once its process is gone (watched through a
+pidfd), with that reason, so its retry never starts beside it.
 
 The coordinator side (ForkServer, ForkedScan) gives each child the Popen methods the backend uses.
 """
@@ -82,7 +88,11 @@ def serve() -> dict[str, Any] | None:
             while b"\n" in pending:
                 line, pending = pending.split(b"\n", 1)
                 request = json.loads(line)
-                pid = _fork(request)
+                try:
+                    pid = _fork(request)
+                except OSError as exc:  # this request's failure, answered; the server and its children go on
+                    _send({"id": request["id"], "error": exc.strerror or str(exc), "errno": exc.errno or 0})
+                    continue
                 if pid == 0:
                     return request  # the child, out of the server's loop
                 children[pid] = int(request["id"])
@@ -100,7 +110,11 @@ def _fork(request: dict[str, Any]) -> int:
     server = os.getpid()
     stderr = os.open(str(request["stderr"]), os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
     sys.stderr.flush()
-    pid = os.fork()
+    try:
+        pid = os.fork()
+    except OSError:
+        os.close(stderr)
+        raise
     if pid:
         os.close(stderr)
         return pid
@@ -161,6 +175,10 @@ def main() -> None:
 
 # The coordinator side.
 
+class ForkFailed(OSError):
+    """The server could not start this one scan (it answered with the error, its errno kept); it goes on."""
+
+
 class ForkServer:
     """The running server: `spawn` forks a scan, `pump` reads which ended."""
 
@@ -177,10 +195,16 @@ class ForkServer:
         self._pending = b""
         self._next = 0
         self._pids: dict[int, int] = {}
+        self._pidfds: dict[int, int] = {}  # request -> a pidfd of its child: gone is gone, whatever reuses the pid
         self._exits: dict[int, int] = {}
+        self._errors: dict[int, tuple[int, str]] = {}
+        self._lost: dict[int, str] = {}  # request -> why it ended with the server, not on its own
         self._wait_for(lambda message: message == READY, START_TIMEOUT_SECONDS, "start")
 
     def spawn(self, argv: list[str], stderr: Path) -> ForkedScan:
+        """Fork a scan; ForkFailed when the server could not (that scan alone), ForkServerError when the server is
+        gone or does not answer in time: it is then killed first (its children with it), as it may yet fork the
+        request, and a late pid is adopted rather than a second scan of the job started."""
         self._next += 1
         request = self._next
         try:
@@ -188,17 +212,42 @@ class ForkServer:
             self._stdin.flush()
         except (BrokenPipeError, OSError) as exc:
             raise ForkServerError(f"the fork server is gone ({exc})") from None
-        self._wait_for(lambda message: isinstance(message, dict) and message.get("id") == request
-                       and "pid" in message, ANSWER_TIMEOUT_SECONDS, "fork")
+        try:
+            self._wait_for(lambda message: isinstance(message, dict) and message.get("id") == request
+                           and ("pid" in message or "error" in message), ANSWER_TIMEOUT_SECONDS, "fork")
+        except ForkServerError as exc:
+            self.kill()
+            if request not in self._pids:
+                raise ForkServerError(f"{exc}; it was ended, and the scans it ran with it (each is retried)") from None
+        if request in self._errors:
+            number, text = self._errors.pop(request)
+            raise ForkFailed(number, f"the fork server could not start the scan: {text}")
         return ForkedScan(self, request, self._pids[request])
 
     def exit_code(self, request: int) -> int | None:
-        """The child's exit code once it ended (a server that died counts its children killed)."""
+        """The child's exit code once it ended. A server that died took its children with it (SIGTERM): each is
+        reported ended, with that reason, once its process is gone (it may be tearing its sandbox down)."""
         self.pump()
         if request not in self._exits and self._process.poll() is not None:
             self.pump()
-            self._exits.setdefault(request, -signal.SIGKILL)
+            if request not in self._exits and self._gone(request):
+                self._exits[request] = -signal.SIGTERM
+                self._lost[request] = (f"the fork server ended (exit {self._process.returncode}) and this scan, "
+                                       "its child, was ended with it (SIGTERM)")
+                self._forget(request)
         return self._exits.get(request)
+
+    def lost_reason(self, request: int) -> str | None:
+        """Why the request's scan ended, when the server's end ended it (None: it ended on its own)."""
+        return self._lost.get(request)
+
+    def signal(self, request: int, signum: int) -> None:
+        """Signal the request's child (through its pidfd where there is one: never a process that reused the pid)."""
+        fd = self._pidfds.get(request)
+        if fd is not None:
+            signal.pidfd_send_signal(fd, signum)
+        else:
+            os.kill(self._pids[request], signum)
 
     def pump(self) -> list[Any]:
         """Read every message the server has written so far."""
@@ -213,10 +262,20 @@ class ForkServer:
             message = json.loads(line)
             messages.append(message)
             if isinstance(message, dict) and "pid" in message:
-                self._pids[int(message["id"])] = int(message["pid"])
+                self._adopt(int(message["id"]), int(message["pid"]))
             elif isinstance(message, dict) and "exit" in message:
                 self._exits[int(message["id"])] = int(message["exit"])
+                self._forget(int(message["id"]))
+            elif isinstance(message, dict) and "error" in message:
+                self._errors[int(message["id"])] = (int(message.get("errno") or 0), str(message["error"]))
         return messages
+
+    def kill(self) -> None:
+        """End the server now; its children get SIGTERM (each tears its sandbox down). What it wrote is read."""
+        if self._process.poll() is None:
+            self._process.kill()
+        self._process.wait()
+        self.pump()
 
     def close(self, grace: float = END_GRACE_SECONDS) -> None:
         """Close the server's stdin (it ends its children, if any) and wait for it."""
@@ -229,6 +288,33 @@ class ForkServer:
         except subprocess.TimeoutExpired:
             self._process.kill()
             self._process.wait()
+        for request in list(self._pidfds):
+            self._forget(request)
+
+    def _adopt(self, request: int, pid: int) -> None:
+        self._pids[request] = pid
+        try:
+            self._pidfds[request] = os.pidfd_open(pid)
+        except (AttributeError, OSError):  # no pidfd here, or the child is gone already: its pid is watched
+            pass
+
+    def _forget(self, request: int) -> None:
+        fd = self._pidfds.pop(request, None)
+        if fd is not None:
+            os.close(fd)
+
+    def _gone(self, request: int) -> bool:
+        """Whether the request's child has ended (a zombie has); True for a request the server never forked."""
+        if request not in self._pids:
+            return True
+        fd = self._pidfds.get(request)
+        if fd is not None:
+            return bool(select.select([fd], [], [], 0)[0])  # a pidfd is readable once its process has exited
+        try:
+            os.kill(self._pids[request], 0)
+        except ProcessLookupError:
+            return True
+        return False
 
     def _wait_for(self, wanted: Any, timeout: float, what: str) -> None:
         deadline = time.monotonic() + timeout
@@ -251,6 +337,11 @@ class ForkedScan:
         self.pid = pid
         self.returncode: int | None = None
 
+    @property
+    def lost(self) -> str | None:
+        """Why it ended when the fork server's end ended it (the backend adds it to the scan's stderr tail)."""
+        return self._server.lost_reason(self._request)
+
     def poll(self) -> int | None:
         if self.returncode is None:
             self.returncode = self._server.exit_code(self._request)
@@ -267,7 +358,7 @@ class ForkedScan:
 
     def send_signal(self, signum: int) -> None:
         if self.poll() is None:
-            os.kill(self.pid, signum)
+            self._server.signal(self._request, signum)
 
 
 if __name__ == "__main__":

@@ -21,7 +21,7 @@ from typing import Any
 
 from scanner.batch.config_targets import config_targets
 from scanner.batch.registry_export import export_targets, is_registry_export
-from scanner.batch.targets import BatchTarget, at_latest, unique
+from scanner.batch.targets import BatchTarget, at_latest, unique, unpassable
 from scanner.errors import UsageError
 from scanner.json_input import parse_json
 from scanner.pipeline.targets import parse_target
@@ -71,6 +71,8 @@ def text_targets(text: str, *, base: Path, name: str) -> list[BatchTarget]:
             words = shlex.split(line, comments=True)
         except ValueError as exc:
             raise UsageError(f"{name}:{number}: cannot be split into words ({exc}); {LINE_HELP}") from None
+        if words and (why := unpassable(words)) is not None:
+            raise UsageError(f"{name}:{number}: {why}; {LINE_HELP}")
         if words:
             targets.append(_line_target(words, base, f"{name}:{number}"))
     return targets

@@ -5,6 +5,11 @@ Which release is "earlier": among the vetted versions of the same package (ecosy
 one, the highest version below it when the versions parse (PEP 440, which reads most semver too); when they do not
 parse, the one vetted last. A release vetted in the same batch only counts once its scan is done; when the lower one
 finishes last, scanner.batch.rediff diffs the later one again.
+
+A folder's or an archive's name and version are what its own manifest claims, so such a row is never "already
+vetted" (`--since`) and never the earlier release of a registry target (it could pose as the package's last release,
+with the same hosts, and hide what the real one changed); it is only ever the baseline of another folder or archive
+(two local builds of one package compared).
 """
 
 from __future__ import annotations
@@ -13,10 +18,11 @@ import sqlite3
 from dataclasses import dataclass
 from pathlib import Path
 
-from packaging.version import InvalidVersion, Version
+from packaging.version import Version
 from pydantic import ValidationError
 
 from scanner.batch.release_diff import release_changes, same_package, with_changes
+from scanner.batch.targets import registry_release
 from scanner.errors import UsageError
 from scanner.report.model import Report
 
@@ -28,6 +34,7 @@ class Vetted:
     version: str
     report: Path
     finished_at: float
+    registry: bool = True  # a registry target's row (targets.registry_release), not a folder's or an archive's
 
 
 def store_path(since: Path) -> Path:
@@ -39,24 +46,27 @@ def store_path(since: Path) -> Path:
 
 
 def vetted_releases(database: Path, ecosystem: str, name: str) -> list[Vetted]:
-    """The done rows of one package in a store, read only; their report paths resolved against the store's folder."""
+    """The done rows of one package in a store, read only; their report paths resolved against the store's folder,
+    each saying whether it is a registry target's."""
     if not database.is_file():
         return []
     connection = sqlite3.connect(f"{database.resolve().as_uri()}?mode=ro", uri=True, timeout=30)
     try:
-        found = connection.execute("SELECT version, report, COALESCE(finished_at, 0) FROM targets WHERE state = "
-                                   "'done' AND ecosystem = ? AND name = ? AND version IS NOT NULL AND report IS NOT "
-                                   "NULL", (ecosystem, name)).fetchall()
+        found = connection.execute("SELECT target, version, report, COALESCE(finished_at, 0) FROM targets WHERE "
+                                   "state = 'done' AND ecosystem = ? AND name = ? AND version IS NOT NULL AND report "
+                                   "IS NOT NULL", (ecosystem, name)).fetchall()
     except sqlite3.DatabaseError as exc:
         raise UsageError(f"cannot read the batch store {database}: {exc}") from None
     finally:
         connection.close()
     base = database.resolve().parent
-    return [Vetted(str(version), base / str(report), float(at)) for version, report, at in found]
+    return [Vetted(str(version), base / str(report), float(at), registry_release(str(target), ecosystem, name))
+            for target, version, report, at in found]
 
 
 def is_vetted(database: Path, ecosystem: str, name: str, version: str) -> bool:
-    return any(v.version == version for v in vetted_releases(database, ecosystem, name))
+    """Whether a registry target of that release is done in the store (a folder claiming it does not count)."""
+    return any(v.version == version and v.registry for v in vetted_releases(database, ecosystem, name))
 
 
 def earlier(candidates: list[Vetted], version: str) -> Vetted | None:
@@ -71,20 +81,24 @@ def earlier(candidates: list[Vetted], version: str) -> Vetted | None:
 
 
 def _parsed(version: str) -> Version | None:
+    """The version as PEP 440 reads it, None when it does not parse: InvalidVersion, or the plain ValueError of a
+    release number past Python's integer-digit limit (a manifest's version is the package author's text)."""
     try:
         return Version(version)
-    except InvalidVersion:
+    except ValueError:  # InvalidVersion is one
         return None
 
 
-def diffed(report: Report, stores: list[Path]) -> Report:
+def diffed(report: Report, stores: list[Path], *, registry: bool = True) -> Report:
     """The report with `changes_since` against the earlier release in the first store that has one (itself when no
-    store does, or the earlier report cannot be read: a report cut short is no baseline)."""
+    store does, or the earlier report cannot be read: a report cut short is no baseline). `registry`: the report is a
+    registry target's, whose baseline is a registry target's too."""
     target = report.target
     if target.ecosystem is None or target.version is None:
         return report
     for database in stores:
-        found = earlier(vetted_releases(database, target.ecosystem, target.name), target.version)
+        candidates = vetted_releases(database, target.ecosystem, target.name)
+        found = earlier([c for c in candidates if c.registry or not registry], target.version)
         if found is None:
             continue
         try:

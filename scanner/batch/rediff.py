@@ -13,14 +13,15 @@ from __future__ import annotations
 from collections.abc import Callable
 from pathlib import Path
 
-from packaging.version import InvalidVersion, Version
+from packaging.version import Version
 from pydantic import ValidationError
 
 from sandbox.core.untrusted import escape_json_text
 from scanner.batch.outcome import top_findings, worst_severity
 from scanner.batch.previous import diffed
-from scanner.batch.report_files import file_report
+from scanner.batch.report_files import refile_report
 from scanner.batch.store import Row, Store
+from scanner.batch.targets import registry_release
 from scanner.report.model import Report
 from scanner.report.score import verdict_of
 
@@ -33,19 +34,23 @@ def rediff_later(store: Store, done: Row, stores: list[Path], out: Path, *, sari
     lower = _version(done.version)
     if lower is None or done.ecosystem is None or done.name is None:
         return []
+    baseline_registry = registry_release(done.target, done.ecosystem, done.name)
     amended = []
     for row in store.done_releases(done.ecosystem, done.name):
         higher = _version(row.version)
         if row.key == done.key or higher is None or higher <= lower or row.report is None:
             continue
+        registry = registry_release(row.target, done.ecosystem, done.name)
+        if registry and not baseline_registry:
+            continue  # a folder or an archive is never a registry release's baseline (scanner.batch.previous)
         report = _read(out / row.report)
         if report is None:
             continue
-        changed = diffed(without_release_diff(report), stores)
+        changed = diffed(without_release_diff(report), stores, registry=registry)
         if changed.changes_since == report.changes_since:
             continue
         text = escape_json_text(changed.model_dump_json(indent=2))
-        file_report(out, row.batch_target, changed, text, sarif=sarif, markdown=markdown)
+        refile_report(out, row.report, changed, text, sarif=sarif, markdown=markdown)
         store.amend_done(row.key, verdict=changed.verdict, worst=worst_severity(changed),
                          findings=top_findings(changed))
         amended.append(row.key)
@@ -67,7 +72,7 @@ def without_release_diff(report: Report) -> Report:
 def _version(text: str | None) -> Version | None:
     try:
         return Version(text) if text else None
-    except InvalidVersion:
+    except ValueError:  # InvalidVersion, or a release number past Python's integer-digit limit
         return None
 
 

@@ -12,7 +12,7 @@ from __future__ import annotations
 from typing import Any
 
 from sandbox.core.untrusted import escape_for_terminal
-from scanner.batch.targets import BatchTarget
+from scanner.batch.targets import BatchTarget, unpassable
 from scanner.errors import UsageError
 from scanner.pipeline.targets import parse_target
 
@@ -68,7 +68,10 @@ def _package_target(package: Any, where: str) -> BatchTarget:
         parse_target(target)
     except UsageError as exc:
         return BatchTarget(shown, origin=where, unsupported=f"not a valid target: {exc}")
-    return BatchTarget(target, server_args=_arguments(package.get("packageArguments")), origin=where)
+    args = _arguments(package.get("packageArguments"))
+    if (why := unpassable(args)) is not None:
+        return BatchTarget(shown, origin=where, unsupported=f"packageArguments: {why}")
+    return BatchTarget(target, server_args=args, origin=where)
 
 
 def _arguments(raw: Any) -> tuple[str, ...]:

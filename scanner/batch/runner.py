@@ -18,15 +18,16 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from scanner.batch.jobs import Job, JobBackend, JobResult, ScanSettings
-from scanner.batch.outcome import Outcome, classify, top_findings, worst_severity
+from scanner.batch.outcome import MAX_ERROR_CHARS, Outcome, classify, top_findings, worst_severity
 from scanner.batch.previous import STORE_NAME, diffed
 from scanner.batch.progress import Progress
 from scanner.batch.rediff import rediff_later
 from scanner.batch.report_files import file_report
 from scanner.batch.store import BACKOFF_BASE_SECONDS, Row, ScanRecord, Store
+from scanner.batch.targets import registry_release
 from scanner.errors import UsageError
 from scanner.report.model import Report
-from sandbox.core.untrusted import escape_json_text
+from sandbox.core.untrusted import escape_for_terminal, escape_json_text
 
 LOCK_NAME = "batch.lock"
 COLLECT_SECONDS = 1.0
@@ -69,6 +70,7 @@ def run_batch(store: Store, backend: JobBackend, options: BatchOptions, progress
     """Run every queued row to done, failed or (transient) retries exhausted; `after_done` runs after each target
     done (the install cache's eviction under `--cache-size`)."""
     try:
+        _finish_rediffs(store, options, progress)
         _resume(store, backend, options, progress)
         while _step(store, backend, options, progress, clock, sleep, after_done):
             progress.update(store.counts())
@@ -77,6 +79,25 @@ def run_batch(store: Store, backend: JobBackend, options: BatchOptions, progress
         for result in backend.stop(options.stop_grace):
             store.release(result.key)
         raise
+
+
+def _rediff(store: Store, done: Row, options: BatchOptions, progress: Progress) -> None:
+    """Re-diff the later releases against a row just done, then clear its mark (Store.record_done set it)."""
+    rediff_later(store, done, _stores(options), options.out, sarif=options.sarif, markdown=options.markdown,
+                 note=progress.note)
+    store.rediffed(done.key)
+
+
+def _finish_rediffs(store: Store, options: BatchOptions, progress: Progress) -> None:
+    """The re-diffs a dead run had left unfinished (its row done, the later releases not yet diffed against it);
+    one that cannot be done is said and its mark cleared, so it never stops a run again."""
+    for row in store.pending_rediffs():
+        try:
+            _rediff(store, row, options, progress)
+        except Exception as exc:  # noqa: BLE001 - one release's re-diff must not stop the batch; said, with why
+            progress.note(f"{row.batch_target.display}: the later releases could not be re-diffed against it "
+                          f"({_reason(exc)})")
+            store.rediffed(row.key)
 
 
 def _resume(store: Store, backend: JobBackend, options: BatchOptions, progress: Progress) -> None:
@@ -101,7 +122,7 @@ def _step(store: Store, backend: JobBackend, options: BatchOptions, progress: Pr
         row = store.claim(clock(), task_id=uuid.uuid4().hex)  # in the row before the job is handed over
         if row is None:
             break
-        backend.submit(_job(row, options))
+        _submit(store, backend, row, options, progress, clock())
     if not backend.in_flight():
         due = store.next_due()
         if due is None:
@@ -109,9 +130,48 @@ def _step(store: Store, backend: JobBackend, options: BatchOptions, progress: Pr
         sleep(min(COLLECT_SECONDS, max(0.0, due - clock())))
         return True
     for result in backend.collect(COLLECT_SECONDS):
-        if record_result(store, result, options, progress, clock()) == "done" and after_done is not None:
+        if _record(store, result, options, progress, clock()) == "done" and after_done is not None:
             after_done()
     return True
+
+
+def _submit(store: Store, backend: JobBackend, row: Row, options: BatchOptions, progress: Progress,
+            now: float) -> None:
+    """Hand one row's job over. What its own text makes impossible (a NUL byte or an unencodable character in an
+    argument: ValueError) fails that row; an OSError starting it (E2BIG, EAGAIN, ENOMEM) is a transient failure of
+    that row, retried with backoff. Anything else (the broker gone) stops the batch, the row left running for the
+    next run to requeue (and count: Store.requeue_abandoned)."""
+    try:
+        backend.submit(_job(row, options))
+    except (ValueError, TypeError, OSError) as exc:
+        _job_error(store, row, f"its scan could not be started ({_reason(exc)})", progress, now,
+                   transient=isinstance(exc, OSError), retries=options.retries, base=options.backoff_base)
+
+
+def _record(store: Store, result: JobResult, options: BatchOptions, progress: Progress, now: float) -> str:
+    """record_result, one job's failure to be recorded (its report's text made something raise) failing that row
+    alone, with the reason, instead of the batch (which a rerun would crash the same way)."""
+    try:
+        return record_result(store, result, options, progress, now)
+    except Exception as exc:  # noqa: BLE001 - one hostile report must not stop every other scan; recorded in its row
+        reason, row = f"its result could not be recorded ({_reason(exc)})", store.row(result.key)
+        if row.state != "running":  # recorded already (what raised came after): said, the row as it is
+            progress.note(f"{row.batch_target.display}: {reason}")
+            return row.state
+        return _job_error(store, row, reason, progress, now)
+
+
+def _job_error(store: Store, row: Row, reason: str, progress: Progress, now: float, *, transient: bool = False,
+               retries: int = 0, base: float = BACKOFF_BASE_SECONDS) -> str:
+    state = store.record_failure(row.key, reason, transient=transient, retries=retries, now=now, base=base)
+    label = "retry  " if state == "queued" else "failed "
+    progress.finished(f"{label} {row.batch_target.display}: {reason} (attempt {row.attempts})", store.counts(),
+                      counted=state != "queued")
+    return state
+
+
+def _reason(exc: BaseException) -> str:
+    return escape_for_terminal(f"{type(exc).__name__}: {exc}", MAX_ERROR_CHARS)
 
 
 def record_result(store: Store, result: JobResult, options: BatchOptions, progress: Progress, now: float) -> str:
@@ -123,26 +183,23 @@ def record_result(store: Store, result: JobResult, options: BatchOptions, progre
         return "queued"
     retry_left = outcome.transient and row.attempts <= options.retries
     if outcome.report is not None and not retry_left:
-        store.record_done(result.key, _scan_record(row, outcome, options), now)
+        store.record_done(result.key, _scan_record(store, row, outcome, options), now)
         done = store.row(result.key)
         progress.finished(f"done    {row.batch_target.display}: {done.verdict} (status {done.status}, score "
                           f"{done.score if done.score is not None else '-'}, {result.seconds:.0f} s)", store.counts())
-        rediff_later(store, done, _stores(options), options.out, sarif=options.sarif, markdown=options.markdown,
-                     note=progress.note)
+        _rediff(store, done, options, progress)
         return "done"
-    state = store.record_failure(result.key, outcome.error or "unknown failure", transient=outcome.transient,
-                                 retries=options.retries, now=now, base=options.backoff_base)
-    label = "retry  " if state == "queued" else "failed "
-    progress.finished(f"{label} {row.batch_target.display}: {outcome.error} (attempt {row.attempts})", store.counts(),
-                      counted=state != "queued")
-    return state
+    return _job_error(store, row, outcome.error or "unknown failure", progress, now, transient=outcome.transient,
+                      retries=options.retries, base=options.backoff_base)
 
 
-def _scan_record(row: Row, outcome: Outcome, options: BatchOptions) -> ScanRecord:
+def _scan_record(store: Store, row: Row, outcome: Outcome, options: BatchOptions) -> ScanRecord:
     report, text = outcome.report, outcome.report_json
     assert report is not None and text is not None
-    report, text = _release_diffed(report, text, options)
-    path = file_report(options.out, row.batch_target, report, text, sarif=options.sarif, markdown=options.markdown)
+    report, text = _release_diffed(report, text, options,
+                                   registry=registry_release(row.target, report.target.ecosystem, report.target.name))
+    path = file_report(options.out, row.batch_target, report, text, sarif=options.sarif, markdown=options.markdown,
+                       taken=lambda relative: store.report_taken(relative, row.key))
     return ScanRecord(status=report.status, verdict=report.verdict, score=report.score.value if report.score else None,
                       worst=worst_severity(report), ecosystem=report.target.ecosystem, name=report.target.name,
                       version=report.target.version, findings=top_findings(report), report=path,
@@ -154,9 +211,10 @@ def _stores(options: BatchOptions) -> list[Path]:
     return [options.out / STORE_NAME, *([options.since] if options.since else [])]
 
 
-def _release_diffed(report: Report, text: str, options: BatchOptions) -> tuple[Report, str]:
-    """The report with its release diff (I12/I13) when a store holds an earlier release of the package."""
-    changed = diffed(report, _stores(options))
+def _release_diffed(report: Report, text: str, options: BatchOptions, *, registry: bool) -> tuple[Report, str]:
+    """The report with its release diff (I12/I13) when a store holds an earlier release of the package (a registry
+    target's only, for a registry target's report)."""
+    changed = diffed(report, _stores(options), registry=registry)
     if changed is report:
         return report, text
     return changed, escape_json_text(changed.model_dump_json(indent=2))

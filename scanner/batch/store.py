@@ -3,12 +3,14 @@
     queued ──claim──▶ running ──done──▶ done         (a report exists: complete or incomplete)
        ▲                 │──transient, attempts left──▶ queued, not before now + backoff
        │                 │──permanent, or no attempts left──▶ failed
-       └──release / a dead run's row (requeue_abandoned)──┘
+       └──release / a dead run's row (requeue_abandoned)──┘   (left running MAX_ABANDONED times: failed)
     skipped: an entry the scan cannot vet (OCI, remote); never claimed.
 
 Only the coordinator writes the store (workers, local or remote, hand results back), so one writer at a time; the
 batch directory's lock (runner.BatchLock) makes every row left `running` at start-up a dead run's, which is requeued
-without counting its attempt. Every change is one transaction: a SIGKILL loses at most the scans in flight.
+without counting its attempt against the retries; the times a row was left so are counted apart (`abandoned`), and a
+row that every run dies on (a target whose scan or result takes the coordinator down) is failed after MAX_ABANDONED.
+Every change is one transaction: a SIGKILL loses at most the scans in flight.
 """
 
 from __future__ import annotations
@@ -43,11 +45,16 @@ CREATE TABLE IF NOT EXISTS targets (
     report TEXT,
     error TEXT, transient INTEGER NOT NULL DEFAULT 0,
     started_at REAL, finished_at REAL, seconds REAL, scan_seconds REAL,
-    task_id TEXT
+    task_id TEXT,
+    abandoned INTEGER NOT NULL DEFAULT 0,
+    rediff INTEGER NOT NULL DEFAULT 0
 );
 CREATE INDEX IF NOT EXISTS targets_state ON targets (state, not_before, position);
 """
-ADDED_COLUMNS = (("task_id", "TEXT"),)  # (name, type) of the columns added after schema 1 first shipped
+# (name, type) of the columns added after schema 1 first shipped
+ADDED_COLUMNS = (("task_id", "TEXT"), ("abandoned", "INTEGER NOT NULL DEFAULT 0"),
+                 ("rediff", "INTEGER NOT NULL DEFAULT 0"))
+MAX_ABANDONED = 3  # a row left running by this many dead runs is failed, not queued again
 BACKOFF_BASE_SECONDS = 5.0
 BACKOFF_CAP_SECONDS = 300.0
 
@@ -79,6 +86,8 @@ class Row:
     seconds: float | None = None
     scan_seconds: float | None = None
     task_id: str | None = None  # the job's id where it runs, while the row is running (scanner.batch.jobs.Job)
+    abandoned: int = 0  # how many dead runs left this row running (requeue_abandoned)
+    rediff: bool = False  # done, the later releases' re-diff against it not yet finished (scanner.batch.rediff)
 
     @property
     def batch_target(self) -> BatchTarget:
@@ -149,11 +158,21 @@ class Store:
                             "skipped" if target.unsupported else "queued", target.unsupported))
             return db.total_changes - before
 
-    def requeue_abandoned(self, *, keep_sent: bool = False) -> int:
-        """Rows a dead run left `running` go back to the queue; the attempt it did not finish is not counted.
-        `keep_sent` (a distributed batch): rows whose job was handed over (a task id) stay running, to be resumed."""
-        return self._update("UPDATE targets SET state = 'queued', attempts = MAX(0, attempts - 1), started_at = NULL, "
-                            "task_id = NULL WHERE state = 'running'" + (" AND task_id IS NULL" if keep_sent else ""))
+    def requeue_abandoned(self, *, keep_sent: bool = False, now: float = 0.0) -> int:
+        """Rows a dead run left `running` go back to the queue; the attempt it did not finish is not counted against
+        the retries, but the row's `abandoned` count grows, and a row left so MAX_ABANDONED times is failed with the
+        reason (a target every run died on would otherwise be requeued, and crash the batch, forever). `keep_sent` (a
+        distributed batch): rows whose job was handed over (a task id) stay running, to be resumed. Returns how many
+        were requeued."""
+        where = "state = 'running'" + (" AND task_id IS NULL" if keep_sent else "")
+        with self._transaction() as db:
+            db.execute(f"UPDATE targets SET abandoned = abandoned + 1 WHERE {where}")
+            db.execute(f"UPDATE targets SET state = 'failed', transient = 0, finished_at = ?, task_id = NULL, error = "
+                       f"'the batch stopped ' || abandoned || ' times while this target ran (its scan or its result "
+                       f"may take the batch down); --retry-failed runs it again' WHERE {where} AND abandoned >= ?",
+                       (now, MAX_ABANDONED))
+            return db.execute(f"UPDATE targets SET state = 'queued', attempts = MAX(0, attempts - 1), started_at = "
+                              f"NULL, task_id = NULL WHERE {where}").rowcount
 
     def handed_over(self) -> list[Row]:
         """Running rows whose job a run handed over (a task id): at start-up, the dead run's jobs to resume."""
@@ -163,7 +182,7 @@ class Store:
     def requeue_failed(self) -> int:
         """`--retry-failed`: failed rows get a fresh attempt budget."""
         return self._update("UPDATE targets SET state = 'queued', attempts = 0, not_before = 0, error = NULL, "
-                            "transient = 0 WHERE state = 'failed'")
+                            "transient = 0, abandoned = 0 WHERE state = 'failed'")
 
     def claim(self, now: float, task_id: str | None = None) -> Row | None:
         """The first queued row due by `now`, marked running with one more attempt (and the id its job will have)."""
@@ -187,10 +206,12 @@ class Store:
                      "task_id = NULL WHERE key = ? AND state = 'running'", (key,))
 
     def record_done(self, key: str, record: ScanRecord, now: float) -> None:
+        """The row done, marked for the re-diff of the later releases against it (cleared by `rediffed` once that
+        is finished; a run that dies between the two leaves the mark for the next run's `pending_rediffs`)."""
         self._update(
             "UPDATE targets SET state = 'done', status = ?, verdict = ?, score = ?, worst = ?, ecosystem = ?, "
             "name = ?, version = ?, findings = ?, report = ?, error = ?, transient = 0, finished_at = ?, "
-            "seconds = ? - started_at, scan_seconds = ? WHERE key = ? AND state = 'running'",
+            "seconds = ? - started_at, scan_seconds = ?, rediff = 1 WHERE key = ? AND state = 'running'",
             (record.status, record.verdict, record.score, record.worst, record.ecosystem, record.name,
              record.version, json.dumps(record.findings), record.report, record.error, now, now,
              record.scan_seconds, key))
@@ -200,10 +221,24 @@ class Store:
         self._update("UPDATE targets SET verdict = ?, worst = ?, findings = ? WHERE key = ? AND state = 'done'",
                      (verdict, worst, json.dumps(findings), key))
 
+    def pending_rediffs(self) -> list[Row]:
+        """The done rows whose later releases' re-diff a dead run did not finish, in input order."""
+        return [_row(r) for r in self._db.execute("SELECT * FROM targets WHERE state = 'done' AND rediff = 1 "
+                                                  "ORDER BY position")]
+
+    def rediffed(self, key: str) -> None:
+        self._update("UPDATE targets SET rediff = 0 WHERE key = ?", (key,))
+
     def done_releases(self, ecosystem: str, name: str) -> list[Row]:
         """The done rows of one package (every version), in input order."""
         return [_row(r) for r in self._db.execute("SELECT * FROM targets WHERE state = 'done' AND ecosystem = ? AND "
                                                   "name = ? ORDER BY position", (ecosystem, name))]
+
+    def report_taken(self, path: str, key: str) -> bool:
+        """Whether a row other than `key` has its report at `path` (relative to the batch directory; letter case
+        aside, as a case-insensitive file system would see it)."""
+        return self._db.execute("SELECT 1 FROM targets WHERE report = ? COLLATE NOCASE AND key != ? LIMIT 1",
+                                (path, key)).fetchone() is not None
 
     def record_failure(self, key: str, error: str, *, transient: bool, retries: int, now: float,
                        base: float = BACKOFF_BASE_SECONDS) -> str:
@@ -251,4 +286,5 @@ def _row(found: sqlite3.Row) -> Row:
     values["server_args"] = tuple(json.loads(values["server_args"]))
     values["findings"] = json.loads(values["findings"])
     values["transient"] = bool(values["transient"])
+    values["rediff"] = bool(values["rediff"])
     return Row(**values)

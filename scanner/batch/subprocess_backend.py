@@ -9,7 +9,8 @@ coordinator dies: a SIGKILLed batch still has its scans tear down their sandboxe
 With `fork=True` (the embedded batch) the children are forked from a fork server that imported the scan's modules
 once (scanner.batch.fork_server): the same one process a target, without the seconds each fresh child spends on
 imports. Where the server cannot start (or stops answering) the backend says so once on stderr and starts each scan
-afresh, as without it.
+afresh, as without it; a server that stopped answering is ended first (its scans with it, each retried once gone), as
+it might still fork the request it had, and a fresh scan has files of its own: never two scans of one job.
 """
 
 from __future__ import annotations
@@ -24,7 +25,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Protocol
 
-from scanner.batch.fork_server import ForkedScan, ForkServer, ForkServerError, die_with_parent
+from scanner.batch.fork_server import ForkedScan, ForkFailed, ForkServer, ForkServerError, die_with_parent
 from scanner.batch.jobs import Job, JobResult
 
 SCAN_COMMAND = [sys.executable, "-m", "scanner"]
@@ -73,14 +74,30 @@ class SubprocessBackend:
         return self._capacity
 
     def submit(self, job: Job) -> None:
+        """Start the job's scan: forked (fork mode), else a fresh process. The two have files of their own: a fork
+        server that stopped answering may have forked the scan all the same (killed with the server, that child
+        ends at once), and it must not write over the fresh scan's report."""
         self._work.mkdir(parents=True, exist_ok=True)
-        stem = f"{hashlib.sha256(job.key.encode()).hexdigest()[:16]}-{job.attempt}-{os.getpid()}"
-        json_path, stderr_path = self._work / f"{stem}.json", self._work / f"{stem}.stderr"
-        json_path.unlink(missing_ok=True)
-        arguments = job.scan_arguments(str(json_path))
         began = time.monotonic()
-        process = self._forked(arguments, stderr_path) or self._started(arguments, stderr_path)
+        process: _Process | None = None
+        if self._fork:
+            json_path, stderr_path = self._paths(job, "-forked")
+            try:
+                process = self._forked(job.scan_arguments(str(json_path)), stderr_path)
+            except ForkFailed:  # this one scan could not be started (the server goes on): the job's failure
+                if stderr_path.is_file():
+                    stderr_path.unlink()
+                raise
+        if process is None:
+            json_path, stderr_path = self._paths(job, "")
+            process = self._started(job.scan_arguments(str(json_path)), stderr_path)
         self._running[job.key] = _Running(job, process, json_path, stderr_path, began)
+
+    def _paths(self, job: Job, kind: str) -> tuple[Path, Path]:
+        stem = f"{hashlib.sha256(job.key.encode()).hexdigest()[:16]}-{job.attempt}-{os.getpid()}{kind}"
+        json_path = self._work / f"{stem}.json"
+        json_path.unlink(missing_ok=True)
+        return json_path, self._work / f"{stem}.stderr"
 
     def _started(self, arguments: list[str], stderr_path: Path) -> subprocess.Popen[bytes]:
         """A fresh `mcp-sandbox scan` process."""
@@ -145,6 +162,9 @@ class SubprocessBackend:
     def _result(self, run: _Running) -> JobResult:
         report = _read_report(run.json_path)
         tail = _tail(run.stderr_path)
+        lost = run.process.lost if isinstance(run.process, ForkedScan) else None
+        if lost is not None:  # what ended it, as the scan's own last `error:` line would say
+            tail += f"\nerror: {lost}\n"
         for path in (run.json_path, run.stderr_path):
             path.unlink(missing_ok=True)
         return JobResult(run.job.key, run.job.attempt, int(run.process.returncode), report, tail,

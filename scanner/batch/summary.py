@@ -15,6 +15,7 @@ from pathlib import Path
 from typing import Any
 
 from sandbox.core.untrusted import escape_json_text
+from scanner.batch.report_files import write_whole
 from scanner.batch.store import Row
 from scanner.batch.summary_html import summary_html
 from scanner.report.markdown import VERDICT_ICON, md
@@ -108,7 +109,7 @@ def _link(path: str) -> str:
 def write_summary(out: Path, rows: list[Row], fail_on: str) -> BatchExit:
     document = summary_document(rows, fail_on)
     text = escape_json_text(json.dumps(document, indent=2, ensure_ascii=False)) + "\n"
-    (out / "summary.json").write_text(text, encoding="utf-8")
-    (out / "summary.md").write_text(summary_markdown(rows, fail_on), encoding="utf-8")
-    (out / "summary.html").write_text(summary_html(rows), encoding="utf-8")
+    write_whole(out / "summary.json", text)  # each written beside and renamed: a kill leaves the earlier one whole
+    write_whole(out / "summary.md", summary_markdown(rows, fail_on))
+    write_whole(out / "summary.html", summary_html(rows))
     return batch_exit(rows, fail_on)

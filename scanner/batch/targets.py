@@ -6,6 +6,7 @@ from __future__ import annotations
 import json
 from dataclasses import dataclass
 
+from scanner.errors import UsageError
 from scanner.pipeline.targets import parse_target
 
 
@@ -34,6 +35,27 @@ class BatchTarget:
         if self.server_args:
             words += ["--", *self.server_args]
         return " ".join(words)
+
+
+def unpassable(words: tuple[str, ...] | list[str]) -> str | None:
+    """Why these words cannot be a process's arguments (None when they can): a NUL character ends a C string, so no
+    argument can hold one. Refused at input, with the reason, not found out when the scan's process is started."""
+    if any("\x00" in word for word in words):
+        return "an argument holds a NUL character, which no process argument can carry"
+    return None
+
+
+def registry_release(target: str, ecosystem: str | None, name: str | None) -> bool:
+    """Whether a row of `target` whose report says (ecosystem, name) is a release of that registry package: only a
+    registry target (npm:, pypi:) of that very package. A folder's or an archive's name and version are what its own
+    manifest claims, so its row never stands for a registry release (vetted, or a registry target's baseline)."""
+    if not target.startswith(("npm:", "pypi:")):
+        return False
+    try:
+        parsed = parse_target(target)
+    except UsageError:
+        return False
+    return parsed.ecosystem == ecosystem and parsed.name == name
 
 
 def at_latest(target: BatchTarget) -> BatchTarget:

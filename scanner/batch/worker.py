@@ -12,7 +12,8 @@ Delivery (the Celery settings below):
   (`retry_on_worker_lost`, at most WORKER_LOST_RETRIES times; after that the coordinator's own retries decide);
 - a scan past its time limit is ended like a Ctrl-C (it tears its sandbox down) and comes back as a transient
   failure ("took longer than N s"), which the coordinator retries with backoff like any other;
-- revoke with SIGTERM (the coordinator's Ctrl-C) ends the scan the same way; only JSON crosses the broker.
+- revoke with SIGTERM (the coordinator's Ctrl-C) ends the scan the same way, and comes back as a stopped result
+  (requeued) even when it lands as the ended scan's result is being read; only JSON crosses the broker.
 
 Imported only by `mcp-sandbox worker` and `batch --broker`: the embedded mode never loads Celery.
 """
@@ -28,7 +29,7 @@ from typing import TYPE_CHECKING, Any
 from urllib.parse import urlsplit
 
 from scanner.batch.job_wire import job_from_payload, result_payload
-from scanner.batch.jobs import JobResult
+from scanner.batch.jobs import Job, JobResult
 from scanner.batch.subprocess_backend import SubprocessBackend
 
 if TYPE_CHECKING:
@@ -107,27 +108,42 @@ def run_job(payload: dict[str, Any], scan_timeout: int, work_root: Path | None =
             stop_grace: int = STOP_GRACE_SECONDS) -> JobResult:
     """Run one job as the embedded backend would, in a directory of its own; SIGTERM and the soft time limit end the
     scan as a Ctrl-C does (it tears its sandbox down)."""
-    from celery.exceptions import SoftTimeLimitExceeded
-
     job = job_from_payload(payload)
     previous = signal.signal(signal.SIGTERM, _raise_stopped)
     try:
-        with tempfile.TemporaryDirectory(prefix="mcp-sandbox-worker-", dir=work_root) as work:
-            backend = SubprocessBackend(1, Path(work))
-            backend.submit(job)
-            try:
-                results: list[JobResult] = []
-                while not results:
-                    results = backend.collect(COLLECT_SECONDS)
-                return results[0]
-            except ScanStopped:
-                return backend.stop(stop_grace)[0]
-            except SoftTimeLimitExceeded:
-                ended = backend.stop(stop_grace)[0]
-                note = f"\nerror: the scan took longer than {scan_timeout} s on worker {os.uname().nodename}"
-                return JobResult(ended.key, ended.attempt, 3, None, ended.stderr_tail + note, ended.seconds)
+        return _run_job(job, scan_timeout, work_root, stop_grace)
+    except ScanStopped:  # the stop came before the scan was started, or as its folder was removed: it is over
+        return JobResult(job.key, job.attempt, -signal.SIGTERM, None, "", 0.0, stopped=True)
     finally:
         signal.signal(signal.SIGTERM, previous)
+
+
+def _run_job(job: Job, scan_timeout: int, work_root: Path | None, stop_grace: int) -> JobResult:
+    from celery.exceptions import SoftTimeLimitExceeded
+
+    with tempfile.TemporaryDirectory(prefix="mcp-sandbox-worker-", dir=work_root) as work:
+        backend = SubprocessBackend(1, Path(work))
+        backend.submit(job)
+        try:
+            results: list[JobResult] = []
+            while not results:
+                results = backend.collect(COLLECT_SECONDS)
+            return results[0]
+        except ScanStopped:
+            return _stopped(backend, job, stop_grace)
+        except SoftTimeLimitExceeded:
+            ended = _stopped(backend, job, stop_grace)
+            note = f"\nerror: the scan took longer than {scan_timeout} s on worker {os.uname().nodename}"
+            return JobResult(ended.key, ended.attempt, 3, None, ended.stderr_tail + note, ended.seconds)
+
+
+def _stopped(backend: SubprocessBackend, job: Job, grace: int) -> JobResult:
+    """The job's scan ended by the stop (it tears its sandbox down). When the stop came as its ended scan was being
+    collected (the backend no longer holds it, its result not yet returned), the scan is over and its result lost:
+    a stopped result, which the coordinator requeues, not an IndexError the task would fail with for good."""
+    signal.signal(signal.SIGTERM, signal.SIG_IGN)  # a second stop changes nothing: the scan is being ended
+    ended = backend.stop(grace)
+    return ended[0] if ended else JobResult(job.key, job.attempt, -signal.SIGTERM, None, "", 0.0, stopped=True)
 
 
 def _raise_stopped(signum: int, frame: FrameType | None) -> None:

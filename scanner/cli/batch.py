@@ -5,6 +5,7 @@ The batch machinery (and through it the scan's) is imported inside the command, 
 from __future__ import annotations
 
 import sys
+import time
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
@@ -180,7 +181,8 @@ def _run(targets: list[BatchTarget], options: BatchOptions, place: _Place, fail_
     progress = Progress()
     with batch_lock(options.out), Store.open(options.out / "batch.sqlite") as store:
         # a distributed batch resumes the tasks a dead run had sent (they run on, or ended, on the workers)
-        added, abandoned = store.add(targets), store.requeue_abandoned(keep_sent=place.broker is not None)
+        added = store.add(targets)
+        abandoned = store.requeue_abandoned(keep_sent=place.broker is not None, now=time.time())
         requeued = store.requeue_failed() if retry_failed else 0
         counts = store.counts()
         progress.note(f"batch {options.out}: {sum(counts.values())} targets ({added} new, {counts['done']} done, "
@@ -257,8 +259,6 @@ def _celery_backend(place: _Place, progress: Progress) -> tuple[JobBackend, Call
 
 def _cache_eviction(client: DockerClient, cache_bytes: int, progress: Progress) -> Callable[[], None]:
     """`--cache-size`: after each target done, the least recently used cached installs go until the rest fits."""
-    import time
-
     from sandbox.core import image_cache
 
     policy = image_cache.Policy(max_bytes=cache_bytes)
