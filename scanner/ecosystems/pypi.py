@@ -7,7 +7,7 @@ from typing import TYPE_CHECKING, Any
 
 import httpx
 from packaging.utils import canonicalize_name
-from packaging.version import InvalidVersion, Version
+from packaging.version import Version
 
 from scanner.provenance.versions import pypi_could_resolve, pypi_exact, pypi_normalise
 from scanner.registry.endpoints import PYPI_SIMPLE, RegistryEndpoints
@@ -54,7 +54,7 @@ class Pypi:
     def version_key(self, version: str) -> Any | None:
         try:
             return Version(version)
-        except InvalidVersion:
+        except ValueError:  # InvalidVersion, or past int's 4,300 digits
             return None
 
 

@@ -10,8 +10,8 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
-from packaging.specifiers import InvalidSpecifier, SpecifierSet
-from packaging.version import InvalidVersion, Version
+from packaging.specifiers import SpecifierSet
+from packaging.version import Version
 
 _SEMVER = re.compile(
     r"^\s*[v=]*\s*(\d+)\.(\d+)\.(\d+)(?:-([0-9A-Za-z.-]+))?(?:\+[0-9A-Za-z.-]+)?\s*$"
@@ -63,7 +63,7 @@ def pypi_normalise(version: str) -> str | None:
     """The canonical (PEP 440) form of an exact PyPI version, or None when it is not one."""
     try:
         return str(Version(version.strip()))
-    except InvalidVersion:
+    except ValueError:  # InvalidVersion, or past int's 4,300 digits
         return None
 
 
@@ -82,7 +82,7 @@ def pypi_could_resolve(spec: str, version: str) -> bool:
     spec = spec.strip()
     try:
         target = Version(version)
-    except InvalidVersion:
+    except ValueError:  # InvalidVersion, or past int's 4,300 digits
         return True
     if not spec:
         return True
@@ -90,7 +90,7 @@ def pypi_could_resolve(spec: str, version: str) -> bool:
         spec = "==" + spec
     try:
         return SpecifierSet(spec).contains(target, prereleases=True)
-    except InvalidSpecifier:
+    except ValueError:  # InvalidSpecifier, or a bound past int's 4,300 digits
         return True
 
 

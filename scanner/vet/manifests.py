@@ -16,8 +16,8 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from packaging.requirements import InvalidRequirement, Requirement
-from packaging.specifiers import InvalidSpecifier, SpecifierSet
-from packaging.version import InvalidVersion, Version
+from packaging.specifiers import SpecifierSet
+from packaging.version import Version
 
 TS_V1 = "@modelcontextprotocol/sdk"
 TS_V2 = ("@modelcontextprotocol/server", "@modelcontextprotocol/client", "@modelcontextprotocol/core")
@@ -43,11 +43,11 @@ def majors_of_spec(spec: str) -> set[str]:
     caret = re.fullmatch(r"(?:[\^~]|==|===)?\s*(\d+)(?:\.[\dx*]+)*", spec)
     if caret:
         return {caret.group(1)} & set(REPRESENTATIVE)
-    try:
+    try:  # ValueError: InvalidSpecifier, or a version past int's 4,300 digits (the package's own text)
         allowed = SpecifierSet(spec.replace(" ", ","))
-    except InvalidSpecifier:
+        return {m for m, v in REPRESENTATIVE.items() if allowed.contains(v, prereleases=True)} if spec else set()
+    except ValueError:
         return set()
-    return {m for m, v in REPRESENTATIVE.items() if allowed.contains(v, prereleases=True)} if spec else set()
 
 
 def _answer(majors: set[str]) -> str:
@@ -155,7 +155,7 @@ def _python_lock_version(path: Path) -> set[str]:
         if package.get("name") == "mcp":
             try:
                 return {str(Version(str(package.get("version"))).major)}
-            except InvalidVersion:
+            except ValueError:  # InvalidVersion, or past int's 4,300 digits
                 return set()
     return set()
 
