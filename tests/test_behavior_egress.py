@@ -216,3 +216,17 @@ def test_a_restarted_servers_start_up_egress_is_graded_as_start_up_once_per_host
     assert [(f.tool, f.severity) for f in found] == [(None, "error"), (None, "error")]
     assert "boot.vendor.invalid during start-up and listing" in found[0].message
     assert "chrome.vendor.invalid during start-up after restart 1" in found[1].message
+
+
+def test_a_connection_to_a_literal_address_is_that_addresss_whatever_name_it_claims():
+    """The sink hands out 198.18.0.0/15 for the names it answers: a connection elsewhere went to an address in the
+    server's code. Its Host header naming the asked-for host does not make it that host's."""
+    from scanner.rules.egress import host_of
+
+    claimed = {"kind": "tcp", "host": "probe.example.invalid", "http_host": "probe.example.invalid",
+               "original_dst": "203.0.113.7:8443", "port": 8443}
+    assert host_of(claimed) == "203.0.113.7:8443"
+    assert host_of({**claimed, "original_dst": "[2001:db8:1::7]:443"}) == "[2001:db8:1::7]:443"
+    # near misses: a connection to an address the sink answered a lookup with keeps its name
+    assert host_of({**claimed, "original_dst": "198.18.4.2:8443"}) == "probe.example.invalid"
+    assert host_of({**claimed, "original_dst": "203.0.113.7:8443", "resolved_name": "cdn.invalid"}) == "probe.example.invalid"

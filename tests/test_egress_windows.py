@@ -107,7 +107,7 @@ def test_hosts_past_the_second_cap_are_counted_and_said_once():
     assert len(call.egress) == MAX_DESTINATIONS_PER_RECORD
     windows.finish()
     assert errors == [f"egress attempts to hosts not reported (over {MAX_DESTINATIONS_PER_RECORD} attempts in one "
-                      "call's record): 3 during x; B2 may miss their hosts"]
+                      "call's record): 3 during probe 'x' of 't0'; B2 may miss their hosts"]
 
 
 def test_the_drain_hands_out_every_new_attempt_and_each_once():
@@ -126,3 +126,14 @@ def test_the_drain_hands_out_every_new_attempt_and_each_once():
     assert len(first) == 250 and first[-1]["query"] == "q249.invalid"
     _Sink.logged.append(EgressEvent(ts=101.0, kind="tcp", host="collector.exfil.invalid"))
     assert [event["host"] for event in drain("server")] == ["collector.exfil.invalid"]
+
+
+def test_a_token_hex_encoded_across_dns_labels_is_a_canary_in_the_lookup():
+    windows, _, _ = _windows()
+    call = _record(0)
+    windows.open(call, 100.0)
+    encoded = TOKEN.encode().hex()
+    windows.place([{"ts": 100.1, "kind": "dns", "query": f"{encoded[:30]}.{encoded[30:]}.exfil.invalid"}], pending=call)
+    assert [(c.how, c.encoding) for c in call.canaries] == [("egress", "hex")]
+    windows.place([{"ts": 100.2, "kind": "dns", "query": "plain.exfil.invalid"}], pending=call)  # near miss
+    assert len(call.canaries) == 1

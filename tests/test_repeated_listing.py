@@ -123,3 +123,25 @@ def test_a_reused_page_is_not_dumped_again_and_each_fetch_gets_its_own_list(monk
     one, two, three = anyio.run(fetch), anyio.run(fetch), anyio.run(fetch)
     assert one == two == [PAGE["tools"][0]] and one is not two and dumped == ["add", "sum"]
     assert three is not None and three[0]["name"] == "sum"  # a new page (the server's JSON changed) is dumped
+
+
+def test_a_re_list_keeps_a_schema_too_deep_for_pydantic_to_dump_as_the_first_listing_does() -> None:
+    """A tool whose inputSchema nests 400 levels: pydantic refuses to dump it, and every re-list failed on it (P8 off
+    for the whole scan); it is kept as parsed, as scanner.pipeline.pages keeps it for the first listing."""
+    import anyio
+
+    from scanner.probes import relist_tools
+
+    deep: dict[str, Any] = {"type": "string"}
+    for _ in range(400):
+        deep = {"type": "object", "properties": {"x": deep}}
+    raw = {"tools": [{"name": "nest", "description": "Nested.", "inputSchema": deep}]}
+    page = surface.read_result("tools/list", "2025-11-25", raw)
+    why: list[str] = []
+
+    async def fetch() -> list[dict[str, Any]] | None:
+        return await relist_tools.fetch_tools(_Client(page), 5.0, relist_tools.DumpedPage(), why)
+
+    fetched = anyio.run(fetch)
+    assert why == [] and fetched is not None and fetched[0]["name"] == "nest"
+    assert fetched[0]["inputSchema"]["properties"]["x"]["type"] == "object"

@@ -21,16 +21,17 @@ async def paginate(method: Any, attribute: str, sink: list[dict[str, Any]], time
         for item in items:
             if len(sink) >= MAX_ITEMS:
                 return
-            sink.append(_as_served(item))
+            sink.append(as_served(item))
         cursor = page.next_cursor
         if not cursor or cursor in seen:
             return
         seen.add(cursor)
 
 
-def _as_served(item: BaseModel) -> dict[str, Any]:
+def as_served(item: BaseModel) -> dict[str, Any]:
     """One listed item as a JSON dict. Pydantic refuses to serialize very deep values (a schema nested past ~200
-    levels): such an item keeps its schemas as the plain dicts they were parsed into."""
+    levels): such an item keeps its schemas as the plain dicts they were parsed into. The probe phase's re-lists
+    dump their pages with it too (scanner.probes.relist_tools)."""
     try:
         return item.model_dump(mode="json", by_alias=True, exclude_none=True)
     except ValueError:

@@ -282,10 +282,11 @@ def serve(parts: ScanParts, session: SandboxSession, image: str, command: list[s
         with clock.phase("late_egress"):
             late = parts.started.drain(parts.started.server.container_id, settled=True)
         parts.late_egress = egress_findings(late, during="outside any probe call")
-        parts.egress_gaps = parts.started.drain.gaps()
     _relist_stage(parts, second)
     reported = [*late, *start_up_egress(parts.probes.behavior)]  # hosts the conformance server must not report again
     _conformance_stage(parts, session, options, progress, reported=reported)
+    if parts.started.drain is not None:  # the sink's log read whole by now (the conformance server drains it too)
+        parts.egress_gaps = parts.started.drain.gaps()
     if running.provenance is not None:
         parts.stage = "provenance"
         parts.provenance = running.provenance.result()

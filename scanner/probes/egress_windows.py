@@ -41,8 +41,8 @@ class EgressWindows:
         self.errors = errors
         self._starts: list[float] = []
         self._records: list[CallBehavior] = []
-        self.dropped: dict[str, int] = {}  # attempts to a new host not kept, by the record's label
-        self._hosts: dict[int, set[str]] = {}  # the hosts a full record holds (by id: records are kept alive here)
+        self.dropped: dict[str, int] = {}  # attempts to a new destination not kept, by the record's call
+        self._hosts: dict[int, set[tuple[str, Any]]] = {}  # a full record's destinations (by id: kept alive here)
 
     def open(self, record: CallBehavior, start: float) -> None:
         """A new window from `start` (a time.time() value, or -inf for the first sandbox's start-up) for `record`."""
@@ -63,7 +63,7 @@ class EgressWindows:
             at = bisect_right(self._starts, ts if isinstance(ts, (int, float)) else float("inf")) - 1
             record = self._records[max(at, 0)]
             self._keep_event(record, event)
-            for hit in find_canaries(str(event.get("first_bytes") or event.get("data") or ""), self.canaries):
+            for hit in find_canaries(_searched(event), self.canaries):
                 record.canaries.append(CanaryEvent(where=hit.where, how="egress", encoding=hit.encoding))
             if record is not pending and not any(kept is record for kept in self.behavior):
                 self._keep(record)
@@ -80,12 +80,13 @@ class EgressWindows:
         not needed to report the host) or holds MAX_DESTINATIONS_PER_RECORD (counted: `finish` says it)."""
         held = len(record.egress)
         if held >= MAX_EGRESS_PER_RECORD:
-            hosts = self._hosts.setdefault(id(record), {host_of(kept) for kept in record.egress})
-            host = host_of(event)
+            hosts = self._hosts.setdefault(id(record), {_destination(kept) for kept in record.egress})
+            host = _destination(event)
             if host in hosts:
                 return
             if held >= MAX_DESTINATIONS_PER_RECORD:
-                self.dropped[record.label] = self.dropped.get(record.label, 0) + 1
+                call = f"probe '{record.label}' of '{record.tool}'" if record.tool else record.label
+                self.dropped[call] = self.dropped.get(call, 0) + 1
                 return
             hosts.add(host)
         record.egress.append(cap_json(event, max_string=2_000))
@@ -96,6 +97,19 @@ class EgressWindows:
         at = next((index for index, kept in enumerate(self.behavior)
                    if (kept.sandbox, kept.call >= 0, kept.call) > key), len(self.behavior))
         self.behavior.insert(at, record)
+
+
+def _destination(event: dict[str, Any]) -> tuple[str, Any]:
+    """What makes an attempt a repeat of one a record holds: its host and the address it went to (a connection to
+    another address claiming the same name in its SNI or Host is not a repeat)."""
+    return host_of(event), event.get("original_dst")
+
+
+def _searched(event: dict[str, Any]) -> str:
+    """What of an attempt is searched for canaries: its first bytes (or datagram), and the name it looked up, also
+    with the labels joined (a token hex-encoded across DNS labels)."""
+    query = str(event.get("query") or "")
+    return "\n".join((str(event.get("first_bytes") or event.get("data") or ""), query, query.replace(".", "")))
 
 
 def canaries_in_response(record: CallBehavior, text: str, canaries: dict[str, str]) -> None:

@@ -18,6 +18,7 @@ from typing import Any
 
 import anyio
 
+from scanner.pipeline.pages import as_served
 from scanner.report.model import Finding
 from scanner.rules.probe import definition_change_findings
 
@@ -67,7 +68,7 @@ async def fetch_tools(client: Any, request_timeout: float, first: DumpedPage | N
 
 
 def _wire(tool: Any) -> dict[str, Any]:
-    return tool.model_dump(mode="json", by_alias=True, exclude_none=True)
+    return as_served(tool)  # as the first listing dumps it: a schema too deep to serialize kept as parsed
 
 
 def apply_relisted(current: Tools, fetched: Tools | None, findings: list[Finding], *, after_call: str) -> Tools:

@@ -24,8 +24,8 @@ class Relister:
     errors: list[str]
     cadence: RelistCadence = field(default_factory=RelistCadence)
     first_page: DumpedPage = field(default_factory=DumpedPage)
-    failed: list[str] = field(default_factory=list)  # after which calls a re-list failed (`after_call` texts)
-    reasons: list[str] = field(default_factory=list)  # why, as fetch_tools said it
+    failed: list[tuple[str, str]] = field(default_factory=list)  # the re-lists that failed: after which call, why
+    _why: list[str] = field(default_factory=list)  # why the last fetch failed (fetch_tools says it)
 
     def beside_every_call(self, tools: int) -> bool:
         """Whether a listing of `tools` tools is re-listed after every call (then fetched beside the call's looks)."""
@@ -38,12 +38,13 @@ class Relister:
         return self.cadence.pending(notifications) or "the probes ended"
 
     async def fetch(self, client: Any, request_timeout: float) -> Tools | None:
-        return await fetch_tools(client, request_timeout, self.first_page, self.reasons)
+        self._why = []  # one fetch at a time: the next `apply` (or a drop) follows it before another begins
+        return await fetch_tools(client, request_timeout, self.first_page, self._why)
 
     def apply(self, current: Tools, fetched: Tools | None, *, after_call: str) -> Tools:
         """The tools in use after a re-list that fetched `fetched` (None: it failed, and is counted)."""
         if fetched is None:
-            self.failed.append(after_call)
+            self.failed.append((after_call, self._why[0] if self._why else ""))
             return current
         return apply_relisted(current, fetched, self.findings, after_call=after_call)
 
@@ -51,6 +52,7 @@ class Relister:
         """The phase's error line for the re-lists that failed, if any."""
         if not self.failed:
             return
-        why = f": {self.reasons[0]}" if self.reasons else ""
+        after, why = self.failed[0]
         self.errors.append(f"the tools could not be re-listed after {len(self.failed)} of the probes (the first after "
-                           f"{self.failed[0]}{why}); a definition change they made would not be seen (P8)"[:600])
+                           f"{after}{': ' + why if why else ''}); a definition change they made would not be seen "
+                           "(P8)"[:600])

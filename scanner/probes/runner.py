@@ -106,7 +106,7 @@ class ProbeRunner:
                                              lambda: run.stderr_tail(self.server)))
             if self.undecided is not None:  # the last call noticed it: a server for its suspects
                 await self._ready(0)
-            if not self.restart_needed and self.outcome.results:  # once more after the exit window (Relister.last)
+            if not self.restart_needed and self.client is not None and self.outcome.results:  # Relister.last
                 await self._relist(after_call=self.relists.last(self.outcome.list_changed_notifications))
         finally:
             self.relists.finish()
@@ -367,7 +367,7 @@ class ProbeRunner:
             # The client's own read timeout bounds the handshake: its task group must not sit in a scope of ours.
             await self._stack.enter_async_context(client)
         except Exception as exc:  # noqa: BLE001 - the restart failing ends probing, not the scan
-            why = self.health.fault or f"{type(exc).__name__}: {exc}"
+            why, self.client = self.health.fault or f"{type(exc).__name__}: {exc}", None  # no server to talk to now
             self.outcome.errors.append(f"restarting the server for the remaining probes failed: {why}"[:600])
             return False
         self.client = client

@@ -20,6 +20,7 @@ that nothing left the host.
 
 from __future__ import annotations
 
+import ipaddress
 import re
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
@@ -60,12 +61,31 @@ def argument_hosts(arguments: dict[str, Any]) -> set[str]:
 
 
 def host_of(event: dict[str, Any]) -> str:
-    """The best name of an attempt: the name asked for or sent (query, SNI, HTTP Host), else the address."""
-    for key in ("host", "sni", "query", "resolved_name", "original_dst"):
+    """The best name of an attempt: the name asked for or sent (query, SNI, HTTP Host), else the address. A
+    connection to an address the sink's DNS did not hand out (a literal address in the server's code) is that
+    address's, whatever name its SNI or Host claims: else a server could send its secrets to a hard-coded address
+    under the name it was asked to reach (B2 would grade that as asked)."""
+    keys = ("host", "sni", "query", "resolved_name", "original_dst")
+    if event.get("kind") == "tcp" and not event.get("resolved_name") and _literal(event.get("original_dst")):
+        keys = ("original_dst",)
+    for key in keys:
         value = event.get(key)
         if value:
             return str(value).lower().rstrip(".")
     return "?"
+
+
+def _literal(destination: Any) -> bool:
+    """An `address:port` (`[v6]:port`) outside the sink's own answers (198.18.0.0/15, 2001:db8::/96)."""
+    if not isinstance(destination, str) or not destination:
+        return False
+    address = destination.rsplit(":", 1)[0].strip("[]")
+    try:
+        parsed = ipaddress.ip_address(address)
+    except ValueError:
+        return False
+    sink = ipaddress.ip_network("198.18.0.0/15") if parsed.version == 4 else ipaddress.ip_network("2001:db8::/96")
+    return parsed not in sink
 
 
 # ---- what the tool declares -----------------------------------------------------------------------------------------
