@@ -38,6 +38,13 @@ def _batch(targets: Path, out: Path, *extra: str) -> subprocess.CompletedProcess
                           cwd=REPO, capture_output=True, text=True, timeout=900)
 
 
+def _report(out: Path, version: str) -> dict:
+    """A local folder's report: `<version>+<hash of its row>.json` (a folder's manifest may name any package, so its
+    report never takes the plain name a registry release's would)."""
+    [path] = (out / "reports" / "npm" / "mcp-zoo-release").glob(f"{version}+*.json")
+    return json.loads(path.read_text())
+
+
 def test_two_releases_batched_show_the_new_host_and_install_script(tmp_path: Path, docker_client,
                                                                    no_leftovers) -> None:
     targets = tmp_path / "targets.txt"
@@ -46,8 +53,8 @@ def test_two_releases_batched_show_the_new_host_and_install_script(tmp_path: Pat
     out = tmp_path / "out"
     result = _batch(targets, out)
     assert result.returncode == 1, result.stderr  # 2.0.0's new behaviour blocks it
-    first = json.loads((out / "reports" / "npm" / "mcp-zoo-release" / "1.0.0.json").read_text())
-    second = json.loads((out / "reports" / "npm" / "mcp-zoo-release" / "2.0.0.json").read_text())
+    first = _report(out, "1.0.0")
+    second = _report(out, "2.0.0")
     assert first["changes_since"] is None and first["verdict"] == "pass", first["findings"]
     changes = second["changes_since"]
     assert changes["previous_version"] == "1.0.0"
@@ -66,5 +73,5 @@ def test_two_releases_batched_show_the_new_host_and_install_script(tmp_path: Pat
     again.write_text(f"{v2}\n")
     later = _batch(again, tmp_path / "later", "--since", str(out))
     assert later.returncode == 1, later.stderr
-    rediffed = json.loads((tmp_path / "later" / "reports" / "npm" / "mcp-zoo-release" / "2.0.0.json").read_text())
+    rediffed = _report(tmp_path / "later", "2.0.0")
     assert rediffed["changes_since"]["previous_version"] == "1.0.0"
