@@ -23,6 +23,8 @@ from scanner.lock import atomic
 from scanner.pipeline import head_start as head_start_module
 from scanner.pipeline.head_start import HeadStart
 
+from tests.silent_listener import never_answering
+
 REPO = Path(__file__).resolve().parent.parent
 NO_ANSWER_LIMIT = 60  # seconds: well under the engine client's 120 s timeout, which the bugs waited out
 
@@ -34,26 +36,8 @@ def silent_engine(tmp_path: Path) -> Iterator[str]:
     server = socket.socket(socket.AF_UNIX)
     server.bind(str(path))
     server.listen(64)
-    held: list[socket.socket] = []
-    stop = threading.Event()
-
-    def accept() -> None:
-        server.settimeout(0.2)
-        while not stop.is_set():
-            try:
-                held.append(server.accept()[0])
-            except TimeoutError:
-                continue
-            except OSError:
-                return
-    thread = threading.Thread(target=accept, daemon=True)
-    thread.start()
-    yield f"unix://{path}"
-    stop.set()
-    thread.join(5)
-    for connection in held:
-        connection.close()
-    server.close()
+    with never_answering(server):
+        yield f"unix://{path}"
 
 
 def _cli(args: list[str], engine: str, tmp_path: Path) -> subprocess.Popen[str]:

@@ -28,6 +28,7 @@ from scanner.pipeline.timeouts import Timeouts
 from scanner.probes.options import ProbeOptions
 from sandbox.run.policy import RunPolicy
 from tests.sandbox_helpers import ZOO, labelled_containers
+from tests.silent_listener import never_answering
 
 REPO = Path(__file__).resolve().parent.parent
 PROMPT = 12.0  # seconds from the interrupt to the exit: well under the 30 s the slow work is made to take
@@ -40,28 +41,8 @@ def silent_registry() -> Iterator[tuple[str, threading.Event]]:
     server = socket.socket()
     server.bind(("127.0.0.1", 0))
     server.listen(64)
-    asked = threading.Event()
-    held: list[socket.socket] = []
-    stop = threading.Event()
-
-    def accept() -> None:
-        server.settimeout(0.2)
-        while not stop.is_set():
-            try:
-                held.append(server.accept()[0])
-                asked.set()
-            except TimeoutError:
-                continue
-            except OSError:
-                return
-    thread = threading.Thread(target=accept, daemon=True)
-    thread.start()
-    yield f"http://127.0.0.1:{server.getsockname()[1]}/pypi", asked
-    stop.set()
-    thread.join(5)
-    for connection in held:
-        connection.close()
-    server.close()
+    with never_answering(server) as asked:
+        yield f"http://127.0.0.1:{server.getsockname()[1]}/pypi", asked
 
 
 def _left(docker_client: object, pid: int) -> list[str]:
