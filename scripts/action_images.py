@@ -42,6 +42,7 @@ from typing import TYPE_CHECKING, Any
 
 import action_inputs  # scripts/action_inputs.py
 from action_inputs import ENGINE_USED, read_input
+from sandbox.core.untrusted import escape_for_terminal  # one line: a workflow command cannot start in it
 
 if TYPE_CHECKING:
     import docker
@@ -123,15 +124,10 @@ def _names(entries: list[dict[str, Any]], wanted: set[str]) -> list[list[str]]:
     if any(not names for names in named):
         raise ImagesError("the archive holds an image with no name")
     if set(every) - wanted:
-        raise ImagesError(f"the archive names {_shown(', '.join(sorted(set(every) - wanted)))}")
+        raise ImagesError(f"the archive names {escape_for_terminal(', '.join(sorted(set(every) - wanted)), 300)}")
     if len(every) != len(set(every)):
         raise ImagesError("the archive names an image twice")
     return named
-
-
-def _shown(text: str, limit: int = 300) -> str:
-    """Text of the archive's as one line of printable characters (a workflow command cannot start in it)."""
-    return "".join(ch if ch.isprintable() else ascii(ch)[1:-1] for ch in text[:limit])
 
 
 def _regular_files(members: Sequence[tarfile.TarInfo]) -> dict[str, tarfile.TarInfo]:
@@ -223,8 +219,8 @@ def load_step(archive: Path, names: Sequence[str]) -> None:
         print(f"loaded {', '.join(loading)} from the cache")
     except (ImagesError, tarfile.TarError, OSError) as exc:
         key = os.environ.get("KEY", "")
-        print(f"::warning::the cached sandbox images were not loaded ({_shown(str(exc), 800)}); the scan builds them. "
-              f"Runs this week meet the same entry: `gh cache delete {_shown(key)}` removes it", file=sys.stderr)
+        print(f"::warning::the cached sandbox images were not loaded ({escape_for_terminal(str(exc), 800)}); the scan builds them. "
+              f"Runs this week meet the same entry: `gh cache delete {escape_for_terminal(key, 300)}` removes it", file=sys.stderr)
     finally:
         archive.unlink(missing_ok=True)
         packed.unlink(missing_ok=True)

@@ -130,10 +130,6 @@ class Sink:
             events = [e for e in events if e.ts >= since]
         return sorted(events, key=lambda e: e.ts)
 
-    def limit_reached(self) -> bool:
-        """Whether the sink stopped logging because it hit its event cap (answering goes on)."""
-        return any(line.get("kind") == "limit" for line in self._lines(settled=True))
-
     def gaps(self) -> list[str]:
         """What the log read so far may be missing, one line each: the sink's event cap reached (a server can use it
         up with cheap lookups, then act unseen), lines that are no JSON object (a line cut by the engine)."""

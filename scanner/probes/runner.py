@@ -173,7 +173,7 @@ class ProbeRunner:
             self.relists.cadence.drop()
             return
         due = self.relists.cadence.after(f"probe '{call.label}' of tool '{call.tool}'", tools=len(self.current_tools),
-                                 notifications=self.outcome.list_changed_notifications)
+                                         notifications=self.outcome.list_changed_notifications)
         if due is not None and beside is not None:
             self._apply_relist(looks.tools, after_call=due)
         elif due is not None:

@@ -75,6 +75,9 @@ def host_of(event: dict[str, Any]) -> str:
     return "?"
 
 
+SINK_ANSWERS = {4: ipaddress.ip_network("198.18.0.0/15"), 6: ipaddress.ip_network("2001:db8::/96")}  # sink_wire's
+
+
 def _literal(destination: Any) -> bool:
     """An `address:port` (`[v6]:port`) outside the sink's own answers (198.18.0.0/15, 2001:db8::/96)."""
     if not isinstance(destination, str) or not destination:
@@ -84,8 +87,7 @@ def _literal(destination: Any) -> bool:
         parsed = ipaddress.ip_address(address)
     except ValueError:
         return False
-    sink = ipaddress.ip_network("198.18.0.0/15") if parsed.version == 4 else ipaddress.ip_network("2001:db8::/96")
-    return parsed not in sink
+    return parsed not in SINK_ANSWERS[parsed.version]
 
 
 # ---- what the tool declares -----------------------------------------------------------------------------------------
