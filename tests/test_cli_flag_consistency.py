@@ -31,8 +31,12 @@ def _commands() -> dict[str, Any]:
 
 
 def _value_type(param: Any) -> str:
-    """The annotation of the value, optional or not (`Path | None` takes what `Path` takes)."""
-    return str(param.type_descriptor.annotation).replace(" | None", "").replace("typing.Optional", "")
+    """The annotation of the value, optional or not (`Path | None` takes what `Path` takes); typer before 0.29 keeps
+    no annotation on the parameter, only Click's type, which says the same for this comparison."""
+    descriptor = getattr(param, "type_descriptor", None)
+    if descriptor is None:
+        return f"{type(param.type).__name__} {getattr(param.type, 'name', '')} {getattr(param.type, 'choices', '')}"
+    return str(descriptor.annotation).replace(" | None", "").replace("typing.Optional", "")
 
 
 def _options() -> dict[str, dict[str, Any]]:
