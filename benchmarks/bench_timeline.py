@@ -11,7 +11,8 @@ every phase's seconds arrive) before the CLI is imported, and the parent times t
 to its exit.
 
 Reading it: the phases from `engine_connect` to `container_start` are the head start (scanner/pipeline/head_start.py)
-while the main thread imports the scan path; `first_answer` ends when the server answered the handshake (its length
+while the main thread imports the scan path; `flags_read` is the moment the CLI had read the flags and handed the head
+start the scan's options, before which neither the resolution nor the server's start can begin; `first_answer` ends when the server answered the handshake (its length
 counts from the server's start); `relisting` is entered twice (the second server's start in the head start, its
 listing in the scan's pool); the gap between `teardown`'s end and `exit` is the report's writing and the interpreter's
 exit. Whatever ends last before `server_end` begins is what the listing waited for.
@@ -55,6 +56,7 @@ def child(out: Path, argv: list[str]) -> None:
         original_add(self, name, seconds)
 
     phase_clock.PhaseClock.add = add  # type: ignore[method-assign]
+    _mark_flags_read(records, lock)
     sys.argv = ["mcp-sandbox", *argv]
     from scanner.cli.entry import main  # the console script's: it may begin the sink before the CLI is imported
 
@@ -62,6 +64,22 @@ def child(out: Path, argv: list[str]) -> None:
         main()
     finally:
         out.write_text(json.dumps(records), encoding="utf-8")
+
+
+def _mark_flags_read(records: list[dict[str, Any]], lock: threading.Lock) -> None:
+    """Record `flags_read`, a moment rather than a phase: when the CLI, its flags read, hands the head start the
+    scan's options (`HeadStart.begin`), after which the resolution and the server's start can begin."""
+    from scanner.pipeline import head_start
+
+    original_begin = head_start.HeadStart.begin
+
+    def begin(self: Any, options: Any) -> None:
+        now = time.monotonic()
+        with lock:
+            records.append({"name": "flags_read", "start": now, "end": now, "thread": threading.current_thread().name})
+        original_begin(self, options)
+
+    head_start.HeadStart.begin = begin  # type: ignore[method-assign]
 
 
 def _counted_from(name: str, records: list[dict[str, Any]], otherwise: float) -> float:
