@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import os
 import re
 import tarfile
 import tomllib
@@ -149,18 +150,37 @@ def _python_folder_name(manifest: Path) -> str:
 
 
 def content_hash(path: Path) -> str:
-    """SHA-256 over a folder's files (relative names and bytes, build/VCS folders skipped) or an archive's bytes."""
+    """SHA-256 of what the install is given, which keys its cached image: an archive's bytes, or every entry of a
+    folder that sandbox.core.archive.pack_path packs (build/VCS folders skipped) by relative name, kind, permission
+    bits as packed, and bytes or link target. Each field is length-prefixed: folders the install is given differently
+    (one file holding another's name and bytes, a link pointing elsewhere, an executable bit) never share a hash, so a
+    scan of one never reuses the other's installed image."""
     digest = hashlib.sha256()
     if path.is_file():
         with path.open("rb") as handle:
             for block in iter(lambda: handle.read(1 << 20), b""):
                 digest.update(block)
         return digest.hexdigest()
-    for file in sorted(p for p in path.rglob("*") if p.is_file() and not p.is_symlink()):
-        relative = file.relative_to(path)
+    for entry in sorted(path.rglob("*")):
+        relative = entry.relative_to(path)
         if any(part in SKIP_DIRS for part in relative.parts):
             continue
-        digest.update(str(relative).encode() + b"\0" + file.read_bytes() + b"\0")
+        for field in _packed_entry(entry, relative):
+            digest.update(len(field).to_bytes(8, "big") + field)
     return digest.hexdigest()
+
+
+def _packed_entry(entry: Path, relative: Path) -> tuple[bytes, ...]:
+    """The fields of one folder entry as pack_path packs it: kind, name, permission bits (& 0o755), bytes or link
+    target (links are packed as links, never followed)."""
+    name = os.fsencode(relative)
+    if entry.is_symlink():
+        return b"l", name, os.fsencode(os.readlink(entry))
+    mode = f"{entry.lstat().st_mode & 0o755:o}".encode()
+    if entry.is_dir():
+        return b"d", name, mode
+    if entry.is_file():
+        return b"f", name, mode, entry.read_bytes()
+    return b"o", name, mode  # a fifo or device: packed as such, without content
 
 
