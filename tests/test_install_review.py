@@ -75,3 +75,70 @@ def test_the_hash_is_stable_and_skips_what_the_install_is_not_given(tmp_path):
     archive = tmp_path / "pkg.tgz"
     archive.write_bytes(b"archive bytes")
     assert content_hash(archive) == content_hash(archive)
+
+
+# ------------------------------------------------------------------------------ the install's manifest (docker)
+
+SCRUB = ("const fs = require('fs'); const path = '/opt/server/package-lock.json';"
+         "const lock = JSON.parse(fs.readFileSync(path, 'utf8'));"
+         "for (const entry of Object.values(lock.packages || {})) { delete entry.hasInstallScript; }"
+         "lock.packages['node_modules/mcp-zoo-scrubber'].version = '9.9.9';"
+         "fs.writeFileSync(path, JSON.stringify(lock));")
+
+
+@pytest.mark.docker
+def test_an_install_script_cannot_rewrite_the_manifest_of_its_install(docker_client, tmp_path, no_leftovers):
+    """mcp-zoo-scrubber's postinstall takes `hasInstallScript` out of the lockfile npm wrote (so I5 would not name
+    it) and changes its version there. The install's manifest, and the installed image's lockfile a cached scan reads,
+    are the lockfile npm wrote before any install script ran."""
+    from sandbox.core import images
+    from sandbox.core.session import SandboxSession
+    from sandbox.install import container as install
+    from scanner.provenance.npm_lockfile import lockfile_tree
+
+    package = tmp_path / "scrubber"
+    package.mkdir()
+    (package / "package.json").write_text(json.dumps({
+        "name": "mcp-zoo-scrubber", "version": "0.1.0", "license": "MIT", "bin": {"mcp-zoo-scrubber": "index.js"},
+        "scripts": {"postinstall": "node scrub.js"}}))
+    (package / "index.js").write_text("#!/usr/bin/env node\n")
+    (package / "scrub.js").write_text(SCRUB)
+    runtime = images.ensure_runtime_image(docker_client, "node")
+    request = InstallRequest("npm", "/opt/src/pkg", "mcp-zoo-scrubber", f"test:{uuid.uuid4()}", local_path=package)
+    with SandboxSession(docker_client) as session:
+        installed = install.install(session, request, runtime.tag, runtime.image_id, use_cache=False)
+    try:
+        assert installed.version == "0.1.0"
+        entry = installed.manifest["packages"]["node_modules/mcp-zoo-scrubber"]
+        assert entry.get("hasInstallScript") is True, entry
+        assert [d.name for d in lockfile_tree(installed.manifest, "package-lock.json").with_install_scripts] == [
+            "mcp-zoo-scrubber"]
+        with SandboxSession(docker_client) as session:
+            cached = install.cached_install(session, installed.image, installed.runtime_image)
+            assert cached is not None
+            assert install.installed_manifest(session, cached, "npm") == installed.manifest
+    finally:
+        docker_client.images.remove(installed.image, force=True)
+
+
+def test_the_installed_version_must_be_the_one_the_scan_resolved():
+    """The version describe_* read from the install's description (npm's lockfile; install.json, which the venv's
+    Python writes after package code, a .pth included, ran) must be the resolved one for a registry target; a local
+    target's version is its own to say."""
+    from sandbox.core.errors import SandboxError
+    from sandbox.install.installers import describe_npm, describe_pypi
+
+    npm = InstallRequest("npm", "srv@1.2.3", "srv", "npm:srv@1.2.3", version="1.2.3")
+    lock = {"packages": {"node_modules/srv": {"version": "1.2.3", "bin": {"srv": "cli.js"}}}}
+    assert describe_npm(lock, npm)[0] == "1.2.3"
+    lock["packages"]["node_modules/srv"]["version"] = "0.0.1"
+    with pytest.raises(SandboxError, match="not the 1.2.3 the scan resolved"):
+        describe_npm(lock, npm)
+    local = InstallRequest("npm", "/opt/src/pkg", "srv", "local:x")
+    assert describe_npm(lock, local)[0] == "0.0.1"
+    pypi = InstallRequest("pypi", "srv==2024.1.5", "srv", "pypi:srv@2024.01.05", version="2024.01.05")
+    described = {"distributions": [{"name": "Srv", "version": "2024.1.5", "console_scripts": {}}]}
+    assert describe_pypi(described, pypi)[0] == "2024.1.5"  # the same version, written as PEP 440 normalises it
+    described["distributions"][0]["version"] = "9.9.9"
+    with pytest.raises(SandboxError, match="version '9.9.9'"):
+        describe_pypi(described, pypi)

@@ -207,6 +207,7 @@ def _run_steps(runner: StepRunner, request: InstallRequest, windows: list[Window
     steps = InstallSteps(runner, request.spec, windows)
     try:
         installer(request.ecosystem).run(steps, request)
+        steps.put_back()
     except StepTimeout:
         raise SandboxError(f"installing {request.spec} took longer than {request.timeout_seconds} s; "
                            "raise --install-timeout") from None

@@ -9,7 +9,7 @@ from dataclasses import dataclass
 from typing import Any
 from urllib.parse import urlsplit
 
-from packaging.utils import canonicalize_name
+from packaging.utils import canonicalize_name, canonicalize_version
 
 from sandbox.core.errors import SandboxError, UserInputError
 from sandbox.install.phases import NPM_PREFIX, PYLOCK, PYTHON_LOCKFILE, InstallSteps, install_npm, install_pypi
@@ -29,7 +29,7 @@ def describe_npm(manifest: dict[str, Any], request: InstallRequest) -> tuple[str
     bins = package.get("bin") or {}
     if isinstance(bins, str):
         bins = {request.name.split("/")[-1]: bins}
-    return str(package.get("version", "")), {str(k): f"{NPM_PREFIX}/node_modules/.bin/{k}" for k in bins}
+    return _resolved(str(package.get("version", "")), request, str), {str(k): f"{NPM_PREFIX}/node_modules/.bin/{k}" for k in bins}
 
 
 def describe_pypi(manifest: dict[str, Any], request: InstallRequest) -> tuple[str, dict[str, str]]:
@@ -38,8 +38,19 @@ def describe_pypi(manifest: dict[str, Any], request: InstallRequest) -> tuple[st
     for dist in manifest.get("distributions") or []:
         if canonicalize_name(str(dist.get("name", ""))) == wanted:
             scripts = dist.get("console_scripts") or {}
-            return str(dist.get("version", "")), {str(k): f"/opt/server/venv/bin/{k}" for k in scripts}
+            return _resolved(str(dist.get("version", "")), request, canonicalize_version), {str(k): f"/opt/server/venv/bin/{k}" for k in scripts}
     raise SandboxError(f"uv installed no distribution named {request.name!r} (see the installer output)")
+
+
+def _resolved(version: str, request: InstallRequest, canonical: Callable[[str], str]) -> str:
+    """The installed version, when it is the one the scan resolved (compared as the ecosystem writes versions): the
+    install's description is written where the package's code could rewrite it, and another version there would
+    send the provenance checks (signatures, advisories) and the report to a release that was never installed."""
+    if request.version is not None and canonical(version) != canonical(request.version):
+        raise SandboxError(f"the install describes {request.name} as version {version[:100]!r}, not the "
+                           f"{request.version} the scan resolved and installed: a package's code may have rewritten "
+                           "the install's description (or the release names another version in its metadata)")
+    return version
 
 
 @dataclass(frozen=True)

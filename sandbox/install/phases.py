@@ -66,6 +66,9 @@ class InstallSteps:
         self._running = ""  # the step being run, as a message names it
         self._step: tuple[str | None, str | None] = (None, None)
         self._step_writes: int | None = None  # index in `writes` of the last step's record
+        # The installer's records of the install (npm's lockfile, the hash-pinned tree) as the installer wrote them,
+        # before any later step's package code could rewrite them in the install tree: put back once all are over.
+        self.kept: dict[str, bytes] = {}
 
     def run(self, command: list[str], *, package: str | None, script: str | None, heading: str = "") -> StepResult:
         """Open a window (the engine's clock, read before the step starts), then run the step in it."""
@@ -130,6 +133,13 @@ class InstallSteps:
             self.attribution_note = (f"the engine reported {problem} (GET /info SystemTime), so no install step "
                                      "could be timed; install egress names no package or script")
 
+    def put_back(self) -> None:
+        """Put the kept records back as the installer wrote them (once every step is over, nothing of the install
+        runs): an install script that rewrote them (dropped its own `hasInstallScript`, forged a version or a
+        dependency) changes neither the install's manifest nor the installed image's copy of it."""
+        for path, data in self.kept.items():
+            self.runner.write_file(path, data)
+
     def require_success(self, result: StepResult, context: str = "") -> None:
         if result.exit_code != 0:
             tail = " | ".join(line.strip() for line in result.output.strip().splitlines()[-6:])
@@ -152,7 +162,7 @@ def install_npm(steps: InstallSteps, request: InstallRequest) -> None:
                                     script=NPM_FETCH_WITH_PREPARE if prepare else NPM_FETCH))
     if request.ignore_scripts:
         return
-    for package in script_packages(_read_json(steps.runner, NPM_LOCKFILE, "npm's lockfile")):
+    for package in script_packages(_read_json(steps, NPM_LOCKFILE, "npm's lockfile")):
         _run_npm_scripts(steps, package)
 
 
@@ -216,7 +226,7 @@ def install_pypi(steps: InstallSteps, request: InstallRequest) -> None:
     )
     steps.require_success(steps.run(["sh", "-c", resolve, "mcp-sandbox-install", request.spec],
                                     package=None, script=UV_RESOLVE))
-    builds = _source_builds(steps.runner)
+    builds = _source_builds(steps)
     if builds:
         steps.relabel(None, f"{UV_RESOLVE}; build backends may run for metadata: {_names(builds)}")
     for build in builds or []:
@@ -235,9 +245,13 @@ def install_pypi(steps: InstallSteps, request: InstallRequest) -> None:
                                     script=UV_WHEELS if builds is not None else UV_WHEELS_AND_BUILDS))
 
 
-def _source_builds(runner: StepRunner) -> list[SourceBuild] | None:
-    requirements = runner.read_file(PYTHON_LOCKFILE)
-    pylock = runner.read_tmp_file(PYLOCK, MAX_PYLOCK_BYTES)
+def _source_builds(steps: InstallSteps) -> list[SourceBuild] | None:
+    """The packages of the resolved tree that have no wheel here (None: unknown), from the lockfile the resolution
+    wrote, which is kept as written (InstallSteps.kept): a build backend's later step cannot change the tree."""
+    requirements = steps.runner.read_file(PYTHON_LOCKFILE)
+    if requirements is not None:
+        steps.kept[PYTHON_LOCKFILE] = requirements
+    pylock = steps.runner.read_tmp_file(PYLOCK, MAX_PYLOCK_BYTES)
     if requirements is None or not pylock:
         return None
     return source_builds(pylock, requirements.decode("utf-8", errors="replace"))
@@ -248,8 +262,11 @@ def _names(builds: list[SourceBuild]) -> str:
     return named + (f" and {len(builds) - MAX_NAMED_BUILDS} more" if len(builds) > MAX_NAMED_BUILDS else "")
 
 
-def _read_json(runner: StepRunner, path: str, what: str) -> dict[str, object]:
-    raw = runner.read_file(path)
+def _read_json(steps: InstallSteps, path: str, what: str) -> dict[str, object]:
+    """The installer's JSON record at `path`, kept as read (InstallSteps.kept): read before any package code ran."""
+    raw = steps.runner.read_file(path)
+    if raw is not None:
+        steps.kept[path] = raw
     try:
         data = json.loads(raw) if raw is not None else None
     except (json.JSONDecodeError, UnicodeDecodeError) as exc:

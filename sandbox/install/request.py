@@ -41,6 +41,9 @@ class InstallRequest:
     index_url: str | None = None
     # The user's proxy the install proxy chains to (--upstream-proxy / the host's HTTPS_PROXY); its repr is masked.
     upstream_proxy: UpstreamProxy | None = None
+    # The version the scan resolved (a registry target; None for a local one, whose version is its own to say): the
+    # install must report this one, whatever a package's code rewrote in what describes the install.
+    version: str | None = None
 
 
 @dataclass(frozen=True)

@@ -22,9 +22,11 @@ install user can write outside the install tree and records what the step create
 
 from __future__ import annotations
 
+import io
 import posixpath
 import secrets
 import shlex
+import tarfile
 import time
 from collections.abc import Sequence
 from dataclasses import dataclass
@@ -143,6 +145,22 @@ class StepRunner:
             return None
         except ValueError as exc:  # larger than max_bytes
             raise SandboxError(f"{path} in the install container is too large to read: {exc}") from None
+
+    def write_file(self, path: str, data: bytes) -> None:
+        """Put `data` at `path` on the container's filesystem (not a tmpfs), owned by the install user, mode 0644,
+        replacing whatever is there (a link or folder a step left in its place included: the engine removes it);
+        only once the install's steps are over, when nothing of the install runs."""
+        uid, _, gid = self.user.partition(":")
+        member = tarfile.TarInfo(posixpath.basename(path))
+        member.size, member.mode, member.mtime = len(data), 0o644, int(time.time())
+        member.uid = member.gid = 0
+        if uid.isdigit() and gid.isdigit():
+            member.uid, member.gid = int(uid), int(gid)
+        buffer = io.BytesIO()
+        with tarfile.open(fileobj=buffer, mode="w") as tar:
+            tar.addfile(member, io.BytesIO(data))
+        if not self._call(self.api.put_archive, self.container_id, posixpath.dirname(path), buffer.getvalue()):
+            raise SandboxError(f"could not put back {path} in the install container")
 
     def read_tmp_file(self, path: str, max_bytes: int) -> bytes:
         """A file on the container's tmpfs (which the archive API cannot see), by `head -c` as the install user; only

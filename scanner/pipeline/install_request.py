@@ -32,7 +32,7 @@ def install_request(target: Target, options: ScanOptions, endpoints: RegistryEnd
         target.ecosystem, packages.install_spec(resolved.name, resolved.version), resolved.name,
         f"{target.ecosystem}:{resolved.name}@{resolved.version}", ignore_scripts=options.ignore_scripts,
         ca_bundle=_ca(options), timeout_seconds=options.install_timeout, upstream_proxy=options.upstream_proxy,
-        index_url=packages.install_index(endpoints),
+        index_url=packages.install_index(endpoints), version=resolved.version,
     )
 
 
