@@ -47,8 +47,9 @@ MANIFEST_LABEL = f"{labels.PREFIX}.install"
 # Part of the installed image's tag: bumped when an install records something earlier ones did not (2: every egress
 # attempt names the step that made it; 3: a step's leftover processes and configuration files no longer reach later
 # steps, and the attempts kept are all of them; 4: what each step wrote outside the install tree, and the packages
-# built from source), so a cached image never answers for an install it cannot describe.
-INSTALL_FORMAT = 4
+# built from source; 5: the lockfile in the image is the one the installer wrote, put back after the install scripts
+# ran), so a cached image never answers for an install it cannot describe.
+INSTALL_FORMAT = 5
 # After the install ended: the wait for the proxy to close (so log) every connection, then the engine to copy its log.
 PROXY_SETTLE_SECONDS = 5.0
 PROXY_SETTLE_PAUSE = 0.05
