@@ -284,6 +284,10 @@ def process_rows(top: Any) -> list[dict[str, str]]:
 
 def live_leftovers(rows: Sequence[dict[str, str]], idle_users: frozenset[str]) -> list[dict[str, str]]:
     """Processes not of the idle user that have not ended: a zombie (state Z) or a dead one (X) has, and can do
-    nothing more; a row the engine could not describe counts as alive."""
-    return [row for row in rows
-            if row.get("uid") not in idle_users and not row.get("stat", "").startswith(("Z", "X"))]
+    nothing more; a row the engine could not describe counts as alive. A zombie with the `l` flag has not ended: its
+    first thread exited (`ps` shows that thread's state) while its other threads run on."""
+    return [row for row in rows if row.get("uid") not in idle_users and not _ended(row.get("stat", ""))]
+
+
+def _ended(stat: str) -> bool:
+    return stat.startswith(("Z", "X")) and "l" not in stat
