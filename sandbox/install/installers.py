@@ -29,7 +29,8 @@ def describe_npm(manifest: dict[str, Any], request: InstallRequest) -> tuple[str
     bins = package.get("bin") or {}
     if isinstance(bins, str):
         bins = {request.name.split("/")[-1]: bins}
-    return _resolved(str(package.get("version", "")), request, str), {str(k): f"{NPM_PREFIX}/node_modules/.bin/{k}" for k in bins}
+    version = _resolved(str(package.get("version", "")), request, str)
+    return version, {str(k): f"{NPM_PREFIX}/node_modules/.bin/{k}" for k in bins}
 
 
 def describe_pypi(manifest: dict[str, Any], request: InstallRequest) -> tuple[str, dict[str, str]]:
@@ -38,7 +39,8 @@ def describe_pypi(manifest: dict[str, Any], request: InstallRequest) -> tuple[st
     for dist in manifest.get("distributions") or []:
         if canonicalize_name(str(dist.get("name", ""))) == wanted:
             scripts = dist.get("console_scripts") or {}
-            return _resolved(str(dist.get("version", "")), request, canonicalize_version), {str(k): f"/opt/server/venv/bin/{k}" for k in scripts}
+            version = _resolved(str(dist.get("version", "")), request, canonicalize_version)
+            return version, {str(k): f"/opt/server/venv/bin/{k}" for k in scripts}
     raise SandboxError(f"uv installed no distribution named {request.name!r} (see the installer output)")
 
 
@@ -46,11 +48,20 @@ def _resolved(version: str, request: InstallRequest, canonical: Callable[[str], 
     """The installed version, when it is the one the scan resolved (compared as the ecosystem writes versions): the
     install's description is written where the package's code could rewrite it, and another version there would
     send the provenance checks (signatures, advisories) and the report to a release that was never installed."""
-    if request.version is not None and canonical(version) != canonical(request.version):
+    if request.version is not None and not _same_version(version, request.version, canonical):
         raise SandboxError(f"the install describes {request.name} as version {version[:100]!r}, not the "
                            f"{request.version} the scan resolved and installed: a package's code may have rewritten "
                            "the install's description (or the release names another version in its metadata)")
     return version
+
+
+def _same_version(installed: str, resolved: str, canonical: Callable[[str], str]) -> bool:
+    """Whether the two name one version; a version PEP 440 cannot hold in an int (over 4,300 digits: ValueError, not
+    InvalidVersion, so `canonicalize_version` raises it) is not the resolved one."""
+    try:
+        return canonical(installed) == canonical(resolved)
+    except ValueError:
+        return False
 
 
 @dataclass(frozen=True)

@@ -1,5 +1,5 @@
-"""Review of the install path against a hostile package: what a local target's cache key binds, and what an install
-script can change in the record of its own install.
+"""What a hostile package cannot change about its install: which installed image a local target's cache key names,
+and the record of its own install (the lockfile, the version, the check that nothing of it still runs).
 
 Unit tests: two local folders the install is given differently (packed by sandbox.core.archive.pack_path) never share
 a content hash, so never an installed image. Docker tests (marked): an npm postinstall that rewrites the lockfile npm
@@ -141,6 +141,9 @@ def test_the_installed_version_must_be_the_one_the_scan_resolved():
     assert describe_pypi(described, pypi)[0] == "2024.1.5"  # the same version, written as PEP 440 normalises it
     described["distributions"][0]["version"] = "9.9.9"
     with pytest.raises(SandboxError, match="version '9.9.9'"):
+        describe_pypi(described, pypi)
+    described["distributions"][0]["version"] = "1" * 5000  # past Python's int limit: a ValueError in packaging
+    with pytest.raises(SandboxError, match="not the 2024.01.05 the scan resolved"):
         describe_pypi(described, pypi)
 
 
