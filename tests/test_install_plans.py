@@ -6,7 +6,10 @@ from __future__ import annotations
 import textwrap
 
 from sandbox.install.npm import script_names, script_packages
+from sandbox.install.phases import UV_WHEELS, UV_WHEELS_AND_BUILDS, InstallSteps, install_pypi
 from sandbox.install.pypi import requirement_lines, source_builds
+from sandbox.install.request import InstallRequest
+from sandbox.install.steps import StepResult
 
 
 def _lock(**packages: dict) -> dict:
@@ -121,3 +124,48 @@ def test_source_builds_are_the_packages_with_no_wheel_here():
     assert source_builds(b"not [toml", REQUIREMENTS) is None
     assert source_builds(PYLOCK, "h11==0.16.0\n") is None  # the two files disagree: split nothing
     assert source_builds(b'[[packages]]\nname = "h11"\nversion = "1"\nwheels = [{url = "x"}]\n', REQUIREMENTS) == []
+
+
+class _RecordingRunner:
+    """A stand-in for the install container's StepRunner: each step succeeds, and the resolution's two files read
+    as given (`pylock`: what the PEP 751 export left in /tmp; empty when it wrote nothing)."""
+
+    def __init__(self, pylock: bytes) -> None:
+        self.pylock = pylock
+        self.commands: list[list[str]] = []
+
+    def run(self, command: list[str]) -> StepResult:
+        self.commands.append(command)
+        return StepResult(exit_code=0, output="")
+
+    def engine_now(self) -> float:
+        return float(len(self.commands))
+
+    def read_file(self, path: str) -> bytes:
+        return REQUIREMENTS.encode()
+
+    def read_tmp_file(self, path: str, max_bytes: int) -> bytes:
+        return self.pylock
+
+
+def _pypi_install(pylock: bytes) -> InstallSteps:
+    steps = InstallSteps(_RecordingRunner(pylock), "h11==0.16.0")  # type: ignore[arg-type]
+    install_pypi(steps, InstallRequest("pypi", "h11==0.16.0", "h11", "pypi:h11@0.16.0", version="0.16.0"))
+    return steps
+
+
+def test_an_unreadable_resolution_says_the_last_step_may_build_unnamed_sdists():
+    """The PEP 751 export wrote nothing: which packages have no wheel is unknown, so the last step may build sdists
+    (no --no-build) and the install says it cannot name them rather than reading as nothing built."""
+    steps = _pypi_install(b"")
+    assert steps.built_unknown is True and steps.built == []
+    assert steps.windows[-1].script == UV_WHEELS_AND_BUILDS
+    assert "--no-build" not in steps.runner.commands[-1][2]  # type: ignore[attr-defined]
+
+
+def test_a_readable_resolution_with_wheels_only_builds_nothing_and_knows_it():
+    wheels_only = b'[[packages]]\nname = "h11"\nversion = "0.16.0"\nwheels = [{url = "x"}]\n'
+    steps = _pypi_install(wheels_only)
+    assert steps.built_unknown is False and steps.built == []
+    assert steps.windows[-1].script == UV_WHEELS
+    assert "--no-build" in steps.runner.commands[-1][2]  # type: ignore[attr-defined]

@@ -442,3 +442,13 @@ def test_a_wheel_only_install_builds_nothing_and_writes_nothing_outside(docker_c
     with _installed(docker_client, "pypi", f"/opt/src/{wheel.name}", "mcp-zoo-wheel-only", wheel) as installed:
         assert installed.version == "0.1.0"
         assert installed.built == [] and installed.writes == []
+
+
+def test_builds_the_install_could_not_name_are_an_i5_that_says_so():
+    """The install could not read which packages it would build (InstalledServer.built_unknown): not "nothing
+    built" but an I5 and a record saying build code may have run unnamed."""
+    report, findings = check_installed("pypi", "pkg", "1.0", local=True, manifest=None, client=None, built=[],
+                                       built_unknown=True)
+    assert len(report.install_scripts) == 1 and report.install_scripts[0].startswith("unknown: ")
+    assert [(f.rule_id, f.severity) for f in findings] == [("I5", "warning")]
+    assert "could not be read" in findings[0].message

@@ -101,7 +101,7 @@ def install(
                    "egress": [dataclasses.asdict(a) for a in attempts],
                    "attribution_note": steps.attribution_note,
                    "writes": [dataclasses.asdict(w) for w in steps.writes],
-                   "built": [dataclasses.asdict(b) for b in steps.built]}
+                   "built": [dataclasses.asdict(b) for b in steps.built], "built_unknown": steps.built_unknown}
         image_id = _commit(client, container_id, tag, request, summary)  # idle: nothing of the install runs
     except BaseException:
         _remove_install(session, container_id, proxy)
@@ -114,7 +114,7 @@ def install(
         image=tag, image_id=image_id, runtime_image=runtime_image, cached=False, name=request.name, version=version,
         entry_points=entry_points, installer_output=output, seconds=round(time.monotonic() - started, 3),
         manifest=manifest, egress=attempts, attribution_note=steps.attribution_note, writes=steps.writes,
-        built=steps.built,
+        built=steps.built, built_unknown=steps.built_unknown,
     )
 
 
@@ -168,6 +168,7 @@ def cached_install(session: SandboxSession, tag: str, runtime_image: str) -> Ins
         writes=[_step_writes(record) for record in summary.get("writes") or []],
         built=[BuiltFromSource(package=_optional_text(record.get("package")), setup_py=bool(record.get("setup_py")))
                for record in summary.get("built") or []],
+        built_unknown=summary.get("built_unknown") is True,
     )
 
 

@@ -63,6 +63,8 @@ class InstallSteps:
         self.attribution_note: str | None = None
         self.writes: list[StepWrites] = []  # per step that wrote outside the install tree, named like its window
         self.built: list[BuiltFromSource] = []  # packages built from source, and whether setup.py ran
+        # The resolved tree could not say which packages have no wheel here: the last step may build sdists unnamed.
+        self.built_unknown = False
         self._running = ""  # the step being run, as a message names it
         self._step: tuple[str | None, str | None] = (None, None)
         self._step_writes: int | None = None  # index in `writes` of the last step's record
@@ -229,6 +231,7 @@ def install_pypi(steps: InstallSteps, request: InstallRequest) -> None:
     builds = _source_builds(steps)
     if builds:
         steps.relabel(None, f"{UV_RESOLVE}; build backends may run for metadata: {_names(builds)}")
+    steps.built_unknown = builds is None
     for build in builds or []:
         one = f'printf "%s\\n" "$1" > {SDIST_REQUIREMENT}; ' \
               f"uv pip install --python {VENV_PYTHON} --require-hashes --no-deps -r {SDIST_REQUIREMENT}"

@@ -66,3 +66,5 @@ class InstalledServer:
     writes: list[StepWrites] = field(default_factory=list)
     # Packages built from source at install time (their build backend ran; setup.py when the source had one).
     built: list[BuiltFromSource] = field(default_factory=list)
+    # The install could not read which packages it would build from source (`built` may then miss some).
+    built_unknown: bool = False

@@ -35,5 +35,6 @@ def check_provenance(request: InstallRequest, files: InstalledFiles, *, client: 
     report, findings = check_installed(
         request.ecosystem, installed.name, installed.version, local=request.local_path is not None,
         manifest=manifest or None, client=client, endpoints=endpoints,
-        advisories=advisory_source(advisories, client), built=installed.built)
+        advisories=advisory_source(advisories, client), built=installed.built,
+        built_unknown=installed.built_unknown)
     return Provenance(report=report, findings=findings)

@@ -19,7 +19,8 @@ from scanner.provenance.model import Check, EcosystemName, PackageProvenance, Pr
 from scanner.provenance.npm_lockfile import tree_findings
 from scanner.provenance import pypi as _pypi_checks  # noqa: F401 - imported in the main thread for Pypi's methods
 from scanner.registry.endpoints import DEFAULT_ENDPOINTS, RegistryEndpoints
-from scanner.rules.provenance import check_findings, source_build_finding, source_build_record
+from scanner.rules.provenance import (UNKNOWN_BUILDS_RECORD, check_findings, source_build_finding, source_build_record,
+                                      unknown_builds_finding)
 from scanner.report.model import Finding
 
 
@@ -27,9 +28,11 @@ def check_installed(ecosystem: EcosystemName, name: str, version: str, *, local:
                     manifest: dict[str, Any] | None, client: httpx.Client,
                     endpoints: RegistryEndpoints = DEFAULT_ENDPOINTS,
                     advisories: AdvisorySource | None = None,
-                    built: Sequence[BuiltFromSource] = ()) -> tuple[ProvenanceReport, list[Finding]]:
+                    built: Sequence[BuiltFromSource] = (),
+                    built_unknown: bool = False) -> tuple[ProvenanceReport, list[Finding]]:
     """Registry checks for a registry target (a local target has no registry metadata: `absent`), plus the tree and
-    the packages the install built from source (`built`). `client`: the scan's one registry client, built from
+    the packages the install built from source (`built`; `built_unknown`: the install could not tell which it would
+    build, so one I5 says the last step may have built some unnamed). `client`: the scan's one registry client, built from
     `endpoints` (which say where each lookup goes)."""
     report = ProvenanceReport()
     findings: list[Finding] = []
@@ -63,6 +66,9 @@ def check_installed(ecosystem: EcosystemName, name: str, version: str, *, local:
         report.install_scripts.append(source_build_record(label, build.setup_py, local=local))
         if build.setup_py or not local:  # the user's own folder built by its declared backend runs none of its code
             findings.append(source_build_finding(label, build.setup_py, local=local))
+    if built_unknown:
+        report.install_scripts.append(UNKNOWN_BUILDS_RECORD)
+        findings.append(unknown_builds_finding())
     return report, findings
 
 

@@ -66,6 +66,17 @@ def source_build_record(package: str, setup_py: bool, *, local: bool = False) ->
             else f"{package}: build backend (built from {source}: {BACKEND_RAN})")
 
 
+UNKNOWN_BUILDS_RECORD = ("unknown: the resolved tree did not say which packages have no wheel here, so the install's "
+                         "last step may have built sdists (their build code running) without naming them")
+
+
+def unknown_builds_finding() -> Finding:
+    """I5 when the install could not tell which packages it would build from source: build code may have run, and
+    what it was is not known (a check that could not run says so rather than reading as none built)."""
+    return finding("I5", "The install may have built packages from sdists (their build code running at install time); "
+                   "which, if any, could not be read.", evidence=UNKNOWN_BUILDS_RECORD)
+
+
 def source_build_finding(package: str, setup_py: bool, *, local: bool = False) -> Finding:
     """I5 for a package the install built from source: its build code ran at install time, as npm's install scripts
     do (and at the same severity)."""
