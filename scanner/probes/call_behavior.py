@@ -36,6 +36,19 @@ def fill_record(record: CallBehavior, before: Snapshot, after: Snapshot, canarie
             record.canaries.append(CanaryEvent(where=path, how="read"))
 
 
+def unseen_files(records: list[CallBehavior]) -> str | None:
+    """One scan error for the records whose look could not list every file (a directory the server made unreadable,
+    the size cap, a refused fork): what those calls wrote, deleted or read is not seen, so the scan is incomplete,
+    never a pass that only a "failed snapshots" row contradicts. None when every look was whole."""
+    failed = [record for record in records if record.snapshot != "ok"]
+    if not failed:
+        return None
+    first = failed[0]
+    where = f"probe '{first.label}' of '{first.tool}'" if first.call >= 0 else first.label
+    return (f"the look into the sandbox could not list every file for {len(failed)} call record(s) (first: {where}, "
+            f"{first.snapshot}); what they wrote, deleted or read is not seen")[:600]
+
+
 def _resources(before: Snapshot, after: Snapshot, pids_now: tuple[int, int] | None) -> ResourceUse:
     old, new = before.counters, after.counters
     evidence = pids_limit_evidence(before, after, pids_now)

@@ -29,6 +29,7 @@ from scanner.rules.behavior import evaluate_behavior
 from scanner.rules.file_kinds import configured_paths
 from scanner.rules.fixture import refusal_finding
 from scanner.rules.probe import evaluate_probes
+from scanner.probes.call_behavior import unseen_files
 from scanner.probes.egress_drain import Drain
 from scanner.probes.runner import (
     ProbeOptions,
@@ -140,6 +141,8 @@ def summarize(holder: ProbePhaseResult) -> ProbePhaseReport:
     for item in probe_findings:
         if item.token_waste > 0 and item.finding.tool is not None and item.finding.category != "security":
             waste[item.finding.tool] = waste.get(item.finding.tool, 0) + item.token_waste
+    unseen = unseen_files(outcome.behavior)  # a look that could not list every file: said, the scan incomplete
     return ProbePhaseReport(probes=probes, behavior=outcome.behavior, findings=findings,
-                            errors=[*holder.errors, *outcome.errors], measured_waste=waste,
+                            errors=[*holder.errors, *outcome.errors, *([unseen] if unseen else [])],
+                            measured_waste=waste,
                             notifications=outcome.notifications.entries(), looks=outcome.looks)
