@@ -55,3 +55,12 @@ def test_a_process_gone_by_the_next_look_is_dropped_and_one_still_alive_kept():
     drop_exited(record, alive={INIT, SERVER, 211})
     assert [p.pid for p in record.processes] == [211]
     assert [f.severity for f in check_processes(record)] == ["error"]
+
+
+def test_a_process_named_like_the_scanners_exec_is_the_scanners_only_when_the_engine_started_it():
+    marked = ("sh -c sleep 600; : @@MCP-SANDBOX-CGROUP@@", "tar -x -f - cache 600")
+    under_server = _table(Process(200, SERVER, marked[0]), Process(201, INIT, marked[1]))
+    assert [p.pid for p in new_processes(under_server, {INIT, SERVER}, server_pid=SERVER)] == [200, 201]
+    by_the_engine = _table(Process(400, 7, f"sh -c for f in x; do :; done; printf '{marked[0][-22:]}'"),
+                           Process(401, 7, "tar -x -f - -C /"))  # parent 7: the engine's shim, outside
+    assert new_processes(by_the_engine, {INIT, SERVER}, server_pid=SERVER) == []

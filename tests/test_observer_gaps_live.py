@@ -31,7 +31,9 @@ def test_times_set_back_after_a_read_or_a_same_size_rewrite_are_still_seen(no_le
 def test_a_process_named_like_the_scanners_own_exec_is_still_b5(no_leftovers):
     report = probe_zoo("zoo-gaps-masked-process")
     [b5] = findings(report, "B5", "start_sync")
-    assert "@@MCP-SANDBOX-CGROUP@@" in b5.evidence and "tar -x -f - cache" in b5.evidence, b5.evidence
+    assert b5.severity == "error" and "@@MCP-SANDBOX-CGROUP@@" in (b5.evidence or ""), b5  # a shell left running
+    record = next(b for b in report.behavior if b.tool == "start_sync")
+    assert any(p.args.startswith("tar -x -f - cache") for p in record.processes), record.processes
 
 
 def test_a_write_just_after_the_last_calls_look_is_still_seen(no_leftovers):

@@ -89,7 +89,7 @@ def new_processes(now: list[Process], known: set[int], server_pid: int | None = 
     it outlived the parent that started it)."""
     parents = {p.pid: p.ppid for p in now}
     return [ProcessSeen(pid=p.pid, args=p.args, role=_role(p.pid, parents, server_pid)) for p in now
-            if p.pid not in known and not _is_ours(p)]
+            if p.pid not in known and not _is_ours(p, parents)]
 
 
 def _role(pid: int, parents: dict[int, int], server_pid: int | None) -> Literal["server child", "daemon"] | None:
@@ -114,6 +114,10 @@ def _rose(old: int | None, new: int | None) -> bool:
     return old is not None and new is not None and new > old
 
 
-def _is_ours(process: Process) -> bool:
-    """The snapshot exec's own processes, should one still be winding down."""
-    return "@@MCP-SANDBOX-CGROUP@@" in process.args or process.args.startswith("tar -x -f -")
+def _is_ours(process: Process, parents: dict[int, int]) -> bool:
+    """The snapshot exec's own processes, should one still be winding down. Its command line alone proves nothing
+    (a server may name a child `sh -c '… @@MCP-SANDBOX-CGROUP@@'`); an exec's process is started by the engine, so
+    its parent is outside the container, where no process the server starts can have its parent (an orphan is
+    reparented to the container's init)."""
+    marked = "@@MCP-SANDBOX-CGROUP@@" in process.args or process.args.startswith("tar -x -f -")
+    return marked and process.ppid not in parents
