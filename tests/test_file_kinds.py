@@ -134,8 +134,8 @@ def test_the_call_record_says_which_modified_files_changed_size():
     from scanner.probes.call_behavior import fill_record
 
     def snap(mtime: float, readme_size: int):
-        listing = (f"f\t235\t{mtime}\t1.0\t644\t{REPO}/.git/index\0"
-                   f"f\t{readme_size}\t{mtime}\t1.0\t644\t/workspace/README.md")
+        listing = (f"f\t235\t{mtime}\t1.0\t1.0\t644\t{REPO}/.git/index\0"
+                   f"f\t{readme_size}\t{mtime}\t1.0\t1.0\t644\t/workspace/README.md")
         # what the snapshot exec prints: the marks, the listing and find's end mark (exit status 0)
         return parse_snapshot(f"@@MCP-SANDBOX-CGROUP@@\n@@MCP-SANDBOX-LISTING@@\n{listing}\0@@MCP-SANDBOX-END@@ 0\n"
                               .encode())

@@ -64,3 +64,13 @@ def test_a_process_named_like_the_scanners_exec_is_the_scanners_only_when_the_en
     by_the_engine = _table(Process(400, 7, f"sh -c for f in x; do :; done; printf '{marked[0][-22:]}'"),
                            Process(401, 7, "tar -x -f - -C /"))  # parent 7: the engine's shim, outside
     assert new_processes(by_the_engine, {INIT, SERVER}, server_pid=SERVER) == []
+
+
+def test_what_the_server_did_after_the_last_calls_look_is_named_so():
+    from scanner.report.model import AFTER_LAST_CALL, FileChanges
+    from scanner.rules.behavior import evaluate_behavior
+    record = CallBehavior(call=-1, tool=None, label=AFTER_LAST_CALL, files=FileChanges(created=["/home/mcp/.bashrc"]),
+                          processes=[ProcessSeen(pid=5, args="sh -c x", role="server child")])
+    found = {f.rule_id: f.message for f in evaluate_behavior([], [], [record])}
+    assert "after the last call's look" in found["B4"] and "~/.bashrc" in found["B4"]
+    assert "after the last call's look" in found["B5"] and "start-up" not in found["B5"]

@@ -36,7 +36,7 @@ def _tree(root: Path) -> None:
 @pytest.mark.skipif(shutil.which("find") is None, reason="no find on this machine")
 def test_the_agents_listing_is_finds_records(tmp_path):
     _tree(tmp_path)
-    command = ["find", str(tmp_path), "-xdev", "-printf", "%y\\t%s\\t%T@\\t%A@\\t%m\\t%p\\0"]
+    command = ["find", str(tmp_path), "-xdev", "-printf", observe.LISTING_FORMAT]
     subprocess.run(command, capture_output=True, check=True)  # the first read of each directory moves its atime
     out = agent._Capped(1 << 20)
     status = agent.listing(out, [os.fsencode(tmp_path)])

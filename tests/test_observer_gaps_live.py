@@ -39,3 +39,4 @@ def test_a_process_named_like_the_scanners_own_exec_is_still_b5(no_leftovers):
 def test_a_write_just_after_the_last_calls_look_is_still_seen(no_leftovers):
     report = probe_zoo("zoo-gaps-late-write")
     assert any(".bashrc" in f.message for f in findings(report, "B4")), [f.message for f in report.findings]
+

@@ -43,11 +43,11 @@ def _look(listing: bytes, counters: bytes) -> bytes:
 
 
 def test_snapshot_parsing_and_diff():
-    before = parse_snapshot(_look(b"f\t5\t1.0\t1.0\t644\t/workspace/a\0f\t3\t1.0\t1.0\t600\t/home/mcp/.env\0"
-                                  b"f\t1\t1.0\t1.0\t644\t/tmp/gone",
+    before = parse_snapshot(_look(b"f\t5\t1.0\t1.0\t1.0\t644\t/workspace/a\0f\t3\t1.0\t1.0\t1.0\t600\t/home/mcp/.env\0"
+                                  b"f\t1\t1.0\t1.0\t1.0\t644\t/tmp/gone",
                                   b"/sys/fs/cgroup/memory.current 100 \n/sys/fs/cgroup/pids.events max 0 \n"))
-    after = parse_snapshot(_look(b"f\t6\t2.0\t1.0\t644\t/workspace/a\0f\t3\t1.0\t9.0\t600\t/home/mcp/.env\0"
-                                 b"f\t1\t2.0\t2.0\t644\t/workspace/new file\twith tab",
+    after = parse_snapshot(_look(b"f\t6\t2.0\t1.0\t1.0\t644\t/workspace/a\0f\t3\t1.0\t9.0\t1.0\t600\t/home/mcp/.env\0"
+                                 b"f\t1\t2.0\t2.0\t1.0\t644\t/workspace/new file\twith tab",
                                  b"/sys/fs/cgroup/memory.current 100 \n/sys/fs/cgroup/pids.events max 2 \n"))
     assert not before.failed and not after.failed
     changes = diff(before, after)
@@ -58,6 +58,15 @@ def test_snapshot_parsing_and_diff():
     v1 = parse_counters("/sys/fs/cgroup/memory/memory.oom_control oom_kill_disable 0 under_oom 0 oom_kill 1 \n"
                         "/sys/fs/cgroup/cpuacct/cpuacct.usage 2500000000 \n")
     assert v1.oom_kills == 1 and v1.cpu_seconds == 2.5
+
+
+def test_a_change_time_that_moved_alone_is_a_change_and_a_read():
+    """A same-size rewrite or a read whose times the server set back with utime moves only the ctime."""
+    record = b"f\t3\t1.0\t1.0\t%s\t600\t/home/mcp/.env"
+    before, after = (parse_snapshot(_look(record % ctime, b"")) for ctime in (b"1.0", b"7.0"))
+    changes = diff(before, after)
+    assert changes.modified == ["/home/mcp/.env"] and changes.read == ["/home/mcp/.env"]
+    assert diff(before, before).modified == [] and diff(before, before).read == []  # near miss: nothing moved
 
 
 @pytest.mark.parametrize("path,kind", [

@@ -26,7 +26,7 @@ from tests.sandbox_helpers import ZOO
 
 MARKS = b"@@MCP-SANDBOX-CGROUP@@\n@@MCP-SANDBOX-LISTING@@\n"
 COUNTERS = b"/sys/fs/cgroup/memory.current 100 \n/sys/fs/cgroup/pids.events max %d \n"
-FILES = b"f\t5\t1.0\t1.0\t644\t/workspace/a\0f\t3\t1.0\t1.0\t600\t/home/mcp/.env"
+FILES = b"f\t5\t1.0\t1.0\t1.0\t644\t/workspace/a\0f\t3\t1.0\t1.0\t1.0\t600\t/home/mcp/.env"
 
 
 def look(listing: bytes | None, hits: int = 0, status: bytes | None = b"0", stderr: bytes = b""):
@@ -47,7 +47,7 @@ def test_a_whole_listing_is_not_failed():
     (look(FILES, status=None, stderr=b"sh: 1: Cannot fork\n"), "did not finish: sh: 1: Cannot fork"),
     (look(None, stderr=b"sh: 1: Cannot fork\n"), "printed no listing: sh: 1: Cannot fork"),
     (look(FILES, status=b"1"), "find exited with status 1"),
-    (look(b"f\t0\t1.0\t1.0\t644\t/workspace/" + b"x" * (8 * 1024 * 1024), status=None), "passed the 8 MiB cap"),
+    (look(b"f\t0\t1.0\t1.0\t1.0\t644\t/workspace/" + b"x" * (8 * 1024 * 1024), status=None), "passed the 8 MiB cap"),
 ])
 def test_a_listing_that_is_not_whole_is_failed_and_keeps_its_counters(snap, reason):
     assert snap.failed and reason in snap.failure and snap.files == {}
@@ -63,7 +63,7 @@ def test_no_diff_is_taken_against_a_failed_snapshot():
 
 def test_a_whole_pair_of_snapshots_still_diffs():
     record = CallBehavior(call=0, tool="t", label="generated")
-    fill_record(record, look(FILES), look(b"f\t5\t1.0\t1.0\t644\t/workspace/a"), {})
+    fill_record(record, look(FILES), look(b"f\t5\t1.0\t1.0\t1.0\t644\t/workspace/a"), {})
     assert record.snapshot == "ok" and record.files.deleted == ["/home/mcp/.env"]
 
 

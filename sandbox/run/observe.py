@@ -3,7 +3,7 @@ cgroup counters and its exit state. Every look goes through the engine (Docker e
 the host is shared with the container.
 
 A snapshot is one Docker exec, as the run uid, of `find -printf` over the writable areas (the workspace, HOME and
-/tmp: path, type, size, mtime, atime, mode) followed by the container's cgroup counters (memory, pids, CPU; cgroup v2
+/tmp: path, type, size, mtime, atime, ctime, mode) followed by the container's cgroup counters (memory, pids, CPU; cgroup v2
 or v1). HOME is a `strictatime` tmpfs (see sandbox.policy), so every read of a planted canary moves its atime.
 
 Seeding (a tar streamed into `tar -x` through an exec with stdin) is sandbox.run.exec_stream; the long-lived
@@ -43,11 +43,14 @@ CGROUP_FILES = (
 # listing without that end mark was cut short (the size cap, or a fork that failed).
 LISTING_MARK = "@@MCP-SANDBOX-LISTING@@"
 END_MARK = "@@MCP-SANDBOX-END@@"
+# type, size, mtime, atime, ctime, mode, path. The ctime is what the server cannot set back: a same-size rewrite or a
+# read whose mtime and atime it restored with utime (it owns every file there) still moves it.
+LISTING_FORMAT = "%y\\t%s\\t%T@\\t%A@\\t%C@\\t%m\\t%p\\0"
 _SNAPSHOT_SCRIPT = (
     "for f in " + " ".join(CGROUP_FILES) + "; do [ -r \"$f\" ] && { printf '%s ' \"$f\"; "
     "while IFS= read -r l || [ -n \"$l\" ]; do printf '%s ' \"$l\"; done < \"$f\"; printf '\\n'; }; done; "
     f"printf '{CGROUP_MARK}\\n{LISTING_MARK}\\n'; "
-    "{ find " + " ".join(WATCHED) + " -xdev -printf '%y\\t%s\\t%T@\\t%A@\\t%m\\t%p\\0' 2>/dev/null; "
+    "{ find " + " ".join(WATCHED) + f" -xdev -printf '{LISTING_FORMAT}' 2>/dev/null; "
     f"printf '\\0{END_MARK} %s\\n' \"$?\"; }} | head -c {MAX_SNAPSHOT_BYTES}; true"
 )
 
@@ -60,6 +63,7 @@ class FileEntry:
     mtime: float
     atime: float
     mode: str
+    ctime: float = 0.0  # the inode's change time: moves with any write, chmod, link or utime, and cannot be set
 
 
 @dataclass(frozen=True)
@@ -118,7 +122,7 @@ class ExitState:
 # ---- snapshots --------------------------------------------------------------------------------------------------------
 
 def snapshot(client: docker.DockerClient, container_id: str) -> Snapshot:
-    """The writable areas (path, type, size, mtime, atime, mode) and the cgroup counters, in one exec. A look that
+    """The writable areas (path, type, size, mtime, atime, ctime, mode) and the cgroup counters, in one exec. A look that
     ran but could not list everything (a fork refused, the size cap, find failing) is a Snapshot with `failure` set;
     an exec the engine refused or did not answer raises ObserveError."""
     api = client.api
@@ -154,13 +158,14 @@ def parse_snapshot(output: bytes, *, taken_at: float = 0.0, stderr: bytes = b"")
 def _file_entries(listing: bytes) -> dict[str, FileEntry]:
     files: dict[str, FileEntry] = {}
     for record in listing.split(b"\0"):
-        fields = record.split(b"\t", 5)
-        if len(fields) != 6:
+        fields = record.split(b"\t", 6)
+        if len(fields) != 7:
             continue
-        kind, size, mtime, atime, mode, path = fields
+        kind, size, mtime, atime, ctime, mode, path = fields
         try:
             entry = FileEntry(path=path.decode("utf-8", errors="surrogateescape"), kind=kind.decode(),
-                              size=int(size), mtime=float(mtime), atime=float(atime), mode=mode.decode())
+                              size=int(size), mtime=float(mtime), atime=float(atime), mode=mode.decode(),
+                              ctime=float(ctime))
         except ValueError:
             continue
         files[entry.path] = entry
@@ -207,8 +212,10 @@ def parse_counters(text: str) -> Counters:
 
 
 def diff(before: Snapshot, after: Snapshot) -> FileDiff:
-    """Files created, modified (content size, mtime or mode) and deleted between two snapshots, and files read
-    (atime moved). A directory counts only when it appears or disappears: its mtime moves with its entries."""
+    """Files created, modified (content size, mtime, mode or ctime) and deleted between two snapshots, and files read
+    (atime moved). A directory counts only when it appears or disappears: its mtime moves with its entries. A file
+    whose ctime alone moved had its times set back (utime: a same-size rewrite, or a read, hidden), was re-linked or
+    replaced: it is modified, and read too, since setting the atime back is how a read is hidden."""
     result = FileDiff()
     for path, new in after.files.items():
         old = before.files.get(path)
@@ -217,6 +224,10 @@ def diff(before: Snapshot, after: Snapshot) -> FileDiff:
         elif new.kind != "d" and (new.kind != old.kind or new.size != old.size or new.mtime != old.mtime
                                   or new.mode != old.mode):
             result.modified.append(path)
+        elif new.kind != "d" and new.ctime != old.ctime:
+            result.modified.append(path)
+            if new.kind == "f":
+                result.read.append(path)
         elif new.kind == "f" and new.atime > old.atime:
             result.read.append(path)
     result.deleted = [path for path in before.files if path not in after.files]

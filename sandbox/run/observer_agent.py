@@ -68,12 +68,12 @@ def _time(ns):
 
 def _record(path, info):
     kind = next((letter for test, letter in _KINDS if test(info.st_mode)), b"U")
-    return b"%s\t%d\t%s\t%s\t%o\t%s\0" % (kind, info.st_size, _time(info.st_mtime_ns), _time(info.st_atime_ns),
-                                          stat.S_IMODE(info.st_mode), path)
+    return b"%s\t%d\t%s\t%s\t%s\t%o\t%s\0" % (kind, info.st_size, _time(info.st_mtime_ns), _time(info.st_atime_ns),
+                                              _time(info.st_ctime_ns), stat.S_IMODE(info.st_mode), path)
 
 
 def listing(out, roots):
-    """find ROOTS -xdev -printf '%y\\t%s\\t%T@\\t%A@\\t%m\\t%p\\0' into `out`; returns find's exit status (1 when any
+    """find ROOTS -xdev -printf '%y\\t%s\\t%T@\\t%A@\\t%C@\\t%m\\t%p\\0' into `out`; returns find's exit status (1 when any
     path could not be read). Stops early once `out` is full (the caller's cap)."""
     status = 0
     for root in roots:

@@ -36,6 +36,12 @@ def fill_record(record: CallBehavior, before: Snapshot, after: Snapshot, canarie
             record.canaries.append(CanaryEvent(where=path, how="read"))
 
 
+def noteworthy(record: CallBehavior) -> bool:
+    """Whether a record that is no call's (start-up, after the last call) saw anything worth keeping."""
+    return bool(record.files.created or record.files.modified or record.files.deleted or record.canaries
+                or record.egress or record.processes or record.snapshot != "ok")
+
+
 def unseen_files(records: list[CallBehavior]) -> str | None:
     """One scan error for the records whose look could not list every file (a directory the server made unreadable,
     the size cap, a refused fork): what those calls wrote, deleted or read is not seen, so the scan is incomplete,

@@ -99,3 +99,13 @@ def named_fault(call: ProbeCall, result: ProbeResult, fault: str | None) -> Prob
         return result
     return result_from_failure(call, status="crashed", error=f"{fault} (the scanner closed the connection)",
                                latency_ms=result.latency_ms)
+
+
+async def answers(client: Any, timeout: float) -> bool:
+    """Whether the server still answers (tools/list: ping is gone from the 2026 protocol) within `timeout`."""
+    try:
+        with anyio.fail_after(timeout):
+            await client.list_tools()
+        return True
+    except Exception:  # noqa: BLE001 - any failure means the server can't be used any more
+        return False

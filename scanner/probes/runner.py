@@ -25,7 +25,7 @@ from scanner.client.scan_client import ScanClient
 from scanner.pipeline.inventory import scan_client
 from scanner.pipeline.transport import WireHealth
 from scanner.probes.call_looks import Looks, look_after_call, note_lost_observer, taken
-from scanner.probes.call_behavior import drop_exited, fill_record, new_processes, pids_at_limit
+from scanner.probes.call_behavior import drop_exited, fill_record, new_processes, noteworthy, pids_at_limit
 from scanner.probes.crash_attribution import EXIT_AFTER_ANSWER_SECONDS, Answered, finished_at, recent
 from scanner.probes.crash_replay import Undecided, charged_crash, late_exit
 from scanner.probes.egress_windows import EgressWindows, canaries_in_response
@@ -33,7 +33,7 @@ from scanner.probes.process_tree import daemons
 from scanner.probes.sandbox_state import has_exited, process_roles
 from scanner.probes.harvest import harvest
 from scanner.probes.id_reuse import IdPool, fill_from_pool
-from scanner.probes.call_send import named_fault, send_call
+from scanner.probes.call_send import answers, named_fault, send_call
 from scanner.probes.model import ProbeCall, ProbeResult, result_from_failure, result_not_probed, with_refused_answer
 from scanner.probes.plan import NEEDS_TASKS, plan_calls
 from scanner.probes.relist_tools import Tools
@@ -41,7 +41,7 @@ from scanner.probes.relister import Relister
 from scanner.probes.runner_io import ProbeOptions, ProbeOutcome, SandboxAccess, seed
 from scanner.probes.tooldef import tool_name
 from scanner.rules.probe_crashes import timeout_finding
-from scanner.report.model import CallBehavior, Finding, ProcessSeen, ResourceUse
+from scanner.report.model import AFTER_LAST_CALL, CallBehavior, Finding, ProcessSeen, ResourceUse
 
 __all__ = ["ProbeOptions", "ProbeOutcome", "ProbeRunner", "SandboxAccess", "seed"]
 
@@ -107,7 +107,7 @@ class ProbeRunner:
             if self.undecided is not None:  # the last call noticed it: a server for its suspects
                 await self._ready(0)
             if not self.restart_needed and self.client is not None and self.outcome.results:  # Relister.last
-                await self._relist(after_call=self.relists.last(self.outcome.list_changed_notifications))
+                await self._last_looks()
         finally:
             self.relists.finish()
             if self.undecided is not None:  # probing ended before its suspects could be sent again
@@ -158,7 +158,7 @@ class ProbeRunner:
                 observe.exit_state, self.access.docker, self.server.container_id)
             if not state.running:  # it exited right after answering, while the scanner looked
                 result = await self._crashed(call, result, state, record, sent_at)
-            elif result.status in ("timeout", "crashed") and not await self._answers_ping():
+            elif result.status in ("timeout", "crashed") and not await answers(self.client, PING_TIMEOUT):
                 self.restart_needed = True
         text = result.response if result.response is not None else result.text()
         canaries_in_response(record, text or "", self.access.canaries.locations)
@@ -282,8 +282,18 @@ class ProbeRunner:
             self.outcome.startup_processes = roles
         record.processes = daemons(roles)
         await self._drain_egress(pending=record)
-        if (record.files.created or record.files.modified or record.files.deleted or record.canaries or record.egress
-                or record.processes or record.snapshot != "ok"):
+        if noteworthy(record):
+            self.outcome.behavior.append(record)
+
+    async def _last_looks(self) -> None:
+        """The last re-list, and beside it one more look: what the server did after the last call's look is seen."""
+        record = CallBehavior(call=-1, tool=None, label=AFTER_LAST_CALL, sandbox=self.sandbox_index)
+        after_call = self.relists.last(self.outcome.list_changed_notifications)
+        async with anyio.create_task_group() as group:
+            group.start_soon(partial(self._relist, after_call=after_call))
+            if self.last_snapshot is not None:  # none: the last look failed, and the scan says so (unseen_files)
+                group.start_soon(self._observe_after, record, self.last_snapshot)
+        if noteworthy(record):
             self.outcome.behavior.append(record)
 
     # ---- the sandbox -------------------------------------------------------------------------------------------------
@@ -299,16 +309,6 @@ class ProbeRunner:
 
     async def _pids_in_use(self) -> tuple[int, int] | None:
         return await anyio.to_thread.run_sync(pids_in_use, self.access.docker, self.server.container_id)
-
-    async def _answers_ping(self) -> bool:
-        """Whether the server still answers (tools/list: ping is gone from the 2026 protocol)."""
-        assert self.client is not None
-        try:
-            with anyio.fail_after(PING_TIMEOUT):
-                await self.client.list_tools()
-            return True
-        except Exception:  # noqa: BLE001 - any failure means the server can't be used any more
-            return False
 
     async def _ready(self, remaining: int) -> bool:
         """A server for the `remaining` probes: restarted, sent an undecided crash's suspects first (crash_replay)."""

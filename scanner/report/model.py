@@ -307,6 +307,9 @@ class ResourceUse(_Model):
     cpu_seconds: float | None = Field(default=None, description="CPU time the sandbox used during the call.")
 
 
+AFTER_LAST_CALL = "after the last call"  # the label of the record of what the server did after the last call's look
+
+
 class CallBehavior(_Model):
     """What one probe call did, seen from outside the server (files, canaries, processes, resources, egress)."""
 

@@ -20,7 +20,7 @@ from scanner.probes.tooldef import annotation, tool_name
 from scanner.rules.file_kinds import (PLAIN_USER_FILE, USER_DATA, ChangedPath, StateScope, classify, home_relative,
                                       of_kind, persistence_kind)
 from scanner.rules.registry import rule
-from scanner.report.model import CallBehavior, Finding, ProcessSeen, Severity
+from scanner.report.model import AFTER_LAST_CALL, CallBehavior, Finding, ProcessSeen, Severity
 from sandbox.core.untrusted import cap_text
 
 CPU_BURN_SHARE = 0.5  # a timed-out call that used at least this share of the CPU quota for its whole duration
@@ -46,6 +46,8 @@ def _paths(paths: Iterable[str]) -> str:
 
 
 def _during(record: CallBehavior) -> str:
+    if record.call < 0 and record.label == AFTER_LAST_CALL:
+        return "after the last call's look (before the scan ended)"
     if record.call < 0:
         return "during start-up and listing" if record.sandbox == 0 else f"during {record.label}"
     return f"during probe '{record.label}'"
@@ -179,7 +181,7 @@ def check_processes(record: CallBehavior) -> list[Finding]:
     risky = [name for name in names if name in _SHELLS_AND_FETCHERS]
     severity: Severity = "error" if risky else "warning"
     evidence = "\n".join(f"{process.pid} {process.args}" for process in left[:10])
-    if record.call < 0:  # the start-up record lists only daemons: children of init that are not the server
+    if record.call < 0 and record.label != AFTER_LAST_CALL:  # the start-up record lists only daemons (init's)
         message = (f"{len(left)} daemon process(es) the server started at start-up outlived their "
                    f"parent (reparented to the container's init) and were running before the first call: "
                    f"{', '.join(names)}.")
