@@ -40,3 +40,17 @@ def test_a_write_just_after_the_last_calls_look_is_still_seen(no_leftovers):
     report = probe_zoo("zoo-gaps-late-write")
     assert any(".bashrc" in f.message for f in findings(report, "B4")), [f.message for f in report.findings]
 
+
+def test_a_file_name_that_is_not_utf8_still_gives_a_json_report(no_leftovers):
+    report = probe_zoo("zoo-gaps-bad-name")
+    record = next(b for b in report.behavior if b.tool == "save_note")
+    assert [p for p in record.files.created if p.startswith("/workspace/notes/caf\\xe9-")], record.files
+    assert "caf\\\\xe9-" in report.model_dump_json()  # the report can be written (it could not: surrogates)
+    assert findings(report, "B1", "save_note")
+
+
+@pytest.mark.xfail(strict=True, reason="known gap (README Limitations): the server owns the canary files, so it may "
+                   "open them with O_NOATIME; no look from outside sees such a read")
+def test_a_canary_read_with_o_noatime_is_seen(no_leftovers):
+    report = probe_zoo("zoo-gaps-noatime")
+    assert findings(report, "B3", "check_credentials"), [f.message for f in report.findings]

@@ -69,6 +69,17 @@ def test_a_change_time_that_moved_alone_is_a_change_and_a_read():
     assert diff(before, before).modified == [] and diff(before, before).read == []  # near miss: nothing moved
 
 
+def test_a_file_name_that_is_not_utf8_is_written_as_escapes_in_the_record():
+    from scanner.probes.call_behavior import fill_record
+    from scanner.report.model import CallBehavior
+    before = parse_snapshot(_look(b"f\t1\t1.0\t1.0\t1.0\t644\t/workspace/a", b""))
+    created = b"f\t1\t2.0\t2.0\t2.0\t644\t/workspace/caf\xe9"
+    after = parse_snapshot(_look(b"f\t1\t1.0\t1.0\t1.0\t644\t/workspace/a\0" + created, b""))
+    record = CallBehavior(call=0, tool="t", label="generated")
+    fill_record(record, before, after, {})
+    assert record.files.created == ["/workspace/caf\\xe9"] and "caf\\\\xe9" in record.model_dump_json()
+
+
 @pytest.mark.parametrize("path,kind", [
     ("/home/mcp/.bashrc", "shell start-up file"), ("/home/mcp/.config/autostart/x.desktop", "autostart entry"),
     ("/home/mcp/.config/systemd/user/evil.service", "scheduled job"),

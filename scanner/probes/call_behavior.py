@@ -27,13 +27,20 @@ def fill_record(record: CallBehavior, before: Snapshot, after: Snapshot, canarie
     modified = changes.modified[:MAX_LISTED_PATHS]
     resized = [path for path in modified if path in before.files and path in after.files
                and before.files[path].size != after.files[path].size]
-    record.files = FileChanges(created=changes.created[:MAX_LISTED_PATHS], modified=modified,
-                               deleted=changes.deleted[:MAX_LISTED_PATHS], resized=resized,
+    record.files = FileChanges(created=_shown(changes.created[:MAX_LISTED_PATHS]), modified=_shown(modified),
+                               deleted=_shown(changes.deleted[:MAX_LISTED_PATHS]), resized=_shown(resized),
                                truncated=truncated or after.truncated)
     planted_files = {where.split(" (")[0] for where in canaries.values() if not where.startswith("env ")}
     for path in changes.read:
         if path in planted_files:
             record.canaries.append(CanaryEvent(where=path, how="read"))
+
+
+def _shown(paths: list[str]) -> list[str]:
+    """Paths as the report can carry them: a name's bytes that are not UTF-8 (kept as surrogates, so that two names
+    never collide in the diff) as `\\xNN` text. A surrogate cannot be written as JSON, so one file a server names
+    so would make the report unwritable."""
+    return [path.encode("utf-8", "surrogateescape").decode("utf-8", "backslashreplace") for path in paths]
 
 
 def noteworthy(record: CallBehavior) -> bool:
