@@ -7,13 +7,16 @@ from __future__ import annotations
 import io
 import os
 import shutil
+import socket
 import subprocess
+import threading
 from pathlib import Path
 
 import pytest
 
 from sandbox.run import observe, observer_agent as agent
-from sandbox.run.observer import ObserverLost, _framed, agent_command
+from sandbox.run.exec_stream import FRAME
+from sandbox.run.observer import Observer, ObserverLost, _framed, _Stream, agent_command
 from sandbox.run.observer_watch import Watch
 
 SETTINGS = {"watched": [], "cgroup_files": [], "cgroup_mark": observe.CGROUP_MARK,
@@ -116,3 +119,81 @@ def test_a_watch_says_which_path_its_looks_took():
     assert lost.path() == "observer, then exec (the observer's stream ended)"
     done = Watch(None, "c", by_observer=2)
     assert done.finish() == ["observer"] and done.finish() == []
+
+
+# ---- the canaries' opens (inotify: seen even when the reader keeps the access time still) -----------------------------
+
+def _read_noatime(path: Path) -> None:
+    descriptor = os.open(path, os.O_RDONLY | os.O_NOATIME)  # the owner of a file may; its atime stays still
+    try:
+        os.read(descriptor, 100)
+    finally:
+        os.close(descriptor)
+
+
+def test_the_agent_says_which_watched_files_were_opened_even_with_o_noatime(tmp_path):
+    canaries = [tmp_path / "credentials", tmp_path / "id_rsa", tmp_path / "hosts.yml"]
+    for canary in canaries:
+        canary.write_text("secret")
+    opens = agent.Opens([str(canary) for canary in canaries])
+    assert opens.line() == agent.OPENED + b" ok \n"  # watched from the first answer on
+    before = os.stat(canaries[1]).st_atime_ns
+    _read_noatime(canaries[1])
+    assert os.stat(canaries[1]).st_atime_ns == before  # what the listing alone would have missed
+    os.lstat(canaries[0])  # a look at its metadata (the listing's own) is no open
+    assert opens.line() == agent.OPENED + b" ok 1\n"
+    assert opens.line() == agent.OPENED + b" ok \n"  # said once, in the answer after the read
+    canaries[2].read_text()
+    _read_noatime(canaries[0])
+    assert opens.line() == agent.OPENED + b" ok 0,2\n"
+
+
+def test_a_file_the_agent_cannot_watch_is_said_and_no_files_is_none(tmp_path):
+    assert agent.Opens([str(tmp_path / "missing")]).line().startswith(agent.OPENED + b" failed:inotify_add_watch")
+    assert agent.Opens([]).line() == agent.OPENED + b" none\n"
+
+
+def _observer(opens: tuple[str, ...]) -> Observer:
+    return Observer(api=None, exec_id="x", stream=None, host_pid=None, opens=opens)  # type: ignore[arg-type]
+
+
+def test_the_observer_reads_the_opens_line_and_refuses_a_garbled_one():
+    observer = _observer(("/home/probe/.aws/credentials", "/home/probe/.ssh/id_rsa"))
+    assert observer._opened(agent.OPENED + b" ok 1\nrest") == (("/home/probe/.ssh/id_rsa",), b"rest")
+    assert observer._opened(agent.OPENED + b" ok \nrest") == ((), b"rest")
+    assert observer._opened(agent.OPENED + b" failed:inotify_init1-errno-24\nrest") == ((), b"rest")
+    assert observer.opens_unwatched == "failed:inotify_init1-errno-24"
+    for garbled in (b"rest", agent.OPENED + b" ok 7\n", agent.OPENED + b" ok x\n"):
+        with pytest.raises(ObserverLost, match="garbled"):
+            observer._opened(garbled)
+
+
+def test_opens_in_a_diff_are_reads_and_opens_of_a_failed_look_are_carried_to_the_next(tmp_path):
+    entry = observe.FileEntry(path="/h/c", kind="f", size=6, mtime=1.0, atime=1.0, mode="600", ctime=1.0)
+    before = observe.Snapshot(0.0, {"/h/c": entry}, observe.parse_counters(""))
+    after = observe.Snapshot(1.0, {"/h/c": entry}, observe.parse_counters(""), opened=("/h/c",))
+    assert observe.diff(before, after).read == ["/h/c"]
+    assert observe.diff(before, observe.Snapshot(1.0, {"/h/c": entry}, observe.parse_counters(""))).read == []
+    left, right = socket.socketpair()
+    observer = Observer(api=None, exec_id="x", stream=_Stream(left), host_pid=None, opens=("/h/c", "/h/d"))
+    with right:
+        failed_listing = agent.OPENED + b" ok 0\n" + b"no listing"
+        whole = agent.OPENED + b" ok 1\n" + agent.snapshot_bytes({**SETTINGS, "watched": [str(tmp_path)]})
+        for body in (failed_listing, whole):
+            nonce_line = threading.Thread(target=_answer_next, args=(right, body))
+            nonce_line.start()
+            snapshot = observer.snapshot()
+            nonce_line.join()
+            if body is failed_listing:
+                assert snapshot.failed and snapshot.opened == ()
+        assert not snapshot.failed and snapshot.opened == ("/h/c", "/h/d")
+
+
+def _answer_next(peer: socket.socket, body: bytes) -> None:
+    """Read one request off `peer` and answer it with `body`, framed as the engine frames the exec's stdout."""
+    request = b""
+    while not request.endswith(b"\n"):
+        request += peer.recv(100)
+    nonce = request.split()[1]
+    answer = bytes(_answer(nonce, body))
+    peer.sendall(FRAME.pack(1, len(answer)) + answer)

@@ -87,6 +87,9 @@ class Snapshot:
     counters: Counters
     truncated: bool = False
     failure: str | None = None  # why the listing is not whole (no diff may be taken against it); None: it is
+    # The watched files (the canaries) opened or read since the look before, as the observer's inotify watches saw
+    # them: a read with O_NOATIME, which leaves the access time still, is among them (none on the exec path).
+    opened: tuple[str, ...] = ()
 
     @property
     def failed(self) -> bool:
@@ -230,6 +233,7 @@ def diff(before: Snapshot, after: Snapshot) -> FileDiff:
                 result.read.append(path)
         elif new.kind == "f" and new.atime > old.atime:
             result.read.append(path)
+    result.read.extend(path for path in dict.fromkeys(after.opened) if path not in result.read)
     result.deleted = [path for path in before.files if path not in after.files]
     for items in (result.created, result.modified, result.deleted, result.read):
         items.sort()

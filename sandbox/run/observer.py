@@ -11,6 +11,7 @@ loses the observer for good, and every later look is one exec again (`Watch`), w
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import re
 import secrets
@@ -33,6 +34,7 @@ START_TIMEOUT = 20.0  # python3 starting on a loaded machine
 REQUEST_TIMEOUT = 15.0  # a listing up to the size cap; a stopped observer is given up on after this
 _AGENT = Path(__file__).with_name("observer_agent.py")
 _MARK = b"@@MCP-SANDBOX-OBSERVER@@"
+_OPENED = b"@@MCP-SANDBOX-OPENED@@ "  # the first line of each answer's body: the watched files' opens (the agent's)
 _CLOSE = b"@@MCP-SANDBOX-OBSERVED@@"
 _COUNTERS_ROOM = 65_536  # the counters and marks before the capped listing
 _TABLE_ROOM = (1 << 20) + 3  # a `look` answer's process table (the agent's cap, and its `cut`)
@@ -43,9 +45,10 @@ class ObserverLost(Exception):
     """The observer stopped answering as it must (exited, stopped, garbled); the reason is the message."""
 
 
-def agent_command() -> list[str]:
-    """`python3 -I -S -c SOURCE SETTINGS`: the agent's source and the snapshot script's settings, nothing secret."""
-    settings = {"watched": list(observe.WATCHED), "cgroup_files": list(observe.CGROUP_FILES),
+def agent_command(opens: tuple[str, ...] = ()) -> list[str]:
+    """`python3 -I -S -c SOURCE SETTINGS`: the agent's source and the snapshot script's settings, nothing secret
+    (`opens`: the files whose opens it watches, the canaries' paths, not their contents)."""
+    settings = {"opens": list(opens), "watched": list(observe.WATCHED), "cgroup_files": list(observe.CGROUP_FILES),
                 "cgroup_mark": observe.CGROUP_MARK, "listing_mark": observe.LISTING_MARK,
                 "end_mark": observe.END_MARK, "max_bytes": observe.MAX_SNAPSHOT_BYTES}
     return ["python3", "-I", "-S", "-c", _AGENT.read_text(encoding="utf-8"), json.dumps(settings)]
@@ -116,8 +119,11 @@ class Observer:
     """A started observer: `snapshot()` / `look()` ask it for one look (raise ObserverLost), `close()` ends it."""
 
     def __init__(self, api: Any, exec_id: str, stream: _Stream, host_pid: int | None,
-                 timeout: float = REQUEST_TIMEOUT) -> None:
+                 timeout: float = REQUEST_TIMEOUT, opens: tuple[str, ...] = ()) -> None:
         self.api, self.exec_id, self.stream, self.host_pid, self.timeout = api, exec_id, stream, host_pid, timeout
+        self.opens = opens  # the files whose opens the agent watches (their indexes are what it answers)
+        self.opens_unwatched: str | None = None  # why the agent could not watch them, once an answer said so
+        self._carried: tuple[str, ...] = ()  # opens an answer whose listing failed said: no diff is taken against it
 
     def snapshot(self) -> observe.Snapshot:
         return self.look(with_processes=False)[0]
@@ -132,8 +138,30 @@ class Observer:
             raise ObserverLost(f"the observer no longer reads its requests: {exc}") from exc
         body, table = self.stream.read_until(lambda out: _framed_parts(out, nonce, with_processes),
                                              time.monotonic() + self.timeout, "answer from the observer")
-        snapshot = observe.parse_snapshot(body[: len(body) - table], taken_at=time.time())
+        opened, rest = self._opened(body[: len(body) - table])
+        snapshot = observe.parse_snapshot(rest, taken_at=time.time())
+        opened, self._carried = self._carried + opened, ()
+        if snapshot.failed:  # the next whole look is compared with the last whole one: its opens count there
+            self._carried = opened
+        else:
+            snapshot = dataclasses.replace(snapshot, opened=opened)
         return snapshot, parse_table(body[len(body) - table:]) if with_processes else None
+
+    def _opened(self, body: bytes) -> tuple[tuple[str, ...], bytes]:
+        """The watched files opened since the last answer, and the rest of the body (ObserverLost when the first
+        line is not the agent's); a watch the agent could not set is kept in `opens_unwatched`."""
+        line, _, rest = body.partition(b"\n")
+        if not line.startswith(_OPENED):
+            raise ObserverLost("the observer's answer is garbled (no opens line)")
+        state, _, indexes = line.removeprefix(_OPENED).partition(b" ")
+        if state != b"ok":
+            if state != b"none":
+                self.opens_unwatched = state.decode("ascii", "replace")[:200]
+            return (), rest
+        try:
+            return tuple(self.opens[int(index)] for index in indexes.split(b",") if index), rest
+        except (ValueError, IndexError):
+            raise ObserverLost(f"the observer's answer is garbled (opens {indexes[:80]!r})") from None
 
     def exit_reason(self) -> str:
         """How the observer ended, as far as the engine knows (its exit code: 137 is SIGKILL)."""
@@ -185,12 +213,13 @@ def _framed_parts(out: bytearray, nonce: bytes, with_table: bool) -> tuple[bytes
 
 
 def start_observer(client: docker.DockerClient, container_id: str, *, timeout: float = START_TIMEOUT,
-                   request_timeout: float = REQUEST_TIMEOUT) -> Observer | str:
+                   request_timeout: float = REQUEST_TIMEOUT, opens: tuple[str, ...] = ()) -> Observer | str:
     """Start the observer in the running sandbox and wait for its ready line: the Observer, or why it could not
-    start (no python3 in a foreign image, the engine refused, it is not protected), for the exec path to take over."""
+    start (no python3 in a foreign image, the engine refused, it is not protected), for the exec path to take over.
+    `opens`: the files whose opens and reads it watches from its first answer on (the planted canaries)."""
     api = client.api
     try:
-        exec_id = api.exec_create(container_id, agent_command(), stdin=True, stdout=True, stderr=True,
+        exec_id = api.exec_create(container_id, agent_command(opens), stdin=True, stdout=True, stderr=True,
                                   user=OBSERVER_USER)["Id"]
         attached = api.exec_start(exec_id, socket=True)
     except (APIError, NotFound) as exc:
@@ -209,7 +238,7 @@ def start_observer(client: docker.DockerClient, container_id: str, *, timeout: f
         pid = api.exec_inspect(exec_id).get("Pid")
     except (APIError, NotFound):
         pid = None
-    return Observer(api, exec_id, stream, pid if isinstance(pid, int) and pid > 0 else None, request_timeout)
+    return Observer(api, exec_id, stream, pid if isinstance(pid, int) and pid > 0 else None, request_timeout, opens)
 
 
 def _ready_line(out: bytearray) -> tuple[str, str] | None:

@@ -14,14 +14,24 @@ one `PID\\tPPID\\tSTARTTIME\\tARGS\\0` record per process of the sandbox's pid n
 clock ticks since boot, field 22 of /proc/PID/stat; ARGS the command line, NULs as spaces, at most 500 bytes).
 No fork per look: the counters and the listing are read in this process. Standard library only; this module is
 also imported by the tests, which compare its output with find's.
+
+The files named in the settings' "opens" (the planted canaries) are watched with inotify from the first request on
+(seeding plants them while the observer starts): every answer's body begins with `@@MCP-SANDBOX-OPENED@@ ok I,J\n`,
+the indexes of those opened or read since the last answer, which the kernel reports even when the reader keeps the
+access time still (O_NOATIME, which the owner of a file may use), or `@@MCP-SANDBOX-OPENED@@ failed:WHY\n`.
 """
 
 import os
 import stat
+import struct
 import sys
 
 MARK = b"@@MCP-SANDBOX-OBSERVER@@"
 CLOSE = b"@@MCP-SANDBOX-OBSERVED@@"
+OPENED = b"@@MCP-SANDBOX-OPENED@@"
+IN_ACCESS, IN_OPEN, IN_Q_OVERFLOW = 0x1, 0x20, 0x4000
+IN_NONBLOCK, IN_CLOEXEC = 0o4000, 0o2000000
+_EVENT = struct.Struct("iIII")  # struct inotify_event: wd, mask, cookie, len (then len bytes of name)
 _KINDS = ((stat.S_ISREG, b"f"), (stat.S_ISDIR, b"d"), (stat.S_ISLNK, b"l"), (stat.S_ISFIFO, b"p"),
           (stat.S_ISSOCK, b"s"), (stat.S_ISCHR, b"c"), (stat.S_ISBLK, b"b"))
 
@@ -146,6 +156,56 @@ def process_table(proc=b"/proc", limit=1 << 20):
     return b"".join(parts)
 
 
+class Opens:
+    """The inotify watches on the files named in `paths`, set at the first `line()` (once seeding planted them)."""
+
+    def __init__(self, paths):
+        self.paths, self.fd, self.watches, self.state = paths, None, {}, None
+
+    def _start(self):
+        if not self.paths:
+            return b"none"
+        try:
+            import ctypes
+            libc = ctypes.CDLL(None, use_errno=True)
+        except (OSError, ImportError):
+            return b"failed:no-ctypes"
+        fd = libc.inotify_init1(IN_NONBLOCK | IN_CLOEXEC)
+        if fd < 0:
+            return b"failed:inotify_init1-errno-%d" % ctypes.get_errno()
+        for index, path in enumerate(self.paths):
+            wd = libc.inotify_add_watch(fd, os.fsencode(path), IN_ACCESS | IN_OPEN)
+            if wd < 0:
+                os.close(fd)
+                return b"failed:inotify_add_watch-errno-%d-file-%d" % (ctypes.get_errno(), index)
+            self.watches[wd] = index
+        self.fd = fd
+        return b"ok"
+
+    def line(self):
+        """The answer's first line: the watched files opened or read since the last answer (all of them when the
+        kernel's queue overflowed: only their opens fill it), or why they are not watched."""
+        if self.state is None:
+            self.state = self._start()
+        if self.fd is None:
+            return OPENED + b" " + self.state + b"\n"
+        opened = set()
+        while True:
+            try:
+                data = os.read(self.fd, 65536)
+            except BlockingIOError:
+                break
+            offset = 0
+            while offset + _EVENT.size <= len(data):
+                wd, mask, _, length = _EVENT.unpack_from(data, offset)
+                offset += _EVENT.size + length  # a name follows only events on a folder's entries
+                if mask & IN_Q_OVERFLOW:
+                    opened.update(self.watches.values())
+                elif mask & (IN_ACCESS | IN_OPEN) and wd in self.watches:
+                    opened.add(self.watches[wd])
+        return OPENED + b" ok " + b",".join(b"%d" % index for index in sorted(opened)) + b"\n"
+
+
 def _non_dumpable():
     """prctl(PR_SET_DUMPABLE, 0), then read back (PR_GET_DUMPABLE): True when this process is non-dumpable."""
     try:
@@ -161,6 +221,7 @@ def serve(stdin, stdout, config):
     dumpable = b"no" if _non_dumpable() else b"yes"
     stdout.write(MARK + b" ready pid=%d gid=%d dumpable=%s\n" % (os.getpid(), os.getgid(), dumpable))
     stdout.flush()
+    opens = Opens(config.get("opens") or [])
     for line in stdin:
         words = line.split()
         if len(words) != 2 or words[0] not in (b"snapshot", b"look") or len(words[1]) != 32 or not words[1].isalnum():
@@ -168,7 +229,7 @@ def serve(stdin, stdout, config):
             stdout.flush()
             continue
         nonce = words[1]
-        body = snapshot_bytes(config)
+        body = opens.line() + snapshot_bytes(config)
         table = process_table() if words[0] == b"look" else None
         if table is None:
             header = MARK + b" %s %d\n" % (nonce, len(body))

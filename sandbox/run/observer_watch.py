@@ -38,6 +38,7 @@ class Watch:
     by_exec: int = 0
     finished: bool = False
     lost_noted: bool = False  # the scan has said the observer was lost (once)
+    opens_noted: bool = False  # the scan has said the canaries' opens are not watched (once)
     last_by_observer: bool = False  # the latest snapshot was the observer's answer (the sandbox ran when it came)
     tops: int = 0  # process lists asked of the engine
     tops_saved: int = 0  # process lists the observer's table showed unchanged since the last `top`
@@ -82,6 +83,11 @@ class Watch:
             self._listed = _Listed(signature, look, list(taken)) if whole and signature is not None else None
         return taken
 
+    def opens_unwatched(self) -> str | None:
+        """Why the observer could not watch the canaries' opens (its answers said so), None while it does or has
+        none to watch (the exec path watches none: the observer's absence or loss is said on its own)."""
+        return self.observer.opens_unwatched if self.observer is not None else None
+
     def own_pids(self) -> set[int]:
         """The observer's host pid (a process of the sandbox, but the scanner's), when it is known."""
         return set() if self.observer is None or self.observer.host_pid is None else {self.observer.host_pid}
@@ -109,11 +115,13 @@ class Watch:
         return [self.path()]
 
 
-def watch(client: docker.DockerClient, container_id: str, *, use_observer: bool = True) -> Watch:
-    """A Watch on a running sandbox, with its observer started (or why not) when `use_observer`."""
+def watch(client: docker.DockerClient, container_id: str, *, use_observer: bool = True,
+          opens: tuple[str, ...] = ()) -> Watch:
+    """A Watch on a running sandbox, with its observer started (or why not) when `use_observer`, watching the opens
+    of the files `opens` names (the planted canaries: a read that keeps their access time still is seen)."""
     if not use_observer:
         return Watch(client, container_id, unavailable="the observer is turned off")
-    started = start_observer(client, container_id)
+    started = start_observer(client, container_id, opens=opens)
     if isinstance(started, str):
         return Watch(client, container_id, unavailable=f"the observer could not start: {started}")
     return Watch(client, container_id, observer=started)

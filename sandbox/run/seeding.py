@@ -52,11 +52,11 @@ def fill(client: docker.DockerClient, container_id: str, archives: Sequence[Arch
 
 
 def seed(client: docker.DockerClient, container_id: str, archives: Sequence[Archive], *,
-         use_observer: bool = True) -> tuple[Watch, Snapshot]:
+         use_observer: bool = True, opens: tuple[str, ...] = ()) -> tuple[Watch, Snapshot]:
     """Fill the running sandbox (`fill`) while its observer starts (all before the server is sent anything); returns
     the Watch its looks go through and the baseline snapshot."""
     with ThreadPoolExecutor(max_workers=1, thread_name_prefix=THREADS) as pool:
-        starting = pool.submit(watch, client, container_id, use_observer=use_observer)
+        starting = pool.submit(watch, client, container_id, use_observer=use_observer, opens=opens)
         try:
             fill(client, container_id, archives)
         except BaseException:
@@ -93,10 +93,10 @@ class Seeded:
 
 
 def seed_ahead(client: docker.DockerClient, container_id: str, archives: Sequence[Archive], *,
-               use_observer: bool = True) -> Seeded:
+               use_observer: bool = True, opens: tuple[str, ...] = ()) -> Seeded:
     """`seed`, its failure kept for the scan to raise where it takes the seeded sandbox over."""
     try:
-        looking, baseline = seed(client, container_id, archives, use_observer=use_observer)
+        looking, baseline = seed(client, container_id, archives, use_observer=use_observer, opens=opens)
     except Exception as exc:  # noqa: BLE001 - not hidden: Seeded.result raises it where the scan seeds
         return Seeded(failure=exc)
     return Seeded(watch=looking, baseline=baseline)

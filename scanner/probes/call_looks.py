@@ -96,7 +96,18 @@ async def look_after_call(client: docker.DockerClient, container_id: str, drain:
                  egress=found.get("egress"), tools=found.get("tools"))
 
 
-def note_lost_observer(watch: Watch, call: ProbeCall, errors: list[str]) -> None:
+def note_observer_gaps(watch: Watch, call: ProbeCall, errors: list[str]) -> None:
+    """Once each: the canaries' opens the observer could not watch, and the observer lost during this call's looks
+    (`_note_lost_observer`)."""
+    unwatched = watch.opens_unwatched()
+    if unwatched is not None and not watch.opens_noted:
+        watch.opens_noted = True
+        errors.append(f"the sandbox's observer could not watch the canaries' opens ({unwatched}); a canary read that "
+                      "keeps the file's access time still (O_NOATIME) is not seen"[:600])
+    _note_lost_observer(watch, call, errors)
+
+
+def _note_lost_observer(watch: Watch, call: ProbeCall, errors: list[str]) -> None:
     """Once, when the sandbox's observer was lost during this call's looks: a scan note naming the call. The server
     runs as the observer's uid and is the only thing in the sandbox that can signal it, so this is the server
     stopping or killing the scanner's observer, a hostile act; the looks go on, one exec each."""

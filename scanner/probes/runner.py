@@ -24,7 +24,7 @@ from sandbox.run.process_watch import pids_in_use
 from scanner.client.scan_client import ScanClient
 from scanner.pipeline.inventory import scan_client
 from scanner.pipeline.transport import WireHealth
-from scanner.probes.call_looks import Looks, look_after_call, note_lost_observer, taken
+from scanner.probes.call_looks import Looks, look_after_call, note_observer_gaps, taken
 from scanner.probes.call_behavior import drop_exited, fill_record, new_processes, noteworthy, pids_at_limit
 from scanner.probes.crash_attribution import EXIT_AFTER_ANSWER_SECONDS, Answered, finished_at, recent
 from scanner.probes.crash_replay import Undecided, charged_crash, late_exit
@@ -147,7 +147,7 @@ class ProbeRunner:
                                       self.watch, relist=beside)
         state = looks.state
         if state.running:  # a sandbox that stopped took its observer with it: the restart starts a fresh one
-            note_lost_observer(self.watch, call, self.outcome.errors)
+            note_observer_gaps(self.watch, call, self.outcome.errors)
         if not state.running:
             result = await self._crashed(call, result, state, record, sent_at)
         else:

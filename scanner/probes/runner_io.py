@@ -71,4 +71,5 @@ class SandboxAccess:
 def seed(access: SandboxAccess, server: RunningServer, use_observer: bool = True) -> tuple[Watch, Snapshot]:
     """Fill the workspace and plant the canaries in HOME of a running sandbox while its observer starts (all before
     the server is sent anything); returns the Watch its looks go through and the baseline snapshot."""
-    return seeding.seed(access.docker, server.container_id, access.archives, use_observer=use_observer)
+    return seeding.seed(access.docker, server.container_id, access.archives, use_observer=use_observer,
+                        opens=access.canaries.files)
