@@ -197,3 +197,19 @@ def _answer_next(peer: socket.socket, body: bytes) -> None:
     nonce = request.split()[1]
     answer = bytes(_answer(nonce, body))
     peer.sendall(FRAME.pack(1, len(answer)) + answer)
+
+
+def test_canary_opens_the_observer_cannot_watch_are_said_once_in_errors():
+    from scanner.probes.call_looks import note_observer_gaps
+    from scanner.probes.model import ProbeCall
+
+    call = ProbeCall(tool="read_file", label="valid", arguments={}, kind="generated")
+    observer = _observer(("/home/probe/.aws/credentials",))
+    watching = Watch(None, "c", observer=observer)
+    errors: list[str] = []
+    note_observer_gaps(watching, call, errors)
+    assert errors == []  # watched (or not said otherwise yet): nothing to say
+    observer.opens_unwatched = "failed:inotify_init1-errno-24"
+    note_observer_gaps(watching, call, errors)
+    note_observer_gaps(watching, call, errors)
+    assert len(errors) == 1 and "inotify_init1-errno-24" in errors[0] and "O_NOATIME" in errors[0]
