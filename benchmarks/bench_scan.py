@@ -12,8 +12,9 @@
    workspace files on a bind mount. Goal: within 2x.
 
 Each round runs the scan and the bare run back to back, the order alternating from round to round (rotating, with
-`--before`); a warm-up scan before the rounds installs (or reuses) the image, so no round pays for an install. Nothing is cached between pairs
-that a first scan would not have: every scan makes its own sandbox, sink, canaries and report.
+`--before`); a warm-up scan by each side before the rounds installs (or reuses) its image, so no round pays for an
+install. Nothing is cached between pairs that a first scan would not have: every scan makes its own sandbox, sink,
+canaries and report.
 
 `--p10-off` also times, in the listing's rounds, the same scan with a `--config` that disables P10 (its second server
 is then not started: the stage is skipped by choice), the lever a user has who wants the fastest `--no-probes` scan.
@@ -287,9 +288,7 @@ def p10_off(source: Path, work: Path) -> Callable[[], Spent]:
 
 
 def listing_figure(sources: dict[str, Path], pairs: int, work: Path, *, with_p10_off: bool = False) -> None:
-    report_path = work / "warm-up.json"
-    scan_once(sources["scan"], LISTING_TARGET, False, report_path)  # warm-up: installs or reuses the image
-    report = json.loads(report_path.read_text())
+    report = warm_up(sources, LISTING_TARGET, False, work)
     image, command = report["install"]["image"], report["install"]["command"]
     print(f"listing: {' '.join(LISTING_TARGET)} as {image}; phases of the warm-up scan: {phases(report)}", flush=True)
     actions = {**scans(sources, LISTING_TARGET, False, work), "bare": lambda: bare_once(image, command, [], None)}
@@ -299,9 +298,7 @@ def listing_figure(sources: dict[str, Path], pairs: int, work: Path, *, with_p10
 
 
 def probes_figure(sources: dict[str, Path], pairs: int, work: Path) -> None:
-    report_path = work / "warm-up.json"
-    scan_once(sources["scan"], PROBES_TARGET, True, report_path)
-    report = json.loads(report_path.read_text())
+    report = warm_up(sources, PROBES_TARGET, True, work)
     image, command = report["install"]["image"], report["install"]["command"]
     calls = [{"tool": probe["tool"], "arguments": probe.get("arguments")} for probe in report.get("probes") or []
              if probe.get("status") != "not_probed"]
@@ -310,6 +307,14 @@ def probes_figure(sources: dict[str, Path], pairs: int, work: Path) -> None:
     actions = {**scans(sources, PROBES_TARGET, True, work),
                "bare": lambda: bare_once(image, command, calls, workspace_copy(work))}
     figure("probes (warm, full scan)", 2.0, rounds(pairs, actions), pairs)
+
+
+def warm_up(sources: dict[str, Path], target: list[str], probes: bool, work: Path) -> dict[str, Any]:
+    """One scan by each side before the rounds, so that no round pays for an install (a `--before` checkout whose
+    installed images are keyed apart, another install format, installs its own here): this side's report."""
+    for name, source in sources.items():
+        scan_once(source, target, probes, work / f"warm-up-{name}.json")
+    return json.loads((work / "warm-up-scan.json").read_text())
 
 
 def phases(report: dict[str, Any]) -> str:
