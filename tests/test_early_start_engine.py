@@ -19,7 +19,7 @@ from pathlib import Path
 import pytest
 
 from scanner.cli import output
-from scanner.lock import atomic
+from scanner import atomic_write as atomic
 from scanner.pipeline import head_start as head_start_module
 from scanner.pipeline.head_start import HeadStart
 

@@ -217,3 +217,16 @@ def test_without_the_block_httpx_would_load_its_client() -> None:
     code = "import sys\nimport httpx\nprint('httpx._main' in sys.modules and sys.modules['httpx._main'] is not None)"
     result = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)
     assert result.stdout.strip() == "True", result.stderr
+
+
+def test_writing_a_report_file_imports_no_lock(tmp_path) -> None:
+    """A scan's report is written whole or not at all (scanner/atomic_write.py), at the end of every scan with
+    --json/--sarif/--markdown: the lock package (its pydantic model, rfc8785, the diffs) is not needed for that and
+    was imported with it, on the scan's last stretch, when the atomic write lived in scanner/lock."""
+    code = ("import sys\nfrom scanner.cli.output import write_text\n"
+            f"write_text({str(tmp_path / 'report.json')!r}, '{{}}', 'the report')\n"
+            "print(' '.join(sorted(sys.modules)))")
+    loaded = set(subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True,
+                                timeout=120).stdout.split())
+    assert "scanner.atomic_write" in loaded and _under(loaded, ("scanner.lock",)) == set()
+    assert (tmp_path / "report.json").read_text() == "{}"

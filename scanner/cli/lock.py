@@ -78,7 +78,7 @@ def write_changes_json(target: str, changes: list[Change], findings: list[Findin
                        lock_path: Path, fail_on: str, failed: bool) -> None:
     """The changes, what could not be compared, and the findings on the changed text as JSON (ASCII: hidden
     characters are escaped) to a file, or to stdout for `-`."""
-    from scanner.lock.atomic import atomic_write_bytes
+    from scanner.atomic_write import atomic_write_bytes
     from scanner.lock.changes import counts, severity_counts
 
     document = {"lock": str(lock_path), "fail_on": fail_on, "failed": failed, "counts": counts(changes),

@@ -104,7 +104,7 @@ def write_text(target: str, text: str, what: str) -> None:
         if (path.exists() and not path.is_file()) or not path.parent.is_dir():
             path.write_text(text, encoding="utf-8")  # a pipe or a device as it is; a missing folder: the error below
             return
-        from scanner.lock.atomic import atomic_write_bytes
+        from scanner.atomic_write import atomic_write_bytes
 
         try:
             atomic_write_bytes(path, text.encode("utf-8"), durable=False)

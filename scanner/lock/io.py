@@ -9,7 +9,7 @@ from pydantic import ValidationError
 
 from scanner.errors import UsageError
 from scanner.json_input import first_validation_error, read_json
-from scanner.lock.atomic import atomic_write_bytes
+from scanner.atomic_write import atomic_write_bytes
 from scanner.lock.canonical import fingerprint
 from scanner.lock.model import LOCK_VERSION, LockFile
 

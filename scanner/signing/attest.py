@@ -6,7 +6,7 @@ import json
 from pathlib import Path
 
 from scanner.errors import UsageError
-from scanner.lock.atomic import atomic_write_bytes
+from scanner.atomic_write import atomic_write_bytes
 from scanner.lock.build import pins_from_report
 from scanner.lock.model import LockFile, ProvenancePins
 from scanner.report.model import Report
