@@ -83,18 +83,29 @@ def lock_argv(cfg: Config) -> list[str]:
 
 
 def run(argv: list[str], cfg: Config, *, with_key: bool) -> int:
-    """Run one scanner command; the signing key's variable reaches only the commands that sign."""
+    """Run one scanner command; the signing key's variable reaches only the commands that sign.
+
+    On GitHub the scanner's output is read by the runner between `::stop-commands::TOKEN` and `::TOKEN::` (TOKEN
+    random, never given to the scanner), its stderr merged into stdout so both are inside that window: the runner
+    takes any line that starts with `::` after its leading spaces as a workflow command, and the terminal view wraps
+    a server's long text (its instructions, stderr, errors) onto lines of their own that can start so."""
     env = dict(os.environ)
     if cfg.sign_env and not with_key:
         env.pop(cfg.sign_env, None)
-    print("::group::" if _on_github() else "==>", shown_argv(argv, cfg), flush=True)
+    on_github = _on_github()
+    print("::group::" if on_github else "==>", shown_argv(argv, cfg), flush=True)
+    token = f"mcp-sandbox-{uuid.uuid4().hex}"
+    if on_github:
+        print(f"::stop-commands::{token}", flush=True)
     try:
-        return subprocess.run(argv, cwd=cfg.workdir, env=env, check=False).returncode
+        return subprocess.run(argv, cwd=cfg.workdir, env=env, check=False,
+                              stderr=subprocess.STDOUT if on_github else None).returncode
     except FileNotFoundError:
         print(f"error: the scanner {argv[0]!r} was not found (MCP_SANDBOX_BIN)", file=sys.stderr)
         return 3
     finally:
-        if _on_github():
+        if on_github:
+            print(f"::{token}::", flush=True)
             print("::endgroup::", flush=True)
 
 

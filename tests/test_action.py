@@ -162,6 +162,9 @@ with log.open("a") as handle:
     handle.write(json.dumps({"argv": args, "cwd": os.getcwd(), "key_visible": "FAKE_KEY" in os.environ}) + "\n")
 opts = dict(a[2:].split("=", 1) for a in args if a.startswith("--") and "=" in a)
 if args[0] == "scan":
+    if os.environ.get("FAKE_SAYS"):  # what a scan prints of a server's text (the terminal view, wrapped)
+        print(os.environ["FAKE_SAYS"], flush=True)
+        print(os.environ["FAKE_SAYS"], file=sys.stderr, flush=True)
     Path(opts["json"]).write_text(json.dumps({"verdict": "review", "score": {"value": 77}}))
     Path(opts["markdown"]).write_text("## fake report\n")
     Path(opts["sarif"]).write_text("{}")
@@ -252,6 +255,31 @@ def test_on_github_the_error_is_an_annotation_that_cannot_inject_commands(run_ac
     assert result.code == 2
     assert result.stderr.strip() == ("::error title=mcp-sandbox::error: input \"fail-on\": must be one of info, "
                                      "warning, error, never, not 'x%250A::add-mask::y'")
+
+
+def runner_commands(log: str) -> list[str]:
+    """The workflow commands GitHub's runner takes from a step's log: each line that starts with `::` after its
+    leading spaces, none between `::stop-commands::TOKEN` and `::TOKEN::`."""
+    commands, stopped = [], None
+    for line in log.splitlines():
+        text = line.lstrip()
+        if stopped is not None:
+            stopped = None if text == f"::{stopped}::" else stopped
+        elif text.startswith("::"):
+            commands.append(text)
+            if text.startswith("::stop-commands::"):
+                stopped = text.removeprefix("::stop-commands::")
+    return commands
+
+
+def test_on_github_the_scanners_output_cannot_issue_workflow_commands(run_action, fake):
+    says = "              ::add-mask::mcp-sandbox\n::stop-commands::pwned\n::error title=PASS::all clear"
+    result = run_action({"target": "npm:x"}, scanner=fake.scanner,
+                        extra_env={**fake.env, "GITHUB_ACTIONS": "true", "FAKE_SAYS": says})
+    assert result.code == 0, result
+    commands = runner_commands(result.stdout + result.stderr)
+    assert [c.split("::")[1] for c in commands] == ["group", "stop-commands", "endgroup"], commands
+    assert "::error title=PASS::all clear" in result.stdout  # still in the log, as text
 
 
 def test_inputs_reach_the_scanner_as_separate_arguments_never_through_a_shell(run_action, fake, tmp_path):
