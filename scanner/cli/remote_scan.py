@@ -31,18 +31,15 @@ def remote_target(flags: RemoteFlags, target: str | None, tail: list[str] | None
 def scan_remote(flags: RemoteFlags, options: ScanOptions, target: str | None, tail: list[str] | None, *,
                 quiet: bool = False) -> Report:
     """The remote scan (said on stderr first: it is NOT sandboxed), with a spinner."""
-    from rich.console import Console
-
+    from scanner.cli.spinner import spinning
     from scanner.pipeline.remote import run_remote_scan
 
     remote = remote_target(flags, target, tail)
     if not quiet:
         print(f"scanning the remote server at {remote.origin()} over Streamable HTTP: NOT sandboxed"
               + ("" if flags.allow_writes else "; only tools annotated read-only are called"), file=sys.stderr)
-    console = Console(stderr=True, highlight=False)
-    with console.status("scanning", spinner="dots") as status:
-        return run_remote_scan(remote, options, allow_writes=flags.allow_writes,
-                               progress=lambda step: status.update(step))
+    with spinning("scanning") as progress:
+        return run_remote_scan(remote, options, allow_writes=flags.allow_writes, progress=progress)
 
 
 def lockable(report: Report) -> bool:

@@ -271,7 +271,7 @@ def _probe_options(no_probes: bool, no_destructive: bool, no_error_probes: bool,
 def _run(options: ScanOptions, early: HeadStart | None = None) -> Report:
     """The scan, with a spinner on stderr when it can show (scanner/cli/spinner.py); Ctrl-C after the sandbox is
     torn down is exit 130. `early`: the engine work begun before the scan machinery was imported (`_head_start`)."""
-    from scanner.cli.spinner import spinner_shows
+    from scanner.cli.spinner import spinner_shows, spinning
     from scanner.pipeline.interrupts import ScanInterrupted, uninterruptible
 
     with uninterruptible():  # a Ctrl-C while the scan path imports is held to its end, then raised here (as a whole)
@@ -279,11 +279,8 @@ def _run(options: ScanOptions, early: HeadStart | None = None) -> Report:
     try:
         if not spinner_shows(sys.stderr):
             return run_target(options, progress=lambda _step: None, head_start=early)
-        from rich.console import Console
-
-        console = Console(stderr=True, highlight=False)
-        with console.status("scanning", spinner="dots") as status:
-            return run_target(options, progress=lambda step: status.update(step), head_start=early)
+        with spinning("scanning") as progress:
+            return run_target(options, progress=progress, head_start=early)
     except ScanInterrupted as interrupt:  # run_scan has torn the sandbox down in its finally block by now
         _say_interrupted(interrupt.left)
     except KeyboardInterrupt:
@@ -369,9 +366,9 @@ def init_fixtures(
     upstream_proxy: str | None = upstream_proxy_option(),
 ) -> None:
     """Write a starter fixtures file: one probe per live tool of TARGET, with generated arguments to edit."""
-    from rich.console import Console
-
+    from sandbox.core.untrusted import escape_for_terminal
     from sandbox.run.workspace_seed import seed_manifest
+    from scanner.cli.spinner import spinning
     from scanner.probes.fixtures import write_starter_fixtures
     from scanner.probes.runner import ProbeOptions
     from scanner.pipeline.image_scan import run_target
@@ -380,14 +377,12 @@ def init_fixtures(
     if path.exists():
         raise UsageError(f"{path} already exists; choose another file name or remove it first")
     upstream = upstream_from_cli(upstream_proxy)
-    console = Console(stderr=True, highlight=False)
-    with console.status("listing tools", spinner="dots") as status:
+    with spinning("listing tools") as progress:
         report = run_target(ScanOptions(target=target, command=command, probes=ProbeOptions(enabled=False),
-                                      upstream_proxy=upstream),
-                          progress=lambda step: status.update(step))
-    if report.errors or not report.tools:
+                                      upstream_proxy=upstream), progress=progress)
+    if report.errors or not report.tools:  # an error can quote the server (its JSON-RPC error message): escaped
         for line in report.errors or ["the server served no tools"]:
-            print(f"error: {line}", file=sys.stderr)
+            print(f"error: {escape_for_terminal(line)}", file=sys.stderr)
         raise typer.Exit(EXIT_SCAN_INCOMPLETE)
     count = write_starter_fixtures(path, report.tools, seed_manifest())
     print(f"wrote {count} probes to {path}")

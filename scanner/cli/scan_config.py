@@ -115,12 +115,11 @@ def remote_runner(flags: RemoteFlags | None) -> RemoteRun:
     allow_writes = flags is not None and flags.allow_writes
 
     def run_one(remote: RemoteTarget, options: ScanOptions) -> Report:
-        from rich.console import Console
-
+        from scanner.cli.spinner import spinning
         from scanner.pipeline.remote import run_remote_scan
 
-        with Console(stderr=True, highlight=False).status("scanning", spinner="dots") as status:
-            return run_remote_scan(remote, options, allow_writes=allow_writes, progress=lambda s: status.update(s))
+        with spinning("scanning") as progress:
+            return run_remote_scan(remote, options, allow_writes=allow_writes, progress=progress)
 
     return run_one
 

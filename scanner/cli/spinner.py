@@ -6,8 +6,11 @@ spinner nobody sees (rich's console, live display and spinners: ~25 ms of its st
 from __future__ import annotations
 
 import os
-from collections.abc import Mapping
+from collections.abc import Callable, Iterator, Mapping
+from contextlib import contextmanager
 from typing import TextIO
+
+from sandbox.core.untrusted import escape_for_terminal
 
 # rich's own overrides of its terminal detection (rich.console.Console.is_terminal / is_interactive): with any of
 # them set, rich decides
@@ -22,3 +25,16 @@ def spinner_shows(stream: TextIO, environ: Mapping[str, str] = os.environ) -> bo
         return bool(stream.isatty())
     except (AttributeError, ValueError):  # no isatty, or a closed stream: rich treats both as no terminal
         return False
+
+
+@contextmanager
+def spinning(first: str) -> Iterator[Callable[[str], None]]:
+    """rich's spinner on stderr from `first` on, and the function that shows each later step on it. A step can name
+    a server's tool (`probing TOOL (1/3): LABEL`), so it is shown as plain text with every control character escaped:
+    as rich markup a name such as `x[/]` raised MarkupError, `[link=URL]` made a hyperlink, and an OSC 52 clipboard
+    write or a bidi override reached the terminal raw."""
+    from rich.console import Console
+    from rich.text import Text
+
+    with Console(stderr=True, highlight=False).status(first, spinner="dots") as status:
+        yield lambda step: status.update(Text(escape_for_terminal(step, 200)))
