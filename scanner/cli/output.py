@@ -11,10 +11,12 @@ from __future__ import annotations
 import json
 import os
 import sys
-from collections.abc import Sequence
+import uuid
+from collections.abc import Iterator, Sequence
+from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, TextIO
 
 from scanner.errors import UsageError
 from scanner.report.severity import ASCENDING, FAIL_ON_LEVELS, at_least, meets_fail_on
@@ -128,6 +130,25 @@ def at_or_above(findings: list[Finding], level: str) -> list[Finding]:
     return [f for f in findings if at_least(f.severity, level)]
 
 
+@contextmanager
+def workflow_commands_stopped(stream: TextIO) -> Iterator[None]:
+    """On GitHub Actions, what is written to `stream` inside is read by the runner between `::stop-commands::TOKEN`
+    and `::TOKEN::` (TOKEN random): the runner takes any line that starts with `::` after its leading spaces as a
+    workflow command, and the terminal view wraps a server's long text onto lines of their own that can start so.
+    Elsewhere nothing is added."""
+    if os.environ.get("GITHUB_ACTIONS") != "true":
+        yield
+        return
+    token = f"mcp-sandbox-{uuid.uuid4().hex}"
+    stream.write(f"::stop-commands::{token}\n")
+    stream.flush()
+    try:
+        yield
+    finally:
+        stream.write(f"::{token}::\n")
+        stream.flush()
+
+
 def print_annotations(lines: list[str]) -> None:
     for line in lines:
         print(line)
@@ -143,7 +164,8 @@ def emit_report(report: Report, outputs: ReportOutputs, artifact: Artifact | Non
     if console is not None:
         from scanner.report.terminal import render
 
-        render(report, console, outputs.min_severity)  # type: ignore[arg-type]
+        with workflow_commands_stopped(console.file):
+            render(report, console, outputs.min_severity)  # type: ignore[arg-type]
     if outputs.json:
         write_text(outputs.json, safe_json_text(report.model_dump_json(indent=2)) + "\n", "the JSON report")
     if outputs.sarif:
