@@ -117,12 +117,13 @@ def combine(*codes: int) -> int:
 
 
 def md(text: object, limit: int = 300) -> str:
-    """Untrusted text made inert in Markdown/HTML: invisible and control characters as visible escapes."""
+    """Untrusted text made inert in Markdown/HTML: invisible and control characters as visible escapes; `@` followed by
+    a zero-width space, so no mention pings anyone (scanner/report/markdown.py `md`)."""
     value = str(text if text is not None else "")
     if len(value) > limit:
         value = value[:limit] + f"…(+{len(value) - limit} chars)"
     escaped = _MARKDOWN_SPECIAL.sub(r"\\\1", html.escape(escape_invisible(value), quote=False))
-    return escaped.replace("@", "&#64;")
+    return escaped.replace("@", "@&#8203;")
 
 
 def lock_summary(cfg: Config, code: int | None) -> str:

@@ -395,7 +395,7 @@ def test_summary_escapes_hostile_lock_change_text(tmp_path):
     text = action.lock_summary(cfg, 1)
     for raw in (*UNSAFE_RAW, "<img", "<!--", "@everyone", "![x]"):
         assert raw not in text, raw
-    assert "\\u202e" in text and "\\x1b" in text and "&lt;img" in text and "&#64;everyone" in text
+    assert "\\u202e" in text and "\\x1b" in text and "&lt;img" in text and "@&#8203;everyone" in text
     row = next(line for line in text.splitlines() if line.startswith("| error"))
     assert row.count(" | ") == 3, "a | in untrusted text must not add table columns"
 

@@ -184,7 +184,7 @@ def test_markdown_lists_provenance_checks_with_not_checked_spelled_out() -> None
         checks=[Check(name="integrity", outcome="verified", evidence="11137 bytes match sha512-…"),
                 Check(name="attestation", outcome="unavailable", evidence="HTTP 404 from registry <b>" + EVIL)])])
     text = to_markdown(report)
-    assert "| demo&#64;1.0.0 | integrity | verified |" in text
+    assert "| demo@&#8203;1.0.0 | integrity | verified |" in text
     assert "| attestation | not checked |" in text
     assert "<b>" not in text and "\x1b" not in text
     assert "provenance" not in to_markdown(full_report()).lower()  # no section without a provenance report

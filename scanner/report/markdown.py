@@ -22,10 +22,12 @@ _MARKDOWN_SPECIAL = re.compile(r"([\\`*_{}\[\]()#+!|~>])")
 
 
 def md(text: str | None, limit: int = 300) -> str:
-    """Untrusted text made inert in Markdown and HTML: visible escapes, entities, escaped punctuation, no mentions."""
+    """Untrusted text made inert in Markdown and HTML: visible escapes, entities, escaped punctuation, no mentions:
+    `@` is followed by a zero-width space, as Renovate writes it (an entity for `@` itself is decoded to `@` before
+    GitHub looks for mentions, so `&#64;team` could still ping a team; `@` then an invisible space cannot)."""
     visible = escape_for_terminal(text or "", limit=limit)
     escaped = _MARKDOWN_SPECIAL.sub(r"\\\1", html.escape(visible, quote=False))
-    return escaped.replace("@", "&#64;")
+    return escaped.replace("@", "@&#8203;")
 
 
 def _finding_row(finding: Finding) -> str:
