@@ -18,6 +18,8 @@ from sandbox.run import observe, observer_agent as agent
 from sandbox.run.exec_stream import FRAME
 from sandbox.run.observer import Observer, ObserverLost, _framed, _Stream, agent_command
 from sandbox.run.observer_watch import Watch
+from scanner.probes.call_behavior import fill_record, reads_after
+from scanner.report.model import CallBehavior
 
 SETTINGS = {"watched": [], "cgroup_files": [], "cgroup_mark": observe.CGROUP_MARK,
             "listing_mark": observe.LISTING_MARK, "end_mark": observe.END_MARK, "max_bytes": 1 << 20}
@@ -168,7 +170,7 @@ def test_the_observer_reads_the_opens_line_and_refuses_a_garbled_one():
             observer._opened(garbled)
 
 
-def test_opens_in_a_diff_are_reads_and_opens_of_a_failed_look_are_carried_to_the_next(tmp_path):
+def test_opens_in_a_diff_are_reads_and_a_failed_look_says_its_own_opens(tmp_path):
     entry = observe.FileEntry(path="/h/c", kind="f", size=6, mtime=1.0, atime=1.0, mode="600", ctime=1.0)
     before = observe.Snapshot(0.0, {"/h/c": entry}, observe.parse_counters(""))
     after = observe.Snapshot(1.0, {"/h/c": entry}, observe.parse_counters(""), opened=("/h/c",))
@@ -184,9 +186,29 @@ def test_opens_in_a_diff_are_reads_and_opens_of_a_failed_look_are_carried_to_the
             nonce_line.start()
             snapshot = observer.snapshot()
             nonce_line.join()
-            if body is failed_listing:
-                assert snapshot.failed and snapshot.opened == ()
-        assert not snapshot.failed and snapshot.opened == ("/h/c", "/h/d")
+            if body is failed_listing:  # its call's record has no diff, but the open is that call's
+                assert snapshot.failed and snapshot.opened == ("/h/c",)
+        assert not snapshot.failed and snapshot.opened == ("/h/d",)
+
+
+def test_a_canary_opened_in_a_call_whose_look_failed_is_still_read():
+    """The watches need no listing: a call whose look failed (a directory made unreadable) still has the canaries it
+    opened, and those opened before the look after it go to that call's record (no diff is taken against it)."""
+    canaries = {"AKIA": "/h/c (aws)", "TOKEN": "env GITHUB_TOKEN"}
+    entry = observe.FileEntry(path="/h/c", kind="f", size=6, mtime=1.0, atime=1.0, mode="600", ctime=1.0)
+    before = observe.Snapshot(0.0, {"/h/c": entry}, observe.parse_counters(""))
+    failed = observe.Snapshot(1.0, {}, observe.parse_counters(""), failure="find exited with status 1",
+                              opened=("/h/c", "/h/x"))
+    record = CallBehavior(call=0, tool="t", label="l", sandbox=0)
+    fill_record(record, before, failed, canaries)
+    assert record.snapshot.startswith("failed (") and [e.where for e in record.canaries] == ["/h/c"]
+    fresh = observe.Snapshot(2.0, {"/h/c": entry}, observe.parse_counters(""), opened=("/h/c",))
+    reads_after([record], 0, fresh, canaries)
+    assert [e.where for e in record.canaries] == ["/h/c"]  # once
+    other = CallBehavior(call=1, tool="t", label="l", sandbox=0)
+    reads_after([other], 0, fresh, canaries)
+    reads_after([CallBehavior(call=2, tool="t", label="l", sandbox=1)], 0, fresh, canaries)  # another sandbox's
+    assert [e.where for e in other.canaries] == ["/h/c"]
 
 
 def _answer_next(peer: socket.socket, body: bytes) -> None:

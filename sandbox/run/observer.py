@@ -123,7 +123,6 @@ class Observer:
         self.api, self.exec_id, self.stream, self.host_pid, self.timeout = api, exec_id, stream, host_pid, timeout
         self.opens = opens  # the files whose opens the agent watches (their indexes are what it answers)
         self.opens_unwatched: str | None = None  # why the agent could not watch them, once an answer said so
-        self._carried: tuple[str, ...] = ()  # opens an answer whose listing failed said: no diff is taken against it
 
     def snapshot(self) -> observe.Snapshot:
         return self.look(with_processes=False)[0]
@@ -139,12 +138,8 @@ class Observer:
         body, table = self.stream.read_until(lambda out: _framed_parts(out, nonce, with_processes),
                                              time.monotonic() + self.timeout, "answer from the observer")
         opened, rest = self._opened(body[: len(body) - table])
-        snapshot = observe.parse_snapshot(rest, taken_at=time.time())
-        opened, self._carried = self._carried + opened, ()
-        if snapshot.failed:  # the next whole look is compared with the last whole one: its opens count there
-            self._carried = opened
-        else:
-            snapshot = dataclasses.replace(snapshot, opened=opened)
+        # the opens need no listing: a look whose listing failed still says them (its call's record has no diff)
+        snapshot = dataclasses.replace(observe.parse_snapshot(rest, taken_at=time.time()), opened=opened)
         return snapshot, parse_table(body[len(body) - table:]) if with_processes else None
 
     def _opened(self, body: bytes) -> tuple[tuple[str, ...], bytes]:

@@ -3,6 +3,7 @@ and read (a planted canary file read is a canary event), processes left running,
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from typing import Literal
 
 from sandbox.run import observe
@@ -15,12 +16,14 @@ MAX_LISTED_PATHS = 200
 def fill_record(record: CallBehavior, before: Snapshot, after: Snapshot, canaries: dict[str, str],
                 pids_now: tuple[int, int] | None = None) -> None:
     """The file changes, canary files read and resource use between two snapshots, into the call's record. A failed
-    snapshot on either side gives no diff (its missing files are not "deleted"): the record says `failed (reason)`.
-    `pids_now` is (in use, limit) from the engine's stats, read when a snapshot failed."""
+    snapshot on either side gives no diff (its missing files are not "deleted"): the record says `failed (reason)`,
+    and only the canaries the observer saw opened (which needs no listing) are read. `pids_now` is (in use, limit)
+    from the engine's stats, read when a snapshot failed."""
     record.resources = _resources(before, after, pids_now)
     failure = after.failure or before.failure
     if failure is not None:
         record.snapshot = f"failed ({failure})"
+        add_reads(record, after.opened, canaries)
         return
     changes = observe.diff(before, after)
     truncated = any(len(items) > MAX_LISTED_PATHS for items in (changes.created, changes.modified, changes.deleted))
@@ -30,10 +33,24 @@ def fill_record(record: CallBehavior, before: Snapshot, after: Snapshot, canarie
     record.files = FileChanges(created=_shown(changes.created[:MAX_LISTED_PATHS]), modified=_shown(modified),
                                deleted=_shown(changes.deleted[:MAX_LISTED_PATHS]), resized=_shown(resized),
                                truncated=truncated or after.truncated)
+    add_reads(record, changes.read, canaries)
+
+
+def add_reads(record: CallBehavior, paths: Sequence[str], canaries: dict[str, str]) -> None:
+    """The planted canary files among `paths` (read, or opened as the observer's watches saw), as read events of
+    the record, each once."""
     planted_files = {where.split(" (")[0] for where in canaries.values() if not where.startswith("env ")}
-    for path in changes.read:
-        if path in planted_files:
+    known = {event.where for event in record.canaries if event.how == "read"}
+    for path in dict.fromkeys(paths):
+        if path in planted_files and path not in known:
             record.canaries.append(CanaryEvent(where=path, how="read"))
+
+
+def reads_after(records: list[CallBehavior], sandbox: int, fresh: Snapshot, canaries: dict[str, str]) -> None:
+    """The canaries the observer saw opened between a look that failed (no diff is taken against it) and `fresh`,
+    the look after it, into the record of that failed look (this sandbox's last): no open it saw goes unsaid."""
+    if records and records[-1].sandbox == sandbox:
+        add_reads(records[-1], fresh.opened, canaries)
 
 
 def _shown(paths: list[str]) -> list[str]:

@@ -25,7 +25,7 @@ from scanner.client.scan_client import ScanClient
 from scanner.pipeline.inventory import scan_client
 from scanner.pipeline.transport import WireHealth
 from scanner.probes.call_looks import Looks, look_after_call, note_observer_gaps, taken
-from scanner.probes.call_behavior import drop_exited, fill_record, new_processes, noteworthy, pids_at_limit
+from scanner.probes.call_behavior import drop_exited, fill_record, new_processes, noteworthy, pids_at_limit, reads_after
 from scanner.probes.crash_attribution import EXIT_AFTER_ANSWER_SECONDS, Answered, finished_at, recent
 from scanner.probes.crash_replay import Undecided, charged_crash, late_exit
 from scanner.probes.egress_windows import EgressWindows, canaries_in_response
@@ -130,8 +130,9 @@ class ProbeRunner:
     async def _call(self, call: ProbeCall) -> None:
         assert self.client is not None
         index = len(self.outcome.results)
-        if self.last_snapshot is None:
+        if self.last_snapshot is None:  # the last look failed: the canaries opened since are its call's
             self.last_snapshot = await self._snapshot()
+            reads_after(self.outcome.behavior, self.sandbox_index, self.last_snapshot, self.access.canaries.locations)
         before = self.last_snapshot
         if self.last_processes is None:
             self.last_processes = {p.pid for p in await self._processes()}
@@ -288,9 +289,8 @@ class ProbeRunner:
     async def _last_looks(self) -> None:
         """The last re-list, and beside it one more look: what the server did after the last call's look is seen."""
         record = CallBehavior(call=-1, tool=None, label=AFTER_LAST_CALL, sandbox=self.sandbox_index)
-        after_call = self.relists.last(self.outcome.list_changed_notifications)
         async with anyio.create_task_group() as group:
-            group.start_soon(partial(self._relist, after_call=after_call))
+            group.start_soon(partial(self._relist, after_call=self.relists.last(self.outcome.list_changed_notifications)))
             if self.last_snapshot is not None:  # none: the last look failed, and the scan says so (unseen_files)
                 group.start_soon(self._observe_after, record, self.last_snapshot)
         if noteworthy(record):
