@@ -200,3 +200,20 @@ def test_terminal_prints_each_rules_fix_hint_once_and_skips_evidence_the_message
     assert text.count("fix: ") == 1
     assert text.count("S3 ") == 5  # every finding is still listed
     assert "evidence: path" not in text  # the message already says "parameter `path` …"
+
+
+def test_a_markdown_report_cut_inside_a_collapsed_section_closes_it() -> None:
+    """Past the comment-sized cap the report is cut; a cut inside the Provenance <details> closes it, so the note
+    (and the Action's lock section after it) is not folded away inside; a cut outside adds nothing."""
+    from scanner.provenance.model import Check, PackageProvenance, ProvenanceReport
+
+    report = full_report()
+    checks = [Check(name=f"check-{i}", outcome="verified", evidence="e" * 250) for i in range(190)]
+    report.provenance = ProvenanceReport(packages=[PackageProvenance(ecosystem="npm", name=f"dep-{n}", version="1.0.0",
+                                                                     checks=checks) for n in range(3)])
+    text = to_markdown(report)
+    assert "report cut to fit a comment" in text
+    assert text.count("<details>") == text.count("</details>")
+    assert text.rindex("</details>") < text.index("report cut to fit a comment")
+    short = to_markdown(full_report())
+    assert short.count("<details>") == short.count("</details>")

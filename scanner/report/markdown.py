@@ -181,5 +181,8 @@ def to_markdown(report: Report) -> str:
     text = "\n".join(sections) + "\n"
     if len(text) > MAX_CHARS:
         cut = text[:MAX_CHARS].rsplit("\n", 1)[0]
-        text = cut + "\n\n…report cut to fit a comment; see the JSON or SARIF report.\n"
+        # A cut inside a collapsed section closes it: else the note, and whatever a caller appends (the Action's
+        # lock section), would be folded away inside it.
+        opened = cut.count("<details>") - cut.count("</details>")
+        text = cut + "\n\n</details>" * opened + "\n\n…report cut to fit a comment; see the JSON or SARIF report.\n"
     return text
