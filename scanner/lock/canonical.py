@@ -59,10 +59,19 @@ def _scalar_or_container(item: Any) -> Any:
     if isinstance(item, bool) or item is None or isinstance(item, str):
         return item
     if isinstance(item, int):
-        return item if -_MAX_SAFE_INTEGER <= item <= _MAX_SAFE_INTEGER else float(item)
+        return item if -_MAX_SAFE_INTEGER <= item <= _MAX_SAFE_INTEGER else _as_double(item)
     if isinstance(item, float):
         return item if math.isfinite(item) else repr(item)
     return repr(item)
+
+
+def _as_double(item: int) -> Any:
+    """An integer as a JavaScript client reads it: a double, or Infinity past the double range (float() would raise
+    OverflowError there, and a served `1e400` already parses to inf), kept as the text an infinite float gets."""
+    try:
+        return float(item)
+    except OverflowError:
+        return repr(math.inf if item > 0 else -math.inf)
 
 
 def canonical_json(value: Any) -> bytes:
