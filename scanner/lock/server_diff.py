@@ -79,7 +79,19 @@ def entry_changes(what: str, old: list[LockedEntry], new: list[LockedEntry]) -> 
             fields = _moved_fields(before[key], after[key])
             out.append(change("server_changed", f"{what} {quoted(key)} changed ({fields})",
                               old=stored(before[key].definition), new=stored(after[key].definition)))
+        else:
+            out += _twin_changes(what, key, old, new)
     return out
+
+
+def _twin_changes(what: str, key: str, old: list[LockedEntry], new: list[LockedEntry]) -> list[Change]:
+    """Entries listed under a key the lock pins once more than before: the lock keeps them sorted by fingerprint, so
+    the one compared by key may be the pinned one while a twin beside it brings new text a client may read."""
+    pinned = {e.fingerprint for e in old if e.key == key}
+    twins = [e for e in new if e.key == key and e.fingerprint not in pinned]
+    return [change("server_changed", f"{what} {quoted(key)} is listed again with another definition; its "
+                   f"description reads {quoted(twin.definition.get('description'))}", new=stored(twin.definition))
+            for twin in twins]
 
 
 def _moved_fields(old: LockedEntry, new: LockedEntry) -> str:
