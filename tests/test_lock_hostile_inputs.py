@@ -24,6 +24,48 @@ def cli(monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]) -> 
     return lambda *args: run_cli(monkeypatch, capsys, *args)
 
 
+def saved_report(path: Path, tools: list[dict[str, Any]], **fields: Any) -> Path:
+    """A report as `scan --json` saves it: the definitions capped for storage (pipeline/served.py)."""
+    report = Report(target=TargetInfo(kind="npm", name="notes", requested="npm:notes", ecosystem="npm"),
+                    server=ServerInfo(name="notes", instructions="Prefer search."), tools=cap_json(tools), **fields)
+    path.write_text(report.model_dump_json())
+    return path
+
+
+def tool(description: str) -> dict[str, Any]:
+    return {"name": "search", "description": description, "inputSchema": {"type": "object"}}
+
+
+def test_a_change_past_the_report_cap_is_not_read_as_no_change(tmp_path: Path, cli: Any) -> None:
+    lock = tmp_path / "l.lock"
+    vetted = saved_report(tmp_path / "r1.json", [tool(LONG + " benign.")])
+    later = saved_report(tmp_path / "r2.json", [tool(LONG + " EVIL!!!")])
+    code, out = cli("lock", "--from", vetted, "--lock", lock)
+    assert code == 2 and "cut" in out and "search" in out and not lock.exists()
+    lock.write_text("")  # whatever a lock holds, the cut report cannot be checked against it
+    code, out = cli("lock", "--check", "--from", later, "--lock", lock, "--fail-on", "info")
+    assert code == 2 and "no changes" not in out
+
+
+def test_a_report_cut_by_depth_or_item_count_is_refused_too(tmp_path: Path, cli: Any) -> None:
+    deep: Any = {"type": "string"}
+    for _ in range(70):
+        deep = {"type": "object", "properties": {"x": deep}}
+    wide = {"name": "pick", "inputSchema": {"type": "string", "enum": [str(i) for i in range(10_005)]}}
+    for name, tools in (("deep", [{"name": "deep", "inputSchema": deep}]), ("wide", [wide])):
+        code, out = cli("lock", "--from", saved_report(tmp_path / f"{name}.json", tools), "--lock", tmp_path / "x")
+        assert code == 2 and "cut" in out
+
+
+def test_a_report_whose_scan_never_listed_is_not_an_empty_server(tmp_path: Path, cli: Any) -> None:
+    lock = tmp_path / "l.lock"
+    assert cli("lock", "--from", saved_report(tmp_path / "ok.json", [tool("Search.")]), "--lock", lock)[0] == 0
+    failed = saved_report(tmp_path / "failed.json", [], status="failed",
+                          errors=["the server exited with code 1 before the session started"])
+    code, out = cli("lock", "--check", "--from", failed, "--lock", lock)
+    assert code == 2 and "before the session started" in out and "tool_removed" not in out
+
+
 def _resource(description: str) -> dict[str, Any]:
     return {"uri": "file:///notes", "name": "notes", "description": description}
 

@@ -22,6 +22,10 @@ from typing import Any
 MAX_STRING_CHARS = 16_384
 MAX_STDERR_BYTES = 64 * 1024
 TRUNCATION_MARK = "…[truncated {n} chars]"
+MAX_JSON_DEPTH = 64
+MAX_JSON_ITEMS = 10_000
+DEPTH_MARK = "…[nested deeper than {} levels]"
+_CUT_TEXT = re.compile(re.escape(TRUNCATION_MARK).replace(re.escape("{n}"), r"\d+") + r"\Z")
 
 _VISIBLE_NAMES = {"\n": "\\n", "\r": "\\r", "\t": "\\t", "\x1b": "\\e", "\x07": "\\a"}
 # Cc: C0/C1 controls (ESC, BEL, CR, NEL, CSI...); Cf: format chars (bidi overrides, zero-width, TAG chars);
@@ -92,7 +96,8 @@ def cap_text(text: str, limit: int = MAX_STRING_CHARS) -> str:
     return text[:limit] + TRUNCATION_MARK.format(n=len(text) - limit)
 
 
-def cap_json(value: Any, *, max_string: int = MAX_STRING_CHARS, max_depth: int = 64, max_items: int = 10_000) -> Any:
+def cap_json(value: Any, *, max_string: int = MAX_STRING_CHARS, max_depth: int = MAX_JSON_DEPTH,
+             max_items: int = MAX_JSON_ITEMS) -> Any:
     """Copy a JSON value with every string capped, depth bounded and containers bounded (iteratively safe depth)."""
     return _cap(value, max_string, max_depth, max_items, 0)
 
@@ -103,7 +108,7 @@ def _cap(value: Any, max_string: int, max_depth: int, max_items: int, depth: int
     if isinstance(value, (bool, int, float)) or value is None:
         return value
     if depth >= max_depth:
-        return "…[nested deeper than {} levels]".format(max_depth)
+        return DEPTH_MARK.format(max_depth)
     if isinstance(value, dict):
         items = value.items() if len(value) <= max_items else list(value.items())[:max_items]
         capped: dict[str, Any] = {}
@@ -124,6 +129,25 @@ def _cap(value: Any, max_string: int, max_depth: int, max_items: int, depth: int
 
 
 _PLAIN_SCALARS = frozenset({bool, int, float, type(None)})
+
+
+def cut_by_cap(value: Any) -> bool:
+    """Whether cap_json (with its defaults) may have cut something out of this copy: a string ending in the
+    truncation mark, the depth mark, or a container exactly as long as the item cap (that cut leaves no mark). A
+    stored copy that was cut no longer says what was served, so it cannot stand for it (a lock pins it).
+    Iterative, so any depth is safe."""
+    depth_mark = DEPTH_MARK.format(MAX_JSON_DEPTH)
+    stack = [value]
+    while stack:
+        item = stack.pop()
+        if isinstance(item, str):
+            if item == depth_mark or _CUT_TEXT.search(item):
+                return True
+        elif isinstance(item, (dict, list)):
+            if len(item) == MAX_JSON_ITEMS:
+                return True
+            stack.extend([*item.keys(), *item.values()] if isinstance(item, dict) else item)  # keys are cut too
+    return False
 
 
 def decode_bytes(data: bytes, limit_bytes: int = MAX_STDERR_BYTES) -> tuple[str, bool]:

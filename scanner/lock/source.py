@@ -8,6 +8,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, BinaryIO
 
+from sandbox.core.untrusted import cut_by_cap
 from scanner.errors import UsageError
 from scanner.json_input import is_stdin
 from scanner.lock.canonical import MAX_DEPTH, json_depth
@@ -25,8 +26,33 @@ def load_source(path: Path | str, *, stdin: BinaryIO | None = None) -> LockSourc
     """A saved report as it is; a tools/list result as a report of its definitions."""
     parsed = load_tools_file(path, stdin=stdin)
     if parsed.report is not None:
-        return LockSource(report=parsed.report, instructions_known=True)
+        return LockSource(report=_lockable(parsed.report, parsed.name), instructions_known=True)
     return LockSource(report=_report_from_listing(parsed, path), instructions_known=parsed.instructions_given)
+
+
+def _lockable(report: Report, name: str) -> Report:
+    """A saved report holds what a lock can pin only when its scan listed the server (a failed listing has no tools,
+    which a check would read as every tool removed: info, exit 0) and nothing served was cut to fit the report (the
+    report stores definitions capped; the part past a cap is gone, so a later edit there would read as no change).
+    The live paths refuse the same (`scan --lock`, `lock TARGET` pin the definitions uncapped)."""
+    if report.errors or not report.server.name and not report.tools:
+        reason = report.errors[0] if report.errors else "the server listed nothing"
+        raise UsageError(f"{WHAT} {name}: the scan did not list the server ({reason}); a lock needs a complete "
+                         "listing: scan again")
+    for kind, items in (("tools", report.tools), ("prompts", report.prompts), ("resources", report.resources),
+                        ("resourceTemplates", report.resource_templates)):
+        for index, item in enumerate(items):
+            if cut_by_cap(item):
+                what = item.get("name") if isinstance(item, dict) else None
+                raise UsageError(f"{WHAT} {name}: `{kind}[{index}]`{f' ({what!r})' if isinstance(what, str) else ''}"
+                                 " was cut to fit the report (a string over 16,384 characters, nesting deeper than "
+                                 "64 levels or 10,000 items), so what was served past the cut cannot be pinned or "
+                                 "checked from it: lock the live server (`mcp-sandbox scan TARGET --lock PATH`)")
+    server = report.server
+    if cut_by_cap([server.name, server.version, server.instructions, server.capabilities]):
+        raise UsageError(f"{WHAT} {name}: the server's instructions or identity were cut to fit the report, so they "
+                         "cannot be pinned or checked from it: lock the live server")
+    return report
 
 
 def _report_from_listing(parsed: ToolsFile, path: Path | str) -> Report:
