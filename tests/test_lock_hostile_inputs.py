@@ -89,3 +89,23 @@ def test_an_integer_past_double_range_is_pinned_not_an_internal_error(tmp_path: 
     assert code == 0 and "internal error" not in out
     assert cli("lock", "--check", "--from", path, "--lock", tmp_path / "l.lock")[0] == 0
     json.loads((tmp_path / "l.lock").read_text())
+
+
+def _live(instructions: str) -> Report:
+    """A live scan's report, its served part assembled as the pipeline does (capped, with the uncapped copy)."""
+    from scanner.pipeline.assemble import _put_served
+    from scanner.pipeline.inventory_model import Inventory
+    from scanner.pipeline.served import served_definitions
+    from scanner.pipeline.transport import WireHealth
+
+    inventory = Inventory(server={"name": "notes", "instructions": instructions}, tools=[tool("Search.")],
+                          connected=True)
+    report = Report(target=TargetInfo(kind="npm", name="notes", requested="npm:notes", ecosystem="npm"))
+    _put_served(report, served_definitions(inventory, WireHealth(), None))
+    return report
+
+
+def test_live_instructions_are_pinned_uncapped() -> None:
+    old, new = build_lock(_live(LONG + " benign.").as_served()), build_lock(_live(LONG + " EVIL!!!").as_served())
+    assert [c.kind for c in diff(old, new)] == ["instructions_changed"]
+    assert _live(LONG).server.instructions != LONG  # the report itself stays capped

@@ -20,7 +20,7 @@ class Served:
     prompts: list[dict[str, Any]]
     resources: list[dict[str, Any]]
     resource_templates: list[dict[str, Any]]
-    uncapped: dict[str, list[dict[str, Any]]]  # the same four, as served: Report._served
+    uncapped: dict[str, Any]  # the same four and the server, as served: Report._served
     first_tools_list: float | None
     errors: list[str] = field(default_factory=list)
 
@@ -30,7 +30,8 @@ def served_definitions(inventory: Inventory, health: WireHealth, exit_code: int 
         server=_server_info(inventory.server), tools=cap_json(inventory.tools), prompts=cap_json(inventory.prompts),
         resources=cap_json(inventory.resources), resource_templates=cap_json(inventory.resource_templates),
         uncapped={"tools": inventory.tools, "prompts": inventory.prompts, "resources": inventory.resources,
-                  "resource_templates": inventory.resource_templates},
+                  "resource_templates": inventory.resource_templates,
+                  "server": _server_info(inventory.server, capped=False)},
         first_tools_list=inventory.first_tools_list_seconds, errors=_errors(inventory, health, exit_code))
 
 
@@ -45,10 +46,15 @@ def _errors(inventory: Inventory, health: WireHealth, exit_code: int | None) -> 
     return errors
 
 
-def _server_info(served: dict[str, Any]) -> ServerInfo:
+def _server_info(served: dict[str, Any], capped: bool = True) -> ServerInfo:
+    """The server's identity capped for the report, or (capped=False) its text as served, for the lock: instructions
+    edited past the report's 16,384-character cap must still differ from the pinned ones. Capabilities stay bounded
+    either way (their depth is not the server's text, and the lock writer must be able to serialise them)."""
     def text(key: str, limit: int) -> str | None:
         value = served.get(key)
-        return cap_text(value, limit) if isinstance(value, str) else None
+        if not isinstance(value, str):
+            return None
+        return cap_text(value, limit) if capped else value
 
     return ServerInfo(name=text("name", 256), version=text("version", 256),
                       protocol_version=text("protocol_version", 64),

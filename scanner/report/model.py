@@ -371,12 +371,12 @@ class Report(_Model):
     changes_since: ChangesSince | None = Field(default=None, description="What changed against the last vetted "
                                                "release of the same package (batch, or `mcp-sandbox diff`); null "
                                                "when none was compared.")
-    # The definitions exactly as served, uncapped (the fields above are capped for storage). Not serialized: the
-    # lockfile fingerprints these, so an edit past a size cap cannot slip through.
-    _served: dict[str, list[dict[str, Any]]] | None = PrivateAttr(default=None)
+    # The definitions and the server's identity exactly as served, uncapped (the fields above are capped for
+    # storage). Not serialized: the lockfile fingerprints these, so an edit past a size cap cannot slip through.
+    _served: dict[str, Any] | None = PrivateAttr(default=None)
 
     def as_served(self) -> Report:
-        """A copy whose tools, prompts and resources are the uncapped definitions (itself when there are none)."""
+        """A copy whose server, tools, prompts and resources are as served, uncapped (itself when there are none)."""
         if self._served is None:
             return self
         return self.model_copy(update=self._served)
