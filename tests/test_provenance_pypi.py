@@ -149,3 +149,39 @@ def test_project_document_fallback_when_version_document_404s() -> None:
     assert outcomes(pkg)["index-hashes"] == "verified"
     assert outcomes(pkg)["file-hashes"] == "verified"
     json.dumps(pkg.model_dump())  # serialisable for the report
+
+
+PLATFORM_WHEEL_NAME = "demo_server-1.0.0-cp313-cp313-manylinux_2_17_x86_64.whl"
+
+
+def test_provenance_of_the_pure_wheel_does_not_speak_for_a_platform_wheel_the_install_may_use(monkeypatch) -> None:
+    """uv installs the most specific wheel that fits (a manylinux one before py3-none-any): provenance verified for the
+    pure wheel alone must not make the release's attestation `verified` while another file has none. The offline
+    verification itself is stood in for here (it is tested on real signed data in test_provenance_attestations)."""
+    from scanner.provenance import pypi as pypi_checks
+    from scanner.provenance.model import Check
+    from scanner.provenance.pep740 import Pep740Result, TrustedPublisher
+
+    def verified(document: bytes, filename: str, sha256: str) -> Pep740Result:
+        return Pep740Result(Check(name="attestation", outcome="verified", rule_id="I4", evidence=f"{filename} ok"),
+                            publisher=TrustedPublisher("GitHub org/repo (workflow release.yml)"), digest="sha256:0")
+
+    monkeypatch.setattr(pypi_checks, "verify_provenance", verified)
+    files = {WHEEL_NAME: WHEEL, PLATFORM_WHEEL_NAME: b"PK\x03\x04 platform wheel", SDIST_NAME: SDIST}
+    simple_doc = simple(files, provenance=True)
+    for entry in simple_doc["files"]:
+        if entry["filename"] != WHEEL_NAME:
+            entry["provenance"] = None  # uploaded without a trusted publisher
+    r = routes(release=json_release(files), simple_doc=simple_doc)
+    for name in files:
+        r[f"/integrity/demo-server/1.0.0/{name}/provenance"] = b"{}"
+    pkg = check_pypi_package(index(r), "demo-server", "1.0.0")
+    check = pkg.check("attestation")
+    assert check is not None and check.outcome != "verified", check
+    assert PLATFORM_WHEEL_NAME in check.evidence
+    assert pkg.pins.publisher is None
+    every = check_pypi_package(index({**r, "/simple/demo-server/": simple(files, provenance=True)}), "demo-server",
+                               "1.0.0")
+    assert every.check("attestation").outcome == "verified"  # type: ignore[union-attr]
+    assert every.check("attestation").evidence.startswith("3 files, each verified")  # type: ignore[union-attr]
+    assert every.pins.publisher == "GitHub org/repo (workflow release.yml)"

@@ -101,10 +101,10 @@ def verify_provenance(document: bytes, filename: str, sha256: str) -> Pep740Resu
     return Pep740Result(Check(name="attestation", outcome="verified", rule_id="I4",
                               evidence=f"{filename}: PEP 740 provenance by trusted publisher {names}; Sigstore "
                                        "certificate and Rekor entry verified offline; subject sha256 matches the "
-                                       "index"), publisher=_merged(verified), digest=digest)
+                                       "index"), publisher=merged_publishers(verified), digest=digest)
 
 
-def _merged(publishers: list[TrustedPublisher]) -> TrustedPublisher:
+def merged_publishers(publishers: list[TrustedPublisher]) -> TrustedPublisher:
     """One publisher as is; several (rare: more than one trusted publisher attested the file) joined."""
     if len(publishers) == 1:
         return publishers[0]

@@ -16,9 +16,10 @@ from packaging.utils import canonicalize_name
 from scanner.registry.client import MAX_ARTIFACT_BYTES, Fetched, fetch
 from scanner.registry.endpoints import DEFAULT_ENDPOINTS, RegistryEndpoints
 from scanner.provenance.model import Check, Dependency, DependencyTree, Outcome, PackageProvenance, Pins
-from scanner.provenance.pep740 import Pep740Result, verify_provenance
+from scanner.provenance.pep740 import Pep740Result, merged_publishers, verify_provenance
 
 SIMPLE_JSON = "application/vnd.pypi.simple.v1+json"
+MAX_ATTESTED_FILES = 100  # provenance fetched and verified per file of a release
 
 
 def check_pypi_package(client: httpx.Client, name: str, version: str, *,
@@ -62,13 +63,15 @@ def check_pypi_package(client: httpx.Client, name: str, version: str, *,
 
 
 def _attested_files(files: dict[str, dict[str, Any]], installed: Mapping[str, str] | None) -> dict[str, str]:
-    """The files whose provenance matters, with the sha256 to hold it to: what was installed, else the file a
-    default install would pick, at the index's published sha256."""
+    """The files whose provenance matters, with the sha256 to hold it to: what was installed, else every file of the
+    release at the index's published sha256. Which file the install took is not known here, and it need not be the
+    one `_preferred_file` downloads (uv takes a platform wheel before a pure one, the sdist where no wheel fits): the
+    provenance of one file must not speak for a release whose other files have none. Empty when a file has no
+    sha256 to hold provenance to."""
     if installed is not None:
         return {f: d.lower() for f, d in installed.items()}
-    chosen = _preferred_file(files)
-    digest = _sha256(files[chosen]) if chosen else None
-    return {chosen: digest} if chosen and digest else {}
+    digests = {f: _sha256(entry) for f, entry in files.items()}
+    return {f: d for f, d in digests.items() if d} if all(digests.values()) else {}
 
 
 def _release(got: Fetched) -> dict[str, Any] | None:
@@ -209,13 +212,16 @@ def attestation_check(client: httpx.Client, attested: Mapping[str, str], simple:
         return _att("unavailable", "Simple API not readable")
     if not attested:
         return _att("unavailable", "no file with a known sha256 to hold provenance to")
+    if len(attested) > MAX_ATTESTED_FILES:
+        return _att("unavailable", f"the release has {len(attested)} files; provenance is checked for at most "
+                                   f"{MAX_ATTESTED_FILES}")
     entries = {f: simple.get(f) for f in attested}
     if not all(isinstance(e, dict) and "provenance" in e for e in entries.values()):
         return _att("unavailable", "the index does not serve PEP 740 provenance data (no `provenance` key)")
     missing = [f for f, e in entries.items() if not (e or {}).get("provenance")]
     if missing:
         return _att("absent", f"no PEP 740 provenance was published for {', '.join(sorted(missing))}")
-    result = _att("unavailable", "nothing verified")
+    results: list[Pep740Result] = []
     for filename, entry in sorted(entries.items()):
         url = str((entry or {}).get("provenance"))
         if not endpoints.allows(urlsplit(url).hostname):
@@ -226,7 +232,20 @@ def attestation_check(client: httpx.Client, attested: Mapping[str, str], simple:
         result = verify_provenance(got.content, filename, attested[filename])
         if result.check.outcome != "verified":
             return result
-    return result
+        results.append(result)
+    return _every_file_verified(results)
+
+
+def _every_file_verified(results: list[Pep740Result]) -> Pep740Result:
+    """One result for a release whose every file's provenance verified: the first file's, naming how many files and
+    every publisher (the pinned digest is the first file's statement, in file-name order)."""
+    first = results[0]
+    if len(results) == 1:
+        return first
+    publishers = list(dict.fromkeys(r.publisher for r in results if r.publisher is not None))
+    evidence = f"{len(results)} files, each verified; {first.check.evidence}"
+    return Pep740Result(first.check.model_copy(update={"evidence": evidence}),
+                        publisher=merged_publishers(publishers) if publishers else None, digest=first.digest)
 
 
 def _att(outcome: Outcome, evidence: str) -> Pep740Result:
