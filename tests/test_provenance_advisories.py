@@ -92,3 +92,27 @@ def test_python_tree_reads_the_hash_pinned_requirements():
     tree = python_tree(text)
     assert [(d.name, d.version, d.integrity) for d in tree.dependencies] == [
         ("anyio", "4.16.0", "sha256:" + "a" * 64), ("mcp", "2.3.0", "sha256:" + "c" * 64)]
+
+
+def test_the_osv_api_s_later_pages_are_read_before_the_check_says_verified():
+    """OSV paginates a query's answer (next_page_token); an advisory on page 2 must not be missed as "none"."""
+    hit = _advisory("GHSA-page2", "npm", "paged-pkg", versions=["1.0.0"])
+
+    def answer(request: httpx.Request) -> httpx.Response:
+        body = json.loads(request.content)
+        if body.get("page_token") == "p2":
+            return httpx.Response(200, json={"vulns": [hit]})
+        return httpx.Response(200, json={"vulns": [], "next_page_token": "p2"})
+
+    with httpx.Client(transport=httpx.MockTransport(answer)) as client:
+        check, findings = check_advisories(OsvApi(client, url="https://osv.invalid/v1/query"), "npm", "paged-pkg",
+                                           "1.0.0")
+    assert check.outcome == "failed" and "GHSA-page2" in check.evidence
+    assert [f.rule_id for f in findings] == ["I10"]
+
+
+def test_an_osv_api_that_never_stops_paginating_is_not_checked():
+    endless = httpx.MockTransport(lambda request: httpx.Response(200, json={"vulns": [], "next_page_token": "more"}))
+    with httpx.Client(transport=endless) as client:
+        check, findings = check_advisories(OsvApi(client, url="https://osv.invalid/v1/query"), "npm", "x", "1.0.0")
+    assert check.outcome == "unavailable" and findings == []

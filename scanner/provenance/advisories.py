@@ -22,6 +22,7 @@ from scanner.report.model import Finding
 
 OSV_QUERY_URL = "https://api.osv.dev/v1/query"
 MAX_ADVISORY_BYTES = 4 * 1024 * 1024
+MAX_OSV_PAGES = 20  # OSV pages hold up to 1,000 advisories each
 
 
 class SourceUnavailable(Exception):
@@ -81,7 +82,20 @@ class OsvApi:
         return f"OSV API {self.url}"
 
     def advisories(self, ecosystem: EcosystemName, name: str) -> list[dict[str, Any]]:
-        body = {"package": {"name": name, "ecosystem": ecosystem_named(ecosystem).osv_name}}
+        """Every page of the answer: OSV paginates (`next_page_token`), and a first page read as the whole answer
+        would make an advisory on a later page "none". Past MAX_OSV_PAGES the answer is incomplete: unavailable."""
+        body: dict[str, Any] = {"package": {"name": name, "ecosystem": ecosystem_named(ecosystem).osv_name}}
+        found: list[dict[str, Any]] = []
+        for _ in range(MAX_OSV_PAGES):
+            vulns, token = self._page(body)
+            found.extend(vulns)
+            if not token:
+                return found
+            body["page_token"] = token
+        raise SourceUnavailable(f"{self.url} answered more than {MAX_OSV_PAGES} pages; the rest was not read")
+
+    def _page(self, body: dict[str, Any]) -> tuple[list[dict[str, Any]], str | None]:
+        """One page: its advisories and the token of the next page (None on the last)."""
         try:
             response = self.client.post(self.url, json=body)
         except httpx.HTTPError as exc:
@@ -89,8 +103,10 @@ class OsvApi:
         if response.status_code != 200:
             raise SourceUnavailable(f"{self.url} answered HTTP {response.status_code}")
         try:
-            return list(response.json().get("vulns") or [])
-        except (ValueError, AttributeError) as exc:
+            data = response.json()
+            token = data.get("next_page_token")
+            return list(data.get("vulns") or []), str(token) if token else None
+        except (ValueError, AttributeError, TypeError) as exc:
             raise SourceUnavailable(f"{self.url} sent an unreadable answer") from exc
 
 
