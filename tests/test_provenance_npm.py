@@ -226,3 +226,24 @@ def test_keys_endpoint_cannot_replace_pinned_material_but_may_shorten_a_window()
     assert keys[current["keyid"]].expires == datetime(2030, 1, 1, tzinfo=timezone.utc)
     assert keys[forged_record["keyid"]].source == "registry"
     assert "1 added" in note
+
+
+@pytest.mark.parametrize(("published", "expected"), [
+    ("2014-04-23T00:00:00", "verified"),  # no zone: the registry writes UTC
+    ("2014-04-23", "verified"),
+    ("not a time", "failed"),  # unknown publish time is now, as documented: the key had expired by then
+    ("", "failed"),
+])
+def test_a_malformed_publish_time_is_read_or_unknown_never_a_crash(published: str, expected: str) -> None:
+    """`time[version]` comes from the registry (or a mirror): a time without a zone, a date or garbage must not stop
+    the provenance stage with TypeError/ValueError (the signature check compares it with the keys' expiry)."""
+    packument = tampered(lambda d: d["time"].update({"1.0.0": published}))
+    pkg = check_npm_package(registry(tiny_routes(packument)), "tiny-tarball", "1.0.0", now=NOW)
+    assert outcome(pkg, "registry-signature") == expected
+
+
+def test_a_key_record_whose_expiry_is_not_a_time_is_refused_not_read_as_never_expiring() -> None:
+    record = json.loads((Path(__file__).parent.parent / "scanner" / "data" / "npm_registry_keys.json").read_text())
+    key = dict(record["keys"][0], expires="soon")
+    with pytest.raises(KeyDataError):
+        parse_key(key, "registry")

@@ -7,7 +7,7 @@ import binascii
 import hashlib
 import json
 from dataclasses import dataclass, replace
-from datetime import datetime
+from datetime import datetime, timezone
 from importlib import resources
 from pathlib import Path
 from typing import Any, Literal
@@ -40,10 +40,17 @@ def keyid_of(public_key: ec.EllipticCurvePublicKey) -> str:
 
 
 def parse_time(text: str | None) -> datetime | None:
-    """An ISO-8601 time as the registry writes it (2025-01-29T00:00:00.000Z), or None."""
+    """An ISO-8601 time as the registry writes it (2025-01-29T00:00:00.000Z), or None when there is none or it is
+    not a time. The text comes from the registry or a mirror and is compared with the keys' (aware) expiry: a time
+    without a zone is UTC, as the registry writes it, and garbage is unknown (which the checks read as now), never a
+    TypeError or ValueError that stops the provenance stage."""
     if not text:
         return None
-    return datetime.fromisoformat(text.replace("Z", "+00:00"))
+    try:
+        parsed = datetime.fromisoformat(text.replace("Z", "+00:00"))
+    except ValueError:
+        return None
+    return parsed if parsed.tzinfo is not None else parsed.replace(tzinfo=timezone.utc)
 
 
 def parse_key(record: dict[str, Any], source: Literal["pinned", "registry"]) -> RegistryKey:
@@ -57,7 +64,11 @@ def parse_key(record: dict[str, Any], source: Literal["pinned", "registry"]) -> 
         keyid = keyid_of(key)
         if record.get("keyid") != keyid:
             raise KeyDataError(f"keyid {record.get('keyid')!r} does not match the key ({keyid})")
-        return RegistryKey(keyid, key, parse_time(record.get("expires")), source)
+        expires = record.get("expires")
+        valid_until = parse_time(expires) if isinstance(expires, str) else None
+        if expires is not None and valid_until is None:  # unreadable is not "never expires"
+            raise KeyDataError(f"expires {str(expires)[:40]!r} is not a time")
+        return RegistryKey(keyid, key, valid_until, source)
     except (KeyError, TypeError, binascii.Error) as exc:
         raise KeyDataError(f"malformed key record: {exc.__class__.__name__}") from exc
 
