@@ -247,3 +247,16 @@ def test_a_key_record_whose_expiry_is_not_a_time_is_refused_not_read_as_never_ex
     key = dict(record["keys"][0], expires="soon")
     with pytest.raises(KeyDataError):
         parse_key(key, "registry")
+
+
+def test_a_registry_answer_nested_past_the_parser_s_depth_is_unavailable_not_a_crash() -> None:
+    """json.loads raises RecursionError (not ValueError) past its depth: a mirror's document nested that deep must
+    read as "not JSON", as any other unreadable answer does."""
+    deep = b"[" * 200_000 + b"]" * 200_000
+    pkg = check_npm_package(registry({"/tiny-tarball": (200, deep)}), "tiny-tarball", "1.0.0", now=NOW)
+    assert {c.outcome for c in pkg.checks} == {"unavailable"}
+    from scanner.provenance.npm_attestations import Subject, verify_npm_attestations
+
+    result = verify_npm_attestations(deep, Subject("tiny-tarball", "1.0.0", "0" * 128), keys=load_pinned_keys(),
+                                     repository=None)
+    assert result.check.outcome == "failed" and "not JSON" in result.check.evidence

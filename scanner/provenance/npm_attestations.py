@@ -129,7 +129,7 @@ def _evidence(publish_count: int, build: BuildIdentity | None, subject: Subject)
 def _attestations(document: bytes) -> list[tuple[str, dict[str, Any]]]:
     try:
         data = json.loads(document)
-    except ValueError:
+    except (ValueError, RecursionError):  # RecursionError: nested past json's depth
         raise AttestationInvalid("the attestations document is not JSON") from None
     items = data.get("attestations") if isinstance(data, dict) else None
     if not isinstance(items, list) or not items:
@@ -163,7 +163,7 @@ def _statement(payload_type: str, payload: bytes, subject: Subject, predicate_ty
         raise AttestationInvalid(f"payload type {payload_type[:80]!r} is not an in-toto statement")
     try:
         statement = json.loads(payload)
-    except ValueError:
+    except (ValueError, RecursionError):  # a signed statement can still be nested past json's depth
         raise AttestationInvalid("an attestation statement is not JSON") from None
     if not isinstance(statement, dict) or not str(statement.get("predicateType", "")).startswith(predicate_type):
         raise AttestationInvalid(f"the statement's predicate is not {predicate_type}")
@@ -229,7 +229,7 @@ def _check_log_body(entry: dict[str, Any], payload: bytes, signature: str) -> No
         spec = body["spec"]
         logged_hash = spec["payloadHash"]["value"]
         logged_signatures = [s.get("signature") for s in spec["signatures"]]
-    except (binascii.Error, ValueError, KeyError, TypeError, AttributeError):
+    except (binascii.Error, ValueError, KeyError, TypeError, AttributeError, RecursionError):
         raise AttestationInvalid("the publish attestation's log entry is unreadable") from None
     if logged_hash != hashlib.sha256(payload).hexdigest() or signature not in logged_signatures:
         raise AttestationInvalid("the publish attestation's log entry records another envelope")

@@ -48,8 +48,12 @@ class Fetched:
     reason: str = ""
 
     def json(self) -> Any:
-        """The content parsed as JSON; ValueError when it is not JSON (or not UTF-8)."""
-        return json.loads(self.content)
+        """The content parsed as JSON; ValueError when it is not JSON (or not UTF-8), or is nested past the parser's
+        depth (json raises RecursionError there: a registry or mirror answer is read as "not JSON", never a crash)."""
+        try:
+            return json.loads(self.content)
+        except RecursionError:
+            raise ValueError("JSON nested too deep") from None
 
     def json_object(self) -> dict[str, Any] | None:
         """The content as a JSON object, or None when the GET failed or the content is not one."""
