@@ -142,6 +142,20 @@ def test_resolving_goes_through_the_registry_client() -> None:
     assert sent[0] == "https://registry.npmjs.org/left-pad"
 
 
+@pytest.mark.parametrize("document", [
+    {"dist-tags": {"latest": ["1.3.0"]}, "versions": {"1.3.0": {}}},  # a tag that is not a version string
+    {"dist-tags": {"latest": {"v": 1}}, "versions": {"1.3.0": {}}},  # unhashable: `in versions` raised TypeError
+    {"dist-tags": ["latest"], "versions": {"1.3.0": {}}},  # dist-tags not an object: .get raised AttributeError
+    {"dist-tags": {"latest": "1.3.0"}, "versions": 7},  # versions not an object: `in 7` raised TypeError
+])
+def test_a_mirrors_malformed_package_document_is_no_such_version_not_a_crash(document: dict) -> None:
+    """A mirror (or a hostile registry) answers with a packument npm never writes: one line, exit 2, no traceback."""
+    transport, _ = recording(lambda request: httpx.Response(200, json=document))
+    with make_client(transport=transport) as client:
+        with pytest.raises(UsageError, match="has no version or tag 'latest'"):
+            resolve(parse_target("npm:left-pad"), client, RegistryEndpoints.from_environment({}))
+
+
 def test_an_unreachable_registry_is_a_sandbox_error() -> None:
     def refuse(request: httpx.Request) -> httpx.Response:
         raise httpx.ConnectError("connection refused", request=request)

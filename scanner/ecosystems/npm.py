@@ -36,14 +36,16 @@ class Npm:
                 endpoints: RegistryEndpoints) -> Resolved:
         packument = registry_document(client, endpoints.npm_packument(name), f"npm package {name}",
                                       f"npm package {name!r} was not found on the registry; check the name")
-        versions = packument.get("versions") or {}
-        tags = packument.get("dist-tags") or {}
+        # The registry's (or a mirror's) document: anything but the shapes npm writes reads as no such version.
+        versions = _mapping(packument.get("versions"))
+        tags = _mapping(packument.get("dist-tags"))
         wanted = spec or "latest"
         version = tags.get(wanted, wanted)
-        if version not in versions:
-            raise no_such_version(f"npm package {name}", f"version or tag {wanted!r}", tags.get("latest", "?"),
-                                  versions)
-        return Resolved(name, str(version))
+        if not isinstance(version, str) or version not in versions:
+            latest = tags.get("latest")
+            raise no_such_version(f"npm package {name}", f"version or tag {wanted!r}",
+                                  latest if isinstance(latest, str) else "?", versions)
+        return Resolved(name, version)
 
     def install_spec(self, name: str, version: str) -> str:
         return f"{name}@{version}"
@@ -73,3 +75,7 @@ class Npm:
             return None
         mirror = {host for host in [urlsplit(endpoints.npm_registry).hostname] if host}
         return lockfile_tree(manifest, "package-lock.json", registry_hosts=REGISTRY_HOSTS | mirror)
+
+
+def _mapping(value: Any) -> dict[str, Any]:
+    return value if isinstance(value, dict) else {}
