@@ -163,3 +163,28 @@ def test_an_unreachable_registry_is_a_sandbox_error() -> None:
     with make_client(transport=httpx.MockTransport(refuse)) as client:
         with pytest.raises(SandboxError, match="cannot reach the registry .*ConnectError"):
             resolve(parse_target("pypi:mcp-server-git"), client)
+
+
+@pytest.mark.parametrize("document", [
+    {"info": ["1.0"], "releases": {"1.0": [{}]}},  # info not an object: .get raised AttributeError
+    {"info": {"version": "1.0"}, "releases": 7},  # releases not an object: `in 7` raised TypeError
+    {"info": {"version": {"v": 1}}, "releases": {"1.0": [{}]}},  # a version that is not a string
+])
+def test_an_indexs_malformed_project_document_is_no_such_release_not_a_crash(document: dict) -> None:
+    transport, _ = recording(lambda request: httpx.Response(200, json=document))
+    with make_client(transport=transport) as client:
+        with pytest.raises(UsageError, match="has no release"):
+            resolve(parse_target("pypi:mcp-server-time"), client)
+
+
+def test_a_project_document_naming_another_project_does_not_choose_what_is_installed() -> None:
+    """The index's display name is taken only when it is the project asked for (PEP 503): a mirror that names
+    another project there would have had the install fetch that one."""
+    def project(name: str) -> Callable[[httpx.Request], httpx.Response]:
+        return lambda request: httpx.Response(200, json={"info": {"name": name, "version": "1.0"},
+                                                         "releases": {"1.0": [{}]}})
+
+    for served, resolved in (("evil-other-project", "mcp-server-time"), ("MCP_Server.Time", "MCP_Server.Time")):
+        transport, _ = recording(project(served))
+        with make_client(transport=transport) as client:
+            assert resolve(parse_target("pypi:mcp-server-time"), client).name == resolved

@@ -37,13 +37,17 @@ class Pypi:
                 endpoints: RegistryEndpoints) -> Resolved:
         project = registry_document(client, endpoints.pypi_project(name), f"PyPI project {name}",
                                     f"PyPI project {name!r} was not found; check the name")
-        info = project.get("info") or {}
-        releases = project.get("releases") or {}
-        version = spec or str(info.get("version") or "")
+        # The index's (or a mirror's) document: anything but the shapes PyPI writes reads as no such release, and a
+        # project name that is not the one asked for (PEP 503) is not taken: the install would fetch that project.
+        info = _mapping(project.get("info"))
+        releases = _mapping(project.get("releases"))
+        latest = info.get("version") if isinstance(info.get("version"), str) else None
+        version = spec or latest or ""
         if version not in releases or not releases[version]:
-            raise no_such_version(f"PyPI project {name}", f"release {version!r} with files", info.get("version"),
-                                  releases)
-        return Resolved(str(info.get("name") or name), version)
+            raise no_such_version(f"PyPI project {name}", f"release {version!r} with files", latest or "?", releases)
+        shown = info.get("name")
+        same = isinstance(shown, str) and canonicalize_name(shown) == canonicalize_name(name)
+        return Resolved(shown if same else name, version)
 
     def install_spec(self, name: str, version: str) -> str:
         return f"{name}=={version}"
@@ -69,3 +73,7 @@ class Pypi:
 
         requirements = manifest.get("requirements") if manifest else None
         return python_tree(requirements) if isinstance(requirements, str) else None
+
+
+def _mapping(value: Any) -> dict[str, Any]:
+    return value if isinstance(value, dict) else {}
