@@ -9,6 +9,7 @@ import importlib.util
 import socket
 import struct
 import threading
+import time
 from pathlib import Path
 from types import ModuleType
 from typing import Any
@@ -126,3 +127,25 @@ def test_every_query_of_a_dns_over_tcp_connection_is_answered_and_logged():
     logged = _handled(conn_chunks, 53)
     assert [line["query"] for line in logged] == ["ok.invalid", f"{hexed[:60].decode()}.{hexed[60:].decode()}.x.invalid"]
     assert "hex" in _canary_hits(logged)
+
+
+def test_a_request_whose_body_comes_after_a_pause_is_read_to_its_length():
+    """A client that waits before its body (curl's `Expect: 100-continue` waits 1 s for an answer the sink never
+    sends) lost the body to the 0.3 s idle gap, though its Content-Length said it was still coming."""
+    listener = _listener()
+    body = b"token=" + TOKEN.encode()
+    head = (b"POST /c HTTP/1.1\r\nHost: drop.invalid\r\nExpect: 100-continue\r\nContent-Length: "
+            + str(len(body)).encode() + b"\r\n\r\n")
+    server, client = socket.socketpair()
+    with server, client:
+        def send() -> None:
+            client.sendall(head)
+            time.sleep(listener.IDLE_GAP_SECONDS + 0.4)
+            client.sendall(body)
+
+        sender = threading.Thread(target=send)
+        sender.start()
+        data = listener.read_first(server)
+        sender.join()
+    assert data == head + body
+    assert _canary_hits([{"ts": 1.0, "kind": "tcp", "port": 80, **listener.first_bytes(data)}]) == ["plain"]

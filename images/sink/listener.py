@@ -35,6 +35,7 @@ from sink_wire import (  # noqa: E402 - after the path it is found on
     dns_answer,
     first_bytes,
     http_complete,
+    more_to_come,
     name_for,
     tls_record_complete,
 )
@@ -144,7 +145,8 @@ def read_first(conn: socket.socket) -> bytes:
         remaining = deadline - time.monotonic()
         if remaining <= 0:
             break
-        conn.settimeout(min(remaining, IDLE_GAP_SECONDS) if data else remaining)
+        # The idle gap ends a read only when the client's own framing does not say more is coming (more_to_come).
+        conn.settimeout(min(remaining, IDLE_GAP_SECONDS) if data and not more_to_come(data) else remaining)
         try:
             chunk = conn.recv(FIRST_BYTES_MAX + 1 - len(data))
         except OSError:  # TimeoutError included

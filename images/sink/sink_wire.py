@@ -156,6 +156,16 @@ def http_complete(data: bytes) -> bool:
     return True
 
 
+def more_to_come(data: bytes) -> bool:
+    """Whether the client's own framing says its first message is not all here yet: a TLS record shorter than its
+    length, an HTTP request whose headers or body (Content-Length, chunked) have not all come. Such a connection is
+    read until the deadline rather than cut at the idle gap: a client waiting for a `100 Continue` the sink never
+    sends (curl waits 1 s) sends its body only after the pause, and the body is what carries a secret."""
+    if data[:1] == b"\x16":
+        return not tls_record_complete(data)
+    return data.split(b" ", 1)[0] in HTTP_METHODS and not http_complete(data)
+
+
 def parse_tls(data: bytes) -> dict:
     out: dict = {"protocol": "tls"}
     try:
