@@ -5,6 +5,7 @@ for canaries (scanner.probes.egress_windows), and an exfiltration must not hide 
 from __future__ import annotations
 
 import base64
+import errno
 import importlib.util
 import socket
 import struct
@@ -13,6 +14,8 @@ import time
 from pathlib import Path
 from types import ModuleType
 from typing import Any
+
+import pytest
 
 from sandbox.run.sink import EgressEvent
 from scanner.probes.egress_drain import as_record
@@ -149,3 +152,19 @@ def test_a_request_whose_body_comes_after_a_pause_is_read_to_its_length():
         sender.join()
     assert data == head + body
     assert _canary_hits([{"ts": 1.0, "kind": "tcp", "port": 80, **listener.first_bytes(data)}]) == ["plain"]
+
+
+def test_no_other_socket_can_bind_the_sinks_ports_beside_it():
+    """The sink's sockets live in the namespace the server shares. With SO_REUSEADDR on the sink's UDP sockets, any
+    uid (the server's too: Linux checks no uid for it) could bind the same loopback port with SO_REUSEADDR and take
+    every DNS query and datagram redirected there (the last bound socket gets them): the sink saw none, the scan said
+    no egress. A TCP listener cannot be shared that way."""
+    listener = _listener()
+    for kind in (socket.SOCK_DGRAM, socket.SOCK_STREAM):
+        own = listener.bind(socket.AF_INET, kind, "127.0.0.1", 0)
+        thief = socket.socket(socket.AF_INET, kind)
+        with own, thief:
+            thief.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+            with pytest.raises(OSError) as refused:
+                thief.bind(own.getsockname())
+            assert refused.value.errno == errno.EADDRINUSE

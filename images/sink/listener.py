@@ -233,7 +233,11 @@ def serve_tcp(listener: socket.socket, family: int, slots: threading.BoundedSema
 
 def bind(family: int, kind: int, address: str, port: int) -> socket.socket:
     sock = socket.socket(family, kind)
-    sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+    # Not for UDP: the server shares this namespace, and a UDP port bound with SO_REUSEADDR can be bound again by any
+    # uid that sets it too, which then takes the datagrams (DNS included) the sink should log. A listening TCP port
+    # cannot be shared so.
+    if kind == socket.SOCK_STREAM:
+        sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
     if family == socket.AF_INET6:
         sock.setsockopt(socket.IPPROTO_IPV6, socket.IPV6_V6ONLY, 1)
     sock.bind((address, port))
