@@ -168,3 +168,13 @@ def test_no_other_socket_can_bind_the_sinks_ports_beside_it():
             with pytest.raises(OSError) as refused:
                 thief.bind(own.getsockname())
             assert refused.value.errno == errno.EADDRINUSE
+
+
+def test_a_secret_base32_encoded_across_dns_labels_is_found():
+    """DNS names are case-insensitive, so DNS tunnels encode in base32 (or hex); a token base32-encoded across the
+    labels of a lookup was not searched for (plain, base64 and hex were), at any of the five byte alignments, in
+    either case."""
+    for shift in range(5):
+        encoded = base64.b32encode(b"x" * shift + TOKEN.encode()).decode().rstrip("=").lower()
+        name = f"{encoded[:50]}.{encoded[50:]}.t.invalid"
+        assert _canary_hits([{"ts": 1.0, "kind": "dns", "host": name, "query": name, "qtype": "A"}]) == ["base32"]

@@ -1,7 +1,7 @@
 """Canaries: fake secrets planted in the sandbox HOME and environment, each a unique random token per run.
 
 A token showing up in a tool response or in egress traffic means the server read a secret and sent it somewhere.
-`find_canaries` also spots the tokens base64- or hex-encoded.
+`find_canaries` also spots the tokens base64-, base32- or hex-encoded.
 """
 
 from __future__ import annotations
@@ -26,7 +26,7 @@ ENV_CANARY_NAMES = ("GITHUB_TOKEN", "AWS_ACCESS_KEY_ID", "AWS_SECRET_ACCESS_KEY"
 class CanaryHit:
     token: str
     where: str  # where it was planted, e.g. "/home/probe/.ssh/id_rsa" or "env GITHUB_TOKEN"
-    encoding: str  # how it appeared: "plain", "base64" or "hex"
+    encoding: str  # how it appeared: "plain", "base64", "base32" or "hex"
 
 
 @dataclass(frozen=True)
@@ -90,7 +90,9 @@ def plant_canaries(home: str, uid: int, gid: int) -> PlantedCanaries:
 
 
 def find_canaries(blob: str | bytes, locations: dict[str, str]) -> list[CanaryHit]:
-    """Every canary token found in blob (plain, base64 or hex encoded), each once, in the order of locations."""
+    """Every canary token found in blob (plain, base64, base32 or hex encoded), each once, in the order of
+    locations. Base32 and hex are matched in either case: DNS names are case-insensitive, which is why a DNS tunnel
+    encodes in them."""
     data = blob.encode("utf-8", errors="surrogateescape") if isinstance(blob, str) else blob
     lowered = data.lower()
     hits: list[CanaryHit] = []
@@ -102,6 +104,8 @@ def find_canaries(blob: str | bytes, locations: dict[str, str]) -> list[CanaryHi
             hits.append(CanaryHit(token, where, "base64"))
         elif raw.hex().encode() in lowered:
             hits.append(CanaryHit(token, where, "hex"))
+        elif any(form in lowered for form in base32_forms(raw)):
+            hits.append(CanaryHit(token, where, "base32"))
     return hits
 
 
@@ -115,6 +119,19 @@ def base64_forms(raw: bytes) -> list[bytes]:
         if len(core) >= 16:
             forms.append(core)
             forms.append(core.replace(b"+", b"-").replace(b"/", b"_"))
+    return forms
+
+
+def base32_forms(raw: bytes) -> list[bytes]:
+    """The stable core of raw's base32 encoding at each of the five byte alignments, lower case (the search reads
+    the lowered blob): 8 characters mixed with the unknown neighbouring bytes dropped at the front when shifted, 8 at
+    the end (a partial group, or padding)."""
+    forms: list[bytes] = []
+    for shift in range(5):
+        encoded = base64.b32encode(b"\0" * shift + raw).lower()
+        core = encoded[8 if shift else 0: len(encoded) - 8]
+        if len(core) >= 16:
+            forms.append(core)
     return forms
 
 
