@@ -47,8 +47,8 @@ def test_an_unwritable_report_path_is_refused_before_the_install(tmp_path, docke
 def test_ambiguous_commands_are_listed(docker_client, no_leftovers):
     result = run_cli("scan", str(ZOO))
     assert result.returncode == 2
-    assert "installs several commands" in result.stderr and "zoo-inspector" in result.stderr
-    assert "--command" in result.stderr
+    assert "installs several commands; choose one with --command NAME: zoo-bad-answers, " in result.stderr
+    assert " more" in result.stderr and result.stderr.strip().count("\n") == 0  # the zoo has over 20 commands
 
 
 def _wait_for_run_container(docker_client, process: subprocess.Popen[str], timeout: float = 120) -> str:
@@ -195,3 +195,19 @@ def test_real_filesystem_server_is_probed_write_tools_included(tmp_path, docker_
     assert not [f for f in report["findings"] if f["rule_id"].startswith("B")]  # honest annotations, nothing leaks
     assert all(b["egress"] == [] for b in report["behavior"])
     assert report["sandbox"]["teardown"]["complete"] is True
+
+
+def test_what_to_do_comes_before_a_long_list_of_commands():
+    """The error line is capped: --command comes first, then at most 20 names and how many more."""
+    from sandbox.core.errors import UserInputError
+    from scanner.pipeline.launch import choose_command
+
+    many = {f"cmd-{index:02d}": f"/bin/cmd-{index:02d}" for index in range(45)}
+    with pytest.raises(UserInputError) as raised:
+        choose_command("pkg", many, None, [])
+    message = str(raised.value)
+    assert message.startswith("pkg installs several commands; choose one with --command NAME: cmd-00, cmd-01")
+    assert message.endswith("cmd-19 and 25 more")
+    two = {"a": "/bin/a", "b": "/bin/b"}
+    with pytest.raises(UserInputError, match=r"--command NAME: a, b$"):
+        choose_command("pkg", two, None, [])

@@ -27,8 +27,15 @@ def choose_command(package: str, entry_points: dict[str, str], override: str | N
     for name, path in entry_points.items():
         if _normal(name) == preferred:
             return [path, *server_args]
-    names = ", ".join(sorted(entry_points))
-    raise UserInputError(f"{package} installs several commands ({names}); choose one with --command NAME")
+    raise UserInputError(f"{package} installs several commands; choose one with --command NAME: {_listed(entry_points)}")
+
+
+def _listed(entry_points: dict[str, str], shown: int = 20) -> str:
+    """The commands' names, the first `shown` (sorted) and how many more: the error line is capped, and what to do
+    comes first, so a package with many commands cannot push it out of the line."""
+    names = sorted(entry_points)
+    more = f" and {len(names) - shown} more" if len(names) > shown else ""
+    return ", ".join(names[:shown]) + more
 
 
 def _normal(name: str) -> str:

@@ -36,7 +36,7 @@ from scanner.pipeline.served import served_definitions
 from scanner.pipeline.transport import WireHealth
 from scanner.probes import phase as probe_phase
 from scanner.probes.remote_runner import probe_remote
-from scanner.report.model import RemoteInfo, Report, Skipped, TargetInfo
+from scanner.report.model import RemoteInfo, Report, ServerInfo, Skipped, TargetInfo
 
 # What a remote session's end looks like besides the stdio ones: the HTTP layer's errors.
 CLOSED = (httpx2.HTTPError, StreamableHTTPError)
@@ -118,16 +118,27 @@ def redacted(report: Report, remote: RemoteTarget) -> Report:
     text, found = redact(report.model_dump_json(), remote)
     clean = Report.model_validate_json(text)
     in_definitions = 0
-    served = report._served  # noqa: SLF001 - the uncapped definitions the lock fingerprints
+    served = report._served  # noqa: SLF001 - the uncapped definitions (and server) the lock fingerprints
     if served is not None:
-        import json
-
-        served_text, in_definitions = redact(json.dumps(served), remote)
-        clean._served = json.loads(served_text)  # noqa: SLF001
+        clean._served, in_definitions = _redacted_served(served, remote)  # noqa: SLF001
     assert clean.target.remote is not None
     clean.target.remote.secrets_echoed = found
     clean.target.remote.secrets_in_definitions = in_definitions > 0 or _in_definitions(report, remote)
     return clean
+
+
+def _redacted_served(served: dict[str, Any], remote: RemoteTarget) -> tuple[dict[str, Any], int]:
+    """The uncapped definitions with every secret value replaced, and how many were: the server's identity (a
+    ServerInfo, whose instructions may echo a secret too) goes through as JSON and comes back as a ServerInfo."""
+    import json
+
+    plain = {key: value.model_dump(mode="json") if isinstance(value, ServerInfo) else value
+             for key, value in served.items()}
+    text, found = redact(json.dumps(plain), remote)
+    clean = json.loads(text)
+    if "server" in clean:
+        clean["server"] = ServerInfo.model_validate(clean["server"])
+    return clean, found
 
 
 def _in_definitions(report: Report, remote: RemoteTarget) -> bool:
