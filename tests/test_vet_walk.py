@@ -8,7 +8,8 @@ from pathlib import Path
 import pytest
 
 from scanner.vet.manifests import majors_of_spec, py_sdk, ts_sdk
-from scanner.vet.walk import WalkOptions, glob_regex, walk
+from scanner.vet.globs import compile_glob
+from scanner.vet.walk import WalkOptions, walk
 
 
 @pytest.mark.parametrize(("pattern", "path", "matches"), [
@@ -17,7 +18,7 @@ from scanner.vet.walk import WalkOptions, glob_regex, walk
     ("src/**/*.ts", "src/b.ts", True), ("a?.py", "ab.py", True), ("a?.py", "abc.py", False), ("# comment", "x", None),
 ])
 def test_ignore_globs_are_gitignore_style(pattern: str, path: str, matches: bool | None) -> None:
-    regex = glob_regex(pattern)
+    regex = compile_glob(pattern)
     assert (None if regex is None else bool(regex.match(path))) == matches
 
 

@@ -8,11 +8,12 @@ Symbolic links are not followed (a link could lead out of the tree)."""
 from __future__ import annotations
 
 import os
-import re
+import stat
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from scanner.vet.globs import Glob, compile_glob
 from scanner.vet.model import Language
 
 LANGUAGES: dict[str, Language] = {".ts": "typescript", ".mts": "typescript", ".cts": "typescript", ".tsx": "tsx",
@@ -37,44 +38,32 @@ class Walked:
     notes: list[str] = field(default_factory=list)
 
 
-def glob_regex(pattern: str) -> re.Pattern[str] | None:
-    """A gitignore-style pattern as a regex over a posix path relative to the root (None for a blank/comment)."""
-    p = pattern.strip()
-    if not p or p.startswith("#"):
-        return None
-    anchored = p.startswith("/")
-    p = p.strip("/")
-    if not p:
-        return None
-    out, i = [], 0
-    while i < len(p):
-        if p.startswith("**/", i):
-            out.append("(?:.*/)?")
-            i += 3
-        elif p.startswith("**", i):
-            out.append(".*")
-            i += 2
-        else:
-            out.append("[^/]*" if p[i] == "*" else "[^/]" if p[i] == "?" else re.escape(p[i]))
-            i += 1
-    body = "".join(out)
-    return re.compile(f"^{body}(?:/.*)?$" if anchored or "/" in p else f"(?:^|.*/){body}(?:/.*)?$")
-
-
-def ignore_patterns(root: Path, extra: Iterable[str]) -> list[re.Pattern[str]]:
+def ignore_patterns(root: Path, extra: Iterable[str]) -> list[Glob]:
     lines = list(extra)
     ignore_file = root / IGNORE_FILE
     if ignore_file.is_file():
         lines += ignore_file.read_text(encoding="utf-8", errors="replace").splitlines()
-    return [r for r in (glob_regex(line) for line in lines) if r is not None]
+    return [g for g in (compile_glob(line) for line in lines) if g is not None]
 
 
 def _skip_dir(name: str, options: WalkOptions) -> bool:
     return name in ALWAYS_SKIPPED or (name in BUILT and not options.include_built)
 
 
-def _too_big(path: Path, options: WalkOptions) -> bool:
-    return options.max_file_kb > 0 and path.stat().st_size > options.max_file_kb * 1024
+def _kind(path: Path, options: WalkOptions) -> str:
+    """"read", "big", "special" (a FIFO, socket or device: opening a FIFO blocks until a writer comes, a device may
+    never end, so neither is read) or "unreadable" (it cannot even be stat'ed). Symbolic links never get here."""
+    try:
+        info = path.lstat()
+    except OSError:
+        return "unreadable"
+    if not stat.S_ISREG(info.st_mode):
+        return "special"
+    return "big" if options.max_file_kb > 0 and info.st_size > options.max_file_kb * 1024 else "read"
+
+
+def _skipped_note(what: str, rels: list[str]) -> list[str]:
+    return [f"skipped {len(rels)} {what}: {rels[0]}{' …' if len(rels) > 1 else ''}"] if rels else []
 
 
 def walk(root: Path, options: WalkOptions) -> Walked:
@@ -86,8 +75,13 @@ def walk(root: Path, options: WalkOptions) -> Walked:
             out.files.append((root, language))
         return out
     patterns = ignore_patterns(root, options.ignore)
-    built_skipped, big = [], []
-    for folder, dirs, names in os.walk(root):
+    built_skipped: list[str] = []
+    skipped: dict[str, list[str]] = {"big": [], "special": [], "unreadable": []}
+
+    def unlisted(exc: OSError) -> None:  # a folder os.walk cannot list: said, not dropped
+        skipped["unreadable"].append(os.path.relpath(exc.filename, root))
+
+    for folder, dirs, names in os.walk(root, onerror=unlisted):
         here = Path(folder)
         relative_dir = here.relative_to(root).as_posix()
         kept = []
@@ -104,14 +98,15 @@ def walk(root: Path, options: WalkOptions) -> Walked:
             language = LANGUAGES.get(path.suffix.lower())
             if language is None or path.is_symlink() or any(p.match(rel) for p in patterns):
                 continue
-            if _too_big(path, options):
-                big.append(rel)
-                continue
-            out.files.append((path, language))
+            kind = _kind(path, options)
+            if kind == "read":
+                out.files.append((path, language))
+            else:
+                skipped[kind].append(rel)
     if built_skipped:
         shown = ", ".join(built_skipped[:5]) + (" …" if len(built_skipped) > 5 else "")
         out.notes.append(f"skipped built output ({shown}): --include-built scans it")
-    if big:
-        out.notes.append(f"skipped {len(big)} file(s) over --max-file-size {options.max_file_kb} KB: {big[0]}"
-                         f"{' …' if len(big) > 1 else ''}")
+    out.notes += _skipped_note(f"file(s) over --max-file-size {options.max_file_kb} KB", skipped["big"])
+    out.notes += _skipped_note("special file(s) (a FIFO, socket or device: never opened)", skipped["special"])
+    out.notes += _skipped_note("unreadable file(s) or folder(s)", skipped["unreadable"])
     return out
