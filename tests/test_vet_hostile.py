@@ -52,3 +52,31 @@ def test_a_backtracking_ignore_glob_is_matched_in_linear_time(tmp_path: Path) ->
 def test_globs_keep_their_gitignore_meaning(pattern: str, path: str, matches: bool) -> None:
     glob = compile_glob(pattern)
     assert glob is not None and glob.match(path) is matches
+
+
+def test_a_yarn_lock_of_blank_indented_lines_does_not_backtrack(tmp_path: Path) -> None:
+    (tmp_path / "yarn.lock").write_text('"@modelcontextprotocol/sdk@^1:\n' + "  \n" * 40, encoding="utf-8")
+    (tmp_path / "a.ts").write_text("const x = 1;\n", encoding="utf-8")
+    done = _vet(str(tmp_path), timeout=20)
+    assert done.returncode == 0, done.stderr
+
+
+@pytest.mark.parametrize(("name", "text"), [
+    ("package.json", '{"dependencies": ' + "[" * 100_000 + "]" * 100_000 + "}"),
+    ("package-lock.json", '{"packages": ' + "[" * 100_000 + "]" * 100_000 + "}"),
+    ("pyproject.toml", "a = " + "[" * 100_000 + "]" * 100_000 + "\n"),
+    ("pyproject.toml", 'project = "x"\n'),
+    ("pyproject.toml", "[project]\ndependencies = 5\n"),
+    ("pyproject.toml", '[project]\ndependencies = ["mcp>=1"]\noptional-dependencies = {a = 5}\n'),
+    ("pyproject.toml", '[project]\ndependencies = ["mcp>=1"]\n[tool]\npoetry = "x"\n'),
+    ("uv.lock", 'package = "x"\n'),
+    ("uv.lock", "package = [5]\n"),
+])
+def test_a_malformed_or_deep_manifest_decides_nothing_and_vet_goes_on(tmp_path: Path, name: str, text: str) -> None:
+    (tmp_path / name).write_text(text, encoding="utf-8")
+    (tmp_path / "a.py").write_text("import mcp\n", encoding="utf-8")
+    (tmp_path / "b.ts").write_text("import { Server } from '@modelcontextprotocol/sdk/server/index.js';\n",
+                                   encoding="utf-8")
+    done = _vet(str(tmp_path))
+    assert done.returncode == 0, done.stderr
+    assert "2 file(s) scanned" in done.stdout

@@ -14,6 +14,7 @@ import re
 import tomllib
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 from packaging.requirements import InvalidRequirement, Requirement
 from packaging.specifiers import SpecifierSet
@@ -25,6 +26,20 @@ PY_FILES = ("uv.lock", "poetry.lock", "pyproject.toml")
 REPRESENTATIVE = {"1": "1.99", "2": "2.99"}
 TS_LOCKS = ("package-lock.json", "pnpm-lock.yaml", "yarn.lock")
 ZOD_FLOOR = (4, 2, 0)
+# A yarn.lock entry's version: each line of its block is one indented line, matched one way only (`\s+[^\n]*\n`
+# split a run of blank indented lines every way there is, so a lockfile of them backtracked for hours).
+YARN_ENTRY = r'^"?%s@[^\n]*:\n(?:[ \t][^\n]*\n)*?[ \t]+version:?[ \t]+"?(\d[^"\s]*)'
+
+
+def _table(data: object, *keys: str) -> dict[str, Any]:
+    """data[key][key]… when each step is a table, else {}: a manifest is the package's own text, of any shape."""
+    for key in keys:
+        data = data.get(key) if isinstance(data, dict) else None
+    return data if isinstance(data, dict) else {}
+
+
+def _array(value: object) -> list[Any]:
+    return value if isinstance(value, list) else []
 
 
 @dataclass(frozen=True)
@@ -74,7 +89,7 @@ def npm_floor(spec: str) -> tuple[int, int, int] | None:
 def _npm_deps(manifest: Path) -> dict[str, str]:
     try:
         data = json.loads(manifest.read_text(encoding="utf-8"))
-    except (OSError, ValueError):
+    except (OSError, ValueError, RecursionError):  # RecursionError: nested past json's depth (the package's text)
         return {}
     deps: dict[str, str] = {}
     for section in ("dependencies", "devDependencies", "optionalDependencies", "peerDependencies"):
@@ -96,10 +111,10 @@ def _locked_npm(here: Path, name: str) -> str | None:
                 found = (data.get("packages", {}).get(f"node_modules/{name}", {}).get("version") or
                          data.get("dependencies", {}).get(name, {}).get("version"))
             else:
-                match = re.search(re.escape(name) + r"[@/](\d+\.\d+\.\d+)", text) or re.search(
-                    "^\"?" + re.escape(name) + r"@[^\n]*:\n(?:\s+[^\n]*\n)*?\s+version:?\s+\"?(\d[^\"\s]*)", text, re.M)
+                match = re.search(re.escape(name) + r"[@/](\d+\.\d+\.\d+)", text) or re.search(YARN_ENTRY % re.escape(
+                    name), text, re.M)
                 found = match.group(1) if match else None
-        except (OSError, ValueError, AttributeError):
+        except (OSError, ValueError, AttributeError, RecursionError):
             continue
         if isinstance(found, str):
             return found
@@ -145,14 +160,14 @@ def _python_lock_version(path: Path) -> set[str]:
     data = tomllib.loads(path.read_text(encoding="utf-8"))
     if path.name == "pyproject.toml":
         found: set[str] = set()
-        for line in data.get("project", {}).get("dependencies", []):
+        for line in _array(_table(data, "project").get("dependencies")):
             found |= _requirement_majors(str(line))
-        poetry = data.get("tool", {}).get("poetry", {}).get("dependencies", {})
+        poetry = _table(data, "tool", "poetry", "dependencies")
         if isinstance(poetry.get("mcp"), str):
             found |= majors_of_spec(poetry["mcp"])
         return found
-    for package in data.get("package", []):
-        if package.get("name") == "mcp":
+    for package in _array(data.get("package")):
+        if isinstance(package, dict) and package.get("name") == "mcp":
             try:
                 return {str(Version(str(package.get("version"))).major)}
             except ValueError:  # InvalidVersion, or past int's 4,300 digits
@@ -176,13 +191,14 @@ def _names_httpx(path: Path) -> bool:
         text = path.read_text(encoding="utf-8")
         if path.name == "pyproject.toml":
             data = tomllib.loads(text)
-            lines = [*data.get("project", {}).get("dependencies", []),
-                     *(d for group in data.get("project", {}).get("optional-dependencies", {}).values() for d in group)]
-            if "httpx" in data.get("tool", {}).get("poetry", {}).get("dependencies", {}):
+            project = _table(data, "project")
+            lines = [*_array(project.get("dependencies")),
+                     *(d for group in _table(project, "optional-dependencies").values() for d in _array(group))]
+            if "httpx" in _table(data, "tool", "poetry", "dependencies"):
                 return True
         else:
             lines = _requirement_lines(path, text)
-    except (OSError, ValueError, AttributeError):
+    except (OSError, ValueError, RecursionError):  # RecursionError: a TOML nested past tomllib's depth
         return False
     return any(re.match(r"\s*httpx\b(?![-_.\w])", str(line)) for line in lines)
 
@@ -213,7 +229,7 @@ def py_sdk(folder: Path) -> Declaration | None:
                     _requirement_lines(path, path.read_text(encoding="utf-8"))
                 majors = _python_lock_version(path) if path.suffix in (".lock", ".toml") else \
                     set().union(*(_requirement_majors(line) for line in lines))
-            except (OSError, ValueError):
+            except (OSError, ValueError, RecursionError):  # RecursionError: a TOML nested past tomllib's depth
                 continue
             if majors:
                 declares = [c for c in candidates if c.is_file() and c.suffix != ".lock"]
