@@ -80,3 +80,13 @@ def test_a_malformed_or_deep_manifest_decides_nothing_and_vet_goes_on(tmp_path: 
     done = _vet(str(tmp_path))
     assert done.returncode == 0, done.stderr
     assert "2 file(s) scanned" in done.stdout
+
+
+def test_fix_leaves_a_file_that_is_not_utf8_as_it_is_and_says_so(tmp_path: Path) -> None:
+    source = tmp_path / "a.ts"
+    source.write_bytes(b"const e = { code: -32002 }; // \xff\xfe\n")
+    done = _vet("--fix", str(tmp_path))
+    assert done.returncode == 1, done.stderr
+    assert "not fixed: a.ts is not UTF-8" in done.stderr
+    assert "ERROR_CODE_32002" in done.stdout
+    assert source.read_bytes() == b"const e = { code: -32002 }; // \xff\xfe\n"

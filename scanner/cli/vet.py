@@ -105,9 +105,12 @@ def vet(
 
 def _fixed(result: VetResult, dry_run: bool) -> VetResult:
     """The --fix rewrite of one root (the diff on stdout with --dry-run, a line per file otherwise)."""
+    from sandbox.core.untrusted import escape_for_terminal
     from scanner.vet.fix import fix_result, without
 
     outcome = fix_result(result, dry_run=dry_run)
+    for line in outcome.not_fixed:
+        print(escape_for_terminal(line, 300), file=sys.stderr)
     for relative, diff in zip(outcome.files, outcome.diffs):
         print(diff, end="") if dry_run else print(f"fixed: {relative}", file=sys.stderr)
     return without(result, outcome.fixed)

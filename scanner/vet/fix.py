@@ -26,6 +26,7 @@ class FixOutcome:
     fixed: list[VetFinding] = field(default_factory=list)  # the findings a rewrite resolved
     diffs: list[str] = field(default_factory=list)
     files: list[str] = field(default_factory=list)
+    not_fixed: list[str] = field(default_factory=list)  # one line per file left as it is, and why
 
 
 def _rewrite(text: str, findings: list[VetFinding]) -> tuple[str, list[VetFinding]]:
@@ -67,7 +68,11 @@ def fix_result(result: VetResult, *, dry_run: bool) -> FixOutcome:
         path = base / relative
         if path.is_symlink() or not path.is_file():
             continue
-        before = path.read_bytes().decode("utf-8")
+        try:  # vet read it with "replace": rewriting that text would write U+FFFD over the file's own bytes
+            before = path.read_bytes().decode("utf-8")
+        except UnicodeDecodeError:
+            outcome.not_fixed.append(f"not fixed: {relative} is not UTF-8 (its findings stay; edit it by hand)")
+            continue
         after, done = _rewrite(before, findings)
         if not done:
             continue
