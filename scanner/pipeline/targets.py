@@ -119,6 +119,8 @@ def _npm_folder_name(manifest: Path) -> str:
         data = json.loads(manifest.read_text())
     except (json.JSONDecodeError, UnicodeDecodeError) as exc:
         raise UsageError(f"{manifest} is not valid JSON: {exc}") from None
+    except RecursionError:  # nested past json's depth: json.loads raises this, not JSONDecodeError
+        raise UsageError(f"{manifest} is not valid JSON: nested too deep to read") from None
     name = data.get("name") if isinstance(data, dict) else None
     if not isinstance(name, str) or not NPM_NAME.match(name):
         raise UsageError(f"{manifest} has no valid \"name\"; add one")
@@ -143,6 +145,8 @@ def _python_folder_name(manifest: Path) -> str:
         project = tomllib.loads(manifest.read_text()).get("project")
     except (tomllib.TOMLDecodeError, UnicodeDecodeError) as exc:
         raise UsageError(f"{manifest} is not valid TOML: {exc}") from None
+    except RecursionError:  # nested past tomllib's depth
+        raise UsageError(f"{manifest} is not valid TOML: nested too deep to read") from None
     name = project.get("name") if isinstance(project, dict) else None
     if not isinstance(name, str) or not PYPI_NAME.match(name):
         raise UsageError(f"{manifest} has no valid [project].name; add one")

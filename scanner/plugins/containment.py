@@ -12,9 +12,13 @@ DATA_VAR = "${PLUGIN_DATA}"
 
 
 def inside(root: Path, path: Path) -> bool:
-    """True when `path` (resolved, symlinks followed) is `root` (resolved) or below it."""
+    """True when `path` (resolved, symlinks followed) is `root` (resolved) or below it. A path that cannot be
+    resolved (a symlink loop: RuntimeError on Python 3.11, OSError later) leads to no file of the plugin: False."""
     base = root.resolve()
-    resolved = path.resolve()
+    try:
+        resolved = path.resolve()
+    except (OSError, RuntimeError):
+        return False
     return resolved == base or base in resolved.parents
 
 

@@ -5,8 +5,11 @@ from __future__ import annotations
 
 import json
 import re
+import stat
 from pathlib import Path
 from typing import Any
+
+from scanner.plugins.containment import inside
 
 MAX_JSON_BYTES = 1 << 20  # a manifest or mcp.json over 1 MiB is refused, not parsed
 
@@ -27,14 +30,28 @@ def _pairs(pairs: list[tuple[str, Any]]) -> JsonObject:
     return obj
 
 
-def read_json(path: Path) -> tuple[Any, str]:
-    """The parsed value and the text; ValueError (one line) when the file is unreadable, too big or not JSON."""
+def _read_bytes(path: Path, root: Path) -> bytes:
+    """At most MAX_JSON_BYTES + 1 bytes of a regular file inside `root`. The plugin folder is hostile: a link out of
+    it (to the user's own ~/.cursor/mcp.json) is not read, a FIFO is not opened (that blocks until a writer comes)
+    nor a device read (/dev/zero never ends), and a sparse file of gigabytes is not loaded whole."""
+    if not inside(root, path):
+        raise ValueError("is a symbolic link to a file outside the plugin folder: not read (a client that follows it "
+                         "loads a file the plugin does not contain)")
     try:
-        data = path.read_bytes()
+        if not stat.S_ISREG(path.stat().st_mode):
+            raise ValueError("is not a regular file (a FIFO, socket or device): not read")
+        with path.open("rb") as handle:
+            return handle.read(MAX_JSON_BYTES + 1)
     except OSError as exc:
         raise ValueError(f"cannot be read ({exc.strerror or exc})") from None
+
+
+def read_json(path: Path, root: Path) -> tuple[Any, str]:
+    """The parsed value and the text; ValueError (one line) when the file is unreadable, outside `root` (the plugin
+    folder), not a regular file, too big or not JSON."""
+    data = _read_bytes(path, root)
     if len(data) > MAX_JSON_BYTES:
-        raise ValueError(f"is {len(data)} bytes, over the {MAX_JSON_BYTES}-byte limit")
+        raise ValueError(f"is over the {MAX_JSON_BYTES}-byte limit")
     try:
         text = data.decode("utf-8")
         return json.loads(text, object_pairs_hook=_pairs), text
@@ -42,6 +59,8 @@ def read_json(path: Path) -> tuple[Any, str]:
         raise ValueError("is not UTF-8") from None
     except json.JSONDecodeError as exc:
         raise ValueError(f"is not valid JSON ({exc.msg} at line {exc.lineno} column {exc.colno})") from None
+    except RecursionError:  # nested past json's depth: json.loads raises this, not JSONDecodeError
+        raise ValueError("is not valid JSON (nested too deep to read)") from None
 
 
 def line_of(text: str, keys: list[str]) -> int:

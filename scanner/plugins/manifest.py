@@ -26,7 +26,7 @@ def check_manifest(result: EnvelopeResult, root: Path) -> None:
                    "manifest there, and conformant clients reject the package without one", "5.1")
         return
     try:
-        manifest, text = read_json(path)
+        manifest, text = read_json(path, root)
     except ValueError as exc:
         result.add("PLUGIN_MANIFEST_INVALID", MANIFEST, 1, f"plugin.json {exc}", "5.1")
         return

@@ -20,11 +20,11 @@ MCP_FILE = "mcp.json"
 
 def check_mcp(result: EnvelopeResult, root: Path) -> None:
     path = root / MCP_FILE
-    if not path.exists():
+    if not path.exists() and not path.is_symlink():
         return
     result.has_mcp_json = True
     try:
-        document, text = read_json(path)
+        document, text = read_json(path, root)
     except ValueError as exc:
         result.add("PLUGIN_MCP_INVALID", MCP_FILE, 1, f"mcp.json {exc}")
         return

@@ -141,10 +141,13 @@ def _package_folder(root: Path, start: Path) -> Path | None:
 
 
 def _entry_points(package: Path) -> set[str]:
-    """The programs a package folder installs: [project.scripts] of pyproject.toml, or package.json's bin."""
+    """The programs a package folder installs: [project.scripts] of pyproject.toml, or package.json's bin. parse_target
+    read the manifest first (valid, with a valid name), so only the shape of the field read here is left to check:
+    `scripts = 5` is no table of programs."""
     if (package / "pyproject.toml").is_file():
         project = tomllib.loads((package / "pyproject.toml").read_text("utf-8")).get("project", {})
-        return set(project.get("scripts", {}) or {})
+        scripts = project.get("scripts") if isinstance(project, dict) else None
+        return set(scripts) if isinstance(scripts, dict) else set()
     manifest = json.loads((package / "package.json").read_text("utf-8"))
     bin_field = manifest.get("bin")
     if isinstance(bin_field, str):
