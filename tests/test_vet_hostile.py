@@ -90,3 +90,16 @@ def test_fix_leaves_a_file_that_is_not_utf8_as_it_is_and_says_so(tmp_path: Path)
     assert "not fixed: a.ts is not UTF-8" in done.stderr
     assert "ERROR_CODE_32002" in done.stdout
     assert source.read_bytes() == b"const e = { code: -32002 }; // \xff\xfe\n"
+
+
+@pytest.mark.parametrize(("name", "source"), [
+    ("chain.ts", "a[k] =\n" * 200_000 + "1;\n"),  # each assignment read the text of all the ones to its right
+    ("iife.js", "(function(){\n" + "var q = 1;\n" * 60_000 + "})(\n" + '"roots",\n' * 60_000 + ");\n"),
+    ("wide.js", "f(\n" + '"initialize",\n' * 100_000 + ");\n"),  # node.parent walked every sibling before it
+])
+def test_typescript_shapes_that_cost_the_square_of_the_file_end_in_time(tmp_path: Path, name: str,
+                                                                         source: str) -> None:
+    (tmp_path / name).write_text(source, encoding="utf-8")
+    done = _vet(str(tmp_path), timeout=60)
+    assert done.returncode in (0, 1), done.stderr
+    assert "1 file(s) scanned" in done.stdout or f"not vetted: {name}: not read (nested deeper" in done.stdout

@@ -45,8 +45,11 @@ def parse_file(path: Path, relative: str, language: Language, source: bytes) -> 
         except (SyntaxError, ValueError, RecursionError) as exc:  # RecursionError: nesting deeper than `ast` reads
             raise Unparsable(f"{relative}: not valid Python ({exc.__class__.__name__}: {exc})") from exc
     else:
-        from scanner.vet.parse_ts import ts_tokens
-        tokens = ts_tokens(source, language)
+        from scanner.vet.parse_ts import TooDeep, ts_tokens
+        try:
+            tokens = ts_tokens(source, language)
+        except TooDeep as exc:
+            raise Unparsable(f"{relative}: not read ({exc})") from exc
     return ParsedFile(path=path, relative=relative, language=language, lines=lines, tokens=tokens)
 
 

@@ -5,6 +5,7 @@ only string, number, identifier and key nodes become tokens, each with the struc
 from __future__ import annotations
 
 import functools
+from contextvars import ContextVar
 from typing import Any
 
 from scanner.vet import shapes
@@ -17,6 +18,19 @@ NAME_NODES = frozenset({"identifier", "property_identifier", "type_identifier", 
                         "shorthand_property_identifier_pattern"})
 STRING_NODES = frozenset({"string", "template_string"})
 ALIAS_SITES = ("import_specifier", "pair_pattern")  # where the original name is already written
+CALLEE_CHARS = 500  # of a call's function text, the end, that names it
+MAX_DEPTH = 1_000  # a node's text is read at each level above it: a deeper tree is noted, not read
+# Each node's parent, by node id, for the file being read: tree-sitter's own `node.parent` walks down from the root
+# through every sibling on the way, so reading it for each of 60,000 arguments of one call cost the square of them.
+_PARENTS: ContextVar[dict[int, Any]] = ContextVar("parents")
+
+
+class TooDeep(ValueError):
+    """The tree nests deeper than MAX_DEPTH: reading it costs the file times its depth (`a[k] =` 200,000 times)."""
+
+
+def parent_of(node: Node) -> Node | None:
+    return _PARENTS.get({}).get(node.id)
 
 
 @functools.cache
@@ -46,10 +60,18 @@ def string_value(node: Node) -> str | None:
 
 def callee_of(arguments: Node) -> str:
     """The function text of the call or `new` whose `arguments` node this is ('' when it is not one)."""
-    call = arguments.parent
+    call = parent_of(arguments)
     if call is None or call.type not in ("call_expression", "new_expression"):
         return ""
-    return text(call.child_by_field_name("function") or call.child_by_field_name("constructor"))
+    return _function_text(call)
+
+
+@functools.lru_cache(maxsize=256)
+def _function_text(call: Node) -> str:
+    """The last CALLEE_CHARS of the function's text (where `….setRequestHandler` names it), cached until the file
+    is read: each string argument asks for it, and an IIFE's function is its whole body, so reading and searching
+    it whole for each of `(function(){…})("roots", "roots", …)` cost the body times the arguments."""
+    return text(call.child_by_field_name("function") or call.child_by_field_name("constructor"))[-CALLEE_CHARS:]
 
 
 def property_name(callee: str) -> str:
@@ -64,7 +86,7 @@ def pair_key(pair: Node) -> str:
 
 
 def _equality_other_side(node: Node) -> Node | None:
-    parent = node.parent
+    parent = parent_of(node)
     if parent is None or parent.type != "binary_expression":
         return None
     operator = parent.child_by_field_name("operator")
@@ -77,7 +99,7 @@ def _equality_other_side(node: Node) -> Node | None:
 def is_registration(node: Node, strict: bool) -> bool:
     """A string used as a protocol method name: a switch case, a comparison with a method/type, the value of a
     `method:`/`type:` (not strict: also `name:`) key, or an argument of a handler-registration call."""
-    parent = node.parent
+    parent = parent_of(node)
     if parent is None:
         return False
     if parent.type == "switch_case":
@@ -95,7 +117,7 @@ def is_registration(node: Node, strict: bool) -> bool:
 
 def is_error_code(anchor: Node) -> bool:
     """A number in a JSON-RPC error-code position: `code: N`, `x.code === N`, `new SomethingError(N, …)`."""
-    parent = anchor.parent
+    parent = parent_of(anchor)
     if parent is None:
         return False
     if parent.type == "pair" and parent.child_by_field_name("value") == anchor:
@@ -109,10 +131,10 @@ def is_error_code(anchor: Node) -> bool:
 
 
 def ancestors(node: Node, limit: int) -> list[Node]:
-    found, current = [], node.parent
+    found, current = [], parent_of(node)
     while current is not None and len(found) < limit:
         found.append(current)
-        current = current.parent
+        current = parent_of(current)
     return found
 
 
@@ -164,7 +186,7 @@ def _string(reader: _Reader, node: Node) -> None:
 
 def _number(reader: _Reader, node: Node) -> None:
     anchor, value = node, text(node)
-    parent = node.parent
+    parent = parent_of(node)
     if parent is not None and parent.type == "unary_expression" and text(parent.child_by_field_name("operator")) == "-":
         anchor, value = parent, "-" + value
     reader.add("number", value, anchor, *(("error_code",) if is_error_code(anchor) else ()))
@@ -227,14 +249,14 @@ def _indexed_store(reader: _Reader, assignment: Node) -> None:
 
 def _name(reader: _Reader, node: Node, aliases: dict[str, str]) -> None:
     value = text(node)
-    parent = node.parent
+    parent = parent_of(node)
     flags: tuple[str, ...] = reader.marks.of(node)
     if node.type == "property_identifier" and parent is not None and parent.type == "member_expression":
         flags += member_flags(reader.marks, parent)
         if value in shapes.SESSION_KEYS and shapes.TRANSPORTISH.search(text(parent.child_by_field_name("object"))):
             flags += ("client_session",)
-        elif parent.parent is not None and parent.parent.type == "call_expression" \
-                and parent.parent.child_by_field_name("function") == parent:
+        elif parent_of(parent) is not None and parent_of(parent).type == "call_expression" \
+                and parent_of(parent).child_by_field_name("function") == parent:
             flags += ("method_call",)
     reader.add("name", value, node, *flags)
     canonical = aliases.get(value)
@@ -244,13 +266,17 @@ def _name(reader: _Reader, node: Node, aliases: dict[str, str]) -> None:
         _key(reader, node, value, None)
 
 
-def _visit(reader: _Reader, node: Node, aliases: dict[str, str]) -> bool:
-    """Tokens of one node; False when its children hold nothing more to read (a literal)."""
+def _descends(kind: str) -> bool:
+    """Whether a node's children are read: not a comment's, nor a plain string's (a literal: nothing more in it)."""
+    return kind not in ("comment", "string")
+
+
+def _visit(reader: _Reader, node: Node, aliases: dict[str, str]) -> None:
+    """The tokens of one node."""
     kind = node.type
     if kind in STRING_NODES:
         _string(reader, node)
-        return kind == "template_string"
-    if kind == "number":
+    elif kind == "number":
         _number(reader, node)
     elif kind in NAME_NODES:
         _name(reader, node, aliases)
@@ -267,7 +293,21 @@ def _visit(reader: _Reader, node: Node, aliases: dict[str, str]) -> bool:
         mark_declarator(reader.marks, node)
     elif kind == "assignment_expression":
         _indexed_store(reader, node)
-    return kind != "comment"
+
+
+def _preorder(root: Node) -> tuple[list[Node], dict[int, Node]]:
+    """The nodes to read, parents before children, and each one's parent; TooDeep before any node is read."""
+    order, parents, stack = [], {}, [(root, 0)]
+    while stack:
+        node, depth = stack.pop()
+        if depth > MAX_DEPTH:
+            raise TooDeep(f"nested deeper than {MAX_DEPTH} levels at line {node.start_point[0] + 1}")
+        order.append(node)
+        if _descends(node.type):
+            children = node.children
+            parents.update((child.id, node) for child in children)
+            stack.extend((child, depth + 1) for child in reversed(children))
+    return order, parents
 
 
 def ts_tokens(source: bytes, language: Language) -> tuple[Token, ...]:
@@ -275,9 +315,12 @@ def ts_tokens(source: bytes, language: Language) -> tuple[Token, ...]:
     tree = parser_for(language).parse(source)
     aliases = ts_aliases(tree.root_node, text)
     reader = _Reader(source)
-    stack = [tree.root_node]
-    while stack:
-        node = stack.pop()
-        if _visit(reader, node, aliases):
-            stack.extend(reversed(node.children))
+    order, parents = _preorder(tree.root_node)
+    token = _PARENTS.set(parents)
+    try:
+        for node in order:
+            _visit(reader, node, aliases)
+    finally:
+        _PARENTS.reset(token)
+        _function_text.cache_clear()  # the cached nodes hold their tree: none outlives its file
     return tuple(reader.tokens)
