@@ -112,5 +112,6 @@ def _fixed(result: VetResult, dry_run: bool) -> VetResult:
     for line in outcome.not_fixed:
         print(escape_for_terminal(line, 300), file=sys.stderr)
     for relative, diff in zip(outcome.files, outcome.diffs):
-        print(diff, end="") if dry_run else print(f"fixed: {relative}", file=sys.stderr)
+        # the diff is for `git apply` (as written); a line to read has the file's name escaped (a package's own)
+        print(diff, end="") if dry_run else print(escape_for_terminal(f"fixed: {relative}", 300), file=sys.stderr)
     return without(result, outcome.fixed)
