@@ -30,6 +30,7 @@ from scanner.pipeline.conformance import check_remote_conformance
 from scanner.pipeline.inventory import RECORDED, AfterListing, Inventory, collect_over
 from scanner.pipeline.lint import lint
 from scanner.pipeline.listing import Listing
+from scanner.pipeline.remote_body import IDENTITY, capper
 from scanner.pipeline.remote_target import RemoteTarget, redact
 from scanner.pipeline.scan_options import Progress, ScanOptions
 from scanner.pipeline.served import served_definitions
@@ -52,6 +53,8 @@ NOT_RUN = (("install", "not applicable: remote (nothing is installed)"),
 def run_remote_scan(remote: RemoteTarget, options: ScanOptions, *, allow_writes: bool = False,
                     progress: Progress = lambda _: None) -> Report:
     began = time.monotonic()
+    shown = progress
+    progress = lambda step: shown(redact(step, remote)[0])  # noqa: E731 - a step may name a tool holding a secret
     info = RemoteInfo(scheme=remote.scheme, host=remote.host, endpoint_sha256=remote.endpoint_sha256(),  # type: ignore[arg-type]
                       headers=sorted(remote.headers), secret_headers=sorted(remote.secrets), allow_writes=allow_writes)
     target = TargetInfo(kind="remote", name=remote.host, requested=remote.origin(), remote=info)
@@ -104,13 +107,14 @@ def sdk_client(transport: Any, read_timeout: float, message_handler: Any) -> Cli
 
 def http_client(remote: RemoteTarget, options: ScanOptions) -> httpx2.AsyncClient:
     """The client the transport uses: the headers; no redirects of its own (the SDK follows same-origin ones only);
-    plain http:// never through a proxy from the environment."""
+    plain http:// never through a proxy from the environment; every response body bounded (remote_body)."""
     verify: ssl.SSLContext | bool = True
     if options.ca_bundle is not None and remote.scheme == "https":
         verify = ssl.create_default_context(cafile=str(options.ca_bundle))
     timeout = httpx2.Timeout(options.timeouts.startup, read=max(options.timeouts.startup, options.probes.timeout))
-    return httpx2.AsyncClient(headers=remote.all_headers(), timeout=timeout, follow_redirects=False,
-                              trust_env=remote.scheme == "https", verify=verify)
+    return httpx2.AsyncClient(headers={**IDENTITY, **remote.all_headers()}, timeout=timeout, follow_redirects=False,
+                              trust_env=remote.scheme == "https", verify=verify,
+                              event_hooks={"response": [capper()]})
 
 
 def redacted(report: Report, remote: RemoteTarget) -> Report:

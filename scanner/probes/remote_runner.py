@@ -1,7 +1,8 @@
 """The probe phase against a remote server (`scan --url`): someone's live service, not a sandbox.
 
 Only tools annotated read-only are called unless the user gave --allow-writes; the error (bad-input) probes go only
-to read-only tools, writes or not. Nothing is observed from outside (no files, processes or egress: there is no
+to read-only tools, writes or not; a read-only tool that shares its name (stripped, casefolded) with one that is
+not is treated as that one. Nothing is observed from outside (no files, processes or egress: there is no
 sandbox), so the outcome carries the calls and their answers (P rules), and the definition changes after calls (P8),
 never behaviour (B rules read "not available: remote")."""
 
@@ -15,11 +16,13 @@ from mcp import Client
 from mcp.shared.exceptions import MCPError
 
 from sandbox.run.workspace_seed import seed_manifest
+from scanner.probes.arguments import is_annotated_read_only
 from scanner.probes.call_send import send_call
 from scanner.probes.model import ProbeCall
 from scanner.probes.model import result_not_probed
 from scanner.probes.plan import NEEDS_TASKS, plan_calls
 from scanner.probes.runner_io import ProbeOptions, ProbeOutcome
+from scanner.probes.tooldef import tool_name
 
 Progress = Callable[[str], None]
 
@@ -30,12 +33,24 @@ def remote_calls(tools: list[dict[str, Any]], options: ProbeOptions, *, allow_wr
     manifest = seed_manifest()
     plan = plan_calls(tools, manifest, fixtures=options.fixtures, no_destructive=not allow_writes or
                       options.no_destructive, with_error_probes=False, max_calls=options.max_calls)
-    calls = list(plan.calls)
+    writes = _write_names(tools)
+    calls = [call for call in plan.calls if allow_writes or call.kind == "fixture" or _key(call.tool) not in writes]
+    skipped = list(dict.fromkeys([*plan.skipped, *(call.tool for call in plan.calls if call not in calls)]))
     if options.error_probes:
         read_only = plan_calls(tools, manifest, fixtures=None, no_destructive=True, with_error_probes=True,
                                max_calls=options.max_calls)
-        calls.extend(call for call in read_only.calls if call.error_probe)
-    return calls[:options.max_calls], plan.skipped, plan.needs_tasks
+        calls.extend(call for call in read_only.calls if call.error_probe and _key(call.tool) not in writes)
+    return calls[:options.max_calls], skipped, plan.needs_tasks
+
+
+def _key(name: str) -> str:
+    return name.strip().casefold()
+
+
+def _write_names(tools: list[dict[str, Any]]) -> set[str]:
+    """The names (stripped, casefolded) of tools not annotated read-only: a read-only tool listed under one of them
+    too (a twin, or a name differing only in case or spaces) is not called by it, since the call may reach the write."""
+    return {_key(tool_name(tool)) for tool in tools if not is_annotated_read_only(tool)}
 
 
 async def probe_remote(client: Client, tools: list[dict[str, Any]], options: ProbeOptions, *, allow_writes: bool,

@@ -1,0 +1,81 @@
+"""`scan --url` against hostile servers of our own on loopback (tests/servers/hostile_http.py): a secret the server
+puts in a tool's name stays off the terminal's progress line, a tool named twice (read-only and destructive) is not
+called without --allow-writes, and a huge response body is cut, not held in memory."""
+
+from __future__ import annotations
+
+import json
+import os
+import socket
+import subprocess
+import sys
+import time
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from tests.test_remote_scan import SECRET, _free_port
+
+ROOT = Path(__file__).parent.parent
+SERVER = ROOT / "tests" / "servers" / "hostile_http.py"
+# The CLI in a child that writes its peak resident set size (KiB) to `rss` as it exits.
+CODE = ("import atexit, resource, sys\nfrom scanner.cli.app import main\n"
+        "atexit.register(lambda: open('rss', 'w').write(str(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss)))\n"
+        "sys.argv = ['mcp-sandbox', *sys.argv[1:]]\nmain()")
+
+
+def _hostile(mode: str, log: Path) -> tuple[subprocess.Popen[bytes], int]:
+    port = _free_port()
+    process = subprocess.Popen([sys.executable, str(SERVER), mode, str(port), str(log)], stdout=subprocess.DEVNULL,
+                               stderr=subprocess.DEVNULL)
+    return process, port
+
+
+@pytest.fixture
+def hostile(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[tuple[int, Path]]:
+    log = tmp_path / "calls.log"
+    process, port = _hostile(request.param, log)
+    deadline = time.monotonic() + 30
+    while time.monotonic() < deadline:
+        try:
+            socket.create_connection(("127.0.0.1", port), timeout=0.5).close()
+            break
+        except OSError:
+            time.sleep(0.1)
+    yield port, log
+    process.kill()
+    process.wait(10)
+
+
+def _scan(port: int, tmp_path: Path, *extra: str, **env: str) -> subprocess.CompletedProcess[str]:
+    args = ["scan", "--url", f"http://127.0.0.1:{port}/mcp", "--header-env", "X-Api-Key=SECRET_TOKEN",
+            "--json", "r.json", *extra]
+    return subprocess.run([sys.executable, "-c", CODE, *args], capture_output=True, text=True, timeout=180,
+                          env={**os.environ, "PYTHONPATH": str(ROOT), "SECRET_TOKEN": SECRET, **env}, cwd=tmp_path)
+
+
+@pytest.mark.parametrize("hostile", ["secret-name"], indirect=True)
+def test_a_secret_in_a_tool_name_stays_off_the_progress_line(hostile: tuple[int, Path], tmp_path: Path) -> None:
+    port, log = hostile
+    result = _scan(port, tmp_path, FORCE_COLOR="1")  # rich draws the spinner as on a terminal
+    assert log.read_text().strip() == f"peek-{SECRET}"  # the tool was probed, its progress line shown
+    assert "probing peek-" in result.stderr
+    assert SECRET not in result.stderr and SECRET not in result.stdout
+
+
+@pytest.mark.parametrize("hostile", ["twin"], indirect=True)
+def test_a_tool_named_twice_read_only_and_destructive_is_not_called(hostile: tuple[int, Path],
+                                                                      tmp_path: Path) -> None:
+    port, log = hostile
+    _scan(port, tmp_path)
+    assert not log.exists() or log.read_text() == ""
+    report = json.loads((tmp_path / "r.json").read_text())
+    assert all(probe["status"] == "not_probed" for probe in report["probes"] if probe["tool"] == "purge")
+
+
+@pytest.mark.parametrize("hostile", ["huge"], indirect=True)
+def test_a_huge_response_body_is_cut_not_held(hostile: tuple[int, Path], tmp_path: Path) -> None:
+    port, _ = hostile
+    _scan(port, tmp_path, "--startup-timeout", "60")
+    assert int((tmp_path / "rss").read_text()) < 300 * 1024  # KiB: the 512 MiB body was never held whole
