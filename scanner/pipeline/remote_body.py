@@ -16,6 +16,8 @@ IDENTITY = {"Accept-Encoding": "identity"}
 
 
 class CappedStream(httpx2.AsyncByteStream):
+    """A response body that ends in a ReadError once it passed `limit` bytes."""
+
     def __init__(self, inner: httpx2.AsyncByteStream, limit: int) -> None:
         self.inner = inner
         self.limit = limit
