@@ -5,10 +5,8 @@ non-compliant twin, scanned through the CLI; and each check's firing case and ne
 from __future__ import annotations
 
 import json
-import socket
 import subprocess
 import sys
-import time
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -21,7 +19,8 @@ from scanner.conformance import http_checks as http
 from scanner.conformance.checks import conclude, not_run
 from scanner.conformance.http_wire import HttpWire, header_value, routing_headers
 from scanner.conformance.model import Answer, ConformanceOptions, HttpObserved, Metadata, Observed, SseSniff
-from tests.test_remote_scan import SECRET, _cli, _free_port
+from tests.loopback_server import start_loopback_server
+from tests.test_remote_scan import SECRET, _cli
 
 SERVER = Path(__file__).parent / "servers" / "conformance_http.py"
 HTTP_RULES = ("W14", "W15", "W16", "W17")
@@ -32,17 +31,7 @@ REFUSED = Answer("tools/list", error={"code": -32020, "message": "mcp-method hea
 
 
 def _start(mode: str, log: Path) -> tuple[subprocess.Popen[bytes], int]:
-    port = _free_port()
-    process = subprocess.Popen([sys.executable, str(SERVER), mode, str(port), str(log)],
-                               stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-    deadline = time.monotonic() + 30
-    while time.monotonic() < deadline:
-        try:
-            socket.create_connection(("127.0.0.1", port), timeout=0.5).close()
-            break
-        except OSError:
-            time.sleep(0.1)
-    return process, port
+    return start_loopback_server(SERVER, mode, log)
 
 
 @pytest.fixture(scope="module", params=["compliant", "noncompliant"])

@@ -6,16 +6,15 @@ from __future__ import annotations
 
 import json
 import os
-import socket
 import subprocess
 import sys
-import time
 from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
 
-from tests.test_remote_scan import SECRET, _free_port
+from tests.loopback_server import start_loopback_server
+from tests.test_remote_scan import SECRET
 
 ROOT = Path(__file__).parent.parent
 SERVER = ROOT / "tests" / "servers" / "hostile_http.py"
@@ -25,24 +24,10 @@ CODE = ("import atexit, resource, sys\nfrom scanner.cli.app import main\n"
         "sys.argv = ['mcp-sandbox', *sys.argv[1:]]\nmain()")
 
 
-def _hostile(mode: str, log: Path) -> tuple[subprocess.Popen[bytes], int]:
-    port = _free_port()
-    process = subprocess.Popen([sys.executable, str(SERVER), mode, str(port), str(log)], stdout=subprocess.DEVNULL,
-                               stderr=subprocess.DEVNULL)
-    return process, port
-
-
 @pytest.fixture
 def hostile(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[tuple[int, Path]]:
     log = tmp_path / "calls.log"
-    process, port = _hostile(request.param, log)
-    deadline = time.monotonic() + 30
-    while time.monotonic() < deadline:
-        try:
-            socket.create_connection(("127.0.0.1", port), timeout=0.5).close()
-            break
-        except OSError:
-            time.sleep(0.1)
+    process, port = start_loopback_server(SERVER, request.param, log)
     yield port, log
     process.kill()
     process.wait(10)
