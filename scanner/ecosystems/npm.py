@@ -11,7 +11,7 @@ import httpx
 from scanner.provenance.versions import npm_could_resolve, npm_normalise, parse_semver
 from scanner.registry.client import NPM_REGISTRY
 from scanner.registry.endpoints import RegistryEndpoints
-from scanner.registry.resolve import Resolved, no_such_version, registry_document
+from scanner.registry.resolve import Resolved, document_field, no_such_version, registry_document
 
 if TYPE_CHECKING:
     from scanner.provenance.model import DependencyTree, PackageProvenance
@@ -37,8 +37,8 @@ class Npm:
         packument = registry_document(client, endpoints.npm_packument(name), f"npm package {name}",
                                       f"npm package {name!r} was not found on the registry; check the name")
         # The registry's (or a mirror's) document: anything but the shapes npm writes reads as no such version.
-        versions = _mapping(packument.get("versions"))
-        tags = _mapping(packument.get("dist-tags"))
+        versions = document_field(packument, "versions")
+        tags = document_field(packument, "dist-tags")
         wanted = spec or "latest"
         version = tags.get(wanted, wanted)
         if not isinstance(version, str) or version not in versions:
@@ -75,7 +75,3 @@ class Npm:
             return None
         mirror = {host for host in [urlsplit(endpoints.npm_registry).hostname] if host}
         return lockfile_tree(manifest, "package-lock.json", registry_hosts=REGISTRY_HOSTS | mirror)
-
-
-def _mapping(value: Any) -> dict[str, Any]:
-    return value if isinstance(value, dict) else {}

@@ -11,7 +11,7 @@ from packaging.version import Version
 
 from scanner.provenance.versions import pypi_could_resolve, pypi_exact, pypi_normalise
 from scanner.registry.endpoints import PYPI_SIMPLE, RegistryEndpoints
-from scanner.registry.resolve import Resolved, no_such_version, registry_document
+from scanner.registry.resolve import Resolved, document_field, no_such_version, registry_document
 
 if TYPE_CHECKING:
     from scanner.provenance.model import DependencyTree, PackageProvenance
@@ -39,8 +39,8 @@ class Pypi:
                                     f"PyPI project {name!r} was not found; check the name")
         # The index's (or a mirror's) document: anything but the shapes PyPI writes reads as no such release, and a
         # project name that is not the one asked for (PEP 503) is not taken: the install would fetch that project.
-        info = _mapping(project.get("info"))
-        releases = _mapping(project.get("releases"))
+        info = document_field(project, "info")
+        releases = document_field(project, "releases")
         latest = info.get("version") if isinstance(info.get("version"), str) else None
         version = spec or latest or ""
         if version not in releases or not releases[version]:
@@ -73,7 +73,3 @@ class Pypi:
 
         requirements = manifest.get("requirements") if manifest else None
         return python_tree(requirements) if isinstance(requirements, str) else None
-
-
-def _mapping(value: Any) -> dict[str, Any]:
-    return value if isinstance(value, dict) else {}

@@ -53,8 +53,7 @@ NOT_RUN = (("install", "not applicable: remote (nothing is installed)"),
 def run_remote_scan(remote: RemoteTarget, options: ScanOptions, *, allow_writes: bool = False,
                     progress: Progress = lambda _: None) -> Report:
     began = time.monotonic()
-    shown = progress
-    progress = lambda step: shown(redact(step, remote)[0])  # noqa: E731 - a step may name a tool holding a secret
+    progress = _redacting(progress, remote)
     info = RemoteInfo(scheme=remote.scheme, host=remote.host, endpoint_sha256=remote.endpoint_sha256(),  # type: ignore[arg-type]
                       headers=sorted(remote.headers), secret_headers=sorted(remote.secrets), allow_writes=allow_writes)
     target = TargetInfo(kind="remote", name=remote.host, requested=remote.origin(), remote=info)
@@ -103,6 +102,12 @@ def sdk_client(transport: Any, read_timeout: float, message_handler: Any) -> Cli
     server), as the default client identity (never the scanner's own name)."""
     return Client(transport, mode="auto", read_timeout_seconds=read_timeout,
                   client_info=CLIENT_IDENTITY.implementation(), cache=None, message_handler=message_handler)
+
+
+def _redacting(progress: Progress, remote: RemoteTarget) -> Progress:
+    """`progress` with every secret value replaced: a step may name a tool whose name holds a secret the server
+    echoed."""
+    return lambda step: progress(redact(step, remote)[0])
 
 
 def http_client(remote: RemoteTarget, options: ScanOptions) -> httpx2.AsyncClient:

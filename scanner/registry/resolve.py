@@ -40,6 +40,14 @@ def registry_document(client: httpx.Client, url: str, what: str, not_found: str)
     return data
 
 
+def document_field(document: dict[str, Any], key: str) -> dict[str, Any]:
+    """A field of a registry document that must be an object (npm's versions and dist-tags, PyPI's info and
+    releases): the registry's or a mirror's text, so any other shape reads as empty (no such version), never as a
+    TypeError further on."""
+    value = document.get(key)
+    return value if isinstance(value, dict) else {}
+
+
 def no_such_version(what: str, wanted: str, latest: Any, versions: dict[str, Any]) -> UsageError:
     """The one-line error for a version (or tag) the registry does not have, with the latest and recent ones."""
     recent = ", ".join(list(versions)[-5:]) or "none"
