@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import io
 import os
+import resource
 import statistics
 import subprocess
 import sys
@@ -39,7 +40,12 @@ class Side:
 
 
 def run(side: Side, cwd: Path, stdout: Path | None = None) -> Sample:
-    """One process: wall time from spawn to exit and its peak resident memory (its own rusage, via wait4)."""
+    """One process: wall time from spawn to exit and its peak resident memory (its own rusage, via wait4).
+
+    Linux carries a parent's peak resident size across fork and exec into the child's ru_maxrss, so the figure is
+    the larger of the child's own peak and this benchmark's: a child that seems no bigger than this process is
+    reported as nan, not as the child's."""
+    floor_kib = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
     env = dict(os.environ)
     env.pop("PYTHONPATH", None)
     if side.pythonpath is not None:
@@ -55,7 +61,8 @@ def run(side: Side, cwd: Path, stdout: Path | None = None) -> Sample:
     finally:
         if stdout is not None:
             out.close()  # type: ignore[union-attr]
-    return Sample(seconds, usage.ru_maxrss / 1024, process.returncode)
+    peak_mib = usage.ru_maxrss / 1024 if usage.ru_maxrss > floor_kib else float("nan")
+    return Sample(seconds, peak_mib, process.returncode)
 
 
 def alternate(sides: Sequence[Side], runs: int, cwd: Path) -> list[list[Sample]]:
