@@ -185,17 +185,20 @@ def test_the_local_scan_path_imports_no_wire_probe_and_no_npm_signature_checks()
     """What `scan` imports to run a local (non --url) scan: the conformance wire and HTTP probes wait for
     --spec-version/--spec or --url, npm's signature and attestation checks (their own cryptography and sigstore
     imports) for an npm package's provenance check, and the lock (33 ms) for --lock or two listings that differ
-    (P10, scanner/rules/cloaking.py)."""
+    (P10, scanner/rules/cloaking.py); the probe runner, its looks and crash replay wait for probes to run
+    (scanner/probes/phase.py imports them when the phase begins, so `--no-probes` loads none of them)."""
     code = ("import sys\nimport scanner.pipeline.early_server, scanner.pipeline.image_scan\n"
             "print(' '.join(sorted(sys.modules)))")
     loaded = set(subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True,
                                 timeout=120).stdout.split())
-    assert {"scanner.pipeline.conformance", "scanner.conformance.checks", "scanner.ecosystems.npm"} <= loaded
+    assert {"scanner.pipeline.conformance", "scanner.conformance.checks", "scanner.ecosystems.npm",
+            "scanner.probes.phase"} <= loaded
     assert _under(loaded, ("scanner.conformance.probe", "scanner.conformance.wire", "scanner.conformance.http_probe",
                            "scanner.conformance.http_discovery", "scanner.conformance.http_wire",
                            "scanner.provenance.npm", "scanner.provenance.npm_attestations",
                            "scanner.provenance.sigstore_identity", "scanner.signing", "sigstore", "tuf",
-                           "scanner.lock")) == set()
+                           "scanner.lock", "scanner.probes.runner", "scanner.probes.call_looks",
+                           "scanner.probes.crash_replay")) == set()
 
 
 def test_the_cli_never_loads_httpx_command_line_client() -> None:

@@ -14,33 +14,26 @@ from __future__ import annotations
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
 from functools import partial
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import anyio
 
-from sandbox.run.observe import ObserveError
 from sandbox.run.seeding import Seeded
 from sandbox.run.server import RunningServer
 from sandbox.core.session import SandboxSession
-from scanner.client.tool_schemas import checks_results, import_validation
 from scanner.pipeline.inventory import AfterListing, Inventory
 from scanner.pipeline.transport import WireHealth
-from scanner.rules.behavior import evaluate_behavior
-from scanner.rules.file_kinds import configured_paths
-from scanner.rules.fixture import refusal_finding
-from scanner.rules.probe import evaluate_probes
-from scanner.probes.call_behavior import unseen_files
 from scanner.probes.egress_drain import Drain
-from scanner.probes.runner import (
-    ProbeOptions,
-    ProbeOutcome,
-    ProbeRunner,
-    SandboxAccess,
-    seed,
-)
-from scanner.probes.model import ProbeResult
+from scanner.probes.options import ProbeOptions
 from scanner.probes.run_plan import ProbePlan, prepare  # noqa: F401 - the phase's first call (see above)
 from scanner.report.model import CallBehavior, Finding, NotificationSeen
+
+if TYPE_CHECKING:
+    from scanner.probes.model import ProbeResult
+    from scanner.probes.runner_io import ProbeOutcome
+
+# The runner, its looks and the probe and behaviour rules are imported only when probes run (`make_after_listing`,
+# `summarize`): a `--no-probes` scan, and a remote one that calls nothing, never load them.
 
 Progress = Callable[[str], None]
 
@@ -86,6 +79,10 @@ def make_after_listing(session: SandboxSession, server: RunningServer, plan: Pro
     holder = ProbePhaseResult(options=plan.options, cpus=plan.policy.nano_cpus / 1e9)
     if not plan.options.enabled or plan.canaries is None or plan.workspace is None:
         return None, holder
+    from sandbox.run.observe import ObserveError
+    from scanner.probes.runner import ProbeRunner, SandboxAccess, seed
+    from scanner.rules.file_kinds import configured_paths
+
     planted = plan.canaries.env
     holder.configured = configured_paths({k: v for k, v in plan.policy.env.items() if k not in planted})
     manifest = plan.workspace.manifest
@@ -112,6 +109,8 @@ def _before_first_call(tools: list[dict[str, Any]], before_probes: Callable[[], 
                        ) -> Callable[[], Awaitable[None]] | None:
     """What the runner awaits beside its start-up record, in a thread: jsonschema imported when a tool has an output
     schema (scanner/client/tool_schemas.py), then `before_probes` (the wait for P10's second server)."""
+    from scanner.client.tool_schemas import checks_results, import_validation
+
     steps = ([import_validation] if checks_results(tools) else []) + ([before_probes] if before_probes else [])
     if not steps:
         return None
@@ -129,6 +128,11 @@ def summarize(holder: ProbePhaseResult) -> ProbePhaseReport:
     outcome = holder.outcome
     if outcome is None:
         return ProbePhaseReport(errors=list(holder.errors))
+    from scanner.probes.call_behavior import unseen_files
+    from scanner.rules.behavior import evaluate_behavior
+    from scanner.rules.fixture import refusal_finding
+    from scanner.rules.probe import evaluate_probes
+
     options = holder.options
     probes = [result if options.include_responses else result.without_response() for result in outcome.results]
     probe_findings = evaluate_probes(holder.tools, outcome.results)
