@@ -235,3 +235,54 @@ def test_canary_opens_the_observer_cannot_watch_are_said_once_in_errors():
     note_observer_gaps(watching, call, errors)
     note_observer_gaps(watching, call, errors)
     assert len(errors) == 1 and "inotify_init1-errno-24" in errors[0] and "O_NOATIME" in errors[0]
+
+
+def _vanishing(monkeypatch, name: bytes, times: int) -> list[bytes]:
+    """os.lstat in the agent raising FileNotFoundError for `name` the first `times` times it is asked (a file
+    renamed away between the folder's listing and its lstat); the folders listed, in order."""
+    listed: list[bytes] = []
+    real_lstat, real_listdir = os.lstat, os.listdir
+    left = [times]
+
+    def lstat(path):
+        if path.endswith(b"/" + name) and left[0] > 0:
+            left[0] -= 1
+            raise FileNotFoundError(2, "No such file or directory", path)
+        return real_lstat(path)
+
+    def listdir(path):
+        listed.append(path)
+        return real_listdir(path)
+
+    monkeypatch.setattr(agent.os, "lstat", lstat)
+    monkeypatch.setattr(agent.os, "listdir", listdir)
+    return listed
+
+
+def test_an_entry_that_vanished_mid_listing_has_its_folder_read_again(tmp_path, monkeypatch):
+    (tmp_path / "state.json").write_text("{}")
+    (tmp_path / "other").write_text("x")
+    listed = _vanishing(monkeypatch, b"state.json", times=agent.READ_TRIES - 1)
+    out = agent._Capped(1 << 20)
+    assert agent.listing(out, [os.fsencode(tmp_path)]) == 0  # whole: the last read found every entry
+    assert listed == [os.fsencode(tmp_path)] * agent.READ_TRIES
+    paths = {record.split(b"\t")[-1] for record in out.value().split(b"\0") if record}
+    assert paths == {os.fsencode(tmp_path), os.fsencode(tmp_path / "state.json"), os.fsencode(tmp_path / "other")}
+
+
+def test_entries_that_keep_vanishing_make_the_listing_not_whole(tmp_path, monkeypatch):
+    (tmp_path / "state.json").write_text("{}")
+    _vanishing(monkeypatch, b"state.json", times=agent.READ_TRIES)
+    out = agent._Capped(1 << 20)
+    assert agent.listing(out, [os.fsencode(tmp_path)]) == 1  # a server renaming in a tight loop cannot hide it
+
+
+def test_an_unreadable_entry_is_not_read_again(tmp_path, monkeypatch):
+    (tmp_path / "f").write_text("x")
+    listed: list[bytes] = []
+    real_listdir = os.listdir
+    monkeypatch.setattr(agent.os, "listdir", lambda path: listed.append(path) or real_listdir(path))
+    monkeypatch.setattr(agent.os, "lstat", lambda path: (_ for _ in ()).throw(PermissionError(13, "denied"))
+                        if path.endswith(b"/f") else os.stat(path, follow_symlinks=False))
+    out = agent._Capped(1 << 20)
+    assert agent.listing(out, [os.fsencode(tmp_path)]) == 1 and listed == [os.fsencode(tmp_path)]

@@ -31,6 +31,7 @@ CLOSE = b"@@MCP-SANDBOX-OBSERVED@@"
 OPENED = b"@@MCP-SANDBOX-OPENED@@"
 IN_ACCESS, IN_OPEN, IN_Q_OVERFLOW = 0x1, 0x20, 0x4000
 IN_NONBLOCK, IN_CLOEXEC = 0o4000, 0o2000000
+READ_TRIES = 3  # reads of a folder whose entries vanish while it is listed, before the listing is not whole
 _EVENT = struct.Struct("iIII")  # struct inotify_event: wd, mask, cookie, len (then len bytes of name)
 _KINDS = ((stat.S_ISREG, b"f"), (stat.S_ISDIR, b"d"), (stat.S_ISLNK, b"l"), (stat.S_ISFIFO, b"p"),
           (stat.S_ISSOCK, b"s"), (stat.S_ISCHR, b"c"), (stat.S_ISBLK, b"b"))
@@ -100,20 +101,34 @@ def listing(out, roots):
                 return status
             if not stat.S_ISDIR(info.st_mode) or info.st_dev != device:
                 continue
-            try:
-                names = os.listdir(path)
-            except OSError:
-                status = 1
-                continue
-            children = []
-            for name in names:
-                child = path + b"/" + name
-                try:
-                    children.append((child, os.lstat(child)))
-                except OSError:
-                    status = 1
+            children, whole = entries(path)
+            status = status if whole else 1
             stack.extend(reversed(children))
     return status
+
+
+def entries(path, tries=READ_TRIES):
+    """A folder's entries with their lstat, and whether every one was read. An entry that vanished between the
+    folder's listing and its lstat (a temporary file, a save by rename) has the folder read again, up to `tries`
+    times: only a folder whose entries keep vanishing (or any other error) makes the listing not whole, as find's."""
+    children, whole = [], False
+    for _ in range(tries):
+        try:
+            names = os.listdir(path)
+        except OSError:
+            return [], False
+        children, whole, vanished = [], True, False
+        for name in names:
+            child = path + b"/" + name
+            try:
+                children.append((child, os.lstat(child)))
+            except FileNotFoundError:
+                whole, vanished = False, True
+            except OSError:
+                whole = False
+        if not vanished:
+            break
+    return children, whole
 
 
 def snapshot_bytes(config):
