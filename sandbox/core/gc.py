@@ -8,6 +8,8 @@ import docker
 from docker.errors import APIError, NotFound
 
 from sandbox.core import labels
+from sandbox.core.engine import EngineTimeout
+from sandbox.core.session import REFUSAL_CHARS, leftover, removal_refusal
 
 
 @dataclass
@@ -16,6 +18,7 @@ class SweepResult:
     networks: list[str] = field(default_factory=list)
     volumes: list[str] = field(default_factory=list)
     kept_live_sessions: set[str] = field(default_factory=set)
+    failed: list[str] = field(default_factory=list)  # what a dead session left that could not go, and why
 
     @property
     def total(self) -> int:
@@ -24,7 +27,10 @@ class SweepResult:
 
 def sweep(client: docker.DockerClient, *, everything: bool = False, keep_session: str | None = None) -> SweepResult:
     """Remove labelled resources whose scanner is gone (`everything`: all labelled, live or not, except keep_session).
-    Cached installs are not touched here: `gc --images` evicts them through sandbox/core/image_cache.py."""
+    One the engine will not remove (a refusal asked again as teardown does, a network or volume still in use) does
+    not stop the rest: it is named in `failed`, with the engine's words. Only an engine that stopped answering
+    raises (EngineTimeout). Cached installs are not touched here: `gc --images` evicts them through
+    sandbox/core/image_cache.py."""
     result = SweepResult()
     api = client.api
     session_filter = {"label": labels.SESSION}
@@ -41,38 +47,55 @@ def sweep(client: docker.DockerClient, *, everything: bool = False, keep_session
 
     for container in api.containers(all=True, filters=session_filter):
         if stale(container.get("Labels")):
-            _ignore_gone(lambda: api.remove_container(container["Id"], force=True, v=True))
-            result.containers.append(container["Id"][:12])
+            refusal = removal_refusal(client, container["Id"])
+            if refusal is None:
+                result.containers.append(container["Id"][:12])
+            else:
+                result.failed.append(leftover(container["Id"], {container["Id"]: refusal}))
     # Networks after containers: a session's network (e.g. the install proxy's internal one) can only go once its
-    # containers are gone. One still in use by a container outside any stale session is kept, not an error.
+    # containers are gone. One still in use (by a container refused above, or one outside any stale session) is kept.
     for network in api.networks(filters=session_filter):
-        if stale(network.get("Labels")) and _remove_network(api, network["Id"]):
-            result.networks.append(network["Name"])
+        if stale(network.get("Labels")):
+            _record(result.networks, result.failed, network["Name"], _network_refusal(api, network["Id"]))
     for volume in (api.volumes(filters=session_filter) or {}).get("Volumes") or []:
         if stale(volume.get("Labels")):
-            _ignore_gone(lambda: api.remove_volume(volume["Name"], force=True))
-            result.volumes.append(volume["Name"])
+            _record(result.volumes, result.failed, volume["Name"], _volume_refusal(api, volume["Name"]))
     return result
 
 
-def _remove_network(api, network_id: str) -> bool:  # type: ignore[no-untyped-def]
-    """Remove a network; False when it is still in use (403/409), True when it is gone."""
+def _record(removed: list[str], failed: list[str], name: str, refusal: str | None) -> None:
+    if refusal is None:
+        removed.append(name)
+    else:
+        failed.append(f"{name} ({refusal})")
+
+
+def _network_refusal(api, network_id: str) -> str | None:  # type: ignore[no-untyped-def]
+    """Remove a network; None once it is gone, else why not (403/409: still in use)."""
     try:
         api.remove_network(network_id)
     except NotFound:
-        return True
-    except APIError as exc:
-        if exc.status_code in (403, 409):
-            return False
+        return None
+    except EngineTimeout:
         raise
-    return True
-
-
-def _ignore_gone(action) -> None:  # type: ignore[no-untyped-def]
-    try:
-        action()
-    except NotFound:
-        pass
     except APIError as exc:
-        if exc.status_code != 409:
-            raise
+        return _refusal_words(exc, "still in use" if exc.status_code in (403, 409) else "the engine refused")
+    return None
+
+
+def _volume_refusal(api, name: str) -> str | None:  # type: ignore[no-untyped-def]
+    """Remove a volume; None once it is gone, else why not (409: still in use)."""
+    try:
+        api.remove_volume(name, force=True)
+    except NotFound:
+        return None
+    except EngineTimeout:
+        raise
+    except APIError as exc:
+        return _refusal_words(exc, "still in use" if exc.status_code == 409 else "the engine refused")
+    return None
+
+
+def _refusal_words(exc: APIError, why: str) -> str:
+    words = " ".join(str(exc.explanation or exc).split())[:REFUSAL_CHARS]
+    return f"{why}: {words}"

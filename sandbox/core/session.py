@@ -109,7 +109,7 @@ class SandboxSession:
         try:
             removed, refused = self._remove_all()
             # Everything the session made carries its label, so one query of each kind verifies it is all gone.
-            leftovers = [_leftover(c, refused) for c in self._labelled_containers()] + self._labelled_networks()
+            leftovers = [leftover(c, refused) for c in self._labelled_containers()] + self._labelled_networks()
         except EngineTimeout as exc:  # the engine stopped answering: what is left is unknown, so not complete
             removed = []
             leftovers = [*(c[:12] for c in self._containers), *self._networks, f"unverified: {exc}"]
@@ -131,7 +131,7 @@ class SandboxSession:
         for container in self._labelled_containers():
             if container in refused:
                 continue  # asked enough already
-            refusal = _removal_refusal(self.client, container)
+            refusal = removal_refusal(self.client, container)
             if refusal is not None:
                 refused[container] = refusal
             elif container[:12] not in removed:
@@ -162,15 +162,15 @@ def _force_remove_all(client: docker.DockerClient, container_ids: list[str]) -> 
     refused to remove, each with its last refusal. An engine that stopped answering raises (EngineTimeout), once every
     removal has returned."""
     if len(container_ids) < 2:
-        refusals = [_removal_refusal(client, container_id) for container_id in container_ids]
+        refusals = [removal_refusal(client, container_id) for container_id in container_ids]
     else:
         with ThreadPoolExecutor(max_workers=min(MAX_PARALLEL_REMOVALS, len(container_ids)),
                                 thread_name_prefix="mcp-sandbox-teardown") as pool:
-            refusals = list(pool.map(lambda container_id: _removal_refusal(client, container_id), container_ids))
+            refusals = list(pool.map(lambda container_id: removal_refusal(client, container_id), container_ids))
     return {c: refusal for c, refusal in zip(container_ids, refusals) if refusal is not None}
 
 
-def _removal_refusal(client: docker.DockerClient, container_id: str) -> str | None:
+def removal_refusal(client: docker.DockerClient, container_id: str) -> str | None:
     """Remove a container, asking again after a refusal (REMOVAL_ATTEMPTS in all); None once it is gone, else the
     engine's last refusal. An engine that does not answer at all raises EngineTimeout at once: asking again would
     only multiply the wait."""
@@ -188,7 +188,7 @@ def _removal_refusal(client: docker.DockerClient, container_id: str) -> str | No
     return refusal
 
 
-def _leftover(container_id: str, refused: dict[str, str]) -> str:
+def leftover(container_id: str, refused: dict[str, str]) -> str:
     """A container teardown left: its short id, and why when the engine refused to remove it."""
     refusal = refused.get(container_id)
     if refusal is None:

@@ -237,6 +237,8 @@ def _local_backend(options: BatchOptions, place: _Place,
             kinds = (("container", swept.containers), ("network", swept.networks), ("volume", swept.volumes))
             progress.note("removed what dead scans left: "
                           + ", ".join(plural(len(found), kind) for kind, found in kinds if found))
+        for line in swept.failed:
+            progress.note(f"could not remove what a dead scan left: {line}")
 
     sweep_dead()
     count = place.jobs or default_jobs(parse_size(options.settings.memory, "--memory"), available=available_memory())

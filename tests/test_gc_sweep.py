@@ -1,0 +1,98 @@
+"""The gc sweep (a scan's, beside its install; a batch's; `mcp-sandbox gc`) against an engine that refuses a removal.
+
+Before the fix a refusal of one dead scan's container (a 500: "device or resource busy", which the engine gives while
+other containers start and stop, i.e. when scans run at once) raised out of the sweep: the rest of the dead session
+stayed, `mcp-sandbox gc` ended in a traceback, and a scan whose sweep it was failed ("internal error in install")
+over a leftover of another, dead scan. A network still in use and a volume still in use were passed over in silence
+(the volume counted as removed). Now the sweep removes all it can and names what it could not, with the engine's
+words; `gc` prints those and exits 3 (as an incomplete teardown)."""
+
+from __future__ import annotations
+
+import subprocess
+import uuid
+from collections.abc import Callable, Iterator
+from typing import Any
+
+import pytest
+from docker.errors import APIError, NotFound
+
+from sandbox.core import gc, images, labels
+from sandbox.core import session as session_module
+from tests.sandbox_helpers import labelled_containers
+
+pytestmark = pytest.mark.docker
+
+BUSY = "driver \"overlay2\" failed to remove root filesystem: device or resource busy"
+
+
+def _dead_owner_labels(session_id: str, role: str) -> dict[str, str]:
+    """The labels of a session whose scanner has exited (a real pid, reaped: its start time no longer matches)."""
+    child = subprocess.Popen(["true"])
+    child.wait()
+    return {**labels.session_labels(session_id, role), labels.OWNER_PID: str(child.pid),
+            labels.OWNER_PID_START: "1"}
+
+
+@pytest.fixture
+def dead_session(docker_client) -> Iterator[tuple[str, list[str], str]]:
+    """A dead scan's leftovers: two running containers on its labelled network."""
+    api = docker_client.api
+    session_id = f"test-{uuid.uuid4().hex}"
+    network = f"mcp-sandbox-test-{uuid.uuid4().hex[:12]}"
+    api.create_network(network, driver="bridge", internal=True, labels=_dead_owner_labels(session_id, "run"))
+    config = api.create_host_config(network_mode=network)
+    image = images.image_tag("python")
+    containers = [api.create_container(image, command=["sleep", "120"], host_config=config, user="10001:10001",
+                                       labels=_dead_owner_labels(session_id, role))["Id"] for role in ("sink", "run")]
+    for container in containers:
+        api.start(container)
+    yield session_id, containers, network
+    for container in containers:
+        subprocess.run(["docker", "rm", "-f", container], capture_output=True, check=False)
+    subprocess.run(["docker", "network", "rm", network], capture_output=True, check=False)
+
+
+def _refusing(remove: Callable[..., Any], victim: str) -> Callable[..., None]:
+    def refuse(container_id: str, **kwargs: Any) -> None:
+        if container_id == victim:
+            raise APIError("500 Server Error", explanation=BUSY)
+        remove(container_id, **kwargs)
+    return refuse
+
+
+def test_a_refused_removal_does_not_stop_the_sweep_and_is_named(docker_client, dead_session, monkeypatch) -> None:
+    session_id, (refused, other), network = dead_session
+    monkeypatch.setattr(session_module, "REMOVAL_PAUSE_SECONDS", 0.0)
+    monkeypatch.setattr(docker_client.api, "remove_container",
+                        _refusing(docker_client.api.remove_container, refused))
+    result = gc.sweep(docker_client)
+    assert other[:12] in result.containers and refused[:12] not in result.containers
+    assert [c["Id"] for c in labelled_containers(docker_client, session_id)] == [refused]
+    assert any(line.startswith(refused[:12]) and "device or resource busy" in line for line in result.failed)
+    # Its network still holds the refused container: kept, and said.
+    assert network not in result.networks
+    assert any(line.startswith(network) for line in result.failed), result.failed
+    monkeypatch.undo()
+    result = gc.sweep(docker_client)  # the refusal passed: the next sweep removes the rest
+    assert refused[:12] in result.containers and network in result.networks
+    assert labelled_containers(docker_client, session_id) == []
+    with pytest.raises(NotFound):
+        docker_client.api.inspect_network(network)
+
+
+def test_gc_prints_what_it_could_not_remove_and_exits_3(monkeypatch, capsys) -> None:
+    import typer
+
+    from sandbox.core import engine
+    from scanner.cli.gc import collect_garbage
+
+    swept = gc.SweepResult(containers=["aaaaaaaaaaaa"], failed=[f"bbbbbbbbbbbb (the engine refused: {BUSY})"])
+    monkeypatch.setattr(engine, "connect", lambda: object())
+    monkeypatch.setattr(gc, "sweep", lambda client, everything=False: swept)
+    with pytest.raises(typer.Exit) as ended:
+        collect_garbage(everything=False, cached_images=False, keep=None, older_than=None)
+    assert ended.value.exit_code == 3
+    out = capsys.readouterr()
+    assert out.out.startswith("removed 1 containers")
+    assert "could not remove bbbbbbbbbbbb (the engine refused: " in out.err
