@@ -9,6 +9,8 @@ words; `gc` prints those and exits 3 (as an incomplete teardown)."""
 
 from __future__ import annotations
 
+import json
+import socket
 import subprocess
 import uuid
 from collections.abc import Callable, Iterator
@@ -19,7 +21,7 @@ from docker.errors import APIError, NotFound
 
 from sandbox.core import gc, images, labels
 from sandbox.core import session as session_module
-from tests.sandbox_helpers import labelled_containers
+from tests.sandbox_helpers import REPO, labelled_containers
 
 pytestmark = pytest.mark.docker
 
@@ -96,3 +98,40 @@ def test_gc_prints_what_it_could_not_remove_and_exits_3(monkeypatch, capsys) -> 
     out = capsys.readouterr()
     assert out.out.startswith("removed 1 containers")
     assert "could not remove bbbbbbbbbbbb (the engine refused: " in out.err
+
+
+def test_a_live_scanner_in_a_container_on_the_host_network_is_not_taken_for_dead(docker_client) -> None:
+    """The scanner's image run with `--network host` has the host's hostname but a pid namespace of its own: its
+    pid means another process here (or none). Before the fix the host's sweep read that pid on the host, found no
+    match and removed the live scan's containers; now a session of another pid namespace counts as another host's."""
+    api = docker_client.api
+    image = images.image_tag("python")
+    script = ("import json, sys, time; from sandbox.core import labels; "
+              "print(json.dumps(labels.session_labels(sys.argv[1], 'run')), flush=True); time.sleep(120)")
+    session_id = f"test-{uuid.uuid4().hex}"
+    scanner = subprocess.Popen(
+        ["docker", "run", "--rm", "--network", "host", "--user", "10001:10001", "-v", f"{REPO}:/src:ro",
+         "-e", "PYTHONPATH=/src", "--label", "io.mcp-sandbox.test=gc", "--entrypoint", "python3", image,
+         "-c", script, session_id], stdout=subprocess.PIPE, text=True)
+    theirs = None
+    try:
+        assert scanner.stdout is not None
+        their_labels = json.loads(scanner.stdout.readline())
+        assert their_labels[labels.OWNER_HOST] == socket.gethostname()  # --network host: the host's name
+        theirs = api.create_container(image, command=["true"], labels=their_labels)["Id"]
+        result = gc.sweep(docker_client)
+        assert theirs[:12] not in result.containers
+        assert session_id in result.kept_live_sessions
+        assert api.inspect_container(theirs)["Id"] == theirs
+    finally:
+        if theirs is not None:
+            subprocess.run(["docker", "rm", "-f", theirs], capture_output=True, check=False)
+        scanner.kill()
+        subprocess.run(["docker", "rm", "-f", *_test_containers()], capture_output=True, check=False)
+        scanner.wait(timeout=30)
+
+
+def _test_containers() -> list[str]:
+    listed = subprocess.run(["docker", "ps", "-aq", "--filter", "label=io.mcp-sandbox.test=gc"],
+                            capture_output=True, text=True, check=False)
+    return listed.stdout.split()

@@ -13,6 +13,7 @@ CREATED = f"{PREFIX}.created"
 OWNER_PID = f"{PREFIX}.pid"
 OWNER_PID_START = f"{PREFIX}.pid-start"
 OWNER_HOST = f"{PREFIX}.host"
+OWNER_PID_NAMESPACE = f"{PREFIX}.pid-namespace"
 ROLE = f"{PREFIX}.role"
 KIND = f"{PREFIX}.kind"
 
@@ -31,6 +32,15 @@ def process_start_ticks(pid: int) -> str | None:
     return fields[19] if len(fields) > 19 else None
 
 
+def pid_namespace() -> str:
+    """This process's pid namespace (`pid:[4026531836]`), "" where it cannot be read. A scanner in a container shares
+    the host's hostname under `--network host` but not its pids: the namespace tells the two apart."""
+    try:
+        return os.readlink("/proc/self/ns/pid")
+    except OSError:
+        return ""
+
+
 def session_labels(session_id: str, role: str) -> dict[str, str]:
     """Labels for a resource of this scanner process's session."""
     pid = os.getpid()
@@ -40,6 +50,7 @@ def session_labels(session_id: str, role: str) -> dict[str, str]:
         OWNER_PID: str(pid),
         OWNER_PID_START: process_start_ticks(pid) or "",
         OWNER_HOST: socket.gethostname(),
+        OWNER_PID_NAMESPACE: pid_namespace(),
         ROLE: role,
     }
 
@@ -50,16 +61,18 @@ FOREIGN_SESSION_MAX_AGE_SECONDS = 24 * 3600
 # set, so without these the image would carry the install's session and its (soon dead) owner, and every container
 # run from it outside a scan (a user's `docker run`, a benchmark's bare run) would look like a dead scan's leftover to
 # the next scan's gc sweep. A commit cannot remove a label, only empty it; gc leaves an empty session label alone.
-SESSION_CLEARED = {key: "" for key in (SESSION, OWNER_PID, OWNER_PID_START, OWNER_HOST, ROLE)}
+SESSION_CLEARED = {key: "" for key in (SESSION, OWNER_PID, OWNER_PID_START, OWNER_HOST, OWNER_PID_NAMESPACE, ROLE)}
 
 
 def owner_alive(labels: dict[str, str], now: float | None = None) -> bool:
     """Whether the scanner process that created a labelled resource may still be running.
 
     On this host the pid and its start time answer exactly. A session of another host sharing the engine (a scanner
-    in a container with the socket mounted) cannot be checked, so it counts as alive for a day.
+    in a container with the socket mounted), or of another pid namespace under the same hostname (that container run
+    with `--network host`), cannot be checked, so it counts as alive for a day. A label without the namespace (a
+    scanner from before it was labelled) is checked by its pid.
     """
-    if labels.get(OWNER_HOST) != socket.gethostname():
+    if labels.get(OWNER_HOST) != socket.gethostname() or not _same_pid_namespace(labels):
         created = float(labels.get(CREATED, "0") or 0)
         return (now or time.time()) - created < FOREIGN_SESSION_MAX_AGE_SECONDS
     try:
@@ -68,3 +81,8 @@ def owner_alive(labels: dict[str, str], now: float | None = None) -> bool:
         return False
     start = process_start_ticks(pid)
     return start is not None and start == labels.get(OWNER_PID_START)
+
+
+def _same_pid_namespace(labels: dict[str, str]) -> bool:
+    theirs = labels.get(OWNER_PID_NAMESPACE, "")
+    return not theirs or theirs == pid_namespace()
