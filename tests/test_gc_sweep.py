@@ -10,6 +10,8 @@ words; `gc` prints those and exits 3 (as an incomplete teardown)."""
 from __future__ import annotations
 
 import json
+import os
+import shutil
 import socket
 import subprocess
 import uuid
@@ -135,3 +137,34 @@ def _test_containers() -> list[str]:
     listed = subprocess.run(["docker", "ps", "-aq", "--filter", "label=io.mcp-sandbox.test=gc"],
                             capture_output=True, text=True, check=False)
     return listed.stdout.split()
+
+
+HIDDEN_CHECK = ("import json, sys; from sandbox.core import labels; "
+                "print(labels.owner_alive(json.loads(sys.argv[1])))")
+
+
+@pytest.mark.skipif(os.geteuid() != 0 or not shutil.which("unshare") or not shutil.which("setpriv")
+                    or not shutil.which("python3"),
+                    reason="mounts a proc with hidepid=2 in a mount namespace of its own: needs root")
+def test_a_live_scanner_of_another_user_hidden_by_hidepid_is_not_taken_for_dead() -> None:
+    """/proc mounted with hidepid=2 (a hardened multi-user host) hides other users' processes: before the fix one
+    user's sweep found no /proc entry for another user's live scanner and removed its containers. The check runs
+    here as another user (nobody, the system's python3: labels.py needs only the standard library) under such a
+    /proc; the scanner is this test's `sleep`, owned by root."""
+    scanner = subprocess.Popen(["sleep", "120"])
+    try:
+        owner = {**labels.session_labels("test-hidden", "run"), labels.OWNER_PID: str(scanner.pid),
+                 labels.OWNER_PID_START: labels.process_start_ticks(scanner.pid) or ""}
+        check = (f"mount -t proc -o hidepid=2 proc /proc && exec setpriv --reuid 65534 --regid 65534 --clear-groups "
+                 f"env PYTHONPATH={REPO} python3 -c \"$0\" \"$1\"")
+        answer = subprocess.run(["unshare", "-m", "--propagation", "private", "sh", "-c", check, HIDDEN_CHECK,
+                                 json.dumps(owner)], capture_output=True, text=True, timeout=60, check=False)
+        assert answer.stdout.strip() == "True", answer.stderr
+        scanner.kill()
+        scanner.wait()
+        answer = subprocess.run(["unshare", "-m", "--propagation", "private", "sh", "-c", check, HIDDEN_CHECK,
+                                 json.dumps(owner)], capture_output=True, text=True, timeout=60, check=False)
+        assert answer.stdout.strip() == "False", answer.stderr  # gone: its leftovers are swept
+    finally:
+        scanner.kill()
+        scanner.wait()

@@ -70,7 +70,8 @@ def owner_alive(labels: dict[str, str], now: float | None = None) -> bool:
     On this host the pid and its start time answer exactly. A session of another host sharing the engine (a scanner
     in a container with the socket mounted), or of another pid namespace under the same hostname (that container run
     with `--network host`), cannot be checked, so it counts as alive for a day. A label without the namespace (a
-    scanner from before it was labelled) is checked by its pid.
+    scanner from before it was labelled) is checked by its pid. A pid /proc hides (`hidepid`: another user's scanner)
+    is asked with signal 0.
     """
     if labels.get(OWNER_HOST) != socket.gethostname() or not _same_pid_namespace(labels):
         created = float(labels.get(CREATED, "0") or 0)
@@ -80,7 +81,23 @@ def owner_alive(labels: dict[str, str], now: float | None = None) -> bool:
     except ValueError:
         return False
     start = process_start_ticks(pid)
-    return start is not None and start == labels.get(OWNER_PID_START)
+    if start is None:  # no /proc entry: gone, or another user's hidden from us (/proc mounted with hidepid)
+        return _hidden_process(pid)
+    return start == labels.get(OWNER_PID_START)
+
+
+def _hidden_process(pid: int) -> bool:
+    """Whether a pid /proc does not show is a process all the same: another user's, which signal 0 may not reach
+    (EPERM). Its start time cannot be read, so a reused pid keeps a dead session until that process ends too."""
+    if pid <= 0:
+        return False
+    try:
+        os.kill(pid, 0)
+    except PermissionError:
+        return True
+    except OSError:  # ESRCH: no such process
+        return False
+    return True  # ours, and /proc would not show it: alive all the same
 
 
 def _same_pid_namespace(labels: dict[str, str]) -> bool:
