@@ -16,7 +16,7 @@ from scanner.batch.store import Store
 from scanner.provenance.model import EgressAttempt, PackageProvenance, Pins, ProvenanceReport
 from scanner.report.model import (CallBehavior, CanaryEvent, InstallInfo, InstallStepWrites, Report, ServerInfo,
                                   TargetInfo)
-from tests.cli_helpers import run_cli
+from tests.cli_helpers import run_cli, run_main
 
 SEND = {"name": "send_mail", "description": "Send an e-mail.",
         "inputSchema": {"type": "object", "properties": {"to": {"type": "string"}}}}
@@ -177,13 +177,15 @@ def test_diff_command(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: p
     assert code == 2 and output.startswith("error:")
 
 
-@pytest.mark.parametrize("content", ["not json", json.dumps({"x": 1})])
-def test_diff_command_refuses_what_is_not_a_report(tmp_path: Path, content: str, monkeypatch: pytest.MonkeyPatch,
+@pytest.mark.parametrize(("content", "said"), [("not json", "is not valid JSON"),
+                                               (json.dumps({"x": 1}), "not an mcp-sandbox JSON report")])
+def test_diff_command_refuses_what_is_not_a_report(tmp_path: Path, content: str, said: str,
+                                                   monkeypatch: pytest.MonkeyPatch,
                                                    capsys: pytest.CaptureFixture[str]) -> None:
     bad = tmp_path / "bad.json"
     bad.write_text(content)
     code, output = run_cli(monkeypatch, capsys, "diff", bad, bad)
-    assert code == 2 and "not an mcp-sandbox JSON report" in output
+    assert code == 2 and said in output
 
 
 def test_since_skips_only_exact_registry_releases_vetted_there(tmp_path: Path, capsys: pytest.CaptureFixture[str]) \
@@ -197,3 +199,61 @@ def test_since_skips_only_exact_registry_releases_vetted_there(tmp_path: Path, c
     kept = _not_vetted(targets, database)
     assert kept == targets[1:]  # a new version, a version to resolve, another command of the same release
     assert "1 releases already vetted" in capsys.readouterr().err
+
+
+def _two_releases(tmp_path: Path) -> tuple[Path, Path]:
+    old, new = tmp_path / "old.json", tmp_path / "new.json"
+    old.write_text(report("1.0.0").model_dump_json())
+    new.write_text(report("1.0.1", hosts=("x.invalid",)).model_dump_json())
+    return old, new
+
+
+def test_diff_json_to_stdout_is_the_json_alone(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+                                               capsys: pytest.CaptureFixture[str]) -> None:
+    """`--json -` means stdout carries the JSON: the finding lines go to stderr, as on every other command."""
+    old, new = _two_releases(tmp_path)
+    code, out, err = run_main(monkeypatch, capsys, "diff", old, new, "--json", "-")
+    assert code == 1
+    assert json.loads(out)["changes_since"]["hosts_added"] == [{"phase": "run", "host": "x.invalid"}]
+    assert "I12" in err
+
+
+@pytest.mark.parametrize("which", ["old", "new"])
+def test_diff_never_writes_over_an_input(tmp_path: Path, which: str, monkeypatch: pytest.MonkeyPatch,
+                                         capsys: pytest.CaptureFixture[str]) -> None:
+    old, new = _two_releases(tmp_path)
+    target = old if which == "old" else new
+    before = target.read_bytes()
+    code, output = run_cli(monkeypatch, capsys, "diff", old, new, "--json", target)
+    assert code == 2 and "it is an input of this command" in output
+    assert target.read_bytes() == before
+
+
+def test_diff_checks_the_output_path_before_reading(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+                                                    capsys: pytest.CaptureFixture[str]) -> None:
+    old, new = _two_releases(tmp_path)
+    code, out, err = run_main(monkeypatch, capsys, "diff", old, new, "--json", tmp_path / "missing" / "out.json")
+    assert code == 2 and out == "" and err.startswith("error:") and len(err.splitlines()) == 1
+
+
+@pytest.mark.parametrize("special", ["/dev/zero", "fifo", "folder", "huge", "utf16"])
+def test_diff_refuses_what_cannot_be_a_report_without_reading_it_all(
+        tmp_path: Path, special: str, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]) -> None:
+    """A device, a pipe, a folder or a sparse file of several GB is one error line, never an endless read."""
+    import os
+
+    old, _ = _two_releases(tmp_path)
+    path = tmp_path / special
+    if special == "fifo":
+        os.mkfifo(path)
+    elif special == "folder":
+        path.mkdir()
+    elif special == "huge":
+        with path.open("wb") as handle:
+            handle.truncate(3 * 1024 ** 3)  # sparse: 3 GiB read as zeros, none of it on disk
+    elif special == "utf16":
+        path.write_bytes(old.read_text().encode("utf-16"))
+    else:
+        path = Path(special)
+    code, out, err = run_main(monkeypatch, capsys, "diff", old, path)
+    assert code == 2 and err.startswith("error:") and len(err.splitlines()) == 1, err

@@ -36,22 +36,25 @@ def diff(
     """
     from sandbox.core.untrusted import escape_for_terminal, escape_json_text
     from scanner.batch.release_diff import change_findings, release_changes, same_package, with_changes
-    from scanner.cli.output import check_levels, write_text
+    from scanner.cli.output import STDOUT, check_levels, check_writable, write_text
     from scanner.report.severity import meets_fail_on
 
     check_levels(fail_on, "info")
+    check_writable(json_out, "the JSON report", [old_path, new_path])
     old, new = _report(old_path), _report(new_path)
     if not same_package(old, new):
         raise UsageError(f"{old_path} and {new_path} are not two versions of one package ({_label(old)} vs "
                          f"{_label(new)}); give the reports of two releases of the same package")
     changes = release_changes(old, new, str(old_path))
     findings = change_findings(changes)
+    lines = sys.stderr if json_out == STDOUT else sys.stdout  # `--json -`: stdout carries the JSON alone
     for found in findings:
-        print(f"{found.severity:<7} {found.rule_id} {escape_for_terminal(found.message, 1_000)}")
+        print(f"{found.severity:<7} {found.rule_id} {escape_for_terminal(found.message, 1_000)}", file=lines)
     for note in changes.not_compared:
         print(f"not compared: {note}", file=sys.stderr)
     if not findings:
-        print(f"no change in behaviour or surface since {escape_for_terminal(old.target.version or '?', 100)}")
+        print(f"no change in behaviour or surface since {escape_for_terminal(old.target.version or '?', 100)}",
+              file=lines)
     if json_out is not None:
         text = with_changes(new, changes).model_dump_json(indent=2)
         write_text(json_out, escape_json_text(text) + "\n", "the JSON report")
@@ -59,14 +62,17 @@ def diff(
 
 
 def _report(path: Path) -> Report:
+    """A saved report, read as every JSON input is (scanner/json_input.py: a regular file within the size limit,
+    UTF-8, JSON), then validated."""
     from pydantic import ValidationError
 
+    from scanner.json_input import read_json
     from scanner.report.model import Report
 
+    if str(path) == "-":
+        raise UsageError("diff reads two report files; - (standard input) is not one of them")
     try:
-        return Report.model_validate_json(path.read_bytes())
-    except OSError as exc:
-        raise UsageError(f"cannot read {path}: {exc.strerror or exc}") from None
+        return Report.model_validate(read_json(path, "report").value)
     except ValidationError:
         raise UsageError(f"{path} is not an mcp-sandbox JSON report (write one with `scan --json FILE`)") from None
 
