@@ -180,6 +180,42 @@ def test_an_output_path_that_is_an_input_is_refused(tmp_path: Path, cli: Any) ->
     assert cli("check", tools, "--sarif", tools)[0] == 2 and json.loads(tools.read_text()) == GOOD
 
 
+@pytest.mark.parametrize("command", [["check", "{tools}"], ["check-config", "{config}"],
+                                     ["scan", "{zoo}", "--command", "zoo-inspector"]])
+@pytest.mark.parametrize("flag", ["--json", "--sarif", "--markdown"])
+def test_an_output_path_that_is_the_config_is_refused(tmp_path: Path, cli: Any, command: list[str],
+                                                      flag: str) -> None:
+    """`--config` is an input too: `--json ci.toml` (a slip for `--config ci.toml`) must not replace it."""
+    tools = tmp_path / "tools.json"
+    tools.write_text(json.dumps(GOOD))
+    config = tmp_path / "ci.toml"
+    config.write_text('disable = ["S2"]\n')
+    values = {"tools": tools, "config": CONFIGS / "claude.json", "zoo": ROOT / "tests" / "servers" / "zoo"}
+    code, out, err = cli(*[a.format(**values) for a in command], "--config", config, flag, config)
+    assert code == 2 and "it is an input of this command" in err and err.count("\n") == 1, err
+    assert config.read_text() == 'disable = ["S2"]\n'
+
+
+@pytest.mark.parametrize("command", [["check", "{tools}"], ["check-config", "{config}"],
+                                     ["scan", "{zoo}", "--command", "zoo-inspector"]])
+def test_two_outputs_on_one_path_are_refused(tmp_path: Path, cli: Any, command: list[str]) -> None:
+    """`--json r --sarif r` wrote both, one over the other: the JSON report was silently lost."""
+    tools = tmp_path / "tools.json"
+    tools.write_text(json.dumps(GOOD))
+    values = {"tools": tools, "config": CONFIGS / "claude.json", "zoo": ROOT / "tests" / "servers" / "zoo"}
+    out_path = tmp_path / "report.out"
+    code, out, err = cli(*[a.format(**values) for a in command], "--json", out_path, "--sarif",
+                         tmp_path / "." / "report.out")
+    assert code == 2 and "the same file" in err and err.count("\n") == 1, err
+    assert not out_path.exists()
+
+
+def test_scan_json_and_lock_on_one_path_are_refused(tmp_path: Path, cli: Any) -> None:
+    code, _, err = cli("scan", ROOT / "tests" / "servers" / "zoo", "--command", "zoo-inspector", "--json",
+                       tmp_path / "x", "--lock", tmp_path / "x")
+    assert code == 2 and "the same file" in err, err
+
+
 def test_only_one_output_on_stdout(tmp_path: Path, cli: Any) -> None:
     tools = tmp_path / "tools.json"
     tools.write_text(json.dumps(GOOD))

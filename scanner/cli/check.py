@@ -103,7 +103,7 @@ def check(
         _explain(explain_rule)
     if file is None:
         raise UsageError("give a tools/list JSON FILE to check (- for standard input), or --explain RULE")
-    check_outputs(outputs, inputs=[file], fail_under=fail_under)
+    check_outputs(outputs, inputs=[file, config_path], fail_under=fail_under)
     from scanner.config import load
     from scanner.tools_file import load_tools_file
 

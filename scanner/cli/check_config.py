@@ -41,7 +41,7 @@ def check_config(
     Environment values are never printed; remote servers show only scheme and host. A config's disable / ignore
     (--config, as for check and scan) suppresses findings the way it does there: shown, never counted.
     """
-    check_outputs(outputs, inputs=[path.expanduser() for path in files])
+    check_outputs(outputs, inputs=[*(path.expanduser() for path in files), config_path])
     from scanner.config import load
 
     config = load(config_path)

@@ -83,15 +83,37 @@ def check_writable(target: str | Path | None, what: str, inputs: Sequence[Path |
         raise UsageError(f"cannot write {what} to {target}: permission denied")
 
 
-def check_outputs(outputs: ReportOutputs, inputs: Sequence[Path | str] = (), fail_under: int | None = None) -> None:
-    """Before any work: the levels, at most one output on stdout, every output path writable and none an input."""
+OutputPath = tuple[str | Path | None, str]  # a path (or None, or `-`) and what is written there
+
+
+def check_outputs(outputs: ReportOutputs, inputs: Sequence[Path | str | None] = (), fail_under: int | None = None,
+                  others: Sequence[OutputPath] = ()) -> None:
+    """Before any work: the levels, at most one output on stdout, every output path writable, none an input (the
+    command's files, its --config…) and no two the same file (`others`: the command's other outputs, a lock)."""
     check_levels(outputs.fail_on, outputs.min_severity, fail_under)
     on_stdout = [o == STDOUT for o in (outputs.json, outputs.sarif, outputs.markdown)] + [outputs.annotations]
     if sum(on_stdout) > 1:
         raise UsageError("only one of --json/--sarif/--markdown (-) and --github-annotations can write to stdout")
-    for target, what in ((outputs.json, "the JSON report"), (outputs.sarif, "the SARIF report"),
-                         (outputs.markdown, "the Markdown report")):
-        check_writable(target, what, inputs)
+    given = [i for i in inputs if i is not None]
+    named: list[OutputPath] = [(outputs.json, "the JSON report"), (outputs.sarif, "the SARIF report"),
+                               (outputs.markdown, "the Markdown report"), *others]
+    for target, what in named:
+        check_writable(target, what, given)
+    refuse_one_file_twice(named)
+
+
+def refuse_one_file_twice(targets: Sequence[OutputPath]) -> None:
+    """Two outputs naming one file (`--json r --sarif ./r`, or a hard link) would each replace the other: refused."""
+    seen: list[tuple[Path, str]] = []
+    for target, what in targets:
+        if target is None or str(target) == STDOUT:
+            continue
+        path = Path(target).resolve()
+        for earlier, earlier_what in seen:
+            if path == earlier or path.exists() and earlier.exists() and os.path.samefile(path, earlier):
+                raise UsageError(f"{earlier_what} and {what} would both be written to the same file {target}; give "
+                                 "each its own path")
+        seen.append((path, what))
 
 
 def write_text(target: str, text: str, what: str) -> None:

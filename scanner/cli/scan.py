@@ -20,7 +20,7 @@ from scanner.cli.options import (config_option, fail_under_option, upstream_from
                                  with_report_options)
 from scanner.cli.exit_reason import EXIT_INCOMPLETE
 from scanner.cli.remote_options import RemoteFlags, with_remote_options
-from scanner.cli.output import STDOUT, ReportOutputs, check_outputs, check_writable, emit_report, finish
+from scanner.cli.output import STDOUT, ReportOutputs, check_outputs, emit_report, finish
 from scanner.errors import UsageError
 from scanner.cli.scan_config import ConfigRun
 from scanner.cli.scan_door import head_start as _head_start, head_start_options, scan_door
@@ -135,7 +135,8 @@ def scan(
     Exit codes: 0 clean; 1 a finding at/above --fail-on (or score under --fail-under); 2 bad input; 3 the scan could
     not complete (no engine, install failed, no answer, teardown incomplete, an internal error); with --config-file,
     the worst. The last line on stderr says why."""
-    signer = _check_flags(outputs, fail_under, lock_path, sign, sign_env)
+    inputs = [target, config_file, config_path, fixtures, ca_bundle, sign]  # never an output
+    signer = _check_flags(outputs, fail_under, lock_path, sign, sign_env, inputs)
     _check_sources(advisories, ca_bundle, network)
     upstream = upstream_from_cli(upstream_proxy)  # its warning first, as before the scan machinery was lazy
     policy, config, conformance = _policy(memory, cpus, pids, env), _load_config(config_path), _conformance_options(
@@ -207,10 +208,9 @@ def _scan_config(run_request: ConfigRun, options: ScanOptions, outputs: ReportOu
 
 
 def _check_flags(outputs: ReportOutputs, fail_under: int | None, lock_path: Path | None, sign: Path | None,
-                 sign_env: str | None) -> Signer | None:
+                 sign_env: str | None, inputs: list[str | Path | None]) -> Signer | None:
     """The flags and the output paths, before anything is installed; the signer when one is asked for."""
-    check_outputs(outputs, fail_under=fail_under)
-    check_writable(lock_path, "the lock")
+    check_outputs(outputs, inputs, fail_under, others=[(lock_path, "the lock")])
     if (sign is not None or sign_env is not None) and (outputs.json is None or outputs.json == STDOUT):
         raise UsageError("--sign/--sign-env sign the JSON report: also give --json PATH (a file, not -)")
     if sign is None and sign_env is None:
