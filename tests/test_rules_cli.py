@@ -85,3 +85,10 @@ def test_rules_markdown_is_the_readme_table(tmp_path: Path) -> None:
 def test_rules_json_and_markdown_cannot_both_take_stdout() -> None:
     result = run("rules", "--json", "-", "--markdown", "-")
     assert result.returncode == 2 and result.stderr.startswith("error: --json - and --markdown -")
+
+
+def test_rules_json_and_markdown_cannot_share_a_file(tmp_path: Path) -> None:
+    """`--json r --markdown r` wrote the JSON, then the table over it."""
+    result = run("rules", "--json", str(tmp_path / "r"), "--markdown", str(tmp_path / "." / "r"))
+    assert result.returncode == 2 and "the same file" in result.stderr and result.stderr.count("\n") == 1
+    assert not (tmp_path / "r").exists()

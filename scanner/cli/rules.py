@@ -7,7 +7,7 @@ from typing import TYPE_CHECKING
 
 import typer
 
-from scanner.cli.output import STDOUT, write_json, write_text
+from scanner.cli.output import STDOUT, refuse_one_file_twice, write_json, write_text
 from scanner.errors import UsageError
 
 if TYPE_CHECKING:
@@ -40,6 +40,7 @@ def rules(
     chosen = select(family)
     if json_path == STDOUT and markdown_path == STDOUT:
         raise UsageError("--json - and --markdown - both want standard output; give one of them a file")
+    refuse_one_file_twice([(json_path, "the JSON rules"), (markdown_path, "the Markdown table")])
     if json_path is not None:
         write_json(json_path, [as_json(rule) for rule in chosen], "the rules")
     if markdown_path is not None:
