@@ -92,12 +92,17 @@ def test_min_severity_filters_the_terminal_not_the_report_nor_the_exit_code(tmp_
 
 @pytest.mark.parametrize("args, message", [
     (["check-config", str(CONFIGS / "missing.json")], "no such file"),
+    (["check-config", str(CONFIGS)], "not a regular file"),
+    (["check-config", "/dev/zero"], "not a regular file"),
+    (["check-config", str(CONFIGS / "claude.utf16.json")], "not UTF-8 (byte 0); save it as UTF-8"),
     (["check-config", str(CONFIGS / "broken.json")], "not valid JSON"),
     (["check-config", str(CONFIGS / "not_mcp.json")], "no MCP servers found"),
     (["check-config", "--fail-on", "bogus", str(CONFIGS / "claude.json")], "--fail-on"),
     (["check-config", "--min-severity", "loud", str(CONFIGS / "claude.json")], "--min-severity"),
 ])
 def test_bad_input_is_exit_2_with_one_error_line(args: list[str], message: str) -> None:
+    """A folder or a device was "no such file"; a UTF-16 file (PowerShell's `>`) named an exception class, not
+    what to do."""
     result = run(*args)
     assert result.returncode == 2
     assert result.stderr.startswith("error: ") and message in result.stderr

@@ -69,14 +69,20 @@ def _env_text(value: str | int | float | bool) -> str:
 
 
 def _load_json(path: Path) -> dict[str, Any]:
-    if not path.is_file():
+    if not path.exists():
         raise UsageError(f"{path}: no such file; give the path of an MCP client config (e.g. ~/.claude.json)")
+    if not path.is_file():
+        raise UsageError(f"{path}: not a regular file (a folder, a pipe or a device); give the path of an MCP client "
+                         "config file")
     if path.stat().st_size > MAX_CONFIG_BYTES:
         raise UsageError(f"{path}: larger than {MAX_CONFIG_BYTES // (1024 * 1024)} MiB; that is not an MCP config")
     try:
-        text = path.read_text("utf-8-sig")
-    except (OSError, UnicodeDecodeError) as exc:
-        raise UsageError(f"{path}: cannot be read as UTF-8 text ({exc.__class__.__name__})") from exc
+        text = path.read_bytes().decode("utf-8-sig")
+    except OSError as exc:
+        raise UsageError(f"{path}: cannot be read: {exc.strerror or exc}") from None
+    except UnicodeDecodeError as exc:
+        raise UsageError(f"{path}: not UTF-8 (byte {exc.start}); save it as UTF-8 JSON, as MCP clients read it") \
+            from None
     data = parse_json(f"client config {path}", strip_jsonc(text))  # one reader: depth, long integers, lone surrogates
     if not isinstance(data, dict):
         raise UsageError(f"{path}: the top level is not a JSON object, so it is not an MCP client config")
