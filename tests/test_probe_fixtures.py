@@ -139,3 +139,53 @@ def test_unresolvable_or_endless_schemas_are_refusal_reasons_not_crashes() -> No
     dangling = {"type": "object", "properties": {"a": {"$ref": "#/$defs/nope"}}}
     assert "can't be resolved" in schema_mismatch({"a": 1}, dangling)
     assert "refers to itself" in schema_mismatch({}, {"$ref": "#"})
+
+
+def test_starter_file_carries_hostile_tool_names_as_escapes(tmp_path: Path) -> None:
+    """The starter holds the server's own tool names: a bidi override, a C1 control or a line separator in one is
+    written as its JSON escape (the same value read back), never raw where an editor or a diff would render it."""
+    hostile = "read\u202efile\x85\u2028\U000e0041"
+    path = tmp_path / "starter.json"
+    write_starter_fixtures(path, [{**READ_FILE, "name": hostile}], seed_manifest())
+    raw = path.read_text(encoding="utf-8")
+    assert not any(ch in raw for ch in ("\u202e", "\x85", "\u2028", "\U000e0041")), repr(raw)
+    assert load_fixtures(path, env={}).probes[0].tool == hostile
+
+
+def test_starter_file_write_failure_leaves_no_half_file(tmp_path: Path) -> None:
+    """A write that fails part-way (here the file-size limit, as a full disk would) leaves no truncated starter."""
+    import subprocess
+    import sys
+
+    code = (
+        "import resource, signal, sys\n"
+        "from pathlib import Path\n"
+        "from sandbox.run.workspace_seed import seed_manifest\n"
+        "from scanner.probes.fixtures import write_starter_fixtures\n"
+        "from tests.test_probe_fixtures import READ_FILE, SET_MODE\n"
+        "signal.signal(signal.SIGXFSZ, signal.SIG_IGN)\n"
+        "resource.setrlimit(resource.RLIMIT_FSIZE, (100, 100))\n"
+        "try:\n"
+        "    write_starter_fixtures(Path(sys.argv[1]), [READ_FILE, SET_MODE] * 20, seed_manifest())\n"
+        "except Exception as exc:\n"
+        "    print(type(exc).__name__)\n")
+    root = Path(__file__).resolve().parent.parent
+    result = subprocess.run([sys.executable, "-c", code, str(tmp_path / "starter.json")], capture_output=True,
+                            text=True, cwd=root, timeout=60, env={"PYTHONPATH": str(root), "PATH": "/usr/bin:/bin"})
+    assert result.stdout.strip() in ("OSError", "UsageError"), result
+    assert list(tmp_path.iterdir()) == []
+
+
+def test_init_fixtures_checks_the_folder_before_scanning(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+                                                         capsys: pytest.CaptureFixture[str]) -> None:
+    """A missing folder was found only after the install and the listing (minutes of work thrown away)."""
+    from scanner.pipeline import image_scan
+    from tests.cli_helpers import run_main
+
+    def never(*args: Any, **kwargs: Any) -> None:
+        raise AssertionError("scanned before the output path was checked")
+
+    monkeypatch.setattr(image_scan, "run_target", never)
+    code, out, err = run_main(monkeypatch, capsys, "init-fixtures", tmp_path / "missing" / "f.json", "npm:x",
+                              "--upstream-proxy", "none")
+    assert code == 2 and err.startswith("error:") and "does not exist" in err and err.count("\n") == 1, err

@@ -377,6 +377,8 @@ def init_fixtures(
     if path.exists():
         raise UsageError(f"{path} already exists; choose another file name or remove it first")
     upstream = upstream_from_cli(upstream_proxy)
+    if not path.parent.is_dir():  # before the install and the listing, not after them
+        raise UsageError(f"cannot write {path}: the folder {path.parent} does not exist")
     with spinning("listing tools") as progress:
         report = run_target(ScanOptions(target=target, command=command, probes=ProbeOptions(enabled=False),
                                       upstream_proxy=upstream), progress=progress)

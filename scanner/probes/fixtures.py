@@ -22,11 +22,12 @@ from typing import Any
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from sandbox.run.workspace_seed import SeedManifest
+from scanner.atomic_write import atomic_write_bytes
 from scanner.errors import UsageError
 from scanner.json_input import first_validation_error, read_json
 from scanner.probes.value_generation import generate_arguments
 from scanner.probes.tooldef import input_schema, tool_name
-from sandbox.core.untrusted import cap_text
+from sandbox.core.untrusted import cap_text, escape_json_text
 
 FIXTURES_VERSION = 1
 MAX_FIXTURES_BYTES = 4 * 1024 * 1024
@@ -170,6 +171,10 @@ def write_starter_fixtures(path: Path, tools: list[dict[str, Any]], manifest: Se
     if not path.parent.is_dir():
         raise UsageError(f"the folder of {path} does not exist")
     fixtures = starter_fixtures(tools, manifest)
-    text = json.dumps(fixtures.model_dump(mode="json"), indent=2, ensure_ascii=False) + "\n"
-    path.write_text(text, encoding="utf-8")
+    # The tool names are the server's: a bidi override or a C1 control in one is written as its JSON escape.
+    text = escape_json_text(json.dumps(fixtures.model_dump(mode="json"), indent=2, ensure_ascii=False)) + "\n"
+    try:
+        atomic_write_bytes(path, text.encode("utf-8"), durable=False)  # whole, or not there at all
+    except OSError as exc:
+        raise UsageError(f"cannot write {path}: {exc.strerror or exc}") from None
     return len(fixtures.probes)
