@@ -229,11 +229,14 @@ def load(path: Path | None = None, cwd: Path | None = None) -> Config:
     Only the explicit one may suppress error-level security findings (see the module docstring)."""
     if path is not None:
         try:
-            exists = path.is_file()
+            exists, regular = path.exists(), path.is_file()
         except OSError as exc:
             raise UsageError(f"cannot read config {path}: {exc.strerror or exc}") from exc
         if not exists:
             raise UsageError(f"config file {path} does not exist; pass an existing file to --config")
+        if not regular:
+            raise UsageError(f"config {path} is not a regular file (a folder, a pipe or a device); pass a TOML file "
+                             "to --config")
         return _load_file(path, explicit=True)
     try:
         base = cwd or Path.cwd()

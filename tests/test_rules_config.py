@@ -49,3 +49,21 @@ def test_bad_config_is_a_usage_error(tmp_path: Path, text: str, needle: str) -> 
     path.write_text(text)
     with pytest.raises(UsageError, match=needle):
         load(path)
+
+
+@pytest.mark.parametrize("kind", ["folder", "fifo", "device"])
+def test_a_config_that_is_no_regular_file_is_said_so(tmp_path: Path, kind: str) -> None:
+    """`--config DIR` (or a pipe, a device) was "does not exist", which it does."""
+    import os
+
+    path = tmp_path / "c"
+    if kind == "folder":
+        path.mkdir()
+    elif kind == "fifo":
+        os.mkfifo(path)
+    else:
+        path = Path("/dev/zero")
+    with pytest.raises(UsageError, match="is not a regular file"):
+        load(path)
+    with pytest.raises(UsageError, match="does not exist"):
+        load(tmp_path / "missing.toml")
