@@ -120,3 +120,27 @@ def test_terminal_output_escapes_control_characters(tmp_path: Path) -> None:
     result = run("check-config", str(path))
     assert "\x1b" not in result.stdout
     assert "evil\\e[31mname" in result.stdout
+
+
+def test_report_strings_from_the_config_are_capped(tmp_path: Path) -> None:
+    """A server name, package spec or variable name of megabytes was copied whole into the JSON report (and the
+    finding's message and evidence: three copies of a 1 MB package name); each is capped as a scan report's are."""
+    from sandbox.core.untrusted import MAX_STRING_CHARS
+
+    config = tmp_path / "mcp.json"
+    config.write_text(json.dumps({"mcpServers": {
+        "N" * 2_000_000: {"command": "npx", "args": ["-y", "p" * 1_000_000]},
+        "e": {"command": "npx", "args": ["-y", "q@1.0.0"], "env": {"E" * 1_000_000: "v"}}}}))
+    out = tmp_path / "out.json"
+    result = run("check-config", str(config), "--json", str(out), "-q")
+    assert result.returncode == 0, result.stderr
+    assert out.stat().st_size < 200_000
+
+    def strings(value: object) -> list[str]:
+        if isinstance(value, dict):
+            return [s for v in value.values() for s in strings(v)]
+        if isinstance(value, list):
+            return [s for v in value for s in strings(v)]
+        return [value] if isinstance(value, str) else []
+
+    assert max(map(len, strings(json.loads(out.read_text())))) <= MAX_STRING_CHARS + 100

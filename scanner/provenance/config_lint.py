@@ -10,6 +10,7 @@ from scanner.provenance.shell_words import command_segments, program_name
 from scanner.provenance.redact import redact_secrets
 from scanner.rules.provenance import finding
 from scanner.report.model import Finding, SuppressedFinding
+from sandbox.core.untrusted import cap_text
 
 
 class ServerResult(BaseModel):
@@ -47,8 +48,10 @@ def lint_config(config: ClientConfig) -> ConfigResult:
 
 
 def lint_entry(entry: ServerEntry) -> ServerResult:
-    result = ServerResult(name=entry.name, scope=entry.scope, transport=entry.transport, remote=entry.remote,
-                          env_names=entry.env_names, disabled=entry.disabled)
+    # Every string here is the config's (its keys, its launch's words): capped as a scan report's are.
+    result = ServerResult(name=cap_text(entry.name), scope=None if entry.scope is None else cap_text(entry.scope),
+                          transport=entry.transport, remote=None if entry.remote is None else cap_text(entry.remote),
+                          env_names=[cap_text(name) for name in entry.env_names], disabled=entry.disabled)
     if entry.problem:
         result.findings.append(finding("I1", f"Unreadable server entry: {entry.problem}.", evidence=entry.problem))
         return result
@@ -56,7 +59,7 @@ def lint_entry(entry: ServerEntry) -> ServerResult:
         return result
     analysis = analyse_launch(entry.command, entry.args)
     result.runner = analysis.runner
-    result.packages = [redact_secrets(p.display) for p in analysis.packages]
+    result.packages = [cap_text(redact_secrets(p.display)) for p in analysis.packages]
     result.findings = [_redacted(f) for f in analysis.findings]
     if analysis.runner is None and not analysis.findings:
         result.not_checked = _not_checked(entry.command, entry.args)
@@ -68,10 +71,10 @@ def _not_checked(command: str, args: list[str]) -> str:
     segments = command_segments(command, args)  # parsed once already: analyse_launch found it parseable
     programs = sorted({redact_secrets(program_name(segment[0])) for segment in segments})
     named = ", ".join(f"`{p}`" for p in programs) or "nothing"
-    return f"{named} is no package runner I1 reads (npx, uvx, pipx run, pip install, docker run, …)"
+    return cap_text(f"{named} is no package runner I1 reads (npx, uvx, pipx run, pip install, docker run, …)")
 
 
 def _redacted(found: Finding) -> Finding:
     """A launch finding quotes the spec it is about: never with a credential in it, whatever its spelling."""
-    evidence = redact_secrets(found.evidence) if found.evidence is not None else None
-    return found.model_copy(update={"message": redact_secrets(found.message), "evidence": evidence})
+    evidence = cap_text(redact_secrets(found.evidence)) if found.evidence is not None else None
+    return found.model_copy(update={"message": cap_text(redact_secrets(found.message)), "evidence": evidence})
