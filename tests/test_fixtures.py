@@ -91,6 +91,27 @@ def test_force_writes_into_a_folder_that_is_not_empty_and_keeps_other_files(monk
     assert (tmp_path / "CHECKLIST.md").read_text("utf-8") == checklist() != "stale"
 
 
+def test_force_never_writes_through_a_link_out_of_the_folder(monkeypatch, capsys, tmp_path: Path) -> None:
+    """`--force` touches only the fixture files of the folder: a CHECKLIST.md that is a symlink (a checkout can ship
+    one) is replaced by the file, not followed to overwrite what it points at; a set folder that is a link is
+    refused."""
+    outside, folder = tmp_path / "outside", tmp_path / "fixtures"
+    outside.mkdir()
+    folder.mkdir()
+    victim = outside / "victim.txt"
+    victim.write_text("keep me", "utf-8")
+    (folder / "CHECKLIST.md").symlink_to(victim)
+    code, _, err = run_main(monkeypatch, capsys, "fixtures", folder, "--force")
+    assert code == 0, err
+    assert victim.read_text("utf-8") == "keep me"
+    assert not (folder / "CHECKLIST.md").is_symlink() and (folder / "CHECKLIST.md").read_text("utf-8") == checklist()
+    (folder / "http").rename(tmp_path / "old-http")
+    (folder / "http").symlink_to(outside, target_is_directory=True)
+    code, _, err = run_main(monkeypatch, capsys, "fixtures", folder, "--force")
+    assert code == 2 and "link" in err and err.count("\n") == 1, err
+    assert sorted(p.name for p in outside.iterdir()) == ["victim.txt"]
+
+
 def test_a_file_or_no_folder_is_refused(monkeypatch, capsys, tmp_path: Path) -> None:
     target = tmp_path / "file.json"
     target.write_text("{}", "utf-8")
