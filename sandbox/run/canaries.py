@@ -7,6 +7,7 @@ A token showing up in a tool response or in egress traffic means the server read
 from __future__ import annotations
 
 import base64
+import functools
 import io
 import secrets
 import string
@@ -97,16 +98,23 @@ def find_canaries(blob: str | bytes, locations: dict[str, str]) -> list[CanaryHi
     lowered = data.lower()
     hits: list[CanaryHit] = []
     for token, where in locations.items():
-        raw = token.encode()
+        raw, base64s, hexed, base32s = _encoded(token)
         if raw in data:
             hits.append(CanaryHit(token, where, "plain"))
-        elif any(form in data for form in base64_forms(raw)):
+        elif any(form in data for form in base64s):
             hits.append(CanaryHit(token, where, "base64"))
-        elif raw.hex().encode() in lowered:
+        elif hexed in lowered:
             hits.append(CanaryHit(token, where, "hex"))
-        elif any(form in lowered for form in base32_forms(raw)):
+        elif any(form in lowered for form in base32s):
             hits.append(CanaryHit(token, where, "base32"))
     return hits
+
+
+@functools.lru_cache(maxsize=256)  # a scan searches every response and egress event for the same dozen tokens
+def _encoded(token: str) -> tuple[bytes, tuple[bytes, ...], bytes, tuple[bytes, ...]]:
+    """The forms a token is searched in: itself, its base64 cores, its hex (lower case), its base32 cores."""
+    raw = token.encode()
+    return raw, tuple(base64_forms(raw)), raw.hex().encode(), tuple(base32_forms(raw))
 
 
 def base64_forms(raw: bytes) -> list[bytes]:
