@@ -3,12 +3,16 @@ initialize before them, a bogus protocol version, ping on a 2026-07-28 request),
 
 Every line the server writes is read by one task: an answer to a request in flight wakes it; a message with a
 method is something the server sent unasked (a notification, or a request, answered at once with -32601 so the
-server never waits on the scanner). The wire log keeps one capped line per message, both ways (bounded)."""
+server never waits on the scanner). Every line the probe sends is written by one task of its own, from a bounded
+queue: a request's timeout bounds its wait for room there as well as for the answer, and a reply that finds no room
+is dropped, so a server that floods requests, or stops reading its stdin, can neither stall the reader nor hold the
+probe past its timeouts. The wire log keeps one capped line per message, both ways (bounded)."""
 
 from __future__ import annotations
 
 import json
 import time
+from contextlib import suppress
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -20,6 +24,8 @@ from scanner.conformance.wording import answer_text, exchange_line
 
 MAX_LOG_LINES = 200
 MAX_UNASKED = 200
+OUTBOX_LINES = 16  # lines queued for the writer; a reply past them is dropped
+NOTIFY_SECONDS = 10.0  # how long a notification may wait for room in the queue
 NO_CLIENT_FEATURES = "the scanner's conformance probe offers no client features"
 
 
@@ -40,11 +46,13 @@ class RawWire:
         self.noise_lines = 0
         self._pending: dict[int, _Pending] = {}
         self._next_id = 1
+        self._outbox_in, self._outbox = anyio.create_memory_object_stream[bytes](OUTBOX_LINES)
 
     async def __aenter__(self) -> RawWire:
         self._group = anyio.create_task_group()
         await self._group.__aenter__()
         self._group.start_soon(self._read)
+        self._group.start_soon(self._write_out)
         return self
 
     async def __aexit__(self, *exc: object) -> None:
@@ -57,8 +65,8 @@ class RawWire:
             return Answer(method, closed=True)
         request_id, self._next_id = self._next_id, self._next_id + 1
         pending = self._pending[request_id] = _Pending()
-        await self._write({"jsonrpc": "2.0", "id": request_id, "method": method, "params": params})
         with anyio.move_on_after(timeout):
+            await self._write({"jsonrpc": "2.0", "id": request_id, "method": method, "params": params})
             await pending.done.wait()
         self._pending.pop(request_id, None)
         seconds = round(time.monotonic() - began, 3)
@@ -72,7 +80,9 @@ class RawWire:
                       error=error if isinstance(error, dict) else ({"message": "not an object"} if error else None))
 
     async def notify(self, method: str, params: dict[str, Any] | None = None) -> None:
-        await self._write({"jsonrpc": "2.0", "method": method, **({"params": params} if params else {})})
+        """Queue a notification, waiting at most NOTIFY_SECONDS for room (past that it is not sent)."""
+        with anyio.move_on_after(NOTIFY_SECONDS):
+            await self._write({"jsonrpc": "2.0", "method": method, **({"params": params} if params else {})})
 
     async def quiet(self, seconds: float) -> None:
         """Wait, reading what the server sends unasked, for `seconds` (or until it closes stdout)."""
@@ -81,12 +91,29 @@ class RawWire:
                 await anyio.sleep(0.05)
 
     async def _write(self, message: dict[str, Any]) -> None:
+        """Queue one line for the writer, waiting for room (the caller bounds the wait)."""
+        if not self.closed:
+            await self._outbox_in.send(self._line(message))
+
+    def _reply(self, message: dict[str, Any]) -> None:
+        """Queue a reply only if there is room: a server that asks faster than it reads loses the replies."""
+        if not self.closed:
+            with suppress(anyio.WouldBlock):
+                self._outbox_in.send_nowait(self._line(message))
+
+    def _line(self, message: dict[str, Any]) -> bytes:
         data = json.dumps(message, separators=(",", ":"))
         self._note("->", data)
-        try:
-            await self.stdio.send(data.encode() + b"\n")
-        except (anyio.BrokenResourceError, anyio.ClosedResourceError, ConnectionError):
-            self._close()
+        return data.encode() + b"\n"
+
+    async def _write_out(self) -> None:
+        """The one task that writes to the server's stdin (two writers at once would be refused by the stream)."""
+        async for data in self._outbox:
+            try:
+                await self.stdio.send(data)
+            except (anyio.BrokenResourceError, anyio.ClosedResourceError, ConnectionError):
+                self._close()
+                return
 
     async def _read(self) -> None:
         async for item in self.stdio.lines:
@@ -111,8 +138,8 @@ class RawWire:
             if len(self.unasked) < MAX_UNASKED:
                 self.unasked.append(method[:200])
             if "id" in message:  # a request: answered at once, so the server never waits on the probe
-                await self._write({"jsonrpc": "2.0", "id": message["id"],
-                                   "error": {"code": -32601, "message": NO_CLIENT_FEATURES}})
+                self._reply({"jsonrpc": "2.0", "id": message["id"],
+                             "error": {"code": -32601, "message": NO_CLIENT_FEATURES}})
             return
         pending = self._pending.get(message.get("id")) if _is_id(message.get("id")) else None
         if pending is not None and ("result" in message or "error" in message):
