@@ -27,6 +27,9 @@ _ONE = frozenset({"items", "contains", "unevaluatedItems", "additionalProperties
 _LIST = frozenset({"allOf", "anyOf", "oneOf", "prefixItems"})
 _MAP = frozenset({"patternProperties", "dependentSchemas", "$defs", "definitions"})
 VALIDATION_MODULES = ("jsonschema.validators", "referencing")  # what `ToolSchemas.check` imports
+# Why a check could not run: jsonschema recursing past the interpreter's limit (a schema or a result nested deep, or
+# a schema referring to itself). The SDK's client raises the RecursionError itself; the scan records a refusal.
+TOO_DEEP = "nested too deeply to check (RecursionError)"
 
 
 def has_invalid_header(input_schema: Any) -> bool:
@@ -103,8 +106,10 @@ class ToolSchemas:
             error = exceptions.best_match(validator.iter_errors(result.structured_content))
         except Unresolvable as exc:
             raise RuntimeError(f"Invalid schema for tool {name}: {exc}") from exc
+        except RecursionError:  # the SDK's client fails the call too, with the RecursionError itself
+            raise RuntimeError(f"Invalid structured content returned by tool {name}: {TOO_DEEP}") from None
         if error is not None:
-            raise RuntimeError(f"Invalid structured content returned by tool {name}: {error}") from error
+            raise RuntimeError(f"Invalid structured content returned by tool {name}: {_described(error)}") from error
 
     def _validator(self, name: str, schema: dict[str, Any]) -> Any:
         from jsonschema import SchemaError
@@ -118,8 +123,21 @@ class ToolSchemas:
             kind.check_schema(schema)
         except SchemaError as exc:
             raise RuntimeError(f"Invalid schema for tool {name}: {exc}") from None
+        except RecursionError:  # a schema some 100 levels deep: jsonschema recurses several frames a level
+            raise RuntimeError(f"Invalid schema for tool {name}: {TOO_DEEP}") from None
         validator = self._validators[name] = kind(schema, registry=Registry())
         return validator
+
+
+def _described(error: Exception) -> str:
+    """The validation error as the SDK words it (its str(), which quotes the instance), or, for an instance too deep
+    to quote, where it broke the schema."""
+    try:
+        return str(error)
+    except RecursionError:
+        path = "/".join(str(part)[:40] for part in list(getattr(error, "absolute_path", ()))[:20])
+        keyword = str(getattr(error, "validator", "?"))[:40]
+        return f"the value at /{path} breaks the schema's {keyword} keyword (too deeply nested to quote)"
 
 
 def checks_results(tools: list[dict[str, Any]]) -> bool:
@@ -134,5 +152,9 @@ def import_validation() -> None:
 
 
 def _json(schema: dict[str, Any] | None) -> str:
-    """JSON equality, not Python's (which takes true for 1)."""
-    return json.dumps(schema, sort_keys=True)
+    """JSON equality, not Python's (which takes true for 1); a schema too deep to write out again compares unequal
+    to everything (its validator is then made again)."""
+    try:
+        return json.dumps(schema, sort_keys=True)
+    except RecursionError:
+        return f"too deep {id(schema)}"

@@ -16,7 +16,7 @@ from scanner.client.scan_client import ScanClient
 from scanner.client.session import RpcError
 from scanner.pipeline.client_identity import DEFAULT as CLIENT_IDENTITY
 from scanner.pipeline.inventory_model import Inventory
-from scanner.pipeline.pages import paginate
+from scanner.pipeline.pages import as_served, paginate
 from scanner.pipeline.session_failures import error_answer, explain, first_leaf, is_handshake_refusal
 from scanner.pipeline.timeouts import Timeouts
 from scanner.pipeline.transport import WireHealth, attached_messages
@@ -120,7 +120,7 @@ def _server_info(client: Any) -> dict[str, Any]:
         "name": info.name if info else None,
         "version": info.version if info else None,
         "protocol_version": client.protocol_version,
-        "capabilities": capabilities.model_dump(mode="json", by_alias=True, exclude_none=True) if capabilities else {},
+        "capabilities": as_served(capabilities) if capabilities else {},
         "instructions": client.instructions,
     }
 

@@ -13,6 +13,7 @@ from pydantic import ValidationError
 
 from sandbox.core.untrusted import cap_text
 from scanner.client.session import RpcError
+from scanner.pipeline.pages import as_served
 from scanner.pipeline.wire_reader import problems
 from scanner.probes.model import ProbeCall, ProbeResult, result_from_call, result_from_failure, result_refused
 
@@ -59,7 +60,7 @@ async def send_call(client: Any, call: ProbeCall, timeout: float, closed: tuple[
             *closed) as exc:
         return result_from_failure(call, status="crashed", error=f"the connection closed ({type(exc).__name__})",
                                    latency_ms=_ms(started)), None
-    wire = answer.model_dump(mode="json", by_alias=True, exclude_none=True)
+    wire = as_served(answer)
     return result_from_call(call, call_result=wire, latency_ms=_ms(started)), wire
 
 

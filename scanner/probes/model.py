@@ -95,8 +95,17 @@ def response_text(call_result: dict[str, Any]) -> str:
     if not parts:
         structured = call_result.get("structuredContent", call_result.get("structured_content"))
         if structured is not None:
-            parts.append(json.dumps(structured, ensure_ascii=False))
+            parts.append(_structured_text(structured))
     return "\n".join(parts)
+
+
+def _structured_text(structured: Any) -> str:
+    """structuredContent as JSON text; one nested nearly as deep as the wire reader allows (~1,000 levels) may be
+    too deep to write out again here, deeper in the stack than where it was parsed."""
+    try:
+        return json.dumps(structured, ensure_ascii=False)
+    except RecursionError:
+        return "(structured content nested too deeply to write out)"
 
 
 def content_types(call_result: dict[str, Any]) -> list[str]:
