@@ -212,11 +212,12 @@ def _leaf(exc: BaseException) -> BaseException:
 
 
 def raised(exc: BaseException) -> tuple[Any, ...]:
-    """An exception as both clients must agree on it: an RPC error (the SDK's MCPError, the own client's RpcError)
-    by code, message and data; a RuntimeError by its message; a ValidationError and the rest by class name."""
+    """An exception as both clients must agree on it: an RPC error (the SDK's MCPError, the own client's RpcError, or
+    its ClientRpcError for its own timeout and closed connection) by code, message and data; a RuntimeError by its
+    message; a ValidationError and the rest by class name."""
     exc = _leaf(exc)
     error_data = getattr(exc, "error", None)
-    if isinstance(error_data, mcp_types.ErrorData) and type(exc).__name__ in ("MCPError", "RpcError"):
+    if isinstance(error_data, mcp_types.ErrorData) and type(exc).__name__ in ("MCPError", "RpcError", "ClientRpcError"):
         return ("rpc", error_data.code, error_data.message, error_data.data)
     if isinstance(exc, ValidationError):
         return ("ValidationError",)

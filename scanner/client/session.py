@@ -39,6 +39,15 @@ class RpcError(Exception):
         self.error = error
 
 
+class ClientRpcError(RpcError):
+    """With `sdk_codes`: the client's own timeout (-32001) or closed connection (-32000), raised as the SDK's client
+    raises them (an RpcError) though the server answered nothing; `timeout`: how long the request waited at most."""
+
+    def __init__(self, error: mcp_types.ErrorData, timeout: float) -> None:
+        super().__init__(error)
+        self.timeout = timeout
+
+
 class ConnectionClosed(ConnectionError):
     """The connection to the server ended before the answer came."""
 
@@ -101,10 +110,11 @@ class RpcSession:
         try:
             return await self._request(method, params, timeout, cancel)
         except TimeoutError:
-            raise RpcError(mcp_types.ErrorData(code=mcp_types.REQUEST_TIMEOUT,
-                                               message=f"Request {method!r} timed out")) from None
+            raise ClientRpcError(mcp_types.ErrorData(code=mcp_types.REQUEST_TIMEOUT,
+                                                     message=f"Request {method!r} timed out"), timeout) from None
         except ConnectionClosed:
-            raise RpcError(mcp_types.ErrorData(code=mcp_types.CONNECTION_CLOSED, message="Connection closed")) from None
+            raise ClientRpcError(mcp_types.ErrorData(code=mcp_types.CONNECTION_CLOSED, message="Connection closed"),
+                                 timeout) from None
 
     async def _request(self, method: str, params: dict[str, Any] | None, timeout: float,
                        cancel: bool) -> dict[str, Any]:

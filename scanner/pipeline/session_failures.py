@@ -10,6 +10,7 @@ from pydantic import ValidationError
 
 from sandbox.core.engine import EngineTimeout
 from sandbox.core.untrusted import cap_text
+from scanner.client.session import ClientRpcError
 from scanner.pipeline.transport import WireHealth
 from scanner.pipeline.wire_reader import problems
 
@@ -28,9 +29,10 @@ def is_handshake_refusal(exc: BaseException) -> bool:
 
 
 def error_answer(exc: BaseException) -> mcp_types.ErrorData | None:
-    """The JSON-RPC error a server answered with, when that is what `exc` is."""
+    """The JSON-RPC error a server answered with, when that is what `exc` is (not the scanner's own client's
+    timeout or closed connection, raised in the same shape)."""
     error = getattr(exc, "error", None)
-    return error if isinstance(error, mcp_types.ErrorData) else None
+    return error if isinstance(error, mcp_types.ErrorData) and not isinstance(exc, ClientRpcError) else None
 
 
 def first_leaf(group: BaseExceptionGroup) -> BaseException:
@@ -45,6 +47,10 @@ def explain(step: str, exc: BaseException, health: WireHealth, timeout: float) -
         return f"{step}: {health.fault}"
     if isinstance(exc, TimeoutError):
         return f"{step}: the server did not answer within {timeout:g} s"
+    if isinstance(exc, ClientRpcError):
+        if exc.error.code == mcp_types.REQUEST_TIMEOUT:
+            return f"{step}: the server did not answer within {exc.timeout:g} s"
+        return f"{step}: the connection to the server closed before it answered"
     error = error_answer(exc)
     if error is not None:
         return f"{step}: the server answered with error {error.code}: {error.message[:300]}"
