@@ -58,6 +58,8 @@ class RawWire:
     async def __aexit__(self, *exc: object) -> None:
         self._group.cancel_scope.cancel()
         await self._group.__aexit__(None, None, None)
+        self._outbox_in.close()
+        self._outbox.close()
 
     async def request(self, method: str, params: dict[str, Any], timeout: float) -> Answer:
         began = time.monotonic()
