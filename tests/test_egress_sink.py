@@ -265,3 +265,20 @@ def test_the_sink_says_when_it_stopped_logging_and_when_lines_could_not_be_read(
         "2 lines of the egress sink's log could not be read: the network attempts they held are not seen"]
     assert Sink(None, "sink", "img", 0.1, {}, 0.0, log=SinkLog(None, "sink", lines=[{"kind": "ready"}])  # type: ignore[arg-type]
                 ).gaps() == []
+
+
+def test_connections_closed_unread_at_the_sinks_limit_are_a_gap():
+    """A server that holds the sink's connections at once gets its next one closed before a byte is read: the attempt
+    is logged (B2), but what it carried was never searched for the canaries, so the scan says so (incomplete)."""
+    from sandbox.run.sink import Sink
+    from sandbox.run.sink_log import SinkLog
+
+    unread = {"ts": 2.0, "kind": "tcp", "port": 443, "protocol": "none",
+              "note": "over 32 concurrent connections: closed unread"}
+    read = {"ts": 1.0, "kind": "tcp", "port": 443, "protocol": "tls", "first_bytes": "AAAA"}
+    log = SinkLog(None, "sink", lines=[{"kind": "ready"}, read, unread, {**unread, "ts": 3.0}])  # type: ignore[arg-type]
+    assert Sink(None, "sink", "img", 0.1, {}, 0.0, log=log).gaps() == [  # type: ignore[arg-type]
+        "2 connections were closed unread, over the egress sink's limit of connections at once: each attempt is seen, "
+        "but what it would have sent was not searched for the planted secrets"]
+    near = SinkLog(None, "sink", lines=[{"kind": "ready"}, read, {**read, "note": "sink error: reset"}])  # type: ignore[arg-type]
+    assert Sink(None, "sink", "img", 0.1, {}, 0.0, log=near).gaps() == []  # type: ignore[arg-type]

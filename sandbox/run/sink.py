@@ -40,6 +40,9 @@ SINK_CAPABILITIES = ["NET_ADMIN", "SETGID", "SETPCAP", "SETUID"]
 SINK_MEMORY_BYTES = 64 * 1024 * 1024
 SINK_PIDS = 64
 SINK_NANO_CPUS = 500_000_000
+# The listener's note on a connection over its limit of connections at once (images/sink/listener.py), which it
+# closes before reading a byte
+CLOSED_UNREAD = "closed unread"
 SINK_LOG_MAX_SIZE = "20m"  # backstop; the listener itself stops logging after 2,000 events (< 14 MB)
 # IPv6 is off in Docker's containers by default; the sink enables it in its own namespace so AAAA answers and IPv6
 # connections are observed too (sysctls are per network namespace, and net.* ones are allowed for non-host modes).
@@ -143,6 +146,11 @@ class Sink:
         if self.log.unreadable:
             gaps.append(f"{self.log.unreadable} lines of the egress sink's log could not be read: the network "
                         "attempts they held are not seen")
+        unread = sum(1 for line in self.log.lines if line.get("kind") == "tcp" and CLOSED_UNREAD in str(line.get("note")))
+        if unread:
+            gaps.append(f"{_count(unread)} connections were closed unread, over the egress sink's limit of connections "
+                        "at once: each attempt is seen, but what it would have sent was not searched for the planted "
+                        "secrets")
         return gaps
 
     def running(self) -> bool:
