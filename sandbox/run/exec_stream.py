@@ -16,6 +16,12 @@ from docker.errors import APIError, NotFound
 from sandbox.run.policy import RUN_GID, RUN_UID
 
 EXEC_USER = f"{RUN_UID}:{RUN_GID}"
+# Every look into the run container (observer, snapshot, namespace read, seeding) names its tool by a bare name, and an
+# exec inherits the container's PATH: the server's, which puts /opt/server/node_modules/.bin and the venv's bin first,
+# where a package installs bins of any name (`python3`, `sh`, `find`, `tar`). The looks search the image's system
+# folders only, so a package's code never runs in their place (as the observer's own group, or forging its answers).
+TOOLS_PATH = "/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin"
+EXEC_ENVIRONMENT = [f"PATH={TOOLS_PATH}"]
 SEED_TIMEOUT = 60.0
 EXEC_POLL_SECONDS = 0.25  # how often a silent exec is asked whether it still runs
 FRAME = struct.Struct(">BxxxI")  # the engine's multiplexed stream: kind (0 stdin, 1 stdout, 2 stderr), size
@@ -36,7 +42,8 @@ def extract_tar(client: docker.DockerClient, container_id: str, archive: bytes, 
     api = client.api
     command = ["tar", "-x", "-f", "-", "-C", dest, "--no-same-owner", "--delay-directory-restore"]
     try:
-        exec_id = api.exec_create(container_id, command, stdin=True, stdout=True, stderr=True, user=EXEC_USER)["Id"]
+        exec_id = api.exec_create(container_id, command, stdin=True, stdout=True, stderr=True, user=EXEC_USER,
+                                  environment=EXEC_ENVIRONMENT)["Id"]
         attached = api.exec_start(exec_id, socket=True)
     except (APIError, NotFound) as exc:
         raise ObserveError(f"could not start tar in the sandbox: {api_message(exc)}") from exc

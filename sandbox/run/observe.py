@@ -19,7 +19,7 @@ from typing import Any
 import docker
 from docker.errors import APIError, NotFound
 
-from sandbox.run.exec_stream import EXEC_USER, ObserveError, api_message, extract_tar
+from sandbox.run.exec_stream import EXEC_ENVIRONMENT, EXEC_USER, ObserveError, api_message, extract_tar
 from sandbox.run.netns import NETNS_SCRIPT, NamespaceUnread, NetworkNamespace, parse_namespace
 from sandbox.run.policy import HOME, WORKSPACE
 
@@ -131,7 +131,7 @@ def snapshot(client: docker.DockerClient, container_id: str) -> Snapshot:
     api = client.api
     try:
         exec_id = api.exec_create(container_id, ["sh", "-c", _SNAPSHOT_SCRIPT], stdout=True, stderr=True,
-                                  user=EXEC_USER)["Id"]
+                                  user=EXEC_USER, environment=EXEC_ENVIRONMENT)["Id"]
         stdout, stderr = api.exec_start(exec_id, demux=True)
     except (APIError, NotFound) as exc:
         raise ObserveError(f"could not look into the sandbox: {api_message(exc)}") from exc
@@ -294,7 +294,7 @@ def network_namespace(client: docker.DockerClient, container_id: str) -> Network
     """The container's network namespace (interfaces, addresses, routes) from /proc/net, in one exec as the run uid."""
     try:
         exec_id = client.api.exec_create(container_id, ["sh", "-c", NETNS_SCRIPT], stdout=True, stderr=False,
-                                         user=EXEC_USER)["Id"]
+                                         user=EXEC_USER, environment=EXEC_ENVIRONMENT)["Id"]
         output = client.api.exec_start(exec_id)
     except (APIError, NotFound) as exc:
         raise ObserveError(f"could not read the server's network namespace: {api_message(exc)}") from exc

@@ -25,7 +25,7 @@ import docker
 from docker.errors import APIError, NotFound
 
 from sandbox.run import observe
-from sandbox.run.exec_stream import FRAME, api_message, exec_exit_code
+from sandbox.run.exec_stream import EXEC_ENVIRONMENT, FRAME, api_message, exec_exit_code
 from sandbox.run.policy import RUN_UID
 
 OBSERVER_GID = 10009  # no user or file of the images has it: the observer's only difference from the server
@@ -215,7 +215,7 @@ def start_observer(client: docker.DockerClient, container_id: str, *, timeout: f
     api = client.api
     try:
         exec_id = api.exec_create(container_id, agent_command(opens), stdin=True, stdout=True, stderr=True,
-                                  user=OBSERVER_USER)["Id"]
+                                  user=OBSERVER_USER, environment=EXEC_ENVIRONMENT)["Id"]
         attached = api.exec_start(exec_id, socket=True)
     except (APIError, NotFound) as exc:
         return f"the engine refused its exec: {api_message(exc)}"
