@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import base64
 import errno
+import json
 import importlib.util
 import socket
 import struct
@@ -178,3 +179,41 @@ def test_a_secret_base32_encoded_across_dns_labels_is_found():
         encoded = base64.b32encode(b"x" * shift + TOKEN.encode()).decode().rstrip("=").lower()
         name = f"{encoded[:50]}.{encoded[50:]}.t.invalid"
         assert _canary_hits([{"ts": 1.0, "kind": "dns", "host": name, "query": name, "qtype": "A"}]) == ["base32"]
+
+
+def _engine_entry(line: str) -> int:
+    """The bytes the engine's json-file log stores for one stdout line: the line JSON-escaped again as Docker does it
+    (`"` and `\\` two bytes, `<`, `>` and `&` as \\u003c..., HTML-safe), in its {"log","stream","time"} entry."""
+    escaped = json.dumps(line + "\n")
+    escaped = escaped.replace("<", "\\u003c").replace(">", "\\u003e").replace("&", "\\u0026")
+    return len('{"log":' + escaped + ',"stream":"stdout","time":"2026-12-07T05:15:41.123456789Z"}\n')
+
+
+def test_a_flood_of_fat_lines_cannot_rotate_the_engines_log_before_the_sink_says_it_stopped(monkeypatch, capsys):
+    """The engine keeps the sink's log in one json-file of 20 MB and, past that, rotates it: the lines before are
+    gone and a read sees the log from the rotation on. A server that first sent its secret, then 1,300 ClientHellos
+    whose SNI and ALPN are `<` and `>` (six bytes each once the engine escapes them), under the 2,000-event cap, had
+    its exfiltration dropped and the scan said nothing was missing (reproduced live: 400 of 1,301 events read back,
+    the canary's not among them). The sink now stops logging with a `limit` line before its lines would pass 16 MiB
+    of the engine's file, which the scan reports as a gap."""
+    listener = _listener()
+    max_size = 20 * 1000 * 1000  # the engine's "20m" (whichever unit it means: the smaller)
+    listener.emit({"kind": "tcp", "host": "exfil.invalid", "port": 443, **listener.first_bytes(TOKEN.encode())})
+    fat = {"kind": "tcp", "host": "<" * 512, "sni": "<" * 512, "alpn": [">" * 255] * 8, "port": 443,
+           "protocol": "tls", **listener.first_bytes(b"\x16\x03\x01" + b"<" * 2_600)}
+    for _ in range(1_300):
+        listener.emit(fat)
+    lines = capsys.readouterr().out.splitlines()
+    assert sum(_engine_entry(line) for line in lines) < max_size
+    assert json.loads(lines[0])["host"] == "exfil.invalid"
+    limit = json.loads(lines[-1])
+    assert limit["kind"] == "limit" and limit["reason"] == "log size" and limit["events"] == len(lines) - 1
+    assert all(listener.engine_bytes(line) >= _engine_entry(line) for line in lines)
+
+    from sandbox.run.sink import Sink
+    from sandbox.run.sink_log import SinkLog
+
+    sink = Sink(None, "sink", "img", 0.1, {}, 0.0,  # type: ignore[arg-type]
+                log=SinkLog(None, "sink", lines=[{**limit, "ts": 1_700_000_000.5}]))  # type: ignore[arg-type]
+    assert sink.gaps() == [f"the egress sink stopped logging after {limit['events']:,} events, its log's size cap "
+                           "reached (at 22:13:20.500 UTC): network attempts after that were answered but not seen"]

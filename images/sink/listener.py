@@ -50,6 +50,13 @@ MAX_EVENTS = int(os.environ.get("SINK_MAX_EVENTS", "2000"))
 # The engine's json-file log splits a message past 16 KiB, stamping each piece: a line must stay well under that. The
 # JSON is ASCII, so a control or non-ASCII character of a logged string takes six bytes.
 MAX_LINE_BYTES = 12_000
+# The engine's json-file log (20 MB, one file) rotates past its size and drops what came before: a read after that
+# sees the log from the rotation on, and the first attempts (the exfiltration itself) are gone with no sign. It
+# stores each line JSON-escaped again, `"` and `\` two bytes, `<`, `>` and `&` six (\u003c), so 1,300 lines of
+# ClientHellos with names of `<` rotated it before the event cap. The sink stops logging (a `limit` line, as at
+# MAX_EVENTS) before the lines would take more than LOG_BUDGET_BYTES of the engine's file.
+LOG_BUDGET_BYTES = 16 * 1024 * 1024
+ENGINE_ENTRY_BYTES = 96  # {"log":"…\n","stream":"stdout","time":"<RFC 3339, ns>"} and its newline
 SHORT_STRING = 128
 KEPT_WHEN_CUT = ("ts", "kind", "port", "original_dst", "transport", "protocol", "bytes", "truncated", "first_bytes")
 SO_ORIGINAL_DST = 80
@@ -58,6 +65,8 @@ SOL_IPV6 = 41
 _out_lock = threading.Lock()
 _events = 0
 _suppressed = 0
+_engine_bytes = 0
+_stopped = False
 
 
 def _short(value: object) -> object:
@@ -82,18 +91,36 @@ def log_line(event: dict) -> str:
                       separators=(",", ":"))
 
 
+def engine_bytes(line: str) -> int:
+    """What the engine's json-file log stores for one line (ASCII JSON) written to stdout."""
+    return (len(line) + line.count('"') + line.count("\\") + 5 * sum(line.count(c) for c in "<>&")
+            + ENGINE_ENTRY_BYTES)
+
+
+def _limit_line(reason: str) -> str:
+    return json.dumps({"ts": round(time.time(), 6), "kind": "limit", "max_events": MAX_EVENTS, "events": _events,
+                       "reason": reason}) + "\n"
+
+
 def emit(event: dict) -> None:
-    global _events, _suppressed
+    global _events, _suppressed, _engine_bytes, _stopped
     line = log_line({"ts": round(time.time(), 6), **event})
     with _out_lock:
-        if _events >= MAX_EVENTS:
+        if _stopped:
             _suppressed += 1
             return
+        if _engine_bytes + engine_bytes(line) > LOG_BUDGET_BYTES:
+            _stopped, _suppressed = True, _suppressed + 1
+            sys.stdout.write(_limit_line("log size"))
+            sys.stdout.flush()
+            return
         _events += 1
+        _engine_bytes += engine_bytes(line)
         sys.stdout.write(line + "\n")
-        if _events == MAX_EVENTS and event.get("kind") != "ready":
-            sys.stdout.write(json.dumps({"ts": round(time.time(), 6), "kind": "limit", "max_events": MAX_EVENTS})
-                             + "\n")
+        if _events >= MAX_EVENTS:
+            _stopped = True
+            if event.get("kind") != "ready":
+                sys.stdout.write(_limit_line("event count"))
         sys.stdout.flush()
 
 

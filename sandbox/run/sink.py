@@ -43,7 +43,9 @@ SINK_NANO_CPUS = 500_000_000
 # The listener's note on a connection over its limit of connections at once (images/sink/listener.py), which it
 # closes before reading a byte
 CLOSED_UNREAD = "closed unread"
-SINK_LOG_MAX_SIZE = "20m"  # backstop; the listener itself stops logging after 2,000 events (< 14 MB)
+# Past it the engine rotates the log and drops what came before: the listener stops logging before its lines take
+# 16 MiB of it (images/sink/listener.py LOG_BUDGET_BYTES), or after 2,000 events.
+SINK_LOG_MAX_SIZE = "20m"
 # IPv6 is off in Docker's containers by default; the sink enables it in its own namespace so AAAA answers and IPv6
 # connections are observed too (sysctls are per network namespace, and net.* ones are allowed for non-host modes).
 SINK_SYSCTLS = {"net.ipv6.conf.all.disable_ipv6": "0", "net.ipv6.conf.lo.disable_ipv6": "0"}
@@ -141,8 +143,7 @@ class Sink:
         gaps = []
         limit = next((line for line in self.log.lines if line.get("kind") == "limit"), None)
         if limit is not None:
-            gaps.append(f"the egress sink stopped logging after its {_count(limit.get('max_events'))} events (at "
-                        f"{_clock(limit.get('ts'))}): network attempts after that were answered but not seen")
+            gaps.append(_limit_gap(limit))
         if self.log.unreadable:
             gaps.append(f"{self.log.unreadable} lines of the egress sink's log could not be read: the network "
                         "attempts they held are not seen")
@@ -167,6 +168,16 @@ class Sink:
         if self.log is None:
             self.log = SinkLog(self.session.client, self.container_id)
         return self.log.read(settled=settled)
+
+
+def _limit_gap(limit: dict[str, Any]) -> str:
+    """The sink's `limit` line as a gap: its event cap reached, or its log's size (then after how many events)."""
+    if limit.get("reason") == "log size":
+        what = f"after {_count(limit.get('events'))} events, its log's size cap reached"
+    else:
+        what = f"after its {_count(limit.get('max_events'))} events"
+    return (f"the egress sink stopped logging {what} (at {_clock(limit.get('ts'))}): network attempts after that "
+            "were answered but not seen")
 
 
 def _count(value: Any) -> str:
