@@ -136,3 +136,26 @@ def test_a_node_script_under_plugin_root_runs_from_its_package_folder(tmp_path: 
     assert (mapping.target, mapping.runner) == (str((plugin / "js").resolve()), "plugin")
     assert mapping.command == "node /opt/src/pkg/dist/index.js" and mapping.server_args == ["--data", "/opt/src/pkg/d"]
     assert str(tmp_path) not in " ".join([mapping.command, *mapping.server_args])  # no host path reaches the server
+
+
+def test_a_launcher_naming_a_package_folder_outside_the_plugin_is_not_run(tmp_path: Path) -> None:
+    """An untrusted plugin's `node /host/path/x.js` or `npx ../folder` named a folder of the user's machine: the
+    scanner packed that folder (the user's files) into the sandbox and ran it. Only the plugin's own folders, or a
+    registry package, are what a plugin's server may be."""
+    outside = tmp_path / "home"
+    outside.mkdir()
+    (outside / "package.json").write_text('{"name": "victim", "version": "1.0.0", "bin": {"victim": "index.js"}}')
+    (outside / "index.js").write_text("")
+    plugin = _plugin(tmp_path, {
+        "abs": {"type": "stdio", "command": "node", "args": [str(outside / "index.js")]},
+        "rel": {"type": "stdio", "command": "node", "args": ["../home/index.js"]},
+        "npx": {"type": "stdio", "command": "npx", "args": ["-y", str(outside)]},
+        "npxrel": {"type": "stdio", "command": "npx", "args": ["-y", "../home"]},
+        "uvx": {"type": "stdio", "command": "uvx", "args": ["--from", "../home", "victim"]},
+        "linked": {"type": "stdio", "command": "npx", "args": ["-y", "./link"]}})
+    (plugin / "link").symlink_to(outside)
+    plan = {p.name: p for p in plan_plugin(check_plugin(plugin))}
+    for name, planned in plan.items():
+        assert planned.mapping is None, name
+        assert "outside the plugin folder" in planned.not_scanned, name
+    assert str(tmp_path) not in " ".join(p.not_scanned for p in plan.values())  # the host path is not printed

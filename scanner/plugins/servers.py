@@ -16,6 +16,7 @@ from sandbox.core.untrusted import escape_for_terminal
 from scanner.errors import UsageError
 from scanner.pipeline.config_doors import SSE_NOT_SCANNED, PlannedServer
 from scanner.pipeline.doors import PYTHON, SCRIPT_RUNNERS, SHELLS, LaunchMapping, NotMapped, map_launch, map_script
+from scanner.pipeline.image_target import IMAGE_PREFIX
 from scanner.pipeline.remote_target import config_remote
 from scanner.pipeline.targets import parse_target
 from scanner.plugins.containment import ROOT_VAR, inside
@@ -69,7 +70,7 @@ def _launcher(root: Path, server: DeclaredServer, planned: PlannedServer) -> Non
     if _script(root, server, planned):
         return
     try:
-        planned.mapping = map_launch(argv, root)
+        mapping = map_launch(argv, root)
     except NotMapped as exc:
         prog = program_name(argv[0])
         script = prog in SCRIPT_RUNNERS | SHELLS | {"docker", "podman", "uv"} or PYTHON.fullmatch(prog)
@@ -78,6 +79,20 @@ def _launcher(root: Path, server: DeclaredServer, planned: PlannedServer) -> Non
                                    "machine, not a package the sandbox can install)")
         else:
             planned.not_scanned = str(exc)
+        return
+    if _outside(root, mapping.target):
+        planned.not_scanned = (f"`{escape_for_terminal(program_name(argv[0]), 80)}` names a local package outside the "
+                               "plugin folder: a plugin's server runs only what the plugin bundles or a registry "
+                               "package (the user's own folders are not copied into the sandbox)")
+        return
+    planned.mapping = mapping
+
+
+def _outside(root: Path, target: str) -> bool:
+    """A mapped target that is a local folder or archive (not npm:, pypi: or docker:) outside the plugin folder."""
+    if target.startswith(("npm:", "pypi:", IMAGE_PREFIX)):
+        return False
+    return not inside(root, Path(target))
 
 
 def _script(root: Path, server: DeclaredServer, planned: PlannedServer) -> bool:
