@@ -58,6 +58,8 @@ ZOO = REPO / "tests" / "servers" / "zoo"
     (["npx -y @scope/pkg", "--extra"], "npm:@scope/pkg", None, ["--extra"]),  # pasted, then arguments
     (["sh", "-c", "exec npx -y @a/b arg"], "npm:@a/b", None, ["arg"]),
     (["env", "TOKEN=x", "uvx", "mcp-server-time"], "pypi:mcp-server-time", None, []),
+    (["npx", "-f", "-y", "pkg"], "npm:pkg", None, []),  # npm's --force, not uv's --find-links
+    (["uvx", "--python", "3.12", "--isolated", "mcp-server-time"], "pypi:mcp-server-time", None, []),
 ])
 def test_launch_commands_map_to_their_target(argv, target, command, args):
     mapping = map_launch(argv, REPO)
@@ -76,6 +78,8 @@ def test_what_the_mapping_drops_or_assumes_is_noted():
     assert map_launch(["npx", "-y", "a"], REPO).notes == []
     wrapped = map_launch(["env", "TOKEN=x", "npx", "-y", "a"], REPO)
     assert "environment assignments are not passed" in wrapped.notes[0]
+    env_file = map_launch(["uvx", "--env-file", "/nonexistent.invalid/.env", "mcp-server-time"], REPO)
+    assert env_file.notes == ["`uvx --env-file` not read: its variables are not passed (use --env NAME=VALUE)"]
     module = map_launch(["python", "-m", "yaml_server"], REPO)
     assert "named after the module" in module.notes[0] and "pypi:NAME" in module.notes[0]
 
@@ -103,6 +107,23 @@ def test_the_mapping_line_never_prints_the_arguments():
     (["npx", "-p", "a", "-p", "b", "c"], "installs 2 packages"),
     (["uvx", "--with", "extra-plugin", "mcp-server-x"], "installs 2 packages"),
     (["npx", "-c", "a --x"], "runs a shell string"),
+    (["npx", "-y", "--registry", "https://npm.example.invalid/", "pkg@1.0.0"], "`npx --registry` fetches from"),
+    (["npx", "-y", "--registry=https://npm.example.invalid/", "pkg@1.0.0"], "`npx --registry` fetches from"),
+    (["npx", "--@scope:registry=https://npm.example.invalid/", "@scope/pkg"], "`npx --@scope:registry` fetches"),
+    (["pnpm", "dlx", "--userconfig", "/tmp/npmrc", "pkg"], "`pnpm dlx --userconfig` fetches from"),
+    (["uvx", "--index-url", "https://pypi.example.invalid/simple", "mcp-server-time"], "`uvx --index-url` fetches"),
+    (["uvx", "--extra-index-url=https://pypi.example.invalid/simple", "mcp-server-time"], "--extra-index-url"),
+    (["uvx", "-i", "https://pypi.example.invalid/simple", "mcp-server-time"], "`uvx -i` fetches from"),
+    (["uvx", "--index", "https://pypi.example.invalid/simple", "mcp-server-time"], "`uvx --index` fetches from"),
+    (["uvx", "--default-index", "https://pypi.example.invalid/", "mcp-server-time"], "--default-index"),
+    (["uv", "tool", "run", "-f", "https://pypi.example.invalid/", "mcp-server-time"], "`uv tool run -f` fetches"),
+    (["uvx", "--config-file", "/tmp/uv.toml", "mcp-server-time"], "`uvx --config-file` fetches from"),
+    (["pipx", "run", "--index-url", "https://pypi.example.invalid/simple", "pkg"], "`pipx run --index-url` fetch"),
+    (["pipx", "run", "--pip-args=--extra-index-url https://pypi.example.invalid", "pkg"], "`pipx run --pip-args`"),
+    (["uvx", "--with-requirements", "req.txt", "mcp-server-x"], "`uvx --with-requirements` can change what"),
+    (["uvx", "--with-editable", "./plugin", "mcp-server-x"], "`uvx --with-editable` can change what"),
+    (["uvx", "--overrides", "o.txt", "mcp-server-x"], "`uvx --overrides` can change what"),
+    (["uvx", "-c", "c.txt", "mcp-server-x"], "`uvx -c` can change what"),
     (["npx", "-y"], "names no package"),
     (["uvx", "--from", "mcp-server-x"], "names a package but no program"),
     (["npx", "-y", "./missing-folder"], "names a local package that does not exist"),

@@ -167,11 +167,42 @@ def _holding(start: Path, manifest: str) -> Path | None:
     return None
 
 
+NPM_RUNNERS = {"npx", "pnpx", "bunx", "npm exec", "pnpm dlx", "yarn dlx"}
+# A runner's options that fetch the package from another index than the public registry the sandbox installs from
+# (npm: also a config file or a scope's registry, `--@scope:registry=URL`), or that install more, or other versions
+# of its dependencies, than the package as its registry resolves it.
+NPM_ELSEWHERE = {"--registry", "--userconfig", "--globalconfig"}
+PYTHON_ELSEWHERE = {"--index", "--index-url", "-i", "--extra-index-url", "--default-index", "-f", "--find-links",
+                    "--config-file"}
+RESHAPING_OPTIONS = {"--with-requirements", "--with-editable", "--overrides", "--constraints", "-c", "--pip-args"}
+
+
+def _option_refusal(call: RunnerCall) -> str | None:
+    """Why a runner's own options keep its package from being what the sandbox installs (None: they do not)."""
+    runner, options = call.runner, sorted(call.options)
+    if runner in NPM_RUNNERS and call.options & {"-c", "--call"}:
+        return (f"`{runner} -c` runs a shell string; give the package as npm:NAME and the program with "
+                "--command 'PROGRAM ARGS'")
+    npm = runner in NPM_RUNNERS
+    elsewhere = [o for o in options if o in NPM_ELSEWHERE or o.startswith("--@") and o.endswith(":registry")] if npm \
+        else [o for o in options if o in PYTHON_ELSEWHERE]
+    if elsewhere:
+        return (f"`{runner} {_shown(elsewhere[0])}` fetches from another index than the public registry the sandbox "
+                "installs from, so the package there may not be the one of that name on the registry; download it "
+                "from that index and scan the archive (mcp-sandbox scan ./PKG.tgz or ./PKG.whl)")
+    reshaping = [] if npm else [o for o in options if o in RESHAPING_OPTIONS]
+    if reshaping:
+        return (f"`{runner} {_shown(reshaping[0])}` can change what is installed with the package (more packages, "
+                "other versions of its dependencies, another index); the sandbox installs the one package as its "
+                "registry resolves it: drop that option if that is what you mean")
+    return None
+
+
 def _map_runner(call: RunnerCall, base: Path) -> LaunchMapping:
     runner = call.runner
-    if call.options & {"-c", "--call"}:
-        raise NotMapped(f"`{runner} -c` runs a shell string; give the package as npm:NAME and the program with "
-                        "--command 'PROGRAM ARGS'")
+    refusal = _option_refusal(call)
+    if refusal is not None:
+        raise NotMapped(refusal)
     if not call.packages:
         raise NotMapped(f"`{runner}` names no package; give one, e.g. {LAUNCH_EXAMPLE}")
     if len(call.packages) > 1:
@@ -181,7 +212,9 @@ def _map_runner(call: RunnerCall, base: Path) -> LaunchMapping:
     if call.options & {"--from", "--spec", "-p", "--package"} and call.command is None:
         raise NotMapped(f"`{runner}` names a package but no program to run; add the program after it")
     ref = call.packages[0]
-    return LaunchMapping(_ref_target(runner, ref, base), runner, _shown(ref.display), call.command, call.args)
+    notes = [f"`{runner} --env-file` not read: its variables are not passed (use --env NAME=VALUE)"] \
+        if "--env-file" in call.options else []
+    return LaunchMapping(_ref_target(runner, ref, base), runner, _shown(ref.display), call.command, call.args, notes)
 
 
 def _ref_target(runner: str, ref: PackageRef, base: Path) -> str:
