@@ -104,6 +104,23 @@ def test_a_client_config_gives_the_package_each_launch_command_runs(tmp_path: Pa
     assert "no npm or PyPI registry package" in (targets["image"].unsupported or "")
 
 
+def test_a_client_config_entry_is_not_scanned_as_another_package_than_it_runs(tmp_path: Path) -> None:
+    """An npm alias runs the package after `npm:`, not the alias's name; an entry that installs two packages, or
+    fetches from another index, is not one registry package: scanning the first name was vetting something else."""
+    config = {"mcpServers": {
+        "alias": {"command": "npx", "args": ["-y", "mcp-server-memory@npm:mcp-server-memroy@1.0.0"]},
+        "two": {"command": "uvx", "args": ["--with", "other-plugin==1.0", "mcp-server-time==0.6.2"]},
+        "index": {"command": "uvx", "args": ["--extra-index-url", "https://pypi.example.invalid/simple",
+                                             "mcp-server-time==0.6.2"]},
+        "registry": {"command": "npx", "args": ["--registry=https://npm.example.invalid/", "-y", "srv@1.0.0"]},
+    }}
+    targets = {t.origin: t for t in read_input(_write(tmp_path, "claude_desktop_config.json", config))}
+    assert (targets["alias"].target, targets["alias"].unsupported) == ("npm:mcp-server-memroy@1.0.0", None)
+    assert "installs 2 packages" in (targets["two"].unsupported or "")
+    assert "`uvx --extra-index-url` fetches from another index" in (targets["index"].unsupported or "")
+    assert "`npx --registry` fetches from another index" in (targets["registry"].unsupported or "")
+
+
 @pytest.mark.parametrize(("content", "message"), [
     ("", "names no target"),
     ("# only comments\n", "names no target"),

@@ -58,6 +58,7 @@ ZOO = REPO / "tests" / "servers" / "zoo"
     (["npx -y @scope/pkg", "--extra"], "npm:@scope/pkg", None, ["--extra"]),  # pasted, then arguments
     (["sh", "-c", "exec npx -y @a/b arg"], "npm:@a/b", None, ["arg"]),
     (["env", "TOKEN=x", "uvx", "mcp-server-time"], "pypi:mcp-server-time", None, []),
+    (["npx", "-y", "mcp-server-memory@npm:@scope/real@1.0.0"], "npm:@scope/real@1.0.0", None, []),  # an alias
     (["npx", "-f", "-y", "pkg"], "npm:pkg", None, []),  # npm's --force, not uv's --find-links
     (["uvx", "--python", "3.12", "--isolated", "mcp-server-time"], "pypi:mcp-server-time", None, []),
 ])

@@ -87,6 +87,10 @@ def test_known_bad_and_typosquat_run_per_package() -> None:
     assert "I8" in rules("sh", ["-c", "pip install 'litellm>=1.80'"])
     assert "I9" in rules("npx", ["-y", "@modelcontextprotocol/server-filesytem@1.0.0"])
     assert rules("npx", ["-y", "postmark-mcp@1.0.15"]) == []
+    # An alias runs the package after `npm:`: that one is checked, not the name it is installed under.
+    assert "I8" in rules("npx", ["-y", "harmless-name@npm:postmark-mcp@1.0.16"])
+    assert "I9" in rules("npx", ["-y", "@modelcontextprotocol/server-filesystem@npm:"
+                                       "@modelcontextprotocol/server-filesytem@1.0.0"])
 
 
 def test_findings_never_quote_arguments_or_url_credentials() -> None:

@@ -177,7 +177,7 @@ PYTHON_ELSEWHERE = {"--index", "--index-url", "-i", "--extra-index-url", "--defa
 RESHAPING_OPTIONS = {"--with-requirements", "--with-editable", "--overrides", "--constraints", "-c", "--pip-args"}
 
 
-def _option_refusal(call: RunnerCall) -> str | None:
+def option_refusal(call: RunnerCall) -> str | None:
     """Why a runner's own options keep its package from being what the sandbox installs (None: they do not)."""
     runner, options = call.runner, sorted(call.options)
     if runner in NPM_RUNNERS and call.options & {"-c", "--call"}:
@@ -200,7 +200,7 @@ def _option_refusal(call: RunnerCall) -> str | None:
 
 def _map_runner(call: RunnerCall, base: Path) -> LaunchMapping:
     runner = call.runner
-    refusal = _option_refusal(call)
+    refusal = option_refusal(call)
     if refusal is not None:
         raise NotMapped(refusal)
     if not call.packages:

@@ -32,7 +32,8 @@ class PackageRef:
 
 
 def parse_npm_spec(text: str) -> PackageRef:
-    """An npm install spec: name[@range|@tag], npm:alias, git (github:, git+…, user/repo), URL or local path."""
+    """An npm install spec: name[@range|@tag], npm:name, an alias (alias@npm:name[@range]: the package is `name`),
+    git (github:, git+…, user/repo), URL or local path."""
     text = text.strip()
     if text.startswith("npm:"):
         text = text[4:]
@@ -49,6 +50,9 @@ def parse_npm_spec(text: str) -> PackageRef:
         return PackageRef("npm", text, source="url", display=without_secrets(text), pinned=False)
     at = text.find("@", 1)
     name, spec = (text[:at], text[at + 1:]) if at > 0 else (text, "")
+    if spec.startswith("npm:"):  # an alias, `name@npm:real[@version]`: npm installs (and npx runs) `real`
+        real = parse_npm_spec(spec)
+        return PackageRef("npm", real.name, real.spec, real.source, f"{name}@npm:{real.display}", real.pinned)
     return PackageRef("npm", name, spec, "registry", f"{name}@{spec}" if spec else name,
                       ecosystem_named("npm").exact_version(spec) is not None)
 
