@@ -88,6 +88,35 @@ def test_a_single_server_json_and_a_bare_list_are_exports_too(tmp_path: Path) ->
     assert [t.target for t in read_input(_write(tmp_path, "list.json", [entry, entry]))] == ["npm:x-mcp@2.0.0"]
 
 
+def test_an_export_package_served_by_another_registry_is_not_scanned_as_the_public_ones(tmp_path: Path) -> None:
+    """`registryBaseUrl` names where the client fetches the package: a package of that name on the public registry is
+    another package, so it is recorded as unsupported with the reason (the public registries themselves pass)."""
+    def entry(kind: str, base: str) -> dict[str, Any]:
+        return {"registryType": kind, "identifier": "x-mcp", "version": "2.0.0", "registryBaseUrl": base}
+    public = {"name": "io.github.a/x", "packages": [entry("npm", "https://registry.npmjs.org"),
+                                                    entry("pypi", "https://pypi.org/")]}
+    targets = read_input(_write(tmp_path, "public.json", public))
+    assert [(t.target, t.unsupported) for t in targets] == [("npm:x-mcp@2.0.0", None), ("pypi:x-mcp==2.0.0", None)]
+    for kind, host in (("npm", "npm.example.invalid"), ("pypi", "pypi.example.invalid")):
+        other = {"name": "io.github.a/x", "packages": [entry(kind, f"https://{host}/simple")]}
+        (target,) = read_input(_write(tmp_path, f"{kind}.json", other))
+        assert f"served by another registry ({host})" in (target.unsupported or "")
+
+
+def test_a_package_listed_for_another_transport_first_is_still_scanned_for_stdio(tmp_path: Path) -> None:
+    """Rows are kept once per key, the first winning: an unsupported streamable-http listing of a package took the
+    key of its stdio listing after it, so the package was never scanned. A row that can be scanned wins now."""
+    def package(transport: str) -> dict[str, Any]:
+        return {"registryType": "npm", "identifier": "x-mcp", "version": "2.0.0", "transport": {"type": transport}}
+    export = {"name": "io.github.a/x", "packages": [package("streamable-http"), package("stdio")]}
+    (target,) = read_input(_write(tmp_path, "one.json", export))
+    assert (target.target, target.unsupported, target.origin) == ("npm:x-mcp@2.0.0", None,
+                                                                    "servers[0].packages[1] (io.github.a/x)")
+    other = {"name": "io.github.a/x", "packages": [
+        {**package("stdio"), "registryBaseUrl": "https://npm.example.invalid"}, package("stdio")]}
+    assert [t.unsupported is None for t in read_input(_write(tmp_path, "two.json", other))] == [False, True]
+
+
 def test_a_client_config_gives_the_package_each_launch_command_runs(tmp_path: Path) -> None:
     config = {"mcpServers": {
         "fs": {"command": "npx", "args": ["-y", "@modelcontextprotocol/server-filesystem@2025.8.21", "/tmp"]},

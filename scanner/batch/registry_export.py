@@ -4,12 +4,14 @@
 Each entry's `packages[]` gives `registryType` (npm, pypi, oci, ...), `identifier` and `version`; a package's
 `packageArguments` with a literal `value` become server arguments (positional as they are, named as `NAME VALUE`).
 What the scan cannot vet yet (OCI images, other registries, remote-only servers, a non-stdio transport, a malformed
-identifier) is kept as an unsupported target with the reason, never dropped.
+identifier, a package served by another registry than the public one: `registryBaseUrl`) is kept as an unsupported
+target with the reason, never dropped.
 """
 
 from __future__ import annotations
 
 from typing import Any
+from urllib.parse import urlsplit
 
 from sandbox.core.untrusted import escape_for_terminal
 from scanner.batch.targets import BatchTarget, unpassable
@@ -18,6 +20,7 @@ from scanner.pipeline.targets import parse_target
 
 MAX_TEXT = 200  # an identifier or version quoted in a reason: untrusted, escaped and capped
 SCANNED = {"npm": "npm:{name}@{version}", "pypi": "pypi:{name}=={version}"}
+PUBLIC_HOSTS = {"npm": "registry.npmjs.org", "pypi": "pypi.org"}  # a package's registryBaseUrl when it is theirs
 
 
 def is_registry_export(data: Any) -> bool:
@@ -63,6 +66,11 @@ def _package_target(package: Any, where: str) -> BatchTarget:
     if kind_of_transport not in (None, "stdio"):
         return BatchTarget(shown, origin=where, unsupported=f"transport {_text(kind_of_transport)!r} is not "
                            "supported yet (stdio only)")
+    elsewhere = _other_registry(kind, package.get("registryBaseUrl") or package.get("registry_base_url"))
+    if elsewhere is not None:
+        return BatchTarget(f"{shown} from {elsewhere}", origin=where,
+                           unsupported=f"served by another registry ({elsewhere}) than the public {kind} one the scan "
+                                       "installs from: a package of that name there is another package")
     target = SCANNED[kind].format(name=name, version=version) if version else f"{kind}:{name}"
     try:
         parse_target(target)
@@ -72,6 +80,14 @@ def _package_target(package: Any, where: str) -> BatchTarget:
     if (why := unpassable(args)) is not None:
         return BatchTarget(shown, origin=where, unsupported=f"packageArguments: {why}")
     return BatchTarget(target, server_args=args, origin=where)
+
+
+def _other_registry(kind: str, base: Any) -> str | None:
+    """The host of a `registryBaseUrl` that is not the public registry of `kind` (None: none given, or that one)."""
+    if not isinstance(base, str) or not base.strip():
+        return None
+    host = urlsplit(base.strip()).hostname or ""
+    return None if host == PUBLIC_HOSTS[kind] else _text(host or base)
 
 
 def _arguments(raw: Any) -> tuple[str, ...]:

@@ -68,8 +68,11 @@ def at_latest(target: BatchTarget) -> BatchTarget:
 
 
 def unique(targets: list[BatchTarget]) -> list[BatchTarget]:
-    """The targets in input order, each key once (the first occurrence wins)."""
+    """The targets in input order, each key once: the first occurrence wins, unless it is unsupported and a later
+    one of the same key can be scanned (a registry entry listing its package for streamable-http, then for stdio)."""
     seen: dict[str, BatchTarget] = {}
     for target in targets:
-        seen.setdefault(target.key, target)
+        earlier = seen.get(target.key)
+        if earlier is None or earlier.unsupported and not target.unsupported:
+            seen[target.key] = target  # an existing key keeps its place in the order
     return list(seen.values())
