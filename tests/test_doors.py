@@ -100,6 +100,8 @@ def test_the_mapping_line_never_prints_the_arguments():
     (["python", "server.py"], "`python` runs a script on this machine"),
     (["docker", "run", "-i", "--rm", "-v", "/:/h", "mcp/time"], "has options the sandbox would not honour"),
     (["uv", "run", "server.py"], "`uv run` runs a project's own environment"),
+    (["python", "-m", "http.server"], "runs a module of Python's standard library"),  # not the PyPI package `http`
+    (["python3", "-m", "json.tool"], "runs a module of Python's standard library"),
     (["uvx", "--from", "git+https://github.com/o/r", "cmd"], "fetches from a git source"),
     (["npx", "-y", "https://example.invalid/p.tgz"], "fetches from a url source"),
     (["uvx", "mcp-server-time>=1"], "names a version range; give an exact version"),

@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import re
 import shlex
+import sys
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -274,6 +275,9 @@ def _map_python(prog: str, rest: list[str]) -> LaunchMapping:
         raise NotMapped(_refusal(prog, rest))
     module = rest[i + 1]
     top = module.split(".")[0]
+    if top in sys.stdlib_module_names:  # `python -m http.server`: no PyPI package is named after it (`http` is another)
+        raise NotMapped(f"`{prog} -m {_shown(module)}` runs a module of Python's standard library, not a package; "
+                        "give the package that serves MCP: pypi:NAME --command 'python -m MODULE'")
     if not PYPI_NAME.match(top):
         raise NotMapped(f"`{prog} -m {_shown(module)}` names no module a PyPI package could be named after; give "
                         "pypi:NAME --command 'python -m MODULE'")
