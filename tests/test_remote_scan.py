@@ -17,7 +17,7 @@ from pathlib import Path
 import pytest
 
 from scanner.errors import UsageError
-from scanner.pipeline.remote_target import is_loopback, parse_remote, redact
+from scanner.pipeline.remote_target import config_remote, is_loopback, parse_remote, redact
 
 SERVER = Path(__file__).parent / "servers" / "remote_http.py"
 SECRET = "tok-5f1e9a77c3"
@@ -153,6 +153,19 @@ def test_loopback_is_exactly_localhost_127_and_ipv6_one() -> None:
     assert parse_remote("http://[::1]:9/mcp", [], ["X-Key=V"], {"V": "s"}).origin() == "http://[::1]:9"
     with pytest.raises(UsageError):
         parse_remote("http://127.0.0.1.example.invalid/mcp", [], ["X-Key=V"], {"V": "s"})
+
+
+@pytest.mark.parametrize("value", ["Jos\u00e9", "a\x00b", "a\x1bb", "del\x7f"])
+def test_a_header_value_that_http_cannot_carry_is_refused_not_an_internal_error(value: str) -> None:
+    """httpx sends header values as ASCII: a non-ASCII or control character was an internal error at the first
+    request (and ended a config's whole run); it is a one-line refusal before anything is sent."""
+    with pytest.raises(UsageError, match="printable ASCII"):
+        parse_remote("https://h.example.invalid/mcp", [f"X-User: {value}"], [], {})
+    with pytest.raises(UsageError, match="printable ASCII"):
+        parse_remote("https://h.example.invalid/mcp", [], ["X-Key=V"], {"V": value})
+    with pytest.raises(UsageError, match="printable ASCII"):
+        config_remote("https://h.example.invalid/mcp", {"X-Key": value})
+    assert parse_remote("https://h.example.invalid/mcp", ["X-A: a\tb c"], [], {}).headers == {"X-A": "a\tb c"}
 
 
 def test_redact_replaces_raw_and_json_escaped_secrets_and_the_url() -> None:

@@ -23,6 +23,7 @@ from scanner.errors import UsageError
 REDACTED = "[redacted]"
 HEADER_NAME = re.compile(r"^[!#$%&'*+.^_`|~0-9A-Za-z-]+$")  # an RFC 9110 token
 ENV_NAME = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
+HEADER_VALUE = re.compile(r"^[\t\x20-\x7e]*$")  # what the HTTP client sends: printable ASCII, spaces and tabs
 # Headers the transport sets itself: a user's value would break the session or lie about it.
 RESERVED = frozenset({"host", "content-length", "content-type", "accept", "mcp-session-id", "mcp-protocol-version",
                       "transfer-encoding", "connection"})
@@ -90,9 +91,7 @@ def config_remote(url: str, headers: Mapping[str, str]) -> RemoteTarget:
     secrets = {}
     for name, value in headers.items():
         name = _checked_name(name.strip(), "header")
-        if "\r" in value or "\n" in value:
-            raise UsageError(f"header {name}: the value must be one line")
-        secrets[name] = value
+        secrets[name] = _checked_value(value, f"header {name}")
     if secrets and endpoint.scheme == "http" and not is_loopback(endpoint.host):
         raise UsageError("its headers would go over plain http:// to a host that is not loopback; use https://")
     return RemoteTarget(url=endpoint.url, scheme=endpoint.scheme, host=endpoint.host, port=endpoint.port,
@@ -129,15 +128,22 @@ def _checked_name(name: str, flag: str) -> str:
     return name
 
 
+def _checked_value(value: str, what: str) -> str:
+    """A header value the HTTP client can send (never echoed: it may be a secret); else a UsageError."""
+    if not HEADER_VALUE.match(value):
+        raise UsageError(f"{what}: the value must be one line of printable ASCII (no control or non-ASCII "
+                         "character); encode it as the server expects")
+    return value
+
+
 def _plain_headers(given: list[str]) -> dict[str, str]:
     headers: dict[str, str] = {}
     for item in given:
         name, sep, value = item.partition(":")
         if not sep or not name.strip():
             raise UsageError("--header must look like 'NAME: VALUE' (for a secret, use --header-env NAME=VAR)")
-        if "\r" in value or "\n" in value:
-            raise UsageError(f"--header {name.strip()}: the value must be one line")
-        headers[_checked_name(name.strip(), "--header")] = value.strip()
+        name = _checked_name(name.strip(), "--header")
+        headers[name] = _checked_value(value.strip(), f"--header {name}")
     return headers
 
 
@@ -151,9 +157,7 @@ def _secret_headers(given: list[str], environ: Mapping[str, str]) -> dict[str, s
         value = environ.get(variable)
         if not value:
             raise UsageError(f"--header-env {name}={variable}: the variable {variable} is not set or empty")
-        if "\r" in value or "\n" in value:
-            raise UsageError(f"--header-env {name}={variable}: the value must be one line")
-        secrets[name] = value
+        secrets[name] = _checked_value(value, f"--header-env {name}={variable}")
     return secrets
 
 
