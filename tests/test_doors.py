@@ -282,6 +282,18 @@ def test_config_env_values_pass_only_when_asked(tmp_path):
     assert "k3y-v4lue" not in repr(planned)
 
 
+def test_a_config_env_name_or_value_no_process_can_carry_is_not_passed(tmp_path):
+    """`"HOME=/tmp/x": ""` became the variable HOME (the engine splits at the first `=`), past the rule that the
+    sandbox's PATH and HOME are its own; a NUL failed the run as an internal error. Neither is passed now, said."""
+    path = _config(tmp_path, {"mcpServers": {"s": {"command": "npx", "args": ["a"], "env": {
+        "HOME=/tmp/elsewhere": "", "PATH=/tmp/bin:/usr/bin": "", "": "x", "NUL": "a\u0000b", "OK": "v"}}}})
+    [planned] = plan_servers(read_client_config(path, keep_env=True), [], pass_env=True)
+    assert planned.env == {"OK": "v"}
+    assert sorted(planned.env_not_passed) == sorted(["HOME=/tmp/elsewhere", "PATH=/tmp/bin:/usr/bin", "", "NUL"])
+    assert sum("is no environment variable name" in note for note in planned.notes) == 3
+    assert sum("holds a NUL character" in note for note in planned.notes) == 1
+
+
 def test_a_remote_entrys_headers_pass_only_when_asked_and_only_as_secrets(tmp_path):
     path = _config(tmp_path, {"mcpServers": {
         "remote": {"type": "http", "url": "https://mcp.example.invalid/mcp", "headers": {"X-Key": "k3y"}},

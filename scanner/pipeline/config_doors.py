@@ -139,12 +139,25 @@ def _passed(values: dict[str, str], pass_env: bool, what: str, notes: list[str],
     for name, value in values.items():
         if name in skip:
             continue
+        if what == "env" and (why := _unpassable_env(name, value)) is not None:
+            notes.append(f"env {escape_for_terminal(name, 80)} not passed: {why}")
+            continue
         if VARIABLE.search(value):
             notes.append(f"{what} {escape_for_terminal(name, 80)} not passed: its value names a client variable "
                          f"({escape_for_terminal(VARIABLE.findall(value)[0], 120)}), which is not read")
             continue
         passed[name] = value
     return passed
+
+
+def _unpassable_env(name: str, value: str) -> str | None:
+    """Why a config variable cannot be set as written (None when it can): the engine splits `NAME=VALUE` at the
+    first `=`, so `HOME=/x` would set HOME (the sandbox's own), and no process's environment holds a NUL."""
+    if not name or "=" in name or "\x00" in name:
+        return "it is no environment variable name (empty, or with = or NUL in it)"
+    if "\x00" in value:
+        return "its value holds a NUL character, which no environment can carry"
+    return None
 
 
 def _base(config: ClientConfig, entry: ServerEntry) -> Path:
