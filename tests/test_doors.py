@@ -107,6 +107,8 @@ def test_the_mapping_line_never_prints_the_arguments():
     (["uvx", "mcp-server-time>=1"], "names a version range; give an exact version"),
     (["npx", "-y", "@a/b@^1.2"], "names a version range"),
     (["uvx", "mcp-server-x[all]"], "asks for extras"),
+    (["uvx", "mcp-server-x==1.0; os_name == 'nt'"], "has an environment marker"),
+    (["pipx", "run", "mcp-server-x@1.0"], "names no version pip reads"),  # not the newest release
     (["npx", "-p", "a", "-p", "b", "c"], "installs 2 packages"),
     (["uvx", "--with", "extra-plugin", "mcp-server-x"], "installs 2 packages"),
     (["npx", "-c", "a --x"], "runs a shell string"),

@@ -227,6 +227,9 @@ def _ref_target(runner: str, ref: PackageRef, base: Path) -> str:
             raise NotMapped(f"`{runner} {shown}` names a local package that does not exist (relative paths are read "
                             f"from {base}); give the package folder or archive")
         target = str(path.resolve())
+    elif ref.source == "url" and "://" not in ref.display:  # pip reads `pkg@1.0` as a direct reference to "1.0"
+        raise NotMapped(f"`{runner} {shown}` names no version pip reads (`NAME @ …` is a direct reference to a URL); "
+                        f"give NAME==VERSION, e.g. {runner} {_shown(ref.name)}==1.0.0")
     elif ref.source in ("git", "url"):
         raise NotMapped(f"`{runner} {shown}` fetches from a {ref.source} source, not a registry; clone or download it "
                         "and scan the folder or archive (mcp-sandbox scan ./FOLDER)")
@@ -254,6 +257,9 @@ def _pypi_target(runner: str, ref: PackageRef, shown: str) -> str:
     if "[" in ref.display:
         raise NotMapped(f"`{runner} {shown}` asks for extras, which the sandbox cannot install yet; scan "
                         f"pypi:{ref.name} (without them) if that is what you mean")
+    if ";" in ref.display:  # PEP 508: whether it is installed at all depends on the client's platform
+        raise NotMapped(f"`{runner} {shown}` has an environment marker, so whether it installs depends on the "
+                        f"client's platform; scan pypi:{ref.name} (with its exact version) if that is what you mean")
     if ref.spec in ("", "latest"):
         return f"pypi:{ref.name}"
     from scanner.ecosystems.registry import ecosystem

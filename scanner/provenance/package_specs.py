@@ -82,6 +82,8 @@ def parse_pypi_spec(text: str, *, uvx_style: bool = False) -> PackageRef:
         req = Requirement(text)
     except InvalidRequirement:
         return PackageRef("pypi", text, "", "registry", text, False)
+    if req.url:  # `name @ something` that is no URL (`pkg@1.0` to pip): a direct reference, not a registry release
+        return PackageRef("pypi", req.name, "", "url", without_secrets(text), False)
     spec = str(req.specifier)
     return PackageRef("pypi", req.name, spec, "registry", text, ecosystem_named("pypi").exact_version(spec) is not None)
 
