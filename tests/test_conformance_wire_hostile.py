@@ -7,8 +7,6 @@ from __future__ import annotations
 
 import json
 import socket
-import struct
-import threading
 import time
 from collections.abc import Callable
 from typing import Any, BinaryIO
@@ -18,8 +16,8 @@ import anyio
 from sandbox.run.attach import AttachedStdio
 from scanner.conformance.model import Observed
 from scanner.conformance.probe import ProbePlan, observe
+from tests.attached_pair import serve_in_thread, timed_run
 
-STDOUT_FRAME = struct.Struct(">BxxxI")
 PLAN = ProbePlan(full=True, client_info={"name": "c", "version": "1"}, capabilities={}, first_timeout=1, timeout=1,
                  quiet_seconds=0.2)
 Script = Callable[[BinaryIO, Callable[[bytes], None]], None]
@@ -29,25 +27,15 @@ def _observed(script: Script) -> tuple[Observed | None, float]:
     """observe() against `script` (reading the probe's lines, writing lines with `out`); what it saw, or None when it
     was still running 20 s later, and the seconds it took."""
     ours, theirs = socket.socketpair()
-
-    def serve() -> None:
-        def out(line: bytes) -> None:
-            theirs.sendall(STDOUT_FRAME.pack(1, len(line)) + line)
-        try:
-            script(theirs.makefile("rb"), out)
-        except OSError:
-            pass
-
-    threading.Thread(target=serve, daemon=True).start()
+    serve_in_thread(theirs, script)
 
     async def run() -> Observed | None:
         with anyio.move_on_after(20):
             return (await observe(AttachedStdio(ours), PLAN))[0]
         return None
 
-    began = time.monotonic()
     try:
-        return anyio.run(run), time.monotonic() - began
+        return timed_run(lambda: anyio.run(run))
     finally:
         theirs.close()
 

@@ -7,24 +7,18 @@ from __future__ import annotations
 
 import json
 import socket
-import struct
 import threading
-import time
 from typing import Any
 
 import anyio
 import mcp_types
 import pytest
 
-from sandbox.run.attach import AttachedStdio
 from scanner.client.tool_schemas import ToolSchemas
-from scanner.pipeline.inventory import collect
-from scanner.pipeline.timeouts import Timeouts
-from scanner.pipeline.transport import WireHealth
 from scanner.probes.call_send import send_call
 from scanner.probes.model import ProbeCall
+from tests.attached_pair import collect_from, framed
 
-STDOUT_FRAME = struct.Struct(">BxxxI")
 CALL = ProbeCall(tool="echo", label="generated", arguments={}, kind="generated")
 
 
@@ -46,8 +40,7 @@ def _serve(sock: socket.socket, init: dict[str, Any], tools: dict[str, Any]) -> 
             reply = {"jsonrpc": "2.0", "id": message["id"], "result": answers[method]}
         else:
             continue
-        data = json.dumps(reply).encode() + b"\n"
-        sock.sendall(STDOUT_FRAME.pack(1, len(data)) + data)
+        sock.sendall(framed(json.dumps(reply).encode() + b"\n"))
 
 
 def test_capabilities_and_tools_nested_past_what_pydantic_serializes_are_listed() -> None:
@@ -59,13 +52,8 @@ def test_capabilities_and_tools_nested_past_what_pydantic_serializes_are_listed(
     tools = {"tools": [{"name": "echo", "inputSchema": {"type": "object"}, "_meta": {"x": deep}}]}
     ours, theirs = socket.socketpair()
     threading.Thread(target=_serve, args=(theirs, init, tools), daemon=True).start()
-
-    async def run() -> Any:
-        with anyio.fail_after(20):
-            return await collect(AttachedStdio(ours), WireHealth(), Timeouts(startup=5, request=5), time.monotonic())
-
     try:
-        inventory = anyio.run(run)
+        inventory = collect_from(ours)
     finally:
         theirs.close()
     assert inventory.errors == []

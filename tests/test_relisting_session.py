@@ -6,9 +6,6 @@ from __future__ import annotations
 
 import json
 import socket
-import struct
-import threading
-import time
 from collections.abc import Callable, Iterator
 from typing import Any, BinaryIO
 
@@ -18,8 +15,8 @@ from sandbox.run.attach import AttachedStdio
 from scanner.pipeline.client_identity import ALTERNATE
 from scanner.pipeline.relisting import Relisting, list_as
 from scanner.pipeline.timeouts import Timeouts
+from tests.attached_pair import serve_in_thread, timed_run
 
-STDOUT_FRAME = struct.Struct(">BxxxI")  # Docker's attach framing: stream 1, then the payload's length
 INIT = {"protocolVersion": "2025-06-18", "capabilities": {"tools": {}}, "serverInfo": {"name": "s", "version": "1"}}
 TOOL = {"name": "echo", "inputSchema": {"type": "object"}}
 Script = Callable[[BinaryIO, Callable[[dict[str, Any]], None]], None]
@@ -34,26 +31,15 @@ def _listed(script: Script, timeouts: Timeouts = Timeouts(startup=1, request=1))
     """list_as against `script` (reading the client's lines, writing with `out`); its Relisting, or None when it
     was still running 10 s later, and the seconds it took."""
     ours, theirs = socket.socketpair()
-
-    def serve() -> None:
-        def out(message: dict[str, Any]) -> None:
-            data = (json.dumps(message) + "\n").encode()
-            theirs.sendall(STDOUT_FRAME.pack(1, len(data)) + data)
-        try:
-            script(theirs.makefile("rb"), out)
-        except OSError:
-            pass
-
-    threading.Thread(target=serve, daemon=True).start()
+    serve_in_thread(theirs, lambda stdin, out: script(stdin, lambda message: out((json.dumps(message) + "\n").encode())))
 
     async def run() -> Relisting | None:
         with anyio.move_on_after(10):
             return await list_as(AttachedStdio(ours), ALTERNATE, timeouts)
         return None
 
-    began = time.monotonic()
     try:
-        return anyio.run(run), time.monotonic() - began
+        return timed_run(lambda: anyio.run(run))
     finally:
         theirs.close()
 

@@ -5,31 +5,23 @@ report must not say the server answered. No Docker."""
 from __future__ import annotations
 
 import socket
-import time
 from typing import Any
 
 import anyio
 import mcp_types
 
-from sandbox.run.attach import AttachedStdio
 from scanner.client.session import RpcError, RpcSession
-from scanner.pipeline.inventory import collect
 from scanner.pipeline.session_failures import error_answer, explain
-from scanner.pipeline.timeouts import Timeouts
 from scanner.pipeline.transport import WireHealth
+from tests.attached_pair import collect_from
 
 
 def test_a_server_that_closes_stdout_at_once_is_not_said_to_have_answered() -> None:
     # Before: "connecting (initialize): the server answered with error -32000: Connection closed".
     ours, theirs = socket.socketpair()
     theirs.shutdown(socket.SHUT_WR)
-
-    async def run() -> Any:
-        with anyio.fail_after(20):
-            return await collect(AttachedStdio(ours), WireHealth(), Timeouts(startup=5, request=5), time.monotonic())
-
     try:
-        inventory = anyio.run(run)
+        inventory = collect_from(ours)
     finally:
         theirs.close()
     assert inventory.errors == ["connecting (initialize): the connection to the server closed before it answered"]
