@@ -76,3 +76,28 @@ def test_clean_blob_has_no_hits() -> None:
     blob = "\n".join(other.locations) + archive_text(other.home_archive, ".aws/credentials")
     assert find_canaries(blob, planted.locations) == []
     assert find_canaries(b"\xff\xfe binary", planted.locations) == []
+
+
+def test_finds_a_token_whose_case_was_changed() -> None:
+    """An AWS key id is upper case and digits: lowered it loses nothing, and a DNS name carries it either way."""
+    planted = plant_canaries(HOME, 0, 0)
+    key_id = planted.env["AWS_ACCESS_KEY_ID"]
+    hits = find_canaries(f"id: {key_id.lower()}", planted.locations)
+    assert [(hit.where, hit.encoding) for hit in hits] == [("env AWS_ACCESS_KEY_ID", "case changed")]
+
+
+def test_finds_a_reversed_token() -> None:
+    planted = plant_canaries(HOME, 0, 0)
+    token = planted.env["GITHUB_TOKEN"]
+    hits = find_canaries(f"build id: {token[::-1]}", planted.locations)
+    assert [(hit.where, hit.encoding) for hit in hits] == [("env GITHUB_TOKEN", "reversed")]
+
+
+def test_finds_a_piece_of_a_token_sent_split_across_calls() -> None:
+    """Half a token in one response and half in the next: each half is a piece of 19 characters or more."""
+    planted = plant_canaries(HOME, 0, 0)
+    key = planted.env["AWS_SECRET_ACCESS_KEY"]  # 40 characters: halves of 20
+    for half in (key[:20], key[20:], key[7:26].upper()):
+        hits = find_canaries(f"part: {half}", planted.locations)
+        assert [(hit.where, hit.encoding) for hit in hits] == [("env AWS_SECRET_ACCESS_KEY", "piece")], half
+    assert find_canaries(f"part: {key[:15]}", planted.locations) == []  # near miss: too short to tell from noise

@@ -1,7 +1,8 @@
 """Canaries: fake secrets planted in the sandbox HOME and environment, each a unique random token per run.
 
 A token showing up in a tool response or in egress traffic means the server read a secret and sent it somewhere.
-`find_canaries` also spots the tokens base64-, base32- or hex-encoded.
+`find_canaries` also spots the tokens base64-, base32- or hex-encoded, with their case changed, reversed, or a piece of
+one (PIECE_MIN characters or more: half a token in each of two responses, or in two DNS names).
 """
 
 from __future__ import annotations
@@ -20,6 +21,10 @@ _UPPER_ALPHANUMERIC = string.ascii_uppercase + string.digits
 CANARY_MTIME = 1_704_067_200
 GH_HOST = "github.invalid"  # test data names no real host
 
+PIECE_WINDOW = 16  # a piece is matched by the token's windows of this length, every PIECE_STRIDE characters:
+PIECE_STRIDE = 4  # so every piece of PIECE_WINDOW + PIECE_STRIDE - 1 characters holds one
+PIECE_MIN = PIECE_WINDOW + PIECE_STRIDE - 1
+
 ENV_CANARY_NAMES = ("GITHUB_TOKEN", "AWS_ACCESS_KEY_ID", "AWS_SECRET_ACCESS_KEY", "NPM_TOKEN", "OPENAI_API_KEY")
 
 
@@ -27,7 +32,7 @@ ENV_CANARY_NAMES = ("GITHUB_TOKEN", "AWS_ACCESS_KEY_ID", "AWS_SECRET_ACCESS_KEY"
 class CanaryHit:
     token: str
     where: str  # where it was planted, e.g. "/home/probe/.ssh/id_rsa" or "env GITHUB_TOKEN"
-    encoding: str  # how it appeared: "plain", "base64", "base32" or "hex"
+    encoding: str  # how it appeared: "plain", "base64", "base32", "hex", "case changed", "reversed" or "piece"
 
 
 @dataclass(frozen=True)
@@ -91,23 +96,47 @@ def plant_canaries(home: str, uid: int, gid: int) -> PlantedCanaries:
 
 
 def find_canaries(blob: str | bytes, locations: dict[str, str]) -> list[CanaryHit]:
-    """Every canary token found in blob (plain, base64, base32 or hex encoded), each once, in the order of
-    locations. Base32 and hex are matched in either case: DNS names are case-insensitive, which is why a DNS tunnel
-    encodes in them."""
+    """Every canary token found in blob, each once, in the order of locations: plain, base64, hex or base32 encoded
+    (base32 and hex in either case: DNS names are case-insensitive, which is why a DNS tunnel encodes in them), then
+    with its case changed, reversed, or a piece of PIECE_MIN characters or more (in either case)."""
     data = blob.encode("utf-8", errors="surrogateescape") if isinstance(blob, str) else blob
     lowered = data.lower()
     hits: list[CanaryHit] = []
     for token, where in locations.items():
-        raw, base64s, hexed, base32s = _encoded(token)
-        if raw in data:
-            hits.append(CanaryHit(token, where, "plain"))
-        elif any(form in data for form in base64s):
-            hits.append(CanaryHit(token, where, "base64"))
-        elif hexed in lowered:
-            hits.append(CanaryHit(token, where, "hex"))
-        elif any(form in lowered for form in base32s):
-            hits.append(CanaryHit(token, where, "base32"))
+        encoding = _encoding(token, data, lowered)
+        if encoding:
+            hits.append(CanaryHit(token, where, encoding))
     return hits
+
+
+def _encoding(token: str, data: bytes, lowered: bytes) -> str | None:
+    """How token appears in data (lowered: data in lower case), or None."""
+    raw, base64s, hexed, base32s = _encoded(token)
+    if raw in data:
+        return "plain"
+    if any(form in data for form in base64s):
+        return "base64"
+    if hexed in lowered:
+        return "hex"
+    if any(form in lowered for form in base32s):
+        return "base32"
+    folded, backwards, pieces = _altered(token)
+    if folded in lowered:
+        return "case changed"
+    if backwards in lowered:
+        return "reversed"
+    if any(piece in lowered for piece in pieces):
+        return "piece"
+    return None
+
+
+@functools.lru_cache(maxsize=256)
+def _altered(token: str) -> tuple[bytes, bytes, tuple[bytes, ...]]:
+    """The lower-case forms a token is searched in after its encodings: itself, reversed, and its pieces."""
+    folded = token.lower().encode()
+    pieces = tuple(folded[start:start + PIECE_WINDOW]
+                   for start in range(0, len(folded) - PIECE_WINDOW + 1, PIECE_STRIDE))
+    return folded, folded[::-1], pieces
 
 
 @functools.lru_cache(maxsize=256)  # a scan searches every response and egress event for the same dozen tokens

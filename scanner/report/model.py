@@ -291,7 +291,7 @@ class CanaryEvent(_Model):
     where: str = Field(description="Where the canary was planted (file, or env variable).")
     how: Literal["read", "response", "egress"] = Field(description="Read (atime moved), or seen in a tool response or "
                                                        "in egress traffic.")
-    encoding: str | None = Field(default=None, description="plain, base64, base32 or hex, for a canary seen in data.")
+    encoding: str | None = Field(default=None, description="plain, base64, base32, hex, case changed, reversed or piece, for a canary seen in data.")
 
 
 class ResourceUse(_Model):
