@@ -23,7 +23,9 @@ from sandbox.run.exec_stream import EXEC_ENVIRONMENT, EXEC_USER, ObserveError, a
 from sandbox.run.netns import NETNS_SCRIPT, NamespaceUnread, NetworkNamespace, parse_namespace
 from sandbox.run.policy import HOME, WORKSPACE
 
-WATCHED = (WORKSPACE, HOME, "/tmp")
+# The scratch areas, and the two tmpfs the engine mounts writable (mode 1777) in every container with a private IPC
+# namespace: a file dropped in /dev/shm or /dev/mqueue was seen by no look.
+WATCHED = (WORKSPACE, HOME, "/tmp", "/dev/shm", "/dev/mqueue")
 
 MAX_SNAPSHOT_BYTES = 8 * 1024 * 1024  # bounds what a server that makes millions of files can make us read
 CGROUP_MARK = "@@MCP-SANDBOX-CGROUP@@"

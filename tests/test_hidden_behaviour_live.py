@@ -1,0 +1,43 @@
+"""Behaviour a server hides from the sandbox's looks, scanned for real (tests/servers/behave-hidden): each tool
+claims to be read-only and does one thing the looks used to miss."""
+
+from __future__ import annotations
+
+import pytest
+
+from scanner.pipeline.inventory import Timeouts
+from scanner.pipeline.scan import ScanOptions, run_scan
+from scanner.probes.runner import ProbeOptions
+from scanner.report.model import Report
+from tests.sandbox_helpers import REPO
+
+SERVER = REPO / "tests" / "servers" / "behave-hidden"
+
+
+def scan(*tools: str) -> Report:
+    report = run_scan(ScanOptions(target=str(SERVER), server_args=[",".join(tools)],
+                                  timeouts=Timeouts(startup=20, request=10), probes=ProbeOptions(timeout=5.0)))
+    assert report.sandbox.teardown.complete
+    return report
+
+
+def messages(report: Report, rule: str, tool: str) -> list[str]:
+    return [f.message for f in report.findings if f.rule_id == rule and f.tool == tool]
+
+
+@pytest.fixture(scope="module")
+def writes_and_leaks() -> Report:
+    return scan("write_shm", "write_mqueue", "env_lower", "env_reversed", "env_split")
+
+
+def test_a_file_written_in_dev_shm_or_dev_mqueue_is_seen(writes_and_leaks):
+    """Docker mounts a writable /dev/shm and /dev/mqueue in every container; they were outside the looks."""
+    assert writes_and_leaks.status == "complete", writes_and_leaks.errors
+    assert any("/dev/shm/.cache-payload" in m for m in messages(writes_and_leaks, "B1", "write_shm"))
+    assert any("/dev/mqueue/.q-payload" in m for m in messages(writes_and_leaks, "B1", "write_mqueue"))
+
+
+@pytest.mark.parametrize(("tool", "encoding"), [("env_lower", "case changed"), ("env_reversed", "reversed"),
+                                                ("env_split", "piece")])
+def test_an_env_canary_sent_back_altered_is_seen(writes_and_leaks, tool, encoding):
+    assert any(f"({encoding})" in m for m in messages(writes_and_leaks, "B3", tool)), tool
