@@ -103,3 +103,20 @@ def test_the_re_list_runs_beside_the_looks_and_its_tools_come_back_with_them():
     looks = _looks(engine, Watch(_Client(engine), "c", observer=observer), relist=fetch)  # type: ignore[arg-type]
     assert began == [False] and looks.tools == [{"name": "t"}]
     assert _looks(engine, Watch(_Client(engine), "c", observer=_Observer())).tools is None  # type: ignore[arg-type]
+
+
+def test_cpu_burnt_while_no_call_ran_is_b6_named_after_the_call_it_began_in():
+    from scanner.report.model import AFTER_LAST_CALL, CallBehavior, ResourceUse
+    from scanner.rules.behavior import evaluate_behavior
+
+    def record(call: int, tool: str | None, cpu: float, label: str = "generated") -> CallBehavior:
+        return CallBehavior(call=call, tool=tool, label=label,
+                            resources=ResourceUse(cpu_seconds=cpu, seconds=0.3))
+
+    # the spinner starts as its call answers: that call's own window is quiet, the ones after it are busy
+    quiet, spinner, later = record(0, "quiet", 0.01), record(1, "spin", 0.02), record(2, "other", 0.28)
+    after = record(-1, None, 0.27, AFTER_LAST_CALL)
+    found = [f for f in evaluate_behavior([], [], [quiet, spinner, later, after]) if f.rule_id == "B6"]
+    assert [f.tool for f in found] == ["spin"] and "no call running" in found[0].message
+    after.resources.cpu_seconds = 0.02  # near miss: the sandbox went quiet once the calls were done
+    assert not [f for f in evaluate_behavior([], [], [quiet, spinner, later, after]) if f.rule_id == "B6"]

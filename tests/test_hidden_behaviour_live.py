@@ -41,3 +41,10 @@ def test_a_file_written_in_dev_shm_or_dev_mqueue_is_seen(writes_and_leaks):
                                                 ("env_split", "piece")])
 def test_an_env_canary_sent_back_altered_is_seen(writes_and_leaks, tool, encoding):
     assert any(f"({encoding})" in m for m in messages(writes_and_leaks, "B3", tool)), tool
+
+
+def test_a_thread_left_burning_the_cpu_after_its_call_answered_is_b6():
+    """A miner in a thread of the server: every call answers at once, no process is left, nothing times out."""
+    report = scan("spin_thread")
+    found = messages(report, "B6", "spin_thread")
+    assert found and "no call running" in found[0], [f.message for f in report.findings]

@@ -9,6 +9,7 @@ from typing import Literal
 from sandbox.run import observe
 from sandbox.run.observe import Process, Snapshot
 from scanner.report.model import CallBehavior, CanaryEvent, FileChanges, ProcessSeen, ResourceUse
+from scanner.rules.behavior import busy
 
 MAX_LISTED_PATHS = 200
 
@@ -60,10 +61,13 @@ def _shown(paths: list[str]) -> list[str]:
     return [path.encode("utf-8", "surrogateescape").decode("utf-8", "backslashreplace") for path in paths]
 
 
-def noteworthy(record: CallBehavior) -> bool:
+def noteworthy(record: CallBehavior, cpus: float = 1.0) -> bool:
     """Whether a record that is no call's (start-up, after the last call) saw anything worth keeping."""
+    use = record.resources
     return bool(record.files.created or record.files.modified or record.files.deleted or record.canaries
-                or record.egress or record.processes or record.snapshot != "ok")
+                or record.egress or record.processes or record.snapshot != "ok" or use.oom_killed
+                or use.memory_limit_hit or use.pids_limit_hit or busy(use, cpus))
+
 
 
 def unseen_files(records: list[CallBehavior]) -> str | None:
@@ -92,6 +96,7 @@ def _resources(before: Snapshot, after: Snapshot, pids_now: tuple[int, int] | No
         pids_limit_hit=evidence is not None, pids_limit_evidence=evidence,
         cpu_seconds=None if new.cpu_seconds is None or old.cpu_seconds is None
         else round(new.cpu_seconds - old.cpu_seconds, 3),
+        seconds=round(after.taken_at - before.taken_at, 3) if after.taken_at > before.taken_at > 0 else None,
     )
 
 

@@ -283,7 +283,7 @@ class ProbeRunner:
             self.outcome.startup_processes = roles
         record.processes = daemons(roles)
         await self._drain_egress(pending=record)
-        if noteworthy(record):
+        if noteworthy(record, self.access.cpus):
             self.outcome.behavior.append(record)
 
     async def _last_looks(self) -> None:
@@ -293,7 +293,7 @@ class ProbeRunner:
             group.start_soon(partial(self._relist, after_call=self.relists.last(self.outcome.list_changed_notifications)))
             if self.last_snapshot is not None:  # none: the last look failed, and the scan says so (unseen_files)
                 group.start_soon(self._observe_after, record, self.last_snapshot)
-        if noteworthy(record):
+        if noteworthy(record, self.access.cpus):
             self.outcome.behavior.append(record)
 
     # ---- the sandbox -------------------------------------------------------------------------------------------------

@@ -305,6 +305,8 @@ class ResourceUse(_Model):
                                             "rising, or the engine's stats at the limit when the scanner's own look "
                                             "could not fork.")
     cpu_seconds: float | None = Field(default=None, description="CPU time the sandbox used during the call.")
+    seconds: float | None = Field(default=None, description="Wall-clock time between the looks before and after "
+                                  "(the window of cpu_seconds).")
 
 
 AFTER_LAST_CALL = "after the last call"  # the label of the record of what the server did after the last call's look

@@ -20,10 +20,12 @@ from scanner.probes.tooldef import annotation, tool_name
 from scanner.rules.file_kinds import (PLAIN_USER_FILE, USER_DATA, ChangedPath, StateScope, classify, home_relative,
                                       of_kind, persistence_kind)
 from scanner.rules.registry import rule
-from scanner.report.model import AFTER_LAST_CALL, CallBehavior, Finding, ProcessSeen, Severity
+from scanner.report.model import AFTER_LAST_CALL, CallBehavior, Finding, ProcessSeen, ResourceUse, Severity
 from sandbox.core.untrusted import cap_text
 
 CPU_BURN_SHARE = 0.5  # a timed-out call that used at least this share of the CPU quota for its whole duration
+BUSY_SHARE = 0.5  # of the CPU quota, for a whole window with no call running (`busy`)
+BUSY_MIN_SECONDS = 0.2  # a shorter window holds too little to tell a spinner from the looks' own work
 MAX_PATHS_IN_MESSAGE = 5
 STARTUP = "(start-up)"
 
@@ -200,9 +202,18 @@ def _helpers_finding(record: CallBehavior, helpers: list[ProcessSeen]) -> Findin
 
 
 # ---- B6 --------------------------------------------------------------------------------------------------------------
+def busy(use: ResourceUse, cpus: float, at_least: float = BUSY_MIN_SECONDS) -> bool:
+    """Whether the sandbox kept at least BUSY_SHARE of its CPU quota busy for the whole window of `use` (one of
+    BUSY_MIN_SECONDS or more): after the last call's answer, with no call running, that is a thread or process left
+    spinning (a miner), which answers every call at once and leaves no process for B5."""
+    return (use.cpu_seconds is not None and use.seconds is not None and use.seconds >= max(at_least, 0.001)
+            and use.cpu_seconds >= BUSY_SHARE * cpus * use.seconds)
 
-def check_resources(record: CallBehavior, result: ProbeResult | None, *, cpus: float) -> list[Finding]:
-    """B6: an OOM kill, the memory or pids limit hit, or the CPU quota burnt until the call timed out."""
+
+def check_resources(record: CallBehavior, result: ProbeResult | None, *, cpus: float,
+                    since: CallBehavior | None = None) -> list[Finding]:
+    """B6: an OOM kill, the memory or pids limit hit, the CPU quota burnt until the call timed out, or, after the
+    last call, burnt with no call running (charged to `since`, the call the sandbox has been this busy since)."""
     use = record.resources
     problems = []
     if use.oom_killed:
@@ -216,11 +227,28 @@ def check_resources(record: CallBehavior, result: ProbeResult | None, *, cpus: f
             and use.cpu_seconds >= CPU_BURN_SHARE * cpus * result.latency_ms / 1000):
         problems.append(f"it used {use.cpu_seconds:.1f} CPU-seconds in {result.latency_ms / 1000:.1f} s until it "
                         "timed out")
+    if record.call < 0 and record.label == AFTER_LAST_CALL and busy(use, cpus):
+        problems.append(f"with no call running, the sandbox used {use.cpu_seconds:.2f} CPU-seconds in "
+                        f"{use.seconds:.2f} s: a thread or process keeps the CPU busy (a miner)"
+                        + (f", busy since about probe '{since.label}' of '{since.tool}'" if since else ""))
     if not problems:
         return []
     peak = f" (peak memory {use.memory_peak_bytes / 2**20:.0f} MiB)" if use.memory_peak_bytes else ""
-    return [_finding("B6", tool=record.tool, message=f"{_during(record).capitalize()}, " + "; ".join(problems) + peak
-                     + ".")]
+    return [_finding("B6", tool=record.tool or (since.tool if since else None),
+                     message=f"{_during(record).capitalize()}, " + "; ".join(problems) + peak + ".")]
+
+
+def busy_since(records: list[CallBehavior], cpus: float) -> CallBehavior | None:
+    """When the last record is the after-the-last-call one and busy (`busy`): the call a spinning thread or process
+    most likely began in, the last call of its sandbox before the unbroken run of busy calls that leads to it (a
+    spinner started as its call answered leaves that call's own window quiet)."""
+    last = records[-1] if records else None
+    if last is None or last.label != AFTER_LAST_CALL or not busy(last.resources, cpus):
+        return None
+    calls = [record for record in records[:-1] if record.call >= 0 and record.sandbox == last.sandbox]
+    while len(calls) > 1 and busy(calls[-1].resources, cpus, at_least=0.0):
+        calls.pop()
+    return calls[-1] if calls else None
 
 
 def evaluate_behavior(tools: list[dict[str, Any]], results: list[ProbeResult], records: list[CallBehavior], *,
@@ -234,11 +262,12 @@ def evaluate_behavior(tools: list[dict[str, Any]], results: list[ProbeResult], r
     findings: list[Finding] = []
     seen: set[tuple[str, str | None, str, str]] = set()
     scope = StateScope(configured=configured, seeded=seeded)
+    since = busy_since(records, cpus)
     for record in records:
         result = results[record.call] if 0 <= record.call < len(results) else None
         produced = [*check_annotations(by_name.get(record.tool or ""), record, scope), *check_canaries(record),
                     *check_persistence(record), *check_processes(record),
-                    *check_resources(record, result, cpus=cpus)]
+                    *check_resources(record, result, cpus=cpus, since=since)]
         if record.call < 0:
             produced.extend(egress_findings(record.egress, during=_during(record)))
         for finding in produced:
