@@ -24,6 +24,7 @@ GH_HOST = "github.invalid"  # test data names no real host
 PIECE_WINDOW = 16  # a piece is matched by the token's windows of this length, every PIECE_STRIDE characters:
 PIECE_STRIDE = 4  # so every piece of PIECE_WINDOW + PIECE_STRIDE - 1 characters holds one
 PIECE_MIN = PIECE_WINDOW + PIECE_STRIDE - 1
+RUN_MARK = b"a" * PIECE_MIN  # in a blob's alphabet mask (`_alphabet_mask`): a run that could hold a piece
 
 ENV_CANARY_NAMES = ("GITHUB_TOKEN", "AWS_ACCESS_KEY_ID", "AWS_SECRET_ACCESS_KEY", "NPM_TOKEN", "OPENAI_API_KEY")
 
@@ -101,16 +102,27 @@ def find_canaries(blob: str | bytes, locations: dict[str, str]) -> list[CanaryHi
     with its case changed, reversed, or a piece of PIECE_MIN characters or more (in either case)."""
     data = blob.encode("utf-8", errors="surrogateescape") if isinstance(blob, str) else blob
     lowered = data.lower()
+    runs = lowered if RUN_MARK in lowered.translate(_alphabet_mask(tuple(locations))) else b""
     hits: list[CanaryHit] = []
     for token, where in locations.items():
-        encoding = _encoding(token, data, lowered)
+        encoding = _encoding(token, data, lowered, runs)
         if encoding:
             hits.append(CanaryHit(token, where, encoding))
     return hits
 
 
-def _encoding(token: str, data: bytes, lowered: bytes) -> str | None:
-    """How token appears in data (lowered: data in lower case), or None."""
+@functools.lru_cache(maxsize=64)
+def _alphabet_mask(tokens: tuple[str, ...]) -> bytes:
+    """A bytes.translate table: each character of the tokens' own (lower-case) alphabet to `a`, every other to a
+    space. A token changed in case, reversed, or a piece of one is a run of PIECE_MIN or more such characters, so a
+    blob whose mask holds no such run (RUN_MARK) needs none of those searches: most text (a 1.2 MB log) has none."""
+    alphabet = {ord(char) for token in tokens for char in token.lower()}
+    return bytes(ord("a") if byte in alphabet else ord(" ") for byte in range(256))
+
+
+def _encoding(token: str, data: bytes, lowered: bytes, runs: bytes) -> str | None:
+    """How token appears in data (lowered: data in lower case; runs: the same, or empty when it holds no run of the
+    tokens' alphabet long enough for a piece), or None."""
     raw, base64s, hexed, base32s = _encoded(token)
     if raw in data:
         return "plain"
@@ -121,11 +133,11 @@ def _encoding(token: str, data: bytes, lowered: bytes) -> str | None:
     if any(form in lowered for form in base32s):
         return "base32"
     folded, backwards, pieces = _altered(token)
-    if folded in lowered:
+    if folded in runs:
         return "case changed"
-    if backwards in lowered:
+    if backwards in runs:
         return "reversed"
-    if any(piece in lowered for piece in pieces):
+    if any(piece in runs for piece in pieces):
         return "piece"
     return None
 
