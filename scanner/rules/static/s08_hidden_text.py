@@ -5,8 +5,9 @@ other tool"), hidden recipients (bcc/cc/forward to an address) and instructions 
 
 Each tool's strings are joined and searched once; only on a hit are the single strings searched again to name where
 the text sits. A phrase pattern is searched only when the text holds the literal words it cannot match without
-(scanner.rules.static.literals), so clean text costs a few substring tests, not a regular-expression search. Phrases are matched after NFKC normalisation with format characters
-removed, so `i\u200bgnore` and full-width letters still match.
+(scanner.rules.static.literals), so clean text costs a few substring tests, not a regular-expression search. Phrases are matched after normalisation (text.normalise: NFKC,
+format, invisible and combining characters removed, look-alike Cyrillic/Greek letters folded), so `i\u200bgnore`,
+full-width letters and `іgnоrе` in Cyrillic still match.
 """
 
 from __future__ import annotations
@@ -30,16 +31,20 @@ RULE = rule("S8")
 
 TAG_CHARS = re.compile(r"[\U000E0000-\U000E007F]+")
 BIDI = re.compile(r"[\u061c\u200e\u200f\u202a-\u202e\u2066-\u2069]")
-ZERO_WIDTH = re.compile(r"[\u00ad\u180e\u200b-\u200d\u2060-\u2064\ufeff]")
+ZERO_WIDTH = re.compile(r"[\u00ad\u034f\u115f\u1160\u17b4\u17b5\u180b-\u180f\u200b-\u200d\u2060-\u2064\u3164\ufeff"
+                        r"\uffa0]")
+# Two or more variation selectors in a row select nothing a font draws: one byte each (VS1-16 are 0-15, VS17-256 are
+# 16-255), the way text is smuggled after an emoji. A single VS16 after an emoji (❤️) is ordinary.
+VARIATION_RUN = re.compile(r"[\ufe00-\ufe0f\U000E0100-\U000E01EF]{2,}")
 TERMINAL_ESCAPE = re.compile(r"[\x1b\x9b\x9d]")
 OTHER_CONTROL = re.compile(r"[\x00-\x08\x0b\x0c\x0e-\x1a\x1c-\x1f\x7f-\x9a\x9c\x9e\x9f]|\r(?!\n)")
 ANY_SUSPECT_CHAR = re.compile("|".join(p.pattern for p in (TAG_CHARS, BIDI, ZERO_WIDTH, TERMINAL_ESCAPE,
-                                                            OTHER_CONTROL)))
+                                                            OTHER_CONTROL, VARIATION_RUN)))
 # One character class holding every character ANY_SUSPECT_CHAR starts with (a superset: `\r` before `\n` too): a
 # single class is scanned in one pass, the alternation position by position.
-SUSPECT_CHAR_CLASS = re.compile(r"[\U000E0000-\U000E007F\u061c\u200e\u200f\u202a-\u202e\u2066-\u2069\u00ad\u180e"
-                                r"\u200b-\u200d\u2060-\u2064\ufeff\x1b\x9b\x9d\x00-\x08\x0b\x0c\x0e-\x1a\x1c-\x1f"
-                                r"\x7f-\x9a\x9c\x9e\x9f\r]")
+SUSPECT_CHAR_CLASS = re.compile(r"[\U000E0000-\U000E01EF\u061c\u200e\u200f\u202a-\u202e\u2066-\u2069\u00ad\u034f"
+                                r"\u115f\u1160\u17b4\u17b5\u180b-\u180f\u200b-\u200d\u2060-\u2064\u3164\ufe00-\ufe0f"
+                                r"\ufeff\uffa0\x1b\x9b\x9d\x00-\x08\x0b\x0c\x0e-\x1a\x1c-\x1f\x7f-\x9a\x9c\x9e\x9f\r]")
 
 HTML_COMMENT = re.compile(r"<!--")
 INSTRUCTION_TAG = re.compile(
@@ -128,6 +133,7 @@ class _Detector:
 
 DETECTORS: tuple[_Detector, ...] = (
     _Detector("tag-characters", TAG_CHARS, "error", "Unicode TAG characters hide text", False, True),
+    _Detector("variation-selectors", VARIATION_RUN, "error", "run of variation selectors hides bytes", False, True),
     _Detector("bidi-control", BIDI, "error", "bidi control character reorders the visible text", False, False),
     _Detector("terminal-escape", TERMINAL_ESCAPE, "error", "ANSI/OSC terminal escape sequence", False, False),
     _Detector("zero-width", ZERO_WIDTH, "warning", "zero-width or invisible character", False, False),
@@ -150,6 +156,12 @@ DETECTORS: tuple[_Detector, ...] = (
 
 def _decode_tags(text: str) -> str:
     return "".join(chr(ord(ch) - 0xE0000) if 0xE0020 <= ord(ch) <= 0xE007E else "" for ch in text)
+
+
+def _decode_selectors(text: str) -> str:
+    """The bytes a run of variation selectors stands for, read as UTF-8."""
+    data = bytes(ord(ch) - 0xFE00 if ord(ch) <= 0xFE0F else ord(ch) - 0xE0100 + 16 for ch in text)
+    return data.decode("utf-8", errors="replace")
 
 
 def _snippet(text: str, start: int, end: int) -> str:
@@ -181,8 +193,9 @@ def _hits(path: str, text: str) -> Iterator[tuple[_Detector, str, str]]:
                 continue
             if detector.kind == "credential-reference" and _listed_example(subject, match.start(), match.end()):
                 continue
-            if detector.kind == "tag-characters":
-                evidence = f"hidden text: {escape_for_terminal(_decode_tags(match.group()), limit=300)}"
+            if detector.kind in ("tag-characters", "variation-selectors"):
+                decode = _decode_tags if detector.kind == "tag-characters" else _decode_selectors
+                evidence = f"hidden text: {escape_for_terminal(decode(match.group()), limit=300)}"
             else:
                 evidence = _snippet(subject, match.start(), match.end())
             yield detector, path, evidence

@@ -8,6 +8,25 @@ import unicodedata
 
 _WORD = re.compile(r"[^\W_]+(?:['’][^\W_]+)*", re.UNICODE)
 
+# Letters of other scripts drawn like Latin ones (Unicode's confusables, the ones that pass for a lower-case Latin
+# letter once case-folded): `іgnоrе` written with Cyrillic і, о, е reads as "ignore" to the model and to the user.
+# NFKC leaves them as they are; they are folded to the Latin letter before the phrases are matched.
+CONFUSABLES = str.maketrans({
+    # Cyrillic
+    "а": "a", "в": "b", "е": "e", "һ": "h", "н": "h", "і": "i", "ј": "j", "к": "k", "ӏ": "l", "м": "m", "о": "o",
+    "р": "p", "с": "c", "ԛ": "q", "ѕ": "s", "т": "t", "у": "y", "х": "x", "ԁ": "d", "ԝ": "w", "ɡ": "g", "ѵ": "v", "ү": "y",
+    "ց": "g", "օ": "o", "ս": "u", "ո": "n", "հ": "h",  # Armenian
+    # Greek
+    "α": "a", "β": "b", "ε": "e", "η": "n", "ι": "i", "κ": "k", "μ": "u", "ν": "v", "ο": "o", "ρ": "p", "τ": "t",
+    "υ": "u", "χ": "x", "ζ": "z", "ϲ": "c", "ϳ": "j",
+    # Latin letters that are not a, i, ... but look like them
+    "ı": "i", "ɑ": "a", "ʏ": "y", "ɩ": "i", "ƅ": "b",
+})
+# Characters drawn as nothing that are neither format (Cf) nor combining marks: Hangul fillers, the Khmer vowels
+# inherent, the Mongolian free variation selectors and vowel separator, the braille blank.
+_INVISIBLE = frozenset("\u115f\u1160\u17b4\u17b5\u180b\u180c\u180d\u180e\u180f\u3164\uffa0\u2800")
+_DROPPED = frozenset({"Cf", "Mn", "Me"})
+
 
 def words(text: str) -> list[str]:
     """Words of a description (letters/digits runs), for counting and matching."""
@@ -15,6 +34,9 @@ def words(text: str) -> list[str]:
 
 
 def normalise(text: str) -> str:
-    """NFKC-normalise, drop invisible format characters, casefold: what a pattern should match against."""
-    folded = unicodedata.normalize("NFKC", text)
-    return "".join(ch for ch in folded if unicodedata.category(ch) != "Cf").casefold()
+    """What a pattern should match against: compatibility forms folded (NFKC: full-width, ligatures, maths letters),
+    combining marks, format and invisible characters dropped (`i\u0301gno\u0308re`, `ig\u200bnore`), case-folded, and
+    look-alike letters of other scripts read as the Latin letter they pass for (CONFUSABLES)."""
+    decomposed = unicodedata.normalize("NFKD", text)
+    kept = "".join(ch for ch in decomposed if unicodedata.category(ch) not in _DROPPED and ch not in _INVISIBLE)
+    return unicodedata.normalize("NFKC", kept.casefold().translate(CONFUSABLES))
