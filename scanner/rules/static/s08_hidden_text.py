@@ -21,6 +21,7 @@ from functools import cached_property
 from scanner.report.model import Finding, Severity
 from scanner.rules.registry import rule
 from scanner.rules.static.context import LintContext, Walk
+from scanner.rules.static.encoded import ENCODINGS, decoded, possible_encodings
 from scanner.rules.static.literals import could_match, required_literals
 from scanner.rules.static.text import normalise
 from sandbox.core.untrusted import escape_for_terminal
@@ -180,7 +181,7 @@ def _emoji_joiner(text: str, position: int) -> bool:
         unicodedata.category(text[position + 1]) == "So"
 
 
-def _hits(path: str, text: str) -> Iterator[tuple[_Detector, str, str]]:
+def _hits(path: str, text: str, encodings: frozenset[str] = ENCODINGS) -> Iterator[tuple[_Detector, str, str]]:
     normalised: str | None = None
     for detector in DETECTORS:
         if detector.on_normalised:
@@ -200,6 +201,17 @@ def _hits(path: str, text: str) -> Iterator[tuple[_Detector, str, str]]:
                 evidence = _snippet(subject, match.start(), match.end())
             yield detector, path, evidence
             break
+    yield from _decoded_hits(path, text, encodings)
+
+
+def _decoded_hits(path: str, text: str, encodings: frozenset[str]) -> Iterator[tuple[_Detector, str, str]]:
+    """The phrases of text hidden in an encoding (base64, hex, %XX, entities, escapes, ROT13), named by it."""
+    for encoding, piece in decoded(text, encodings):
+        subject = _normalised(piece)
+        for detector in PHRASES:
+            match = next(detector.search(subject), None)
+            if match is not None:
+                yield detector, f"{path} (decoded from {encoding})", _snippet(subject, match.start(), match.end())
 
 
 PHRASES = tuple(detector for detector in DETECTORS if detector.on_normalised)
@@ -225,19 +237,25 @@ def _has_phrase(normalised: str, phrases: tuple[_Detector, ...] = PHRASES) -> bo
     return any(next(detector.search(normalised), None) is not None for detector in phrases)
 
 
-def _possible(normalised: list[str]) -> tuple[_Detector, ...]:
+def _has_decoded_phrase(joined: str, encodings: frozenset[str]) -> bool:
+    return any(_has_phrase(_normalised(piece)) for _, piece in decoded(joined, encodings))
+
+
+def _possible(normalised: list[str]) -> tuple[tuple[_Detector, ...], frozenset[str]]:
     """The phrase detectors whose literal words occur somewhere in these texts taken together (`could_match` on all
     of it): a detector whose words are in none of them cannot match any one of them, so it is not tried on each.
     The same detectors, found faster: a literal without whitespace occurs in the text exactly when it occurs in one
     of the text's distinct whitespace-separated words (~60 kB of a 3,000-tool list's ~1 MB), which are searched
-    instead; a literal with a space is looked for in the whole text only once each of its pieces is in those words."""
+    instead; a literal with a space is looked for in the whole text only once each of its pieces is in those words.
+    With them, the encodings whose markers occur anywhere (encoded.possible_encodings): no other is decoded."""
     everything = "\n".join(normalised)
     distinct: set[str] = set()
     for text in normalised:  # text by text: the words of the whole list are never all held at once
         distinct.update(text.split())
     words = "\n".join(distinct)
-    return tuple(detector for detector in PHRASES
-                 if all(any(_occurs(option, words, everything) for option in group) for group in detector.needs))
+    phrases = tuple(detector for detector in PHRASES
+                    if all(any(_occurs(option, words, everything) for option in group) for group in detector.needs))
+    return phrases, possible_encodings(distinct, everything)
 
 
 def _occurs(literal: str, words: str, everything: str) -> bool:
@@ -248,17 +266,19 @@ def _occurs(literal: str, words: str, everything: str) -> bool:
     return (len(pieces) == 1 and pieces[0] == literal) or literal in everything
 
 
-def _scan_walk(walk: Walk, phrases: tuple[_Detector, ...] = PHRASES) -> list[tuple[_Detector, str, str]]:
+def _scan_walk(walk: Walk) -> list[tuple[_Detector, str, str]]:
     joined = "\n".join(walk.texts)
-    return _scan_joined(walk, joined, _normalised(joined), phrases)
+    return _scan_joined(walk, joined, _normalised(joined), PHRASES, ENCODINGS)
 
 
-def _scan_joined(walk: Walk, joined: str, normalised: str,
-                 phrases: tuple[_Detector, ...]) -> list[tuple[_Detector, str, str]]:
-    """A walk's hits, given its strings joined (as is and normalised) and the phrases that could match them."""
-    if not _has_suspect_char(joined) and not _has_phrase(normalised, phrases):
+def _scan_joined(walk: Walk, joined: str, normalised: str, phrases: tuple[_Detector, ...],
+                 encodings: frozenset[str]) -> list[tuple[_Detector, str, str]]:
+    """A walk's hits, given its strings joined (as is and normalised), the phrases that could match them and the
+    encodings that could hide one."""
+    if not _has_suspect_char(joined) and not _has_phrase(normalised, phrases) \
+            and not _has_decoded_phrase(joined, encodings):
         return []
-    return [hit for path, text in walk.strings for hit in _hits(path, text)]
+    return [hit for path, text in walk.strings for hit in _hits(path, text, encodings)]
 
 
 def _findings(tool: str | None, hits: list[tuple[_Detector, str, str]]) -> Iterator[Finding]:
@@ -271,9 +291,11 @@ def _findings(tool: str | None, hits: list[tuple[_Detector, str, str]]) -> Itera
 def check(ctx: LintContext) -> Iterator[Finding]:
     joined = ["\n".join(tool.walk.texts) for tool in ctx.tools]
     normalised = [_normalised(text) for text in joined]
-    phrases = _possible(normalised)
+    phrases, encodings = _possible(normalised)
+    if encodings and not _has_decoded_phrase("\n".join(joined), encodings):
+        encodings = frozenset()  # decoding is local: no phrase in the whole list decoded, none in any one tool
     for tool, text, folded in zip(ctx.tools, joined, normalised):
-        hits = _scan_joined(tool.walk, text, folded, phrases)
+        hits = _scan_joined(tool.walk, text, folded, phrases, encodings)
         yield from _findings(tool.name, hits)
         if any(d.instruction for d, _, _ in hits):
             shaped = [p.name for p in tool.params if "_".join(name_tokens(p.name)) in EXFIL_PARAMS]
