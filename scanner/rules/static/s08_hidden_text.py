@@ -53,15 +53,40 @@ INSTRUCTION_TAG = re.compile(
     r"|user[_ -]?instructions?|assistant[_ -]?instructions?|tool[_ -]?instructions?)\s*>"
     r"|<\|im_start\|>|<\|system\|>|\[/?inst\]|<<\s*/?sys\s*>>")
 CONCEAL = re.compile(
-    r"\b(do not|don't|dont|never|without|must not|should not|shouldn't)\b[^.\n]{0,40}"
-    r"\b(tell|telling|inform|informing|mention|mentioning|reveal|revealing|notify|notifying|alert|alerting)\b"
-    r"[^.\n]{0,30}\b(the )?users?\b"
-    r"|\b(hide|hiding|conceal|concealing|keep)\b[^.\n]{0,40}\bfrom the users?\b"
-    r"|\bthe users? (must|should|need) not (know|see|be told|notice)\b"
+    r"\b(do not|don't|dont|never|without|must not|should not|shouldn't|no need to|needn't)\b[^.\n]{0,40}"
+    r"\b(tell|telling|inform|informing|mention|mentioning|reveal|revealing|notify|notifying|alert|alerting|"
+    r"disclose|disclosing|explain|explaining)\b[^.\n]{0,30}\b(the )?(users?|human|anyone|anybody)\b"
+    r"|\b(do not|don't|dont|never|must not|should not) let the (users?|human) (know|see|notice)\b"
+    r"|\b(hide|hiding|conceal|concealing|keep)\b[^.\n]{0,40}\bfrom the (users?|human)\b"
+    r"|\bthe users? (must|should|need|may) (not|never) (know|see|be told|notice|find out|learn|be aware)\b"
+    r"|\bkeep (this|these) (steps?|instructions?|calls?) (to yourself|secret|hidden)\b|\bkeep (this|it) to yourself\b"
+    r"|\bwithout (the )?(users?'?s?|human'?s?) (knowledge|knowing|noticing)\b"
+    r"|\b(secretly|covertly|behind the user'?s back)\b"
     r"|\b(this is|these are) (very )?(secret|confidential) (instructions?|steps)\b")
 IGNORE_INSTRUCTIONS = re.compile(
-    r"\b(ignore|disregard|forget)\b[^.\n]{0,40}\b(previous|prior|above|earlier|other|all|any|system)\b[^.\n]{0,20}"
-    r"\b(instructions?|prompts?|rules|directions|guidelines)\b")
+    r"\b(ignore|disregard|forget)\b[^.\n]{0,40}\b(previous|prior|above|earlier|other|all|any|system|your|"
+    r"user'?s?|original|initial|safety)\b[^.\n]{0,20}\b(instructions?|prompts?|rules|directions|guidelines)\b"
+    r"|\bforget (everything|all) (you (were|have been) told|you know|above|before)\b"
+    r"|\b(override|bypass)\b[^.\n]{0,20}\b(your (system prompt|instructions|guidelines|safety|rules)|the system prompt)"
+    r"|\byou are now (in )?(developer|dan|jailbreak|god|admin|unrestricted) mode\b"
+    r"|\b(previous|prior|earlier|above|original) instructions (are|were) (now )?(void|cancell?ed|obsolete|"
+    r"invalid|superseded|outdated|no longer valid)\b")
+# Telling the model to call this tool before any other: the priority hijack a poisoned tool uses to run first (and
+# on every turn). A warning: an honest server sometimes asks for its set-up tool first, which the sandbox then shows.
+CALL_FIRST = re.compile(
+    r"\b(before|prior to)\s+(using|calling|invoking|running)?\s*(any|every|all)\s+(of\s+the\s+)?other\s+"
+    r"(tools?|functions?)\b[^.\n]{0,40}\b(call|use|invoke|run)\b[^.\n]{0,15}\bthis (tool|function)\b"
+    r"|\b(call|use|invoke|run)\s+this\s+(tool|function)\b[^.\n]{0,30}\b(before|prior to|ahead of)\s+"
+    r"(using\s+|calling\s+)?(any|every|all)\s+(of\s+the\s+)?other\s+(tools?|functions?)\b"
+    r"|\b(call|use|invoke|run)\s+this\s+(tool|function)\s+(first\s+)?before\s+(any|every)\s+(tool|function)\b"
+    r"|\bthis (tool|function) (must|should) (always )?be (called|used|invoked) (first|before (any|every|all))\b")
+# Asking for what the user said to be put into an argument. A warning: a memory or summary tool honestly takes the
+# conversation; the sandbox shows where it goes.
+COLLECT_CONVERSATION = re.compile(
+    r"\b(pass|passes|include|includes|put|append|send|copy|attach|provide|insert|paste)\b[^.\n]{0,30}"
+    r"\b((full|entire|whole|complete) )?(conversation|chat) (history|log|transcript|so far)\b"
+    r"|\b(pass|include|put|append|send|copy|attach|provide|insert|paste)\b[^.\n]{0,30}\b(the )?user's "
+    r"(previous |prior |earlier |last |other )?(messages|prompts|conversations?)\b")
 OVERRIDE_TOOLS = re.compile(
     r"\b(override|overrides|overriding|supersedes?|shadows?|hijacks?|intercepts?|takes? precedence over)\b"
     r"[^.\n]{0,30}\b(other|another|every|all)\b[^.\n]{0,25}\b(tools?|servers?|mcp)\b"
@@ -90,7 +115,9 @@ HIDDEN_RECIPIENT = re.compile(
     rf"|{_EMAIL}\s+(?:as|to the|in the|into the)\s+(?:an?\s+)?(?:bcc|cc|hidden|blind|additional|extra|secret|silent)\b"
     rf"|\b(?:forward|forwards|forwarding|send|sends|copy|copies|mirror)\b[^.\n]{{0,30}}\b(?:a copy|copies|all|every|"
     rf"each|any)\b[^.\n]{{0,40}}\bto\s+{_EMAIL}"
-    rf"|\b(?:forward|forwards|forwarding)\b[^.\n]{{0,60}}\bto\s+{_EMAIL}")
+    rf"|\b(?:forward|forwards|forwarding)\b[^.\n]{{0,60}}\bto\s+{_EMAIL}"
+    rf"|\b(?:add|adds|include|includes|insert)\s+{_EMAIL}\s+(?:as|to)\s+(?:an?\s+|the\s+)?(?:recipients?|cc|bcc)\b"
+    rf"|\b(?:change|changes|set|replace|redirect|rewrite)\b[^.\n]{{0,30}}\brecipients?\b[^.\n]{{0,20}}\bto\s+{_EMAIL}")
 SEND_TO_URL = re.compile(
     r"\b(?:send|sends|post|posts|upload|uploads|transmit|transmits|submit|submits|exfiltrate|report|reports|forward|"
     r"forwards|copy|copies|log|beacon)\b[^.\n]{0,60}\b(?:data|contents?|conversation|history|messages?|files?|"
@@ -100,7 +127,10 @@ SEND_TO_URL = re.compile(
 CREDENTIAL_PATH = re.compile(
     r"~/\.ssh|\.ssh/|\bid_(rsa|dsa|ecdsa|ed25519)\b|\.aws/(credentials|config)|~/\.aws\b|\bmcp\.json\b"
     r"|claude_desktop_config\.json|(^|[\s/'\"`(])\.env\b|\.npmrc\b|\.pypirc\b|\.netrc\b|\.git-credentials\b"
-    r"|\.kube/config\b|\.docker/config\.json|/etc/shadow\b|\.gnupg\b|\.config/gh/hosts")
+    r"|\.kube/config\b|\.docker/config\.json|/etc/shadow\b|\.gnupg\b|\.config/gh/hosts"
+    r"|\.(bash|zsh|python|psql|mysql)_history\b|\.config/gcloud\b|application_default_credentials\.json"
+    r"|\.azure/|\bwallet\.dat\b|\.password-store\b")
+SSH_KEY = re.compile(r"\b(read|pass|include|attach|paste|send|copy)\b[^.\n]{0,30}\bssh (private )?keys?\b")
 # A credential name given as one quoted example among others on a line that asks nothing of it (a search tool's
 # `"find config files: ".env", "dockerfile", "tsconfig.json"`) names a file pattern, not an instruction to read it.
 EXAMPLE_WINDOW = 300  # characters either side of the name that count as its line
@@ -150,8 +180,12 @@ DETECTORS: tuple[_Detector, ...] = (
     _Detector("hidden-recipient", HIDDEN_RECIPIENT, "error", "instruction to add a recipient (bcc/cc/forward to an "
               "address)", True, True),
     _Detector("send-to-url", SEND_TO_URL, "error", "instruction to send data to a URL", True, True),
+    _Detector("call-first", CALL_FIRST, "warning", "instruction to call this tool before any other", True, False),
+    _Detector("collect-conversation", COLLECT_CONVERSATION, "warning", "instruction to put the conversation in an "
+              "argument", True, False),
     _Detector("credential-reference", CREDENTIAL_PATH, "warning", "reference to a credential or config file",
               True, True),
+    _Detector("credential-reference", SSH_KEY, "warning", "instruction to read or pass an SSH key", True, True),
 )
 
 
