@@ -47,6 +47,16 @@ SUSPECT_CHAR_CLASS = re.compile(r"[\U000E0000-\U000E01EF\u061c\u200e\u200f\u202a
                                 r"\u115f\u1160\u17b4\u17b5\u180b-\u180f\u200b-\u200d\u2060-\u2064\u3164\ufe00-\ufe0f"
                                 r"\ufeff\uffa0\x1b\x9b\x9d\x00-\x08\x0b\x0c\x0e-\x1a\x1c-\x1f\x7f-\x9a\x9c\x9e\x9f\r]")
 
+# A line break inside a sentence (a hard-wrapped docstring, or one put there to split "ignore all previous\n
+# instructions") reads on to the model: joined with a space when the line ends without a sentence's punctuation and
+# the next starts in lower case, or the line ends on a word no sentence ends on. Strings are joined with a blank line
+# (FIELD_BREAK), which is never joined, so a phrase is not made of two fields.
+WRAPPED_LINE = re.compile(
+    r"\n(?=[ \t]*[A-Za-z])(?:(?<=[^.:;!?\n]\n)[ \t]*+(?=[a-z])|(?:(?<=\b(?:to|of|or|an|do|no)\n)|(?<=\b(?:not|all|any|the|and|you)\n)"
+    r"|(?<=\b(?:your|this|from|that|tell|must)\n)|(?<=\b(?:never|about|other)\n)|(?<=\bignore\n)"
+    r"|(?<=\b(?:previous)\n))[ \t]*+(?=[A-Za-z]))")
+FIELD_BREAK = "\n\n"
+
 HTML_COMMENT = re.compile(r"<!--")
 INSTRUCTION_TAG = re.compile(
     r"<\s*/?\s*(important|system|instructions?|admin|secret|hidden|critical|override|sys|system[_ -]?prompt"
@@ -204,6 +214,8 @@ def _snippet(text: str, start: int, end: int) -> str:
 
 
 def _normalised(text: str) -> str:
+    if "\n" in text:
+        text = WRAPPED_LINE.sub(" ", text)
     return text.lower() if text.isascii() else normalise(text)
 
 
@@ -301,7 +313,7 @@ def _occurs(literal: str, words: str, everything: str) -> bool:
 
 
 def _scan_walk(walk: Walk) -> list[tuple[_Detector, str, str]]:
-    joined = "\n".join(walk.texts)
+    joined = FIELD_BREAK.join(walk.texts)
     return _scan_joined(walk, joined, _normalised(joined), PHRASES, ENCODINGS)
 
 
@@ -323,7 +335,7 @@ def _findings(tool: str | None, hits: list[tuple[_Detector, str, str]]) -> Itera
 
 
 def check(ctx: LintContext) -> Iterator[Finding]:
-    joined = ["\n".join(tool.walk.texts) for tool in ctx.tools]
+    joined = [FIELD_BREAK.join(tool.walk.texts) for tool in ctx.tools]
     normalised = [_normalised(text) for text in joined]
     phrases, encodings = _possible(normalised)
     if encodings and not _has_decoded_phrase("\n".join(joined), encodings):
