@@ -178,3 +178,10 @@ def test_s8_near_miss_lines_that_are_not_one_sentence(text: str) -> None:
     split = tool(description=LONG + "\n" + text,
                  props={"record_id": {"type": "string", "description": "the user id to read."}})
     assert findings([split], "S8") == []
+
+
+def test_s8_reads_resources_and_resource_templates() -> None:
+    found = findings([tool()], "S8", resources=[{"uri": "file:///a", "name": "a", "description": ATTACK}],
+                     resource_templates=[{"uriTemplate": "n://{id}", "name": "n", "description": "<system>x</system>"}])
+    assert {f.message.rsplit(" in ", 1)[1] for f in found} == {"resources[0].description",
+                                                                "resourceTemplates[0].description"}

@@ -34,7 +34,8 @@ def build_report(path: Path, parsed: ToolsFile, config: Config) -> Report:
     from sandbox.core.untrusted import cap_json
 
     context = build_context(parsed.tools, parsed.prompts, parsed.instructions, parsed.server_info,
-                            payload_bytes=parsed.payload_bytes)
+                            payload_bytes=parsed.payload_bytes, resources=parsed.resources,
+                            resource_templates=parsed.resource_templates)
     findings = run_context(context)
     info = parsed.server_info
     server = ServerInfo(
@@ -49,6 +50,8 @@ def build_report(path: Path, parsed: ToolsFile, config: Config) -> Report:
         server=server,
         tools=[t if isinstance(t, dict) else {"invalid": t} for t in cap_json(parsed.tools)],
         prompts=[p if isinstance(p, dict) else {"invalid": p} for p in cap_json(parsed.prompts)],
+        resources=[r if isinstance(r, dict) else {"invalid": r} for r in cap_json(parsed.resources)],
+        resource_templates=[r if isinstance(r, dict) else {"invalid": r} for r in cap_json(parsed.resource_templates)],
     )
     unread = _unread_listing(parsed.report)
     if unread is not None:

@@ -19,7 +19,8 @@ def lint(inventory: Inventory) -> list[Finding]:
     server_info = {"name": inventory.server.get("name"), "version": inventory.server.get("version")}
     rejected = inventory.rejected_tools
     findings = run_rules([*inventory.tools, *(item.definition for item in rejected)], inventory.prompts,
-                         inventory.server.get("instructions"), server_info, payload_bytes=payload)
+                         inventory.server.get("instructions"), server_info, payload_bytes=payload,
+                         resources=inventory.resources, resource_templates=inventory.resource_templates)
     for index, item in enumerate(rejected, start=len(inventory.tools)):
         name = item.definition.get("name") if isinstance(item.definition, dict) else None
         findings.append(rejected_finding(name if isinstance(name, str) and name else f"<tool #{index}>", item.problem))

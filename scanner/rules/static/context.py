@@ -203,11 +203,15 @@ def build_context(
     instructions: str | None = None,
     server_info: dict[str, Any] | None = None,
     payload_bytes: int | None = None,
+    resources: list[Any] | None = None,
+    resource_templates: list[Any] | None = None,
 ) -> LintContext:
-    """Normalise a tools/list result (and optional prompts, instructions, serverInfo) for the rules."""
+    """Normalise a tools/list result (and optional prompts, instructions, serverInfo, resources and resource
+    templates: their names, titles and descriptions reach the model too, so S8 reads them) for the rules."""
     views = [tool_view(i, raw) for i, raw in enumerate(tools)]
     server_side: dict[str, Any] = {"prompts": prompts or [], "instructions": instructions or "",
-                                   "serverInfo": server_info or {}}
+                                   "serverInfo": server_info or {}, "resources": resources or [],
+                                   "resourceTemplates": resource_templates or []}
     if payload_bytes is None:
         payload_bytes = sum(v.json_chars for v in views) + 12
     return LintContext(

@@ -29,6 +29,8 @@ def run_context(ctx: LintContext) -> list[Finding]:
 
 
 def run_rules(tools: list[Any], prompts: list[Any] | None = None, instructions: str | None = None,
-              server_info: dict[str, Any] | None = None, payload_bytes: int | None = None) -> list[Finding]:
-    """Lint a tools/list result (plus prompts, instructions, serverInfo) with the static rules S1-S14."""
-    return run_context(build_context(tools, prompts, instructions, server_info, payload_bytes))
+              server_info: dict[str, Any] | None = None, payload_bytes: int | None = None,
+              resources: list[Any] | None = None, resource_templates: list[Any] | None = None) -> list[Finding]:
+    """Lint a tools/list result (plus prompts, instructions, serverInfo, resources) with the static rules S1-S14."""
+    return run_context(build_context(tools, prompts, instructions, server_info, payload_bytes, resources,
+                                     resource_templates))
