@@ -185,3 +185,19 @@ def test_s8_reads_resources_and_resource_templates() -> None:
                      resource_templates=[{"uriTemplate": "n://{id}", "name": "n", "description": "<system>x</system>"}])
     assert {f.message.rsplit(" in ", 1)[1] for f in found} == {"resources[0].description",
                                                                 "resourceTemplates[0].description"}
+
+
+def test_s8_text_nested_past_the_walk_depth_is_not_passed_as_clean() -> None:
+    node: dict[str, object] = {"type": "string", "description": ATTACK}
+    for _ in range(70):
+        node = {"type": "object", "properties": {"child": node}}
+    found = findings([tool(props={"record_id": node})], "S8")
+    assert [(f.severity, f.evidence) for f in found if "[unread-text]" in f.message] == \
+        [("error", "nested deeper than 64 levels")]
+
+
+def test_s8_near_miss_nesting_within_the_walk_depth() -> None:
+    node: dict[str, object] = {"type": "string", "description": "A leaf value."}
+    for _ in range(20):
+        node = {"type": "object", "properties": {"child": node}, "description": "One level."}
+    assert findings([tool(props={"record_id": node})], "S8") == []

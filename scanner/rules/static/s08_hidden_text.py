@@ -20,7 +20,7 @@ from functools import cached_property
 
 from scanner.report.model import Finding, Severity
 from scanner.rules.registry import rule
-from scanner.rules.static.context import LintContext, Walk
+from scanner.rules.static.context import MAX_DEPTH, MAX_NODES_PER_ITEM, LintContext, Walk
 from scanner.rules.static.encoded import ENCODINGS, decoded, possible_encodings
 from scanner.rules.static.literals import could_match, required_literals
 from scanner.rules.static.text import normalise
@@ -334,6 +334,16 @@ def _findings(tool: str | None, hits: list[tuple[_Detector, str, str]]) -> Itera
                            evidence=evidence)
 
 
+def _unread(tool: str | None, walk: Walk) -> Iterator[Finding]:
+    """A walk cut at its depth or node bound left strings the model reads unsearched: nesting a payload 65 levels
+    deep must not pass as clean (S3 reports the cut as conformance; this is the security side of it). An error past
+    the depth (no honest definition goes there), a warning past the node count (a very long resource list might)."""
+    if walk.too_deep or walk.too_many_nodes:
+        bound = f"nested deeper than {MAX_DEPTH} levels" if walk.too_deep else f"over {MAX_NODES_PER_ITEM:,} nodes"
+        yield RULE.finding(tool, f"definition {bound}: the text past it was not searched for hidden instructions "
+                           "[unread-text]", severity="error" if walk.too_deep else "warning", evidence=bound)
+
+
 def check(ctx: LintContext) -> Iterator[Finding]:
     joined = [FIELD_BREAK.join(tool.walk.texts) for tool in ctx.tools]
     normalised = [_normalised(text) for text in joined]
@@ -343,9 +353,11 @@ def check(ctx: LintContext) -> Iterator[Finding]:
     for tool, text, folded in zip(ctx.tools, joined, normalised):
         hits = _scan_joined(tool.walk, text, folded, phrases, encodings)
         yield from _findings(tool.name, hits)
+        yield from _unread(tool.name, tool.walk)
         if any(d.instruction for d, _, _ in hits):
             shaped = [p.name for p in tool.params if "_".join(name_tokens(p.name)) in EXFIL_PARAMS]
             if shaped:
                 yield RULE.finding(tool.name, "exfiltration-shaped parameter paired with hidden or credential "
                                    f"instructions: {', '.join(shaped)}", severity="error", evidence=", ".join(shaped))
     yield from _findings(None, _scan_walk(ctx.server_walk))
+    yield from _unread(None, ctx.server_walk)
