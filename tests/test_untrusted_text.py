@@ -27,6 +27,13 @@ def test_terminal_escape_names_the_common_controls_and_keeps_printable_unicode()
     assert escape_for_terminal("x" * 10, limit=4) == "xxxx" + "…[truncated 6 chars]"
 
 
+def test_terminal_escape_shows_letters_drawn_as_nothing() -> None:
+    """A Hangul filler, the combining grapheme joiner or a braille blank hides a gap in a word as a zero-width space
+    does (S8 warns of them); the terminal shows each as its escape, and keeps marks and other scripts' letters."""
+    assert escape_for_terminal("ig\u3164nore \u034fx\u2800y") == "ig\\u3164nore \\u034fx\\u2800y"
+    assert escape_for_terminal("café 日本語 \u0301") == "café 日本語 \u0301"  # near miss: letters and a mark kept
+
+
 def test_invisible_escape_is_numeric_only_and_covers_lone_surrogates() -> None:
     assert escape_invisible(HOSTILE) == "a\\x1b[31mb\\x07\\x0d\\x0a\\x09\\u202eé\\U000e0072\\u2028\\x85 z"
     assert escape_invisible("\ud800") == "\\ud800"

@@ -33,6 +33,10 @@ _VISIBLE_NAMES = {"\n": "\\n", "\r": "\\r", "\t": "\\t", "\x1b": "\\e", "\x07": 
 # `"\\ud800"` decodes to one, and no UTF-8 stream can carry it raw).
 _TERMINAL_UNSAFE = frozenset({"Cc", "Cf", "Zl", "Zp", "Co", "Cn", "Cs"})
 _SUMMARY_UNSAFE = _TERMINAL_UNSAFE
+# Characters drawn as nothing that are no control or format character: the Hangul fillers, the Khmer inherent
+# vowels, the Mongolian free variation selectors and vowel separator, the combining grapheme joiner, the braille
+# blank. A name or description can hide text behind them as well as behind a zero-width space.
+INVISIBLE_CHARACTERS = frozenset("\u034f\u115f\u1160\u17b4\u17b5\u180b\u180c\u180d\u180e\u180f\u3164\uffa0\u2800")
 # What JSON text must not carry raw: DEL and C1 controls, format characters (bidi, zero-width, TAG), separators,
 # lone surrogates.
 # (C0 controls are always escaped by the serialiser; printable Unicode stays readable.)
@@ -48,7 +52,7 @@ def visible_escape(ch: str) -> str:
 
 def _is_unsafe_char(ch: str) -> bool:
     """Characters that can move the cursor, change the terminal, hide or reorder text."""
-    return ch == "\t" or unicodedata.category(ch) in _TERMINAL_UNSAFE
+    return ch == "\t" or ch in INVISIBLE_CHARACTERS or unicodedata.category(ch) in _TERMINAL_UNSAFE
 
 
 def escape_for_terminal(text: str, limit: int = 2_000) -> str:

@@ -6,6 +6,8 @@ from __future__ import annotations
 import re
 import unicodedata
 
+from sandbox.core.untrusted import INVISIBLE_CHARACTERS
+
 _WORD = re.compile(r"[^\W_]+(?:['’][^\W_]+)*", re.UNICODE)
 
 # Letters of other scripts drawn like Latin ones (Unicode's confusables, the ones that pass for a lower-case Latin
@@ -22,9 +24,8 @@ CONFUSABLES = str.maketrans({
     # Latin letters that are not a, i, ... but look like them
     "ı": "i", "ɑ": "a", "ʏ": "y", "ɩ": "i", "ƅ": "b",
 })
-# Characters drawn as nothing that are neither format (Cf) nor combining marks: Hangul fillers, the Khmer vowels
-# inherent, the Mongolian free variation selectors and vowel separator, the braille blank.
-_INVISIBLE = frozenset("\u115f\u1160\u17b4\u17b5\u180b\u180c\u180d\u180e\u180f\u3164\uffa0\u2800")
+# Characters drawn as nothing that are neither format (Cf) nor dropped with the marks: the terminal's list of them
+_INVISIBLE = INVISIBLE_CHARACTERS
 _DROPPED = frozenset({"Cf", "Mn", "Me"})
 
 
