@@ -227,6 +227,19 @@ def test_a_script_inside_a_package_folder_maps_to_that_folder(tmp_path):
         map_launch(["node", "./loose.js"], tmp_path)  # no package holds it: refused, as before
 
 
+def test_a_runner_options_value_is_not_taken_for_the_script(tmp_path):
+    """`node -r ./preload.js dist/index.js`: the preload is -r's value, the script is dist/index.js (the preload was
+    taken for the script, and the server's real entry passed to it as an argument)."""
+    package = _node_package(tmp_path / "srv")
+    (package / "preload.js").write_text("")
+    mapping = map_launch(["node", "-r", "srv/preload.js", "srv/dist/index.js", "--stdio"], tmp_path)
+    assert mapping.command == "node -r srv/preload.js /opt/src/pkg/dist/index.js" and mapping.server_args == ["--stdio"]
+    with pytest.raises(NotMapped):
+        map_launch(["node", "-e", "srv/dist/index.js"], tmp_path)  # inline code, whatever it looks like
+    near = map_launch(["node", "--no-warnings", "srv/preload.js"], tmp_path)  # a flag without a value: as before
+    assert near.command == "node --no-warnings /opt/src/pkg/preload.js"
+
+
 def test_a_folder_target_then_a_script_in_it_is_that_script(tmp_path, monkeypatch):
     from scanner.pipeline.doors import folder_script
 

@@ -35,6 +35,12 @@ LAUNCH_EXAMPLE = "mcp-sandbox scan -- npx -y @scope/pkg@1.2.3, or a target: npm:
 PYTHON = re.compile(r"python(\d+(\.\d+)?)?|py")
 SCRIPT_RUNNERS = {"node", "nodejs", "deno", "bun", "tsx", "ts-node"}
 SCRIPT_MANIFESTS = {"node": "package.json", "nodejs": "package.json", "python": "pyproject.toml"}
+# A runner's options whose value is the next word (`node -r dotenv/config dist/index.js`): that word is not the script
+OPTION_VALUES = {"package.json": {"-r", "--require", "--import", "--loader", "--experimental-loader", "-C",
+                                  "--conditions", "--input-type", "--env-file", "--inspect-port", "--title"},
+                 "pyproject.toml": {"-W", "-X"}}
+# Options after which no script file follows (code given inline, or a module)
+NO_SCRIPT = {"-m", "-c", "-e", "--eval", "-p", "--print"}
 SHELLS = {"sh", "bash", "zsh", "dash", "ash", "ksh", "fish", "pwsh", "powershell", "cmd"}
 
 
@@ -126,8 +132,10 @@ def map_script(prog: str, rest: list[str], base: Path, folder: Path | None = Non
     (`scan ./pkg -- node dist/index.js`); None: the nearest folder above the file with the runner's manifest
     (package.json for node, pyproject.toml for python). None when the command is no such script."""
     manifest = SCRIPT_MANIFESTS.get("python" if PYTHON.fullmatch(prog) else prog)
-    flags = next((i for i, word in enumerate(rest) if not word.startswith("-")), len(rest))
-    if manifest is None or flags == len(rest) or "-m" in rest[:flags] or "-c" in rest[:flags]:
+    if manifest is None:
+        return None
+    flags = _script_index(rest, OPTION_VALUES[manifest])
+    if flags == len(rest) or NO_SCRIPT & set(rest[:flags]):
         return None
     file = (base / rest[flags]).expanduser()
     if not file.is_file():
@@ -144,6 +152,14 @@ def map_script(prog: str, rest: list[str], base: Path, folder: Path | None = Non
     note = (f"the script runs from the package folder's copy in the sandbox ({_shown(inside)}); its working "
             "directory is the sandbox's seeded /workspace")
     return LaunchMapping(str(package), runner, _shown(file.name), command, rest[flags + 1:], [note])
+
+
+def _script_index(rest: list[str], takes_value: set[str]) -> int:
+    """Where the script is among a runner's words: the first that is no option nor an option's value."""
+    index = 0
+    while index < len(rest) and rest[index].startswith("-"):
+        index += 2 if rest[index] in takes_value else 1
+    return min(index, len(rest))
 
 
 def folder_script(target: str | None, server_args: list[str]) -> LaunchMapping | None:
