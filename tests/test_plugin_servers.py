@@ -159,3 +159,17 @@ def test_a_launcher_naming_a_package_folder_outside_the_plugin_is_not_run(tmp_pa
         assert planned.mapping is None, name
         assert "outside the plugin folder" in planned.not_scanned, name
     assert str(tmp_path) not in " ".join(p.not_scanned for p in plan.values())  # the host path is not printed
+
+
+def test_an_image_from_a_registry_on_this_machine_or_its_network_is_not_pulled_for_a_plugin(tmp_path: Path) -> None:
+    """`docker run -i 127.0.0.1:8080/img` in an untrusted plugin had the engine pull from the user's own loopback
+    (plain HTTP: the engine treats 127.0.0.0/8 registries as insecure) or private network, for the plugin. A public
+    registry's image is scanned as before."""
+    servers = {name: {"type": "stdio", "command": "docker", "args": ["run", "-i", "--rm", image]} for name, image in (
+        ("loop", "127.0.0.1:8080/tool:1"), ("named", "localhost:5000/tool"), ("lan", "10.1.2.3/team/tool:2"),
+        ("linklocal", "169.254.1.1:5000/tool"), ("public", "ghcr.io/acme/tool:1.0"), ("hub", "mcp/time:1.0"))}
+    plan = {p.name: p for p in plan_plugin(check_plugin(_plugin(tmp_path, servers)))}
+    for name in ("loop", "named", "lan", "linklocal"):
+        assert plan[name].mapping is None and "registry on this machine" in plan[name].not_scanned, name
+    assert plan["public"].mapping.target == "docker:ghcr.io/acme/tool:1.0"
+    assert plan["hub"].mapping.target == "docker:mcp/time:1.0"

@@ -8,6 +8,7 @@ No tag and no digest means `latest`, as for `docker run`, and is unpinned (I1's 
 
 from __future__ import annotations
 
+import ipaddress
 import re
 from dataclasses import dataclass
 
@@ -76,3 +77,27 @@ def parse_image_target(text: str) -> ImageTarget:
         raise UsageError(f"{name[:80]!r} is not a valid image name (lowercase path components, an optional "
                          f"registry host first); {IMAGE_HELP}")
     return ImageTarget(requested=text, repository=name, tag=tag, digest=digest or None)
+
+
+def registry_host(repository: str) -> str | None:
+    """The registry host an image name begins with, as the engine reads it (a first component with a dot or a
+    port, or `localhost`), without its port; None: Docker Hub."""
+    first, slash, _ = repository.partition("/")
+    if not slash or not ("." in first or ":" in first or first == "localhost"):
+        return None
+    return first.rsplit(":", 1)[0] if ":" in first else first
+
+
+def names_a_local_registry(repository: str) -> bool:
+    """Whether the image would be pulled from this machine or its private network (loopback, private, link-local
+    addresses, `localhost`): a plugin naming one would have the engine send requests there."""
+    host = registry_host(repository)
+    if host is None:
+        return False
+    if host == "localhost" or host.endswith(".localhost"):
+        return True
+    try:
+        address = ipaddress.ip_address(host)
+    except ValueError:
+        return False
+    return address.is_loopback or address.is_private or address.is_link_local or address.is_unspecified

@@ -16,7 +16,7 @@ from sandbox.core.untrusted import escape_for_terminal
 from scanner.errors import UsageError
 from scanner.pipeline.config_doors import SSE_NOT_SCANNED, PlannedServer
 from scanner.pipeline.doors import PYTHON, SCRIPT_RUNNERS, SHELLS, LaunchMapping, NotMapped, map_launch, map_script
-from scanner.pipeline.image_target import IMAGE_PREFIX
+from scanner.pipeline.image_target import IMAGE_PREFIX, names_a_local_registry
 from scanner.pipeline.remote_target import config_remote
 from scanner.pipeline.targets import parse_target
 from scanner.plugins.containment import ROOT_VAR, inside
@@ -85,7 +85,17 @@ def _launcher(root: Path, server: DeclaredServer, planned: PlannedServer) -> Non
                                "plugin folder: a plugin's server runs only what the plugin bundles or a registry "
                                "package (the user's own folders are not copied into the sandbox)")
         return
+    if target_names_local_registry(mapping.target):
+        planned.not_scanned = ("its image is to be pulled from a registry on this machine or its private network: "
+                               "scanning it would have the engine send requests there for the plugin; pull the image "
+                               "yourself and scan docker:IMAGE")
+        return
     planned.mapping = mapping
+
+
+def target_names_local_registry(target: str) -> bool:
+    """A docker: target whose image name begins with a loopback, private or link-local registry host."""
+    return target.startswith(IMAGE_PREFIX) and names_a_local_registry(target[len(IMAGE_PREFIX):].partition("@")[0])
 
 
 def _outside(root: Path, target: str) -> bool:
