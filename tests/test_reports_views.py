@@ -14,7 +14,7 @@ from rich.console import Console
 from scanner.report.model import (AppliedPolicy, InstallInfo, Report, SandboxInfo, ServerInfo, TargetInfo, TeardownInfo, Timings)
 from scanner.report.json_schema import SCHEMA_PATH, report_schema, schema_text
 from scanner.report.markdown import to_markdown
-from scanner.report.locations import file_artifact, purl, tool_lines
+from scanner.report.locations import file_artifact, purl, report_artifact, tool_lines
 from scanner.report.sarif import to_sarif
 from scanner.report.terminal import render
 from scanner.rules.static.engine import run_rules
@@ -114,6 +114,26 @@ def test_sarif_of_a_registry_target_points_at_its_package_url() -> None:
     assert_code_scanning_accepts(sarif)
     uris = {r["locations"][0]["physicalLocation"]["artifactLocation"]["uri"] for r in sarif["runs"][0]["results"]}
     assert uris == {"pkg:npm/demo@1.0.0"}
+
+
+def test_sarif_of_a_remote_or_image_target_points_at_its_url_not_at_a_local_file() -> None:
+    from scanner.report.target_origin import ImageInfo, RemoteInfo
+
+    digest = "sha256:" + "a" * 64
+    remote = Report(target=TargetInfo(kind="remote", name="mcp.example.com", requested="https://mcp.example.com:8443",
+                                      remote=RemoteInfo(scheme="https", host="mcp.example.com", endpoint_sha256="0")),
+                    findings=full_report().findings)
+    image = Report(target=TargetInfo(kind="image", name="mcp/time", requested=f"docker:mcp/time@{digest}",
+                                     image=ImageInfo(reference=f"mcp/time@{digest}", repository="mcp/time",
+                                                     digest=digest, pinned=True, image_id=digest,
+                                                     configured_user="", command=["mcp-time"])),
+                   findings=full_report().findings)
+    for report, uri in ((remote, "https://mcp.example.com:8443"), (image, f"pkg:docker/mcp/time@sha256%3A{'a' * 64}")):
+        sarif = to_sarif(report)
+        assert_code_scanning_accepts(sarif)
+        assert {r["locations"][0]["physicalLocation"]["artifactLocation"]["uri"]
+                for r in sarif["runs"][0]["results"]} == {uri}
+        assert report_artifact(report).file is None  # no annotation names a repository file for them
 
 
 @pytest.mark.parametrize("ecosystem,name,version,expected", [

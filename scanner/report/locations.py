@@ -79,9 +79,15 @@ def purl(ecosystem: str, package: str, version: str | None) -> str:
 
 
 def report_artifact(report: Report) -> Artifact:
-    """Where a report's results point when no file was given: the package URL of a registry target, else the local
-    path that was scanned or checked."""
+    """Where a report's results point when no file was given: the package URL of a registry target or a container
+    image (`pkg:docker/mcp/time@sha256%3A…`), the origin of a remote server (`https://host`: no file of the
+    repository, so no annotation names it as one), else the local path that was scanned or checked."""
     target = report.target
     if target.kind in ("npm", "pypi"):
         return Artifact(uri=purl(target.kind, target.name, target.version))
+    if target.kind == "image":
+        version = target.image.digest if target.image is not None else None
+        return Artifact(uri=purl("docker", target.name, version))
+    if target.kind == "remote":
+        return Artifact(uri=target.requested)
     return file_artifact(target.requested)
