@@ -116,18 +116,30 @@ def test_sarif_of_a_registry_target_points_at_its_package_url() -> None:
     assert uris == {"pkg:npm/demo@1.0.0"}
 
 
+def image_report(repository: str, digest: str) -> Report:
+    from scanner.report.target_origin import ImageInfo
+
+    return Report(target=TargetInfo(kind="image", name=repository, requested=f"docker:{repository}@{digest}",
+                                    image=ImageInfo(reference=f"{repository}@{digest}", repository=repository,
+                                                    digest=digest, pinned=True, image_id=digest, configured_user="",
+                                                    command=["mcp-time"])),
+                  findings=full_report().findings)
+
+
+def test_markdown_shows_an_image_reference_as_written() -> None:
+    """In a code span nothing is escaped: md()'s `\\_` and `@&#8203;` showed literally in the reference."""
+    text = to_markdown(image_report("ghcr.io/acme/my_server", "sha256:" + "b" * 64))
+    assert f"Container image ` ghcr.io/acme/my_server@sha256:{'b' * 64} `, digest ` sha256:{'b' * 64} `" in text
+
+
 def test_sarif_of_a_remote_or_image_target_points_at_its_url_not_at_a_local_file() -> None:
-    from scanner.report.target_origin import ImageInfo, RemoteInfo
+    from scanner.report.target_origin import RemoteInfo
 
     digest = "sha256:" + "a" * 64
     remote = Report(target=TargetInfo(kind="remote", name="mcp.example.com", requested="https://mcp.example.com:8443",
                                       remote=RemoteInfo(scheme="https", host="mcp.example.com", endpoint_sha256="0")),
                     findings=full_report().findings)
-    image = Report(target=TargetInfo(kind="image", name="mcp/time", requested=f"docker:mcp/time@{digest}",
-                                     image=ImageInfo(reference=f"mcp/time@{digest}", repository="mcp/time",
-                                                     digest=digest, pinned=True, image_id=digest,
-                                                     configured_user="", command=["mcp-time"])),
-                   findings=full_report().findings)
+    image = image_report("mcp/time", digest)
     for report, uri in ((remote, "https://mcp.example.com:8443"), (image, f"pkg:docker/mcp/time@sha256%3A{'a' * 64}")):
         sarif = to_sarif(report)
         assert_code_scanning_accepts(sarif)

@@ -30,6 +30,15 @@ def md(text: str | None, limit: int = 300) -> str:
     return escaped.replace("@", "@&#8203;")
 
 
+def code(text: str, limit: int = 300) -> str:
+    """Untrusted text as an inline code span (outside tables): nothing inside one is Markdown, HTML or a mention, so
+    it is shown as is (md()'s backslashes and entities would show literally); the fence is one backtick longer than
+    any run of backticks in it, with a space either side so a backtick at an end cannot join the fence."""
+    visible = escape_for_terminal(text, limit=limit)
+    fence = "`" * (max((len(run) for run in re.findall("`+", visible)), default=0) + 1)
+    return f"{fence} {visible} {fence}"
+
+
 def _finding_row(finding: Finding) -> str:
     tool = "(server)" if finding.tool is None else md(finding.tool, 120)
     evidence = f"<br>evidence: {md(finding.evidence, 160)}" if finding.evidence else ""
@@ -78,7 +87,7 @@ def _summary(report: Report) -> list[str]:
                   f"Endpoint sha256 `{report.target.remote.endpoint_sha256}`."]
     image = report.target.image
     if image is not None:
-        lines += ["", f"Container image `{md(image.reference)}`, digest `{image.digest}`"
+        lines += ["", f"Container image {code(image.reference)}, digest {code(image.digest)}"
                   + ("" if image.pinned else " (not pinned)") + "."]
         lines += ["", f"**Appears to need root**: {md(image.needs_root)}"] if image.needs_root else []
     lines += _status_lines(report) + _friendliness(report)
