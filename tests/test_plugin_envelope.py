@@ -183,3 +183,15 @@ def test_the_plugin_command(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
     assert json.loads((tmp_path / "e.sarif").read_text())["version"] == "2.1.0"
     code, _, err = run_main(monkeypatch, capsys, "plugin", tmp_path / "nowhere")
     assert code == 2 and err.startswith("error: ") and len(err.strip().splitlines()) == 1
+
+
+def test_sarif_locations_are_relative_to_the_checkout_not_the_plugin_folder(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Code scanning resolves %SRCROOT% at the repository root: `mcp.json` alone named a file there, not the
+    plugin's."""
+    monkeypatch.chdir(FIXTURES.parent.parent.parent)
+    uris = {r["locations"][0]["physicalLocation"]["artifactLocation"]["uri"]
+            for r in to_sarif(check_plugin(FIXTURES / "bad-mcp"))["runs"][0]["results"]}
+    assert uris == {"tests/fixtures/plugins/bad-mcp/mcp.json"}
+    monkeypatch.chdir(FIXTURES / "bad-mcp")
+    assert {r["locations"][0]["physicalLocation"]["artifactLocation"]["uri"] for r in
+            to_sarif(check_plugin(Path(".")))["runs"][0]["results"]} == {"mcp.json"}

@@ -3,11 +3,13 @@
 from __future__ import annotations
 
 from collections import Counter
+from pathlib import Path
 from typing import Any
 
 from scanner import __version__
 from scanner.plugins.catalogue import FAILING, TIERS, plugin_rules
 from scanner.plugins.model import EnvelopeResult
+from scanner.report.locations import artifact_uri_for
 
 SARIF_SCHEMA = "https://json.schemastore.org/sarif-2.1.0.json"
 SPEC_URL = "https://agent-plugins.org/specification"
@@ -39,6 +41,13 @@ def as_json(result: EnvelopeResult) -> dict[str, Any]:
     return {"spec": "Agent Plugins 1.0.0", **result.as_json(), "failing": result.failing}
 
 
+def artifact_location(root: Path, file: str) -> dict[str, str]:
+    """A plugin file as code scanning finds it: relative to the working directory (the checkout: %SRCROOT%), not to
+    the plugin folder, which is seldom the repository's root; an absolute `file:` URI when outside it."""
+    uri = artifact_uri_for(str(root.resolve() / file))
+    return {"uri": uri} if uri.startswith("file:") else {"uri": uri, "uriBaseId": "%SRCROOT%"}
+
+
 def to_sarif(result: EnvelopeResult) -> dict[str, Any]:
     rules = list(plugin_rules().values())
     index = {rule.id: i for i, rule in enumerate(rules)}
@@ -49,7 +58,7 @@ def to_sarif(result: EnvelopeResult) -> dict[str, Any]:
                          "properties": {"tier": r.tier, "section": r.section}} for r in rules]}
     results = [{"ruleId": f.rule_id, "ruleIndex": index[f.rule_id], "level": LEVELS[f.tier],
                 "message": {"text": f.message},
-                "locations": [{"physicalLocation": {"artifactLocation": {"uri": f.file, "uriBaseId": "%SRCROOT%"},
+                "locations": [{"physicalLocation": {"artifactLocation": artifact_location(result.root, f.file),
                                                     "region": {"startLine": f.line}}}],
                 "properties": {"tier": f.tier, "section": f.cited, "failing": f.tier in FAILING}}
                for f in result.sorted_findings()]
