@@ -249,3 +249,20 @@ def test_a_markdown_report_cut_inside_a_collapsed_section_closes_it() -> None:
     assert text.rindex("</details>") < text.index("report cut to fit a comment")
     short = to_markdown(full_report())
     assert short.count("<details>") == short.count("</details>")
+
+
+def test_sarif_keeps_the_most_severe_results_code_scanning_stores() -> None:
+    """Code scanning rejects a run of more than 25,000 results and stores 5,000: a check of thousands of tools wrote
+    them all (70,003 for 5,000 vague tools, 79 MB)."""
+    from scanner.report.sarif import MAX_RESULTS
+
+    report = full_report()
+    errors = [f for f in report.findings if f.severity == "error"]
+    report.findings = [f for f in report.findings if f.severity != "error"] * 1_000 + errors
+    run = to_sarif(report, file_artifact("tools.json"))["runs"][0]
+    assert len(run["results"]) == MAX_RESULTS
+    assert run["properties"]["resultsOmitted"] == len(report.findings) - MAX_RESULTS
+    assert sum(r["level"] == "error" for r in run["results"]) == len(errors)  # the last ones, kept
+    whole = to_sarif(report.model_copy(update={"findings": report.findings[:MAX_RESULTS]}), file_artifact("tools.json"))
+    assert run["results"][0] == whole["runs"][0]["results"][0]  # fingerprints do not move with the cut
+    assert_code_scanning_accepts({**to_sarif(report), "runs": [run]})
