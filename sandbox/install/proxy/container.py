@@ -42,7 +42,7 @@ from sandbox.core.hardening import hardened_host_config
 from sandbox.core.images import DEFAULT_BASE_IMAGE
 from sandbox.core.session import SandboxSession
 from sandbox.install.proxy.allowlist import DEFAULT_PORTS, RegistryAllowlist, validate_hosts, validate_ports
-from sandbox.install.proxy.log import EgressAttempt, parse_attempts
+from sandbox.install.proxy.log import MAX_LOG_BYTES, EgressAttempt, log_cut_attempt, parse_attempts
 from sandbox.install.proxy.reachability import UpstreamProbe, finish_upstream_probe, start_upstream_probe
 from sandbox.install.proxy.upstream import ChainSettings, UpstreamProxy, chain_settings, scrub
 from sandbox.install.windows import Window
@@ -93,11 +93,13 @@ class InstallProxy:
         log (with this proxy's marker) from stdout, dnsmasq's queries from stderr.
         """
         api = self.session.client.api
-        # Always with the engine's timestamps: they order the two streams' lines back into one sequence.
-        access = api.logs(self.container_id, stdout=True, stderr=False, timestamps=True)
-        queries = api.logs(self.container_id, stdout=False, stderr=True, timestamps=True)
-        return parse_attempts(access.decode("utf-8", errors="replace"), self.allow.hosts, windows,
-                              marker=self.log_marker, dns_log=queries.decode("utf-8", errors="replace"))
+        # Always with the engine's timestamps: they order the two streams' lines back into one sequence. Each stream
+        # is read up to MAX_LOG_BYTES; what lies past it is one refused attempt that says so (log_cut_attempt).
+        access, access_cut = bounded_log(api, self.container_id, stdout=True)
+        queries, queries_cut = bounded_log(api, self.container_id, stdout=False)
+        attempts = parse_attempts(access, self.allow.hosts, windows, marker=self.log_marker, dns_log=queries)
+        return attempts + [log_cut_attempt(via, MAX_LOG_BYTES) for via, cut in (("proxy", access_cut),
+                                                                                 ("dns", queries_cut)) if cut]
 
     def log_tail(self, lines: int = 20) -> str:
         raw = self.session.client.api.logs(self.container_id, stdout=True, stderr=True, tail=lines)
@@ -179,6 +181,25 @@ def _allowlist(allow_hosts: Iterable[str] | RegistryAllowlist, allow_ports: Iter
                                  validate_ports(allow_ports if allow_ports is not None else allow_hosts.ports))
     return RegistryAllowlist(validate_hosts(allow_hosts),
                              validate_ports(allow_ports if allow_ports is not None else DEFAULT_PORTS))
+
+
+def bounded_log(api: Any, container_id: str, *, stdout: bool, max_bytes: int | None = None) -> tuple[str, bool]:
+    """The first `max_bytes` (default MAX_LOG_BYTES) of the container's stdout (or stderr) log, with the engine's
+    timestamps, in whole log lines (the engine's frames), and whether there was more: the rest is never read."""
+    max_bytes = MAX_LOG_BYTES if max_bytes is None else max_bytes
+    stream = api.logs(container_id, stdout=stdout, stderr=not stdout, timestamps=True, stream=True, follow=False)
+    kept, cut = bytearray(), False
+    try:
+        for frame in stream:
+            if len(kept) + len(frame) > max_bytes:
+                cut = True
+                break
+            kept.extend(frame)
+    finally:
+        close = getattr(stream, "close", None)
+        if callable(close):
+            close()
+    return kept.decode("utf-8", errors="replace"), cut
 
 
 def _create_proxy_container(session: SandboxSession, image: str, network: str, allow: RegistryAllowlist, marker: str,
