@@ -1,5 +1,5 @@
 """A hostile install cannot exhaust the scanner's host: what it makes the proxy log is read and kept only up to a
-bound (the rest is one refused attempt that says so).
+bound (the rest is one refused attempt that says so), and what it writes to the engine's disk is stopped at a bound.
 
 The docker test floods a real install proxy with DNS lookups of `.invalid` names from a container on its network,
 with the bound lowered so that a few thousand lookups pass it.
@@ -7,9 +7,14 @@ with the bound lowered so that a few thousand lookups pass it.
 
 from __future__ import annotations
 
+import json
+import uuid
+
 import pytest
 
 from sandbox.core import images
+from sandbox.core.errors import SandboxError
+from sandbox.install import container as install, disk
 from sandbox.core.session import SandboxSession
 from sandbox.install.proxy import container as ie
 from sandbox.install.proxy import log as proxy_log
@@ -90,3 +95,50 @@ def test_a_dns_flood_is_read_only_up_to_the_bound_and_said(docker_client, npm_ru
     cut = proxy_log.log_cut_attempt("dns", 64 * 1024)
     assert cut in attempts and not cut.allowed
     assert "past the first 65,536 bytes of the install proxy's log" in cut.host
+
+
+# ------------------------------------------------------------------------------------------ the engine's disk
+
+
+def test_statfs_output_is_read_as_free_bytes_and_files():
+    assert disk.parse_statfs(b"100 4096 7\n") == disk.DiskFree(bytes=409_600, files=7)
+    with pytest.raises(SandboxError):
+        disk.parse_statfs(b"stat: cannot read file system information for '/'\n")
+
+
+def test_the_disk_watch_stops_past_either_bound():
+    free = iter([(10_000, 500), (9_000, 450), (7_000, 450), (9_500, 300)])
+
+    def run(command):  # noqa: ANN001, ANN202
+        assert command == disk.STATFS_COMMAND
+        blocks, files = next(free)
+        return f"{blocks} 1024 {files}".encode(), b""
+
+    watch = disk.DiskWatch(run, max_bytes=2_000 * 1024, max_files=100)
+    watch.start()
+    watch.check()  # 1,000 KiB and 50 files taken: within both
+    with pytest.raises(disk.DiskLimitReached, match="past its bound"):
+        watch.check()  # 3,000 KiB
+    with pytest.raises(disk.DiskLimitReached, match="200 files"):
+        watch.check()  # 200 files
+
+
+@pytest.mark.docker
+def test_an_install_that_fills_the_disk_is_stopped_at_its_bound(docker_client, tmp_path, no_leftovers):
+    # 1 GiB in 64 MiB files (the install's bound lowered to 128 MiB; the check comes every 2 s and after the steps).
+    package = tmp_path / "fill"
+    package.mkdir()
+    (package / "package.json").write_text(json.dumps({
+        "name": "mcp-zoo-disk-fill", "version": "0.1.0",
+        "scripts": {"postinstall": "i=0; while [ $i -lt 16 ]; do dd if=/dev/zero of=/opt/server/fill.$i bs=1M "
+                                   "count=64 status=none; sleep 0.3; i=$((i+1)); done"}}))
+    runtime = images.ensure_runtime_image(docker_client, "node")
+    request = install.InstallRequest("npm", "/opt/src/pkg", "mcp-zoo-disk-fill", f"test:{uuid.uuid4()}",
+                                     local_path=package, disk_limit_bytes=128 * 1024**2)
+    before = {image.id for image in docker_client.images.list()}
+    with SandboxSession(docker_client) as session:
+        with pytest.raises(SandboxError, match="past its bound of 0.1 GiB") as raised:
+            install.install(session, request, runtime.tag, runtime.image_id, use_cache=False)
+    assert "\n" not in str(raised.value)
+    assert session.teardown_result is not None and session.teardown_result.complete
+    assert {image.id for image in docker_client.images.list()} == before  # nothing was committed

@@ -198,7 +198,8 @@ def _started_runner(session: SandboxSession, container_id: str, request: Install
                         environment=_install_environment(request, proxy_environment),
                         deadline=time.monotonic() + request.timeout_seconds, home_root=INSTALL_HOME,
                         cleanup_paths=installer(request.ecosystem).cleanup_paths, tail_chars=OUTPUT_TAIL_CHARS,
-                        watch=installer(request.ecosystem).watch)
+                        watch=installer(request.ecosystem).watch,
+                        disk_bounds=(request.disk_limit_bytes, request.disk_limit_files))
     runner.start()
     return runner
 
@@ -210,6 +211,8 @@ def _run_steps(runner: StepRunner, request: InstallRequest, windows: list[Window
     try:
         installer(request.ecosystem).run(steps, request)
         steps.put_back()
+        if runner.disk is not None:
+            runner.disk.check()  # once more before the commit, which copies what the install wrote
     except StepTimeout:
         raise SandboxError(f"installing {request.spec} took longer than {request.timeout_seconds} s; "
                            "raise --install-timeout") from None

@@ -6,6 +6,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Literal
 
+from sandbox.install.disk import DEFAULT_MAX_BYTES, DEFAULT_MAX_FILES
 from sandbox.install.proxy.log import EgressAttempt
 from sandbox.install.pypi import BuiltFromSource
 from sandbox.install.writes import StepWrites
@@ -35,6 +36,9 @@ class InstallRequest:
     ignore_scripts: bool = False
     ca_bundle: Path | None = None
     timeout_seconds: int = 600
+    # What the install may take of the engine's disk, in bytes and in files (sandbox/install/disk.py; no flag yet).
+    disk_limit_bytes: int = DEFAULT_MAX_BYTES
+    disk_limit_files: int = DEFAULT_MAX_FILES
     registries: Path | None = None  # the registry allowlist file (default: sandbox/install/proxy/registries.json)
     # A registry mirror to install from instead of the public registry (npm's registry, uv's default index): the
     # installer is pointed at it and the install proxy allows its host and port. None: the public registry.

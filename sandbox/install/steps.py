@@ -36,6 +36,7 @@ from docker.errors import APIError, NotFound
 
 from sandbox.core.archive import read_member
 from sandbox.core.errors import SandboxError
+from sandbox.install.disk import DiskWatch
 from sandbox.install.windows import engine_time
 from sandbox.install.writes import StepWrites, WatchPlan, WriteWatch
 
@@ -79,7 +80,8 @@ class StepRunner:
 
     def __init__(self, api: Any, container_id: str, *, user: str, environment: dict[str, str], deadline: float,
                  home_root: str, tmp_root: str = "/tmp", cleanup_paths: Sequence[str] = (),
-                 workdir: str = "/opt/server", tail_chars: int = 8_000, watch: WatchPlan | None = None) -> None:
+                 workdir: str = "/opt/server", tail_chars: int = 8_000, watch: WatchPlan | None = None,
+                 disk_bounds: tuple[int, int] | None = None) -> None:
         self.api = api
         self.container_id = container_id
         self.user = user
@@ -92,6 +94,9 @@ class StepRunner:
         self.tail_chars = tail_chars
         self._idle_users: frozenset[str] | None = None
         self.watch = WriteWatch(self._run_captured, watch, self.home_root) if watch is not None else None
+        # (bytes, files) the install may take of the engine's disk (sandbox/install/disk.py); None: not watched.
+        self.disk = (DiskWatch(self._run_captured, max_bytes=disk_bounds[0], max_files=disk_bounds[1])
+                     if disk_bounds is not None else None)
 
     def start(self) -> None:
         """Start the container and note the user its idle processes run as, as the engine's `top` shows it: after a
@@ -106,6 +111,8 @@ class StepRunner:
         self._idle_users = frozenset(user for user in users if user is not None)
         if self.watch is not None:
             self.watch.start()
+        if self.disk is not None:
+            self.disk.start()
 
     def run(self, command: list[str]) -> StepResult:
         """Run one step to its end, then end whatever it left running and remove what it may have left for the next
@@ -184,6 +191,8 @@ class StepRunner:
                 return int(code) if code is not None else -1
             if time.monotonic() >= self.deadline:
                 raise StepTimeout("the install step did not finish before the deadline")
+            if self.disk is not None:
+                self.disk.check_if_due()  # DiskLimitReached: the container is then killed (sandbox/install/container.py)
             time.sleep(min(pause, max(0.0, self.deadline - time.monotonic())))
             pause = min(pause * 1.5, POLL_MAX_SECONDS)
 
