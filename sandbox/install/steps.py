@@ -29,6 +29,7 @@ import shlex
 import tarfile
 import time
 from collections.abc import Sequence
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from typing import Any
 
@@ -109,10 +110,14 @@ class StepRunner:
             raise SandboxError(f"the engine's process list of the install container (docker top) shows no single "
                                f"user for its idle processes: {rows}"[:500])
         self._idle_users = frozenset(user for user in users if user is not None)
-        if self.watch is not None:
-            self.watch.start()
-        if self.disk is not None:
-            self.disk.start()
+        # The disk's baseline beside the listing of the writable places: two execs with no order between them, both
+        # before any package code runs.
+        with ThreadPoolExecutor(max_workers=1, thread_name_prefix="mcp-sandbox-install-disk") as beside:
+            baseline = beside.submit(self.disk.start) if self.disk is not None else None
+            if self.watch is not None:
+                self.watch.start()
+            if baseline is not None:
+                baseline.result()
 
     def run(self, command: list[str]) -> StepResult:
         """Run one step to its end, then end whatever it left running and remove what it may have left for the next
