@@ -101,3 +101,41 @@ def test_finds_a_piece_of_a_token_sent_split_across_calls() -> None:
         hits = find_canaries(f"part: {half}", planted.locations)
         assert [(hit.where, hit.encoding) for hit in hits] == [("env AWS_SECRET_ACCESS_KEY", "piece")], half
     assert find_canaries(f"part: {key[:15]}", planted.locations) == []  # near miss: too short to tell from noise
+
+
+# ---- what a server reading them sees (docs/probes.md, "Anti-evasion") ---------------------------------------------
+
+def test_the_ssh_key_has_the_shape_of_an_rsa_3072_key_ssh_keygen_writes() -> None:
+    """It was 5 body lines (the token's one 64 characters) under a header declaring a 407-byte RSA public key: a
+    3072-bit key's file is 38 lines, 35 of 70 base64 characters and a short one, whatever a reader decodes."""
+    planted = plant_canaries(HOME, 0, 0)
+    lines = archive_text(planted.home_archive, ".ssh/id_rsa").splitlines()
+    assert (lines[0], lines[-1]) == ("-----BEGIN OPENSSH PRIVATE KEY-----", "-----END OPENSSH PRIVATE KEY-----")
+    body = lines[1:-1]
+    assert [len(line) for line in body] == [70] * 35 + [22]
+    assert body[1].startswith("NhAAAAAwEAAQAAAYEA")  # e = 65537, a 385-byte modulus: as every such key
+    token = next(token for token, where in planted.locations.items() if where.endswith(".ssh/id_rsa"))
+    assert token in body
+    assert set("".join(body)) > set(token)  # the filler uses the whole base64 alphabet, the token plain letters
+
+
+def test_no_planted_file_names_a_test_host() -> None:
+    """`github.invalid` in gh's hosts.yml and `db.example.invalid` in .env said "test data" to a server grepping HOME;
+    gh writes github.com (the sandbox has no route out, and nothing on the host reads the file)."""
+    planted = plant_canaries(HOME, 0, 0)
+    with tarfile.open(fileobj=io.BytesIO(planted.home_archive)) as archive:
+        texts = [archive.extractfile(member).read().decode() for member in archive if member.isfile()]
+    assert not [text for text in texts if ".invalid" in text or "example." in text]
+    assert archive_text(planted.home_archive, ".config/gh/hosts.yml").startswith("github.com:\n")
+
+
+def test_the_files_are_dated_per_scan_months_back() -> None:
+    """Every file and folder was dated 2024-01-01T00:00:00Z in every scan: now each scan draws its own dates."""
+    now = 1_800_000_000
+    first = archive_files(plant_canaries(HOME, 0, 0, now=now).home_archive)
+    second = archive_files(plant_canaries(HOME, 0, 0, now=now).home_archive)
+    assert all(now - 400 * 86_400 <= entry.mtime < now - 40 * 86_400 for entry in first.values())
+    assert len({entry.mtime for entry in first.values() if entry.isfile()}) > 1
+    assert {name: entry.mtime for name, entry in first.items()} != {name: e.mtime for name, e in second.items()}
+    assert first[".ssh"].mtime == first[".ssh/id_rsa"].mtime
+    assert first[".config"].mtime == first[".config/gh"].mtime == first[".config/gh/hosts.yml"].mtime

@@ -2,8 +2,10 @@
 
 from __future__ import annotations
 
+import datetime
 import io
 import json
+import random
 import shutil
 import subprocess
 import tarfile
@@ -15,6 +17,7 @@ from sandbox.run.workspace_seed import (LARGE_FILE_LINES, WorkspaceSeed, build_w
                                         seed_file_names, seed_files, seed_manifest)
 
 UID, GID = 4242, 4343
+DAY = 86_400
 
 
 @pytest.fixture(scope="module")
@@ -92,12 +95,47 @@ def test_git_repo_is_real_with_two_commits_and_clean(seed: WorkspaceSeed, tmp_pa
 
 
 @pytest.mark.skipif(shutil.which("git") is None, reason="needs git")
-def test_commit_ids_are_stable_across_builds(seed: WorkspaceSeed) -> None:
+def test_commit_ids_differ_from_scan_to_scan(seed: WorkspaceSeed) -> None:
+    """The seed repository's commit ids were the same in every scan: a fingerprint `git rev-parse HEAD` read."""
     again = build_workspace_seed(UID, GID)
     name = "projects/demo-repo/.git/refs/heads/main"
     with tarfile.open(fileobj=io.BytesIO(seed.archive)) as first, \
             tarfile.open(fileobj=io.BytesIO(again.archive)) as second:
-        assert first.extractfile(name).read() == second.extractfile(name).read()
+        assert first.extractfile(name).read() != second.extractfile(name).read()
+
+
+def test_the_dates_are_drawn_per_scan_in_the_weeks_before_it() -> None:
+    """Every entry was dated 2024-01-01T00:00:00Z, in every scan: now the mtimes are a scan's own, all in the past
+    (a read still moves atime forward), spread out rather than one second, and differ between two scans."""
+    now = 1_800_000_000
+    first = members(build_workspace_seed(UID, GID, now=now))
+    second = members(build_workspace_seed(UID, GID, now=now))
+    plain = [name for name, entry in first.items() if entry.isfile() and "/.git/" not in name]
+    assert all(now - 400 * DAY < entry.mtime < now for entry in first.values())
+    assert len({first[name].mtime for name in plain}) > len(plain) // 2
+    assert [first[name].mtime for name in plain] != [second[name].mtime for name in plain]
+    for name, entry in first.items():  # a folder is as new as the newest entry in it
+        inside = [other.mtime for key, other in first.items() if key.startswith(name + "/")]
+        if entry.isdir() and inside:
+            assert entry.mtime == max(inside), name
+
+
+def test_the_same_draws_date_the_seed_alike() -> None:
+    """Given the draws (a test's), the dates and commit ids repeat (git's index holds the host's stat data)."""
+    def built() -> tuple[dict[str, int], bytes]:
+        archive = build_workspace_seed(UID, GID, now=1_800_000_000, rng=random.Random(7)).archive
+        with tarfile.open(fileobj=io.BytesIO(archive)) as opened:
+            head = opened.extractfile("projects/demo-repo/.git/refs/heads/main").read()
+            return {member.name: member.mtime for member in opened.getmembers()}, head
+    assert built() == built()
+
+
+def test_the_large_log_ends_when_it_was_last_written(seed: WorkspaceSeed, tmp_path: Path) -> None:
+    entry = members(seed)["logs/app.log"]
+    extract(seed, tmp_path)
+    last = (tmp_path / "logs/app.log").read_text().splitlines()[-1]
+    stamp = datetime.datetime.strptime(last.split()[0], "%Y-%m-%dT%H:%M:%SZ").replace(tzinfo=datetime.timezone.utc)
+    assert stamp.timestamp() == entry.mtime
 
 
 def test_the_names_are_the_files_without_building_them() -> None:
@@ -108,4 +146,4 @@ def test_the_large_log_keeps_its_lines() -> None:
     lines = large_log_text(90_000).splitlines()
     assert lines[0] == "2024-01-01T00:00:01Z DEBUG worker-1 processed job 1 in 1 ms"
     assert lines[3_660] == "2024-01-01T01:01:01Z DEBUG worker-0 processed job 3661 in 72 ms"
-    assert lines[86_400] == "2024-01-01T00:00:01Z DEBUG worker-0 processed job 86401 in 71 ms"
+    assert lines[86_400] == "2024-01-02T00:00:01Z DEBUG worker-0 processed job 86401 in 71 ms"  # the next day

@@ -2,6 +2,9 @@
 
 Small and large text files (one of 20,000 lines), JSON, a nested folder tree and a small real git repository, all
 owned by the sandbox user. The manifest says which paths exist, so probes can name files that are really there.
+The names and texts are the same in every scan; the dates are drawn per scan (sandbox/run/seed_dates.py): the files'
+mtimes, the large log's timestamps and the repository's commits (so its commit ids), which were fixed and so a
+fingerprint of this sandbox.
 """
 
 from __future__ import annotations
@@ -9,23 +12,26 @@ from __future__ import annotations
 import io
 import json
 import os
+import random
 import shutil
 import subprocess
 import tarfile
 import tempfile
+import time
 from dataclasses import dataclass
 from pathlib import Path, PurePosixPath
 
 from sandbox.core.errors import SandboxError
+from sandbox.run.seed_dates import (WORKSPACE_AGES, commit_times, dir_times, draw_rng, file_times, git_date,
+                                    scan_time)
 
 WORKSPACE_ROOT = "/workspace"
 LARGE_FILE_LINES = 20_000
-SEED_MTIME = 1_704_067_200  # 2024-01-01T00:00:00Z: fixed, so the archive does not depend on when it was built
+LOG_START = 1_704_067_200  # 2024-01-01T00:00:00Z: `large_log_text`'s default start (a scan's log ends at its mtime)
 GIT_REPO_DIR = "projects/demo-repo"
 # Names a user would pick: nothing in the workspace says probe, scan or sandbox (a server can list it).
 PROBE_OUTPUT_DIR = "output"
 _GIT_IDENTITY = ("Dara Lind", "dara@example.invalid")
-_GIT_DATES = ("2024-01-02T10:00:00+00:00", "2024-01-03T15:30:00+00:00")
 _DIR_MODE = 0o755
 _FILE_MODE = 0o644
 
@@ -98,14 +104,16 @@ def _small_files() -> dict[str, str]:
     }
 
 
-def large_log_text(lines: int = LARGE_FILE_LINES) -> str:
-    """A deterministic log file of the given number of lines (about 1.2 MB of 20,000: built once a scan, so the
-    minutes and seconds are looked up rather than formatted)."""
+def large_log_text(lines: int = LARGE_FILE_LINES, start: int = LOG_START) -> str:
+    """A log file of the given number of lines, one a second after start (epoch seconds; about 1.2 MB of 20,000:
+    built once a scan, so the dates, minutes and seconds are looked up rather than formatted)."""
     two, levels = _TWO_DIGITS, _LEVELS
+    days: dict[int, str] = {}
     out = []
     for number in range(1, lines + 1):
-        second = number % 86_400
-        out.append(f"2024-01-01T{second // 3600:02d}:{two[second // 60 % 60]}:{two[second % 60]}Z "
+        day, second = divmod(start + number, 86_400)
+        date = days.get(day) or days.setdefault(day, time.strftime("%Y-%m-%d", time.gmtime(day * 86_400)))
+        out.append(f"{date}T{second // 3600:02d}:{two[second // 60 % 60]}:{two[second % 60]}Z "
                    f"{levels[number % 5]} worker-{number % 7} processed job {number} in {number % 97} ms")
     return "\n".join(out) + "\n"
 
@@ -136,21 +144,28 @@ def seed_manifest(root: str = WORKSPACE_ROOT) -> SeedManifest:
     )
 
 
-def build_workspace_seed(uid: int, gid: int, root: str = WORKSPACE_ROOT) -> WorkspaceSeed:
-    """Build the seed archive (entries owned by uid:gid) and its manifest. Needs the `git` command on the host."""
+def build_workspace_seed(uid: int, gid: int, root: str = WORKSPACE_ROOT, *, now: float | None = None,
+                         rng: random.Random | None = None) -> WorkspaceSeed:
+    """Build the seed archive (entries owned by uid:gid, dated by draws of rng in the weeks before now: fresh ones
+    each call unless given) and its manifest. Needs the `git` command on the host."""
+    draws = rng or draw_rng()
+    when = scan_time(now)
+    commits = commit_times(when, draws)
+    times = file_times([*seed_file_names(), PROBE_OUTPUT_DIR], when, WORKSPACE_AGES, draws)
+    plain = {**_small_files(), LARGE_FILE: large_log_text(start=times[LARGE_FILE] - LARGE_FILE_LINES)}
+    dirs = dir_times({**times, GIT_REPO_DIR: commits[1]})
     buffer = io.BytesIO()
     with tarfile.open(fileobj=buffer, mode="w", format=tarfile.PAX_FORMAT) as archive:
-        plain = seed_files()
         # output/ exists (empty) so that write probes, which target new paths in it, can create files there
         # like a user's write would: tools that do not create parent folders would otherwise only report ENOENT.
         for directory in sorted(_parent_dirs([*plain, GIT_REPO_DIR]) | {PROBE_OUTPUT_DIR}):
-            archive.addfile(_dir_info(directory, uid, gid))
+            archive.addfile(_dir_info(directory, uid, gid, dirs.get(directory, times[PROBE_OUTPUT_DIR])))
         for path in sorted(plain):
-            _add_file(archive, path, plain[path].encode(), uid, gid)
+            _add_file(archive, path, plain[path].encode(), uid, gid, times[path])
         with tempfile.TemporaryDirectory(prefix="mcp-sandbox-seed-") as scratch:
             repo = Path(scratch) / "repo"
-            _make_git_repo(repo)
-            _add_tree(archive, repo, GIT_REPO_DIR, uid, gid)
+            _make_git_repo(repo, commits)
+            _add_tree(archive, repo, GIT_REPO_DIR, uid, gid, commits[1])
     return WorkspaceSeed(archive=buffer.getvalue(), manifest=seed_manifest(root))
 
 
@@ -170,57 +185,63 @@ def _parent_dirs(relative_files: list[str]) -> set[str]:
     return dirs
 
 
-def _dir_info(name: str, uid: int, gid: int) -> tarfile.TarInfo:
+def _dir_info(name: str, uid: int, gid: int, mtime: int) -> tarfile.TarInfo:
     info = tarfile.TarInfo(name)
     info.type = tarfile.DIRTYPE
-    return _owned(info, _DIR_MODE, uid, gid)
+    return _owned(info, _DIR_MODE, uid, gid, mtime)
 
 
-def _add_file(archive: tarfile.TarFile, name: str, data: bytes, uid: int, gid: int, mode: int = _FILE_MODE) -> None:
-    info = _owned(tarfile.TarInfo(name), mode, uid, gid)
+def _add_file(archive: tarfile.TarFile, name: str, data: bytes, uid: int, gid: int, mtime: int,
+              mode: int = _FILE_MODE) -> None:
+    info = _owned(tarfile.TarInfo(name), mode, uid, gid, mtime)
     info.size = len(data)
     archive.addfile(info, io.BytesIO(data))
 
 
-def _owned(info: tarfile.TarInfo, mode: int, uid: int, gid: int) -> tarfile.TarInfo:
+def _owned(info: tarfile.TarInfo, mode: int, uid: int, gid: int, mtime: int) -> tarfile.TarInfo:
     info.mode = mode
     info.uid, info.gid = uid, gid
     info.uname = info.gname = ""
-    info.mtime = SEED_MTIME
+    info.mtime = mtime
     return info
 
 
-def _add_tree(archive: tarfile.TarFile, source: Path, prefix: str, uid: int, gid: int) -> None:
-    """Add a host directory under prefix: directories and regular files only (git makes nothing else here)."""
-    archive.addfile(_dir_info(prefix, uid, gid))
+def _add_tree(archive: tarfile.TarFile, source: Path, prefix: str, uid: int, gid: int, mtime: int) -> None:
+    """Add a host directory under prefix, every entry dated mtime (the last commit's): directories and regular files
+    only (git makes nothing else here)."""
+    archive.addfile(_dir_info(prefix, uid, gid, mtime))
     for current, dirnames, filenames in os.walk(source):
         dirnames.sort()
         relative = Path(current).relative_to(source)
         for dirname in dirnames:
-            archive.addfile(_dir_info(str(PurePosixPath(prefix) / relative.as_posix() / dirname), uid, gid))
+            archive.addfile(_dir_info(str(PurePosixPath(prefix) / relative.as_posix() / dirname), uid, gid, mtime))
         for filename in sorted(filenames):
             host_path = Path(current) / filename
             if host_path.is_symlink() or not host_path.is_file():
                 raise SandboxError(f"unexpected non-regular file in the seed repository: {host_path.name}")
             mode = 0o755 if os.access(host_path, os.X_OK) else _FILE_MODE
             name = str(PurePosixPath(prefix) / relative.as_posix() / filename)
-            _add_file(archive, name, host_path.read_bytes(), uid, gid, mode)
+            dated = min(int(host_path.stat().st_mtime), mtime)  # a file of the first commit keeps its date
+            _add_file(archive, name, host_path.read_bytes(), uid, gid, dated, mode)
 
 
-def _make_git_repo(repo: Path) -> None:
-    """Create the seeded repository with fixed author, committer and dates (so its commit ids are stable)."""
+def _make_git_repo(repo: Path, commits: tuple[int, int]) -> None:
+    """Create the seeded repository with a fixed author and committer, its commits at the given times (epoch
+    seconds, drawn per scan: the commit ids differ from scan to scan)."""
     git = shutil.which("git")
     if git is None:
         raise SandboxError("building the workspace seed needs the `git` command on this machine; install git")
     repo.mkdir()
-    _git(git, repo, _GIT_DATES[0], "init", "--quiet", "--template=", "--initial-branch=main")
-    for commit, date in zip(git_repo_commits(), _GIT_DATES, strict=True):
+    _git(git, repo, git_date(commits[0]), "init", "--quiet", "--template=", "--initial-branch=main")
+    for commit, date_epoch in zip(git_repo_commits(), commits, strict=True):
+        date = git_date(date_epoch)
         for name, text in commit.items():
             if name == "__message__":
                 continue
             target = repo / name
             target.parent.mkdir(parents=True, exist_ok=True)
             target.write_text(text)
+            os.utime(target, (date_epoch, date_epoch))  # what git's index records: the tar's date for the file
         _git(git, repo, date, "add", "--all")
         _git(git, repo, date, "commit", "--quiet", "--no-verify", "--message", commit["__message__"])
 
