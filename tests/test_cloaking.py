@@ -174,3 +174,12 @@ def test_the_second_servers_start_up_egress_is_reported_only_for_hosts_not_repor
     assert reported == [{"kind": "dns", "query": "updates.vendor.invalid"}]
     second = [{"kind": "dns", "query": "UPDATES.vendor.invalid."}, {"kind": "tcp", "sni": "api.vendor.invalid"}]
     assert new_hosts(second, reported) == [{"kind": "tcp", "sni": "api.vendor.invalid"}]
+
+
+def test_the_environment_names_a_login_as_a_real_clients_launch_does() -> None:
+    """The MCP SDKs' stdio launch passes on HOME, LOGNAME, PATH, SHELL, TERM and USER: a process with no USER nor
+    LOGNAME was started by no login. The name is the host name's owner, so the two agree."""
+    env = RunPolicy(hostname="lena-thinkpad").environment()
+    assert (env["USER"], env["LOGNAME"], env["SHELL"]) == ("lena", "lena", "/bin/bash")
+    assert not [value for value in env.values() if SCANNER_WORDS.search(value)]
+    assert RunPolicy(hostname="x", env={"USER": "me"}).environment()["USER"] == "me"  # --env wins

@@ -57,7 +57,7 @@ def test_no_network_but_loopback(inspected):
 def test_environment_is_only_what_the_sandbox_sets(inspected):
     _, seen = inspected
     # Besides these, only the probe phase's canaries (fresh fake secrets, never the host's values).
-    assert set(seen["env"]) <= {"PATH", "HOME", "LANG", "HOSTNAME", *ENV_CANARY_NAMES}
+    assert set(seen["env"]) <= {"PATH", "HOME", "LANG", "HOSTNAME", "USER", "LOGNAME", "SHELL", *ENV_CANARY_NAMES}
     assert all(seen["env"][name] != os.environ.get(name) for name in ENV_CANARY_NAMES if name in seen["env"])
     assert HOST_SECRET not in seen["env"]
     assert seen["env"]["HOME"] == "/home/mcp"

@@ -15,6 +15,7 @@ RUN_GID = 10002
 HOME = "/home/mcp"
 WORKSPACE = "/workspace"
 SERVER_PATH = "/opt/server/node_modules/.bin:/opt/server/venv/bin:/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin"
+SHELL = "/bin/bash"  # a developer's login shell, as the MCP SDKs' launch passes it on (the runtime images have it)
 TMPFS_OPTIONS = "rw,noexec,nosuid,nodev"
 STRICT_NETWORK = "none"  # only lo, DNS fails
 # "observe": join the namespace of this session's egress sink (sandbox/egress.py), which answers and logs all traffic.
@@ -56,9 +57,17 @@ class RunPolicy:
         if not network_mode_allowed(self.network_mode):
             raise ValueError(f"run network mode must be 'none' or 'container:<sink id>', not {self.network_mode!r}")
 
+    def login_name(self) -> str:
+        """The user the environment names: the host name's owner (`lena` of `lena-thinkpad`)."""
+        return self.hostname.split("-", 1)[0]
+
     def environment(self) -> dict[str, str]:
-        """Only PATH, HOME and LANG, plus what the user passed. Never the host's environment."""
-        return {"PATH": SERVER_PATH, "HOME": HOME, "LANG": "C.UTF-8", **self.env}
+        """PATH, HOME, LANG and what a real client's launch passes on besides (the MCP SDKs' default environment:
+        USER, LOGNAME, SHELL; without them the process said it was started by no login), plus what the user passed.
+        Never the host's environment."""
+        login = self.login_name()
+        return {"PATH": SERVER_PATH, "HOME": HOME, "LANG": "C.UTF-8", "USER": login, "LOGNAME": login, "SHELL": SHELL,
+                **self.env}
 
     def tmpfs(self) -> dict[str, str]:
         owned = f"uid={RUN_UID},gid={RUN_GID}"
