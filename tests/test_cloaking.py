@@ -16,6 +16,8 @@ from sandbox.run.canaries import plant_canaries
 from sandbox.run.policy import RunPolicy, plausible_hostname
 from sandbox.run.workspace_seed import seed_files, seed_manifest
 from scanner.pipeline.client_identity import ALTERNATE, DEFAULT, ClientIdentity
+from scanner.probes.error_probes import error_probes
+from scanner.probes.value_generation import generated_probes
 from scanner.rules.cloaking import MAX_FINDINGS, cloaking_findings, listing_changes, same_listing
 
 SCANNER_WORDS = re.compile(r"sandbox|scan|probe|canary|inspect|audit", re.IGNORECASE)
@@ -183,3 +185,22 @@ def test_the_environment_names_a_login_as_a_real_clients_launch_does() -> None:
     assert (env["USER"], env["LOGNAME"], env["SHELL"]) == ("lena", "lena", "/bin/bash")
     assert not [value for value in env.values() if SCANNER_WORDS.search(value)]
     assert RunPolicy(hostname="x", env={"USER": "me"}).environment()["USER"] == "me"  # --env wins
+
+
+def test_the_arguments_the_probes_send_never_say_probe() -> None:
+    """Every string a generated argument held when nothing said more was "probe", every URL, host and e-mail
+    `probe.example.invalid`, an error probe's id `probe-missing-id-000000`: a server looking for the word in its
+    arguments behaved only when it was absent."""
+    strings = {"type": "string"}
+    properties = {"text": strings, "title": strings, "note_id": strings, "url": strings, "host": strings,
+                  "email": strings, "site": {"type": "string", "format": "uri"},
+                  "server": {"type": "string", "format": "hostname"}, "rx": {"type": "string", "format": "regex"},
+                  "at": {"type": "string", "format": "json-pointer"}, "mode": {"type": "string", "enum": ["a", "b"]},
+                  "count": {"type": "integer"}, "tags": {"type": "array", "items": strings},
+                  "meta": {"type": "object", "properties": {"k": strings}, "required": ["k"]}, "free": {}}
+    tool = {"name": "save_note", "description": "Save a note.",
+            "inputSchema": {"type": "object", "properties": properties, "required": sorted(properties)}}
+    calls = [*generated_probes(tool, seed_manifest()), *error_probes(tool, seed_manifest())]
+    assert len(calls) > 3
+    sent = json.dumps([call.arguments for call in calls])
+    assert not SCANNER_WORDS.search(sent) and "test" not in sent.lower(), sent

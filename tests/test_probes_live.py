@@ -15,6 +15,7 @@ from scanner.probes import phase as probe_phase
 from scanner.rules.behavior import persistence_kind
 from scanner.probes.fixtures import parse_fixtures
 from scanner.probes.runner import ProbeOptions
+from scanner.probes.value_generation import INVALID_HOST
 from scanner.report.model import Report
 from scanner.report.terminal import render
 from scanner.pipeline.scan import ScanOptions, run_scan
@@ -140,12 +141,12 @@ def test_egress_is_graded_by_what_the_tool_declares_and_was_asked(no_leftovers):
     report = probe_zoo("zoo-probe-egress")
     egress = {(f.tool, f.message.split()[4]): f for f in findings(report, "B2")}
     assert {key: f.severity for key, f in egress.items()} == {
-        ("fetch_page", "probe.example.invalid"): "info",  # the scanner's own probe URL, from the arguments
+        ("fetch_page", INVALID_HOST): "info",  # the scanner's own probe URL, from the arguments
         ("web_search", "search.zoo-engine.invalid"): "warning",  # no annotations: MCP's default is an open world
         ("get_time", "telemetry.zoo-vendor.invalid"): "error",  # annotated openWorldHint: false
         (None, "updates.zoo-vendor.invalid"): "error",  # at start-up, before the first probe
     }, [f.message for f in findings(report, "B2")]
-    assert "asked to reach (probe.example.invalid, from the arguments)" in egress["fetch_page", "probe.example.invalid"].message
+    assert f"asked to reach ({INVALID_HOST}, from the arguments)" in egress["fetch_page", INVALID_HOST].message
     assert "start-up" in egress[None, "updates.zoo-vendor.invalid"].message
     telemetry = egress["get_time", "telemetry.zoo-vendor.invalid"].message
     calls = sum(1 for p in report.probes if p.tool == "get_time")

@@ -14,9 +14,11 @@ from scanner.probes.tooldef import input_schema, tool_name
 from scanner.vocabulary import name_words
 from scanner.probes.value_generation import generate_arguments
 
-MISSING_UUID = "00000000-0000-4000-8000-000000000000"
-MISSING_ID = "probe-missing-id-000000"
-NOT_A_CHOICE = "probe-not-a-valid-choice"
+# Mistakes a user could make, none saying probe (a server reading its arguments looked for that word).
+MISSING_UUID = "9b2e6f14-3c7a-4d58-b1e0-5a6c7d8e9f01"
+MISSING_ID = "item-7f3c2a91d4e6"
+NOT_A_CHOICE = "unknown-option"
+NOT_A_NUMBER = "twelve"
 
 
 def error_probes(tool: dict[str, Any], manifest: SeedManifest) -> list[ProbeCall]:
@@ -81,10 +83,10 @@ def wrong_type_value(schema: dict[str, Any]) -> Any:
     allowed = set(declared) if isinstance(declared, list) else {declared}
     if "number" in allowed:
         allowed.add("integer")
-    candidates: list[tuple[str, Any]] = [("integer", 12345), ("string", "probe-not-a-number"),
-                                         ("object", {"probe": True}), ("boolean", True)]
+    candidates: list[tuple[str, Any]] = [("integer", 12345), ("string", NOT_A_NUMBER),
+                                         ("object", {"value": True}), ("boolean", True)]
     if allowed & {"integer", "number"}:
-        candidates = [("string", "probe-not-a-number"), *candidates]
+        candidates = [("string", NOT_A_NUMBER), *candidates]
     for type_name, value in candidates:
         if type_name not in allowed:
             return value

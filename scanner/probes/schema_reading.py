@@ -6,6 +6,10 @@ from __future__ import annotations
 import re
 from typing import Any
 
+# The string a generated argument holds when nothing says more: a word a user could type, never probe or test (a
+# server reading its arguments looked for that word).
+PLAIN_WORD = "notes"
+
 # Python type -> JSON type name; bool before int (a bool is an int in Python).
 _JSON_TYPES: tuple[tuple[type | tuple[type, ...], str], ...] = (
     (bool, "boolean"), (int, "integer"), (float, "number"), (str, "string"), (list, "array"), (dict, "object"),
@@ -36,7 +40,7 @@ def json_type_name(value: Any) -> str:
 def minimal_value(schema: dict[str, Any]) -> Any:
     """The smallest value of the schema's type, without following anything (cycle and depth stop)."""
     return {"object": {}, "array": [], "integer": 0, "number": 0, "boolean": False, "null": None}.get(
-        schema_type(schema), "probe")
+        schema_type(schema), PLAIN_WORD)
 
 
 def resolve_ref(root: dict[str, Any], ref: str) -> dict[str, Any] | None:

@@ -12,16 +12,19 @@ from scanner.probes.arguments import HOST_WORDS, URL_WORDS, is_pid_name, looks_r
 from scanner.probes.model import ProbeCall
 from scanner.probes.path_arguments import PathPicker, is_path_like
 from scanner.probes.patterns import string_for_pattern
-from scanner.probes.schema_reading import first_viable, merge_all_of, minimal_value, resolve_ref, schema_type
+from scanner.probes.schema_reading import (PLAIN_WORD, first_viable, merge_all_of, minimal_value, resolve_ref,
+                                           schema_type)
 from scanner.probes.tooldef import input_schema, tool_name
 from scanner.vocabulary import name_words
 
 MAX_DEPTH = 8  # nesting bound for generated values ($ref cycles stop here too)
 MAX_ITEMS = 3  # array length bound (minItems above it is honoured up to this many extra)
 MAX_STRING_LENGTH = 10_000  # a schema's minLength is honoured up to this (the schema is untrusted)
-INVALID_HOST = "probe.example.invalid"
-INVALID_URL = f"https://{INVALID_HOST}/probe"
-INVALID_EMAIL = f"probe@{INVALID_HOST}"
+# Values a user could type: none says probe or test (a server reading its arguments looked for that word). The hosts
+# stay under `.invalid`: a remote server (`scan --url`) runs where nothing contains what it fetches.
+INVALID_HOST = "docs.example.invalid"
+INVALID_URL = f"https://{INVALID_HOST}/index.html"
+INVALID_EMAIL = "ana@example.invalid"
 FIXED_UUID = "3f1c2a4e-8b7d-4c6e-9a5f-1d2e3f4a5b6c"
 # A process id no process can have: Linux caps pid_max at 2**22 (PID_MAX_LIMIT), so kill/signal tools called with
 # it find nothing to stop. 1 (the default for an integer) is the container's init (docker-init), and a signal to it
@@ -60,7 +63,7 @@ def generate_arguments(tool: dict[str, Any], manifest: SeedManifest) -> dict[str
 
 def _value(schema: Any, ctx: _Context, *, name: str, depth: int, refs: tuple[str, ...]) -> Any:
     if not isinstance(schema, dict):
-        return "probe" if schema is not False else None
+        return PLAIN_WORD if schema is not False else None
     if "$ref" in schema and isinstance(schema["$ref"], str):
         ref = schema["$ref"]
         target = resolve_ref(ctx.root, ref)
@@ -215,8 +218,8 @@ def _formatted(fmt: Any, words: set[str]) -> str | None:
         "date": "2024-01-15", "date-time": "2024-01-15T09:30:00Z", "time": "09:30:00Z", "duration": "PT1M",
         "email": INVALID_EMAIL, "idn-email": INVALID_EMAIL, "uri": INVALID_URL, "url": INVALID_URL,
         "iri": INVALID_URL, "uri-reference": INVALID_URL, "iri-reference": INVALID_URL, "uri-template": INVALID_URL,
-        "hostname": INVALID_HOST, "idn-hostname": INVALID_HOST, "uuid": FIXED_UUID, "regex": "^probe$",
-        "json-pointer": "/probe", "relative-json-pointer": "0/probe",
+        "hostname": INVALID_HOST, "idn-hostname": INVALID_HOST, "uuid": FIXED_UUID, "regex": f"^{PLAIN_WORD}$",
+        "json-pointer": f"/{PLAIN_WORD}", "relative-json-pointer": f"0/{PLAIN_WORD}",
         # Never a literal IP address: an .invalid name instead, even though it breaks the format.
         "ipv4": INVALID_HOST, "ipv6": INVALID_HOST,
     }
@@ -244,7 +247,7 @@ def _named_string(words: set[str]) -> str:
         return "*.md"
     if words & {"lang", "language", "locale"}:
         return "en"
-    return "probe"
+    return PLAIN_WORD
 
 
 def _fit_length(text: str, schema: dict[str, Any]) -> str:
