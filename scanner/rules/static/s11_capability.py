@@ -16,8 +16,11 @@ EXEC_TOKENS = frozenset({"exec", "execute", "shell", "bash", "sh", "zsh", "power
 
 EXEC_PARAMS = frozenset({"command", "cmd", "shell_command", "script", "bash_command", "commandline"})
 EXEC_WORDING = re.compile(r"\b(shell|execute[sd]?|run[s]?)\b[^.\n]{0,40}\b(commands?|scripts?)\b", re.IGNORECASE)
+# "source" is a verb (a shell's `source`) only as one: "and sources it", "then source the script". Alone it is the
+# noun ("return bounded original LaTeX source", "section/source offsets": arxiv-mcp-server's paper tools).
 DOWNLOAD_EXEC = re.compile(
-    r"\b(download|fetch|curl|wget)\w*\b[^.\n]{0,60}\b(then |and )?(execute|run|install|source)[sd]?\b"
+    r"\b(download|fetch|curl|wget)\w*\b[^.\n]{0,60}"
+    r"(\b(then |and )?(execute|run|install)[sd]?\b|\b(then|and|to) source[sd]? (it|them|the|that|this)\b)"
     r"|\bcurl\b[^|\n]*\|\s*(sudo )?(ba)?sh\b", re.IGNORECASE)
 FILE_NOUNS = frozenset({"file", "files", "dir", "directory", "directories", "folder", "folders", "fs", "filesystem",
                         "disk"})
