@@ -18,6 +18,7 @@ from typing import TYPE_CHECKING, Any
 
 from sandbox.core.untrusted import cap_json, cap_text
 from scanner.report.model import Finding, Severity
+from scanner.rules.cloaking_order import align_order, aligned_instructions
 from scanner.rules.probe import changed_definition_findings, definition_diff
 from scanner.rules.registry import rule
 from scanner.rules.static.changed import server_text_findings
@@ -96,7 +97,10 @@ def _finding(tool: str | None, items: list[Change], old: dict[str, Any], new: di
 
 def _compared(first: list[dict[str, Any]], second: list[dict[str, Any]], first_instructions: str | None,
               second_instructions: str | None) -> tuple[LockFile, LockFile, list[Change]] | None:
-    """Both listings locked and every change between them; None when they are the same (nothing is locked)."""
+    """Both listings locked and every change between them; None when they are the same (nothing is locked). What the
+    second listing only reorders (a list built from a set, in another process's hash order) is taken as the first's."""
+    second, second_instructions = align_order(first, second), aligned_instructions(first_instructions,
+                                                                                    second_instructions)
     if same_listing(first, second) and first_instructions == second_instructions:
         return None
     from scanner.lock.diff import tool_set_changes
