@@ -31,6 +31,18 @@ def plausible_hostname() -> str:
     return f"{secrets.choice(_HOST_OWNERS)}-{secrets.choice(_HOST_DEVICES)}"
 
 
+# A Debian machine names itself in /etc/hosts (127.0.1.1), so a program resolving its own host name (git writing a
+# reflog, Python's socket.getfqdn()) asks no DNS. The engine writes no such line in network mode "none", and every
+# lookup then reached the sink: B2 reported mcp-server-git's git_checkout looking up "gus-desktop" as egress (an error
+# beside openWorldHint: false), and a lookup of one's own name answered from outside is a tell.
+OWN_NAME_ADDRESS = "127.0.1.1"
+
+
+def own_name_hosts(hostname: str | None) -> dict[str, str] | None:
+    """The /etc/hosts line naming the machine itself, as the engine's `extra_hosts` takes it (None: no host name)."""
+    return {hostname: OWN_NAME_ADDRESS} if hostname else None
+
+
 def network_mode_allowed(network_mode: str) -> bool:
     """`none`, or `container:<full id>` of an egress sink. Anything else (bridge, host, a name) could reach out."""
     return network_mode == STRICT_NETWORK or bool(_SINK_NETWORK.fullmatch(network_mode))
@@ -81,6 +93,8 @@ class RunPolicy:
         return hardened_host_config(
             api, memory_bytes=self.memory_bytes, nano_cpus=self.nano_cpus, pids_limit=self.pids_limit,
             network_mode=self.network_mode, read_only=True, tmpfs=self.tmpfs(), binds=[], ipc_mode="private",
+            # beside container:<sink> the engine refuses host entries: the container reads the sink's /etc/hosts
+            extra_hosts=own_name_hosts(self.hostname) if self.network_mode == STRICT_NETWORK else None,
         )
 
 

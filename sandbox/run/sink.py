@@ -26,7 +26,7 @@ from sandbox.core.errors import SandboxError
 from sandbox.core.images import DEFAULT_BASE_IMAGE, ProgressFn
 from sandbox.run.sink_log import SinkLog, json_object
 from sandbox.run.policy import (LISTENER_CAP_SETS, STRICT_NETWORK, AppliedPolicy, SinkPolicy,
-                               network_mode_allowed, read_applied)
+                               network_mode_allowed, own_name_hosts, read_applied)
 from sandbox.core.hardening import hardened_host_config
 from sandbox.core.session import SandboxSession
 
@@ -264,6 +264,7 @@ def create_sink(session: SandboxSession, *, base_image: str = DEFAULT_BASE_IMAGE
         host_config=hardened_host_config(
             api, memory_bytes=SINK_MEMORY_BYTES, nano_cpus=SINK_NANO_CPUS, pids_limit=SINK_PIDS, init=False,
             network_mode="none",
+            extra_hosts=own_name_hosts(hostname),  # the run containers in its namespace read this /etc/hosts
             cap_add=SINK_CAPABILITIES,
             read_only=True,
             binds=[],
