@@ -8,11 +8,10 @@ from dataclasses import dataclass
 from typing import Any, Callable, Literal
 
 from scanner.lock.canonical import canonical_json, same_json
+from scanner.lock.schema_text import MAX_DEPTH, TEXT_KEYWORDS, new_words, pointer
 
-MAX_DEPTH = 64
 Effect = Literal["text", "widened", "changed"]
 
-TEXT_KEYWORDS = ("title", "description", "examples", "$comment", "default")
 UPPER_LIMITS = ("maxLength", "maxItems", "maxProperties", "maximum", "maxContains")
 LOWER_LIMITS = ("minLength", "minItems", "minProperties", "minimum", "minContains")
 EXCLUSIVE_LIMITS = {"exclusiveMaximum": "upper", "exclusiveMinimum": "lower"}
@@ -37,10 +36,18 @@ class SchemaDelta:
 
 
 def compare_schemas(old: Any, new: Any) -> list[SchemaDelta]:
-    """Every difference between two schemas (None means the schema is absent)."""
+    """Every difference between two schemas (None means the schema is absent); then the words the structural walk
+    did not report as text or a widening (a `const` added, descriptions in a sub-schema that appeared, prose under
+    an unknown keyword), each as text in place of the `changed` it was filed as."""
     out: list[SchemaDelta] = []
     _compare(old, new, "", 0, out)
-    return out
+    if not out:
+        return out
+    covered = {d.path for d in out if d.effect != "changed"}
+    words = [SchemaDelta("text", w.path, w.detail, as_text(w.old), as_text(w.new))
+             for w in new_words(old, new, covered, HANDLED)]
+    worded = {d.path for d in words}
+    return [d for d in out if d.effect != "changed" or d.path not in worded] + words
 
 
 def display_path(path: str) -> str:
@@ -54,7 +61,7 @@ def as_text(value: Any) -> str | None:
 
 
 def _child(path: str, *parts: str | int) -> str:
-    return path + "".join("/" + str(p).replace("~", "~0").replace("/", "~1") for p in parts)
+    return pointer(path, *parts)
 
 
 def _compare(old: Any, new: Any, path: str, depth: int, out: list[SchemaDelta]) -> None:
