@@ -40,8 +40,22 @@ def tool_set_changes(old: LockFile, new: LockFile) -> list[Change]:
     out = [_added(after[name], removed) for name in added]
     out += [_removed(before[name], added) for name in removed]
     for name in sorted(set(before) & set(after)):
-        if before[name].fingerprint != after[name].fingerprint:
-            out += tool_changes(name, before[name].definition, after[name].definition)
+        out += _same_name_changes(name, before[name], old.tools, new.tools)
+    return out
+
+
+def _same_name_changes(name: str, locked: LockedTool, old: list[LockedTool], new: list[LockedTool]) -> list[Change]:
+    """A name both sides list: the first tool under it the lock does not pin is compared with the locked one (the
+    lock holds twins sorted by fingerprint, so comparing first with first would read an accepted twin as changed);
+    a pinned twin that is no longer listed is a removal."""
+    pinned = [t.fingerprint for t in old if t.name == name]
+    listed = {t.fingerprint for t in new if t.name == name}
+    fresh = next((t for t in new if t.name == name and t.fingerprint not in pinned), None)
+    out = tool_changes(name, locked.definition, fresh.definition) if fresh is not None else []
+    gone = [p for p in pinned if p not in listed]
+    if gone and len(pinned) > 1:
+        out.append(change("tool_removed", f"{len(gone)} of the {len(pinned)} tools the lock pins under "
+                          f"{quoted(name)} no longer listed", tool=name))
     return out
 
 

@@ -105,7 +105,7 @@ def duplicate_changes(new: LockFile, pinned: LockFile | None = None) -> list[Cha
     """Names that several tools of `new` share, unless the lock pinned exactly those tools (accepted before)."""
     twins, locked = _by_name(new), _by_name(pinned) if pinned is not None else {}
     return [change("duplicate_tool", f"{len(prints)} tools share the name {quoted(name)}: a client may call any of "
-                   "them; only the first is compared", tool=name)
+                   "them; the first the lock does not pin is compared", tool=name)
             for name, prints in sorted(twins.items()) if len(prints) > 1 and locked.get(name) != prints]
 
 
