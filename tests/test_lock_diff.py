@@ -172,6 +172,13 @@ def test_instructions_cleared_is_only_a_warning(cleared: str | None) -> None:
     assert kinds(changes) == [("instructions_changed", "warning")] and "removed" in changes[0].message
 
 
+
+@pytest.mark.parametrize("before,after", [(None, ""), ("", None), (None, " \n\t"), ("  ", "")])
+def test_no_instructions_spelled_another_way_is_no_change(before: str | None, after: str | None) -> None:
+    """A server that sends none, then `"instructions": ""`, said nothing either time: not "removed" (a warning that
+    failed the default gate on nothing)."""
+    assert diff(lock_of([BASE_TOOL], instructions=before), lock_of([BASE_TOOL], instructions=after)) == []
+
 @pytest.mark.parametrize("old_known,new_known,severity", [(True, False, "warning"), (False, True, "info")])
 def test_instructions_unchecked_says_it_could_not_compare(old_known: bool, new_known: bool, severity: str) -> None:
     old = lock_of([BASE_TOOL], instructions_known=old_known)

@@ -14,9 +14,9 @@ _FIELD_SEVERITY: tuple[tuple[str, Severity], ...] = (("name", "warning"), ("vers
 
 def instructions_changes(old: LockedServer, new: LockedServer) -> list[Change]:
     if old.instructions_known and new.instructions_known:
-        if old.instructions == new.instructions:
-            return []
-        if not (new.instructions or "").strip():  # cleared: nothing new reaches the model
+        if old.instructions == new.instructions or _blank(old.instructions) and _blank(new.instructions):
+            return []  # absent, "" and whitespace all say nothing: none before, none now
+        if _blank(new.instructions):  # cleared: nothing new reaches the model
             return [change("instructions_changed", "the server's instructions were removed", severity="warning",
                            old=stored(old.instructions), new=stored(new.instructions))]
         return [change("instructions_changed", f"the server's instructions changed; they now read "
@@ -30,6 +30,10 @@ def instructions_changes(old: LockedServer, new: LockedServer) -> list[Change]:
                        "were not compared; refresh the lock to pin them", severity="info",
                        new=stored(new.instructions))]
     return []  # neither side has them: nothing changed (not_compared says so)
+
+
+def _blank(instructions: str | None) -> bool:
+    return not (instructions or "").strip()
 
 
 def not_compared(old: LockFile, new: LockFile) -> list[str]:
