@@ -120,6 +120,17 @@ def test_a_hand_edited_definition_is_caught(tmp_path: Path) -> None:
         load_lock(path)
 
 
+def test_a_hand_edited_name_is_caught(tmp_path: Path) -> None:
+    """The name a lock compares by must be the definition's: an edited `name` kept its fingerprint valid."""
+    path = tmp_path / "l.lock"
+    write_lock(build_lock(live_report()), path)
+    document = json.loads(path.read_text())
+    document["tools"][0]["name"] = "renamed"
+    path.write_text(json.dumps(document))
+    with pytest.raises(UsageError, match="does not match its definition"):
+        load_lock(path)
+
+
 def write_json(path: Path, value: Any) -> Path:
     path.write_text(json.dumps(value))
     return path
