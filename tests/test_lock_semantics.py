@@ -167,6 +167,24 @@ def test_check_fails_on_a_finding_even_when_the_change_itself_is_mild(tmp_path: 
     assert cli("lock", "--check", "--from", honest, "--lock", lock, "--fail-on", "error")[0] == 0
 
 
+@pytest.mark.parametrize("key,field", [("resources", "uri"), ("resourceTemplates", "uriTemplate")])
+def test_a_poisoned_resource_is_pinned_only_with_accept(tmp_path: Path, cli: Any, key: str, field: str) -> None:
+    """Resources and templates reach the model like prompts do; their changed text was not linted, so a
+    description turned into hidden instructions (four S8 errors in `mcp-sandbox check`) was a warning: re-pinned
+    by `lock --from` without --accept, and passed `lock --check --fail-on error`."""
+    def listing(description: str) -> dict[str, Any]:
+        return {"tools": [BASE_TOOL], key: [{field: "file:///notes", "name": "notes", "description": description}]}
+
+    lock = tmp_path / "l.lock"
+    assert cli("lock", "--from", write(tmp_path / "a.json", listing("Project notes.")), "--lock", lock)[0] == 0
+    poisoned = write(tmp_path / "b.json", listing("Project notes." + POISON))
+    code, out = cli("lock", "--check", "--from", poisoned, "--lock", lock, "--fail-on", "error")
+    assert code == 1 and "S8" in out, out
+    before = lock.read_bytes()
+    code, out = cli("lock", "--from", poisoned, "--lock", lock)
+    assert code == 1 and "--accept" in out and lock.read_bytes() == before
+
+
 def test_a_first_lock_with_twin_names_needs_accept(tmp_path: Path, cli: Any) -> None:
     twins = write(tmp_path / "a.json", [BASE_TOOL, edited(lambda t: t.update(description="Another."))])
     code, out = cli("lock", "--from", twins, "--lock", tmp_path / "l.lock")

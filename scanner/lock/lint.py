@@ -4,15 +4,17 @@ findings the locked text did not already have are kept."""
 
 from __future__ import annotations
 
+from typing import Any
+
 from scanner.lock.diff import first_by_name
-from scanner.lock.model import LockFile
+from scanner.lock.model import LockedEntry, LockFile
 from scanner.report.model import Finding
 from scanner.rules.static.changed import server_text_findings, tool_findings
 
 
 def changed_text_findings(old: LockFile, new: LockFile) -> list[Finding]:
     """Findings on every tool of `new` whose definition the lock does not pin (duplicates included), compared with
-    the locked tool of that name; then on the instructions and prompts when they changed."""
+    the locked tool of that name; then on the instructions, prompts, resources and resource templates when they changed."""
     locked = first_by_name(old.tools)
     pinned = {(t.name, t.fingerprint) for t in old.tools}
     findings: list[Finding] = []
@@ -25,12 +27,27 @@ def changed_text_findings(old: LockFile, new: LockFile) -> list[Finding]:
 
 
 def _server_findings(old: LockFile, new: LockFile) -> list[Finding]:
-    old_prompts = {e.fingerprint for e in old.prompts}
     instructions_moved = new.server.instructions_known and (not old.server.instructions_known
                                                              or old.server.instructions != new.server.instructions)
-    prompts_moved = any(e.fingerprint not in old_prompts for e in new.prompts)
-    if not instructions_moved and not prompts_moved:
+    if not instructions_moved and not any(_moved(before, after) for before, after in _entry_lists(old, new)):
         return []
     before = old.server.instructions if old.server.instructions_known else None
     return server_text_findings(before, new.server.instructions if instructions_moved else before,
-                                [e.definition for e in old.prompts], [e.definition for e in new.prompts])
+                                _definitions(old.prompts), _definitions(new.prompts),
+                                (_definitions(old.resources), _definitions(old.resource_templates)),
+                                (_definitions(new.resources), _definitions(new.resource_templates)))
+
+
+def _entry_lists(old: LockFile, new: LockFile) -> list[tuple[list[LockedEntry], list[LockedEntry]]]:
+    return [(old.prompts, new.prompts), (old.resources, new.resources),
+            (old.resource_templates, new.resource_templates)]
+
+
+def _moved(before: list[LockedEntry], after: list[LockedEntry]) -> bool:
+    """An entry the lock does not pin (new, or changed)."""
+    pinned = {e.fingerprint for e in before}
+    return any(e.fingerprint not in pinned for e in after)
+
+
+def _definitions(entries: list[LockedEntry]) -> list[dict[str, Any]]:
+    return [e.definition for e in entries]

@@ -37,7 +37,13 @@ def tool_findings(before: Any | None, after: Any) -> list[Finding]:
 
 
 def server_text_findings(instructions_before: str | None, instructions_after: str | None,
-                         prompts_before: list[Any] | None = None, prompts_after: list[Any] | None = None) -> list[Finding]:
-    """The findings of the server's new instructions and prompts that the old ones did not have."""
-    before = run_rules([], prompts_before, instructions_before) if instructions_before or prompts_before else []
-    return _new(before, run_rules([], prompts_after, instructions_after))
+                         prompts_before: list[Any] | None = None, prompts_after: list[Any] | None = None,
+                         resources_before: tuple[list[Any], list[Any]] = ([], []),
+                         resources_after: tuple[list[Any], list[Any]] = ([], [])) -> list[Finding]:
+    """The findings of the server's new instructions, prompts, resources and resource templates (each a pair:
+    resources, templates) that the old ones did not have."""
+    had = instructions_before or prompts_before or any(resources_before)
+    before = run_rules([], prompts_before, instructions_before, resources=resources_before[0],
+                       resource_templates=resources_before[1]) if had else []
+    return _new(before, run_rules([], prompts_after, instructions_after, resources=resources_after[0],
+                                  resource_templates=resources_after[1]))
