@@ -64,3 +64,17 @@ def test_unchanged_and_title_only_give_nothing_here() -> None:
 def test_annotations_that_are_not_an_object_are_read_as_none() -> None:
     deltas = compare_annotations({"destructiveHint": True}, "readOnly")
     assert [d.severity for d in deltas] == ["info", "warning"]
+
+
+@pytest.mark.parametrize("old,new", [
+    ({"destructiveHint": True}, {"destructiveHint": "false"}),
+    ({}, {"destructiveHint": "no"}),
+    ({"openWorldHint": True}, {"openWorldHint": "off"}),
+    ({"readOnlyHint": "false"}, {"readOnlyHint": "true"}),
+])
+def test_safer_to_a_python_sdk_client_is_an_error(old: Any, new: Any) -> None:
+    """A string hint is truthy to JavaScript but parsed by the Python SDK's model (pydantic's lax bool: "false",
+    "no", "off", "0" are false; "true", "yes", "on", "1" true). `destructiveHint: "false"` was "same meaning" (info)
+    while a Python host read the tool as no longer destructive."""
+    deltas = compare_annotations(old, new)
+    assert [d.severity for d in deltas] == ["error"] and "claims to be safer" in deltas[0].detail

@@ -6,6 +6,8 @@ import math
 from dataclasses import dataclass
 from typing import Any
 
+from pydantic import TypeAdapter, ValidationError
+
 from scanner.lock.canonical import same_json
 from scanner.report.model import Severity
 
@@ -15,6 +17,7 @@ HINT_DEFAULTS: dict[str, bool] = {"readOnlyHint": False, "destructiveHint": True
 SAFER_VALUE: dict[str, bool] = {"readOnlyHint": True, "destructiveHint": False, "idempotentHint": True,
                                 "openWorldHint": False}
 TITLE_KEY = "title"
+_LAX_BOOL: TypeAdapter[bool] = TypeAdapter(bool)
 
 
 @dataclass(frozen=True)
@@ -36,6 +39,18 @@ def js_truthy(value: Any) -> bool:
 
 def effective_hint(annotations: dict[str, Any], hint: str) -> bool:
     return js_truthy(annotations[hint]) if hint in annotations else HINT_DEFAULTS[hint]
+
+
+def python_hint(annotations: dict[str, Any], hint: str) -> bool:
+    """The hint as the Python SDK's model reads it: pydantic's lax bool ("false", "no", "off", "0" are false), the
+    spec's default when absent or null. A value the model refuses loses the tool for that client, so the JavaScript
+    reading stands in for it."""
+    if annotations.get(hint) is None:
+        return HINT_DEFAULTS[hint]
+    try:
+        return _LAX_BOOL.validate_python(annotations[hint])
+    except ValidationError:
+        return effective_hint(annotations, hint)
 
 
 def as_annotations(value: Any) -> dict[str, Any]:
@@ -60,11 +75,13 @@ def _malformed(annotations: Any) -> bool:
 
 
 def _hint_delta(before: dict[str, Any], after: dict[str, Any], hint: str) -> AnnotationDelta | None:
-    was, now = effective_hint(before, hint), effective_hint(after, hint)
+    """Read by JavaScript and by the Python SDK: looking safer to either is an error (a string such as "false" is
+    truthy to one and false to the other)."""
+    readings = [(read(before, hint), read(after, hint)) for read in (effective_hint, python_hint)]
     shown = f"{hint}: {_shown(before, hint)} -> {_shown(after, hint)}"
-    if was != now:
-        if now == SAFER_VALUE[hint]:
-            return AnnotationDelta("error", f"claims to be safer: {shown}")
+    if any(was != now and now == SAFER_VALUE[hint] for was, now in readings):
+        return AnnotationDelta("error", f"claims to be safer: {shown}")
+    if any(was != now for was, now in readings):
         return AnnotationDelta("warning", f"now declares more risk: {shown}")
     if (hint in before) != (hint in after) or not same_json(before.get(hint), after.get(hint)):
         return AnnotationDelta("info", f"same meaning, spelled differently: {shown}")
