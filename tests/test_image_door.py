@@ -29,6 +29,7 @@ def _scan(tmp_path, target: str, *extra: str) -> tuple[int, dict, str]:
     out = tmp_path / "report.json"
     done = run_cli("scan", target, "--json", str(out), "-q", *extra)
     assert "Traceback" not in done.stderr, done.stderr
+    assert out.exists(), f"no report (exit {done.returncode}): {done.stderr[-3000:]}"
     return done.returncode, json.loads(out.read_text()), done.stderr
 
 
