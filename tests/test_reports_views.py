@@ -254,7 +254,7 @@ def test_a_markdown_report_cut_inside_a_collapsed_section_closes_it() -> None:
 def test_sarif_keeps_the_most_severe_results_code_scanning_stores() -> None:
     """Code scanning rejects a run of more than 25,000 results and stores 5,000: a check of thousands of tools wrote
     them all (70,003 for 5,000 vague tools, 79 MB)."""
-    from scanner.report.sarif import MAX_RESULTS
+    from scanner.report.sarif_cap import MAX_RESULTS
 
     report = full_report()
     errors = [f for f in report.findings if f.severity == "error"]

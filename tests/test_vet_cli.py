@@ -135,3 +135,31 @@ def test_hostile_file_names_and_deep_nesting(tmp_path: Path, cli: Any) -> None:
     assert "note: not vetted: deep.py: not valid Python" in out and "minified" not in out
     assert "note: not vetted: deep.js: not read (nested deeper than 1000 levels" in out  # said, never a hang
     assert "1 file(s) scanned" in out  # evil…ts
+
+
+def test_sarif_keeps_the_most_severe_results_code_scanning_stores(monkeypatch: pytest.MonkeyPatch) -> None:
+    """A tree with thousands of findings: the log keeps the 5,000 most severe (breaking first), says how many it left
+    out, and stays valid SARIF; a log under the bound keeps every result and says nothing of omissions."""
+    from scanner.report import sarif_cap
+    from scanner.vet.model import Tier, VetFinding, VetResult
+    from scanner.vet.sarif import to_sarif
+
+    monkeypatch.setattr(sarif_cap, "MAX_RESULTS", 3)
+
+    def finding(line: int, rule: str, tier: Tier) -> VetFinding:
+        return VetFinding(file="src/a.ts", line=line, column=1, end_column=2, rule_id=rule, tier=tier,
+                          confidence="high", message="m", before="b", after="a", doc_url="https://x.invalid")
+
+    from scanner.vet.catalogue import VET_RULES
+    breaking = next(r.id for r in VET_RULES if r.tier is Tier.BREAKING)
+    advisory = next(r.id for r in VET_RULES if r.tier is Tier.ADVISORY)
+    findings = [finding(1, advisory, Tier.ADVISORY), finding(2, breaking, Tier.BREAKING),
+                finding(3, advisory, Tier.ADVISORY), finding(4, breaking, Tier.BREAKING),
+                finding(5, breaking, Tier.BREAKING)]
+    run = to_sarif(VetResult(root=Path("."), findings=findings))["runs"][0]
+    assert [r["locations"][0]["physicalLocation"]["region"]["startLine"] for r in run["results"]] == [2, 4, 5]
+    assert run["properties"]["resultsOmitted"] == 2
+    jsonschema.Draft4Validator(json.loads(SARIF_SCHEMA.read_text(encoding="utf-8"))).validate(
+        to_sarif(VetResult(root=Path("."), findings=findings)))
+    whole = to_sarif(VetResult(root=Path("."), findings=findings[:3]))["runs"][0]  # near miss: under the bound
+    assert len(whole["results"]) == 3 and "resultsOmitted" not in whole["properties"]

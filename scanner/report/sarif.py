@@ -23,7 +23,7 @@ from urllib.parse import quote
 
 from scanner.report.locations import Artifact, report_artifact
 from scanner.report.model import Finding, Report, ScannerInfo, SuppressedFinding
-from scanner.report.severity import most_severe_first
+from scanner.report.sarif_cap import kept_indices, omitted_properties
 from scanner.rules.model import Rule
 from scanner.rules.registry import ALL_RULES, lookup
 
@@ -33,11 +33,6 @@ FINGERPRINT_KEY = "mcpSandboxFinding/v1"
 LEVELS = {"error": "error", "warning": "warning", "info": "note"}
 SECURITY_SEVERITY = {"error": "8.0", "warning": "5.0", "info": "2.0"}
 _NUMBERS = re.compile(r"\d+(\.\d+)?")
-# Code scanning stores 5,000 results of a run (not necessarily the most severe) and rejects a log of more than 25,000:
-# a server with thousands of tools must not make the log unusable, so the 5,000 that count most are kept.
-MAX_RESULTS = 5_000
-OMITTED_WHY = ("results past 5,000 (what code scanning stores of a run) were left out, the least severe first; "
-               "the JSON report holds every finding")
 # The base of a source finding's URI: the installed package's install root (node_modules/ or site-packages/).
 PACKAGE_ROOT = "PACKAGEROOT"
 PACKAGE_ROOT_TEXT = ("The install root of the scanned package in the sandbox image (npm: node_modules/, PyPI: "
@@ -136,16 +131,6 @@ def logical_location(finding: Finding, server: str) -> dict[str, str]:
     return {"name": server, "fullyQualifiedName": server, "kind": "module"}
 
 
-def _kept(located: list[Located]) -> list[int]:
-    """The indices of the results a log keeps, in their order: all of them up to MAX_RESULTS, else the MAX_RESULTS
-    that count most (active before suppressed, then most severe first, then in report order)."""
-    if len(located) <= MAX_RESULTS:
-        return list(range(len(located)))
-    ranked = sorted(range(len(located)), key=lambda i: (isinstance(located[i].finding, SuppressedFinding),
-                                                        most_severe_first(located[i].finding.severity)))
-    return sorted(ranked[:MAX_RESULTS])
-
-
 def sarif_log(located: list[Located], scanner: ScannerInfo, properties: dict[str, Any],
               artifacts: list[Artifact] | None = None) -> dict[str, Any]:
     """The SARIF log of located findings, as a JSON-ready dict: one run, listing `artifacts` and every artifact a
@@ -158,9 +143,9 @@ def sarif_log(located: list[Located], scanner: ScannerInfo, properties: dict[str
         key = (item.scope, item.finding.rule_id, item.finding.tool, _NUMBERS.sub("#", item.finding.message))
         seen[key] = seen.get(key, -1) + 1
         results.append(_result(item, index, seen[key]))
-    kept = _kept(located)
-    if len(kept) < len(located):
-        properties = {**properties, "resultsOmitted": len(located) - len(kept), "resultsOmittedWhy": OMITTED_WHY}
+    kept = kept_indices([item.finding.severity for item in located],
+                        [isinstance(item.finding, SuppressedFinding) for item in located])
+    properties = {**properties, **omitted_properties(len(located), len(kept))}
     located = [located[i] for i in kept]
     uris = list(dict.fromkeys([a.uri for a in artifacts or []] + [item.artifact.uri for item in located]))
     run: dict[str, Any] = {

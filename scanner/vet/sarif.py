@@ -5,6 +5,7 @@ in the driver; each result names its rule by index."""
 from __future__ import annotations
 
 from scanner import __version__
+from scanner.report.sarif_cap import kept_indices, omitted_properties
 from scanner.vet.catalogue import VET_RULES
 from scanner.vet.model import VetFinding, VetResult
 from scanner.vet.views import LEVEL
@@ -32,12 +33,14 @@ def _result(finding: VetFinding, index: dict[str, int]) -> dict[str, object]:
 
 def to_sarif(result: VetResult) -> dict[str, object]:
     index = {r.id: i for i, r in enumerate(VET_RULES)}
+    results = [result.findings[i] for i in kept_indices([LEVEL[f.tier] for f in result.findings])]
     run = {"tool": {"driver": {"name": "mcp-sandbox vet", "version": __version__,
                                "informationUri": "https://modelcontextprotocol.io/specification/2026-07-28/changelog",
                                "rules": _rules()}},
-           "results": [_result(f, index) for f in result.findings],
+           "results": [_result(f, index) for f in results],
            "invocations": [{"executionSuccessful": True,
                             "toolExecutionNotifications": [{"message": {"text": n}, "level": "note"}
                                                            for n in result.notes]}],
-           "properties": {"suppressed": len(result.suppressed), "filesScanned": result.files_scanned}}
+           "properties": {"suppressed": len(result.suppressed), "filesScanned": result.files_scanned,
+                          **omitted_properties(len(result.findings), len(results))}}
     return {"$schema": SCHEMA, "version": "2.1.0", "runs": [run]}
