@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass, field
+from functools import partial
 
 import docker
 from docker.errors import APIError, NotFound
@@ -56,10 +58,12 @@ def sweep(client: docker.DockerClient, *, everything: bool = False, keep_session
     # containers are gone. One still in use (by a container refused above, or one outside any stale session) is kept.
     for network in api.networks(filters=session_filter):
         if stale(network.get("Labels")):
-            _record(result.networks, result.failed, network["Name"], _network_refusal(api, network["Id"]))
+            _record(result.networks, result.failed, network["Name"],
+                    _refusal(partial(api.remove_network, network["Id"]), (403, 409)))
     for volume in (api.volumes(filters=session_filter) or {}).get("Volumes") or []:
         if stale(volume.get("Labels")):
-            _record(result.volumes, result.failed, volume["Name"], _volume_refusal(api, volume["Name"]))
+            _record(result.volumes, result.failed, volume["Name"],
+                    _refusal(partial(api.remove_volume, volume["Name"], force=True), (409,)))
     return result
 
 
@@ -70,29 +74,16 @@ def _record(removed: list[str], failed: list[str], name: str, refusal: str | Non
         failed.append(f"{name} ({refusal})")
 
 
-def _network_refusal(api, network_id: str) -> str | None:  # type: ignore[no-untyped-def]
-    """Remove a network; None once it is gone, else why not (403/409: still in use)."""
+def _refusal(remove: Callable[[], object], in_use: tuple[int, ...]) -> str | None:
+    """Remove a network or volume; None once it is gone, else why not (`in_use`: the statuses that say still in use)."""
     try:
-        api.remove_network(network_id)
+        remove()
     except NotFound:
         return None
     except EngineTimeout:
         raise
     except APIError as exc:
-        return _refusal_words(exc, "still in use" if exc.status_code in (403, 409) else "the engine refused")
-    return None
-
-
-def _volume_refusal(api, name: str) -> str | None:  # type: ignore[no-untyped-def]
-    """Remove a volume; None once it is gone, else why not (409: still in use)."""
-    try:
-        api.remove_volume(name, force=True)
-    except NotFound:
-        return None
-    except EngineTimeout:
-        raise
-    except APIError as exc:
-        return _refusal_words(exc, "still in use" if exc.status_code == 409 else "the engine refused")
+        return _refusal_words(exc, "still in use" if exc.status_code in in_use else "the engine refused")
     return None
 
 

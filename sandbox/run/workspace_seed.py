@@ -71,9 +71,10 @@ _LEVELS = ("INFO", "DEBUG", "WARN", "INFO", "ERROR")
 _TWO_DIGITS = tuple(f"{number:02d}" for number in range(60))
 
 
-def seed_files() -> dict[str, str]:
-    """The seeded plain files (outside the git repository): relative path → text. Pure and deterministic."""
-    return {**_small_files(), LARGE_FILE: large_log_text()}
+def seed_files(log_start: int = LOG_START) -> dict[str, str]:
+    """The seeded plain files (outside the git repository): relative path → text, the large log's lines one a second
+    from `log_start`. Pure and deterministic."""
+    return {**_small_files(), LARGE_FILE: large_log_text(start=log_start)}
 
 
 def seed_file_names() -> list[str]:
@@ -152,7 +153,7 @@ def build_workspace_seed(uid: int, gid: int, root: str = WORKSPACE_ROOT, *, now:
     when = scan_time(now)
     commits = commit_times(when, draws)
     times = file_times([*seed_file_names(), PROBE_OUTPUT_DIR], when, WORKSPACE_AGES, draws)
-    plain = {**_small_files(), LARGE_FILE: large_log_text(start=times[LARGE_FILE] - LARGE_FILE_LINES)}
+    plain = seed_files(log_start=times[LARGE_FILE] - LARGE_FILE_LINES)  # the log ends at its mtime
     dirs = dir_times({**times, GIT_REPO_DIR: commits[1]})
     buffer = io.BytesIO()
     with tarfile.open(fileobj=buffer, mode="w", format=tarfile.PAX_FORMAT) as archive:

@@ -16,6 +16,11 @@ PIN_OF_CHECK = {"integrity": "integrity", "file-hashes": "sha256", "registry-sig
                 "attestation": "attestation_digest"}
 
 
+# What each kind of locked item is keyed by: the first of these fields that holds a string.
+KEY_FIELDS: dict[str, tuple[str, ...]] = {"tool": ("name",), "prompt": ("name",), "resource": ("uri", "name"),
+                                          "template": ("uriTemplate", "name")}
+
+
 def item_key(definition: dict[str, Any], *fields: str) -> str:
     """The first string among fields (name, uri, ...); otherwise the canonical JSON of the value, so it still sorts."""
     for field in fields:
@@ -27,7 +32,7 @@ def item_key(definition: dict[str, Any], *fields: str) -> str:
 
 def lock_tool(definition: dict[str, Any]) -> LockedTool:
     definition = normalised_copy(definition)
-    return LockedTool(name=item_key(definition, "name"), fingerprint=fingerprint(definition), definition=definition)
+    return LockedTool(name=item_key(definition, *KEY_FIELDS["tool"]), fingerprint=fingerprint(definition), definition=definition)
 
 
 def lock_entry(definition: dict[str, Any], *fields: str) -> LockedEntry:
@@ -96,9 +101,9 @@ def build_lock(report: Report, *, instructions_known: bool = True,
         target=lock_target(report.target),
         server=lock_server(report.server, instructions_known),
         tools=tools,
-        prompts=_sorted_entries(report.prompts, "name"),
-        resources=_sorted_entries(report.resources, "uri", "name"),
-        resource_templates=_sorted_entries(report.resource_templates, "uriTemplate", "name"),
+        prompts=_sorted_entries(report.prompts, *KEY_FIELDS["prompt"]),
+        resources=_sorted_entries(report.resources, *KEY_FIELDS["resource"]),
+        resource_templates=_sorted_entries(report.resource_templates, *KEY_FIELDS["template"]),
         provenance=provenance if provenance is not None else pins_from_report(report),
         install=lock_install(report.install) if report.install else None,
         sandbox_policy=report.sandbox.applied if report.sandbox else None,

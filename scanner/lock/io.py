@@ -10,7 +10,7 @@ from pydantic import ValidationError
 from scanner.errors import UsageError
 from scanner.json_input import first_validation_error, read_json
 from scanner.atomic_write import atomic_write_bytes
-from scanner.lock.build import item_key
+from scanner.lock.build import KEY_FIELDS, item_key
 from scanner.lock.canonical import fingerprint
 from scanner.lock.model import LOCK_VERSION, LockFile
 
@@ -50,10 +50,6 @@ def load_lock(path: Path) -> LockFile:
     return lock
 
 
-_KEY_FIELDS = {"tool": ("name",), "prompt": ("name",), "resource": ("uri", "name"),
-               "template": ("uriTemplate", "name")}
-
-
 def _check_fingerprints(lock: LockFile, path: Path) -> None:
     """Every stored definition matches its fingerprint, and the name (key) it is compared by is its own."""
     entries = [("tool", t.name, t.fingerprint, t.definition) for t in lock.tools]
@@ -65,6 +61,6 @@ def _check_fingerprints(lock: LockFile, path: Path) -> None:
                 f"lock {path} is inconsistent: the {kind} {json.dumps(key)} does not match its fingerprint "
                 f"(edited by hand?); {REGENERATE_HINT}"
             )
-        if item_key(definition, *_KEY_FIELDS[kind]) != key:
+        if item_key(definition, *KEY_FIELDS[kind]) != key:
             raise UsageError(f"lock {path} is inconsistent: the {kind} name {json.dumps(key)} does not match its "
                              f"definition (edited by hand?); {REGENERATE_HINT}")

@@ -8,7 +8,7 @@ from dataclasses import dataclass
 from typing import Any, Callable, Literal
 
 from scanner.lock.canonical import canonical_json, same_json
-from scanner.lock.schema_text import MAX_DEPTH, TEXT_KEYWORDS, new_words, pointer
+from scanner.lock.schema_text import MAX_DEPTH, TEXT_KEYWORDS, new_words, pointer as _child
 
 Effect = Literal["text", "widened", "changed"]
 
@@ -58,10 +58,6 @@ def as_text(value: Any) -> str | None:
     if value is None:
         return None
     return value if isinstance(value, str) else canonical_json(value).decode("utf-8")
-
-
-def _child(path: str, *parts: str | int) -> str:
-    return pointer(path, *parts)
 
 
 def _compare(old: Any, new: Any, path: str, depth: int, out: list[SchemaDelta]) -> None:

@@ -196,11 +196,10 @@ RESHAPING_OPTIONS = {"--with-requirements", "--with-editable", "--overrides", "-
 
 def option_refusal(call: RunnerCall) -> str | None:
     """Why a runner's own options keep its package from being what the sandbox installs (None: they do not)."""
-    runner, options = call.runner, sorted(call.options)
-    if runner in NPM_RUNNERS and call.options & {"-c", "--call"}:
+    runner, options, npm = call.runner, sorted(call.options), call.runner in NPM_RUNNERS
+    if npm and call.options & {"-c", "--call"}:
         return (f"`{runner} -c` runs a shell string; give the package as npm:NAME and the program with "
                 "--command 'PROGRAM ARGS'")
-    npm = runner in NPM_RUNNERS
     elsewhere = [o for o in options if o in NPM_ELSEWHERE or o.startswith("--@") and o.endswith(":registry")] if npm \
         else [o for o in options if o in PYTHON_ELSEWHERE]
     if elsewhere:

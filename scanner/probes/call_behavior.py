@@ -69,7 +69,6 @@ def noteworthy(record: CallBehavior, cpus: float = 1.0) -> bool:
                 or use.memory_limit_hit or use.pids_limit_hit or busy(use, cpus))
 
 
-
 def unseen_files(records: list[CallBehavior]) -> str | None:
     """One scan error for the records whose look could not list every file (a directory the server made unreadable,
     the size cap, a refused fork): what those calls wrote, deleted or read is not seen, so the scan is incomplete,

@@ -16,6 +16,8 @@ import json
 import re
 from typing import Any
 
+from scanner.probes.tooldef import tool_name
+
 _ITEM = r"[\w@+/-]+(?:\.[\w@+/-]+)*"  # a word, a file name or a version; a sentence's closing dot is not part of it
 _LIST_RUN = re.compile(rf"{_ITEM}(?:, {_ITEM})+")
 _TEXT_KEYS = frozenset({"description", "title"})
@@ -63,13 +65,9 @@ def _aligned(first: Any, second: Any, depth: int = 0) -> Any:
 
 def align_order(first: list[dict[str, Any]], second: list[dict[str, Any]]) -> list[dict[str, Any]]:
     """The second listing, each tool aligned with the first listing's tool of the same name (if any)."""
-    by_name = {tool["name"]: tool for tool in first if isinstance(tool, dict) and isinstance(tool.get("name"), str)}
-    return [_aligned(by_name[name], tool) if (name := _name(tool)) in by_name else tool for tool in second]
-
-
-def _name(tool: Any) -> str | None:
-    name = tool.get("name") if isinstance(tool, dict) else None
-    return name if isinstance(name, str) else None
+    by_name = {tool_name(tool): tool for tool in first if isinstance(tool, dict) and tool_name(tool)}
+    return [_aligned(by_name[tool_name(tool)], tool) if isinstance(tool, dict) and tool_name(tool) in by_name
+            else tool for tool in second]
 
 
 def aligned_instructions(first: str | None, second: str | None) -> str | None:
