@@ -138,7 +138,9 @@ async def _list_all(client: Any, inventory: Inventory, health: WireHealth, timeo
         )
     for label, attribute, method, sink in listings:
         try:
-            await paginate(method, attribute, sink, timeouts.request)
+            cut = await paginate(method, attribute, sink, timeouts.request)
+            if cut is not None:
+                inventory.cuts.append(f"listing {label}: {cut}, linted or called")
         except session_errors as exc:
             inventory.errors.append(explain(f"listing {label}", exc, health, timeouts.request))
             if health.fault or error_answer(exc) is None:

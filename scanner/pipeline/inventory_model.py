@@ -24,4 +24,7 @@ class Inventory:
     # Tools a tools/list page held that the SDK's Tool model rejects (bounded; the valid tools of the page are kept).
     rejected_tools: list[RejectedTool] = field(default_factory=list)
     errors: list[str] = field(default_factory=list)
+    # Listings stopped at the page bound while the server offered more (scanner.pipeline.pages.PageBound): the scan
+    # is incomplete, but what was read is still probed.
+    cuts: list[str] = field(default_factory=list)
     connected: bool = False

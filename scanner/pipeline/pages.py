@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from dataclasses import dataclass, field
 from typing import Any
 
 import anyio
@@ -11,21 +12,51 @@ MAX_PAGES = 100
 MAX_ITEMS = 10_000
 
 
-async def paginate(method: Any, attribute: str, sink: list[dict[str, Any]], timeout: float) -> None:
+@dataclass
+class PageBound:
+    """The bound every reading of a paginated listing shares (the first listing, the second client's, the probes'
+    re-lists): at most MAX_PAGES pages and MAX_ITEMS items, and a cursor the server already gave ends it (every
+    distinct page was read). A listing stopped at a bound while the server offered more says so in `cut`: what came
+    after was never read, so the scan that used it is incomplete, never a silent pass."""
+
+    pages: int = 0
+    items: int = 0
+    seen: set[str] = field(default_factory=set)
+    cut: str | None = None
+
+    def kept(self, items: list[Any]) -> list[Any]:
+        """The page's items within the item bound (`cut` set when some are left out)."""
+        room = MAX_ITEMS - self.items
+        if len(items) > room:
+            self.cut = f"cut at {MAX_ITEMS:,} items: the server served more, which were not read"
+            items = items[:max(room, 0)]
+        self.items += len(items)
+        self.pages += 1
+        return items
+
+    def next_cursor(self, cursor: str | None) -> str | None:
+        """The cursor to ask for next; None when the listing ends here (done, a repeated cursor, or a bound)."""
+        if self.cut is not None or not cursor or cursor in self.seen:
+            return None
+        if self.pages >= MAX_PAGES:
+            self.cut = f"cut after {MAX_PAGES} pages: the server offered another, which was not read"
+            return None
+        self.seen.add(cursor)
+        return cursor
+
+
+async def paginate(method: Any, attribute: str, sink: list[dict[str, Any]], timeout: float) -> str | None:
+    """Every page of a listing into `sink` (as served), within PageBound; returns why it stopped early (None: the
+    server's listing was read whole)."""
+    bound = PageBound()
     cursor: str | None = None
-    seen: set[str] = set()
-    for _ in range(MAX_PAGES):
+    while True:
         with anyio.fail_after(timeout):
             page = await method(cursor=cursor) if cursor else await method()
-        items = getattr(page, attribute, None) or []
-        for item in items:
-            if len(sink) >= MAX_ITEMS:
-                return
-            sink.append(as_served(item))
-        cursor = page.next_cursor
-        if not cursor or cursor in seen:
-            return
-        seen.add(cursor)
+        sink.extend(as_served(item) for item in bound.kept(getattr(page, attribute, None) or []))
+        cursor = bound.next_cursor(page.next_cursor)
+        if cursor is None:
+            return bound.cut
 
 
 def as_served(item: BaseModel) -> dict[str, Any]:

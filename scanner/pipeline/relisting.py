@@ -106,6 +106,8 @@ async def list_as(stdio: AttachedStdio, identity: ClientIdentity, timeouts: Time
                 await client.initialize(identity.protocol_version)
                 step = LISTING
                 tools: list[dict[str, Any]] = []
+                # A cut here goes unsaid: the first listing, cut alike, made the scan incomplete already, and a
+                # second listing cut where the first was not differs from it (P10).
                 await paginate(client.list_tools, "tools", tools, timeouts.request)
                 return Relisting(identity, tools=tools, instructions=client.instructions,
                                  protocol_version=client.protocol_version)

@@ -36,7 +36,7 @@ def served_definitions(inventory: Inventory, health: WireHealth, exit_code: int 
 
 
 def _errors(inventory: Inventory, health: WireHealth, exit_code: int | None) -> list[str]:
-    errors = list(inventory.errors)
+    errors = [*inventory.errors, *inventory.cuts]
     if health.noise_lines:
         samples = " | ".join(health.noise_samples)
         errors.append(cap_text(f"the server wrote {health.noise_lines} non-JSON-RPC lines to stdout "

@@ -18,11 +18,9 @@ from typing import Any
 
 import anyio
 
-from scanner.pipeline.pages import as_served
+from scanner.pipeline.pages import PageBound, as_served
 from scanner.report.model import Finding
 from scanner.rules.probe import definition_change_findings
-
-MAX_PAGES = 100
 
 Tools = list[dict[str, Any]]
 
@@ -44,21 +42,20 @@ class DumpedPage:
 
 async def fetch_tools(client: Any, request_timeout: float, first: DumpedPage | None = None,
                       why: list[str] | None = None) -> Tools | None:
-    """Every page of tools/list (at most MAX_PAGES), as wire dicts; None when the listing failed (a failed re-list
+    """Every page of tools/list (within the first listing's PageBound), as wire dicts; None when the listing failed (a failed re-list
     is not a finding by itself: `why` gets the reason, one line, for the report to say P8 went unchecked then).
     `first`: the first page's dump kept from the last fetch."""
     tools: Tools = []
+    bound = PageBound()  # the first listing's bound: a re-list reads the same part of a listing cut there
     try:
         cursor: str | None = None
-        for _ in range(MAX_PAGES):
+        while True:
             with anyio.fail_after(request_timeout):
                 page = await (client.list_tools(cursor=cursor) if cursor else client.list_tools())
-            if first is not None and not cursor:
-                tools.extend(first.tools_of(page))
-            else:
-                tools.extend(_wire(item) for item in page.tools)
-            cursor = page.next_cursor
-            if not cursor:
+            dumped = first.tools_of(page) if first is not None and not cursor else [_wire(item) for item in page.tools]
+            tools.extend(bound.kept(dumped))
+            cursor = bound.next_cursor(page.next_cursor)
+            if cursor is None:
                 break
     except Exception as exc:  # noqa: BLE001 - a failed re-list is not a finding by itself; `why` says it
         if why is not None:

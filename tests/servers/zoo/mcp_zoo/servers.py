@@ -6,6 +6,7 @@ import json
 import signal
 import sys
 import time
+from typing import Any
 
 from mcp_zoo.evidence import gather
 from mcp_zoo.protocol import Server, text_result, tool
@@ -40,6 +41,19 @@ def paged() -> None:
     tools = [tool(f"zoo_tool_{i:02d}", f"Zoo tool number {i}, served on one of several pages to test pagination.")
              for i in range(25)]
     Server("zoo-paged", tools, page_size=10).serve()
+
+
+def endless_pages() -> None:
+    """Serves its one tool on the first page of tools/list, then offers a next page forever (each empty): a listing
+    that never ends. The scan reads up to its page bound and must say the listing was cut."""
+    server = Server("zoo-endless-pages", [ECHO], calls=ECHO_CALLS)
+
+    def list_tools(params: dict[str, Any]) -> dict[str, Any]:
+        start = int(params.get("cursor") or 0)
+        return {"tools": [ECHO] if start == 0 else [], "nextCursor": str(start + 1)}
+
+    server.handlers["tools/list"] = list_tools
+    server.serve()
 
 
 def flood() -> None:

@@ -1,0 +1,102 @@
+"""A listing the scan stops at its bound (100 pages, 10,000 items) while the server offers more says so: the report
+is incomplete, never a silent pass over the tools it never read; what it read is still probed, and a re-list reads
+the same part of it (no false P8 for tools past the cut)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import anyio
+import pytest
+
+from scanner.pipeline.pages import MAX_ITEMS, MAX_PAGES, paginate
+from scanner.probes.relist_tools import fetch_tools
+
+
+class Page:
+    def __init__(self, tools: list[Any], next_cursor: str | None) -> None:
+        self.tools, self.next_cursor = tools, next_cursor
+
+
+class Tool:
+    def __init__(self, name: str) -> None:
+        self.name = name
+
+    def model_dump(self, **_: Any) -> dict[str, Any]:
+        return {"name": self.name}
+
+
+def lister(per_page: int, pages: int | None, cycle: bool = False):
+    """A listing of `pages` pages (None: endless) of `per_page` tools each; `cycle`: page 2 points back at page 1."""
+    asked: list[str | None] = []
+
+    async def list_tools(cursor: str | None = None) -> Page:
+        asked.append(cursor)
+        start = int(cursor or 0)
+        tools = [Tool(f"t{start}_{i}") for i in range(per_page)]
+        last = pages is not None and start + 1 >= pages
+        following = "1" if cycle and start == 2 else (None if last else str(start + 1))
+        return Page(tools, following)
+
+    return list_tools, asked
+
+
+def read(per_page: int, pages: int | None, cycle: bool = False) -> tuple[list[dict[str, Any]], str | None, int]:
+    method, asked = lister(per_page, pages, cycle)
+    sink: list[dict[str, Any]] = []
+    cut = anyio.run(paginate, method, "tools", sink, 5.0)
+    return sink, cut, len(asked)
+
+
+def test_a_listing_read_whole_is_not_cut() -> None:
+    sink, cut, asked = read(per_page=3, pages=4)
+    assert (len(sink), cut, asked) == (12, None, 4)
+    sink, cut, asked = read(per_page=100, pages=MAX_PAGES)  # exactly at both bounds: nothing more was offered
+    assert (len(sink), cut, asked) == (MAX_ITEMS, None, MAX_PAGES)
+
+
+def test_an_endless_listing_is_cut_at_the_page_bound_and_says_so() -> None:
+    sink, cut, asked = read(per_page=1, pages=None)
+    assert (len(sink), asked) == (MAX_PAGES, MAX_PAGES)
+    assert cut == f"cut after {MAX_PAGES} pages: the server offered another, which was not read"
+
+
+def test_a_listing_past_the_item_bound_is_cut_and_says_so() -> None:
+    sink, cut, asked = read(per_page=3_000, pages=4)
+    assert len(sink) == MAX_ITEMS and asked == 4
+    assert cut is not None and cut.startswith("cut at 10,000 items")
+    sink, cut, _ = read(per_page=100, pages=MAX_PAGES + 1)  # a 101st page: the page bound says it
+    assert len(sink) == MAX_ITEMS and cut is not None and "pages" in cut
+
+
+def test_a_cursor_given_again_ends_the_listing_without_a_cut() -> None:
+    sink, cut, asked = read(per_page=2, pages=None, cycle=True)  # 0 -> 1 -> 2 -> 1: every distinct page read
+    assert (len(sink), cut, asked) == (6, None, 3)
+
+
+def test_a_probe_re_list_reads_the_same_part_as_the_first_listing() -> None:
+    method, _ = lister(per_page=3_000, pages=5)
+
+    class Client:
+        list_tools = staticmethod(method)
+
+    first, _, _ = read(per_page=3_000, pages=5)
+    again = anyio.run(fetch_tools, Client(), 5.0)
+    assert again == first and len(again) == MAX_ITEMS  # 15,000 served: a re-list of all of them read as "added"
+
+
+@pytest.mark.docker
+def test_a_live_endless_listing_makes_the_scan_incomplete_and_its_tool_is_still_probed(no_leftovers):
+    from scanner.pipeline.inventory import Timeouts
+    from scanner.pipeline.scan import ScanOptions, run_scan
+    from scanner.probes.runner import ProbeOptions
+    from tests.sandbox_helpers import ZOO
+
+    report = run_scan(ScanOptions(target=str(ZOO), command="zoo-endless-pages",
+                                  timeouts=Timeouts(startup=30, request=10),
+                                  probes=ProbeOptions(timeout=10.0, error_probes=False)))
+    assert [t["name"] for t in report.tools] == ["echo_text"]
+    assert report.status == "incomplete"
+    assert f"listing tools: cut after {MAX_PAGES} pages" in " ".join(report.errors), report.errors
+    assert {p.tool for p in report.probes} == {"echo_text"}
+    assert not [f for f in report.findings if f.rule_id == "P8"]
