@@ -78,3 +78,35 @@ def test_past_the_budget_no_probe_is_made_but_every_tool_is_still_classified(mon
     assert capped.calls == whole.calls[:4]
     assert capped.skipped == whole.skipped == [f"delete_{i}" for i in range(5)]
     assert 0 < len(made) < 10  # made only until the budget was reached
+
+
+def test_tools_the_budget_leaves_uncalled_are_each_recorded_and_the_plan_says_so() -> None:
+    """A destructive tool listed after 500 read-only ones was never called and the scan read complete: each tool
+    the budget leaves out is now a not-probed record, with the error line that makes the scan incomplete."""
+    tools = [tool(f"search_{i}", readOnlyHint=True) for i in range(3)] + [tool("wipe_disk")]
+    capped = plan_calls(tools, MANIFEST, fixtures=None, no_destructive=False, with_error_probes=False, max_calls=3)
+    assert [c.tool for c in capped.calls] == ["search_0", "search_1", "search_2"]
+    assert [(r.tool, r.status) for r in capped.not_called] == [("wipe_disk", "not_probed")]
+    assert "over the scan's budget of 3 calls" in (capped.not_called[0].error or "")
+    assert capped.errors == ["probing stopped at its budget of 3 calls: 1 tool never called (each listed as not "
+                             "probed; `scan --max-calls` raises the budget)"]
+
+
+def test_a_budget_that_reaches_every_tool_records_nothing_even_when_it_cuts_probes() -> None:
+    tools = [tool("search_0", readOnlyHint=True), tool("delete_0")]
+    cut = plan_calls(tools, MANIFEST, fixtures=None, no_destructive=False, with_error_probes=True, max_calls=2)
+    assert {c.tool for c in cut.calls} == {"search_0", "delete_0"} or len(cut.calls) == 2
+    whole = plan_calls(tools, MANIFEST, fixtures=None, no_destructive=True, with_error_probes=False, max_calls=500)
+    assert whole.not_called == [] and whole.errors == []  # --no-destructive's skips are a choice, not the budget
+    assert whole.skipped == ["delete_0"]
+
+
+def test_a_remote_plan_records_the_budget_apart_from_the_writes_it_skips() -> None:
+    from scanner.probes.options import ProbeOptions
+    from scanner.probes.remote_runner import remote_calls
+
+    tools = [tool(f"search_{i}", readOnlyHint=True) for i in range(3)] + [tool("delete_0")]
+    remote = remote_calls(tools, ProbeOptions(max_calls=2, error_probes=False), allow_writes=False)
+    assert [c.tool for c in remote.calls] == ["search_0", "search_1"]
+    assert remote.skipped == ["delete_0"]  # not annotated read-only: a live service's write, never the budget's
+    assert [r.tool for r in remote.not_called] == ["search_2"] and "budget of 2 calls" in remote.errors[0]

@@ -88,7 +88,7 @@ def test_a_restart_that_failed_leaves_no_re_list_on_the_killed_servers_session(m
     monkeypatch.setattr(runner_module.observe, "kill", lambda *a, **k: None)
     calls = [ProbeCall(tool=name, label="generated", arguments={}, kind="generated") for name in ("a", "b")]
     monkeypatch.setattr(runner_module, "plan_calls", lambda *a, **k: types.SimpleNamespace(
-        refused=[], skipped=[], needs_tasks=[], calls=calls))
+        refused=[], skipped=[], needs_tasks=[], calls=calls, not_called=[], errors=[]))
 
     def restart() -> Any:
         raise RuntimeError("the engine refused to create the container")

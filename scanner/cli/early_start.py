@@ -37,8 +37,8 @@ IMAGE_PREFIX = "docker:"  # a container image's scan starts its own engine work 
 SCAN_FLAGS = frozenset({
     "--accept", "--advisories", "--allow-writes", "--ca-bundle", "--command", "--config", "--config-file", "--cpus",
     "--env", "--fail-on", "--fail-under", "--fixtures", "--github-annotations", "--header", "--header-env",
-    "--ignore-scripts", "--include-responses", "--install-timeout", "--json", "--lock", "--markdown", "--memory",
-    "--min-severity", "--network", "--no-cache", "--no-destructive", "--no-error-probes", "--no-probes",
+    "--ignore-scripts", "--include-responses", "--install-timeout", "--json", "--lock", "--markdown", "--max-calls",
+    "--memory", "--min-severity", "--network", "--no-cache", "--no-destructive", "--no-error-probes", "--no-probes",
     "--pass-config-env", "--pids", "--probe-timeout", "--quiet", "--request-timeout", "--sarif", "--server", "--sign",
     "--sign-env", "--spec", "--spec-version", "--startup-timeout", "--upstream-proxy", "--url", "--vet-dependencies",
 })

@@ -81,6 +81,7 @@ HELP = {
     "fixtures": "Hand-written probe calls (JSON, mcp-linter format); they replace the generated ones per tool.",
     "include-responses": "Keep each probe's full response (capped) in the report, not just a 400-character preview.",
     "probe-timeout": "Seconds each probe call may take before it is cancelled.",
+    "max-calls": "The most probe calls a scan makes; a tool left uncalled makes the scan incomplete (exit 3).",
     "spec-version": "Check conformance to this protocol revision (2025-11-25, the default: only json-schema-dialect; "
                     "2026-07-28: also the revision's core checks on a fresh server).",
     "spec": "Like --spec-version, with the revision's whole conformance suite (docs/conformance.md).",
@@ -125,16 +126,16 @@ def scan(
     fixtures: Path | None = typer.Option(None, "--fixtures", metavar="FILE", help=HELP["fixtures"]),
     include_responses: bool = typer.Option(False, "--include-responses", help=HELP["include-responses"]),
     probe_timeout: float = typer.Option(30.0, "--probe-timeout", min=1, help=HELP["probe-timeout"]),
+    max_calls: int = typer.Option(500, "--max-calls", metavar="N", min=1, max=100_000, help=HELP["max-calls"]),
     spec_version: str | None = typer.Option(None, "--spec-version", metavar="REVISION", help=HELP["spec-version"]),
     spec: str | None = typer.Option(None, "--spec", metavar="REVISION", help=HELP["spec"]),
     remote: RemoteFlags = RemoteFlags(),
     vet_dependencies: bool = typer.Option(False, "--vet-dependencies", help=HELP["vet-dependencies"]),
 ) -> None:
-    """Install TARGET (or a launch command's, a client config's) in a throwaway sandbox, run it with no route off
-    the host, list and call its tools, and tear it all down (--url: a remote server, NOT sandboxed).
-    Exit codes: 0 clean; 1 a finding at/above --fail-on (or score under --fail-under); 2 bad input; 3 the scan could
-    not complete (no engine, install failed, no answer, teardown incomplete, an internal error); with --config-file,
-    the worst. The last line on stderr says why."""
+    """Install TARGET (or a launch command's, a client config's) in a throwaway sandbox, run it with no route off the
+    host, list and call its tools, then tear it all down (--url: a remote server, NOT sandboxed). Exit codes: 0 clean; 1
+    a finding at/above --fail-on (or score under --fail-under); 2 bad input; 3 incomplete (no engine, install failed, no
+    answer, teardown incomplete, an internal error); with --config-file, the worst. The last line on stderr says why."""
     inputs = [target, config_file, config_path, fixtures, ca_bundle, sign]  # never an output
     signer = _check_flags(outputs, fail_under, lock_path, sign, sign_env, inputs)
     _check_sources(advisories, ca_bundle, network)
@@ -142,7 +143,7 @@ def scan(
     policy, config, conformance = _policy(memory, cpus, pids, env), _load_config(config_path), _conformance_options(
         spec_version, spec)
     given = ConfigRun(config_file, servers, pass_config_env, target, ctx.meta[LAUNCH_TAIL], lock_path, signer, remote)
-    probes = _probe_options(no_probes, no_destructive, no_error_probes, fixtures, include_responses, probe_timeout)
+    probes = _probe_options(ctx.params)  # --no-probes, --no-destructive, ..., --max-calls (read by name there)
     options = _scan_options(startup_timeout, request_timeout, target=target or "", server_args=list(
         server_args or []), command=command, upstream_proxy=upstream, policy=policy,
         use_cache=not no_cache, ca_bundle=ca_bundle, ignore_scripts=ignore_scripts, install_timeout=install_timeout,
@@ -250,21 +251,22 @@ def _policy(memory: str, cpus: float, pids: int, env: list[str]) -> RunPolicy:
 LOOK_BY = "MCP_SANDBOX_LOOK_BY"  # "exec": one exec per after-call snapshot, not the observer (docs/observer.md)
 
 
-def _probe_options(no_probes: bool, no_destructive: bool, no_error_probes: bool, fixtures: Path | None,
-                   include_responses: bool, timeout: float) -> Callable[[], ProbeOptions]:
-    """The fixtures are read (and refused) now; the options are built when called."""
+def _probe_options(flags: dict[str, Any]) -> Callable[[], ProbeOptions]:
+    """The probe flags, by their parameters' names in `flags` (the command's parsed parameters); the fixtures are
+    read (and refused) now, the options built when called."""
     loaded = None
-    if fixtures is not None:
+    if flags["fixtures"] is not None:
         from scanner.probes.fixtures import load_fixtures  # its models: only for --fixtures
 
-        loaded = load_fixtures(fixtures, env=os.environ)
+        loaded = load_fixtures(flags["fixtures"], env=os.environ)
 
     def build() -> ProbeOptions:
         from scanner.probes.options import ProbeOptions
 
-        return ProbeOptions(enabled=not no_probes, no_destructive=no_destructive, error_probes=not no_error_probes,
-                            fixtures=loaded, include_responses=include_responses, timeout=timeout,
-                            observer=os.environ.get(LOOK_BY) != "exec")
+        return ProbeOptions(enabled=not flags["no_probes"], no_destructive=flags["no_destructive"],
+                            error_probes=not flags["no_error_probes"], fixtures=loaded,
+                            include_responses=flags["include_responses"], timeout=flags["probe_timeout"],
+                            max_calls=flags["max_calls"], observer=os.environ.get(LOOK_BY) != "exec")
     return build
 
 

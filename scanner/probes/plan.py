@@ -13,7 +13,7 @@ from scanner.probes.arguments import may_probe
 from scanner.probes.call_order import order_tools
 from scanner.probes.error_probes import error_probes
 from scanner.probes.fixtures import FixtureFile, Refusal, plan_fixtures
-from scanner.probes.model import ProbeCall
+from scanner.probes.model import ProbeCall, ProbeResult, result_not_probed
 from scanner.probes.tooldef import tool_name
 from scanner.probes.value_generation import generated_probes
 
@@ -24,8 +24,12 @@ class CallPlan:
     refused: list[Refusal] = field(default_factory=list)  # fixture probes that were not accepted, and why
     skipped: list[str] = field(default_factory=list)  # tools not probed (--no-destructive), by name
     needs_tasks: list[str] = field(default_factory=list)  # tools that accept only task-augmented calls, by name
+    candidates: list[str] = field(default_factory=list)  # tools the plan would call, budget aside, in call order
+    not_called: list[ProbeResult] = field(default_factory=list)  # a record per tool needing tasks or over budget
+    errors: list[str] = field(default_factory=list)  # the budget's line when it left tools uncalled
 
 
+OVER_BUDGET = "not probed: over the scan's budget of {} calls (`scan --max-calls` raises it)"
 NEEDS_TASKS = ("not probed: needs tasks (execution.taskSupport is \"required\"; the scanner does not call tools "
                "as tasks)")
 
@@ -62,6 +66,7 @@ def plan_calls(tools: list[dict[str, Any]], manifest: SeedManifest, *, fixtures:
             else:
                 plan.skipped.append(name)
             continue
+        plan.candidates.append(name)
         if len(plan.calls) >= max_calls:
             continue  # past the cap no probe is made (cut below anyway), but every tool is still classified above
         # Hand-written probes replace the generated ones.
@@ -69,4 +74,20 @@ def plan_calls(tools: list[dict[str, Any]], manifest: SeedManifest, *, fixtures:
         if with_error_probes:
             plan.calls.extend(error_probes(tool, manifest))
     plan.calls = plan.calls[:max_calls]
+    over, plan.errors = budget_records(plan.candidates, plan.calls, max_calls)
+    plan.not_called = [*(result_not_probed(name, NEEDS_TASKS) for name in plan.needs_tasks), *over]
     return plan
+
+
+def budget_records(candidates: list[str], calls: list[ProbeCall], max_calls: int) -> tuple[list[ProbeResult],
+                                                                                         list[str]]:
+    """A not-probed record for each tool among `candidates` that no call in `calls` reaches (the call budget left
+    it out), and the scan's error line for them: their behaviour was never seen, so the scan is incomplete."""
+    called = {call.tool for call in calls}
+    unreached = [name for name in candidates if name not in called]
+    if not unreached:
+        return [], []
+    records = [result_not_probed(name, OVER_BUDGET.format(max_calls)) for name in unreached]
+    return records, [f"probing stopped at its budget of {max_calls} calls: {len(unreached)} "
+                     f"tool{'' if len(unreached) == 1 else 's'} never called (each listed as not probed; "
+                     f"`scan --max-calls` raises the budget)"]

@@ -42,9 +42,9 @@ class DumpedPage:
 
 async def fetch_tools(client: Any, request_timeout: float, first: DumpedPage | None = None,
                       why: list[str] | None = None) -> Tools | None:
-    """Every page of tools/list (within the first listing's PageBound), as wire dicts; None when the listing failed (a failed re-list
-    is not a finding by itself: `why` gets the reason, one line, for the report to say P8 went unchecked then).
-    `first`: the first page's dump kept from the last fetch."""
+    """Every page of tools/list (within the first listing's PageBound), as wire dicts; None when the listing failed
+    (a failed re-list is not a finding by itself: `why` gets the reason, one line, for the report to say P8 went
+    unchecked then). `first`: the first page's dump kept from the last fetch."""
     tools: Tools = []
     bound = PageBound()  # the first listing's bound: a re-list reads the same part of a listing cut there
     try:

@@ -20,27 +20,31 @@ from scanner.probes.arguments import is_annotated_read_only
 from scanner.probes.call_send import send_call
 from scanner.probes.model import ProbeCall
 from scanner.probes.model import result_not_probed
-from scanner.probes.plan import NEEDS_TASKS, plan_calls
+from scanner.probes.plan import NEEDS_TASKS, CallPlan, budget_records, plan_calls
 from scanner.probes.runner_io import ProbeOptions, ProbeOutcome
 from scanner.probes.tooldef import tool_name
 
 Progress = Callable[[str], None]
 
 
-def remote_calls(tools: list[dict[str, Any]], options: ProbeOptions, *, allow_writes: bool) -> tuple[
-        list[ProbeCall], list[str], list[str]]:
-    """The calls (read-only tools' first), the tools skipped as writes, and those that need tasks."""
+def remote_calls(tools: list[dict[str, Any]], options: ProbeOptions, *, allow_writes: bool) -> CallPlan:
+    """The plan against a live service: its calls (read-only tools' first), the tools skipped as writes, and a
+    not-probed record for each tool that needs tasks or that the call budget left out."""
     manifest = seed_manifest()
     plan = plan_calls(tools, manifest, fixtures=options.fixtures, no_destructive=not allow_writes or
                       options.no_destructive, with_error_probes=False, max_calls=options.max_calls)
     writes = _write_names(tools)
     calls = [call for call in plan.calls if allow_writes or call.kind == "fixture" or _key(call.tool) not in writes]
-    skipped = list(dict.fromkeys([*plan.skipped, *(call.tool for call in plan.calls if call not in calls)]))
+    plan.skipped = list(dict.fromkeys([*plan.skipped, *(call.tool for call in plan.calls if call not in calls)]))
     if options.error_probes:
         read_only = plan_calls(tools, manifest, fixtures=None, no_destructive=True, with_error_probes=True,
                                max_calls=options.max_calls)
         calls.extend(call for call in read_only.calls if call.error_probe and _key(call.tool) not in writes)
-    return calls[:options.max_calls], skipped, plan.needs_tasks
+    plan.calls = calls[:options.max_calls]
+    candidates = [name for name in plan.candidates if name not in plan.skipped]
+    over, plan.errors = budget_records(candidates, plan.calls, options.max_calls)
+    plan.not_called = [*(result_not_probed(name, NEEDS_TASKS) for name in plan.needs_tasks), *over]
+    return plan
 
 
 def _key(name: str) -> str:
@@ -57,8 +61,7 @@ async def probe_remote(client: Client, tools: list[dict[str, Any]], options: Pro
                        closed: tuple[type[BaseException], ...], progress: Progress) -> ProbeOutcome:
     began = time.monotonic()
     outcome = ProbeOutcome(tools_before=list(tools), tools_after=list(tools), ran=True)
-    calls, outcome.skipped, needs_tasks = remote_calls(tools, options, allow_writes=allow_writes)
-    outcome.results.extend(result_not_probed(name, NEEDS_TASKS) for name in needs_tasks)
+    calls = outcome.planned(remote_calls(tools, options, allow_writes=allow_writes))
     outcome.results.extend(result_not_probed(name, "not probed: not annotated read-only, and the remote server is "
                                              "a live service (--allow-writes calls it)") for name in outcome.skipped)
     for number, call in enumerate(calls, start=1):

@@ -34,8 +34,8 @@ from scanner.probes.sandbox_state import has_exited, process_roles
 from scanner.probes.harvest import harvest
 from scanner.probes.id_reuse import IdPool, fill_from_pool
 from scanner.probes.call_send import answers, named_fault, send_call
-from scanner.probes.model import ProbeCall, ProbeResult, result_from_failure, result_not_probed, with_refused_answer
-from scanner.probes.plan import NEEDS_TASKS, plan_calls
+from scanner.probes.model import ProbeCall, ProbeResult, result_from_failure, with_refused_answer
+from scanner.probes.plan import plan_calls
 from scanner.probes.relist_tools import Tools
 from scanner.probes.relister import Relister
 from scanner.probes.runner_io import ProbeOptions, ProbeOutcome, SandboxAccess, seed
@@ -94,8 +94,7 @@ class ProbeRunner:
             plan = plan_calls(tools, self.access.manifest, fixtures=self.options.fixtures,
                               no_destructive=self.options.no_destructive,
                               with_error_probes=self.options.error_probes, max_calls=self.options.max_calls)
-            self.outcome.refused, self.outcome.skipped, planned = plan.refused, plan.skipped, plan.calls
-            self.outcome.results.extend(result_not_probed(name, NEEDS_TASKS) for name in plan.needs_tasks)
+            planned = self.outcome.planned(plan)
             for number, call in enumerate(planned, start=1):
                 if not await self._ready(len(planned) - number + 1):
                     break

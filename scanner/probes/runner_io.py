@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from sandbox.run import seeding
 from sandbox.run.canaries import PlantedCanaries
@@ -18,9 +18,12 @@ from scanner.pipeline.transport import WireHealth
 from scanner.probes.egress_drain import Drain
 from scanner.probes.fixtures import Refusal
 from scanner.probes.options import ProbeOptions
-from scanner.probes.model import ProbeResult
+from scanner.probes.model import ProbeCall, ProbeResult
 from scanner.probes.notifications import NotificationLog
 from scanner.report.model import CallBehavior, Finding, ProcessSeen
+
+if TYPE_CHECKING:
+    from scanner.probes.plan import CallPlan
 
 Restart = Callable[[], RunningServer]
 
@@ -47,6 +50,13 @@ class ProbeOutcome:
     errors: list[str] = field(default_factory=list)
     seconds: float = 0.0
     ran: bool = False
+
+    def planned(self, plan: CallPlan) -> list[ProbeCall]:
+        """The plan's calls to make; what it refused, skipped or left uncalled (and why) recorded here."""
+        self.refused, self.skipped = plan.refused, plan.skipped
+        self.results.extend(plan.not_called)
+        self.errors.extend(plan.errors)
+        return plan.calls
 
 
 @dataclass
