@@ -100,3 +100,39 @@ def test_a_live_endless_listing_makes_the_scan_incomplete_and_its_tool_is_still_
     assert f"listing tools: cut after {MAX_PAGES} pages" in " ".join(report.errors), report.errors
     assert {p.tool for p in report.probes} == {"echo_text"}
     assert not [f for f in report.findings if f.rule_id == "P8"]
+
+
+def _collect_with_rejected(count: int):  # type: ignore[no-untyped-def]
+    """A listing whose one page held `count` tools the SDK's model rejects (as the wire reader notes them)."""
+    from scanner.pipeline.inventory import Timeouts, collect_over
+    from scanner.pipeline.transport import WireHealth
+    from scanner.pipeline.wire_reader import RejectedTool
+
+    health = WireHealth()
+
+    class Client:
+        server_info = server_capabilities = instructions = None
+        protocol_version = "2025-11-25"
+
+        async def __aenter__(self) -> "Client":
+            return self
+
+        async def __aexit__(self, *_: Any) -> None:
+            return None
+
+        async def list_tools(self, cursor: str | None = None) -> Page:
+            health.note_rejected(tuple(RejectedTool(i, "inputSchema: Field required", {"name": f"bad_{i}"})
+                                       for i in range(count)))
+            return Page([Tool("good")], None)
+
+    return anyio.run(collect_over, lambda _handler: Client(), health, Timeouts(startup=5, request=5), 0.0)
+
+
+def test_rejected_tools_past_the_kept_ones_make_the_listing_cut() -> None:
+    from scanner.pipeline.transport import MAX_REJECTED_TOOLS
+
+    inventory = _collect_with_rejected(MAX_REJECTED_TOOLS + 50)
+    assert len(inventory.rejected_tools) == MAX_REJECTED_TOOLS and inventory.errors == []
+    assert inventory.cuts == [f"listing tools: 50 more tools the MCP schema rejects (over {MAX_REJECTED_TOOLS}) were "
+                              f"not read, linted or called"]
+    assert _collect_with_rejected(MAX_REJECTED_TOOLS).cuts == []  # every rejected tool kept: nothing is unread

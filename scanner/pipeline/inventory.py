@@ -85,6 +85,10 @@ async def collect_over(connect: ClientFactory, health: WireHealth, timeouts: Tim
             await _list_all(client, inventory, health, timeouts, started_at, (*_SESSION_ERRORS, *answered))
             inventory.listing_seconds = round(time.monotonic() - started_at - inventory.first_answer_seconds, 3)
             inventory.rejected_tools = list(health.rejected_tools)
+            if health.rejected_count > len(health.rejected_tools):
+                inventory.cuts.append(f"listing tools: {health.rejected_count - len(health.rejected_tools)} more "
+                                      f"tools the MCP schema rejects (over {len(health.rejected_tools)}) were not "
+                                      f"read, linted or called")
             if after_listing is not None and not inventory.errors:
                 step = "probing"
                 await after_listing.run(client, inventory)
