@@ -184,6 +184,16 @@ def test_cli_verify_wrong_key_and_user_errors(signed: dict[str, Path], tmp_path:
     assert "PRIVATE KEY" not in out
 
 
+def test_cli_verify_an_envelope_with_a_huge_number_is_a_failed_verification(
+        signed: dict[str, Path], tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+        capsys: pytest.CaptureFixture[str]) -> None:
+    """An integer past Python's 4,300-digit limit raised ValueError, not JSONDecodeError: exit 3 "internal error"."""
+    envelope = tmp_path / "big.intoto.json"
+    envelope.write_bytes(signed["envelope"].read_bytes()[:-2] + b', "n": ' + b"1" * 5000 + b"}\n")
+    code, out = run_cli(monkeypatch, capsys, "verify", envelope, "--key", signed["public"])
+    assert code == 1 and f"envelope {envelope}: not valid JSON" in out and "internal error" not in out
+
+
 def test_cli_keygen(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]) -> None:
     code, out = run_cli(monkeypatch, capsys, "keygen", "--out", tmp_path / "ci", "--algorithm", "ecdsa-p256")
     assert code == 0 and "keyid" in out and "BEGIN" not in out

@@ -73,7 +73,8 @@ def test_changing_any_signed_field_fails(field: str) -> None:
 @pytest.mark.parametrize("data,words", [(b"nope", "not valid JSON"), (b"[]", "not a JSON object"),
                                         (b'{"payloadType": "x", "payload": "", "signatures": []}', "empty"),
                                         (b'{"payloadType": "x", "payload": "!!", "signatures": [{"sig": ""}]}',
-                                         "not valid base64")])
+                                         "not valid base64"),
+                                        (b'{"payloadType": "x", "n": ' + b"1" * 5000 + b"}", "not valid JSON")])
 def test_malformed_envelopes(data: bytes, words: str) -> None:
     with pytest.raises(dsse.EnvelopeError, match=words):
         dsse.parse(data)

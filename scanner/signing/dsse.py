@@ -66,7 +66,7 @@ def _b64decode(value: Any, field: str) -> bytes:
 def parse(data: bytes) -> Envelope:
     try:
         document = json.loads(data.decode("utf-8"))
-    except (UnicodeDecodeError, json.JSONDecodeError, RecursionError):
+    except (ValueError, RecursionError):  # UnicodeDecodeError, JSONDecodeError, an integer past Python's digit limit
         raise EnvelopeError("not valid JSON") from None
     if not isinstance(document, dict):
         raise EnvelopeError("not a JSON object")

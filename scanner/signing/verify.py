@@ -72,7 +72,7 @@ def _verified_statement(envelope_path: Path, key: PublicKey) -> dict[str, Any]:
         raise VerificationFailed(f"envelope {envelope_path}: payloadType is not {dsse.IN_TOTO_PAYLOAD_TYPE}")
     try:
         statement = json.loads(payload.decode("utf-8"))
-    except (UnicodeDecodeError, json.JSONDecodeError, RecursionError):
+    except (ValueError, RecursionError):  # UnicodeDecodeError, JSONDecodeError, an integer past the digit limit
         raise VerificationFailed(f"envelope {envelope_path}: the signed payload is not JSON") from None
     if not isinstance(statement, dict) or statement.get("_type") != STATEMENT_TYPE:
         raise VerificationFailed(f"envelope {envelope_path}: the payload is not an in-toto Statement v1")
