@@ -49,6 +49,25 @@ def test_keygen_never_overwrites(tmp_path: Path) -> None:
     assert (tmp_path / "k.pub").read_text() == "keep me" and not (tmp_path / "k").exists()
 
 
+@pytest.mark.parametrize("which", ["k", "k.pub"])
+def test_keygen_refuses_a_dangling_symlink_and_writes_nothing(tmp_path: Path, which: str) -> None:
+    """A dangling symlink passed exists() and then made O_EXCL fail: exit 3 "internal error", and for k.pub a lone
+    private key k left behind."""
+    (tmp_path / which).symlink_to(tmp_path / "elsewhere")
+    with pytest.raises(UsageError, match="already exists"):
+        write_keypair(tmp_path / "k", "ed25519")
+    assert sorted(p.name for p in tmp_path.iterdir()) == [which]
+
+
+def test_keygen_leaves_no_private_key_when_the_public_key_cannot_be_written(tmp_path: Path) -> None:
+    out = tmp_path / ("k" * 252)  # NAME is allowed (255 bytes at most), NAME.pub is not
+    with pytest.raises(UsageError, match="cannot create .*File name too long"):
+        write_keypair(out, "ed25519")
+    assert list(tmp_path.iterdir()) == []
+    with pytest.raises(UsageError, match="names no file"):
+        write_keypair(Path("."), "ed25519")
+
+
 @pytest.mark.parametrize("algorithm", ["ed25519", "ecdsa-p256"])
 def test_sign_and_check_raw_signatures(tmp_path: Path, algorithm: str) -> None:
     private_path, public_path, _ = write_keypair(tmp_path / "k", algorithm)  # type: ignore[arg-type]

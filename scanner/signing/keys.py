@@ -53,25 +53,47 @@ def public_path_for(private_path: Path) -> Path:
 
 
 def write_keypair(out: Path, algorithm: Algorithm) -> tuple[Path, Path, str]:
-    """Write NAME (private, mode 0600, created exclusively) and NAME.pub; return both paths and the keyid."""
+    """Write NAME (private, mode 0600, created exclusively) and NAME.pub; return both paths and the keyid. A failure
+    leaves neither file behind (a lone private key would make the next run refuse NAME)."""
+    if not out.name:
+        raise UsageError(f"--out {out} names no file; give a file name such as ci-signing")
     public_path = public_path_for(out)
     for path in (out, public_path):
-        if path.exists():
-            raise UsageError(f"{path} already exists; pick another --out name or move the old key away")
+        if os.path.lexists(path):  # a dangling symlink too: O_EXCL refuses it, and it points elsewhere
+            raise UsageError(_exists(path))
     if not out.parent.is_dir():
         raise UsageError(f"directory {out.parent} does not exist; create it or pick another --out")
     key = generate_private_key(algorithm)
     _write_new_file(out, private_pem(key), PRIVATE_KEY_MODE)
-    _write_new_file(public_path, public_pem(key.public_key()), PUBLIC_KEY_MODE)
+    try:
+        _write_new_file(public_path, public_pem(key.public_key()), PUBLIC_KEY_MODE)
+    except UsageError:
+        out.unlink(missing_ok=True)
+        raise
     return out, public_path, keyid(key.public_key())
 
 
+def _exists(path: Path) -> str:
+    return f"{path} already exists; pick another --out name or move the old key away"
+
+
 def _write_new_file(path: Path, data: bytes, mode: int) -> None:
-    fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, mode)
+    """Create path exclusively (never through a symlink) with exactly mode; on any error remove what was written."""
+    try:
+        fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW, mode)
+    except FileExistsError:
+        raise UsageError(_exists(path)) from None
+    except OSError as exc:
+        raise UsageError(f"cannot create {path}: {exc.strerror}") from None
     try:
         os.fchmod(fd, mode)  # the umask can only remove bits; make the mode exact
-        os.write(fd, data)
+        view = memoryview(data)
+        while view:
+            view = view[os.write(fd, view):]
         os.fsync(fd)
+    except OSError as exc:
+        path.unlink(missing_ok=True)
+        raise UsageError(f"cannot write {path}: {exc.strerror}") from None
     finally:
         os.close(fd)
 
