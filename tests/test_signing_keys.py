@@ -86,6 +86,15 @@ def test_key_from_environment_as_pem_or_base64(tmp_path: Path) -> None:
     assert Signer(load_private_key_env("SIGN_KEY", {"SIGN_KEY": encoded})).keyid == key_id
 
 
+def test_key_from_environment_as_wrapped_base64(tmp_path: Path) -> None:
+    """`base64 KEY` (GNU coreutils wraps at 76 columns) gave a value with newlines, refused as "neither PEM nor base64"."""
+    private_path, _, _ = write_keypair(tmp_path / "k", "ecdsa-p256")
+    encoded = base64.encodebytes(private_path.read_bytes()).decode()  # 76-column lines, as `base64` writes them
+    assert "\n" in encoded.strip()
+    key = load_private_key_env("SIGNING_KEY", {"SIGNING_KEY": encoded})
+    assert Signer(key).keyid == Signer(load_private_key_file(private_path)).keyid
+
+
 def test_load_signer_from_options(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     private_path, _, key_id = write_keypair(tmp_path / "k", "ed25519")
     monkeypatch.setenv("MCP_SANDBOX_TEST_KEY", private_path.read_text())

@@ -147,7 +147,7 @@ def load_private_key_env(variable: str, environ: dict[str, str] | None = None) -
     data = value.encode("utf-8")
     if b"-----BEGIN" not in data:
         try:
-            data = base64.b64decode(data, validate=True)
+            data = base64.b64decode(b"".join(data.split()), validate=True)  # `base64` wraps its output at 76
         except binascii.Error:
             raise UsageError(f"{source} is neither PEM nor base64-encoded PEM; set it to {SUPPORTED}") from None
     return _parse_private(data, source)
