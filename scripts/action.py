@@ -227,7 +227,8 @@ def main() -> int:
         return 2
     cfg.report_dir.mkdir(parents=True, exist_ok=True)
     cfg.sarif.parent.mkdir(parents=True, exist_ok=True)
-    for stale in (cfg.report, cfg.markdown, cfg.sarif, cfg.changes):
+    attestation = cfg.report.with_name(cfg.report.name + ".intoto.json")
+    for stale in (cfg.report, cfg.markdown, cfg.sarif, cfg.changes, attestation):
         stale.unlink(missing_ok=True)  # never report a previous run's files as this run's
 
     scan_code = run(scan_argv(cfg), cfg, with_key=True)
@@ -239,7 +240,6 @@ def main() -> int:
         lock_code = run(lock_argv(cfg), cfg, with_key=cfg.lock_mode == "update")
 
     verdict, score = read_report(cfg.report)
-    attestation = cfg.report.with_name(cfg.report.name + ".intoto.json")
     changes = ""
     if lock_code is not None and cfg.lock_mode == "check":
         try:

@@ -374,12 +374,14 @@ def test_stale_reports_from_an_earlier_run_are_not_reported(run_action, tmp_path
     stale.mkdir()
     (stale / "report.json").write_text(json.dumps({"verdict": "pass", "score": {"value": 100}}))
     (stale / "mcp-sandbox.sarif").write_text("{}")
+    (stale / "report.json.intoto.json").write_text("{}")  # an earlier run's envelope, named as this run's
     failing = tmp_path / "failing-scanner"
     failing.write_text("#!/bin/sh\necho 'error: no Docker engine answers' >&2\nexit 3\n")
     failing.chmod(0o755)
     result = run_action({"target": "srv", "working-directory": str(tmp_path)}, scanner=str(failing))
     assert result.code == 3
     assert result.outputs["verdict"] == "" and result.outputs["score"] == "" and result.outputs["sarif"] == ""
+    assert result.outputs["attestation"] == "" and not (stale / "report.json.intoto.json").exists()
     assert "no report" in result.summary and "exited with code 3" in result.summary
 
 
