@@ -194,6 +194,21 @@ def test_cli_verify_an_envelope_with_a_huge_number_is_a_failed_verification(
     assert code == 1 and f"envelope {envelope}: not valid JSON" in out and "internal error" not in out
 
 
+@pytest.mark.skipif(not Path("/proc/self/mem").is_file(), reason="needs Linux /proc")
+def test_cli_verify_an_unreadable_file_is_one_line_never_an_internal_error(
+        signed: dict[str, Path], monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]) -> None:
+    """A file that exists but cannot be read (here reading /proc/self/mem at 0 fails with EIO; for a user, EACCES)
+    ended in exit 3 "internal error: OSError" wherever it was given."""
+    unreadable = Path("/proc/self/mem")
+    code, out = run_cli(monkeypatch, capsys, "verify", unreadable, "--key", signed["public"])
+    assert code == 2 and f"cannot read envelope {unreadable}" in out and "internal error" not in out
+    code, out = run_cli(monkeypatch, capsys, "verify", signed["envelope"], "--key", unreadable)
+    assert code == 2 and f"cannot read public key {unreadable}" in out and "internal error" not in out
+    code, out = run_cli(monkeypatch, capsys, "verify", signed["envelope"], "--key", signed["public"],
+                        "--lock", unreadable)
+    assert code == 1 and f"lockfile cannot read {unreadable}" in out and "internal error" not in out
+
+
 def test_cli_keygen(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]) -> None:
     code, out = run_cli(monkeypatch, capsys, "keygen", "--out", tmp_path / "ci", "--algorithm", "ecdsa-p256")
     assert code == 0 and "keyid" in out and "BEGIN" not in out

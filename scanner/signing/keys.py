@@ -131,7 +131,10 @@ def _read_key_file(path: Path, what: str) -> bytes:
         raise UsageError(f"{what} {path} does not exist (or is not a file)")
     if path.stat().st_size > MAX_KEY_BYTES:
         raise UsageError(f"{what} {path} is too large to be a key")
-    return path.read_bytes()
+    try:
+        return path.read_bytes()
+    except OSError as exc:
+        raise UsageError(f"cannot read {what} {path}: {exc.strerror or exc}") from None
 
 
 def load_private_key_file(path: Path) -> PrivateKey:

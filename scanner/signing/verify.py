@@ -59,7 +59,10 @@ def _verified_statement(envelope_path: Path, key: PublicKey) -> dict[str, Any]:
         raise UsageError(f"envelope {envelope_path} does not exist (or is not a file)")
     if envelope_path.stat().st_size > MAX_ENVELOPE_BYTES:
         raise VerificationFailed(f"envelope {envelope_path}: too large to be an attestation")
-    data = envelope_path.read_bytes()
+    try:
+        data = envelope_path.read_bytes()
+    except OSError as exc:
+        raise UsageError(f"cannot read envelope {envelope_path}: {exc.strerror or exc}") from None
     try:
         envelope = dsse.parse(data)
         payload = dsse.verify(envelope, key)
@@ -117,11 +120,18 @@ def _check(role: str, subject: dict[str, Any] | None, given: Path | None, envelo
         path = envelope_path.parent / name
     if not path.is_file():
         return SubjectCheck(role, shown, path, False, f"{path} does not exist; pass it with --{_flag(role)}")
-    with path.open("rb") as handle:
-        actual = hashlib.file_digest(handle, "sha256").hexdigest()
+    try:
+        actual = _sha256(path)
+    except OSError as exc:
+        return SubjectCheck(role, shown, path, False, f"cannot read {path}: {exc.strerror or exc}")
     if actual != expected.lower():
         return SubjectCheck(role, shown, path, False, f"{path} does not match: sha256 {actual}, signed {expected}")
     return SubjectCheck(role, shown, path, True, f"{path} matches sha256 {actual}")
+
+
+def _sha256(path: Path) -> str:
+    with path.open("rb") as handle:
+        return hashlib.file_digest(handle, "sha256").hexdigest()
 
 
 def _flag(role: str) -> str:
