@@ -167,3 +167,16 @@ def test_a_failed_sign_leaves_no_lock_behind(tmp_path: Path, cli: Any) -> None:
     lock = tmp_path / "l.lock"
     assert cli("lock", "--from", write_tools(tmp_path / "t.json"), "--lock", lock, "--sign", tmp_path / "nokey")[0] == 2
     assert not lock.exists()
+
+
+@pytest.mark.parametrize("outputs", [["--lock", "{lock}", "--json", "{key}"], ["--lock", "{stem}"]])
+def test_no_output_of_a_signing_lock_overwrites_the_private_key(tmp_path: Path, cli: Any, outputs: list[str]) -> None:
+    """`--sign KEY` was not counted as an input: `--json KEY` replaced the key with the changes JSON, and `--lock L`
+    with `--sign L.intoto.json` with the envelope: the only copy of the signing key gone, exit 0."""
+    private, _, _ = write_keypair(tmp_path / "ci.intoto.json", "ed25519")
+    key = private.read_bytes()
+    paths = {"{key}": str(private), "{stem}": str(tmp_path / "ci"), "{lock}": str(tmp_path / "l.lock")}
+    code, out = cli("lock", "--from", write_tools(tmp_path / "t.json"), "--sign", private,
+                    *[paths.get(a, a) for a in outputs])
+    assert code == 2 and "it is an input of this command" in out
+    assert private.read_bytes() == key

@@ -108,13 +108,20 @@ def _validate(target: str | None, from_file: Path | None, check: bool, fail_on: 
     return from_file
 
 
-def _check_paths(lock_path: Path, check: bool, json_path: str | None, source: Path | None) -> None:
+def _check_paths(lock_path: Path, check: bool, json_path: str | None, source: Path | None, sign: Path | None,
+                 signing: bool) -> None:
+    """The outputs (the lock, its envelope when signing, the changes) writable and none of them an input: the
+    --from file or the --sign private key, which an output over it would destroy."""
     if check and not lock_path.is_file():
         raise UsageError(f"no lock at {lock_path}: create one with `mcp-sandbox lock --from FILE` "
                          "(or point --lock at it)")
-    inputs = [source] if source is not None else []
+    inputs = [path for path in (source, sign) if path is not None]
     if not check:
         check_writable(lock_path, "the lock", inputs)
+    if signing:
+        from scanner.signing.attest import attestation_path
+
+        check_writable(attestation_path(lock_path), "the lock's envelope", inputs)
     check_writable(json_path, "the changes", inputs + [lock_path])
 
 
@@ -238,7 +245,7 @@ def lock(
     source_path = _validate(target or remote.url, from_file, check, fail_on, key, sign, sign_env, accept)
     if source_path is not None and upstream_proxy is not None:
         raise UsageError("--upstream-proxy applies to installing a live TARGET; drop it with --from")
-    _check_paths(lock_path, check, json_path, source_path)
+    _check_paths(lock_path, check, json_path, source_path, sign, not check and (sign or sign_env) is not None)
     signer = None if check else load_signer(sign, sign_env)
     if source_path is None:
         report = live_report(target, list(server_args or []), command, upstream_from_cli(upstream_proxy), remote)
