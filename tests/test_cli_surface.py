@@ -210,6 +210,24 @@ def test_two_outputs_on_one_path_are_refused(tmp_path: Path, cli: Any, command: 
     assert not out_path.exists()
 
 
+@pytest.mark.parametrize("outputs", [["--json", "{tmp}/r.json", "--lock", "{tmp}/x"],
+                                     ["--json", "{tmp}/x"],
+                                     ["--json", "{tmp}/r.json", "--sarif", "{tmp}/r.json.intoto.json"]])
+def test_scan_sign_never_writes_an_envelope_over_the_key_or_another_output(tmp_path: Path, cli: Any,
+                                                                           outputs: list[str]) -> None:
+    """`--sign x.intoto.json` with `--lock x` or `--json x`: the envelope was written over the private key, after
+    the whole scan; `--sarif REPORT.intoto.json` and the envelope each replaced the other."""
+    from scanner.signing import write_keypair
+
+    private, _, _ = write_keypair(tmp_path / "x.intoto.json", "ed25519")
+    key = private.read_bytes()
+    code, _, err = cli("scan", ROOT / "tests" / "servers" / "zoo", "--command", "zoo-inspector", "--sign", private,
+                       *[a.format(tmp=tmp_path) for a in outputs])
+    assert code == 2 and err.count("\n") == 1, err
+    assert "it is an input of this command" in err or "the same file" in err
+    assert private.read_bytes() == key
+
+
 def test_scan_json_and_lock_on_one_path_are_refused(tmp_path: Path, cli: Any) -> None:
     code, _, err = cli("scan", ROOT / "tests" / "servers" / "zoo", "--command", "zoo-inspector", "--json",
                        tmp_path / "x", "--lock", tmp_path / "x")

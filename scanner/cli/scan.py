@@ -211,13 +211,14 @@ def _scan_config(run_request: ConfigRun, options: ScanOptions, outputs: ReportOu
 def _check_flags(outputs: ReportOutputs, fail_under: int | None, lock_path: Path | None, sign: Path | None,
                  sign_env: str | None, inputs: list[str | Path | None]) -> Signer | None:
     """The flags and the output paths, before anything is installed; the signer when one is asked for."""
-    check_outputs(outputs, inputs, fail_under, others=[(lock_path, "the lock")])
-    if (sign is not None or sign_env is not None) and (outputs.json is None or outputs.json == STDOUT):
-        raise UsageError("--sign/--sign-env sign the JSON report: also give --json PATH (a file, not -)")
     if sign is None and sign_env is None:
+        check_outputs(outputs, inputs, fail_under, others=[(lock_path, "the lock")])
         return None
-    from scanner.signing.keys import load_signer  # cryptography: loaded only to sign
+    if outputs.json is None or outputs.json == STDOUT:
+        raise UsageError("--sign/--sign-env sign the JSON report: also give --json PATH (a file, not -)")
+    from scanner.signing import envelope_outputs, load_signer  # cryptography: loaded only to sign
 
+    check_outputs(outputs, inputs, fail_under, [(lock_path, "the lock"), *envelope_outputs(outputs.json, lock_path)])
     return load_signer(sign, sign_env)
 
 

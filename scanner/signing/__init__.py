@@ -8,7 +8,7 @@ from __future__ import annotations
 from importlib import import_module
 from typing import Any
 
-_HOMES = {"attestation_path": "attest", "write_attestation": "attest", "Signer": "keys",
+_HOMES = {"attestation_path": "attest", "envelope_outputs": "attest", "write_attestation": "attest", "Signer": "keys",
           "load_private_key_env": "keys", "load_private_key_file": "keys", "load_public_key": "keys",
           "load_signer": "keys", "write_keypair": "keys", "Verification": "verify", "VerificationFailed": "verify",
           "verify_attestation": "verify"}

@@ -22,6 +22,12 @@ def attestation_path(artifact: Path) -> Path:
     return artifact.with_name(artifact.name + ENVELOPE_SUFFIX)
 
 
+def envelope_outputs(*artifacts: str | Path | None) -> list[tuple[Path, str]]:
+    """The envelopes signing these files writes (a path each, for the output checks: never over an input such as the
+    private key); None and `-` (stdout) have none."""
+    return [(attestation_path(Path(a)), f"the envelope of {a}") for a in artifacts if a is not None and str(a) != "-"]
+
+
 def _read(path: Path, role: str) -> bytes:
     if not path.is_file():
         raise UsageError(f"cannot sign the {role}: {path} does not exist")
