@@ -147,3 +147,14 @@ def test_public_key_loading_refuses_a_private_key(tmp_path: Path) -> None:
         load_public_key(private_path)
     with pytest.raises(UsageError, match="does not exist"):
         load_public_key(tmp_path / "missing.pub")
+
+
+def test_a_public_key_file_with_several_keys_is_refused(tmp_path: Path) -> None:
+    """Only the first PEM block was read: keys.pub holding [old, new] verified old's signatures and silently failed
+    new's, as if the file were a key ring."""
+    _, first, _ = write_keypair(tmp_path / "a", "ed25519")
+    _, second, _ = write_keypair(tmp_path / "b", "ecdsa-p256")
+    both = tmp_path / "both.pub"
+    both.write_bytes(first.read_bytes() + second.read_bytes())
+    with pytest.raises(UsageError, match="holds 2 PEM blocks; give a file with exactly one public key"):
+        load_public_key(both)

@@ -161,6 +161,8 @@ def load_public_key(path: Path) -> PublicKey:
     source = f"public key {path}"
     if b"PRIVATE KEY-----" in data:
         raise UsageError(f"{path} is a private key; pass the public key (the .pub file) with --key")
+    if (blocks := data.count(b"-----BEGIN ")) > 1:  # the PEM reader takes the first and ignores the rest
+        raise UsageError(f"{source} holds {blocks} PEM blocks; give a file with exactly one public key")
     try:
         key = serialization.load_pem_public_key(data)
     except (ValueError, UnsupportedAlgorithm):
