@@ -180,3 +180,16 @@ def test_no_output_of_a_signing_lock_overwrites_the_private_key(tmp_path: Path, 
                     *[paths.get(a, a) for a in outputs])
     assert code == 2 and "it is an input of this command" in out
     assert private.read_bytes() == key
+
+
+def test_check_with_key_verifies_before_scanning_a_live_target(tmp_path: Path, cli: Any) -> None:
+    """The key was loaded and the envelope checked only after the live scan (minutes, an install in the sandbox):
+    a mistyped --key or an unsigned lock was reported at the end. Now neither starts a scan (nothing here could)."""
+    _, public, _ = write_keypair(tmp_path / "k", "ed25519")
+    unsigned = tmp_path / "u.lock"
+    cli("lock", "--from", write_tools(tmp_path / "t.json"), "--lock", unsigned)
+    target = "npm:surely-not-a-package.invalid"
+    code, out = cli("lock", "--check", target, "--lock", unsigned, "--key", tmp_path / "missing.pub")
+    assert code == 2 and "public key" in out and "does not exist" in out
+    code, out = cli("lock", "--check", target, "--lock", unsigned, "--key", public)
+    assert code == 1 and "is not signed" in out and "cannot be trusted" in out
