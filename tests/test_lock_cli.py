@@ -193,3 +193,12 @@ def test_check_with_key_verifies_before_scanning_a_live_target(tmp_path: Path, c
     assert code == 2 and "public key" in out and "does not exist" in out
     code, out = cli("lock", "--check", target, "--lock", unsigned, "--key", public)
     assert code == 1 and "is not signed" in out and "cannot be trusted" in out
+
+
+def test_check_reads_the_lock_before_scanning_a_live_target(tmp_path: Path, cli: Any) -> None:
+    """A malformed lock was read after the live scan, so it failed only at the end (and the lock compared with a
+    verified envelope was read again minutes after the check)."""
+    bad = tmp_path / "bad.lock"
+    bad.write_text("{oops")
+    code, out = cli("lock", "--check", "npm:surely-not-a-package.invalid", "--lock", bad)
+    assert code == 2 and f"lock {bad} is not valid JSON" in out

@@ -147,14 +147,23 @@ def _verify_lock_signature(console: Console, lock_path: Path, key: Path) -> None
         raise typer.Exit(1)
 
 
-def check_against_lock(console: Console, new: LockFile, lock_path: Path, json_path: str | None, fail_on: str) -> None:
+def _trusted_lock(console: Console, lock_path: Path, key: Path | None) -> LockFile:
+    """The lock to check against, read once its envelope verified with key (when given) and before any scan: a bad
+    key, an untrusted or a malformed lock ends the run at once, and the lock compared is the one just verified."""
+    from scanner.lock.io import load_lock
+
+    if key is not None:
+        _verify_lock_signature(console, lock_path, key)
+    return load_lock(lock_path)
+
+
+def check_against_lock(console: Console, old: LockFile, new: LockFile, lock_path: Path, json_path: str | None,
+                       fail_on: str) -> None:
     from scanner.lock.changes import at_or_above
     from scanner.lock.diff import diff
-    from scanner.lock.io import load_lock
     from scanner.lock.lint import changed_text_findings
     from scanner.lock.server_diff import not_compared
 
-    old = load_lock(lock_path)
     changes, findings, unchecked = diff(old, new), changed_text_findings(old, new), not_compared(old, new)
     failing = at_or_above(changes, fail_on)
     failing_findings = [f for f in findings if meets_fail_on(f.severity, fail_on)]
@@ -245,16 +254,15 @@ def lock(
     _check_paths(lock_path, check, json_path, source_path, sign, not check and (sign or sign_env) is not None)
     signer = None if check else load_signer(sign, sign_env)
     console = _console(stderr=json_path == STDOUT)
-    if check and key is not None:  # before a live scan: a bad key or an untrusted lock ends the run at once
-        _verify_lock_signature(console, lock_path, key)
+    old = _trusted_lock(console, lock_path, key) if check else None
     if source_path is None:
         report = live_report(target, list(server_args or []), command, upstream_from_cli(upstream_proxy), remote)
         new = build_lock(report.as_served())
     else:
         source = load_source(source_path)
         new = build_lock(source.report, instructions_known=source.instructions_known)
-    if check:
-        check_against_lock(console, new, lock_path, json_path, fail_on)
+    if old is not None:
+        check_against_lock(console, old, new, lock_path, json_path, fail_on)
     else:
         write_with_changes(console, new, lock_path, signer, accept, json_path)
 
