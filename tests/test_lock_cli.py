@@ -202,3 +202,12 @@ def test_check_reads_the_lock_before_scanning_a_live_target(tmp_path: Path, cli:
     bad.write_text("{oops")
     code, out = cli("lock", "--check", "npm:surely-not-a-package.invalid", "--lock", bad)
     assert code == 2 and f"lock {bad} is not valid JSON" in out
+
+
+def test_the_changes_json_and_the_envelope_on_one_path_are_refused(tmp_path: Path, cli: Any) -> None:
+    """`--json L.intoto.json` with `--sign`: the changes were written, then replaced by the envelope (exit 0)."""
+    private, _, _ = write_keypair(tmp_path / "k", "ed25519")
+    lock = tmp_path / "l.lock"
+    code, out = cli("lock", "--from", write_tools(tmp_path / "t.json"), "--lock", lock, "--sign", private,
+                    "--json", tmp_path / "l.lock.intoto.json")
+    assert code == 2 and "would both be written to the same file" in out and not lock.exists()

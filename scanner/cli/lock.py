@@ -13,7 +13,7 @@ import typer
 
 from scanner.cli.signing import print_verification
 from scanner.cli.options import fail_on_option, json_option, upstream_from_cli, upstream_proxy_option
-from scanner.cli.output import STDOUT, check_writable
+from scanner.cli.output import STDOUT, check_writable, refuse_one_file_twice
 from scanner.cli.remote_options import RemoteFlags, with_remote_options
 from scanner.errors import UsageError
 from scanner.report.severity import FAIL_ON_LEVELS, meets_fail_on
@@ -118,11 +118,14 @@ def _check_paths(lock_path: Path, check: bool, json_path: str | None, source: Pa
     inputs = [path for path in (source, sign) if path is not None]
     if not check:
         check_writable(lock_path, "the lock", inputs)
-    if signing:
-        from scanner.signing.attest import attestation_path
-
-        check_writable(attestation_path(lock_path), "the lock's envelope", inputs)
     check_writable(json_path, "the changes", inputs + [lock_path])
+    if signing:
+        from scanner.signing.attest import envelope_outputs
+
+        envelopes = envelope_outputs(lock_path)
+        for envelope, what in envelopes:
+            check_writable(envelope, what, inputs)
+        refuse_one_file_twice([(json_path, "the changes"), *envelopes])
 
 
 def _verify_lock_signature(console: Console, lock_path: Path, key: Path) -> None:
