@@ -74,7 +74,9 @@ def test_changing_any_signed_field_fails(field: str) -> None:
                                         (b'{"payloadType": "x", "payload": "", "signatures": []}', "empty"),
                                         (b'{"payloadType": "x", "payload": "!!", "signatures": [{"sig": ""}]}',
                                          "not valid base64"),
-                                        (b'{"payloadType": "x", "n": ' + b"1" * 5000 + b"}", "not valid JSON")])
+                                        (b'{"payloadType": "x", "n": ' + b"1" * 5000 + b"}", "not valid JSON"),
+                                        (b'{"payloadType": "\\ud800", "payload": "", "signatures": [{"sig": ""}]}',
+                                         "`payloadType` is not valid Unicode")])
 def test_malformed_envelopes(data: bytes, words: str) -> None:
     with pytest.raises(dsse.EnvelopeError, match=words):
         dsse.parse(data)

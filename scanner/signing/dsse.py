@@ -63,6 +63,14 @@ def _b64decode(value: Any, field: str) -> bytes:
         raise EnvelopeError(f"`{field}` is not valid base64") from None
 
 
+def _encodable(text: str) -> bool:
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError:
+        return False
+    return True
+
+
 def parse(data: bytes) -> Envelope:
     try:
         document = json.loads(data.decode("utf-8"))
@@ -73,6 +81,8 @@ def parse(data: bytes) -> Envelope:
     payload_type = document.get("payloadType")
     if not isinstance(payload_type, str):
         raise EnvelopeError("`payloadType` is missing")
+    if not payload_type.isascii() and not _encodable(payload_type):  # JSON can carry a lone surrogate ("\ud800")
+        raise EnvelopeError("`payloadType` is not valid Unicode")
     signatures = document.get("signatures")
     if not isinstance(signatures, list) or not signatures:
         raise EnvelopeError("`signatures` is missing or empty")
