@@ -55,3 +55,19 @@ def test_a_server_serving_other_tools_is_caught(locked, tmp_path):
     assert result.returncode == 1, result.stdout + result.stderr
     kinds = {c["kind"] for c in json.loads(changes.read_text())["changes"]}
     assert {"tool_removed", "tool_added"} <= kinds
+
+
+def test_a_refused_lock_refresh_still_signs_the_new_report_without_the_old_lock(locked, tmp_path):
+    """`scan --lock --sign` of a server that now serves other tools: the refresh is refused (exit 1) and the report
+    was left unsigned, beside the earlier run's envelope (signing the old report) and with no word about it."""
+    for name in ("key", "key.pub", "server.lock", "server.lock.intoto.json", "report.json", "report.json.intoto.json"):
+        (tmp_path / name).write_bytes((locked / name).read_bytes())
+    (tmp_path / "key").chmod(0o600)
+    result = run_cli("scan", str(ZOO), "--command", "zoo-paged", "--quiet", "--json", str(tmp_path / "report.json"),
+                     "--lock", str(tmp_path / "server.lock"), "--sign", str(tmp_path / "key"))
+    assert result.returncode == 1 and "lock not updated" in result.stderr, result.stderr
+    assert (tmp_path / "server.lock").read_bytes() == (locked / "server.lock").read_bytes()
+    assert "not the lock" in result.stderr
+    verified = run_cli("verify", str(tmp_path / "report.json.intoto.json"), "--key", str(tmp_path / "key.pub"))
+    assert verified.returncode == 0 and "ok    report" in verified.stdout and "lockfile" not in verified.stdout, (
+        verified.stdout)

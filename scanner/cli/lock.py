@@ -221,6 +221,31 @@ def write_with_changes(console: Console, new: LockFile, lock_path: Path, signer:
                       markup=False)
 
 
+def lock_and_sign(report: Report, new: LockFile | None, lock_path: Path | None, json_path: str | None,
+                  signer: Signer | None, accept: bool) -> None:
+    """After a scan: refresh the lock (when the scan could be locked), then sign the JSON report. The report's envelope
+    covers the lock only when this scan wrote it: an older lock (a refresh refused for its error-level changes, or a
+    scan that could not list) is not what this report saw. A refused refresh (exit 1) still leaves the report signed,
+    never the new report beside an earlier run's envelope."""
+    refused: typer.Exit | None = None
+    if lock_path is not None and new is not None:
+        try:
+            write_with_changes(_console(stderr=True), new, lock_path, signer, accept, None)
+        except typer.Exit as exc:
+            refused = exc
+    if signer is not None and json_path is not None and json_path != STDOUT:
+        from scanner.signing.attest import attestation_path, write_attestation
+
+        report_path = Path(json_path)
+        covered = lock_path if new is not None and refused is None else None
+        envelope = write_attestation(signer, attestation_path(report_path), report_path=report_path, report=report,
+                                     lock_path=covered)
+        unsigned = f"; not the lock {lock_path}, which this scan did not write" if lock_path and not covered else ""
+        print(f"signed {report_path} -> {envelope} (keyid {signer.keyid}){unsigned}", file=sys.stderr)
+    if refused is not None:
+        raise refused
+
+
 @with_remote_options(writes=False)
 def lock(
     target: str | None = typer.Argument(None, help="A live target to scan first: npm:NAME[@VERSION], "

@@ -315,7 +315,7 @@ def _lock_artifact(lock_path: Path, new: LockFile | None) -> Artifact:
 
 def _write_outputs(report: Report, outputs: ReportOutputs, lock_path: Path | None, accept: bool,
                    signer: Signer | None) -> None:
-    """The report views (pointing at the lock when there is one), then the lock, then the signature."""
+    """The report views (pointing at the lock when there is one), then the lock, then the report's signature."""
     try:
         from scanner.cli.remote_scan import lockable
 
@@ -325,20 +325,10 @@ def _write_outputs(report: Report, outputs: ReportOutputs, lock_path: Path | Non
 
             new = build_lock(report.as_served())
         emit_report(report, outputs, _lock_artifact(lock_path, new) if lock_path else None)
-        if lock_path is not None and new is not None:
-            from rich.console import Console
+        if lock_path is not None or signer is not None:
+            from scanner.cli.lock import lock_and_sign
 
-            from scanner.cli.lock import write_with_changes
-
-            write_with_changes(Console(stderr=True, highlight=False, soft_wrap=True), new, lock_path, signer, accept,
-                               None)
-        if signer is not None and outputs.json is not None:
-            from scanner.signing.attest import attestation_path, write_attestation
-
-            json_path = Path(outputs.json)
-            envelope = write_attestation(signer, attestation_path(json_path), report_path=json_path, report=report,
-                                         lock_path=lock_path if lock_path and lock_path.is_file() else None)
-            print(f"signed {json_path} -> {envelope} (keyid {signer.keyid})", file=sys.stderr)
+            lock_and_sign(report, new, lock_path, outputs.json, signer, accept)
     except KeyboardInterrupt:  # the scan's sandbox is gone already; each file written is whole (written atomically)
         _say_interrupted([])
 
