@@ -116,3 +116,42 @@ def test_an_osv_api_that_never_stops_paginating_is_not_checked():
     with httpx.Client(transport=endless) as client:
         check, findings = check_advisories(OsvApi(client, url="https://osv.invalid/v1/query"), "npm", "x", "1.0.0")
     assert check.outcome == "unavailable" and findings == []
+
+
+def test_an_export_without_advisories_for_the_ecosystem_is_not_checked(tmp_path):
+    """A folder holding the export still zipped (osv.dev serves all.zip), or another ecosystem's advisories only,
+    was never asked about this package: "not checked", not "no advisory lists it"."""
+    zipped = tmp_path / "zipped"
+    zipped.mkdir()
+    (zipped / "all.zip").write_bytes(b"PK\x03\x04")
+    check, findings = check_advisories(LocalOsvExport(zipped), "pypi", "litellm", "1.82.7")
+    assert check.outcome == "unavailable" and "no PyPI advisories" in check.evidence and findings == []
+    npm_only = tmp_path / "npm"
+    npm_only.mkdir()
+    (npm_only / "MAL-1.json").write_text(json.dumps(_advisory("MAL-1", "npm", "evil-mcp", versions=["1.0.0"])))
+    assert check_advisories(LocalOsvExport(npm_only), "pypi", "litellm", "1.82.7")[0].outcome == "unavailable"
+    assert check_advisories(LocalOsvExport(npm_only), "npm", "other", "1.0.0")[0].outcome == "verified"
+
+
+@pytest.mark.parametrize("answer", [
+    {"vulns": {"GHSA-x": {}}},  # an object where the list goes
+    {"vulns": ["GHSA-x"]},  # an advisory that is no object
+    {"vulns": [{"id": "GHSA-x", "affected": [{"package": "x"}]}]},  # a package that is no object
+    {"vulns": [{"id": "GHSA-x", "affected": {"package": {}}}]},
+    {"vulns": [{"id": "GHSA-x", "affected": [{"package": {"ecosystem": "npm", "name": "x"}, "versions": "1.0.0"}]}]},
+    ["not", "an", "object"],
+])
+def test_an_unreadable_osv_answer_is_data_never_a_crash(answer):
+    transport = httpx.MockTransport(lambda request: httpx.Response(200, json=answer))
+    with httpx.Client(transport=transport) as client:
+        check, findings = check_advisories(OsvApi(client, url="https://osv.invalid/v1/query"), "npm", "x", "1.0.0")
+    assert check.outcome in ("unavailable", "verified") and findings == []
+
+
+def test_a_malformed_file_in_a_local_export_does_not_hide_the_others(export):
+    folder = export.directory / "PyPI"
+    (folder / "odd-package.json").write_text(json.dumps({"id": "ODD-1", "affected": [{"package": ["x"]}]}))
+    (folder / "odd-affected.json").write_text(json.dumps({"id": "ODD-2", "affected": "x"}))
+    (folder / "list.json").write_text(json.dumps([1, 2]))
+    check, _ = check_advisories(export, "pypi", "example-server", "2.0.5")
+    assert check.outcome == "failed" and "GHSA-aaaa" in check.evidence

@@ -47,9 +47,15 @@ class LocalOsvExport:
         return f"local OSV export {self.directory}"
 
     def advisories(self, ecosystem: EcosystemName, name: str) -> list[dict[str, Any]]:
+        """This package's advisories; SourceUnavailable when the export holds none of its ecosystem at all (still
+        zipped, another ecosystem's): asking it would say "none" about a package it was never able to list."""
         if self._index is None:
             self._index = self._load()
-        return self._index.get((ecosystem_named(ecosystem).osv_name, comparison_name(name)), [])
+        osv_name = ecosystem_named(ecosystem).osv_name
+        if not any(eco == osv_name for eco, _ in self._index):
+            raise SourceUnavailable(f"{self.directory} holds no {osv_name} advisories (expected the unzipped OSV "
+                                    f"export of {osv_name})")
+        return self._index.get((osv_name, comparison_name(name)), [])
 
     def _load(self) -> dict[tuple[str, str], list[dict[str, Any]]]:
         if not self.directory.is_dir():
@@ -60,10 +66,10 @@ class LocalOsvExport:
                 continue
             try:
                 advisory = json.loads(path.read_text("utf-8"))
-            except (ValueError, UnicodeDecodeError):
+            except (ValueError, UnicodeDecodeError, RecursionError):
                 continue
-            for affected in advisory.get("affected") or [] if isinstance(advisory, dict) else []:
-                package = affected.get("package") or {} if isinstance(affected, dict) else {}
+            for affected in _objects(_object(advisory).get("affected")):
+                package = _object(affected.get("package"))
                 key = (str(package.get("ecosystem", "")), comparison_name(str(package.get("name", ""))))
                 index.setdefault(key, []).append(advisory)
         return index
@@ -104,10 +110,13 @@ class OsvApi:
             raise SourceUnavailable(f"{self.url} answered HTTP {response.status_code}")
         try:
             data = response.json()
-            token = data.get("next_page_token")
-            return list(data.get("vulns") or []), str(token) if token else None
-        except (ValueError, AttributeError, TypeError) as exc:
+        except (ValueError, RecursionError) as exc:  # not JSON, or nested past the parser's depth
             raise SourceUnavailable(f"{self.url} sent an unreadable answer") from exc
+        vulns = data.get("vulns") or [] if isinstance(data, dict) else None
+        if not isinstance(vulns, list) or not all(isinstance(v, dict) for v in vulns):
+            raise SourceUnavailable(f"{self.url} sent an unreadable answer (no list of advisory objects)")
+        token = data.get("next_page_token")
+        return vulns, str(token) if token else None
 
 
 def check_advisories(source: AdvisorySource | None, ecosystem: EcosystemName, name: str,
@@ -135,19 +144,28 @@ def check_advisories(source: AdvisorySource | None, ecosystem: EcosystemName, na
 
 def affects(advisory: dict[str, Any], ecosystem: EcosystemName, name: str, version: str) -> bool:
     """Whether an OSV advisory lists name@version: in `versions`, or inside an ECOSYSTEM/SEMVER range."""
-    for affected in advisory.get("affected") or []:
-        if not isinstance(affected, dict):
-            continue
-        package = affected.get("package") or {}
+    for affected in _objects(advisory.get("affected")):
+        package = _object(affected.get("package"))
         if package.get("ecosystem") != ecosystem_named(ecosystem).osv_name:
             continue
         if comparison_name(str(package.get("name", ""))) != comparison_name(name):
             continue
-        if version in (affected.get("versions") or []):
+        versions = affected.get("versions")
+        if isinstance(versions, list) and version in versions:  # a string would match any substring
             return True
-        if any(_in_range(r, ecosystem, version) for r in affected.get("ranges") or [] if isinstance(r, dict)):
+        if any(_in_range(r, ecosystem, version) for r in _objects(affected.get("ranges"))):
             return True
     return False
+
+
+def _object(value: Any) -> dict[str, Any]:
+    """An advisory's field that must be an object (the source's data: any other shape holds nothing)."""
+    return value if isinstance(value, dict) else {}
+
+
+def _objects(value: Any) -> list[dict[str, Any]]:
+    """The objects of an advisory's field that must be a list of objects (anything else in it is skipped)."""
+    return [item for item in value if isinstance(item, dict)] if isinstance(value, list) else []
 
 
 def _key(ecosystem: EcosystemName, version: str) -> Any:
