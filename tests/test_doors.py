@@ -61,6 +61,7 @@ ZOO = REPO / "tests" / "servers" / "zoo"
     (["npx", "-y", "mcp-server-memory@npm:@scope/real@1.0.0"], "npm:@scope/real@1.0.0", None, []),  # an alias
     (["npx", "-f", "-y", "pkg"], "npm:pkg", None, []),  # npm's --force, not uv's --find-links
     (["uvx", "--python", "3.12", "--isolated", "mcp-server-time"], "pypi:mcp-server-time", None, []),
+    (["uvx", "--python-platform", "x86_64-manylinux_2_28", "mcp-server-time"], "pypi:mcp-server-time", None, []),
 ])
 def test_launch_commands_map_to_their_target(argv, target, command, args):
     mapping = map_launch(argv, REPO)
@@ -111,6 +112,7 @@ def test_the_mapping_line_never_prints_the_arguments():
     (["pipx", "run", "mcp-server-x@1.0"], "names no version pip reads"),  # not the newest release
     (["npx", "-p", "a", "-p", "b", "c"], "installs 2 packages"),
     (["uvx", "--with", "extra-plugin", "mcp-server-x"], "installs 2 packages"),
+    (["uvx", "-w", "extra-plugin", "mcp-server-x"], "installs 2 packages"),  # not pypi:extra-plugin
     (["npx", "-c", "a --x"], "runs a shell string"),
     (["npx", "-y", "--registry", "https://npm.example.invalid/", "pkg@1.0.0"], "`npx --registry` fetches from"),
     (["npx", "-y", "--registry=https://npm.example.invalid/", "pkg@1.0.0"], "`npx --registry` fetches from"),

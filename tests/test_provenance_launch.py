@@ -125,3 +125,30 @@ def test_wrappers_nested_too_deep_are_reported_not_skipped() -> None:
 def test_many_shell_assignments_do_not_hide_the_command() -> None:
     script = " ".join(f"V{i}=1" for i in range(40)) + " npx -y firecrawl-mcp"
     assert "I1" in rules("sh", ["-c", script])
+
+
+@pytest.mark.parametrize("options", [
+    ["-w", "httpx"],  # uv's short --with
+    ["--python-platform", "x86_64-manylinux_2_28"],
+    ["--torch-backend", "cpu"],
+    ["-b", "build-constraints.txt"],
+    ["-C", "key=value"],
+    ["--config-setting", "key=value"],
+    ["--fork-strategy", "fewest"],
+    ["--prerelease-package", "mcp"],
+    ["--exclude-newer-package", "mcp=2026-01-01"],
+    ["--no-build-package", "mcp"],
+    ["--no-sources-package", "mcp"],
+    ["--upgrade-group", "dev"],
+    ["--config-settings-package", "mcp:k=v"],
+    ["--no-build-isolation-package", "mcp"],
+])
+def test_a_uv_option_s_value_is_never_read_as_the_package(options: list[str]) -> None:
+    """uv 0.13's `uv tool run --help`: each of these takes a value; read as a flag, its value became the package,
+    and the package the launch runs was neither linted (I8/I9) nor what `scan -- uvx …` installed."""
+    analysis = analyse_launch("uvx", [*options, "litellm==1.82.7", "--port", "1"])
+    names = [p.name for p in analysis.packages]
+    assert "litellm" in names and "1" not in names
+    assert "I8" in [f.rule_id for f in analysis.findings]
+    if options[0] == "-w":
+        assert names == ["litellm", "httpx"]  # -w adds a package, as --with does

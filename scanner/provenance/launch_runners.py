@@ -119,14 +119,20 @@ def _npx(runner: str, words: list[str]) -> RunnerCall:
     return RunnerCall(runner, [parse_npm_spec(s) for s in specs if s], command, args, frozenset(opts))
 
 
-_UV_VALUE_OPTS = {"--from", "--with", "--with-editable", "--with-requirements", "-p", "--python", "--index",
+# Every uv option that takes a value (uv 0.13 `uv tool run --help`, plus `uv run`'s): one missing here reads its
+# value as the package.
+_UV_VALUE_OPTS = {"--from", "-w", "--with", "--with-editable", "--with-requirements", "-p", "--python", "--index",
                   "--index-url", "-i", "--extra-index-url", "--default-index", "-f", "--find-links", "-c",
-                  "--constraints", "--overrides", "--build-constraints", "--directory", "--project",
+                  "--constraints", "--overrides", "-b", "--build-constraints", "--directory", "--project",
                   "--config-file", "--cache-dir", "--env-file", "--python-preference", "--resolution",
-                  "--prerelease", "--index-strategy", "--keyring-provider", "--exclude-newer", "--color",
-                  "--allow-insecure-host", "--refresh-package", "--reinstall-package", "--upgrade-package",
-                  "-P", "--no-binary-package", "--only-binary-package", "--link-mode", "--package",
-                  "--extra", "--group", "--only-group", "--no-group", "-m", "--module", "--script"}
+                  "--prerelease", "--prerelease-package", "--index-strategy", "--keyring-provider", "--exclude-newer",
+                  "--exclude-newer-package", "--color", "--allow-insecure-host", "--refresh-package",
+                  "--reinstall-package", "--upgrade-package", "-P", "--upgrade-group", "--no-binary-package",
+                  "--only-binary-package", "--no-build-package", "--no-build-isolation-package",
+                  "--no-sources-package", "-C", "--config-setting", "--config-settings-package", "--link-mode",
+                  "--python-platform", "--torch-backend", "--fork-strategy", "--package", "--extra", "--group",
+                  "--only-group", "--no-group", "-m", "--module", "--script"}
+_UV_WITH = ("--with", "-w")
 
 
 def _uvx(runner: str, words: list[str]) -> RunnerCall:
@@ -136,14 +142,14 @@ def _uvx(runner: str, words: list[str]) -> RunnerCall:
         command, args = (positionals[0], positionals[1:]) if positionals else (None, [])
     else:
         specs, command, args = positionals[:1], None, positionals[1:]
-    specs = [*specs, *opts.get("--with", [])]
+    specs = [*specs, *(spec for option in _UV_WITH for spec in opts.get(option, []))]
     return RunnerCall(runner, [parse_pypi_spec(s, uvx_style=True) for s in specs if s], command, args,
                       frozenset(opts))
 
 
 def _uv_run(words: list[str]) -> list[PackageRef]:
     opts, _ = _options(words, _UV_VALUE_OPTS)
-    return [parse_pypi_spec(s) for s in opts.get("--with", []) if s]
+    return [parse_pypi_spec(s) for option in _UV_WITH for s in opts.get(option, []) if s]
 
 
 def _pipx_run(words: list[str]) -> RunnerCall:
