@@ -185,3 +185,17 @@ def test_provenance_of_the_pure_wheel_does_not_speak_for_a_platform_wheel_the_in
     assert every.check("attestation").outcome == "verified"  # type: ignore[union-attr]
     assert every.check("attestation").evidence.startswith("3 files, each verified")  # type: ignore[union-attr]
     assert every.pins.publisher == "GitHub org/repo (workflow release.yml)"
+
+
+def test_a_file_of_the_release_only_the_simple_api_lists_is_I2() -> None:
+    """uv installs from the Simple API, and takes a platform wheel before a pure one: a file of this release that
+    the JSON API does not list was neither hash-compared nor held to provenance, so the indexes do not agree."""
+    platform_wheel = "demo_server-1.0.0-cp312-cp312-manylinux_2_17_x86_64.whl"
+    older = "demo_server-0.9.0-py3-none-any.whl"  # another release's file on the same page is no disagreement
+    doc = simple({**FILES, platform_wheel: b"only on the simple page", older: b"old"})
+    pkg = check_pypi_package(index(routes(simple_doc=doc)), "demo-server", "1.0.0")
+    check = pkg.check("index-hashes")
+    assert check is not None and check.outcome == "failed" and platform_wheel in check.evidence
+    assert [f.rule_id for f in check_findings(pkg)] == ["I2"]
+    same = check_pypi_package(index(routes(simple_doc=simple({**FILES, older: b"old"}))), "demo-server", "1.0.0")
+    assert outcomes(same)["index-hashes"] == "verified"

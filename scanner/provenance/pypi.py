@@ -11,11 +11,14 @@ from urllib.parse import urljoin, urlsplit
 
 import httpx
 
-from packaging.utils import canonicalize_name
+from packaging.utils import InvalidSdistFilename, InvalidWheelFilename, canonicalize_name, parse_sdist_filename, \
+    parse_wheel_filename
+from packaging.version import InvalidVersion, Version
 
 from scanner.registry.client import MAX_ARTIFACT_BYTES, Fetched, fetch
 from scanner.registry.endpoints import DEFAULT_ENDPOINTS, RegistryEndpoints
 from scanner.provenance.model import Check, Dependency, DependencyTree, Outcome, PackageProvenance, Pins
+from scanner.provenance.versions import pypi_normalise
 from scanner.provenance.pep740 import Pep740Result, merged_publishers, verify_provenance
 
 SIMPLE_JSON = "application/vnd.pypi.simple.v1+json"
@@ -45,7 +48,7 @@ def check_pypi_package(client: httpx.Client, name: str, version: str, *,
                                       ("wheel", "I5"), ("attestation", "I4"))]
         return result
     files = {u["filename"]: u for u in release["urls"] if isinstance(u, dict) and isinstance(u.get("filename"), str)}
-    result.checks.append(index_hashes_check(files, simple, got_simple.reason))
+    result.checks.append(index_hashes_check(files, simple, got_simple.reason, version))
     result.checks.append(file_hashes_check(client, json_url, files, installed, download, endpoints))
     result.checks.append(yanked_check(release, files))
     result.checks.append(wheel_check(files, installed))
@@ -105,11 +108,18 @@ def _sha256(entry: Mapping[str, Any]) -> str | None:
 
 
 def index_hashes_check(files: dict[str, dict[str, Any]], simple: dict[str, dict[str, Any]] | None,
-                       simple_reason: str) -> Check:
-    """The JSON API's digests and the PEP 691 Simple API's hashes must agree for every file of the release."""
+                       simple_reason: str, version: str | None = None) -> Check:
+    """The JSON API's digests and the PEP 691 Simple API's hashes must agree for every file of the release, and the
+    Simple API (what the installer reads) must list no file of the release that the JSON API does not."""
     if simple is None:
         return Check(name="index-hashes", outcome="unavailable", rule_id="I2",
                      evidence=f"PEP 691 Simple API not readable ({simple_reason or 'not JSON'})")
+    release = pypi_normalise(version) if version is not None else None
+    unlisted = sorted(f for f in simple if f not in files and release is not None and _file_version(f) == release)
+    if unlisted:
+        return Check(name="index-hashes", outcome="failed", rule_id="I2",
+                     evidence=f"the Simple API lists {len(unlisted)} file(s) of this release that the JSON API does "
+                              f"not, so their hashes and provenance were not checked: {unlisted[0][:200]}")
     if not files:
         return Check(name="index-hashes", outcome="absent", rule_id="I2", evidence="the release has no files")
     for filename, entry in files.items():
@@ -124,6 +134,16 @@ def index_hashes_check(files: dict[str, dict[str, Any]], simple: dict[str, dict[
                          evidence=f"{filename}: JSON API sha256 {json_hash} but Simple API sha256 {simple_hash}")
     return Check(name="index-hashes", outcome="verified", rule_id="I2",
                  evidence=f"JSON API and Simple API agree on the sha256 of {len(files)} file(s)")
+
+
+def _file_version(filename: str) -> str | None:
+    """The normalised version a wheel or sdist file name carries, None for another kind of file or name."""
+    try:
+        if filename.endswith(".whl"):
+            return str(parse_wheel_filename(filename)[1])
+        return str(parse_sdist_filename(filename)[1])
+    except (InvalidWheelFilename, InvalidSdistFilename, InvalidVersion):
+        return None
 
 
 def file_hashes_check(client: httpx.Client, json_url: str, files: dict[str, dict[str, Any]],
