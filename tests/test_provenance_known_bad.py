@@ -147,3 +147,12 @@ def test_the_shipped_lists_are_read_once_and_callers_get_copies(monkeypatch: pyt
     first.clear()
     load_well_known()["npm"].clear()
     assert load_known_bad() and load_well_known()["npm"]
+
+
+@pytest.mark.parametrize("ecosystem, name, nearest", [
+    ("pypi", "mcp-server-tim", "mcp-server-time"),  # 1 edit; mcp-server-git (listed first) is 2
+    ("pypi", "mcp-server-fetc", "mcp-server-fetch"),
+])
+def test_a_typosquat_names_the_nearest_well_known_package(ecosystem: str, name: str, nearest: str) -> None:
+    found = typosquat_finding(ecosystem, name)  # type: ignore[arg-type]
+    assert found is not None and f"the well-known {nearest} (1 edit away)" in found.message

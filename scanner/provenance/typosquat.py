@@ -85,25 +85,28 @@ def typosquat_finding(ecosystem: EcosystemName, name: str,
 
 @functools.lru_cache(maxsize=MEMO_SIZE)
 def _nearest(known: _Compared, name: str) -> tuple[str, str] | None:
-    """The first well-known name this one is close to, with why; None when there is none."""
+    """The well-known name this one is closest to (fewest edits; the list's order breaks ties), with why; None when
+    it is close to none."""
     target = comparison_name(name)
     scoped = name.startswith("@")
+    best: tuple[int, str, str] | None = None
     for real, real_form, bare_form in known.forms:
-        reason = _closeness(target, scoped, real_form, bare_form)
-        if reason:
-            return real, reason
-    return None
+        close = _closeness(target, scoped, real_form, bare_form)
+        if close is not None and (best is None or close[0] < best[0]):
+            best = (close[0], real, close[1])
+    return (best[1], best[2]) if best is not None else None
 
 
-def _closeness(target: str, scoped: bool, real_form: str, bare_form: str | None) -> str | None:
+def _closeness(target: str, scoped: bool, real_form: str, bare_form: str | None) -> tuple[int, str] | None:
+    """How many edits apart (0 for the same name in another spelling), with why; None when not close."""
     if bare_form is not None and not scoped and bare_form == target and len(target) >= MIN_CHECKED_LENGTH:
-        return "the same name without the official scope"
+        return 0, "the same name without the official scope"
     if real_form == target:
-        return "differs only in separators or case"
+        return 0, "differs only in separators or case"
     limit = allowed_distance(len(real_form))
     if limit == 0:
         return None
     distance = edit_distance(target, real_form, limit)
     if distance <= limit:
-        return f"{distance} edit{'s' if distance > 1 else ''} away"
+        return distance, f"{distance} edit{'s' if distance > 1 else ''} away"
     return None
