@@ -25,3 +25,26 @@ def test_a_huge_sdk_bound_or_locked_version_admits_no_major(tmp_path: Path) -> N
     lock = tmp_path / "uv.lock"
     lock.write_text(f'[[package]]\nname = "mcp"\nversion = "{HUGE}"\n', encoding="utf-8")
     assert _python_lock_version(lock) == set()
+
+
+def test_a_huge_npm_version_or_range_is_no_version() -> None:
+    """npm's grammar too: a config's `npx -y pkg@<5,000 digits>.0.0` stopped check-config with an internal error."""
+    from scanner.provenance.launch import analyse_launch
+    from scanner.provenance.versions import npm_could_resolve, npm_normalise
+
+    assert npm_normalise(HUGE + ".0.0") is None and npm_normalise("1.0.0") == "1.0.0"
+    assert npm_normalise("1.0.0-" + HUGE) is None
+    assert ecosystem_named("npm").version_key(HUGE + ".0.0") is None
+    assert npm_could_resolve("^" + HUGE + ".0.0", "1.0.16") is True  # unreadable: it could be anything
+    assert npm_could_resolve("1.0.0", HUGE + ".0.0") is True
+    assert npm_could_resolve("^2.0.0", "1.0.16") is False  # near miss
+    rules = {f.rule_id for f in analyse_launch("npx", ["-y", f"postmark-mcp@{HUGE}.0.0"]).findings}
+    assert rules == {"I1", "I8"}
+
+
+def test_a_huge_npm_prerelease_in_a_range_is_no_range() -> None:
+    from scanner.provenance.versions import npm_could_resolve
+
+    for spec in ("^1.0.0-", ">1.0.0-", "<1.0.0-", "~1.0.0-", "1.0.0-"):
+        assert npm_could_resolve(spec + HUGE, "1.0.16") is True, spec
+    assert npm_could_resolve("1.0.0-" + HUGE + " - 2.0.0", "1.0.16") is True

@@ -18,6 +18,7 @@ _SEMVER = re.compile(
 )
 _PARTIAL = re.compile(r"^[v=]*(\d+|[xX*])(?:\.(\d+|[xX*]))?(?:\.(\d+|[xX*]))?(?:-([0-9A-Za-z.-]+))?(?:\+[0-9A-Za-z.-]+)?$")
 _COMPARATOR = re.compile(r"^(<=|>=|<|>|=|\^|~>?)?\s*(.*)$")
+MAX_NUMBER_DIGITS = 4_300  # Python's int() limit on decimal strings
 
 
 @dataclass(frozen=True, order=True)
@@ -38,8 +39,11 @@ def parse_semver(text: str) -> SemVer | None:
     m = _SEMVER.match(text)
     if not m:
         return None
-    pre = tuple((0, int(p)) if p.isdigit() else (1, p) for p in m.group(4).split(".")) if m.group(4) else ()
-    return SemVer(int(m.group(1)), int(m.group(2)), int(m.group(3)), 0 if pre else 1, pre)
+    try:
+        pre = tuple((0, int(p)) if p.isdigit() else (1, p) for p in m.group(4).split(".")) if m.group(4) else ()
+        return SemVer(int(m.group(1)), int(m.group(2)), int(m.group(3)), 0 if pre else 1, pre)
+    except ValueError:  # a number past int's 4,300 digits: no version npm could publish either
+        return None
 
 
 def npm_normalise(version: str) -> str | None:
@@ -131,6 +135,8 @@ _Partial = tuple[int | None, int | None, int | None, str | None]
 def _partial(text: str) -> _Partial | None:
     if text in ("", "*", "x", "X"):
         return (None, None, None, None)
+    if len(text) > MAX_NUMBER_DIGITS:  # a number in it may be past int's 4,300 digits: not a version npm reads
+        return None
     m = _PARTIAL.match(text)
     if not m:
         return None
