@@ -115,6 +115,7 @@ def test_the_mapping_line_never_prints_the_arguments():
     (["uvx", "-w", "extra-plugin", "mcp-server-x"], "installs 2 packages"),  # not pypi:extra-plugin
     (["npx", "-c", "a --x"], "runs a shell string"),
     (["npx", "-y", "--registry", "https://npm.example.invalid/", "pkg@1.0.0"], "`npx --registry` fetches from"),
+    (["npx", "-y", "--reg", "https://npm.example.invalid/", "pkg@1.0.0"], "`npx --reg` fetches from"),  # alias
     (["npx", "-y", "--registry=https://npm.example.invalid/", "pkg@1.0.0"], "`npx --registry` fetches from"),
     (["npx", "--@scope:registry=https://npm.example.invalid/", "@scope/pkg"], "`npx --@scope:registry` fetches"),
     (["pnpm", "dlx", "--userconfig", "/tmp/npmrc", "pkg"], "`pnpm dlx --userconfig` fetches from"),

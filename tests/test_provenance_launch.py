@@ -152,3 +152,26 @@ def test_a_uv_option_s_value_is_never_read_as_the_package(options: list[str]) ->
     assert "I8" in [f.rule_id for f in analysis.findings]
     if options[0] == "-w":
         assert names == ["litellm", "httpx"]  # -w adds a package, as --with does
+
+
+@pytest.mark.parametrize("options", [
+    ["--tag", "harmless@1.0.0"],  # npx runs postmark-mcp: --tag took harmless@1.0.0 as its value
+    ["--before", "2020-01-01"],
+    ["--enjoy-by", "2020-01-01"],
+    ["-C", "/tmp/prefix"],  # --prefix
+    ["-L", "project"],  # --location
+    ["--omit", "dev"],
+    ["--include", "dev"],
+    ["--install-strategy", "shallow"],
+    ["--cafile", "/etc/ca.pem"],
+    ["--fetch-retries", "2"],
+    ["--scope", "@x"],
+    ["--otp", "123456"],
+])
+def test_an_npm_option_s_value_is_never_read_as_the_package(options: list[str]) -> None:
+    """npm 9's config options that take a value (npm's own definitions, read in the node runtime image): npx passed
+    the next word to the option and ran the one after, while the lint read that word as the package, so
+    `npx -y --tag harmless@1.0.0 evil` read as a pinned, clean launch."""
+    analysis = analyse_launch("npx", ["-y", *options, "postmark-mcp@1.0.16", "--port", "1"])
+    assert [p.name for p in analysis.packages] == ["postmark-mcp"]
+    assert "I8" in [f.rule_id for f in analysis.findings]

@@ -188,7 +188,7 @@ NPM_RUNNERS = {"npx", "pnpx", "bunx", "npm exec", "pnpm dlx", "yarn dlx"}
 # A runner's options that fetch the package from another index than the public registry the sandbox installs from
 # (npm: also a config file or a scope's registry, `--@scope:registry=URL`), or that install more, or other versions
 # of its dependencies, than the package as its registry resolves it.
-NPM_ELSEWHERE = {"--registry", "--userconfig", "--globalconfig"}
+NPM_ELSEWHERE = {"--registry", "--reg", "--userconfig", "--globalconfig"}
 PYTHON_ELSEWHERE = {"--index", "--index-url", "-i", "--extra-index-url", "--default-index", "-f", "--find-links",
                     "--config-file"}
 RESHAPING_OPTIONS = {"--with-requirements", "--with-editable", "--overrides", "--constraints", "-c", "--pip-args"}

@@ -105,8 +105,24 @@ def _options(words: list[str], takes_value: set[str]) -> tuple[dict[str, list[st
     return opts, []
 
 
-_NPX_VALUE_OPTS = {"-p", "--package", "-c", "--call", "--registry", "--cache", "--userconfig", "--prefix",
-                   "-w", "--workspace", "--node-options", "--shell", "--script-shell", "--loglevel"}
+# Every npm option that takes a value: npm 9's config definitions whose type is not boolean, their one-word
+# shorthands and aliases, and npx's -p / --shell. npm reads an option missing here as taking the next word, and then
+# runs the word after it: the lint would read that value as the package.
+_NPX_VALUE_OPTS = {
+    "-p", "--package", "-c", "--call", "--shell", "--script-shell", "--node-options", "--registry", "--reg",
+    "--cache", "--userconfig", "--globalconfig", "--prefix", "-C", "-w", "--workspace", "--loglevel", "--before",
+    "--enjoy-by", "--location", "-L", "--message", "-m", "--tag", "--omit", "--include", "--only", "--also",
+    "--install-strategy", "--lockfile-version", "--_auth", "--access", "--audit-level", "--auth-type", "--ca",
+    "--cafile", "--cert", "--key", "--cache-max", "--cache-min", "--ci-name", "--cidr", "--depth", "--diff",
+    "--diff-dst-prefix", "--diff-src-prefix", "--diff-unified", "--editor", "--viewer", "--which",
+    "--fetch-retries", "--fetch-retry-factor", "--fetch-retry-maxtimeout", "--fetch-retry-mintimeout",
+    "--fetch-timeout", "--git", "--heading", "--https-proxy", "--proxy", "--noproxy", "--local-address",
+    "--maxsockets", "--logs-dir", "--logs-max", "--otp", "--pack-destination", "--preid", "--replace-registry-host",
+    "--save-prefix", "--scope", "--searchexclude", "--searchlimit", "--searchopts", "--searchstaleness",
+    "--tag-version-prefix", "--tmp", "--umask", "--user-agent", "--init-author-email", "--init-author-name",
+    "--init-author-url", "--init-license", "--init-module", "--init-version", "--init.author.email",
+    "--init.author.name", "--init.author.url", "--init.license", "--init.module", "--init.version",
+}
 
 
 def _npx(runner: str, words: list[str]) -> RunnerCall:
