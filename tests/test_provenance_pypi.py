@@ -199,3 +199,16 @@ def test_a_file_of_the_release_only_the_simple_api_lists_is_I2() -> None:
     assert [f.rule_id for f in check_findings(pkg)] == ["I2"]
     same = check_pypi_package(index(routes(simple_doc=simple({**FILES, older: b"old"}))), "demo-server", "1.0.0")
     assert outcomes(same)["index-hashes"] == "verified"
+
+
+def test_registry_text_quoted_in_evidence_is_bounded() -> None:
+    """A digest (or file name) of a megabyte in the registry's answer was quoted whole in the check's evidence and
+    twice more in its finding: the report and lock carried megabytes of the registry's text."""
+    from scanner.provenance.model import MAX_EVIDENCE_CHARS
+
+    release = json_release(FILES)
+    release["urls"][0]["digests"]["sha256"] = "a" * 1_000_000
+    pkg = check_pypi_package(index(routes(release=release)), "demo-server", "1.0.0")
+    assert outcomes(pkg)["index-hashes"] == "failed"
+    assert all(len(c.evidence) <= MAX_EVIDENCE_CHARS + 40 for c in pkg.checks)
+    assert all(len(f.message) + len(f.evidence or "") < 3 * MAX_EVIDENCE_CHARS for f in check_findings(pkg))

@@ -10,7 +10,9 @@ from __future__ import annotations
 
 from typing import Literal
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, ConfigDict, Field, field_validator
+
+from sandbox.core.untrusted import cap_text
 
 Outcome = Literal["verified", "absent", "unavailable", "failed"]
 EcosystemName = Literal["npm", "pypi"]  # the one scanner-side list; scanner.ecosystems implements each
@@ -22,6 +24,7 @@ OUTCOME_LABELS: dict[str, str] = {
     "unavailable": "not checked",
     "failed": "FAILED",
 }
+MAX_EVIDENCE_CHARS = 2_000
 
 
 class _Model(BaseModel):
@@ -35,6 +38,13 @@ class Check(_Model):
     outcome: Outcome
     evidence: str = Field(description="What was compared or why the check could not run; never a secret.")
     rule_id: str | None = Field(default=None, description="The I-rule a failure of this check raises.")
+
+    @field_validator("evidence")
+    @classmethod
+    def _bounded(cls, evidence: str) -> str:
+        """Evidence quotes the registry's own text (file names, digests, URLs, reasons): bounded, however long the
+        registry or a mirror made it (a finding quotes it again)."""
+        return cap_text(evidence, MAX_EVIDENCE_CHARS)
 
 
 class Pins(_Model):
