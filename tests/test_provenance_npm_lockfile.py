@@ -53,3 +53,11 @@ def test_v1_lockfile_and_bad_files(tmp_path: Path) -> None:
     with pytest.raises(UsageError):
         read_npm_lockfile(lock)
     assert classify("file:../x", "") == "file"
+
+
+def test_a_v1_lockfile_of_another_shape_holds_no_dependencies_instead_of_crashing() -> None:
+    from scanner.provenance.npm_lockfile import lockfile_tree
+
+    assert lockfile_tree({"dependencies": ["a"]}, "package-lock.json").total == 0
+    tree = lockfile_tree({"dependencies": {"a": {"version": "1.0.0", "dependencies": ["b"]}}}, "package-lock.json")
+    assert [(d.name, d.version) for d in tree.dependencies] == [("a", "1.0.0")]

@@ -38,7 +38,7 @@ def lockfile_tree(data: dict[str, Any], name: str, node_modules_parent: Path | N
         deps = [_from_v2(key, entry, node_modules_parent, registry_hosts) for key, entry in data["packages"].items()
                 if key and isinstance(entry, dict)]
     else:
-        deps = list(_from_v1(data.get("dependencies") or {}, registry_hosts))
+        deps = list(_from_v1(_object(data.get("dependencies")), registry_hosts))
     return DependencyTree(lockfile=name, total=len(deps), dependencies=deps)
 
 
@@ -71,12 +71,18 @@ def _from_v1(dependencies: dict[str, Any], registry_hosts: frozenset[str]) -> li
         out.append(Dependency(name=name, version=version or None, integrity=_str(entry.get("integrity")),
                               source=classify(resolved or version, version, registry_hosts),
                               resolved=without_secrets(resolved) if resolved else None, dev=entry.get("dev") is True))
-        stack.extend((entry.get("dependencies") or {}).items())
+        stack.extend(_object(entry.get("dependencies")).items())
     return sorted(out, key=lambda d: d.name)
 
 
 def _str(value: Any) -> str | None:
     return value if isinstance(value, str) else None
+
+
+def _object(value: Any) -> dict[str, Any]:
+    """A lockfile slot that must be an object (the install's file, written where packages' scripts ran): any other
+    shape holds no dependencies."""
+    return value if isinstance(value, dict) else {}
 
 
 def classify(resolved: str | None, version: str, registry_hosts: frozenset[str] = REGISTRY_HOSTS) -> SourceKind:
