@@ -131,6 +131,11 @@ def test_the_mapping_line_never_prints_the_arguments():
     (["uvx", "--with-requirements", "req.txt", "mcp-server-x"], "`uvx --with-requirements` can change what"),
     (["uvx", "--with-editable", "./plugin", "mcp-server-x"], "`uvx --with-editable` can change what"),
     (["uvx", "--overrides", "o.txt", "mcp-server-x"], "`uvx --overrides` can change what"),
+    (["npx", "-y", "--tag", "beta", "pkg"], "`npx --tag` can change what"),  # pkg@beta, not the latest vetted
+    (["npx", "-y", "--before", "2020-01-01", "pkg"], "`npx --before` can change what"),
+    (["uvx", "--exclude-newer", "2020-01-01", "mcp-server-x"], "`uvx --exclude-newer` can change what"),
+    (["uvx", "--prerelease", "allow", "mcp-server-x"], "`uvx --prerelease` can change what"),
+    (["uvx", "--resolution", "lowest", "mcp-server-x"], "`uvx --resolution` can change what"),
     (["uvx", "-c", "c.txt", "mcp-server-x"], "`uvx -c` can change what"),
     (["npx", "-y"], "names no package"),
     (["uvx", "--from", "mcp-server-x"], "names a package but no program"),

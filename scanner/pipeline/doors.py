@@ -191,7 +191,12 @@ NPM_RUNNERS = {"npx", "pnpx", "bunx", "npm exec", "pnpm dlx", "yarn dlx"}
 NPM_ELSEWHERE = {"--registry", "--reg", "--userconfig", "--globalconfig"}
 PYTHON_ELSEWHERE = {"--index", "--index-url", "-i", "--extra-index-url", "--default-index", "-f", "--find-links",
                     "--config-file"}
-RESHAPING_OPTIONS = {"--with-requirements", "--with-editable", "--overrides", "--constraints", "-c", "--pip-args"}
+RESHAPING_OPTIONS = {"--with-requirements", "--with-editable", "--overrides", "--constraints", "-c", "--pip-args",
+                     "--exclude-newer", "--exclude-newer-package", "--prerelease", "--prerelease-package",
+                     "--resolution"}
+# npm's: the version a tag or a date picks (`--tag beta`: the package at `beta`, not `latest`; `--before DATE`: the
+# package and its dependencies as they were then) is not the one the sandbox resolves.
+NPM_RESHAPING = {"--tag", "--before", "--enjoy-by"}
 
 
 def option_refusal(call: RunnerCall) -> str | None:
@@ -206,7 +211,7 @@ def option_refusal(call: RunnerCall) -> str | None:
         return (f"`{runner} {_shown(elsewhere[0])}` fetches from another index than the public registry the sandbox "
                 "installs from, so the package there may not be the one of that name on the registry; download it "
                 "from that index and scan the archive (mcp-sandbox scan ./PKG.tgz or ./PKG.whl)")
-    reshaping = [] if npm else [o for o in options if o in RESHAPING_OPTIONS]
+    reshaping = [o for o in options if o in (NPM_RESHAPING if npm else RESHAPING_OPTIONS)]
     if reshaping:
         return (f"`{runner} {_shown(reshaping[0])}` can change what is installed with the package (more packages, "
                 "other versions of its dependencies, another index); the sandbox installs the one package as its "
