@@ -467,3 +467,17 @@ def test_scan_hands_the_scan_the_mapped_target_and_arguments(monkeypatch, args, 
     assert result.exit_code == 0, result.output
     [options] = seen
     assert (options.target, options.server_args, options.command) == (target, server_args, command)
+
+
+@pytest.mark.parametrize("text", ["./" + "a" * 5_000, "b/" * 3_000])
+def test_a_target_too_long_to_name_a_path_is_a_usage_error_of_bounded_length(text):
+    """`Path.exists` raises ENAMETOOLONG (not False) for such a name: it ended in exit 3 'internal error'."""
+    with pytest.raises(UsageError, match="neither a registry target nor an existing path") as caught:
+        parse_target(text)
+    assert len(str(caught.value)) < 700
+
+
+def test_a_plugin_folder_check_of_a_name_too_long_is_no_plugin():
+    from scanner.plugins.folder import is_plugin_folder
+
+    assert is_plugin_folder(Path("npm:pkg@" + "1" * 5_000)) is False

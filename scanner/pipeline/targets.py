@@ -13,6 +13,7 @@ from pathlib import Path
 from typing import Literal
 
 from sandbox.core.archive import SKIP_DIRS
+from sandbox.core.untrusted import cap_text
 from scanner.errors import UsageError
 
 NPM_NAME = re.compile(r"^(@[a-z0-9~-][a-z0-9._~-]*/)?[a-z0-9~-][a-z0-9._~-]*$")
@@ -43,9 +44,18 @@ def parse_target(text: str) -> Target:
     if text.startswith("pypi:"):
         return _parse_pypi(text)
     path = Path(text).expanduser()
-    if path.exists():
+    if _exists(path):
         return _parse_local(text, path)
-    raise UsageError(f"{text!r} is neither a registry target nor an existing path; {target_hint(text) or TARGET_HELP}")
+    raise UsageError(f"{cap_text(repr(text), 300)} is neither a registry target nor an existing path; "
+                     f"{target_hint(text) or TARGET_HELP}")
+
+
+def _exists(path: Path) -> bool:
+    """Whether the path exists; one that cannot name a file at all (too long: ENAMETOOLONG) does not."""
+    try:
+        return path.exists()
+    except OSError:
+        return False
 
 
 LAUNCHERS = {"npx", "pnpx", "bunx", "npm", "pnpm", "yarn", "uvx", "uv", "pipx", "python", "python3"}

@@ -9,5 +9,10 @@ MANIFEST = "plugin.json"
 
 
 def is_plugin_folder(path: Path) -> bool:
-    """A folder with plugin.json at its root (what `scan ./my-plugin` treats as a plugin)."""
-    return path.is_dir() and (path / MANIFEST).is_file()
+    """A folder with plugin.json at its root (what `scan ./my-plugin` treats as a plugin). A TARGET that cannot name
+    a path at all (too long: ENAMETOOLONG, which `Path.is_dir` raises) is no plugin: the target's own parsing says
+    what is wrong with it."""
+    try:
+        return path.is_dir() and (path / MANIFEST).is_file()
+    except OSError:
+        return False
