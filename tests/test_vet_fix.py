@@ -75,3 +75,24 @@ def test_the_exit_code_is_that_of_what_the_fix_leaves(tmp_path: Path, monkeypatc
     assert runner.invoke(app, ["vet", str(tmp_path), "-q"]).exit_code == 0  # fixed on disk
     code, out, err = run_main(monkeypatch, capsys, "vet", tmp_path, "--dry-run")
     assert code == 2 and out == "" and err.startswith("error: --dry-run only goes with --fix")
+
+
+@pytest.mark.parametrize("name, source, wanted, kept", [
+    # a form feed is a line break to str.splitlines but not to Python: the rewrite once landed a line early, on an
+    # unrelated number at the same column, and left the error code as it was
+    ("paged.py", "from mcp import McpError\n\x0c\nz = logging_(-32001)  # not a code\ny = McpError(-32001)\n",
+     "y = McpError(-32020)", "z = logging_(-32001)"),
+    # U+2028 inside a JavaScript string is no line break to tree-sitter either
+    ("sep.js", 'const a = {code: -32002};\nconst s = "\u2028";\nconst b = {code: -32001};\n',
+     "const b = {code: -32020};", "const s = \"\u2028\";"),
+    # a lone CR is a line break to Python (and to its line numbers) but not to a split on LF
+    ("mac.py", "import mcp\rx = 1\ry = {'code': -32002}\r", "y = {'code': -32602}", "x = 1\r"),
+])
+def test_fix_rewrites_the_line_the_parser_counted(tmp_path: Path, name: str, source: str, wanted: str,
+                                                  kept: str) -> None:
+    path = tmp_path / name
+    path.write_bytes(source.encode())
+    outcome = fix_result(vet_tree(tmp_path, VetOptions()), dry_run=False)
+    text = path.read_bytes().decode()
+    assert wanted in text and kept in text, text
+    assert _codes(tmp_path) == set() and outcome.files == [name]

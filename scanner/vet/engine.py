@@ -10,7 +10,7 @@ from pathlib import Path
 
 from scanner.vet.catalogue import BY_ID, vet_rule
 from scanner.vet.facts import facts_of
-from scanner.vet.model import Hit, Language, ParsedFile, Suppressed, Tier, VetFinding, confidence_rank
+from scanner.vet.model import Hit, Language, ParsedFile, Suppressed, Tier, VetFinding, confidence_rank, source_lines
 from scanner.vet.rules import GROUPS, PY_ADVISORIES, TS_ADVISORIES
 from scanner.vet.sdk_gate import SdkGate
 from scanner.vet.suppress import Suppressions, parse_suppressions
@@ -37,7 +37,7 @@ def is_minified(source: bytes) -> bool:
 
 def parse_file(path: Path, relative: str, language: Language, source: bytes) -> ParsedFile:
     text = source.decode("utf-8", "replace")
-    lines = tuple(text.split("\n"))
+    lines = tuple(source_lines(text, language))
     if language == "python":
         from scanner.vet.parse_py import py_tokens
         try:

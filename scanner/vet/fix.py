@@ -13,7 +13,8 @@ from collections import defaultdict
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from scanner.vet.model import VetFinding, VetResult
+from scanner.vet.model import Language, VetFinding, VetResult, source_lines
+from scanner.vet.walk import LANGUAGES
 
 REWRITES: dict[str, dict[str, str]] = {
     "ERROR_CODE_32002": {"-32002": "-32602"},
@@ -29,8 +30,8 @@ class FixOutcome:
     not_fixed: list[str] = field(default_factory=list)  # one line per file left as it is, and why
 
 
-def _rewrite(text: str, findings: list[VetFinding]) -> tuple[str, list[VetFinding]]:
-    lines = text.splitlines(keepends=True)
+def _rewrite(text: str, language: Language, findings: list[VetFinding]) -> tuple[str, list[VetFinding]]:
+    lines = source_lines(text, language, keepends=True)  # numbered as the parser numbered the findings' lines
     done = []
     for found in sorted(findings, key=lambda f: (f.line, f.column), reverse=True):
         if not 0 < found.line <= len(lines):
@@ -73,7 +74,7 @@ def fix_result(result: VetResult, *, dry_run: bool) -> FixOutcome:
         except UnicodeDecodeError:
             outcome.not_fixed.append(f"not fixed: {relative} is not UTF-8 (its findings stay; edit it by hand)")
             continue
-        after, done = _rewrite(before, findings)
+        after, done = _rewrite(before, LANGUAGES[path.suffix.lower()], findings)
         if not done:
             continue
         outcome.fixed += done

@@ -3,6 +3,7 @@ TypeScript, JavaScript and Python, so every rule is written once), the file they
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass, field
 from enum import Enum
 from pathlib import Path
@@ -28,6 +29,24 @@ Confidence = Literal["low", "medium", "high"]
 
 def confidence_rank(confidence: str) -> int:
     return CONFIDENCES.index(confidence)
+
+
+# The line breaks each parser counts: Python's tokenizer ends a line at CRLF, CR or LF; tree-sitter only at LF. Not
+# str.splitlines, which also breaks at a form feed, U+2028 and others: a line number from the parser would then
+# name another line of the text (and --fix rewrite the wrong one).
+LINE_BREAKS = {"python": re.compile(r"\r\n|\r|\n"), "typescript": re.compile(r"\n"), "tsx": re.compile(r"\n"),
+               "javascript": re.compile(r"\n")}
+
+
+def source_lines(text: str, language: Language, keepends: bool = False) -> list[str]:
+    """The lines of a source file as its parser numbers them (line N is item N - 1)."""
+    if not keepends:
+        return LINE_BREAKS[language].split(text)
+    lines, start = [], 0
+    for match in LINE_BREAKS[language].finditer(text):
+        lines.append(text[start:match.end()])
+        start = match.end()
+    return lines + [text[start:]]
 
 
 @dataclass(frozen=True, slots=True)

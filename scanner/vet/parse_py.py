@@ -8,7 +8,7 @@ import ast
 
 from scanner.vet import shapes
 from scanner.vet.imports import py_aliases
-from scanner.vet.model import Kind, Token
+from scanner.vet.model import Kind, Token, source_lines
 
 Parents = dict[int, ast.AST]
 
@@ -227,7 +227,7 @@ def py_tokens(source: str) -> tuple[Token, ...]:
     """Every token of a Python file, in walk order. SyntaxError propagates: the caller notes the file as unread."""
     tree = ast.parse(source)
     parents: Parents = {id(child): node for node in ast.walk(tree) for child in ast.iter_child_nodes(node)}
-    reader = _Reader(source.splitlines(), parents, py_aliases(tree))
+    reader = _Reader(source_lines(source, "python"), parents, py_aliases(tree))
     stack: list[tuple[ast.AST, bool]] = [(tree, False)]
     while stack:
         node, in_caps = stack.pop()
