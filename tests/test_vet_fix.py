@@ -96,3 +96,14 @@ def test_fix_rewrites_the_line_the_parser_counted(tmp_path: Path, name: str, sou
     text = path.read_bytes().decode()
     assert wanted in text and kept in text, text
     assert _codes(tmp_path) == set() and outcome.files == [name]
+
+
+def test_a_python_file_with_a_byte_order_mark_is_vetted_and_fixed_in_place(tmp_path: Path) -> None:
+    """Python runs a file that starts with a UTF-8 BOM (Windows editors write one); vet once called it invalid."""
+    path = tmp_path / "server.py"
+    path.write_bytes(b"\xef\xbb\xbfraise McpError(code=-32002)\r\nx = {'method': 'ping'}\r\n")
+    result = vet_tree(tmp_path, VetOptions())
+    assert [(f.rule_id, f.line, f.column) for f in result.findings] == [
+        ("ERROR_CODE_32002", 1, 22), ("PING_REMOVED", 2, 16)], result.notes
+    fix_result(result, dry_run=False)
+    assert path.read_bytes() == b"\xef\xbb\xbfraise McpError(code=-32602)\r\nx = {'method': 'ping'}\r\n"

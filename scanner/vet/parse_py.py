@@ -11,6 +11,7 @@ from scanner.vet.imports import py_aliases
 from scanner.vet.model import Kind, Token, source_lines
 
 Parents = dict[int, ast.AST]
+BOM = "\ufeff"
 
 
 def func_name(func: ast.AST) -> str:
@@ -106,12 +107,14 @@ class _Reader:
     def __init__(self, lines: list[str], parents: Parents, aliases: dict[str, str]) -> None:
         self.lines, self.parents, self.aliases = lines, parents, aliases
         self.tokens: list[Token] = []
+        # the parser read the text after a byte-order mark: line 1's offsets start after its 3 bytes
+        self.bom_bytes = len(BOM.encode()) if lines and lines[0].startswith(BOM) else 0
 
     def add(self, kind: Kind, value: str, node: ast.AST, *flags: str) -> None:
         line = getattr(node, "lineno", 1)
         text = self.lines[line - 1] if 0 < line <= len(self.lines) else ""
-        self.tokens.append(Token(kind, value, line, _byte_column(text, getattr(node, "col_offset", 0)),
-                                 frozenset(flags)))
+        offset = getattr(node, "col_offset", 0) + (self.bom_bytes if line == 1 else 0)
+        self.tokens.append(Token(kind, value, line, _byte_column(text, offset), frozenset(flags)))
 
     def constant(self, node: ast.AST, in_caps: bool) -> None:
         number = int_value(node)
@@ -224,8 +227,9 @@ def _child_caps(reader: _Reader, node: ast.AST, in_caps: bool) -> dict[int, bool
 
 
 def py_tokens(source: str) -> tuple[Token, ...]:
-    """Every token of a Python file, in walk order. SyntaxError propagates: the caller notes the file as unread."""
-    tree = ast.parse(source)
+    """Every token of a Python file, in walk order. SyntaxError propagates: the caller notes the file as unread. A
+    UTF-8 byte-order mark is valid Python (Python itself skips it), so it is not handed to `ast`, which refuses it."""
+    tree = ast.parse(source.removeprefix(BOM))
     parents: Parents = {id(child): node for node in ast.walk(tree) for child in ast.iter_child_nodes(node)}
     reader = _Reader(source_lines(source, "python"), parents, py_aliases(tree))
     stack: list[tuple[ast.AST, bool]] = [(tree, False)]
