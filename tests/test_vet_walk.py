@@ -59,3 +59,20 @@ def test_the_manifest_walk_stops_at_the_repository(tmp_path: Path) -> None:
 ])
 def test_version_ranges_to_sdk_majors(spec: str, majors: set[str]) -> None:
     assert majors_of_spec(spec) == majors
+
+
+def test_a_python_environment_below_the_root_is_skipped_with_a_note(tmp_path: Path) -> None:
+    """`uv sync` / `python -m venv .venv` put the installed mcp SDK inside the project: its own method handlers were
+    the project's BREAKING findings (112 for mcp 2.3), failing the build of a clean server."""
+    (tmp_path / "server.py").write_text("import mcp\n", encoding="utf-8")
+    for env, marker in ((".venv", "pyvenv.cfg"), ("envs/conda", "conda-meta")):
+        site = tmp_path / env / "lib" / "site-packages" / "mcp"
+        site.mkdir(parents=True)
+        (site / "session.py").write_text("x = {'method': 'ping'}\n", encoding="utf-8")
+        (tmp_path / env / marker).mkdir() if marker == "conda-meta" else (tmp_path / env / marker).write_text("")
+    walked = walk(tmp_path, WalkOptions())
+    assert [p.name for p, _ in walked.files] == ["server.py"]
+    assert walked.notes == ["skipped 2 Python environment(s) (installed dependencies, not the server's code; name one "
+                            "to vet it): .venv …"]
+    named = walk(tmp_path / ".venv", WalkOptions())  # a root you name is always read
+    assert [p.name for p, _ in named.files] == ["session.py"]

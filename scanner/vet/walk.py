@@ -1,6 +1,8 @@
 """Which files `vet` reads under a root: the source extensions of TypeScript, JavaScript and Python; never
 node_modules, .git or __pycache__ below the root, nor dist/build unless --include-built (the root itself is always
-read, so `vet node_modules/@scope/pkg/dist` scans that folder); --ignore globs and the root's `.mcpvetignore`
+read, so `vet node_modules/@scope/pkg/dist` scans that folder), nor a Python environment below the root (a folder
+holding pyvenv.cfg or conda-meta: `.venv`, `venv`, `.tox/py312`, whatever its name), the Python counterpart of
+node_modules: the installed dependencies, the mcp SDK among them, are not the server's code; --ignore globs and the root's `.mcpvetignore`
 (gitignore-style: `*`, `**`, `?`, a leading `/` anchors, a trailing `/` is a folder); files over --max-file-size are
 skipped. Everything skipped for a reason the user may not expect is returned as a note, never dropped silently.
 Symbolic links are not followed (a link could lead out of the tree)."""
@@ -21,6 +23,7 @@ LANGUAGES: dict[str, Language] = {".ts": "typescript", ".mts": "typescript", ".c
                                   ".cjs": "javascript", ".py": "python"}
 ALWAYS_SKIPPED = frozenset({"node_modules", ".git", "__pycache__"})
 BUILT = frozenset({"dist", "build"})
+ENVIRONMENT_MARKERS = ("pyvenv.cfg", "conda-meta")  # what makes a folder a Python environment
 IGNORE_FILE = ".mcpvetignore"
 DEFAULT_MAX_KB = 1536
 
@@ -50,6 +53,11 @@ def _skip_dir(name: str, options: WalkOptions) -> bool:
     return name in ALWAYS_SKIPPED or (name in BUILT and not options.include_built)
 
 
+def is_environment(folder: Path) -> bool:
+    """A Python virtual or conda environment (its marker a real file or folder, not a link)."""
+    return any(os.path.lexists(folder / marker) for marker in ENVIRONMENT_MARKERS)
+
+
 def _kind(path: Path, options: WalkOptions) -> str:
     """"read", "big", "special" (a FIFO, socket or device: opening a FIFO blocks until a writer comes, a device may
     never end, so neither is read) or "unreadable" (it cannot even be stat'ed). Symbolic links never get here."""
@@ -76,6 +84,7 @@ def walk(root: Path, options: WalkOptions) -> Walked:
         return out
     patterns = ignore_patterns(root, options.ignore)
     built_skipped: list[str] = []
+    environments: list[str] = []
     skipped: dict[str, list[str]] = {"big": [], "special": [], "unreadable": []}
 
     def unlisted(exc: OSError) -> None:  # a folder os.walk cannot list: said, not dropped
@@ -90,7 +99,11 @@ def walk(root: Path, options: WalkOptions) -> Walked:
             if _skip_dir(name, options):
                 if name in BUILT:
                     built_skipped.append(rel)
-            elif not any(p.match(rel) for p in patterns):
+            elif any(p.match(rel) for p in patterns):
+                continue
+            elif is_environment(here / name):
+                environments.append(rel)
+            else:
                 kept.append(name)
         dirs[:] = kept
         for name in sorted(names):
@@ -106,6 +119,8 @@ def walk(root: Path, options: WalkOptions) -> Walked:
     if built_skipped:
         shown = ", ".join(built_skipped[:5]) + (" …" if len(built_skipped) > 5 else "")
         out.notes.append(f"skipped built output ({shown}): --include-built scans it")
+    out.notes += _skipped_note("Python environment(s) (installed dependencies, not the server's code; name one "
+                               "to vet it)", environments)
     out.notes += _skipped_note(f"file(s) over --max-file-size {options.max_file_kb} KB", skipped["big"])
     out.notes += _skipped_note("special file(s) (a FIFO, socket or device: never opened)", skipped["special"])
     out.notes += _skipped_note("unreadable file(s) or folder(s)", skipped["unreadable"])
