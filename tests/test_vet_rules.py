@@ -8,6 +8,7 @@ from pathlib import Path
 import pytest
 
 from scanner.vet.catalogue import BY_ID, VET_RULES
+from scanner.vet import VetOptions, vet_tree
 from scanner.vet.model import Tier
 from scanner.vet.rules import GROUPS
 from tests.vet_helpers import vet
@@ -122,3 +123,45 @@ def test_a_syntax_error_in_python_is_a_note_not_a_pass(tmp_path: Path) -> None:
     result = vet(tmp_path)
     assert result.files_scanned == 0
     assert any(n.startswith("not vetted: broken.py: not valid Python") for n in result.notes)
+
+
+PY_LOWLEVEL = '''from mcp.server.lowlevel import Server
+server = Server("x")
+@server.subscribe_resource()
+async def sub(uri): ...
+@server.unsubscribe_resource()
+async def unsub(uri): ...
+@server.set_logging_level()
+async def level(lvl): ...
+v2 = Server("y", on_ping=p, on_set_logging_level=l, on_roots_list_changed=r, on_subscribe_resource=s)
+async def client(session):
+    await session.send_ping()
+    await session.send_roots_list_changed()
+'''
+TS_CLIENT = '''import { Client } from "@modelcontextprotocol/sdk/client/index.js";
+await client.subscribeResource({ uri });
+await client.setLoggingLevel("debug");
+await client.sendRootsListChanged();
+await redis.ping();
+'''
+
+
+def test_the_sdks_own_registrations_of_removed_methods_are_found(tmp_path: Path) -> None:
+    """The official Python SDK's snippets register resources/subscribe and logging/setLevel with decorators (v1) or
+    Server(on_…=) (v2), never writing the method string: vet once said "no findings" for them."""
+    (tmp_path / "server.py").write_text(PY_LOWLEVEL, encoding="utf-8")
+    (tmp_path / "client.ts").write_text(TS_CLIENT, encoding="utf-8")
+    found = {(f.file, f.line, f.rule_id) for f in vet_tree(tmp_path, VetOptions()).findings
+             if f.tier.value == "BREAKING"}
+    assert found == {("server.py", 3, "RESOURCE_SUBSCRIBE_REMOVED"), ("server.py", 5, "RESOURCE_SUBSCRIBE_REMOVED"),
+                     ("server.py", 7, "LOGGING_SETLEVEL_REMOVED"), ("server.py", 9, "PING_REMOVED"),
+                     ("server.py", 9, "LOGGING_SETLEVEL_REMOVED"), ("server.py", 9, "ROOTS_LIST_CHANGED_REMOVED"),
+                     ("server.py", 9, "RESOURCE_SUBSCRIBE_REMOVED"), ("server.py", 11, "PING_REMOVED"),
+                     ("server.py", 12, "ROOTS_LIST_CHANGED_REMOVED"), ("client.ts", 2, "RESOURCE_SUBSCRIBE_REMOVED"),
+                     ("client.ts", 3, "LOGGING_SETLEVEL_REMOVED"), ("client.ts", 4, "ROOTS_LIST_CHANGED_REMOVED")}
+
+
+def test_the_same_names_outside_an_mcp_file_are_not_findings(tmp_path: Path) -> None:
+    (tmp_path / "app.py").write_text("bus.subscribe_resource('x')\nlog.set_logging_level(1)\nh(on_ping=f)\n",
+                                     encoding="utf-8")
+    assert vet_tree(tmp_path, VetOptions()).findings == []

@@ -11,12 +11,18 @@ from scanner.vet.model import Hit, ParsedFile
 RuleFunction = Callable[[ParsedFile, FileFacts], Iterator[Hit]]
 
 
-def method_rule(rule_id: str, methods: frozenset[str], constants: frozenset[str] = frozenset()) -> RuleFunction:
-    """A rule that fires (high) on an exact method string or an SDK constant name (aliases resolved by the parser)."""
+def method_rule(rule_id: str, methods: frozenset[str], constants: frozenset[str] = frozenset(),
+                sdk_calls: frozenset[str] = frozenset()) -> RuleFunction:
+    """A rule that fires (high) on an exact method string or an SDK constant name (aliases resolved by the parser),
+    and, in a file that talks MCP, on `sdk_calls`: the SDK's own way to send or register the method, a method call
+    (`@server.subscribe_resource()`, `client.setLoggingLevel()`) or a keyword argument (`Server(on_ping=…)`)."""
     def find(parsed: ParsedFile, facts: FileFacts) -> Iterator[Hit]:
         for token in parsed.tokens:
             if token.kind == "string" and token.value in methods or token.kind == "name" and token.value in constants:
                 yield Hit(rule_id, token, "high")
-    find.__doc__ = f"{rule_id}: the method strings {sorted(methods)} or the SDK constants {sorted(constants)}."
+            elif token.value in sdk_calls and (token.has("method_call") or token.has("kwarg")) and facts.mcp_context:
+                yield Hit(rule_id, token, "high")
+    find.__doc__ = (f"{rule_id}: the method strings {sorted(methods)}, the SDK constants {sorted(constants)} or, "
+                    f"in an MCP file, the SDK calls {sorted(sdk_calls)}.")
     find.__name__ = rule_id.lower()
     return find
