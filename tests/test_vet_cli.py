@@ -163,3 +163,21 @@ def test_sarif_keeps_the_most_severe_results_code_scanning_stores(monkeypatch: p
         to_sarif(VetResult(root=Path("."), findings=findings)))
     whole = to_sarif(VetResult(root=Path("."), findings=findings[:3]))["runs"][0]  # near miss: under the bound
     assert len(whole["results"]) == 3 and "resultsOmitted" not in whole["properties"]
+
+
+def test_sarif_writes_each_path_as_a_uri_that_names_its_file(tmp_path: Path, cli: Any,
+                                                             monkeypatch: pytest.MonkeyPatch) -> None:
+    """A space, `#` or `%` in a file name went into artifactLocation.uri as it was: `#1` reads as a fragment and
+    `%20` as an encoded space, so code scanning put the alert on another file, or none."""
+    from urllib.parse import unquote
+
+    names = ["my server.ts", "tool#1.ts", "100%20.ts", "@scope.ts"]
+    for name in names:
+        (tmp_path / name).write_text('const e = { code: -32002 }; // 😀\n', encoding="utf-8")
+    monkeypatch.chdir(tmp_path)
+    cli("vet", ".", "--sarif", "out.sarif", "-q")
+    run = json.loads((tmp_path / "out.sarif").read_text(encoding="utf-8"))["runs"][0]
+    uris = [r["locations"][0]["physicalLocation"]["artifactLocation"]["uri"] for r in run["results"]]
+    assert sorted(unquote(u) for u in uris) == sorted(names)
+    assert not any(c in u for u in uris for c in " #") and "100%2520.ts" in uris
+    assert run["columnKind"] == "unicodeCodePoints"

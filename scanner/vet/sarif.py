@@ -1,8 +1,12 @@
 """SARIF 2.1.0 for `vet`, with physical locations (the file relative to the vetted root under the %SRCROOT% base, and
-the region's start line and column), so GitHub code scanning places each alert on its line. The rule catalogue goes
-in the driver; each result names its rule by index."""
+the region's start line and column), so GitHub code scanning places each alert on its line. The path is written as a
+URI (a space, `#` or `%` in a file name percent-encoded, or the alert lands on another file or none), and the columns
+are code points, which the run's columnKind says (SARIF's default is UTF-16 code units). The rule catalogue goes in
+the driver; each result names its rule by index."""
 
 from __future__ import annotations
+
+from urllib.parse import quote
 
 from scanner import __version__
 from scanner.report.sarif_cap import kept_indices, omitted_properties
@@ -25,7 +29,8 @@ def _result(finding: VetFinding, index: dict[str, int]) -> dict[str, object]:
     region = {"startLine": finding.line, "startColumn": finding.column, "endColumn": finding.end_column}
     return {"ruleId": finding.rule_id, "ruleIndex": index[finding.rule_id], "level": LEVELS[LEVEL[finding.tier]],
             "message": {"text": finding.message},
-            "locations": [{"physicalLocation": {"artifactLocation": {"uri": finding.file, "uriBaseId": "%SRCROOT%"},
+            "locations": [{"physicalLocation": {"artifactLocation": {"uri": quote(finding.file, safe="/._-~@"),
+                                                                      "uriBaseId": "%SRCROOT%"},
                                                 "region": region}}],
             "properties": {"tier": finding.tier.value, "confidence": finding.confidence,
                            "before": finding.before, "after": finding.after}}
@@ -37,6 +42,7 @@ def to_sarif(result: VetResult) -> dict[str, object]:
     run = {"tool": {"driver": {"name": "mcp-sandbox vet", "version": __version__,
                                "informationUri": "https://modelcontextprotocol.io/specification/2026-07-28/changelog",
                                "rules": _rules()}},
+           "columnKind": "unicodeCodePoints",
            "results": [_result(f, index) for f in results],
            "invocations": [{"executionSuccessful": True,
                             "toolExecutionNotifications": [{"message": {"text": n}, "level": "note"}
