@@ -35,7 +35,9 @@ def test_the_walk_skips_links_and_dependency_folders(tmp_path: Path) -> None:
     (root / "src" / "link.ts").symlink_to(outside / "secret.ts")
     walked = walk(root, WalkOptions())
     assert [p.relative_to(root).as_posix() for p, _ in walked.files] == ["src/a.js"]
-    assert walked.notes == ["skipped built output (build): --include-built scans it"]
+    assert walked.notes == ["skipped built output (build): --include-built scans it",
+                            "skipped 2 symbolic link(s) (never followed: a link can lead out of the tree; vet its "
+                            "target by name): linked …"]  # a linked folder or file is said, not dropped silently
     built = walk(root, WalkOptions(include_built=True))
     assert [p.relative_to(root).as_posix() for p, _ in built.files] == ["build/a.js", "src/a.js"]
 

@@ -5,7 +5,7 @@ holding pyvenv.cfg or conda-meta: `.venv`, `venv`, `.tox/py312`, whatever its na
 node_modules: the installed dependencies, the mcp SDK among them, are not the server's code; --ignore globs and the root's `.mcpvetignore`
 (gitignore-style: `*`, `**`, `?`, a leading `/` anchors, a trailing `/` is a folder); files over --max-file-size are
 skipped. Everything skipped for a reason the user may not expect is returned as a note, never dropped silently.
-Symbolic links are not followed (a link could lead out of the tree)."""
+Symbolic links are not followed (a link could lead out of the tree): each one skipped is counted in a note."""
 
 from __future__ import annotations
 
@@ -49,12 +49,21 @@ def ignore_patterns(root: Path, extra: Iterable[str]) -> list[Glob]:
     return [g for g in (compile_glob(line) for line in lines) if g is not None]
 
 
-def _skip_dir(name: str, options: WalkOptions) -> bool:
-    return name in ALWAYS_SKIPPED or (name in BUILT and not options.include_built)
+def _dir_skipped(folder: Path, rel: str, options: WalkOptions, patterns: list[Glob]) -> str | None:
+    """Why a folder below the root is not walked ("built", "environment", "link", or "quiet" for the dependency
+    and cache folders and --ignore matches, which need no note), or None to walk it."""
+    name = folder.name
+    if name in ALWAYS_SKIPPED or any(p.match(rel) for p in patterns):
+        return "quiet"
+    if name in BUILT and not options.include_built:
+        return "built"
+    if folder.is_symlink():
+        return "link"
+    return "environment" if is_environment(folder) else None
 
 
 def is_environment(folder: Path) -> bool:
-    """A Python virtual or conda environment (its marker a real file or folder, not a link)."""
+    """A Python virtual or conda environment: it holds pyvenv.cfg or conda-meta."""
     return any(os.path.lexists(folder / marker) for marker in ENVIRONMENT_MARKERS)
 
 
@@ -83,9 +92,8 @@ def walk(root: Path, options: WalkOptions) -> Walked:
             out.files.append((root, language))
         return out
     patterns = ignore_patterns(root, options.ignore)
-    built_skipped: list[str] = []
-    environments: list[str] = []
-    skipped: dict[str, list[str]] = {"big": [], "special": [], "unreadable": []}
+    skipped: dict[str, list[str]] = {"built": [], "environment": [], "link": [], "big": [], "special": [],
+                                     "unreadable": []}
 
     def unlisted(exc: OSError) -> None:  # a folder os.walk cannot list: said, not dropped
         skipped["unreadable"].append(os.path.relpath(exc.filename, root))
@@ -96,31 +104,29 @@ def walk(root: Path, options: WalkOptions) -> Walked:
         kept = []
         for name in sorted(dirs):
             rel = name if relative_dir == "." else f"{relative_dir}/{name}"
-            if _skip_dir(name, options):
-                if name in BUILT:
-                    built_skipped.append(rel)
-            elif any(p.match(rel) for p in patterns):
-                continue
-            elif is_environment(here / name):
-                environments.append(rel)
-            else:
+            why = _dir_skipped(here / name, rel, options, patterns)
+            if why is None:
                 kept.append(name)
+            elif why in skipped:
+                skipped[why].append(rel)
         dirs[:] = kept
         for name in sorted(names):
             path, rel = here / name, (name if relative_dir == "." else f"{relative_dir}/{name}")
             language = LANGUAGES.get(path.suffix.lower())
-            if language is None or path.is_symlink() or any(p.match(rel) for p in patterns):
+            if language is None or any(p.match(rel) for p in patterns):
                 continue
-            kind = _kind(path, options)
+            kind = "link" if path.is_symlink() else _kind(path, options)
             if kind == "read":
                 out.files.append((path, language))
             else:
                 skipped[kind].append(rel)
-    if built_skipped:
-        shown = ", ".join(built_skipped[:5]) + (" …" if len(built_skipped) > 5 else "")
+    if skipped["built"]:
+        shown = ", ".join(skipped["built"][:5]) + (" …" if len(skipped["built"]) > 5 else "")
         out.notes.append(f"skipped built output ({shown}): --include-built scans it")
     out.notes += _skipped_note("Python environment(s) (installed dependencies, not the server's code; name one "
-                               "to vet it)", environments)
+                               "to vet it)", skipped["environment"])
+    out.notes += _skipped_note("symbolic link(s) (never followed: a link can lead out of the tree; vet its target "
+                               "by name)", skipped["link"])
     out.notes += _skipped_note(f"file(s) over --max-file-size {options.max_file_kb} KB", skipped["big"])
     out.notes += _skipped_note("special file(s) (a FIFO, socket or device: never opened)", skipped["special"])
     out.notes += _skipped_note("unreadable file(s) or folder(s)", skipped["unreadable"])
