@@ -165,3 +165,16 @@ def test_the_same_names_outside_an_mcp_file_are_not_findings(tmp_path: Path) -> 
     (tmp_path / "app.py").write_text("bus.subscribe_resource('x')\nlog.set_logging_level(1)\nh(on_ping=f)\n",
                                      encoding="utf-8")
     assert vet_tree(tmp_path, VetOptions()).findings == []
+
+
+def test_a_python_file_it_cannot_parse_names_the_python_it_was_read_with(tmp_path: Path) -> None:
+    """Under Python 3.11, a 3.12 server's `type X = …` is a SyntaxError: the note once said "not valid Python",
+    which the file is not, and gave no way to get it vetted."""
+    import sys
+
+    (tmp_path / "server.py").write_text("import mcp\ntype Alias = list[int]\nx = {'method': 'ping'}\n" if
+                                        sys.version_info < (3, 12) else "import mcp\nx = (\n", encoding="utf-8")
+    notes = vet_tree(tmp_path, VetOptions()).notes
+    version = f"{sys.version_info.major}.{sys.version_info.minor}"
+    assert any(n.startswith(f"not vetted: server.py: not valid Python {version} (SyntaxError") and
+               "needs vet run under that Python" in n for n in notes), notes

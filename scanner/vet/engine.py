@@ -5,6 +5,7 @@ and only counted), drop what its suppression directives silence (counting each o
 
 from __future__ import annotations
 
+import sys
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -17,6 +18,7 @@ from scanner.vet.suppress import Suppressions, parse_suppressions
 
 MINIFIED_LINE = 5_000  # a line longer than this is a bundle, not code a person wrote and will migrate
 SNIPPET_CHARS = 200
+RUNNING_PYTHON = f"{sys.version_info.major}.{sys.version_info.minor}"
 
 
 class Unparsable(ValueError):
@@ -43,7 +45,9 @@ def parse_file(path: Path, relative: str, language: Language, source: bytes) -> 
         try:
             tokens = py_tokens(text)
         except (SyntaxError, ValueError, RecursionError) as exc:  # RecursionError: nesting deeper than `ast` reads
-            raise Unparsable(f"{relative}: not valid Python ({exc.__class__.__name__}: {exc})") from exc
+            raise Unparsable(f"{relative}: not valid Python {RUNNING_PYTHON} ({exc.__class__.__name__}: {exc}); "
+                             f"`ast` reads the syntax of the Python vet runs under, so code written for a newer "
+                             f"one (`type X = …`, `def f[T]()`) needs vet run under that Python") from exc
     else:
         from scanner.vet.parse_ts import TooDeep, ts_tokens
         try:
