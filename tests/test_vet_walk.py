@@ -78,3 +78,16 @@ def test_a_python_environment_below_the_root_is_skipped_with_a_note(tmp_path: Pa
                             "to vet it): .venv …"]
     named = walk(tmp_path / ".venv", WalkOptions())  # a root you name is always read
     assert [p.name for p, _ in named.files] == ["session.py"]
+
+
+@pytest.mark.parametrize("name, text", [
+    ("package.json", '{"dependencies": {"@modelcontextprotocol/sdk": "^1.20.0"}}'),
+    ("requirements.txt", "mcp==1.26.0\n"),
+    ("pyproject.toml", '[project]\r\nname = "x"\r\ndependencies = ["mcp>=1.2,<2"]\r\n'),
+])
+def test_a_manifest_with_a_byte_order_mark_is_read(tmp_path: Path, name: str, text: str) -> None:
+    """npm and pip read a BOM-prefixed manifest (Windows editors write one); vet found no declaration in it, so the
+    v1 advisories it should hold back ran as 'SDK version undetermined'."""
+    (tmp_path / name).write_bytes(b"\xef\xbb\xbf" + text.encode())
+    found = ts_sdk(tmp_path) if name == "package.json" else py_sdk(tmp_path)
+    assert found is not None and (found.major, found.manifest) == ("1", tmp_path / name)

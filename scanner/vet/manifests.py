@@ -88,7 +88,7 @@ def npm_floor(spec: str) -> tuple[int, int, int] | None:
 
 def _npm_deps(manifest: Path) -> dict[str, str]:
     try:
-        data = json.loads(manifest.read_text(encoding="utf-8"))
+        data = json.loads(manifest.read_text(encoding="utf-8-sig"))
     except (OSError, ValueError, RecursionError):  # RecursionError: nested past json's depth (the package's text)
         return {}
     deps: dict[str, str] = {}
@@ -105,7 +105,7 @@ def _locked_npm(here: Path, name: str) -> str | None:
         if not path.is_file():
             continue
         try:
-            text = path.read_text(encoding="utf-8")
+            text = path.read_text(encoding="utf-8-sig")
             if lock == "package-lock.json":
                 data = json.loads(text)
                 found = (data.get("packages", {}).get(f"node_modules/{name}", {}).get("version") or
@@ -157,7 +157,7 @@ def ts_sdk(folder: Path) -> Declaration | None:
 
 
 def _python_lock_version(path: Path) -> set[str]:
-    data = tomllib.loads(path.read_text(encoding="utf-8"))
+    data = tomllib.loads(path.read_text(encoding="utf-8-sig"))
     if path.name == "pyproject.toml":
         found: set[str] = set()
         for line in _array(_table(data, "project").get("dependencies")):
@@ -188,7 +188,7 @@ def _requirement_majors(line: str) -> set[str]:
 def _names_httpx(path: Path) -> bool:
     """Is httpx a direct dependency in this pyproject.toml / requirements file (a lockfile's transitive one is not)?"""
     try:
-        text = path.read_text(encoding="utf-8")
+        text = path.read_text(encoding="utf-8-sig")
         if path.name == "pyproject.toml":
             data = tomllib.loads(text)
             project = _table(data, "project")
@@ -226,7 +226,7 @@ def py_sdk(folder: Path) -> Declaration | None:
                 continue
             try:
                 lines = [] if path.suffix in (".lock", ".toml") else \
-                    _requirement_lines(path, path.read_text(encoding="utf-8"))
+                    _requirement_lines(path, path.read_text(encoding="utf-8-sig"))
                 majors = _python_lock_version(path) if path.suffix in (".lock", ".toml") else \
                     set().union(*(_requirement_majors(line) for line in lines))
             except (OSError, ValueError, RecursionError):  # RecursionError: a TOML nested past tomllib's depth
