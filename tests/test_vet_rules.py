@@ -33,8 +33,9 @@ CASES = [
     ("ERROR_CODE_32002", "a.py", 'raise McpError(-32002, "gone")', "high", 'raise McpError(-32602, "-32002 gone")'),
     ("ERROR_CODE_RENUMBERED", "a.ts", "return { error: { code: -32003 } };", "high", "const RETRY = -32003;"),
     ("ERROR_CODE_RENUMBERED", "a.py", "if err.code == -32004: pass", "high", "limits = [-32004, 1]"),
-    ("TASKS_LEGACY", "a.ts", 'client.request({ method: "tasks/update" });', "high",
-     'client.request({ method: "tasks/updates" });'),
+    # tasks/update is the Tasks extension's own method (SEP-2663), new in 2026-07-28: migrated code, never legacy
+    ("TASKS_LEGACY", "a.ts", 'client.request({ method: "tasks/cancel" });', "high",
+     'client.request({ method: "tasks/update" });'),
     ("TASKS_LIST_REMOVED", "a.py", 'if method == "tasks/list": pass', "high", '# if method == "tasks/list": pass'),
     ("TASKS_RESULT_REMOVED", "a.ts", "server.setRequestHandler(GetTaskResultRequestSchema, h);", "high",
      "server.setRequestHandler(GetTaskRequestSchemaV2, h);"),

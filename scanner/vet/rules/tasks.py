@@ -6,7 +6,7 @@ from __future__ import annotations
 from scanner.vet.rules.method_strings import method_rule
 
 RULES = {
-    "TASKS_LEGACY": method_rule("TASKS_LEGACY", frozenset({"tasks/get", "tasks/update", "tasks/cancel"}),
+    "TASKS_LEGACY": method_rule("TASKS_LEGACY", frozenset({"tasks/get", "tasks/cancel"}),
                                 frozenset({"GetTaskRequestSchema", "CancelTaskRequestSchema"})),
     "TASKS_LIST_REMOVED": method_rule("TASKS_LIST_REMOVED", frozenset({"tasks/list"}),
                                       frozenset({"ListTasksRequestSchema"})),
