@@ -9,6 +9,7 @@ from pathlib import Path
 
 import pytest
 
+from scanner.vet import VetOptions, vet_tree
 from scanner.vet.catalogue import BY_ID
 from scanner.vet.model import Tier
 from scanner.vet.rules import ADVISORY
@@ -221,3 +222,20 @@ def test_a_wheel_metadata_is_a_manifest(tmp_path: Path) -> None:
     assert result.sdk == {"pkg-1.0.dist-info/METADATA": "2"}
     assert [(f.rule_id, "could not be determined" in f.message) for f in result.findings] == [
         ("PY_SDK_V1_FASTMCP", False)]
+
+
+def test_a_python_v1_name_counts_only_when_it_is_the_sdks(tmp_path: Path) -> None:
+    """fastmcp 4 (on mcp 2) keeps `McpError = MCPError` in fastmcp.exceptions for its users: importing it from there
+    was a high PY_SDK_V1_MCPERROR and each use a medium one, though nothing of it breaks under mcp 2."""
+    (tmp_path / "pyproject.toml").write_text('[project]\nname = "x"\ndependencies = ["mcp>=2"]\n', encoding="utf-8")
+    (tmp_path / "compat.py").write_text(
+        "import mcp\nfrom fastmcp.exceptions import McpError\nfrom mcp.shared.exceptions import MCPError\n"
+        "McpError = MCPError\nraise McpError('x')\n", encoding="utf-8")
+    (tmp_path / "old.py").write_text(
+        "from mcp.shared.exceptions import McpError as E, MCPError\nfrom mcp.shared import exceptions\n"
+        "raise E('x')\nx = exceptions.McpError\n", encoding="utf-8")
+    (tmp_path / "star.py").write_text("from mcp.shared.exceptions import *\nraise McpError('x')\n", encoding="utf-8")
+    found = [(f.file, f.line, f.confidence) for f in vet_tree(tmp_path, VetOptions()).findings
+             if f.rule_id == "PY_SDK_V1_MCPERROR"]
+    assert found == [("old.py", 1, "high"), ("old.py", 3, "medium"), ("old.py", 4, "medium"),
+                     ("star.py", 2, "medium")]

@@ -143,8 +143,9 @@ class _Reader:
                      *(("client_session",) if client else ("method_call",) if called else ()))
 
     def imports(self, node: ast.Import | ast.ImportFrom) -> None:
+        source = f"from:{'.' * node.level}{node.module or ''}" if isinstance(node, ast.ImportFrom) else "from:"
         for alias in node.names:
-            self.add("name", alias.name.rsplit(".", 1)[-1], alias, "import_name")
+            self.add("name", alias.name.rsplit(".", 1)[-1], alias, "import_name", source)
             if "." in alias.name:
                 self.add("string", alias.name, alias, "import_module")
         if isinstance(node, ast.ImportFrom) and node.module:

@@ -1,7 +1,9 @@
 """PY_SDK_V1_*: Python SDK v1 code that the v2 `mcp` package renamed or removed (advisories: the SDK migration guide,
 not the protocol). The group runs only in a file that imports `mcp` (a local class named FastMCP elsewhere is not the
-SDK) and only as scanner/vet/sdk_gate.py allows. Wire JSON keeps camelCase in v2, so dict keys and strings are never
-read as the renamed model fields: only attribute access and keyword arguments are."""
+SDK) and only as scanner/vet/sdk_gate.py allows. A v1 name counts only when the file imports it from an `mcp` module
+or reads it as an attribute (`exceptions.McpError`): one imported from elsewhere is that module's (fastmcp keeps its
+own McpError alias working under mcp 2). Wire JSON keeps camelCase in v2, so dict keys and strings are never read as
+the renamed model fields: only attribute access and keyword arguments are."""
 
 from __future__ import annotations
 
@@ -32,11 +34,24 @@ def _under(value: str, module: str) -> bool:
     return value == module or value.startswith(module + ".")
 
 
-def _v1_name(rule_id: str, token: Token) -> Hit | None:
-    """A v1-only name: on its import (high) or at a use (medium)."""
-    if token.kind == "name" and V1_NAMES.get(token.value) == rule_id:
-        return Hit(rule_id, token, "high" if token.has("import_name") else "medium")
-    return None
+def _from_mcp(token: Token) -> bool:
+    return any(f.startswith("from:") and _under(f[5:], "mcp") for f in token.flags)
+
+
+def _sdk_names(parsed: ParsedFile) -> frozenset[str]:
+    """The v1 names this file imports from an `mcp` module (a use of one of them is the SDK's); all of them after a
+    `from mcp… import *`."""
+    imported = {t.value for t in parsed.tokens if t.has("import_name") and _from_mcp(t)}
+    return frozenset(V1_NAMES) if "*" in imported else frozenset(imported & V1_NAMES.keys())
+
+
+def _v1_name(rule_id: str, token: Token, sdk_names: frozenset[str]) -> Hit | None:
+    """A v1-only name: on its import from `mcp` (high), at a use of the SDK's name or an attribute read (medium)."""
+    if token.kind != "name" or V1_NAMES.get(token.value) != rule_id:
+        return None
+    if token.has("import_name"):
+        return Hit(rule_id, token, "high") if _from_mcp(token) else None
+    return Hit(rule_id, token, "medium") if token.value in sdk_names or token.has("attribute") else None
 
 
 def _v1_module(rule_id: str, token: Token) -> Hit | None:
@@ -58,7 +73,8 @@ def fastmcp(parsed: ParsedFile, gate: SdkGate) -> Iterator[Hit]:
 
 
 def mcperror(parsed: ParsedFile, gate: SdkGate) -> Iterator[Hit]:
-    yield from (h for h in (_v1_name("PY_SDK_V1_MCPERROR", t) for t in parsed.tokens) if h)
+    names = _sdk_names(parsed)
+    yield from (h for h in (_v1_name("PY_SDK_V1_MCPERROR", t, names) for t in parsed.tokens) if h)
 
 
 def camel_fields(parsed: ParsedFile, gate: SdkGate) -> Iterator[Hit]:
@@ -69,13 +85,15 @@ def camel_fields(parsed: ParsedFile, gate: SdkGate) -> Iterator[Hit]:
 
 
 def streamablehttp_client(parsed: ParsedFile, gate: SdkGate) -> Iterator[Hit]:
-    yield from (h for h in (_v1_name("PY_SDK_V1_STREAMABLEHTTP_CLIENT", t) for t in parsed.tokens) if h)
+    names = _sdk_names(parsed)
+    yield from (h for h in (_v1_name("PY_SDK_V1_STREAMABLEHTTP_CLIENT", t, names) for t in parsed.tokens) if h)
 
 
 def websocket(parsed: ParsedFile, gate: SdkGate) -> Iterator[Hit]:
     """The websocket modules (high) and `websocket_client` (import high, use medium)."""
+    names = _sdk_names(parsed)
     for token in parsed.tokens:
-        hit = _v1_module("PY_SDK_V1_WEBSOCKET", token) or _v1_name("PY_SDK_V1_WEBSOCKET", token)
+        hit = _v1_module("PY_SDK_V1_WEBSOCKET", token) or _v1_name("PY_SDK_V1_WEBSOCKET", token, names)
         if hit:
             yield hit
 
@@ -106,8 +124,9 @@ def mcp_env(parsed: ParsedFile, gate: SdkGate) -> Iterator[Hit]:
 def oauth(parsed: ParsedFile, gate: SdkGate) -> Iterator[Hit]:
     """RFC7523OAuthClientProvider / JWTParameters; `scopes=` on an OAuth provider (medium); `timeout=` on
     OAuthClientProvider (high)."""
+    names = _sdk_names(parsed)
     for token in parsed.tokens:
-        hit = _v1_name("PY_SDK_V1_OAUTH", token)
+        hit = _v1_name("PY_SDK_V1_OAUTH", token, names)
         if hit:
             yield hit
         elif _kwarg(token, "scopes", OAUTHISH):
