@@ -25,11 +25,16 @@ def _rules() -> list[dict[str, object]]:
              "properties": {"tier": r.tier.value, "group": r.group}} for r in VET_RULES]
 
 
+def _uri(path: str) -> str:
+    """The path's bytes percent-encoded: a name that is not UTF-8 (read as surrogate escapes) keeps its own bytes."""
+    return quote(path.encode("utf-8", "surrogateescape"), safe="/._-~@")
+
+
 def _result(finding: VetFinding, index: dict[str, int]) -> dict[str, object]:
     region = {"startLine": finding.line, "startColumn": finding.column, "endColumn": finding.end_column}
     return {"ruleId": finding.rule_id, "ruleIndex": index[finding.rule_id], "level": LEVELS[LEVEL[finding.tier]],
             "message": {"text": finding.message},
-            "locations": [{"physicalLocation": {"artifactLocation": {"uri": quote(finding.file, safe="/._-~@"),
+            "locations": [{"physicalLocation": {"artifactLocation": {"uri": _uri(finding.file),
                                                                       "uriBaseId": "%SRCROOT%"},
                                                 "region": region}}],
             "properties": {"tier": finding.tier.value, "confidence": finding.confidence,
