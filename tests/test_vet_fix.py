@@ -107,3 +107,23 @@ def test_a_python_file_with_a_byte_order_mark_is_vetted_and_fixed_in_place(tmp_p
         ("ERROR_CODE_32002", 1, 22), ("PING_REMOVED", 2, 16)], result.notes
     fix_result(result, dry_run=False)
     assert path.read_bytes() == b"\xef\xbb\xbfraise McpError(code=-32602)\r\nx = {'method': 'ping'}\r\n"
+
+
+def test_the_dry_run_diff_is_a_patch_git_applies(tmp_path: Path) -> None:
+    """A file without a final newline glued the old and the new line into one ('-const x = …;+const x = …;':
+    `git apply` said 'corrupt patch'), and a newline in a file name ended the header early."""
+    (tmp_path / "a.js").write_text("const a = 1;\nconst x = {code: -32002};", encoding="utf-8")
+    (tmp_path / "b\nc.js").write_text("const y = {code: -32001};\r\n", encoding="utf-8")
+    diffs = fix_result(vet_tree(tmp_path, VetOptions()), dry_run=True).diffs
+    assert diffs == [
+        "--- a/a.js\n+++ b/a.js\n@@ -1,2 +1,2 @@\n const a = 1;\n-const x = {code: -32002};\n"
+        "\\ No newline at end of file\n+const x = {code: -32602};\n\\ No newline at end of file\n",
+        '--- "a/b\\nc.js"\n+++ "b/b\\nc.js"\n@@ -1 +1 @@\n-const y = {code: -32001};\r\n+const y = {code: -32020};\r\n']
+    git = shutil.which("git")
+    if git is not None:  # and git takes it as it is
+        import subprocess
+
+        subprocess.run([git, "init", "-q", str(tmp_path)], check=True)
+        applied = subprocess.run([git, "apply", "--check", "-"], input="".join(diffs).encode(), cwd=tmp_path,
+                                 capture_output=True)
+        assert applied.returncode == 0, applied.stderr

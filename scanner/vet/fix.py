@@ -21,6 +21,10 @@ REWRITES: dict[str, dict[str, str]] = {
     "ERROR_CODE_RENUMBERED": {"-32001": "-32020", "-32003": "-32021", "-32004": "-32022"},
 }
 
+GIT_ESCAPES = {0x07: "\\a", 0x08: "\\b", 0x09: "\\t", 0x0A: "\\n", 0x0B: "\\v", 0x0C: "\\f", 0x0D: "\\r",
+               0x22: '\\"', 0x5C: "\\\\"}
+NO_NEWLINE = "\\ No newline at end of file\n"
+
 
 @dataclass
 class FixOutcome:
@@ -42,6 +46,29 @@ def _rewrite(text: str, language: Language, findings: list[VetFinding]) -> tuple
             lines[found.line - 1] = line[:start] + new + line[end:]
             done.append(found)
     return "".join(lines), done
+
+
+def git_path(path: str) -> str:
+    """A diff header's path as git writes it: C-quoted when it holds a control character, a quote, a backslash or a
+    byte past ASCII (a newline in a file name would otherwise end the header and start a line of the patch)."""
+    raw = path.encode("utf-8", "surrogateescape")
+    if all(0x20 <= b < 0x7F and b not in GIT_ESCAPES for b in raw):
+        return path
+    return '"' + "".join(GIT_ESCAPES.get(b) or (chr(b) if 0x20 <= b < 0x7F else f"\\{b:03o}") for b in raw) + '"'
+
+
+def unified_diff(relative: str, before: str, after: str) -> str:
+    """The rewrite of one file as a patch `git apply` takes: lines split at LF only (as git counts them), a last
+    line without one marked `\\ No newline at end of file` (else the next line of the patch is glued to it)."""
+    lines = difflib.unified_diff(_lf_lines(before), _lf_lines(after), git_path(f"a/{relative}"),
+                                 git_path(f"b/{relative}"))
+    return "".join(line if line.endswith("\n") else f"{line}\n{NO_NEWLINE}" for line in lines)
+
+
+def _lf_lines(text: str) -> list[str]:
+    lines = [f"{line}\n" for line in text.split("\n")]
+    lines[-1] = lines[-1][:-1]  # what follows the last LF: '' when the file ends with one
+    return lines if lines[-1] else lines[:-1]
 
 
 def _write_atomically(path: Path, text: str) -> None:
@@ -79,9 +106,7 @@ def fix_result(result: VetResult, *, dry_run: bool) -> FixOutcome:
             continue
         outcome.fixed += done
         outcome.files.append(relative)
-        outcome.diffs.append("".join(difflib.unified_diff(before.splitlines(keepends=True),
-                                                          after.splitlines(keepends=True),
-                                                          f"a/{relative}", f"b/{relative}")))
+        outcome.diffs.append(unified_diff(relative, before, after))
         if not dry_run:
             _write_atomically(path, after)
     return outcome
