@@ -127,3 +127,27 @@ def test_the_dry_run_diff_is_a_patch_git_applies(tmp_path: Path) -> None:
         applied = subprocess.run([git, "apply", "--check", "-"], input="".join(diffs).encode(), cwd=tmp_path,
                                  capture_output=True)
         assert applied.returncode == 0, applied.stderr
+
+
+def test_a_file_it_cannot_write_is_said_and_the_others_are_still_fixed(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]) -> None:
+    """A folder --fix may not write in (read-only checkout, immutable folder) was an internal error: exit 3, no
+    findings shown, and the files fixed before it changed without a word."""
+    import tempfile
+
+    (tmp_path / "locked").mkdir()
+    (tmp_path / "locked" / "a.js").write_text("const x = {code: -32002};\n", encoding="utf-8")
+    (tmp_path / "b.js").write_text("const y = {code: -32002};\n", encoding="utf-8")
+    real = tempfile.mkstemp
+
+    def mkstemp(*args: object, dir: Path, **kwargs: object) -> tuple[int, str]:  # noqa: A002 - tempfile's name
+        if Path(dir).name == "locked":
+            raise PermissionError(1, "Operation not permitted")
+        return real(*args, dir=dir, **kwargs)  # type: ignore[call-overload]
+
+    monkeypatch.setattr(tempfile, "mkstemp", mkstemp)
+    code, out, err = run_main(monkeypatch, capsys, "vet", tmp_path, "--fix")
+    assert code == 1 and "Traceback" not in err and "internal error" not in err
+    assert "not fixed: locked/a.js could not be written (Operation not permitted)" in err and "fixed: b.js" in err
+    assert "locked/a.js:1:18: ERROR_CODE_32002" in out
+    assert (tmp_path / "b.js").read_text(encoding="utf-8") == "const y = {code: -32602};\n"

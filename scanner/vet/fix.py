@@ -96,20 +96,32 @@ def fix_result(result: VetResult, *, dry_run: bool) -> FixOutcome:
         path = base / relative
         if path.is_symlink() or not path.is_file():
             continue
-        try:  # vet read it with "replace": rewriting that text would write U+FFFD over the file's own bytes
-            before = path.read_bytes().decode("utf-8")
-        except UnicodeDecodeError:
-            outcome.not_fixed.append(f"not fixed: {relative} is not UTF-8 (its findings stay; edit it by hand)")
-            continue
-        after, done = _rewrite(before, LANGUAGES[path.suffix.lower()], findings)
-        if not done:
-            continue
-        outcome.fixed += done
-        outcome.files.append(relative)
-        outcome.diffs.append(unified_diff(relative, before, after))
-        if not dry_run:
-            _write_atomically(path, after)
+        why = _fix_file(path, relative, findings, dry_run, outcome)
+        if why is not None:
+            outcome.not_fixed.append(f"not fixed: {relative} {why} (its findings stay; edit it by hand)")
     return outcome
+
+
+def _fix_file(path: Path, relative: str, findings: list[VetFinding], dry_run: bool, outcome: FixOutcome) -> str | None:
+    """Rewrite one file, adding what it fixed to `outcome`; why it was left as it is, or None."""
+    try:  # vet read it with "replace": rewriting that text would write U+FFFD over the file's own bytes
+        before = path.read_bytes().decode("utf-8")
+    except UnicodeDecodeError:
+        return "is not UTF-8"
+    except OSError as exc:
+        return f"could not be read ({exc.strerror or exc})"
+    after, done = _rewrite(before, LANGUAGES[path.suffix.lower()], findings)
+    if not done:
+        return None
+    if not dry_run:
+        try:  # a folder it may not write in (the file is replaced by a new one beside it): this file only
+            _write_atomically(path, after)
+        except OSError as exc:
+            return f"could not be written ({exc.strerror or exc})"
+    outcome.fixed += done
+    outcome.files.append(relative)
+    outcome.diffs.append(unified_diff(relative, before, after))
+    return None
 
 
 def without(result: VetResult, fixed: list[VetFinding]) -> VetResult:
