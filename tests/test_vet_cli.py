@@ -181,3 +181,17 @@ def test_sarif_writes_each_path_as_a_uri_that_names_its_file(tmp_path: Path, cli
     assert sorted(unquote(u, errors="surrogateescape") for u in uris) == sorted(names)
     assert not any(c in u for u in uris for c in " #\n") and {"100%2520.ts", "%FF%FE.ts"} <= set(uris)
     assert run["columnKind"] == "unicodeCodePoints"
+
+
+def test_a_long_string_literal_does_not_make_a_file_a_bundle(tmp_path: Path, cli: Any) -> None:
+    """server-everything's get-tiny-image.js holds its icon as one 5,400-character base64 line: the whole file, a
+    hand-written tool, was skipped as a minified bundle, and a break in it would never have been reported."""
+    image = "iVBORw0KGgo" * 600
+    (tmp_path / "icon.js").write_text(f'export const LOGO = "{image}";\nserver.setRequestHandler("ping", h);\n',
+                                      encoding="utf-8")
+    (tmp_path / "keys.py").write_text(f"import mcp\nKEYS = ['{image}', '{image}']\nx = {{'code': -32002}}\n",
+                                      encoding="utf-8")
+    (tmp_path / "bundle.js").write_text('var a=' + 'f("x");' * 1000 + '\n', encoding="utf-8")  # code: skipped
+    code, out, _ = cli("vet", tmp_path)
+    assert "icon.js:2:26: PING_REMOVED" in out and "keys.py:3:14: ERROR_CODE_32002" in out
+    assert "note: not vetted: 1 minified bundle(s) or generated file(s)" in out and ": bundle.js" in out

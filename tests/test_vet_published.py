@@ -38,8 +38,8 @@ EXPECTED = {
     # sampling/createMessage requests, subscribe handlers, a roots/list_changed handler, the logging capability, and
     # URL-mode elicitationId, the SDK's listRoots() and sendLoggingMessage() calls (roots/list, notifications/message).
     # All 5 medium ROOTS_CAP/SAMPLING_CAP ones and 7 of the 15 medium elicitationId ones are in
-    # its own vitest files under dist/__tests__ (mocks of client capabilities): true of the code, but test code. One
-    # minified-looking file (get-tiny-image.js: a base64 image on one line) is skipped with a note.
+    # its own vitest files under dist/__tests__ (mocks of client capabilities): true of the code, but test code. Its
+    # get-tiny-image.js (a base64 image on one line, the rest a hand-written tool) is read, not taken for a bundle.
     "@modelcontextprotocol/server-everything": {
         "ELICITATION_COMPLETE_REMOVED/medium": 15, "SSE_RESUMABILITY_REMOVED/medium": 8, "MCP_SESSION_ID/medium": 7,
         "RESOURCE_SUBSCRIBE_REMOVED/high": 4, "MCP_SESSION_ID/high": 4, "SAMPLING_CAP/medium": 3,

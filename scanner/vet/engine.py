@@ -17,6 +17,8 @@ from scanner.vet.sdk_gate import SdkGate
 from scanner.vet.suppress import Suppressions, parse_suppressions
 
 MINIFIED_LINE = 5_000  # a line longer than this is a bundle, not code a person wrote and will migrate
+DATA_LINE_CODE = 500  # unless this much at most of it is outside its string literals: an embedded image or key
+QUOTES = (b'"', b"'", b"`")
 SNIPPET_CHARS = 200
 RUNNING_PYTHON = f"{sys.version_info.major}.{sys.version_info.minor}"
 
@@ -33,8 +35,18 @@ class FileOutcome:
 
 
 def is_minified(source: bytes) -> bool:
-    """A line over MINIFIED_LINE bytes: checked before parsing, so a bundle costs no parse."""
-    return len(source) > MINIFIED_LINE and any(len(line) > MINIFIED_LINE for line in source.split(b"\n"))
+    """A line of code over MINIFIED_LINE bytes: checked before parsing, so a bundle costs no parse. A long line that
+    is one string literal (`export const LOGO = "iVBORw0…"`) is data in a file a person wrote: the file is read."""
+    return len(source) > MINIFIED_LINE and any(len(line) > MINIFIED_LINE and not _string_data(line)
+                                               for line in source.split(b"\n"))
+
+
+def _string_data(line: bytes) -> bool:
+    """At most DATA_LINE_CODE bytes of the line lie outside its literals of one quote kind."""
+    for quote in QUOTES:
+        if line.count(quote) >= 2 and sum(map(len, line.split(quote)[::2])) <= DATA_LINE_CODE:
+            return True
+    return False
 
 
 def parse_file(path: Path, relative: str, language: Language, source: bytes) -> ParsedFile:

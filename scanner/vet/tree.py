@@ -68,7 +68,7 @@ def run(root: Path, options: VetOptions) -> VetResult:
         result.files_scanned += 1
     result.notes += walked.notes + [f"not vetted: {u}" for u in unparsable]
     if minified:
-        result.notes.append(f"not vetted: {len(minified)} minified bundle(s) or generated file(s) (a line over "
+        result.notes.append(f"not vetted: {len(minified)} minified bundle(s) or generated file(s) (a line of code over "
                             f"{engine.MINIFIED_LINE} characters: usually vendored library code, whose findings are "
                             f"not the server's own): {minified[0]}{' …' if len(minified) > 1 else ''}")
     if not walked.files:
