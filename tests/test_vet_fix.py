@@ -151,3 +151,14 @@ def test_a_file_it_cannot_write_is_said_and_the_others_are_still_fixed(
     assert "not fixed: locked/a.js could not be written (Operation not permitted)" in err and "fixed: b.js" in err
     assert "locked/a.js:1:18: ERROR_CODE_32002" in out
     assert (tmp_path / "b.js").read_text(encoding="utf-8") == "const y = {code: -32602};\n"
+
+
+def test_a_cr_only_python_file_keeps_its_suppressions_and_snippets(tmp_path: Path) -> None:
+    """Python ends a line at a lone CR; vet's own line list split at LF only, so a directive on line 2 of a CR file
+    silenced nothing and every snippet was empty."""
+    (tmp_path / "cr.py").write_bytes(b'import mcp\rx = {"method": "ping"}  # mcp-vet-disable-line PING_REMOVED\r'
+                                     b'y = {"code": -32002}\r')
+    result = vet_tree(tmp_path, VetOptions())
+    assert [(s.line, s.rule_id) for s in result.suppressed] == [(2, "PING_REMOVED")]
+    assert [(f.line, f.rule_id, f.before.splitlines()[0]) for f in result.findings] == [
+        (3, "ERROR_CODE_32002", '3: y = {"code": -32002}')]
