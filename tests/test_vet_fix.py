@@ -162,3 +162,19 @@ def test_a_cr_only_python_file_keeps_its_suppressions_and_snippets(tmp_path: Pat
     assert [(s.line, s.rule_id) for s in result.suppressed] == [(2, "PING_REMOVED")]
     assert [(f.line, f.rule_id, f.before.splitlines()[0]) for f in result.findings] == [
         (3, "ERROR_CODE_32002", '3: y = {"code": -32002}')]
+
+
+def test_the_fixed_file_keeps_its_owner_where_the_process_may_set_it(tmp_path: Path) -> None:
+    """Run as root (a CI container over the user's checkout), the replaced file became root's."""
+    import os
+
+    path = tmp_path / "a.js"
+    path.write_text("const x = {code: -32002};\n", encoding="utf-8")
+    try:
+        os.chown(path, 4321, 4322)
+    except PermissionError:
+        pytest.skip("only root can give a file away")
+    fix_result(vet_tree(tmp_path, VetOptions()), dry_run=False)
+    info = path.stat()
+    assert path.read_text(encoding="utf-8") == "const x = {code: -32602};\n"
+    assert (info.st_uid, info.st_gid) == (4321, 4322)

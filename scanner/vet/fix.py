@@ -6,6 +6,7 @@ unified diff and writes nothing. A suppressed finding is not a finding, so it is
 
 from __future__ import annotations
 
+import contextlib
 import difflib
 import os
 import tempfile
@@ -72,12 +73,17 @@ def _lf_lines(text: str) -> list[str]:
 
 
 def _write_atomically(path: Path, text: str) -> None:
-    mode = path.stat().st_mode & 0o7777
+    """Replace the file by a new one with its mode and, where the process may set it (root in a CI container on the
+    user's checkout), its owner and group: else the fixed file would be root's, and the user's next step locked out."""
+    info = path.stat()
     handle, temporary = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".vetfix")
     try:
         with os.fdopen(handle, "w", encoding="utf-8", newline="") as out:
             out.write(text)
-        os.chmod(temporary, mode)
+        os.chmod(temporary, info.st_mode & 0o7777)
+        if (info.st_uid, info.st_gid) != (os.geteuid(), os.getegid()):
+            with contextlib.suppress(PermissionError):  # not ours to give: it stays the runner's, as any edit would
+                os.chown(temporary, info.st_uid, info.st_gid)
         os.replace(temporary, path)
     except BaseException:
         Path(temporary).unlink(missing_ok=True)
