@@ -91,3 +91,15 @@ def test_a_manifest_with_a_byte_order_mark_is_read(tmp_path: Path, name: str, te
     (tmp_path / name).write_bytes(b"\xef\xbb\xbf" + text.encode())
     found = ts_sdk(tmp_path) if name == "package.json" else py_sdk(tmp_path)
     assert found is not None and (found.major, found.manifest) == ("1", tmp_path / name)
+
+
+def test_a_re_include_pattern_is_said_to_be_unsupported(tmp_path: Path) -> None:
+    """In gitignore `!dist/server.js` brings a file back; here it was a pattern matching nothing, so the file the
+    user asked to vet stayed skipped without a word."""
+    (tmp_path / "gen").mkdir()
+    (tmp_path / "gen" / "server.js").write_text("x\n", encoding="utf-8")
+    (tmp_path / ".mcpvetignore").write_text("gen/\n!gen/server.js\n", encoding="utf-8")
+    walked = walk(tmp_path, WalkOptions())
+    assert walked.files == [] and walked.notes == [
+        "skipped 1 re-include pattern(s) of --ignore / .mcpvetignore (`!` is not supported: what the other patterns "
+        "name stays skipped): !gen/server.js"]

@@ -41,12 +41,17 @@ class Walked:
     notes: list[str] = field(default_factory=list)
 
 
-def ignore_patterns(root: Path, extra: Iterable[str]) -> list[Glob]:
+def ignore_lines(root: Path, extra: Iterable[str]) -> list[str]:
     lines = list(extra)
     ignore_file = root / IGNORE_FILE
     if ignore_file.is_file():
         lines += ignore_file.read_text(encoding="utf-8", errors="replace").splitlines()
-    return [g for g in (compile_glob(line) for line in lines) if g is not None]
+    return lines
+
+
+def ignore_patterns(lines: list[str]) -> list[Glob]:
+    """The globs of the lines; a `!` re-include is not supported (the walk notes it), so it is no glob."""
+    return [g for g in (compile_glob(line) for line in lines if not line.strip().startswith("!")) if g is not None]
 
 
 def _dir_skipped(folder: Path, rel: str, options: WalkOptions, patterns: list[Glob]) -> str | None:
@@ -91,7 +96,12 @@ def walk(root: Path, options: WalkOptions) -> Walked:
         if language is not None:
             out.files.append((root, language))
         return out
-    patterns = ignore_patterns(root, options.ignore)
+    lines = ignore_lines(root, options.ignore)
+    patterns = ignore_patterns(lines)
+    if any(line.strip().startswith("!") for line in lines):
+        out.notes += _skipped_note("re-include pattern(s) of --ignore / .mcpvetignore (`!` is not supported: what "
+                                   "the other patterns name stays skipped)",
+                                   [line.strip() for line in lines if line.strip().startswith("!")])
     skipped: dict[str, list[str]] = {"built": [], "environment": [], "link": [], "big": [], "special": [],
                                      "unreadable": []}
 
