@@ -195,3 +195,11 @@ def test_a_long_string_literal_does_not_make_a_file_a_bundle(tmp_path: Path, cli
     code, out, _ = cli("vet", tmp_path)
     assert "icon.js:2:26: PING_REMOVED" in out and "keys.py:3:14: ERROR_CODE_32002" in out
     assert "note: not vetted: 1 minified bundle(s) or generated file(s)" in out and ": bundle.js" in out
+
+
+def test_a_root_given_twice_is_read_once(repo: Path, cli: Any) -> None:
+    """`vet src ./src src/` vetted the folder three times and reported every finding three times."""
+    _, once, _ = cli("vet", "src", "--json", "-", "-q")
+    code, thrice, _ = cli("vet", "src", "./src", "src/", "--json", "-", "-q")
+    assert code == 1
+    assert json.loads(thrice)["findings"] == json.loads(once)["findings"] != []

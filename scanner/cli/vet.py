@@ -25,6 +25,14 @@ def register(app: typer.Typer) -> None:
     app.command("vet")(vet)
 
 
+def _distinct(roots: list[Path]) -> list[Path]:
+    """Each folder or file once, as first given (`vet src ./src` read both, and reported every finding twice)."""
+    kept: dict[Path, Path] = {}
+    for root in roots:
+        kept.setdefault(root.resolve(), root)
+    return list(kept.values())
+
+
 def _check(paths: list[Path], fail_on: str, min_confidence: str, max_file_size: int, outputs: dict[str, str | None],
            annotations: bool) -> None:
     from scanner.vet.walk import LANGUAGES
@@ -82,6 +90,7 @@ def vet(
     roots = list(paths or [Path(".")])
     outputs = {"JSON": json_path, "SARIF": sarif_path, "Markdown": markdown_path}
     _check(roots, fail_on, min_confidence, max_file_size, outputs, github_annotations)
+    roots = _distinct(roots)
     from scanner.vet import VetOptions, vet_tree
     from scanner.vet.tree import merged
     from scanner.vet import sarif, views
