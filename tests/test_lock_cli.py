@@ -211,3 +211,15 @@ def test_the_changes_json_and_the_envelope_on_one_path_are_refused(tmp_path: Pat
     code, out = cli("lock", "--from", write_tools(tmp_path / "t.json"), "--lock", lock, "--sign", private,
                     "--json", tmp_path / "l.lock.intoto.json")
     assert code == 2 and "would both be written to the same file" in out and not lock.exists()
+
+
+def test_check_without_key_says_the_envelope_beside_the_lock_went_unchecked(tmp_path: Path, cli: Any) -> None:
+    """A signed lock checked without --key was trusted without a word about its envelope (edited lock included)."""
+    private, _, _ = write_keypair(tmp_path / "k", "ed25519")
+    tools, lock = write_tools(tmp_path / "t.json"), tmp_path / "l.lock"
+    assert cli("lock", "--from", tools, "--lock", lock)[0] == 0
+    code, out = cli("lock", "--check", "--from", tools, "--lock", lock)
+    assert code == 0 and "was not checked" not in out  # no envelope: nothing to say
+    assert cli("lock", "--from", tools, "--lock", lock, "--sign", private)[0] == 0
+    code, out = cli("lock", "--check", "--from", tools, "--lock", lock)
+    assert code == 0 and "l.lock.intoto.json is beside the lock and was not checked; --key PUB verifies" in out

@@ -157,6 +157,12 @@ def _trusted_lock(console: Console, lock_path: Path, key: Path | None) -> LockFi
 
     if key is not None:
         _verify_lock_signature(console, lock_path, key)
+    else:
+        from scanner.signing.attest import attestation_path
+
+        if (envelope := attestation_path(lock_path)).is_file():
+            print(f"note: {envelope} is beside the lock and was not checked; --key PUB verifies the lock before "
+                  "trusting it", file=sys.stderr)
     return load_lock(lock_path)
 
 
