@@ -9,6 +9,7 @@ from typing import Any
 
 from sandbox.run.workspace_seed import SeedManifest
 from scanner.probes.arguments import HOST_WORDS, URL_WORDS, is_pid_name, looks_read_only
+from scanner.probes.described_values import described_value
 from scanner.probes.model import ProbeCall
 from scanner.probes.path_arguments import PathPicker, is_path_like
 from scanner.probes.patterns import string_for_pattern
@@ -207,6 +208,8 @@ def _string(schema: dict[str, Any], ctx: _Context, *, name: str) -> str:
         text = ctx.paths.path_for(name)
     if text is None and isinstance(schema.get("pattern"), str):
         text = string_for_pattern(schema["pattern"])
+    if text is None and not is_pid_name(words):
+        text = described_value(schema)
     if text is None:
         text = _named_string(words)
     return _fit_length(text, schema)
