@@ -244,3 +244,38 @@ def test_after_done_runs_once_per_target_done_not_per_retry(tmp_path: Path, stor
     run_batch(store, backend, BatchOptions(out=tmp_path, retries=1, backoff_base=0.0), _Quiet(),
               clock=lambda: next(clock), sleep=lambda _s: None, after_done=lambda: calls.append(1))
     assert calls == [1]  # A done (on its second attempt); B failed
+
+
+def test_the_lookups_of_each_finished_job_use_an_index_not_the_whole_store(tmp_path: Path,
+                                                               monkeypatch: pytest.MonkeyPatch) -> None:
+    """Each finished job claims, files its report (is the path taken?), looks up earlier releases (its own store and
+    --since) and re-diffs later ones: with a table scan for each, a batch of 80,000 targets spent 50 ms of the
+    coordinator's time a job, growing with the store. Every such query must use an index (counts() walks its covering
+    index; rows() is read once, for the summary)."""
+    statements: list[str] = []
+    connect = sqlite3.connect
+
+    def traced(*args, **kwargs):  # type: ignore[no-untyped-def]
+        connection = connect(*args, **kwargs)
+        connection.set_trace_callback(statements.append)
+        return connection
+
+    monkeypatch.setattr(sqlite3, "connect", traced)
+    targets = [BatchTarget(f"npm:server-{n}@1.0.0") for n in range(4)]
+    with Store.open(tmp_path / "batch.sqlite") as store:
+        store.add(targets)
+        backend = _FakeBackend({t.key: [JobResult(t.key, 1, 0, _report(name=f"server-{n}"), "", 1.0)]
+                                for n, t in enumerate(targets)})
+        run_batch(store, backend, BatchOptions(out=tmp_path, retries=0, since=tmp_path / "batch.sqlite"), _Quiet(),
+                  sleep=lambda _s: None)
+        assert {row.state for row in store.rows()} == {"done"}
+    monkeypatch.undo()
+    plan = sqlite3.connect(tmp_path / "batch.sqlite")
+    selects = {s for s in statements if s.lstrip().upper().startswith("SELECT") and "FROM targets" in s}
+    assert len(selects) >= 5
+    scans = {s: [d for *_, d in plan.execute(f"EXPLAIN QUERY PLAN {s}")] for s in selects}
+    whole = {s: details for s, details in scans.items()
+             if any(d == "SCAN targets" or "TEMP B-TREE" in d for d in details)
+             and s != "SELECT * FROM targets ORDER BY position"
+             or "ecosystem =" in s and not any("(ecosystem=? AND name=?" in d for d in details)}
+    assert whole == {}
