@@ -247,7 +247,7 @@ def test_after_done_runs_once_per_target_done_not_per_retry(tmp_path: Path, stor
 
 
 def test_the_lookups_of_each_finished_job_use_an_index_not_the_whole_store(tmp_path: Path,
-                                                               monkeypatch: pytest.MonkeyPatch) -> None:
+                                                                          monkeypatch: pytest.MonkeyPatch) -> None:
     """Each finished job claims, files its report (is the path taken?), looks up earlier releases (its own store and
     --since) and re-diffs later ones: with a table scan for each, a batch of 80,000 targets spent 50 ms of the
     coordinator's time a job, growing with the store. Every such query must use an index (counts() walks its covering

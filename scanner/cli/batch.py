@@ -220,26 +220,13 @@ def _scan_queued(store: Store, options: BatchOptions, place: _Place, progress: P
 
 def _local_backend(options: BatchOptions, place: _Place,
                    progress: Progress) -> tuple[JobBackend, Callable[[], None], DockerClient | None]:
-    from sandbox.core import engine, gc
+    from sandbox.core import engine
     from scanner.batch.sizing import available_memory, default_jobs
     from scanner.batch.subprocess_backend import SubprocessBackend
     from scanner.cli.values import parse_size
 
     client = engine.connect()
-
-    def sweep_dead() -> None:
-        """What dead scans (of a killed batch too) left behind; live ones are kept. Run at the start, and after
-        the run (a scan killed after the grace period of a Ctrl-C, or one a killed batch left tearing down)."""
-        swept = gc.sweep(client)
-        if swept.total:
-            from scanner.report.suppressions import plural
-
-            kinds = (("container", swept.containers), ("network", swept.networks), ("volume", swept.volumes))
-            progress.note("removed what dead scans left: "
-                          + ", ".join(plural(len(found), kind) for kind, found in kinds if found))
-        for line in swept.failed:
-            progress.note(f"could not remove what a dead scan left: {line}")
-
+    sweep_dead = dead_scan_sweep(client, progress)
     sweep_dead()
     count = place.jobs or default_jobs(parse_size(options.settings.memory, "--memory"), available=available_memory())
     progress.note(f"running {count} scans at once")
@@ -259,19 +246,62 @@ def _celery_backend(place: _Place, progress: Progress) -> tuple[JobBackend, Call
     return backend, lambda: None, None  # each worker's scan tore its own sandbox down
 
 
+def dead_scan_sweep(client: DockerClient, progress: Progress) -> Callable[[], None]:
+    """What dead scans (of a killed batch too) left behind; live ones are kept. Run at the start, and after the run
+    (a scan killed after the grace period of a Ctrl-C, or one a killed batch left tearing down). An engine that does
+    not answer is said, not raised: the scans' results are in the store, and the summary and exit code must follow."""
+    from sandbox.core import gc
+    from scanner.report.suppressions import plural
+
+    def sweep() -> None:
+        try:
+            swept = gc.sweep(client)
+        except _engine_errors() as exc:
+            progress.note(f"could not look for what dead scans left ({_engine_reason(exc)}); `mcp-sandbox gc` "
+                          "removes it")
+            return
+        kinds = (("container", swept.containers), ("network", swept.networks), ("volume", swept.volumes))
+        if swept.total:
+            progress.note("removed what dead scans left: "
+                          + ", ".join(plural(len(found), kind) for kind, found in kinds if found))
+        for line in swept.failed:
+            progress.note(f"could not remove what a dead scan left: {line}")
+
+    return sweep
+
+
 def _cache_eviction(client: DockerClient, cache_bytes: int, progress: Progress) -> Callable[[], None]:
-    """`--cache-size`: after each target done, the least recently used cached installs go until the rest fits."""
+    """`--cache-size`: after each target done, the least recently used cached installs go until the rest fits. An
+    engine that does not answer (one a hostile server keeps busy) is said; the next target done asks again."""
     from sandbox.core import image_cache
 
     policy = image_cache.Policy(max_bytes=cache_bytes)
 
     def evict() -> None:
-        result = image_cache.evict(client, policy, time.time())
+        try:
+            result = image_cache.evict(client, policy, time.time())
+        except _engine_errors() as exc:
+            progress.note(f"--cache-size: could not evict cached installs ({_engine_reason(exc)})")
+            return
         if result.removed:
             progress.note(f"--cache-size: evicted {len(result.removed)} cached installs "
                           f"({result.freed_bytes / 1024**2:.0f} MiB)")
 
     return evict
+
+
+def _engine_errors() -> tuple[type[Exception], ...]:
+    """What a Docker API call raises when the engine refuses, times out (EngineTimeout) or cannot be reached."""
+    from docker.errors import DockerException
+    from requests.exceptions import RequestException
+
+    return DockerException, RequestException
+
+
+def _engine_reason(exc: Exception) -> str:
+    from sandbox.core.untrusted import escape_for_terminal
+
+    return escape_for_terminal(f"{type(exc).__name__}: {exc}", 300)
 
 
 def register(app: typer.Typer) -> None:
