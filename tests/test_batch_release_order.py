@@ -138,3 +138,31 @@ def test_a_re_diff_cut_short_by_an_interrupt_is_finished_by_the_next_run(tmp_pat
     assert later.verdict == "block" and [f["rule_id"] for f in later.findings] == ["I12"]
     with Store.open(out / "batch.sqlite") as store:
         assert store.pending_rediffs() == []  # done once: the run after does not do it again
+
+
+def test_a_re_diff_cut_short_after_its_report_was_rewritten_amends_the_row_on_the_next_run(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The interrupt (a SIGKILL the same) lands between the later release's report being rewritten (now `block`, a
+    new host) and its row being amended: the rerun finds the report already re-diffed, and must still bring the row
+    (which the summary and the exit code read) to it, not leave it `pass`."""
+    releases = {"npm:mail-mcp@1.1.0": report("1.1.0", hosts=("api.mail.invalid", NEW_HOST)),
+                "npm:mail-mcp@1.0.0": report("1.0.0", hosts=("api.mail.invalid",))}
+    out = tmp_path / "out"
+    out.mkdir()
+
+    def interrupted(*args, **kwargs):  # type: ignore[no-untyped-def]
+        raise KeyboardInterrupt  # where the signal lands: the report rewritten, the row not yet amended
+
+    with monkeypatch.context() as patched, Store.open(out / "batch.sqlite") as store:
+        patched.setattr(Store, "amend_done", interrupted)
+        store.add([BatchTarget(target) for target in releases])
+        with pytest.raises(KeyboardInterrupt):
+            _finish(store, BatchOptions(out=out, retries=0), releases, order=list(releases))
+        later = store.row(BatchTarget("npm:mail-mcp@1.1.0").key)
+    assert _report_of(out, later)["verdict"] == "block" and later.verdict == "pass"  # the file ahead of the row
+    with Store.open(out / "batch.sqlite") as store:
+        run_batch(store, _FakeBackend({}), BatchOptions(out=out, retries=0), Progress(), sleep=lambda _s: None)
+        later = store.row(later.key)
+    assert later.verdict == "block" and later.worst == "error" and [f["rule_id"] for f in later.findings] == ["I12"]
+    with Store.open(out / "batch.sqlite") as store:
+        assert store.pending_rediffs() == []

@@ -47,10 +47,12 @@ def rediff_later(store: Store, done: Row, stores: list[Path], out: Path, *, sari
         if report is None:
             continue
         changed = diffed(without_release_diff(report), stores, registry=registry)
-        if changed.changes_since == report.changes_since:
+        if changed.changes_since != report.changes_since:
+            text = escape_json_text(changed.model_dump_json(indent=2))
+            refile_report(out, row.report, changed, text, sarif=sarif, markdown=markdown)
+        elif _row_agrees(row, changed):
             continue
-        text = escape_json_text(changed.model_dump_json(indent=2))
-        refile_report(out, row.report, changed, text, sarif=sarif, markdown=markdown)
+        # the row too, even when its report was rewritten already (by a run stopped before it amended the row)
         store.amend_done(row.key, verdict=changed.verdict, worst=worst_severity(changed),
                          findings=top_findings(changed))
         amended.append(row.key)
@@ -58,6 +60,11 @@ def rediff_later(store: Store, done: Row, stores: list[Path], out: Path, *, sari
             note(f"rediffed {row.batch_target.display} against {changed.changes_since.previous_version}: "
                  f"{changed.verdict}")
     return amended
+
+
+def _row_agrees(row: Row, report: Report) -> bool:
+    """Whether the row says what the report does (the summary and the exit code read the row)."""
+    return (row.verdict, row.worst, row.findings) == (report.verdict, worst_severity(report), top_findings(report))
 
 
 def without_release_diff(report: Report) -> Report:
