@@ -14,7 +14,9 @@ there only at the next collect, after its row is written, so a kill in between l
 runs (STARTED) or the broker still holds is awaited, and one the broker does not hold and no worker ran (sent by a
 run killed before its send, or lost by the broker) is sent again under the same id. Whether the broker holds a
 message is asked of a Redis broker only (its queue lists and its unacked hash); any other broker keeps its queues
-durable, so a pending task there is awaited.
+durable, so a pending task there is awaited. With an `rpc://` result backend (the default for a broker other than
+Redis) each result goes to the queue of the coordinator that sent the task, gone with it: a rerun can never collect
+the dead run's tasks, so it sends each one again.
 """
 
 from __future__ import annotations
@@ -82,7 +84,7 @@ class CeleryBackend:
         self._sent[job.key] = _Sent(job, result, time.monotonic())
 
     def resume(self, job: Job) -> str:
-        if job.task_id is None:
+        if job.task_id is None or not self._results_outlive_the_coordinator():
             self.submit(job)
             return "re-sent"
         result = self._app.AsyncResult(job.task_id)
@@ -92,6 +94,14 @@ class CeleryBackend:
             return "re-sent"
         self._sent[job.key] = _Sent(job, result, time.monotonic())
         return "collected" if result.ready() else "running" if result.state != "PENDING" else "queued"
+
+    def _results_outlive_the_coordinator(self) -> bool:
+        """Whether a rerun can read the dead run's results: not from `rpc://`, which sends each result to the queue of
+        the client that sent the task (gone with it), so a task of the dead run, ended or yet to end, would never be
+        seen ended here and be awaited forever: it is sent again instead."""
+        from celery.backends.rpc import RPCBackend
+
+        return not isinstance(self._app.backend, RPCBackend)
 
     def _on_broker(self, task_id: str) -> bool:
         """Whether the broker holds the task's message (queued, or delivered and not acknowledged); True for a
