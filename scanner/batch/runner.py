@@ -26,6 +26,7 @@ from scanner.batch.report_files import file_report
 from scanner.batch.store import BACKOFF_BASE_SECONDS, Row, ScanRecord, Store
 from scanner.batch.targets import registry_release
 from scanner.errors import UsageError
+from scanner.pipeline.interrupts import uninterruptible
 from scanner.report.model import Report
 from sandbox.core.untrusted import escape_for_terminal, escape_json_text
 
@@ -76,8 +77,10 @@ def run_batch(store: Store, backend: JobBackend, options: BatchOptions, progress
             progress.update(store.counts())
     except KeyboardInterrupt:
         progress.note(f"stopping: ending {len(backend.in_flight())} scans (each tears its sandbox down)")
-        for result in backend.stop(options.stop_grace):
-            store.release(result.key)
+        # a second Ctrl-C must not cut the stop short: its rows would stay running, counted as ones the batch died on
+        with uninterruptible(redeliver=False):
+            for result in backend.stop(options.stop_grace):
+                store.release(result.key)
         raise
 
 
