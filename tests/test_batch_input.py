@@ -103,6 +103,17 @@ def test_an_export_package_served_by_another_registry_is_not_scanned_as_the_publ
         assert f"served by another registry ({host})" in (target.unsupported or "")
 
 
+def test_an_export_registry_url_that_does_not_parse_is_unsupported_not_a_crash(tmp_path: Path) -> None:
+    """`https://[registry.npmjs.org` made urlsplit raise (an unclosed IPv6 bracket): one malformed entry of other
+    people's data ended the batch as an internal error before anything ran. It is that entry's unsupported row."""
+    export = {"name": "io.github.a/x", "packages": [
+        {"registryType": "npm", "identifier": "x-mcp", "version": "2.0.0", "registryBaseUrl": "https://[registry"},
+        {"registryType": "npm", "identifier": "y-mcp", "version": "1.0.0"}]}
+    bad, good = read_input(_write(tmp_path, "export.json", export))
+    assert bad.unsupported is not None and "served by another registry (https://[registry)" in bad.unsupported
+    assert (good.target, good.unsupported) == ("npm:y-mcp@1.0.0", None)
+
+
 def test_a_package_listed_for_another_transport_first_is_still_scanned_for_stdio(tmp_path: Path) -> None:
     """Rows are kept once per key, the first winning: an unsupported streamable-http listing of a package took the
     key of its stdio listing after it, so the package was never scanned. A row that can be scanned wins now."""

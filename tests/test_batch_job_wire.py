@@ -58,6 +58,18 @@ def test_a_broker_that_is_not_a_url_is_refused(command: list[str], tmp_path) -> 
     assert "Traceback" not in result.stderr
 
 
+@pytest.mark.parametrize(("url", "why"), [("redis://[queue/0", "Invalid IPv6 URL"),
+                                          ("redis://queue:port/0", "Port could not be cast"),
+                                          ("redis://queue:99999/0", "Port out of range")])
+def test_a_broker_url_that_does_not_parse_is_exit_2_not_an_internal_error(url: str, why: str, tmp_path) -> None:
+    targets = tmp_path / "targets.txt"
+    targets.write_text("npm:left-pad@1.3.0\n")
+    result = run_cli("batch", str(targets), "--out", str(tmp_path / "out"), "--broker", url, timeout=60)
+    assert result.returncode == 2, result.stderr
+    assert result.stderr.startswith(f"error: --broker {url!r} is not a URL ({why}")
+    assert "internal error" not in result.stderr
+
+
 def test_an_unreachable_broker_is_one_line_and_exit_3(tmp_path) -> None:
     import socket
 

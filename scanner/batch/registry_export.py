@@ -86,7 +86,10 @@ def _other_registry(kind: str, base: Any) -> str | None:
     """The host of a `registryBaseUrl` that is not the public registry of `kind` (None: none given, or that one)."""
     if not isinstance(base, str) or not base.strip():
         return None
-    host = urlsplit(base.strip()).hostname or ""
+    try:
+        host = urlsplit(base.strip()).hostname or ""
+    except ValueError:  # not a URL (`https://[registry`): no registry the scan knows
+        return _text(base)
     return None if host == PUBLIC_HOSTS[kind] else _text(host or base)
 
 

@@ -117,7 +117,12 @@ def check_broker_url(url: str, flag: str) -> None:
 
     from scanner.batch.worker import BROKER_SCHEMES
 
-    if urlsplit(url).scheme not in BROKER_SCHEMES or not urlsplit(url).netloc and not url.startswith("sqs://"):
+    try:
+        parts = urlsplit(url)
+        parts.port  # noqa: B018 - a port that is not a number (or out of range) raises here, not mid-run
+    except ValueError as exc:
+        raise UsageError(f"{flag} {url!r} is not a URL ({exc}); e.g. redis://127.0.0.1:6379/0") from None
+    if parts.scheme not in BROKER_SCHEMES or not parts.netloc and not url.startswith("sqs://"):
         raise UsageError(f"{flag} {url!r} is not a broker URL; give one of "
                          f"{', '.join(s + '://' for s in BROKER_SCHEMES)}, e.g. redis://127.0.0.1:6379/0")
 
