@@ -190,3 +190,11 @@ def test_a_missing_input_and_an_out_that_is_a_file_are_exit_2(tmp_path: Path, mo
 def test_the_key_is_the_same_for_the_same_target_command_and_arguments() -> None:
     assert BatchTarget("npm:x", "c", ("a",)).key == BatchTarget("npm:x", "c", ("a",), origin="elsewhere").key
     assert BatchTarget("npm:x", "c", ("a",)).key != BatchTarget("npm:x", "c", ("b",)).key
+
+
+def test_a_path_under_an_unknown_user_s_home_is_exit_2_naming_its_line(tmp_path: Path) -> None:
+    """`~nosuchuser/server` made pathlib raise RuntimeError: an internal error (exit 3), not the line's own."""
+    path = tmp_path / "targets.txt"
+    path.write_text("npm:left-pad@1.3.0\n~nosuchuser-mcp-sandbox/server\n")
+    with pytest.raises(UsageError, match=r"targets.txt:2: '~nosuchuser-mcp-sandbox/server': no such user's home"):
+        read_input(path)

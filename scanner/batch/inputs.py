@@ -101,7 +101,10 @@ def _checked_target(text: str, base: Path, where: str) -> str:
     """The target as the scan takes it: a registry target as written, a local path made absolute against `base`;
     checked now, so a typo stops the batch before anything runs."""
     if not text.startswith(("npm:", "pypi:")):
-        path = Path(text).expanduser()
+        try:
+            path = Path(text).expanduser()
+        except RuntimeError:  # `~name/...` of a user this system does not know
+            raise UsageError(f"{where}: {text!r}: no such user's home folder; {LINE_HELP}") from None
         text = str(path if path.is_absolute() else (base / path).resolve())
     try:
         parse_target(text)
