@@ -257,3 +257,16 @@ def test_diff_refuses_what_cannot_be_a_report_without_reading_it_all(
         path = Path(special)
     code, out, err = run_main(monkeypatch, capsys, "diff", old, path)
     assert code == 2 and err.startswith("error:") and len(err.splitlines()) == 1, err
+
+
+@pytest.mark.parametrize("content", [b"not a database", b""])
+def test_since_that_is_no_batch_store_is_refused_before_anything_runs(tmp_path: Path, content: bytes) -> None:
+    """A --since file that is not a batch store passed the check (it exists) and was first read as each scan's result
+    was recorded: a batch of targets that name no exact version (`--latest`) failed every row, after its scan."""
+    from scanner.batch.previous import store_path
+    from scanner.errors import UsageError
+
+    (tmp_path / "batch.sqlite").write_bytes(content)
+    with pytest.raises(UsageError, match=r"--since .*: not a batch store \("):
+        store_path(tmp_path)
+    assert store_path(_store_with(tmp_path / "real", report("1.0.0"))).name == "batch.sqlite"

@@ -42,7 +42,18 @@ def store_path(since: Path) -> Path:
     path = since / STORE_NAME if since.is_dir() else since
     if not path.is_file():
         raise UsageError(f"--since {since}: no batch store there (give a batch directory or its {STORE_NAME})")
+    connection = _read_only(path)
+    try:  # now, not as each scan's result is recorded (every row would fail, its scan done for nothing)
+        connection.execute("SELECT target, state, ecosystem, name, version, report, finished_at FROM targets LIMIT 1")
+    except sqlite3.DatabaseError as exc:
+        raise UsageError(f"--since {since}: not a batch store ({exc})") from None
+    finally:
+        connection.close()
     return path
+
+
+def _read_only(database: Path) -> sqlite3.Connection:
+    return sqlite3.connect(f"{database.resolve().as_uri()}?mode=ro", uri=True, timeout=30)
 
 
 def vetted_releases(database: Path, ecosystem: str, name: str) -> list[Vetted]:
@@ -50,7 +61,7 @@ def vetted_releases(database: Path, ecosystem: str, name: str) -> list[Vetted]:
     each saying whether it is a registry target's."""
     if not database.is_file():
         return []
-    connection = sqlite3.connect(f"{database.resolve().as_uri()}?mode=ro", uri=True, timeout=30)
+    connection = _read_only(database)
     try:
         found = connection.execute("SELECT target, version, report, COALESCE(finished_at, 0) FROM targets WHERE "
                                    "state = 'done' AND ecosystem = ? AND name = ? AND version IS NOT NULL AND report "
