@@ -116,3 +116,21 @@ def test_a_row_every_run_dies_on_is_failed_after_max_abandoned_runs(tmp_path: Pa
         assert store.row(other.key).state == "queued"  # never running when the runs died: not counted
         assert store.requeue_failed() == 1
         assert (store.row(target.key).state, store.row(target.key).abandoned) == ("queued", 0)
+
+
+def test_a_host_that_cannot_start_scans_spends_one_attempt_a_step_not_the_queue_s(tmp_path: Path) -> None:
+    """An OSError starting a scan (EAGAIN under a pids limit, ENOMEM; here: no such program) is the host's trouble of
+    the moment: the filling stopped at the first, so the other rows keep their attempts, and the step waits a second
+    before it tries again. It went on claiming, and one step spent an attempt of every queued row (three such steps
+    in a short spike, and the whole queue was failed)."""
+    from scanner.batch import runner
+
+    with Store.open(tmp_path / "batch.sqlite") as store:
+        store.add([BatchTarget(f"npm:server-{n}@1.0.0") for n in range(20)])
+        backend = SubprocessBackend(4, tmp_path / "work", command=[str(tmp_path / "no-such-program")])
+        waits: list[float] = []
+        assert runner._step(store, backend, BatchOptions(out=tmp_path), _Quiet(), lambda: 1000.0, waits.append)
+        spent = [row for row in store.rows() if row.attempts]
+    assert len(spent) == 1 and spent[0].error is not None and "FileNotFoundError" in spent[0].error
+    assert spent[0].state == "queued" and spent[0].transient  # retried after its backoff, as before
+    assert waits == [runner.COLLECT_SECONDS]

@@ -120,17 +120,20 @@ def _job(row: Row, options: BatchOptions) -> Job:
 def _step(store: Store, backend: JobBackend, options: BatchOptions, progress: Progress,
           clock: Callable[[], float], sleep: Callable[[float], None],
           after_done: Callable[[], None] | None = None) -> bool:
-    """Fill the backend, then collect what ended (or wait for the next retry); False when all is finished."""
-    while len(backend.in_flight()) < backend.capacity:
+    """Fill the backend, then collect what ended (or wait for the next retry); False when all is finished. A job the
+    host could not start (out of processes or memory) stops the filling until the next step, a second on: the next
+    rows would most likely fail alike, each spending an attempt, and a short spike would fail the whole queue."""
+    stalled = False
+    while not stalled and len(backend.in_flight()) < backend.capacity:
         row = store.claim(clock(), task_id=uuid.uuid4().hex)  # in the row before the job is handed over
         if row is None:
             break
-        _submit(store, backend, row, options, progress, clock())
+        stalled = not _submit(store, backend, row, options, progress, clock())
     if not backend.in_flight():
         due = store.next_due()
         if due is None:
             return False
-        sleep(min(COLLECT_SECONDS, max(0.0, due - clock())))
+        sleep(COLLECT_SECONDS if stalled else min(COLLECT_SECONDS, max(0.0, due - clock())))
         return True
     for result in backend.collect(COLLECT_SECONDS):
         if _record(store, result, options, progress, clock()) == "done" and after_done is not None:
@@ -139,16 +142,19 @@ def _step(store: Store, backend: JobBackend, options: BatchOptions, progress: Pr
 
 
 def _submit(store: Store, backend: JobBackend, row: Row, options: BatchOptions, progress: Progress,
-            now: float) -> None:
-    """Hand one row's job over. What its own text makes impossible (a NUL byte or an unencodable character in an
-    argument: ValueError) fails that row; an OSError starting it (E2BIG, EAGAIN, ENOMEM) is a transient failure of
-    that row, retried with backoff. Anything else (the broker gone) stops the batch, the row left running for the
-    next run to requeue (and count: Store.requeue_abandoned)."""
+            now: float) -> bool:
+    """Hand one row's job over; False when the host could not start it (OSError). What its own text makes
+    impossible (a NUL byte or an unencodable character in an argument: ValueError) fails that row; an OSError
+    starting it (E2BIG, EAGAIN, ENOMEM) is a transient failure of that row, retried with backoff. Anything else (the
+    broker gone) stops the batch, the row left running for the next run to requeue (and count:
+    Store.requeue_abandoned)."""
     try:
         backend.submit(_job(row, options))
     except (ValueError, TypeError, OSError) as exc:
         _job_error(store, row, f"its scan could not be started ({_reason(exc)})", progress, now,
                    transient=isinstance(exc, OSError), retries=options.retries, base=options.backoff_base)
+        return not isinstance(exc, OSError)
+    return True
 
 
 def _record(store: Store, result: JobResult, options: BatchOptions, progress: Progress, now: float) -> str:
