@@ -83,3 +83,34 @@ def test_an_unreachable_broker_is_one_line_and_exit_3(tmp_path) -> None:
     assert result.returncode == 3, result.stderr
     assert f"cannot reach the broker at redis://127.0.0.1:{port}/0" in result.stderr
     assert "secret" not in result.stderr and "Traceback" not in result.stderr
+
+
+def test_a_batch_that_fails_mid_run_still_rewrites_its_summary(tmp_path) -> None:
+    """A rerun adding a target, whose broker does not answer (exit 3): summary.json kept the earlier run's `exit 0: all
+    1 targets vetted`, without the new target, for whoever reads the summary rather than the exit code."""
+    import socket
+
+    from scanner.batch.store import ScanRecord, Store
+    from scanner.batch.summary import write_summary
+
+    out, vetted = tmp_path / "out", BatchTarget("npm:left-pad@1.3.0")
+    out.mkdir()
+    with Store.open(out / "batch.sqlite") as store:  # the earlier run: left-pad vetted, nothing found
+        store.add([vetted])
+        store.claim(1.0)
+        store.record_done(vetted.key, ScanRecord(status="complete", verdict="pass", score=100, worst=None,
+                                                 ecosystem="npm", name="left-pad", version="1.3.0", findings=[],
+                                                 report="reports/npm/left-pad/1.3.0.json", scan_seconds=1.0), 2.0)
+        assert write_summary(out, store.rows(), "error").code == 0
+    with socket.socket() as probe:  # a loopback port nobody listens on
+        probe.bind(("127.0.0.1", 0))
+        port = probe.getsockname()[1]
+    targets = tmp_path / "targets.txt"
+    targets.write_text("npm:left-pad@1.3.0\nnpm:new-mcp@1.0.0\n")
+    result = run_cli("batch", str(targets), "--out", str(out), "--broker", f"redis://127.0.0.1:{port}/0", timeout=120)
+    assert result.returncode == 3, result.stderr
+    summary = json.loads((out / "summary.json").read_text())
+    assert summary["exit"]["code"] == 3
+    assert [(t["target"], t["state"]) for t in summary["targets"]] == [("npm:left-pad@1.3.0", "done"),
+                                                                       ("npm:new-mcp@1.0.0", "queued")]
+    assert "npm:new-mcp@&#8203;1.0.0 | queued" in (out / "summary.md").read_text()

@@ -194,7 +194,11 @@ def _run(targets: list[BatchTarget], options: BatchOptions, place: _Place, fail_
                       f"{abandoned} left running by a dead run requeued, {requeued} failed requeued, "
                       + (f"{counts['running']} sent by a dead run to resume, " if counts["running"] else "")
                       + f"{counts['skipped']} unsupported)")
-        interrupted = counts["queued"] + counts["running"] > 0 and _scan_queued(store, options, place, progress)
+        try:
+            interrupted = counts["queued"] + counts["running"] > 0 and _scan_queued(store, options, place, progress)
+        except Exception:
+            _summary_anyway(options.out, store, fail_on, progress)
+            raise
         decision = write_summary(options.out, store.rows(), fail_on)
     progress.note(f"wrote {options.out / 'summary.md'}, summary.html and summary.json")
     if interrupted:
@@ -202,6 +206,19 @@ def _run(targets: list[BatchTarget], options: BatchOptions, place: _Place, fail_
         return 130
     print(f"exit {decision.code}: {decision.reason}", file=sys.stderr)
     return decision.code
+
+
+def _summary_anyway(out: Path, store: Store, fail_on: str, progress: Progress) -> None:
+    """The run failed (the broker gone, the engine, the disk): the summary is still rewritten from the store, so it
+    never shows an earlier run's exit code and targets while this one's new targets are not in it."""
+    import sqlite3
+
+    from scanner.batch.summary import write_summary
+
+    try:
+        write_summary(out, store.rows(), fail_on)
+    except (OSError, sqlite3.Error) as exc:
+        progress.note(f"could not rewrite the summary either ({type(exc).__name__}: {exc})")
 
 
 def _scan_queued(store: Store, options: BatchOptions, place: _Place, progress: Progress) -> bool:
