@@ -8,7 +8,8 @@ environment, which the policy then asks for by name, so the policy check still r
 
 The run phase's looks into the container (sandbox/run/observe.py) are execs of the image's own programs: `tar` to
 seed the workspace and plant the canaries, `sh` and GNU `find -printf` for the file snapshots and the network
-namespace. `missing_tools` finds which of them an image lacks, in one throwaway container under the run policy.
+namespace. `check_image` finds which of them an image lacks, in one throwaway container under the run policy, and
+whether the image has a link where the policy mounts its tmpfs (sandbox/run/image_mounts.py).
 """
 
 from __future__ import annotations
@@ -17,10 +18,12 @@ from dataclasses import dataclass, field, replace
 from typing import Any
 
 import docker
+import requests
 from docker.errors import APIError, ImageNotFound, NotFound
 
 from sandbox.core.errors import SandboxError, UserInputError
 from sandbox.core.session import SandboxSession
+from sandbox.run import image_mounts
 from sandbox.run.policy import RunPolicy
 
 ROOT_USERS = ("", "root", "0", "root:root", "0:0", "root:0", "0:root")
@@ -30,6 +33,8 @@ TOOL_USES = {
     "tar": "the workspace seed and the canary files (no tar): no probe calls",
     "find": "the file snapshots (no GNU find with -printf): file changes and canary reads",
 }
+TOOL_CHECK_SECONDS = 60
+TOOL_CHECK_LINES = 20  # of its log: the check prints three at most, a shell that floods it is not read whole
 _TOOL_CHECK = ("for t in tar find; do command -v \"$t\" >/dev/null 2>&1 || echo \"missing $t\"; done; "
                "find / -maxdepth 0 -printf '' >/dev/null 2>&1 || echo 'missing find'; true")
 
@@ -114,22 +119,37 @@ def image_policy(policy: RunPolicy, image: ImageConfig) -> RunPolicy:
     return replace(policy, env={**own, **policy.env})
 
 
-def missing_tools(session: SandboxSession, image_id: str, policy: RunPolicy) -> list[str]:
-    """The programs the run phase's looks need that this image lacks (sh, tar, find -printf), found in a throwaway
-    container under the run policy (network none). Empty: every look works."""
+@dataclass(frozen=True)
+class ImageCheck:
+    """What the image keeps the run phase's looks from: the programs they need that it lacks (`missing`, or all of
+    them when the check did not finish: `stuck`), and the policy's mount points it has as a link or a file
+    (`redirected`, sandbox/run/image_mounts.py: the looks would not see behind them)."""
+
+    missing: list[str]
+    redirected: list[str] = field(default_factory=list)
+    stuck: bool = False
+
+
+def check_image(session: SandboxSession, image_id: str, policy: RunPolicy) -> ImageCheck:
+    """The image's paths where the policy mounts its tmpfs, read through the engine, then the programs the looks need
+    (sh, tar, find -printf), found in a throwaway container under the run policy (network none)."""
     api = session.client.api
     host_config = {**replace(policy, network_mode="none").host_config(api),
                    "LogConfig": {"Type": "json-file", "Config": {}}}
     container = session.create_container("image-check", image=image_id, entrypoint=["sh", "-c", _TOOL_CHECK],
                                          command=[], user=policy.user, environment=policy.environment(),
                                          network_disabled=True, host_config=host_config, working_dir="/")
+    redirected = image_mounts.redirected(api, container, image_mounts.mount_paths(policy.tmpfs()))
     try:
         api.start(container)
     except APIError:
-        return list(TOOL_USES)  # no shell to run: every look is an exec of sh or tar
-    api.wait(container, timeout=60)
-    output = api.logs(container, stdout=True, stderr=False).decode("utf-8", "replace")
+        return ImageCheck(list(TOOL_USES), redirected)  # no shell to run: every look is an exec of sh or tar
+    try:
+        api.wait(container, timeout=TOOL_CHECK_SECONDS)
+    except (APIError, requests.exceptions.ConnectionError):  # the wait's read timeout: the image's `sh` never ended
+        session.remove_container(container)
+        return ImageCheck(list(TOOL_USES), redirected, stuck=True)
+    output = api.logs(container, stdout=True, stderr=False, tail=TOOL_CHECK_LINES).decode("utf-8", "replace")
     session.remove_container(container)
     missing = sorted({line.split()[1] for line in output.splitlines() if line.startswith("missing ")})
-    return [tool for tool in TOOL_USES if tool in missing]
-
+    return ImageCheck([tool for tool in TOOL_USES if tool in missing], redirected)

@@ -28,6 +28,9 @@ TERM_GRACE = 2.0  # then once it got SIGTERM
 KILL_WAIT = 5.0  # then once it got SIGKILL (the session's teardown removes it anyway)
 RETRY_SECONDS = 0.1  # before the engine's wait is asked again, when it failed with time left
 NO_LOG = {"Type": "none", "Config": {}}
+# A container image's HEALTHCHECK would have the engine exec its command in the sandbox every interval, beside the
+# server and outside its process tree, between and during the looks: never asked for, so turned off (read back).
+NO_HEALTHCHECK = {"Test": ["NONE"]}
 STDERR_TAIL_LINES = 40
 
 
@@ -79,6 +82,7 @@ def create_server(session: SandboxSession, image: str, command: list[str], run_p
         # The engine refuses a host name beside network mode container:<sink>; the sink carries it then.
         hostname=run_policy.hostname if run_policy.network_mode == policy_mod.STRICT_NETWORK else None,
         host_config=host_config,
+        healthcheck=NO_HEALTHCHECK,
     )
     sock = _raw_socket(api.attach_socket(container_id, params=ATTACH_PARAMS))
     try:
@@ -86,6 +90,7 @@ def create_server(session: SandboxSession, image: str, command: list[str], run_p
         applied = policy_mod.read_applied(inspect)
         policy_mod.enforce(run_policy, applied)
         _enforce_no_log(inspect)
+        _enforce_no_healthcheck(inspect)
     except BaseException:
         sock.close()
         raise
@@ -175,6 +180,12 @@ def _enforce_no_log(inspect: dict[str, Any]) -> None:
     log_type = ((inspect.get("HostConfig") or {}).get("LogConfig") or {}).get("Type")
     if log_type != "none":
         raise PolicyNotApplied(f"log driver: asked 'none', engine applied {log_type!r}")
+
+
+def _enforce_no_healthcheck(inspect: dict[str, Any]) -> None:
+    test = ((inspect.get("Config") or {}).get("Healthcheck") or {}).get("Test")
+    if test is not None and test != NO_HEALTHCHECK["Test"]:
+        raise PolicyNotApplied(f"healthcheck: asked none, engine applied {str(test)[:200]!r}")
 
 
 def close_attach(server: RunningServer) -> None:

@@ -47,6 +47,7 @@ class ScanParts:
     probes: ProbePhaseReport = field(default_factory=ProbePhaseReport)
     late_egress: list[Finding] = field(default_factory=list)  # what no probe call took (start-up, or late)
     egress_gaps: list[str] = field(default_factory=list)  # what the sink's log may be missing (errors: incomplete)
+    image_gaps: list[str] = field(default_factory=list)  # what a docker: image kept the looks from (errors: incomplete)
     relisting: Relisting | None = None  # the second listing, under another client identity
     cloaking: list[Finding] = field(default_factory=list)  # P10: how the two listings differ
     conformance: Conformance | None = None  # W*: json-schema-dialect, and the --spec-version wire probe
@@ -71,7 +72,7 @@ def assemble(parts: ScanParts, config: Config) -> Report:
         _put_served(report, parts.served)
     report.probes, report.behavior = parts.probes.probes, parts.probes.behavior
     report.notifications = parts.probes.notifications
-    report.errors.extend([*parts.probes.errors, *parts.egress_gaps])
+    report.errors.extend([*parts.image_gaps, *parts.probes.errors, *parts.egress_gaps])
     report.conformance = parts.conformance.report if parts.conformance else None
     report.source = parts.source.info if parts.source else None
     report.findings = _findings(parts)

@@ -2,7 +2,7 @@
 same run policy as an installed package.
 
     target (image_target) → the image, local or pulled (sandbox/run/image_source) → the programs its looks need
-    (missing_tools) → run, list, lint, probe, list again, conformance (scan.serve, as for a package) → assemble
+    (check_image) → run, list, lint, probe, list again, conformance (scan.serve, as for a package) → assemble
 
 Nothing is installed, so install and the source scan do not run, and provenance has nothing to ask a registry
 about: each says so (a Skipped record, never a silent pass). What the door checks instead is pinning: the digest the
@@ -18,7 +18,7 @@ from concurrent.futures import ThreadPoolExecutor
 
 from sandbox.core import engine
 from sandbox.core.session import SandboxSession
-from sandbox.run.image_source import (TOOL_USES, ImageConfig, acquire_image, image_policy, missing_tools,
+from sandbox.run.image_source import (TOOL_USES, ImageCheck, ImageConfig, acquire_image, check_image, image_policy,
                                       server_command)
 from sandbox.run.policy import RUN_GID, RUN_UID, WORKSPACE, RunPolicy
 from scanner.pipeline.assemble import ScanParts, assemble
@@ -41,6 +41,10 @@ NOT_RUN = (("install", "not applicable: container image (nothing is installed; t
            ("provenance", "not available: container image (registry metadata, signatures, attestations, advisories "
                           "and the dependency tree are checked for packages only; the image's digest is recorded "
                           "and pinned in the lock, and a tag without a digest is I1)"))
+
+# Why a link where the policy mounts its tmpfs leaves the scan incomplete (sandbox/run/image_mounts.py).
+REDIRECTED = ("the engine mounted the sandbox's tmpfs where it leads, and the file looks list the path itself, so "
+              "what the server wrote or read there (file changes, canary reads) was not seen")
 
 
 def run_target(options: ScanOptions, progress: Progress = lambda _: None, head_start: HeadStart | None = None
@@ -87,12 +91,21 @@ def _image_stages(parts: ScanParts, session: SandboxSession, image: ImageConfig,
         running.sink = running.pool.submit(start_sink_container, session, policy, progress, clock)
     plan = running.pool.submit(clock.timed, "probe_plan", probe_phase.prepare, options.probes, policy)
     with clock.phase("image_check"):  # the image: acquired, then what it lacks
-        missing = missing_tools(session, image.image_id, policy)
+        checked = check_image(session, image.image_id, policy)
     assert isinstance(parts.target, TargetInfo) and parts.target.image is not None
-    parts.target.image.unavailable = [f"{tool}: {TOOL_USES[tool]}" for tool in missing]
+    parts.target.image.unavailable = unavailable_looks(checked)
+    parts.image_gaps = [f"{line}: {REDIRECTED}" for line in checked.redirected]
     running.sweep.result()
     serve(parts, session, image.image_id, command, options, progress, running, plan,
           working_dir=image.working_dir or WORKSPACE)
+
+
+def unavailable_looks(checked: ImageCheck) -> list[str]:
+    """What the image keeps the looks from, one line each: the programs it lacks (or whose check never ended), then
+    the mount points it has as a link or a file."""
+    why = " (the check of the image's programs did not finish)" if checked.stuck else ""
+    return [*(f"{tool}: {TOOL_USES[tool]}{why}" for tool in checked.missing),
+            *(f"{line}: {REDIRECTED}" for line in checked.redirected)]
 
 
 def image_info(wanted: ImageTarget, image: ImageConfig, command: list[str]) -> ImageInfo:
