@@ -266,3 +266,17 @@ def test_sarif_keeps_the_most_severe_results_code_scanning_stores() -> None:
     whole = to_sarif(report.model_copy(update={"findings": report.findings[:MAX_RESULTS]}), file_artifact("tools.json"))
     assert run["results"][0] == whole["runs"][0]["results"][0]  # fingerprints do not move with the cut
     assert_code_scanning_accepts({**to_sarif(report), "runs": [run]})
+
+
+def test_an_image_report_says_its_looks_are_the_images_own_and_what_they_could_not_see() -> None:
+    """The looks into a docker: image's sandbox run its own find and python3: no view may read as if they were the
+    sandbox's (a clean behaviour section is only as honest as the image)."""
+    report = image_report("mcp/time", "sha256:" + "c" * 64)
+    assert report.target.image is not None
+    report.target.image.unavailable = ["/home/mcp is a symbolic link to '/opt/x': not seen", "/workspace is a file"]
+    shown = terminal_text(report)
+    assert "run by the image's own sh, tar, find and python3" in shown
+    link, = (line for line in shown.splitlines() if "/home/mcp is a symbolic link to '/opt/x': not seen" in line)
+    assert "/workspace is a file" not in link and "\\n" not in link  # a row each, not one row with escaped newlines
+    assert "**Looks into the sandbox**: run by the image's own" in to_markdown(report)
+    assert json.loads(report.model_dump_json())["target"]["image"]["looks_trusted"] is False

@@ -13,6 +13,7 @@ from scanner.report.containment import containment_rows, notification_rows, noti
 from scanner.report.model import Finding, Report, process_summary
 from scanner.report.severity import most_severe_first
 from scanner.report.suppressions import config_label, plural, refused_lines, suppressed_lines
+from scanner.report.target_view import LOOKS
 from sandbox.core.untrusted import escape_for_terminal
 
 MAX_ROWS = 200
@@ -90,6 +91,7 @@ def _summary(report: Report) -> list[str]:
         lines += ["", f"Container image {code(image.reference)}, digest {code(image.digest)}"
                   + ("" if image.pinned else " (not pinned)") + "."]
         lines += ["", f"**Appears to need root**: {md(image.needs_root)}"] if image.needs_root else []
+        lines += ["", f"**Looks into the sandbox**: {LOOKS}."]
     lines += _status_lines(report) + _friendliness(report)
     server = report.server
     if server.name or server.version:

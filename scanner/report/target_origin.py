@@ -60,4 +60,10 @@ class ImageInfo(_Model):
     needs_root: str | None = Field(default=None, description="Set when the image runs as root by default and its "
                                    "server ended before answering as the run uid: it appears to need root.")
     unavailable: list[str] = Field(default_factory=list, description="Observations this image cannot support: the "
-                                   "programs the sandbox's looks run inside it (sh, tar, GNU find) that it lacks.")
+                                   "programs the sandbox's looks run inside it (sh, tar, GNU find) that it lacks, and "
+                                   "the paths where the sandbox mounts its tmpfs that it has as a link or a file.")
+    looks_trusted: Literal[False] = Field(default=False, description="Always false: the file, canary-read and process "
+                                          "looks into the sandbox run the image's own sh, tar, find and python3 (under "
+                                          "its environment), so an image built to deceive can hide from them what its "
+                                          "server wrote, read or started. The egress sink and the canary search of "
+                                          "every response run outside the image and still hold.")

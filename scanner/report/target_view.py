@@ -8,6 +8,12 @@ from scanner.report.model import TargetInfo
 from scanner.report.target_origin import ImageInfo
 
 
+# ImageInfo.looks_trusted, said where a finding's absence would be read.
+LOOKS = ("run by the image's own sh, tar, find and python3: an image built to deceive can hide its server's writes, "
+         "canary reads and processes from them (the egress sink and the canary search of responses are the "
+         "sandbox's own)")
+
+
 def origin_rows(target: TargetInfo) -> list[tuple[str, str]]:
     rows: list[tuple[str, str]] = []
     if target.launch is not None:
@@ -25,5 +31,6 @@ def image_rows(image: ImageInfo) -> list[tuple[str, str]]:
     rows = [("digest", image.digest + ("" if image.pinned else " (not pinned: the target names a tag)")),
             ("image user", f"{image.configured_user or 'root (no USER)'}; run as the sandbox's user instead")]
     rows += [("needs root", image.needs_root)] if image.needs_root else []
-    rows += [("not observed", "\n".join(image.unavailable))] if image.unavailable else []
+    rows.append(("looks", LOOKS))
+    rows += [("not observed" if at == 0 else "", line) for at, line in enumerate(image.unavailable)]
     return rows
