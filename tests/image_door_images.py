@@ -1,6 +1,7 @@
 """Small MCP server images for the container-image door's tests, built here FROM the project's python runtime image
-with the zoo copied in (no registry is reachable): labelled like the install cache (kind=installed, so `gc --images`
-may evict them) and tagged under mcp-sandbox-test/…; the fixture that builds them removes them."""
+with the zoo copied in (no registry is reachable): labelled like the install cache (kind=installed, as any image may
+label itself: `gc --images` leaves them all the same, named outside the cache's repository) and tagged under
+mcp-sandbox-test/…; the fixture that builds them removes them."""
 
 from __future__ import annotations
 
@@ -64,7 +65,7 @@ def remove_test_images(client: docker.DockerClient) -> None:
             try:
                 client.images.remove(tag, noprune=False)
             except docker.errors.APIError:
-                pass  # in use by a container another test still tears down: the next gc --images takes it
+                pass  # in use by a container another test still tears down: the next run's fixture takes it
 
 
 def _add(tar: tarfile.TarFile, name: str, data: bytes) -> None:

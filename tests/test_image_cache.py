@@ -131,3 +131,27 @@ def test_eviction_on_a_real_engine(docker_client, tmp_path: Path) -> None:  # ty
                 docker_client.api.remove_image(tag, force=True)
             except NotFound:
                 pass  # evicted by the test
+
+
+@pytest.mark.docker
+def test_an_image_labelled_installed_by_its_author_is_never_evicted(docker_client):  # type: ignore[no-untyped-def]
+    """The kind label is the image's author's to set (a `docker:` target's LABEL, or inherited by an image built FROM
+    an installed one): an image named outside the cache's repository is someone else's, whatever it says."""
+    from sandbox.core import image_cache, images
+
+    run = uuid.uuid4().hex[:12]
+    outside, inside = f"mcp-sandbox-test/labelled-installed:{run}", f"mcp-sandbox-installed:gc-test-{run}"
+    foreign = _throwaway(docker_client, images.image_tag("node"), outside, run, time.time() - 30 * DAY)
+    select = {f"{labels.PREFIX}.test-run": run}
+    try:
+        assert image_cache.cached_images(docker_client, {}, select) == []
+        assert image_cache.evict(docker_client, Policy(keep=0, min_idle=0), time.time(), select=select).removed == []
+        assert docker_client.images.get(outside).id == foreign
+        docker_client.api.tag(foreign, *inside.split(":"))  # named in the cache's repository too: still not the cache's
+        assert image_cache.cached_images(docker_client, {}, select) == []
+    finally:
+        for tag in (outside, inside):
+            try:
+                docker_client.api.remove_image(tag, force=True)
+            except NotFound:
+                pass

@@ -1,11 +1,13 @@
 """Evict installed-server images (the install cache, labelled io.mcp-sandbox.kind=installed) least recently used
 first: keep the N most recent, drop those unused for longer than D, or shrink the cache under a size.
 
-Only images labelled `installed` are candidates, so a runtime base image (kind=runtime) or any image the sandbox did
-not make is never touched. An image any container uses (running or stopped) is kept, and so is one used within the
-last `min_idle` seconds: a scan of a batch commits its install and only then starts the server's container from
-it, and eviction must not fall into that gap. Removal is by tag, never forced, so an image the engine says is in
-use stays. Last use comes from sandbox/core/image_use.py (the image's creation time when there is no record).
+Only images labelled `installed` and named only in the install cache's repository are candidates, so a runtime base
+image (kind=runtime), an image that labels itself `installed` (a `docker:` target's, pulled or named by its
+author), or one built FROM an installed image under another name is never touched. An image any container uses
+(running or stopped) is kept, and so is one used within the last `min_idle` seconds: a scan of a batch commits its
+install and only then starts the server's container from it, and eviction must not fall into that gap. Removal is by
+tag, never forced, so an image the engine says is in use stays. Last use comes from sandbox/core/image_use.py (the
+image's creation time when there is no record).
 
 Size is each image's own share: its size less the layers it shares with other images (the runtime base, which is
 not the cache's to free), as the engine's disk-usage report gives it.
@@ -16,6 +18,7 @@ from __future__ import annotations
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 
 import docker
 from docker.errors import APIError, NotFound
@@ -87,6 +90,8 @@ def cached_images(client: docker.DockerClient, uses: dict[str, float],
     for image in listed:
         if any((image.get("Labels") or {}).get(key) != value for key, value in wanted.items()):
             continue  # the filter is the engine's; the labels are checked here too
+        if not _the_caches(image):
+            continue  # labelled like an install, but named otherwise or pulled: someone else's
         usage = shared.get(image["Id"], {})
         own = int(usage.get("Size", image.get("Size", 0)) or 0) - max(0, int(usage.get("SharedSize", 0) or 0))
         created = float((image.get("Labels") or {}).get(labels.CREATED) or image.get("Created") or 0)
@@ -130,6 +135,15 @@ def _remove(client: docker.DockerClient, image: CachedImage) -> bool:
             return False
         raise
     return True
+
+
+def _the_caches(image: dict[str, Any]) -> bool:
+    """Whether an image labelled `installed` is the install cache's: every name it has is in the cache's repository
+    (labels.INSTALLED_REPOSITORY; an untagged one is a superseded install), and it came from no registry (an
+    install is committed here, so it has no registry digest)."""
+    tags = [tag for tag in image.get("RepoTags") or [] if tag != "<none>:<none>"]
+    digests = [digest for digest in image.get("RepoDigests") or [] if digest != "<none>@<none>"]
+    return not digests and all(tag.rpartition(":")[0] == labels.INSTALLED_REPOSITORY for tag in tags)
 
 
 def _name(image: CachedImage) -> str:

@@ -19,6 +19,10 @@ KIND = f"{PREFIX}.kind"
 
 KIND_INSTALLED = "installed"
 KIND_RUNTIME = "runtime"
+# The repository the install cache tags its images in. The kind label alone does not make an image the cache's: an
+# image anyone built carries whatever labels its Dockerfile set (a `docker:` target's), and one built FROM an
+# installed image inherits them.
+INSTALLED_REPOSITORY = "mcp-sandbox-installed"
 
 
 def process_start_ticks(pid: int) -> str | None:

@@ -40,7 +40,7 @@ from sandbox.install.request import LOCAL_SOURCE_DIR, Ecosystem, InstalledServer
 
 INSTALL_UID = 10001
 INSTALL_HOME = "/home/mcp-install"  # the install user's tmpfs; each step's HOME is a new folder in it
-INSTALLED_REPO = "mcp-sandbox-installed"
+INSTALLED_REPO = labels.INSTALLED_REPOSITORY
 CONTAINER_CA_PATH = "/etc/ssl/certs/ca-certificates.crt"
 OUTPUT_TAIL_CHARS = 8_000
 MANIFEST_LABEL = f"{labels.PREFIX}.install"
