@@ -1,5 +1,5 @@
 """`scan docker:IMAGE` against images built to fool the sandbox's looks (built here FROM the python runtime image with
-the zoo inside, removed after): a link where the policy mounts its tmpfs, a `sh` that never ends, a HEALTHCHECK."""
+the zoo inside, removed after): a link where the policy mounts its tmpfs, a `sh` that never ends, a HEALTHCHECK, a VOLUME."""
 
 from __future__ import annotations
 
@@ -28,6 +28,9 @@ STUCK_SH = ZOO + ('CMD ["probed:good"]\nUSER root\n'
 # A HEALTHCHECK the engine would run in the sandbox every second, outside the server's process tree.
 HEALTH = ZOO + 'CMD ["probed:good"]\nHEALTHCHECK --interval=1s --timeout=1s CMD ["python3", "-c", "print(1)"]\n'
 
+# A VOLUME: the engine would mount a writable volume at /data in every container made from it.
+VOLUME = ZOO + 'CMD ["probed:good"]\nVOLUME /data\n'
+
 
 def test_mount_paths_are_the_mount_points_and_the_folders_above_them():
     assert mount_paths(RunPolicy().tmpfs()) == ["/home", "/tmp", "/workspace", "/home/mcp"]
@@ -37,7 +40,8 @@ def test_mount_paths_are_the_mount_points_and_the_folders_above_them():
 def built(docker_client):
     images = {"linked": build_test_image(docker_client, "linked", LINKED),
               "stuck-sh": build_test_image(docker_client, "stuck-sh", STUCK_SH),
-              "health": build_test_image(docker_client, "health", HEALTH)}
+              "health": build_test_image(docker_client, "health", HEALTH),
+              "volume": build_test_image(docker_client, "volume", VOLUME)}
     yield images
     remove_test_images(docker_client)
 
@@ -71,3 +75,11 @@ def test_an_images_healthcheck_never_runs_in_the_sandbox(docker_client, built, n
         inspect = docker_client.api.inspect_container(running.container_id)
         server.close_attach(running)
     assert inspect["Config"]["Healthcheck"]["Test"] == ["NONE"] and inspect["State"].get("Health") is None
+
+
+@pytest.mark.docker
+def test_an_image_with_a_volume_is_refused_in_one_line_naming_it(built, no_leftovers):
+    done = run_cli("scan", f"docker:{REPOSITORY}:volume", "-q", timeout=120)
+    lines = done.stderr.strip().splitlines()
+    assert done.returncode == 3 and len(lines) == 1 and "Traceback" not in done.stderr
+    assert f"image {REPOSITORY}:volume declares VOLUME /data" in lines[0] and "not scanned" in lines[0]

@@ -23,6 +23,7 @@ from docker.errors import APIError, ImageNotFound, NotFound
 
 from sandbox.core.errors import SandboxError, UserInputError
 from sandbox.core.session import SandboxSession
+from sandbox.core.untrusted import escape_for_terminal
 from sandbox.run import image_mounts
 from sandbox.run.policy import RunPolicy
 
@@ -34,6 +35,7 @@ TOOL_USES = {
     "find": "the file snapshots (no GNU find with -printf): file changes and canary reads",
 }
 TOOL_CHECK_SECONDS = 60
+MAX_VOLUMES_NAMED = 5
 TOOL_CHECK_LINES = 20  # of its log: the check prints three at most, a shell that floods it is not read whole
 _TOOL_CHECK = ("for t in tar find; do command -v \"$t\" >/dev/null 2>&1 || echo \"missing $t\"; done; "
                "find / -maxdepth 0 -printf '' >/dev/null 2>&1 || echo 'missing find'; true")
@@ -52,6 +54,7 @@ class ImageConfig:
     working_dir: str
     env: dict[str, str] = field(default_factory=dict)
     pulled: bool = False
+    volumes: list[str] = field(default_factory=list)  # the image's VOLUME paths
 
     @property
     def runs_as_root(self) -> bool:
@@ -87,7 +90,7 @@ def acquire_image(client: docker.DockerClient, reference: str, repository: str, 
                        repo_digests=[str(d) for d in inspect.get("RepoDigests") or []],
                        entrypoint=list(config.get("Entrypoint") or []), cmd=list(config.get("Cmd") or []),
                        user=str(config.get("User") or ""), working_dir=str(config.get("WorkingDir") or ""),
-                       env=env, pulled=pulled)
+                       env=env, pulled=pulled, volumes=[str(path) for path in config.get("Volumes") or {}])
 
 
 def _local(client: docker.DockerClient, reference: str, repository: str, digest: str | None) -> dict[str, Any] | None:
@@ -110,6 +113,16 @@ def server_command(image: ImageConfig, args: list[str]) -> list[str]:
         raise UserInputError(f"image {image.reference} has no ENTRYPOINT or CMD; give the command after -- or with "
                              "--command 'PROGRAM ARGS'")
     return command
+
+
+def refuse_volumes(image: ImageConfig) -> None:
+    """SandboxError (exit 3, one line) for an image that declares a VOLUME: the engine mounts a writable volume there
+    in every container made from it, which the run policy refuses (no mounts), so no container of it is made."""
+    if image.volumes:
+        named = ", ".join(escape_for_terminal(path, 200) for path in image.volumes[:MAX_VOLUMES_NAMED])
+        more = f" and {len(image.volumes) - MAX_VOLUMES_NAMED} more" if len(image.volumes) > MAX_VOLUMES_NAMED else ""
+        raise SandboxError(f"image {image.reference} declares VOLUME {named}{more}: the engine would mount a writable "
+                           "volume there, which the sandbox's run policy refuses (no mounts); not scanned")
 
 
 def image_policy(policy: RunPolicy, image: ImageConfig) -> RunPolicy:

@@ -19,7 +19,7 @@ from concurrent.futures import ThreadPoolExecutor
 from sandbox.core import engine
 from sandbox.core.session import SandboxSession
 from sandbox.run.image_source import (TOOL_USES, ImageCheck, ImageConfig, acquire_image, check_image, image_policy,
-                                      server_command)
+                                      refuse_volumes, server_command)
 from sandbox.run.policy import RUN_GID, RUN_UID, WORKSPACE, RunPolicy
 from scanner.pipeline.assemble import ScanParts, assemble
 from scanner.pipeline.head_start import HeadStart
@@ -65,6 +65,7 @@ def run_image_scan(options: ScanOptions, progress: Progress = lambda _: None) ->
     progress(f"image {wanted.reference}")
     with clock.phase("image_check"):
         image = acquire_image(client, wanted.reference, wanted.repository, wanted.digest)
+    refuse_volumes(image)
     command = (choose_command(wanted.repository, {}, options.command, options.server_args)  # --command replaces it
                if options.command is not None else server_command(image, options.server_args))
     policy = image_policy(options.policy, image)
