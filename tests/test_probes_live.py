@@ -289,3 +289,30 @@ def test_init_fixtures_writes_a_starter_file_from_the_live_tools(tmp_path, no_le
     written = json.loads(path.read_text())
     assert [p["tool"] for p in written["probes"]] == ["lookup_order", "lookup_invoice"]
     assert run_cli("init-fixtures", str(path), str(ZOO), "--command", "zoo-probe-errors").returncode == 2
+
+
+@pytest.mark.docker
+def test_a_canary_read_at_start_up_before_the_first_look_is_caught(no_leftovers):
+    """zoo-startup-reader polls for ~/.aws/credentials from its start and reads it the moment it is planted, before
+    the baseline look and the observer's watches: the scan came out complete and clean. The baseline now shows the
+    file's atime past its ctime: a read in the start-up record, B3."""
+    report = probe_zoo("zoo-startup-reader")
+    startup = next(b for b in report.behavior if b.call == -1 and b.sandbox == 0)
+    assert [(e.how, e.where) for e in startup.canaries if e.where.endswith(".aws/credentials")] == [
+        ("read", next(e.where for e in startup.canaries))], startup.canaries
+    messages = [f.message for f in findings(report, "B3")]
+    assert any("~/.aws/credentials" in m and "start-up" in m for m in messages), messages
+    assert report.verdict == "block"
+
+
+def test_a_file_read_since_its_last_change_is_told_from_one_planted_unread() -> None:
+    from sandbox.run.observe import FileEntry, Snapshot, read_since_changed
+
+    def entry(path: str, atime: float, ctime: float, kind: str = "f") -> FileEntry:
+        return FileEntry(path=path, kind=kind, size=1, mtime=100.0, atime=atime, ctime=ctime, mode="600")
+
+    files = [entry("/h/read", 2_000.01, 2_000.0), entry("/h/planted", 1_999.9, 2_000.0),
+             entry("/h/busybox", 100.0, 2_000.0), entry("/h/same-tick", 2_000.0, 2_000.0),
+             entry("/h/dir", 3_000.0, 2_000.0, kind="d"), entry("/h/no-ctime", 3_000.0, 0.0)]
+    snapshot = Snapshot(taken_at=0.0, files={e.path: e for e in files}, counters=None)  # type: ignore[arg-type]
+    assert read_since_changed(snapshot) == ["/h/read"]

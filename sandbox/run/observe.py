@@ -242,6 +242,15 @@ def diff(before: Snapshot, after: Snapshot) -> FileDiff:
     return result
 
 
+def read_since_changed(snapshot: Snapshot) -> list[str]:
+    """The files whose access time is past their change time: read after they were last written or had their times
+    set (a planted canary, at the sandbox's baseline: read before the first look). Planting leaves a file's atime at
+    or before its ctime (tar sets it to when tar began, or to the mtime, in the same call that sets the ctime), and
+    only a read moves it past; a read in the same clock tick as that call (4 ms here) is not told apart."""
+    return sorted(path for path, entry in snapshot.files.items()
+                  if entry.kind == "f" and entry.ctime > 0 and entry.atime > entry.ctime)
+
+
 # ---- processes, stats, exit state -------------------------------------------------------------------------------------
 
 def processes(client: docker.DockerClient, container_id: str) -> list[Process]:

@@ -7,7 +7,7 @@ from collections.abc import Sequence
 from typing import Literal
 
 from sandbox.run import observe
-from sandbox.run.observe import Process, Snapshot
+from sandbox.run.observe import Process, Snapshot, read_since_changed
 from scanner.report.model import CallBehavior, CanaryEvent, FileChanges, ProcessSeen, ResourceUse
 from scanner.rules.behavior import busy
 
@@ -45,6 +45,12 @@ def add_reads(record: CallBehavior, paths: Sequence[str], canaries: dict[str, st
     for path in dict.fromkeys(paths):
         if path in planted_files and path not in known:
             record.canaries.append(CanaryEvent(where=path, how="read"))
+
+
+def reads_at_baseline(record: CallBehavior, baseline: Snapshot, canaries: dict[str, str]) -> None:
+    """The planted canaries a sandbox's baseline shows read already (between their planting and that first look,
+    before the observer's watches were set): read events of its start-up record."""
+    add_reads(record, read_since_changed(baseline), canaries)
 
 
 def reads_after(records: list[CallBehavior], sandbox: int, fresh: Snapshot, canaries: dict[str, str]) -> None:

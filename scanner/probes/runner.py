@@ -1,10 +1,9 @@
-"""The probe phase: call every tool in the sandbox and watch what each call does.
-
-Runs in the MCP session the inventory opened (`inventory.collect(..., after_listing=...)`). Each planned call:
-tools/call with a timeout → exit state, snapshot (files, cgroup counters), processes and egress drain (call_looks)
-→ diff → re-list (relister: after every call, or every k-th for a big listing; once more after the last). A hung call
-is cancelled; if the server then no longer answers a ping, or if it died, the call is recorded (P7 / P6) and a fresh
-sandbox is started from the installed image for the rest (sent first the suspects of a crash: crash_replay)."""
+"""The probe phase: call every tool in the sandbox and watch what each call does. Runs in the MCP session the inventory
+opened (`inventory.collect(..., after_listing=...)`). Each planned call: tools/call with a timeout → exit state,
+snapshot (files, cgroup counters), processes and egress drain (call_looks) → diff → re-list (relister: after every call,
+or every k-th for a big listing; once more after the last). A hung call is cancelled; if the server then no longer
+answers a ping, or if it died, the call is recorded (P7 / P6) and a fresh sandbox is started from the installed image
+for the rest (sent first the suspects of a crash: crash_replay)."""
 
 from __future__ import annotations
 
@@ -25,7 +24,8 @@ from scanner.client.scan_client import ScanClient
 from scanner.pipeline.inventory import scan_client
 from scanner.pipeline.transport import WireHealth
 from scanner.probes.call_looks import Looks, look_after_call, note_observer_gaps, taken
-from scanner.probes.call_behavior import drop_exited, fill_record, new_processes, noteworthy, pids_at_limit, reads_after
+from scanner.probes.call_behavior import (drop_exited, fill_record, new_processes, noteworthy, pids_at_limit,
+                                          reads_after, reads_at_baseline)
 from scanner.probes.crash_attribution import EXIT_AFTER_ANSWER_SECONDS, Answered, finished_at, recent
 from scanner.probes.crash_replay import Undecided, charged_crash, late_exit
 from scanner.probes.egress_windows import EgressWindows, canaries_in_response
@@ -272,7 +272,8 @@ class ProbeRunner:
         self.windows.open(record, self.sandbox_began)
         found: dict[str, list[ProcessSeen]] = {}
         async with anyio.create_task_group() as group:  # two looks with no order between them, taken at once
-            if self.last_snapshot is not None:
+            if self.last_snapshot is not None:  # the baseline, and a canary read between its planting and it
+                reads_at_baseline(record, self.last_snapshot, self.access.canaries.locations)
                 group.start_soon(self._observe_after, record, self.last_snapshot)
             group.start_soon(self._roles_into, found)
         # The server's own tree at start-up is not "left running"; a daemon (reparented to init) is.
