@@ -135,6 +135,24 @@ def test_ping_still_answered() -> None:
     assert details.ping_still_answered(_observed(ping=_error("ping", -32603), **MODERN)).outcome == "inconclusive"
 
 
+def test_after_the_probe_fell_back_to_initialize_a_dual_era_server_is_not_judged_on_its_2025_answers() -> None:
+    # initialize puts a dual-era server on 2025-11-25 for the rest of the connection (versioning: "An initialize
+    # request selects legacy semantics, scoped to the stdio process"): -32002, no resultType, ping are right there
+    refused = _error("tools/list", -32600, "Bad request")
+    legacy_answers = dict(first=refused, handshake=INIT_OK, capabilities={"resources": {}},
+                          resource_read=_error("resources/read", -32002), lists={"resources/list": Answer(
+                              "resources/list", result={"resources": []})}, ping=Answer("ping", result={}),
+                          bogus_version=_error("tools/list", -32004), unasked=["notifications/message"], **MODERN)
+    findings, records = conclude(_observed(**legacy_answers))
+    assert [(f.rule_id, f.severity) for f in findings] == [("W2", "error"), ("W13", "info")]
+    outcomes = {record.rule_id: record.outcome for record in records}
+    assert {outcomes[rule] for rule in ("W4", "W7", "W8", "W9", "W10")} == {"not-applicable"}
+    # near miss: a modern-only server refuses initialize, so the connection stays on 2026-07-28 and is judged
+    refused_init = {**legacy_answers, "handshake": _error("initialize", -32601, "Method not found")}
+    judged = {f.rule_id for f in conclude(_observed(**refused_init))[0]}
+    assert {"W4", "W8", "W9", "W10"} <= judged
+
+
 # ---- deprecated features seen on the wire ---------------------------------------------------------------------
 
 @pytest.mark.parametrize(("check", "method"), [(details.deprecated_sampling, "sampling/createMessage"),

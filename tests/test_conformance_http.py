@@ -129,6 +129,11 @@ def test_near_misses_of_required_headers() -> None:
         "not-applicable"  # a 2025-11-25 server owes no header validation
     other = Answer("tools/list", error={"code": -32600, "message": "Bad Request"}, status=400)
     assert http.required_headers(_observed(header_mismatch=other, header_missing=REFUSED)).outcome == "inconclusive"
+    # the header probes of a dual-era server went out in the 2025-11-25 session the probe's initialize opened
+    in_session = _observed(first=Answer("tools/list", error={"code": -32600, "message": "Bad Request"}),
+                           header_mismatch=TOOLS, header_missing=TOOLS)
+    in_session.handshake = Answer("initialize", result={"protocolVersion": "2025-11-25"})
+    assert http.required_headers(in_session).outcome == "not-applicable"
 
 
 def _auth(**document: Any) -> Metadata:

@@ -14,16 +14,19 @@ from typing import Any, BinaryIO
 import anyio
 
 from sandbox.run.attach import AttachedStdio
+from scanner.conformance.checks import conclude
 from scanner.conformance.model import Observed
 from scanner.conformance.probe import ProbePlan, observe
 from tests.attached_pair import serve_in_thread, timed_run
 
 PLAN = ProbePlan(full=True, client_info={"name": "c", "version": "1"}, capabilities={}, first_timeout=1, timeout=1,
                  quiet_seconds=0.2)
+RESOURCES_PLAN = ProbePlan(full=True, client_info={"name": "c", "version": "1"}, capabilities={"resources": {}},
+                           first_timeout=1, timeout=1, quiet_seconds=0.2)
 Script = Callable[[BinaryIO, Callable[[bytes], None]], None]
 
 
-def _observed(script: Script) -> tuple[Observed | None, float]:
+def _observed(script: Script, plan: ProbePlan = PLAN) -> tuple[Observed | None, float]:
     """observe() against `script` (reading the probe's lines, writing lines with `out`); what it saw, or None when it
     was still running 20 s later, and the seconds it took."""
     ours, theirs = socket.socketpair()
@@ -31,7 +34,7 @@ def _observed(script: Script) -> tuple[Observed | None, float]:
 
     async def run() -> Observed | None:
         with anyio.move_on_after(20):
-            return (await observe(AttachedStdio(ours), PLAN))[0]
+            return (await observe(AttachedStdio(ours), plan))[0]
         return None
 
     try:
@@ -75,3 +78,60 @@ def test_a_server_that_never_reads_its_stdin_and_floods_huge_requests_cannot_hol
     assert observed is not None, "the probe was still writing 20 s later"
     assert observed.first is not None and observed.first.timed_out
     assert seconds < 15
+
+
+def _dual_era_server(first_delay: float) -> Script:
+    """A correct dual-era server (2026-07-28 statelessly, 2025-11-25 after an initialize, as the specification lets
+    it choose per process) that is slow to answer its first request: still starting, say."""
+    def script(stdin: BinaryIO, out: Callable[[bytes], None]) -> None:
+        legacy, first = False, True
+        for line in stdin:
+            message = json.loads(line)
+            if "id" not in message:
+                continue
+            if first:
+                time.sleep(first_delay)
+                first = False
+            method = message["method"]
+            legacy = legacy or method == "initialize"
+            modern = {} if legacy else {"resultType": "complete", "ttlMs": 0, "cacheScope": "private"}
+            answers: dict[str, dict[str, Any]] = {
+                "initialize": {"result": {"protocolVersion": "2025-11-25", "capabilities": {"resources": {}},
+                                          "serverInfo": {"name": "dual", "version": "1"}}},
+                "tools/list": {"result": {"tools": [], **modern}},
+                "server/discover": {"result": {"supportedVersions": ["2026-07-28", "2025-11-25"],
+                                               "capabilities": {"resources": {}}, **modern}},
+                "resources/read": {"error": {"code": -32002 if legacy else -32602, "message": "no such resource"}},
+                "resources/list": {"result": {"resources": [], **modern}},
+                "resources/templates/list": {"result": {"resourceTemplates": [], **modern}},
+                "ping": {"result": {}} if legacy else {"error": {"code": -32601, "message": "Method not found"}},
+            }
+            answer = answers.get(method, {"error": {"code": -32601, "message": "Method not found"}})
+            version = message.get("params", {}).get("_meta", {}).get("io.modelcontextprotocol/protocolVersion")
+            if not legacy and version not in (None, "2026-07-28"):
+                answer = {"error": {"code": -32022, "message": "Unsupported protocol version"}}
+            out(json.dumps({"jsonrpc": "2.0", "id": message["id"], **answer}).encode() + b"\n")
+    return script
+
+
+def test_a_dual_era_server_slow_to_answer_its_first_request_is_not_faulted_for_the_handshake_fallback() -> None:
+    # Before: the tools it sent for the first request after the probe's wait were dropped, initialize was taken
+    # as proof that it needs the handshake (requires-initialize-handshake, an error), and its 2025-11-25 answers on
+    # the connection initialize had switched were judged against 2026-07-28 (-32002, no resultType/ttlMs, ping).
+    observed, _ = _observed(_dual_era_server(first_delay=1.4), RESOURCES_PLAN)
+    assert observed is not None and observed.first is not None and observed.first.timed_out
+    assert observed.late_first is not None and observed.late_first.result == {
+        "tools": [], "resultType": "complete", "ttlMs": 0, "cacheScope": "private"}
+    findings, records = conclude(observed)
+    assert findings == []
+    outcomes = {record.rule_id: record.outcome for record in records}
+    assert outcomes["W2"] == "inconclusive" and outcomes["W3"] == "passed"
+    assert {outcomes[rule] for rule in ("W4", "W7", "W8", "W9", "W10")} == {"not-applicable"}
+
+
+def test_the_same_server_answering_in_time_is_judged_on_its_2026_answers() -> None:
+    observed, _ = _observed(_dual_era_server(first_delay=0), RESOURCES_PLAN)
+    assert observed is not None and observed.handshake is None and observed.late_first is None
+    findings, records = conclude(observed)
+    assert findings == []
+    assert {record.outcome for record in records} == {"passed"}

@@ -5,7 +5,7 @@ claim 2026-07-28 and warning from one that does; a lookup that found nothing is 
 
 from __future__ import annotations
 
-from scanner.conformance.model import Answer, HttpObserved, Observed, SseSniff, Verdict
+from scanner.conformance.model import LEGACY_SESSION, Answer, HttpObserved, Observed, SseSniff, Verdict
 from scanner.conformance.wording import answer_text, quote
 
 HEADER_MISMATCH = -32020
@@ -39,6 +39,8 @@ def required_headers(observed: Observed) -> Verdict:
         return Verdict("violation", f"a tools/list with correct MCP-Protocol-Version and Mcp-Method headers was refused"
                        f" ({_status(first)}{answer_text(first)})",
                        evidence=f"-> tools/list, Mcp-Method: tools/list\n<- {_status(first)}{answer_text(first)}")
+    if observed.legacy_session:  # the header probes went out in the session initialize opened: 2025-11-25's rules
+        return Verdict("not-applicable", LEGACY_SESSION)
     probes = (("a Mcp-Method header naming prompts/list", _http(observed).header_mismatch),
               ("no Mcp-Method header", _http(observed).header_missing))
     accepted = [(what, answer) for what, answer in probes if answer is not None and answer.result is not None]

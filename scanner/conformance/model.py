@@ -15,6 +15,9 @@ from scanner.conformance.options import (CURRENT_REVISION, NEXT_REVISION, REVISI
                                          ConformanceOptions)
 Outcome = Literal["violation", "passed", "inconclusive", "not-applicable"]
 Transport = Literal["stdio", "http"]
+NOT_CLAIMED = "the server does not claim 2026-07-28 in server/discover (see missing-server-discover)"
+LEGACY_SESSION = ("the probe fell back to initialize (the stateless first request got no tools), which puts the rest "
+                  "of the connection on 2025-11-25: its answers are not judged against 2026-07-28")
 
 
 @dataclass(frozen=True)
@@ -28,6 +31,7 @@ class Answer:
     closed: bool = False  # the server's stdout ended before an answer (over HTTP: the connection failed)
     seconds: float = 0.0
     status: int | None = None  # over HTTP: the response's status code
+    request_id: int | None = None  # the JSON-RPC id the probe sent it with (stdio)
 
     @property
     def answered(self) -> bool:
@@ -60,6 +64,7 @@ class Observed:
     lists: dict[str, Answer] = field(default_factory=dict)  # prompts/list, resources/list, ... (--spec)
     bogus_version: Answer | None = None  # tools/list declaring protocol version 2099-01-01 (--spec)
     ping: Answer | None = None  # (--spec)
+    late_first: Answer | None = None  # stdio: the first request's answer, when it came after the probe gave up on it
     unasked: list[str] = field(default_factory=list)  # methods the server sent unasked, in order (bounded)
     window_seconds: float = 0.0
     first_session_notifications: list[str] = field(default_factory=list)  # methods the first session saw
@@ -72,6 +77,19 @@ class Observed:
         result = self.discover.result_dict() if self.discover else None
         versions = result.get("supportedVersions") if result else None
         return isinstance(versions, list) and NEXT_REVISION in versions
+
+    @property
+    def legacy_session(self) -> bool:
+        """The probe fell back to initialize and the server answered it: the rest of the connection runs under the
+        2025-11-25 semantics initialize selects (a dual-era server's choice, for the process or the HTTP session)."""
+        return self.handshake is not None and self.handshake.result_dict() is not None
+
+    def unjudged_answers(self) -> str | None:
+        """Why the server's answers are not judged against 2026-07-28 (None: they are): it does not claim the
+        revision, or the probe had to open the connection with initialize."""
+        if not self.claims_revision:
+            return NOT_CLAIMED
+        return LEGACY_SESSION if self.legacy_session else None
 
 
 @dataclass(frozen=True)

@@ -62,6 +62,8 @@ async def observe(stdio: AttachedStdio, plan: ProbePlan) -> tuple[Observed, list
                         first_session_notifications=list(plan.first_session_notifications))
     async with stdio, RawWire(stdio) as wire:
         await run_sequence(wire, plan, observed)
+        if observed.first is not None and observed.first.request_id is not None:
+            observed.late_first = wire.late.get(observed.first.request_id)
         return observed, wire.log
 
 

@@ -1,6 +1,8 @@
 """The --spec checks of what a 2026-07-28 server's answers look like (W7-W10), and of the deprecated features it
-still uses (W11-W13). The answer checks apply only to a server that claims 2026-07-28 in server/discover: a server
-that does not answers in the revision it serves, where no resultType, ttlMs or -32601-for-ping is asked of it."""
+still uses (W11-W13). The answer checks apply only to a server that claims 2026-07-28 in server/discover, on a
+connection the probe did not have to open with initialize: a server that does not claim it answers in the revision
+it serves, and initialize puts even a dual-era server on 2025-11-25 for the rest of the connection, where no
+resultType, ttlMs or -32601-for-ping is asked of it."""
 
 from __future__ import annotations
 
@@ -14,7 +16,6 @@ RESULT_TYPES = ("complete", "input_required")
 CACHE_SCOPES = ("public", "private")
 PRE_FINAL_CODES = {-32001: -32020, -32003: -32021, -32004: -32022}
 FINAL_CODES = (-32020, -32021, -32022)
-NOT_CLAIMED = "the server does not claim 2026-07-28 in server/discover (see missing-server-discover)"
 
 
 def _results(observed: Observed) -> list[tuple[str, dict[str, Any]]]:
@@ -26,8 +27,8 @@ def _results(observed: Observed) -> list[tuple[str, dict[str, Any]]]:
 
 
 def _result_check(observed: Observed, lacks: Callable[[dict[str, Any]], bool], what: str) -> Verdict:
-    if not observed.claims_revision:
-        return Verdict("not-applicable", NOT_CLAIMED)
+    if (why := observed.unjudged_answers()) is not None:
+        return Verdict("not-applicable", why)
     results = _results(observed)
     if not results:
         return Verdict("inconclusive", "no result to read (every request was refused or unanswered)")
@@ -55,9 +56,10 @@ def missing_cacheable_fields(observed: Observed) -> Verdict:
 
 
 def _unjudged(observed: Observed, answer: Answer | None, sent: str) -> Verdict | None:
-    """Why an answer check cannot judge: the server does not claim the revision, or `sent` got no answer."""
-    if not observed.claims_revision:
-        return Verdict("not-applicable", NOT_CLAIMED)
+    """Why an answer check cannot judge: the server does not claim the revision, the connection runs under
+    2025-11-25 (the probe sent initialize), or `sent` got no answer."""
+    if (why := observed.unjudged_answers()) is not None:
+        return Verdict("not-applicable", why)
     if answer is None or not answer.answered:
         return Verdict("inconclusive", f"{sent} got {_text(answer)}")
     return None
@@ -100,9 +102,10 @@ def _deprecated(observed: Observed, method: str, feature: str) -> Verdict:
         window = f" and a {observed.window_seconds:g} s quiet window" if observed.window_seconds > 0 else \
             " (on the response streams of its requests: HTTP has no standing stream to watch)"
         return Verdict("passed", f"no {method} from the server during the probe{window}")
-    severity = "warning" if observed.claims_revision else "info"
-    claim = ("it claims 2026-07-28, and the probe's requests did not ask for it" if observed.claims_revision else
-             "right in the revision it serves; deprecated in 2026-07-28")
+    modern = observed.unjudged_answers() is None
+    severity = "warning" if modern else "info"
+    claim = ("it claims 2026-07-28, and the probe's requests did not ask for it" if modern else
+             "right in the 2025-11-25 semantics the connection ran under; deprecated in 2026-07-28")
     return Verdict("violation", f"the server sent {method} {count} time(s) unasked ({feature}: {claim})",
                    evidence=f"<- {method} (x{count}), while the probe ran or in the quiet window", severity=severity)
 

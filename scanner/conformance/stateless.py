@@ -63,6 +63,11 @@ def requires_initialize_handshake(observed: Observed) -> Verdict:
     if kind in ("not-sent", "closed", "no-tools") or not _handshake_works(observed):
         return Verdict("inconclusive", f"the stateless first request got {_what(observed.first)}, and initialize "
                        "after it was not answered either: nothing shows the server needs the handshake")
+    late = observed.late_first
+    if kind == "hang" and late is not None and first_kind(late) == "answered":
+        return Verdict("inconclusive", f"the stateless first tools/list was answered with tools after {late.seconds:g} "
+                       f"s, past the probe's {observed.first.seconds:g} s wait, when initialize had been sent: too "
+                       "slow to tell whether the server needs the handshake")
     if observed.full and kind in ("session", "init"):
         rule = "stateless-no-session" if kind == "session" else "stateless-no-init"
         return Verdict("not-applicable", f"the refusal names {'a session' if kind == 'session' else 'initialization'}"
@@ -130,6 +135,9 @@ def legacy_resource_error_code(observed: Observed) -> Verdict:
     if not observed.claims_revision:
         return Verdict("not-applicable", "a missing resource was answered with -32002, the right code of the revision "
                        "the server serves (it does not claim 2026-07-28); on 2026-07-28 requests it must be -32602")
+    if observed.legacy_session:
+        return Verdict("not-applicable", "a missing resource was answered with -32002, the right code of 2025-11-25, "
+                       "which the probe's initialize selected for the connection")
     return Verdict("violation", "a missing resource was answered with the removed code -32002 (2026-07-28: -32602 "
                    "Invalid params)", evidence=f"-> resources/read of a URI no server has\n<- {answer_text(read)}")
 

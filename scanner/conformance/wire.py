@@ -45,6 +45,8 @@ class RawWire:
         self.closed = False
         self.noise_lines = 0
         self._pending: dict[int, _Pending] = {}
+        self._gave_up: dict[int, tuple[str, float]] = {}  # a request that timed out: its method, when it was sent
+        self.late: dict[int, Answer] = {}  # the first answer to each of those that came after all (by request id)
         self._next_id = 1
         self._outbox_in, self._outbox = anyio.create_memory_object_stream[bytes](OUTBOX_LINES)
 
@@ -74,12 +76,13 @@ class RawWire:
         seconds = round(time.monotonic() - began, 3)
         message = pending.message
         if message is None:
-            answer = Answer(method, closed=self.closed, timed_out=not self.closed, seconds=round(timeout, 3))
+            answer = Answer(method, closed=self.closed, timed_out=not self.closed, seconds=round(timeout, 3),
+                            request_id=request_id)
             self._note("<-", f"#{request_id} {answer_text(answer)}")
+            if answer.timed_out and len(self._gave_up) < MAX_UNASKED:
+                self._gave_up[request_id] = (method, began)
             return answer
-        error = message.get("error")
-        return Answer(method, result=message.get("result"), seconds=seconds,
-                      error=error if isinstance(error, dict) else ({"message": "not an object"} if error else None))
+        return _answer(method, message, seconds, request_id)
 
     async def notify(self, method: str, params: dict[str, Any] | None = None) -> None:
         """Queue a notification, waiting at most NOTIFY_SECONDS for room (past that it is not sent)."""
@@ -143,10 +146,15 @@ class RawWire:
                 self._reply({"jsonrpc": "2.0", "id": message["id"],
                              "error": {"code": -32601, "message": NO_CLIENT_FEATURES}})
             return
-        pending = self._pending.get(message.get("id")) if _is_id(message.get("id")) else None
-        if pending is not None and ("result" in message or "error" in message):
+        request_id = message.get("id") if _is_id(message.get("id")) else None
+        if request_id is None or ("result" not in message and "error" not in message):
+            return
+        if (pending := self._pending.get(request_id)) is not None:
             pending.message = message
             pending.done.set()
+        elif request_id in self._gave_up and request_id not in self.late:  # an answer after the probe moved on
+            method, began = self._gave_up[request_id]
+            self.late[request_id] = _answer(method, message, round(time.monotonic() - began, 3), request_id)
 
     def _close(self) -> None:
         self.closed = True
@@ -156,6 +164,12 @@ class RawWire:
     def _note(self, arrow: str, text: str) -> None:
         if len(self.log) < MAX_LOG_LINES:
             self.log.append(exchange_line(arrow, text))
+
+
+def _answer(method: str, message: dict[str, Any], seconds: float, request_id: int) -> Answer:
+    error = message.get("error")
+    return Answer(method, result=message.get("result"), seconds=seconds, request_id=request_id,
+                  error=error if isinstance(error, dict) else ({"message": "not an object"} if error else None))
 
 
 def _is_id(value: Any) -> bool:
