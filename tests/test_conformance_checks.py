@@ -110,6 +110,12 @@ def test_missing_result_type_and_cacheable_fields() -> None:
     assert details.missing_result_type(full).outcome == details.missing_cacheable_fields(full).outcome == "passed"
     negative_ttl = _observed(first=Answer("tools/list", result={"tools": [], **CACHEABLE, "ttlMs": -1}), **MODERN)
     assert details.missing_cacheable_fields(negative_ttl).outcome == "violation"
+    for ttl in (1500.0, 0.5):  # the schema's ttlMs is a `number` (minimum 0), not an integer
+        real = _observed(first=Answer("tools/list", result={"tools": [], **CACHEABLE, "ttlMs": ttl}), **MODERN)
+        assert details.missing_cacheable_fields(real).outcome == "passed"
+    for ttl in (True, "60000", float("nan")):  # near misses: not a JSON number of milliseconds
+        wrong = _observed(first=Answer("tools/list", result={"tools": [], **CACHEABLE, "ttlMs": ttl}), **MODERN)
+        assert details.missing_cacheable_fields(wrong).outcome == "violation"
 
 
 @pytest.mark.parametrize("check", [details.missing_result_type, details.missing_cacheable_fields,

@@ -6,6 +6,7 @@ resultType, ttlMs or -32601-for-ping is asked of it."""
 
 from __future__ import annotations
 
+import math
 from collections.abc import Callable
 from typing import Any
 
@@ -46,8 +47,11 @@ def missing_result_type(observed: Observed) -> Verdict:
 
 
 def _cacheable(result: dict[str, Any]) -> bool:
+    """ttlMs is a JSON number (the schema's `number`, @minimum 0: 1500.0 and 0.5 are as valid as 1500), cacheScope one
+    of the two scopes."""
     ttl = result.get("ttlMs")
-    return isinstance(ttl, int) and not isinstance(ttl, bool) and ttl >= 0 and result.get("cacheScope") in CACHE_SCOPES
+    number = isinstance(ttl, (int, float)) and not isinstance(ttl, bool) and math.isfinite(ttl)
+    return number and ttl >= 0 and result.get("cacheScope") in CACHE_SCOPES
 
 
 def missing_cacheable_fields(observed: Observed) -> Verdict:
