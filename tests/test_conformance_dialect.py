@@ -68,7 +68,7 @@ def test_hostile_schemas_are_bounded() -> None:
     assert not dialect_signs("not a schema").old and not dialect_signs(None).old
 
 
-def test_findings_are_per_tool_and_schema_info_by_default_warning_for_2026() -> None:
+def test_findings_are_per_tool_and_schema_info_by_default_warning_for_old_forms_read_as_2020_12_in_2026() -> None:
     tools = [_tool({"$schema": "http://json-schema.org/draft-07/schema#"}, "a"), _tool({"type": "object"}, "clean"),
              {"name": "b", "inputSchema": {"type": "object"}, "outputSchema": {"definitions": {"x": {}}}}]
     findings, record = dialect_findings(tools, ConformanceOptions())
@@ -77,6 +77,13 @@ def test_findings_are_per_tool_and_schema_info_by_default_warning_for_2026() -> 
     assert findings[1].message.startswith("outputSchema has no $schema and uses definitions")
     assert record.outcome == "violation" and record.check == "json-schema-dialect"
     later, _ = dialect_findings(tools, ConformanceOptions(spec_version="2026-07-28"))
-    assert {f.severity for f in later} == {"warning"}
+    # A schema MAY name its dialect (2026-07-28 basic#json-schema-usage, whose own example is draft-07): a declared
+    # draft-07 stays info; a schema with no $schema is read as 2020-12, where the old forms are a warning.
+    assert [(f.tool, f.severity) for f in later] == [("a", "info"), ("b", "warning")]
+    assert "allowed" in later[0].message and "2020-12" in later[0].message
+    bounds = _tool({"$schema": "https://json-schema.org/draft/2020-12/schema", "type": "object",
+                    "properties": {"n": {"type": "number", "minimum": 0, "exclusiveMinimum": True}}}, "c")
+    (declared_2020,), _ = dialect_findings([bounds], ConformanceOptions(spec_version="2026-07-28"))
+    assert declared_2020.severity == "warning" and "has no $schema" not in declared_2020.message
     none, clean = dialect_findings([tools[1]], ConformanceOptions())
     assert none == [] and clean.outcome == "passed"

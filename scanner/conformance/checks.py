@@ -79,10 +79,11 @@ def not_run(options: ConformanceOptions, reason: str, transport: Transport = "st
 
 
 def dialect_findings(tools: list[Any], options: ConformanceOptions) -> tuple[list[Finding], CheckResult]:
-    """json-schema-dialect over the listed tools: one finding per tool and schema with old-dialect signs; info at
-    the default revision, warning when checking against 2026-07-28."""
+    """json-schema-dialect over the listed tools: one finding per tool and schema with old-dialect signs. Info at
+    the default revision; against 2026-07-28 a warning for old forms in a schema read as 2020-12, while a declared
+    old draft stays info (the specification lets a schema name its dialect and only recommends 2020-12)."""
     found = rule("W1")
-    severity = Severity.WARNING if options.spec_version == NEXT_REVISION else Severity.INFO
+    later = options.spec_version == NEXT_REVISION
     findings: list[Finding] = []
     for index, tool in enumerate(tools):
         for field in SCHEMA_FIELDS:
@@ -90,12 +91,19 @@ def dialect_findings(tools: list[Any], options: ConformanceOptions) -> tuple[lis
             signs = dialect_signs(schema)
             if not signs.old:
                 continue
-            what = (f"declares $schema {signs.declared}" if signs.declared else
-                    f"has no $schema and uses {'; '.join(signs.forms)}")
             bound = " (the walk stopped at its bound: the schema was not read to the end)" if signs.truncated else ""
-            findings.append(found.finding(tool_name(index, tool), f"{field} {what}: MCP takes tool schemas as "
-                                          f"JSON Schema 2020-12{bound}", evidence=f"{field}.$schema = {quote(str(schema.get('$schema')), 120)}"
-                                          if signs.declared else None, severity=severity))
+            if signs.declared:
+                message = (f"{field} declares $schema {signs.declared}: allowed, but clients need support only JSON "
+                           f"Schema 2020-12 (recommended), so one without {signs.declared} refuses it")
+                evidence = f"{field}.$schema = {quote(str(schema.get('$schema')), 120)}"
+            else:
+                named = schema.get("$schema")
+                what = f"declares $schema {quote(named, 80)}" if isinstance(named, str) else "has no $schema"
+                message = (f"{field} {what} and uses {'; '.join(signs.forms)}: JSON Schema 2020-12 reads these "
+                           f"otherwise or rejects them{bound}")
+                evidence = None
+            severity = Severity.WARNING if later and not signs.declared else Severity.INFO
+            findings.append(found.finding(tool_name(index, tool), message, evidence=evidence, severity=severity))
     names = sorted({finding.tool or "" for finding in findings})
     detail = (f"{len(findings)} schema(s) of {len(names)} tool(s) in an older dialect" if findings else
               f"no old-dialect sign in the schemas of {len(tools)} tool(s)")
