@@ -108,6 +108,12 @@ def test_missing_result_type_and_cacheable_fields() -> None:
     assert "tools/list" in details.missing_cacheable_fields(bare).detail
     full = _observed(first=Answer("tools/list", result={"tools": [], **CACHEABLE}), **MODERN)
     assert details.missing_result_type(full).outcome == details.missing_cacheable_fields(full).outcome == "passed"
+    extension = _observed(first=Answer("tools/list", result={"tools": [], **CACHEABLE, "resultType": "task"}),
+                          **MODERN)  # ResultType is "complete" | "input_required" | string in the 2026-07-28 schema
+    assert details.missing_result_type(extension).outcome == "passed"
+    for kind in ("", None, 1):
+        odd = _observed(first=Answer("tools/list", result={"tools": [], **CACHEABLE, "resultType": kind}), **MODERN)
+        assert details.missing_result_type(odd).outcome == "violation"
     negative_ttl = _observed(first=Answer("tools/list", result={"tools": [], **CACHEABLE, "ttlMs": -1}), **MODERN)
     assert details.missing_cacheable_fields(negative_ttl).outcome == "violation"
     for ttl in (1500.0, 0.5):  # the schema's ttlMs is a `number` (minimum 0), not an integer

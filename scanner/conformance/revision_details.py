@@ -13,7 +13,6 @@ from typing import Any
 from scanner.conformance.model import Answer, Observed, Verdict
 from scanner.conformance.wording import answer_text
 
-RESULT_TYPES = ("complete", "input_required")
 CACHE_SCOPES = ("public", "private")
 PRE_FINAL_CODES = {-32001: -32020, -32003: -32021, -32004: -32022}
 FINAL_CODES = (-32020, -32021, -32022)
@@ -42,8 +41,9 @@ def _result_check(observed: Observed, lacks: Callable[[dict[str, Any]], bool], w
 
 
 def missing_result_type(observed: Observed) -> Verdict:
-    return _result_check(observed, lambda result: result.get("resultType") not in RESULT_TYPES,
-                         'a resultType of "complete" or "input_required"')
+    """The schema's ResultType is `"complete" | "input_required" | string`: any non-empty string is a resultType."""
+    return _result_check(observed, lambda result: not (isinstance(result.get("resultType"), str) and
+                                                       result["resultType"]), 'a resultType ("complete", ...)')
 
 
 def _cacheable(result: dict[str, Any]) -> bool:
