@@ -84,6 +84,16 @@ def test_a_discover_result_passes_and_a_closed_stream_is_inconclusive() -> None:
     assert stateless.missing_server_discover(_observed(discover=closed)).outcome == "inconclusive"
 
 
+def test_a_discover_that_does_not_name_the_revision_fails_the_readiness_gate() -> None:
+    # Before: W3 passed and W2 took the -32022 as "does not serve the revision" (not applicable), so
+    # --spec-version 2026-07-28 exited 0 for a server that says it does not serve 2026-07-28.
+    refusing = _observed(full=False, first=_error("tools/list", -32022, "Unsupported protocol version"),
+                         handshake=INIT_OK, discover=_discover(["2025-11-25"]))
+    findings, _ = conclude(refusing)
+    assert [(f.rule_id, f.severity) for f in findings] == [("W3", "error")]
+    assert "does not name 2026-07-28" in findings[0].message
+
+
 # ---- legacy-resource-error-code ------------------------------------------------------------------------------
 
 def test_minus_32002_fires_only_from_a_server_that_claims_the_revision() -> None:

@@ -117,8 +117,10 @@ def missing_server_discover(observed: Observed) -> Verdict:
     if missing:
         return Verdict("violation", f"server/discover answered without {' or '.join(missing)}", evidence=evidence)
     versions = ", ".join(quote(str(v), 40) for v in result["supportedVersions"][:8])
-    claim = "names 2026-07-28" if observed.claims_revision else "does not name 2026-07-28"
-    return Verdict("passed", f"server/discover answered: supportedVersions [{versions}] ({claim})")
+    if not observed.claims_revision:  # implemented, but the server says it does not serve the revision checked
+        return Verdict("violation", f"server/discover answered, but supportedVersions [{versions}] does not name "
+                       "2026-07-28: the server does not serve the revision", evidence=evidence)
+    return Verdict("passed", f"server/discover answered: supportedVersions [{versions}] (names 2026-07-28)")
 
 
 def legacy_resource_error_code(observed: Observed) -> Verdict:
