@@ -202,3 +202,42 @@ def test_the_metadata_lookups_stay_on_the_endpoints_origin() -> None:
     endpoint = httpx2.URL("https://mcp.invalid/mcp")
     same = _issuers({"authorization_servers": ["https://auth.invalid/", "https://mcp.invalid/t"]}, endpoint, notes)
     assert [str(url) for url in same] == ["https://mcp.invalid/t"] and "not contacted" in notes[0]
+
+
+@pytest.mark.parametrize("status", [429, 503])
+def test_a_remote_server_that_stops_serving_mid_probe_makes_the_stage_incomplete_not_a_finding(status: int) -> None:
+    # Before: a rate limiter's 429 (or a gateway's 503) with a plain-text body was read as the server's error
+    # answer: server/discover "answered with error" fired missing-server-discover (an error) on a complete scan.
+    from scanner.conformance.http_probe import observe_http
+    from scanner.conformance.probe import ProbePlan
+    from scanner.pipeline.conformance import dead_server
+
+    served: list[str] = []
+    refusal = [status]
+
+    def server(request: httpx2.Request) -> httpx2.Response:
+        if request.method != "POST":  # the metadata and legacy-transport GETs
+            return httpx2.Response(404)
+        served.append(json.loads(request.content)["method"])
+        if len(served) > 1:
+            return httpx2.Response(refusal[0], text="slow down", headers={"content-type": "text/plain"})
+        return httpx2.Response(200, json={"jsonrpc": "2.0", "id": 1, "result": {"tools": []}})
+
+    async def probe() -> Observed:
+        async with httpx2.AsyncClient(transport=httpx2.MockTransport(server)) as client:
+            plan = ProbePlan(full=True, client_info={"name": "c", "version": "1"}, capabilities={}, first_timeout=2,
+                             timeout=2, quiet_seconds=0)
+            return (await observe_http(client, "http://mcp.invalid/mcp", plan))[0]
+
+    observed = anyio.run(probe)
+    findings, records = conclude(observed)
+    assert findings == [] and served[:2] == ["tools/list", "server/discover"]
+    assert next(r for r in records if r.rule_id == "W3").outcome == "inconclusive"
+    problem = dead_server(observed, "")
+    assert problem is not None and "HTTP 429, 502, 503 or 504" in problem
+    # near miss: a 400 with no JSON-RPC body is the server's own refusal (a 2025-11-25 server's), still judged
+    served.clear()
+    refusal[0] = 400
+    refused = anyio.run(probe)
+    assert dead_server(refused, "") is None
+    assert [f.rule_id for f in conclude(refused)[0]] == ["W3"]

@@ -27,6 +27,7 @@ MAX_BODY_BYTES = 1024 * 1024
 MAX_LOG_LINES = 200
 MAX_UNASKED = 200
 ACCEPT = "application/json, text/event-stream"
+UNAVAILABLE = frozenset({429, 502, 503, 504})  # too many requests, and a gateway's: not the MCP server's own answer
 PROTOCOL_VERSION_KEY = "io.modelcontextprotocol/protocolVersion"
 NAMED = {"tools/call": "name", "prompts/get": "name", "resources/read": "uri"}
 NEVER_SENT = frozenset({"tools/call"})  # conformance is read-only: the probe phase alone calls tools, by its rules
@@ -179,7 +180,12 @@ class HttpWire:
                       error=error if isinstance(error, dict) else ({"message": "not an object"} if error else None))
 
     def _unreadable(self, method: str, status: int, what: str) -> Answer:
+        """A response with no JSON-RPC answer: the server's refusal, unless its status says the server was not
+        reached or would not serve now (rate limited, a gateway's error): that request failed, as a dropped connection
+        does, so no check reads it as the server's answer."""
         self._note("<-", f"HTTP {status}: {what}")
+        if status in UNAVAILABLE:
+            return Answer(method, status=status, closed=True)
         return Answer(method, status=status, error={"message": f"HTTP {status}: {what}"})
 
     def _note(self, arrow: str, text: str) -> None:

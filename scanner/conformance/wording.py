@@ -21,7 +21,8 @@ def answer_text(answer: Answer) -> str:
     if answer.result is not None:
         return "a result"
     if answer.closed:
-        return "no answer: the server closed stdout"
+        return f"no answer: HTTP {answer.status}" if answer.status is not None else \
+            "no answer: the server closed stdout (over HTTP: the request failed)"
     return f"no answer within {answer.seconds:g} s"
 
 

@@ -118,8 +118,8 @@ def dead_server(observed: Observed, stderr: str) -> str | None:
     tail = " ".join(stderr.split()[-30:])
     which = "the remote server" if observed.transport == "http" else "the fresh server"
     if any(answer is not None and answer.closed for answer in answers):
-        what = "could not be reached (a request failed)" if observed.transport == "http" else \
-            "closed stdout (exited)"
+        what = "could not be reached (a request failed, or got HTTP 429, 502, 503 or 504)" \
+            if observed.transport == "http" else "closed stdout (exited)"
         return _cap(f"{which} {what} during the conformance probe" + (f"; its stderr ended: {tail}" if tail else ""))
     if observed.first is not None and not observed.first.answered and observed.handshake is not None \
             and not observed.handshake.answered:
