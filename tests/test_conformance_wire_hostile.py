@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import json
 import socket
+import threading
 import time
 from collections.abc import Callable
 from typing import Any, BinaryIO
@@ -17,7 +18,8 @@ from sandbox.run.attach import AttachedStdio
 from scanner.conformance.checks import conclude
 from scanner.conformance.model import Observed
 from scanner.conformance.probe import ProbePlan, observe
-from tests.attached_pair import serve_in_thread, timed_run
+from scanner.pipeline.conformance import dead_server
+from tests.attached_pair import framed, serve_in_thread, timed_run
 
 PLAN = ProbePlan(full=True, client_info={"name": "c", "version": "1"}, capabilities={}, first_timeout=1, timeout=1,
                  quiet_seconds=0.2)
@@ -135,3 +137,28 @@ def test_the_same_server_answering_in_time_is_judged_on_its_2026_answers() -> No
     findings, records = conclude(observed)
     assert findings == []
     assert {record.outcome for record in records} == {"passed"}
+
+
+def test_a_server_that_exits_mid_probe_is_not_recorded_as_quiet_for_a_window_it_never_had() -> None:
+    # Before: it answered tools/list and server/discover, then exited; the stage was Skipped (incomplete), but the
+    # records said deprecated-sampling/-roots/-logging "passed: nothing during the probe and a 3 s quiet window".
+    ours, theirs = socket.socketpair()
+
+    def serve() -> None:
+        for line in theirs.makefile("rb"):
+            message = json.loads(line)
+            answer = {"result": {"tools": []}} if message["method"] == "tools/list" else \
+                {"result": {"supportedVersions": ["2026-07-28"], "capabilities": {}}}
+            theirs.sendall(framed(json.dumps({"jsonrpc": "2.0", "id": message["id"], **answer}).encode() + b"\n"))
+            if message["method"] == "server/discover":
+                theirs.shutdown(socket.SHUT_RDWR)
+                return
+
+    threading.Thread(target=serve, daemon=True).start()
+    observed, _ = anyio.run(observe, AttachedStdio(ours), PLAN)
+    theirs.close()
+    assert observed.cut_short and dead_server(observed, "") is not None
+    outcomes = {record.rule_id: (record.outcome, record.detail) for record in conclude(observed)[1]}
+    assert outcomes["W2"][0] == outcomes["W3"][0] == "passed"  # what it did answer is still read
+    for rule in ("W11", "W12", "W13"):
+        assert outcomes[rule][0] == "inconclusive" and "quiet window" in outcomes[rule][1]

@@ -78,6 +78,17 @@ class Observed:
         versions = result.get("supportedVersions") if result else None
         return isinstance(versions, list) and NEXT_REVISION in versions
 
+    def answers(self) -> list[Answer | None]:
+        """Every request's answer, in the order of the sequence (None: not sent)."""
+        return [self.first, self.handshake, self.discover, self.resource_read, *self.lists.values(),
+                self.bogus_version, self.ping]
+
+    @property
+    def cut_short(self) -> bool:
+        """A request found the server gone (stdio: stdout closed; HTTP: the request failed): the probe, and its quiet
+        window, did not run to the end."""
+        return any(answer is not None and answer.closed for answer in self.answers())
+
     @property
     def legacy_session(self) -> bool:
         """The probe fell back to initialize and the server answered it: the rest of the connection runs under the

@@ -102,6 +102,9 @@ def ping_still_answered(observed: Observed) -> Verdict:
 
 def _deprecated(observed: Observed, method: str, feature: str) -> Verdict:
     count = observed.unasked.count(method)
+    if not count and observed.cut_short:
+        return Verdict("inconclusive", f"no {method} from the server, but it was gone before the probe ended (and "
+                       "its quiet window): not watched to the end")
     if not count:
         window = f" and a {observed.window_seconds:g} s quiet window" if observed.window_seconds > 0 else \
             " (on the response streams of its requests: HTTP has no standing stream to watch)"

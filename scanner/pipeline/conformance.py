@@ -113,11 +113,9 @@ def check_remote_conformance(connect: Callable[[], httpx2.AsyncClient], url: str
 def dead_server(observed: Observed, stderr: str) -> str | None:
     """Why the fresh (or remote) server's answers are not evidence: it closed stdout (its connection failed) before
     the probe was done, or answered neither the stateless first request nor initialize."""
-    answers = [observed.first, observed.handshake, observed.discover, observed.resource_read, *observed.lists.values(),
-               observed.bogus_version, observed.ping]
     tail = " ".join(stderr.split()[-30:])
     which = "the remote server" if observed.transport == "http" else "the fresh server"
-    if any(answer is not None and answer.closed for answer in answers):
+    if observed.cut_short:
         what = "could not be reached (a request failed, or got HTTP 429, 502, 503 or 504)" \
             if observed.transport == "http" else "closed stdout (exited)"
         return _cap(f"{which} {what} during the conformance probe" + (f"; its stderr ended: {tail}" if tail else ""))
