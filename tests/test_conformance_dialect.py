@@ -78,12 +78,14 @@ def test_findings_are_per_tool_and_schema_info_by_default_warning_for_old_forms_
     assert record.outcome == "violation" and record.check == "json-schema-dialect"
     later, _ = dialect_findings(tools, ConformanceOptions(spec_version="2026-07-28"))
     # A schema MAY name its dialect (2026-07-28 basic#json-schema-usage, whose own example is draft-07): a declared
-    # draft-07 stays info; a schema with no $schema is read as 2020-12, where the old forms are a warning.
-    assert [(f.tool, f.severity) for f in later] == [("a", "info"), ("b", "warning")]
-    assert "allowed" in later[0].message and "2020-12" in later[0].message
-    bounds = _tool({"$schema": "https://json-schema.org/draft/2020-12/schema", "type": "object",
-                    "properties": {"n": {"type": "number", "minimum": 0, "exclusiveMinimum": True}}}, "c")
-    (declared_2020,), _ = dialect_findings([bounds], ConformanceOptions(spec_version="2026-07-28"))
-    assert declared_2020.severity == "warning" and "has no $schema" not in declared_2020.message
+    # draft-07 stays info; so does `definitions` with no $schema, which the 2020-12 it is read as still accepts
+    # (deprecated). A form 2020-12 rejects, in a schema read as 2020-12, is the warning.
+    assert [(f.tool, f.severity) for f in later] == [("a", "info"), ("b", "info")]
+    assert "allowed" in later[0].message and "deprecated" in later[1].message
+    bound = {"type": "object", "properties": {"n": {"type": "number", "minimum": 0, "exclusiveMinimum": True}}}
+    declared_2020 = _tool({"$schema": "https://json-schema.org/draft/2020-12/schema", **bound}, "c")
+    rejected, _ = dialect_findings([declared_2020, _tool(bound, "d")], ConformanceOptions(spec_version="2026-07-28"))
+    assert [(f.tool, f.severity) for f in rejected] == [("c", "warning"), ("d", "warning")]
+    assert "has no $schema" not in rejected[0].message and "rejects boolean" in rejected[1].message
     none, clean = dialect_findings([tools[1]], ConformanceOptions())
     assert none == [] and clean.outcome == "passed"

@@ -34,8 +34,8 @@ def legacy_full() -> Report:
 
 def test_a_handshake_only_server_is_faulted_for_what_its_wire_log_shows(legacy_full: Report) -> None:
     wire = sorted((f.rule_id, f.severity, f.tool or "") for f in legacy_full.findings if f.rule_id.startswith("W"))
-    # echo_text declares draft-07 (allowed: info); lookup_note's draft-07 forms are read as 2020-12 (a warning)
-    assert wire == [("W1", "info", "echo_text"), ("W1", "warning", "lookup_note"), ("W13", "info", ""),
+    # echo_text declares draft-07 (allowed), lookup_note uses `definitions` (still valid 2020-12): info both
+    assert wire == [("W1", "info", "echo_text"), ("W1", "info", "lookup_note"), ("W13", "info", ""),
                     ("W3", "error", ""), ("W6", "error", "")]
     assert legacy_full.status == "complete" and legacy_full.verdict != "block"  # conformance never blocks
     log = legacy_full.conformance.exchange

@@ -12,7 +12,7 @@ from typing import Any, Literal
 from scanner.conformance import http_checks as http
 from scanner.conformance import revision_details as details
 from scanner.conformance import stateless
-from scanner.conformance.dialect import dialect_signs
+from scanner.conformance.dialect import INVALID_IN_2020, DialectSigns, dialect_signs
 from scanner.conformance.wording import quote
 from scanner.conformance.model import CheckResult, ConformanceOptions, NEXT_REVISION, Observed, Transport, Verdict
 from scanner.report.model import Finding
@@ -80,8 +80,9 @@ def not_run(options: ConformanceOptions, reason: str, transport: Transport = "st
 
 def dialect_findings(tools: list[Any], options: ConformanceOptions) -> tuple[list[Finding], CheckResult]:
     """json-schema-dialect over the listed tools: one finding per tool and schema with old-dialect signs. Info at
-    the default revision; against 2026-07-28 a warning for old forms in a schema read as 2020-12, while a declared
-    old draft stays info (the specification lets a schema name its dialect and only recommends 2020-12)."""
+    the default revision; against 2026-07-28 a warning for a form 2020-12 rejects in a schema read as 2020-12. A
+    declared old draft stays info (the specification lets a schema name its dialect and only recommends 2020-12), as
+    do `definitions` and refs into it, which 2020-12 still accepts (deprecated)."""
     found = rule("W1")
     later = options.spec_version == NEXT_REVISION
     findings: list[Finding] = []
@@ -91,21 +92,30 @@ def dialect_findings(tools: list[Any], options: ConformanceOptions) -> tuple[lis
             signs = dialect_signs(schema)
             if not signs.old:
                 continue
-            bound = " (the walk stopped at its bound: the schema was not read to the end)" if signs.truncated else ""
-            if signs.declared:
-                message = (f"{field} declares $schema {signs.declared}: allowed, but clients need support only JSON "
-                           f"Schema 2020-12 (recommended), so one without {signs.declared} refuses it")
-                evidence = f"{field}.$schema = {quote(str(schema.get('$schema')), 120)}"
-            else:
-                named = schema.get("$schema")
-                what = f"declares $schema {quote(named, 80)}" if isinstance(named, str) else "has no $schema"
-                message = (f"{field} {what} and uses {'; '.join(signs.forms)}: JSON Schema 2020-12 reads these "
-                           f"otherwise or rejects them{bound}")
-                evidence = None
-            severity = Severity.WARNING if later and not signs.declared else Severity.INFO
+            message, evidence, invalid = _dialect_finding(field, schema, signs)
+            severity = Severity.WARNING if later and invalid else Severity.INFO
             findings.append(found.finding(tool_name(index, tool), message, evidence=evidence, severity=severity))
     names = sorted({finding.tool or "" for finding in findings})
     detail = (f"{len(findings)} schema(s) of {len(names)} tool(s) in an older dialect" if findings else
               f"no old-dialect sign in the schemas of {len(tools)} tool(s)")
     return findings, CheckResult(check=found.name, rule_id=found.id,
                                  outcome="violation" if findings else "passed", detail=detail)
+
+
+def _dialect_finding(field: str, schema: dict[str, Any], signs: DialectSigns) -> tuple[str, str | None, bool]:
+    """The finding's message and evidence, and whether the schema is invalid in the 2020-12 it is read as."""
+    bound = " (the walk stopped at its bound: the schema was not read to the end)" if signs.truncated else ""
+    if signs.declared:
+        return (f"{field} declares $schema {signs.declared}: allowed, but clients need support only JSON Schema "
+                f"2020-12 (recommended), so one without {signs.declared} refuses it{bound}",
+                f"{field}.$schema = {quote(str(schema.get('$schema')), 120)}", False)
+    named = schema.get("$schema")
+    what = f"declares $schema {quote(named, 80)}" if isinstance(named, str) else "has no $schema"
+    rejected = [form for form in signs.forms if form in INVALID_IN_2020]
+    deprecated = [form for form in signs.forms if form not in INVALID_IN_2020]
+    also = f"; it also uses {'; '.join(deprecated)}, valid there but deprecated" if deprecated else ""
+    if rejected:
+        return (f"{field} {what}, so it is read as JSON Schema 2020-12, which rejects {'; '.join(rejected)}{also}"
+                f"{bound}", None, True)
+    return (f"{field} {what} and uses {'; '.join(deprecated)}: valid in JSON Schema 2020-12, which it is read as, "
+            f"but deprecated there{bound}", None, False)
