@@ -84,6 +84,18 @@ def test_a_discover_result_passes_and_a_closed_stream_is_inconclusive() -> None:
     assert stateless.missing_server_discover(_observed(discover=closed)).outcome == "inconclusive"
 
 
+def test_a_minus_32022_refusal_from_a_server_that_claims_the_revision_is_not_waved_through() -> None:
+    # Before: not applicable ("a server that does not serve the revision") although discover names 2026-07-28, so
+    # a server that serves 2026-07-28 only after server/discover (a handshake by another name) passed every check.
+    unsupported = _error("tools/list", -32022, "Unsupported protocol version")
+    claims = _observed(full=False, first=unsupported, **MODERN)
+    findings, _ = conclude(claims)
+    assert [(f.rule_id, f.severity) for f in findings] == [("W2", "error")]
+    assert "server/discover names 2026-07-28" in findings[0].message
+    assert stateless.requires_initialize_handshake(_observed(first=unsupported, discover=_discover(
+        ["2025-11-25"]))).outcome == "not-applicable"  # near miss: it says it does not serve 2026-07-28 (W3)
+
+
 def test_a_discover_that_does_not_name_the_revision_fails_the_readiness_gate() -> None:
     # Before: W3 passed and W2 took the -32022 as "does not serve the revision" (not applicable), so
     # --spec-version 2026-07-28 exited 0 for a server that says it does not serve 2026-07-28.

@@ -57,6 +57,11 @@ def requires_initialize_handshake(observed: Observed) -> Verdict:
     kind = first_kind(observed.first)
     if kind == "answered":
         return Verdict("passed", "answered a stateless first tools/list (no initialize before it)")
+    if kind == "unsupported-version" and observed.claims_revision and observed.discover is not None:
+        return Verdict("violation", "refused a stateless first tools/list with -32022 (unsupported protocol version) "
+                       "although server/discover names 2026-07-28: a client need not call server/discover first, "
+                       "and one that does not gets nothing", evidence=f"{_first_evidence(observed)}\n"
+                       f"-> server/discover\n<- supportedVersions names 2026-07-28")
     if kind == "unsupported-version":
         return Verdict("not-applicable", "refused the 2026-07-28 request explicitly with -32022 (unsupported protocol "
                        f"version: \"{quote(observed.first.message)}\"): a server that does not serve the revision")
