@@ -384,3 +384,23 @@ def test_the_lock_option_default_is_the_lock_name() -> None:
     from scanner.lock.model import DEFAULT_LOCK_NAME
 
     assert LOCK_FILE_NAME == DEFAULT_LOCK_NAME
+
+
+def _every_command(command: Any, path: str = "mcp-sandbox") -> Any:
+    yield path, command
+    for name, sub in getattr(command, "commands", {}).items():
+        yield from _every_command(sub, f"{path} {name}")
+
+
+def test_every_help_text_shows_as_written() -> None:
+    """--help renders Rich markup: an unescaped `[word]` (`mcp-sandbox[distributed]`, `[redacted]`,
+    `NAME[@VERSION]`) is taken as a tag and vanishes from the help; it must be written `\\[`."""
+    from rich.text import Text
+
+    lost = []
+    for path, command in _every_command(typer.main.get_command(app)):
+        texts = [("", command.help or "")] + [(p.name, getattr(p, "help", None) or "") for p in command.params]
+        for name, text in texts:
+            if Text.from_markup(text).plain != text.replace("\\[", "["):
+                lost.append(f"{path} {name}: {text}")
+    assert lost == []

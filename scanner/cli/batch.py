@@ -40,7 +40,7 @@ HELP = {
     "broker": "Run the scans on `mcp-sandbox worker` processes (one a Docker host) through this Celery broker "
               "(redis://HOST:PORT/DB, amqp://…, sqs://…) instead of on this machine, which then needs no Docker "
               "engine; --jobs is then the tasks queued or running at once (default 16). Needs "
-              "mcp-sandbox[distributed].",
+              "mcp-sandbox\\[distributed].",
     "result-backend": "Where the workers put their results (default: the broker when it is Redis, else rpc://).",
     "cache-size": "Cap the installed-image cache at SIZE (e.g. 20g): after each target, the least recently used "
                   "cached installs are removed until the rest fits (images in use or used in the last 15 minutes "

@@ -254,7 +254,7 @@ def lock_and_sign(report: Report, new: LockFile | None, lock_path: Path | None, 
 
 @with_remote_options(writes=False)
 def lock(
-    target: str | None = typer.Argument(None, help="A live target to scan first: npm:NAME[@VERSION], "
+    target: str | None = typer.Argument(None, help="A live target to scan first: npm:NAME\\[@VERSION], "
                                         "pypi:NAME[==VERSION] or a local package (as in `scan`)."),
     server_args: list[str] | None = typer.Argument(None, metavar="[-- SERVER ARGS...]",
                                                    help="Arguments for the server, after --."),

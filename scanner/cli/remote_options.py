@@ -17,7 +17,7 @@ HELP = {
            "host are, with a hash of scheme, host, port and path.",
     "header": "With --url: send this non-secret header, 'NAME: VALUE' (repeat).",
     "header-env": "With --url: send header NAME with the secret value of the environment variable VAR (repeat); "
-                  "refused over plain http:// unless the host is loopback. Echoed values read [redacted].",
+                  "refused over plain http:// unless the host is loopback. Echoed values read \\[redacted].",
     "allow-writes": "With --url: also call tools not annotated read-only (someone's live service: their writes "
                     "are real). Error probes still go only to read-only tools.",
 }

@@ -55,7 +55,7 @@ class ScanCommand(TyperCommand):
 
 
 HELP = {
-    "target": "npm:NAME[@VERSION], pypi:NAME[==VERSION], docker:IMAGE[:TAG|@sha256:DIGEST], or a path to a "
+    "target": "npm:NAME\\[@VERSION], pypi:NAME[==VERSION], docker:IMAGE[:TAG|@sha256:DIGEST], or a path to a "
               "package folder, .tgz, .whl or .tar.gz. "
               "Or none, and a launch command after -- (`scan -- npx -y @scope/pkg@1.2.3 ARGS`, `scan -- uvx "
               "pkg==1.0`), or one pasted in quotes (`scan \"npx -y @scope/pkg\"`): it is mapped to its target.",
