@@ -404,3 +404,39 @@ def test_every_help_text_shows_as_written() -> None:
             if Text.from_markup(text).plain != text.replace("\\[", "["):
                 lost.append(f"{path} {name}: {text}")
     assert lost == []
+
+
+def _cli_with_stdout(stdout: int | None, *args: str) -> subprocess.CompletedProcess[bytes]:
+    """The CLI with `stdout` as its standard output (a file descriptor, or None: closed, as `>&-` leaves it)."""
+    command = [sys.executable, "-c", "from scanner.cli.app import main; main()", *args]
+    if stdout is None:
+        command = ["sh", "-c", 'exec "$@" >&-', "sh", *command]
+    return subprocess.run(command, stdout=stdout, stderr=subprocess.PIPE, cwd=ROOT, timeout=60,
+                          env={"PYTHONPATH": str(ROOT), "PATH": "/usr/bin:/bin", "COLUMNS": "120"})
+
+
+def test_a_reader_that_stops_reading_loses_no_report_file(tmp_path: Path) -> None:
+    """`check t.json --sarif r.sarif | head -1`: the terminal view meets a closed pipe; the SARIF and JSON files are
+    still written and the exit code is the gate's (it was 1, "a finding", with neither file written)."""
+    tools = tmp_path / "tools.json"
+    tools.write_text(json.dumps({"tools": [dict(GOOD["tools"][0], name=f"svc_get_item_{i}") for i in range(300)]}))
+    read, write = os.pipe()
+    os.close(read)  # the reader is gone before the first write
+    try:
+        done = _cli_with_stdout(write, "check", str(tools), "--sarif", str(tmp_path / "r.sarif"), "--json",
+                                str(tmp_path / "r.json"), "--fail-on", "never", "--github-annotations")
+    finally:
+        os.close(write)
+    stderr = done.stderr.decode()
+    assert done.returncode == 0 and "Traceback" not in stderr and stderr.endswith("exit 0: --fail-on never: no "
+                                                                                "finding fails the run\n"), stderr
+    assert json.loads((tmp_path / "r.json").read_text())["tools"] and (tmp_path / "r.sarif").stat().st_size > 0
+
+
+@pytest.mark.parametrize("args", [["--json", "-"], ["--github-annotations"]])
+def test_an_output_to_a_closed_stdout_is_refused_in_one_line(tmp_path: Path, args: list[str]) -> None:
+    tools = tmp_path / "tools.json"
+    tools.write_text(json.dumps(GOOD))
+    done = _cli_with_stdout(None, "check", str(tools), *args)
+    assert done.returncode == 2 and done.stderr.decode().startswith("error: standard output is closed: ")
+    assert done.stderr.count(b"\n") == 1

@@ -15,6 +15,7 @@ from typer.core import TyperGroup
 from sandbox.core.errors import SandboxError, UserInputError
 from scanner.cli.interpreter import tune_interpreter
 from scanner.cli.lazy_commands import LazyCommands
+from scanner.cli.stdout_guard import guard_stdout
 from scanner.errors import UsageError
 from scanner.pipeline.interrupts import (INTERRUPTED_EXIT, caused_by_interrupt, forget_handled_interrupts,
                                          interrupted_line, keep_lost_interrupts)
@@ -108,6 +109,7 @@ def main(early: HeadStart | None = None) -> None:
     start begun before the CLI was imported, for `scan` to adopt (scanner/cli/early_start.py); the caller closes it."""
     tune_interpreter()
     _skip_unused_optional_imports()
+    guard_stdout()  # a reader that stops reading (`| head -1`) loses no file the command writes
     try:
         with keep_lost_interrupts():  # a Ctrl-C CPython would drop (in a weakref callback) is delivered again
             code = _run(early)

@@ -13,7 +13,7 @@ import typer
 
 from scanner.cli.signing import print_verification
 from scanner.cli.options import fail_on_option, json_option, upstream_from_cli, upstream_proxy_option
-from scanner.cli.output import STDOUT, check_writable, refuse_one_file_twice
+from scanner.cli.output import STDOUT, check_writable, refuse_one_file_twice, write_stdout
 from scanner.cli.remote_options import RemoteFlags, with_remote_options
 from scanner.errors import UsageError
 from scanner.report.severity import FAIL_ON_LEVELS, meets_fail_on
@@ -87,7 +87,7 @@ def write_changes_json(target: str, changes: list[Change], findings: list[Findin
                 "findings": [f.model_dump(mode="json") for f in findings]}
     text = json.dumps(document, indent=2, ensure_ascii=True) + "\n"
     if target == STDOUT:
-        sys.stdout.write(text)
+        write_stdout(text, "the changes")
     else:
         atomic_write_bytes(Path(target), text.encode("ascii"))
 

@@ -94,6 +94,9 @@ def check_outputs(outputs: ReportOutputs, inputs: Sequence[Path | str | None] = 
     on_stdout = [o == STDOUT for o in (outputs.json, outputs.sarif, outputs.markdown)] + [outputs.annotations]
     if sum(on_stdout) > 1:
         raise UsageError("only one of --json/--sarif/--markdown (-) and --github-annotations can write to stdout")
+    if any(on_stdout) and sys.stdout is None:  # the shell closed it (`>&-`)
+        raise UsageError("standard output is closed: give each of --json/--sarif/--markdown a file path instead of "
+                         "-, or drop --github-annotations")
     given = [i for i in inputs if i is not None]
     named: list[OutputPath] = [(outputs.json, "the JSON report"), (outputs.sarif, "the SARIF report"),
                                (outputs.markdown, "the Markdown report"), *others]
@@ -121,7 +124,7 @@ def write_text(target: str, text: str, what: str) -> None:
     whole or not at all: a regular file is written beside and renamed into place; anything else that exists there (a
     pipe, a device such as /dev/stderr) is written to as it is."""
     if target == STDOUT:
-        sys.stdout.write(text)
+        write_stdout(text, what)
         return
     path = Path(target)
     try:
@@ -136,6 +139,13 @@ def write_text(target: str, text: str, what: str) -> None:
             path.write_text(text, encoding="utf-8")
     except OSError as exc:
         raise UsageError(f"cannot write {what} to {target}: {exc.strerror or exc}") from exc
+
+
+def write_stdout(text: str, what: str) -> None:
+    """`text` on standard output; exit 2 when the shell closed it (`>&-`: Python then has no sys.stdout at all)."""
+    if sys.stdout is None:
+        raise UsageError(f"cannot write {what} to standard output: it is closed; give a file path instead of -")
+    sys.stdout.write(text)
 
 
 def safe_json_text(text: str) -> str:
