@@ -440,3 +440,25 @@ def test_an_output_to_a_closed_stdout_is_refused_in_one_line(tmp_path: Path, arg
     done = _cli_with_stdout(None, "check", str(tools), *args)
     assert done.returncode == 2 and done.stderr.decode().startswith("error: standard output is closed: ")
     assert done.stderr.count(b"\n") == 1
+
+
+@pytest.mark.parametrize("command", [["scan", "pypi:mcp-server-time"], ["batch", "{targets}", "--out", "{tmp}/b"]])
+def test_a_memory_limit_past_the_engines_range_is_refused_before_the_work(tmp_path: Path, cli: Any,
+                                                                          command: list[str]) -> None:
+    """`--memory 99999999999g` used to install the server, then fail at the engine: exit 3, an internal error."""
+    targets = tmp_path / "targets.txt"
+    targets.write_text("pypi:mcp-server-time\n")
+    args = [a.format(targets=targets, tmp=tmp_path) for a in command]
+    code, out, err = cli(*args, "--memory", "99999999999g")
+    assert (code, out) == (2, "") and err == "error: --memory '99999999999g' is over the engine's limit of 8 EiB; " \
+                                             "use e.g. 512m or 1g\n"
+    assert not (tmp_path / "b").exists()
+
+
+def test_a_size_past_the_engines_range_is_a_usage_error() -> None:
+    from scanner.cli.values import parse_size
+    from scanner.errors import UsageError
+
+    assert parse_size("8589934591g", "--memory") == 8589934591 * 1024**3
+    with pytest.raises(UsageError, match="over the engine's limit"):
+        parse_size("8589934592g", "--cache-size")
