@@ -462,3 +462,19 @@ def test_a_size_past_the_engines_range_is_a_usage_error() -> None:
     assert parse_size("8589934591g", "--memory") == 8589934591 * 1024**3
     with pytest.raises(UsageError, match="over the engine's limit"):
         parse_size("8589934592g", "--cache-size")
+
+
+
+def test_rules_checks_both_output_paths_before_writing_either(tmp_path: Path, cli: Any) -> None:
+    """`rules --json r.json --markdown DIR` wrote r.json, then failed on DIR: exit 2 with the first file replaced."""
+    kept = tmp_path / "r.json"
+    kept.write_text("mine")
+    code, _, err = cli("rules", "--json", kept, "--markdown", tmp_path)
+    assert code == 2 and "it is a directory" in err and kept.read_text() == "mine"
+
+
+def test_rules_family_help_names_every_family() -> None:
+    from scanner.rules.model import Family
+
+    help_text = _params("rules")["--family"].help
+    assert [f.value for f in Family if f"{f.value} (" not in help_text] == []

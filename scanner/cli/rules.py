@@ -7,7 +7,7 @@ from typing import TYPE_CHECKING
 
 import typer
 
-from scanner.cli.output import STDOUT, refuse_one_file_twice, write_json, write_text
+from scanner.cli.output import STDOUT, OutputPath, check_writable, refuse_one_file_twice, write_json, write_text
 from scanner.errors import UsageError
 
 if TYPE_CHECKING:
@@ -23,7 +23,7 @@ def register(app: typer.Typer) -> None:
 def rules(
     family: str | None = typer.Option(None, "--family", metavar="FAMILY",
                                       help="Only one family: S (static), P (probe), B (behaviour), I (provenance), "
-                                           "FX (fixture)."),
+                                           "FX (fixture), W (wire conformance), V (vetted source)."),
     json_path: str | None = typer.Option(None, "--json", metavar="PATH|-", help="Write the rules as JSON (- for "
                                                                               "stdout)."),
     markdown_path: str | None = typer.Option(None, "--markdown", metavar="PATH|-",
@@ -40,7 +40,10 @@ def rules(
     chosen = select(family)
     if json_path == STDOUT and markdown_path == STDOUT:
         raise UsageError("--json - and --markdown - both want standard output; give one of them a file")
-    refuse_one_file_twice([(json_path, "the JSON rules"), (markdown_path, "the Markdown table")])
+    targets: list[OutputPath] = [(json_path, "the JSON rules"), (markdown_path, "the Markdown table")]
+    for target, what in targets:  # both before either is written: a bad second path must not leave the first new
+        check_writable(target, what)
+    refuse_one_file_twice(targets)
     if json_path is not None:
         write_json(json_path, [as_json(rule) for rule in chosen], "the rules")
     if markdown_path is not None:
