@@ -198,3 +198,24 @@ def test_a_path_under_an_unknown_user_s_home_is_exit_2_naming_its_line(tmp_path:
     path.write_text("npm:left-pad@1.3.0\n~nosuchuser-mcp-sandbox/server\n")
     with pytest.raises(UsageError, match=r"targets.txt:2: '~nosuchuser-mcp-sandbox/server': no such user's home"):
         read_input(path)
+
+
+@pytest.mark.parametrize("since", ["t.txt", "other.db"])
+def test_a_since_that_is_not_a_batch_store_is_exit_2_before_any_scan(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+                                                                    capsys: pytest.CaptureFixture[str],
+                                                                    since: str) -> None:
+    """It was read only after each target's scan: every target failed (exit 3) after the whole batch had run."""
+    import sqlite3
+
+    path = _write(tmp_path, "t.txt", "npm:fine\n")
+    sqlite3.connect(tmp_path / "other.db").execute("CREATE TABLE unrelated (a)").connection.close()
+    code, output = run_cli(monkeypatch, capsys, "batch", path, "--out", tmp_path / "out", "--since", tmp_path / since)
+    assert code == 2 and output.startswith(f"error: --since {tmp_path / since}: not a batch store (")
+    assert not (tmp_path / "out").exists()
+
+
+@pytest.mark.parametrize("given", [".", "/dev/null"])
+def test_an_input_that_is_not_a_regular_file_is_named_so(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+                                                         capsys: pytest.CaptureFixture[str], given: str) -> None:
+    code, output = run_cli(monkeypatch, capsys, "batch", given, "--out", tmp_path / "out")
+    assert code == 2 and output.startswith(f"error: {given}: not a regular file (a folder, a pipe or a device);")

@@ -44,7 +44,8 @@ def read_input(path: Path, *, latest: bool = False) -> list[BatchTarget]:
 
 def _read_text(path: Path) -> str:
     if not path.is_file():
-        raise UsageError(f"{path}: no such file; give a text file of targets, a registry export or a client config")
+        what = "not a regular file (a folder, a pipe or a device)" if path.exists() else "no such file"
+        raise UsageError(f"{path}: {what}; give a text file of targets, a registry export or a client config")
     if path.stat().st_size > MAX_INPUT_BYTES:
         raise UsageError(f"{path}: larger than {MAX_INPUT_BYTES // (1024 * 1024)} MiB; split the batch")
     try:
