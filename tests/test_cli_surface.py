@@ -478,3 +478,14 @@ def test_rules_family_help_names_every_family() -> None:
 
     help_text = _params("rules")["--family"].help
     assert [f.value for f in Family if f"{f.value} (" not in help_text] == []
+
+
+@pytest.mark.parametrize("flags", [["--command", "my-server --stdio"], ["--header", "X-Team: a"],
+                                   ["--header-env", "Authorization=TOKEN"], ["--upstream-proxy", "none"]])
+def test_lock_from_refuses_the_flags_of_a_live_scan(tmp_path: Path, cli: Any, flags: list[str]) -> None:
+    """`lock --from FILE --command …` wrote a lock as if the flag meant something (nothing is launched)."""
+    tools = tmp_path / "tools.json"
+    tools.write_text(json.dumps(GOOD))
+    code, _, err = cli("lock", "--from", tools, "--lock", tmp_path / "l.lock", *flags)
+    assert code == 2 and err.startswith(f"error: {flags[0]} applies to ") and err.count("\n") == 1
+    assert not (tmp_path / "l.lock").exists()

@@ -108,6 +108,17 @@ def _validate(target: str | None, from_file: Path | None, check: bool, fail_on: 
     return from_file
 
 
+def _refuse_live_flags(upstream_proxy: str | None, command: str | None, remote: RemoteFlags) -> None:
+    """With --from nothing is installed, launched or fetched: a flag for that is a mistake, not something to drop
+    without a word (`--command` would suggest the lock pins that launch)."""
+    live = {"--upstream-proxy": (upstream_proxy, "installing a live TARGET"),
+            "--command": (command, "launching a live TARGET"),
+            "--header": (remote.headers, "a --url server"), "--header-env": (remote.header_envs, "a --url server")}
+    for flag, (value, use) in live.items():
+        if value:
+            raise UsageError(f"{flag} applies to {use}; drop it with --from")
+
+
 def _check_paths(lock_path: Path, check: bool, json_path: str | None, source: Path | None, sign: Path | None,
                  signing: bool) -> None:
     """The outputs (the lock, its envelope when signing, the changes) writable and none of them an input: the
@@ -283,8 +294,8 @@ def lock(
     from scanner.signing.keys import load_signer
 
     source_path = _validate(target or remote.url, from_file, check, fail_on, key, sign, sign_env, accept)
-    if source_path is not None and upstream_proxy is not None:
-        raise UsageError("--upstream-proxy applies to installing a live TARGET; drop it with --from")
+    if source_path is not None:
+        _refuse_live_flags(upstream_proxy, command, remote)
     _check_paths(lock_path, check, json_path, source_path, sign, not check and (sign or sign_env) is not None)
     signer = None if check else load_signer(sign, sign_env)
     console = _console(stderr=json_path == STDOUT)
