@@ -5,6 +5,7 @@ the walk's skips (built output, --ignore, .mcpvetignore, --max-file-size, minifi
 from __future__ import annotations
 
 import json
+import os
 import shutil
 from pathlib import Path
 from typing import Any
@@ -203,3 +204,16 @@ def test_a_root_given_twice_is_read_once(repo: Path, cli: Any) -> None:
     code, thrice, _ = cli("vet", "src", "./src", "src/", "--json", "-", "-q")
     assert code == 1
     assert json.loads(thrice)["findings"] == json.loads(once)["findings"] != []
+
+
+@pytest.mark.parametrize("args", [("vet", "pipe"), ("vet", "/dev/null"), ("vet", "src", "--json", "src/server.ts"),
+                                  ("vet", "src", "--fix", "--dry-run", "--json", "-"),
+                                  ("vet", "src", "--fix", "--dry-run", "--github-annotations")])
+def test_inputs_and_outputs_that_would_lose_a_result_are_exit_2(repo: Path, cli: Any, args: tuple[str, ...]) -> None:
+    """A pipe or a device was vetted as an empty tree (exit 0, "no findings"); `--json src/server.ts` replaced the
+    code it vetted; `--fix --dry-run --json -` put the diff and the JSON on stdout as one invalid document."""
+    os.mkfifo(repo / "pipe")
+    before = (repo / "src" / "server.ts").read_bytes()
+    code, out, err = cli(*args)
+    assert (code, out) == (2, "") and err.startswith("error: ") and err.count("\n") == 1, err
+    assert (repo / "src" / "server.ts").read_bytes() == before

@@ -4,6 +4,7 @@ tree-sitter) is imported only when the command runs, so the CLI starts as fast a
 from __future__ import annotations
 
 import sys
+from collections.abc import Collection
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -46,6 +47,9 @@ def _check(paths: list[Path], fail_on: str, min_confidence: str, max_file_size: 
     for path in paths:
         if not path.exists():
             raise UsageError(f"no such file or folder: {path} (give the source folder or file to vet)")
+        if not path.is_dir() and not path.is_file():  # read as an empty tree, it passed: exit 0, "no findings"
+            raise UsageError(f"{path} is neither a folder nor a regular file (a pipe or a device); give the source "
+                             "folder or file to vet")
         if path.is_file() and path.suffix.lower() not in LANGUAGES:
             raise UsageError(f"{path} is not a TypeScript, JavaScript or Python source file "
                              f"({', '.join(sorted(LANGUAGES))}); give one, or a folder")
@@ -53,6 +57,17 @@ def _check(paths: list[Path], fail_on: str, min_confidence: str, max_file_size: 
         raise UsageError("only one of --json/--sarif/--markdown (-) and --github-annotations can write to stdout")
     for what, target in outputs.items():
         check_writable(target, f"the {what} report", paths)
+        _refuse_a_source_file(target, f"the {what} report", paths, LANGUAGES)
+
+
+def _refuse_a_source_file(target: str | None, what: str, roots: list[Path], languages: Collection[str]) -> None:
+    """An output over a source file of a vetted folder (`vet src --json src/server.ts`) would replace the code."""
+    if target is None or target == STDOUT or Path(target).suffix.lower() not in languages:
+        return
+    path = Path(target).resolve()
+    if path.is_file() and any(root.is_dir() and path.is_relative_to(root.resolve()) for root in roots):
+        raise UsageError(f"cannot write {what} to {target}: it is a source file this command vets (the flag takes "
+                         "the output PATH, or - for stdout)")
 
 
 def vet(
@@ -87,6 +102,9 @@ def vet(
         raise typer.Exit(0)
     if dry_run and not fix:
         raise UsageError("--dry-run only goes with --fix (vet --fix --dry-run PATH prints the rewrite's diff)")
+    if dry_run and (STDOUT in (json_path, sarif_path, markdown_path) or github_annotations):
+        raise UsageError("--fix --dry-run prints its diff on stdout: give --json/--sarif/--markdown a file path "
+                         "instead of -, or drop --github-annotations")
     roots = list(paths or [Path(".")])
     outputs = {"JSON": json_path, "SARIF": sarif_path, "Markdown": markdown_path}
     _check(roots, fail_on, min_confidence, max_file_size, outputs, github_annotations)
