@@ -489,3 +489,18 @@ def test_lock_from_refuses_the_flags_of_a_live_scan(tmp_path: Path, cli: Any, fl
     code, _, err = cli("lock", "--from", tools, "--lock", tmp_path / "l.lock", *flags)
     assert code == 2 and err.startswith(f"error: {flags[0]} applies to ") and err.count("\n") == 1
     assert not (tmp_path / "l.lock").exists()
+
+
+def test_a_terminal_that_is_not_utf8_gets_escapes_not_an_internal_error(tmp_path: Path) -> None:
+    """LC_ALL=C without Python's UTF-8 coercion: stdout is ASCII; `…` in the views was an internal error (exit 3)."""
+    tools = tmp_path / "tools.json"
+    tool = dict(GOOD["tools"][0], description="Reads one café item … by its identifier and returns every field.")
+    tools.write_text(json.dumps({"tools": [tool]}))
+    env = {"PYTHONPATH": str(ROOT), "PATH": "/usr/bin:/bin", "LC_ALL": "C", "PYTHONUTF8": "0",
+           "PYTHONCOERCECLOCALE": "0"}
+    for args in (["rules"], ["check", str(tools), "--fail-on", "never"]):
+        done = subprocess.run([sys.executable, "-m", "scanner", *args], capture_output=True, env=env, timeout=60)
+        assert done.returncode == 0 and b"internal error" not in done.stderr, done.stderr
+    done = subprocess.run([sys.executable, "-m", "scanner", "check", str(tools), "--json", "-", "-q"],
+                          capture_output=True, env=env, timeout=60)
+    assert done.returncode == 0 and json.loads(done.stdout)["tools"][0]["description"] == tool["description"]

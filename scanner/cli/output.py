@@ -145,7 +145,9 @@ def write_stdout(text: str, what: str) -> None:
     """`text` on standard output; exit 2 when the shell closed it (`>&-`: Python then has no sys.stdout at all)."""
     if sys.stdout is None:
         raise UsageError(f"cannot write {what} to standard output: it is closed; give a file path instead of -")
-    sys.stdout.write(text)
+    from scanner.cli.stdout_guard import write_utf8
+
+    write_utf8(text)
 
 
 def safe_json_text(text: str) -> str:

@@ -5,7 +5,11 @@ Left alone, the first write after the reader closed the pipe raises BrokenPipeEr
 exits 1 at once, and Typer turns the error into exit 1 too, so the report files, the lock and its signature still to
 be written were never written, and the exit code said "a finding" when there was none. Only standard output is
 guarded: the reader chose to stop reading it, which loses nothing the command was asked to write to a file; the exit
-code is the command's own."""
+code is the command's own.
+
+A terminal whose encoding is not UTF-8 (LC_ALL=C with Python's UTF-8 coercion off, a Latin-1 locale) cannot show
+every character of a report (`…`, a server's own text): such a character is written as a backslash escape, not an
+internal error (exit 3) in the middle of the terminal view with the report files still unwritten."""
 
 from __future__ import annotations
 
@@ -38,15 +42,42 @@ class ReaderGoneGuard:
         return getattr(self._stream, name)
 
     def _silence(self) -> None:
-        devnull = os.open(os.devnull, os.O_WRONLY)
-        try:
-            os.dup2(devnull, self._stream.fileno())
-        finally:
-            os.close(devnull)
+        drop_the_rest(self._stream)
+
+
+def drop_the_rest(stream: TextIO) -> None:
+    """Point `stream`'s file descriptor at /dev/null: its reader has gone."""
+    devnull = os.open(os.devnull, os.O_WRONLY)
+    try:
+        os.dup2(devnull, stream.fileno())
+    finally:
+        os.close(devnull)
+
+
+def write_utf8(text: str) -> None:
+    """`text` on stdout as UTF-8 whatever its encoding (a report on stdout is the same bytes as in a file: JSON is
+    UTF-8, and an ASCII terminal's escapes would not be valid JSON); a reader gone drops the rest."""
+    stream = sys.stdout
+    if is_utf8(stream) or getattr(stream, "buffer", None) is None:  # a test's capture: text only
+        stream.write(text)
+        return
+    try:
+        stream.flush()
+        stream.buffer.write(text.encode("utf-8"))
+        stream.buffer.flush()
+    except BrokenPipeError:
+        drop_the_rest(stream)
+
+
+def is_utf8(stream: TextIO) -> bool:
+    return str(getattr(stream, "encoding", "") or "").lower().replace("_", "-") in ("utf-8", "utf8")
 
 
 def guard_stdout() -> None:
-    """Put sys.stdout behind a ReaderGoneGuard (once; not when it is closed, None, or has no file descriptor)."""
+    """Put sys.stdout behind a ReaderGoneGuard (once; not when it is closed, None, or has no file descriptor), and
+    escape what the encoding of stdout and stderr cannot show."""
+    for text_stream in (sys.stdout, sys.stderr):
+        _escape_unencodable(text_stream)
     stream = sys.stdout
     if stream is None or isinstance(stream, ReaderGoneGuard):
         return
@@ -55,3 +86,9 @@ def guard_stdout() -> None:
     except (OSError, ValueError, AttributeError):  # a test's capture: nothing to point at /dev/null
         return
     sys.stdout = ReaderGoneGuard(stream)  # type: ignore[assignment]
+
+
+def _escape_unencodable(stream: TextIO | None) -> None:
+    reconfigure = getattr(stream, "reconfigure", None)  # a real text stream's; a test's capture has none
+    if stream is not None and reconfigure is not None and not is_utf8(stream):
+        reconfigure(errors="backslashreplace")
