@@ -504,3 +504,24 @@ def test_a_terminal_that_is_not_utf8_gets_escapes_not_an_internal_error(tmp_path
     done = subprocess.run([sys.executable, "-m", "scanner", "check", str(tools), "--json", "-", "-q"],
                           capture_output=True, env=env, timeout=60)
     assert done.returncode == 0 and json.loads(done.stdout)["tools"][0]["description"] == tool["description"]
+
+
+@pytest.mark.parametrize("args", [["check", "{tools}", "--fail-on"], ["lock", "--from"], ["check", "{tools}", "--quiet=yes"]])
+def test_a_flag_without_its_value_points_at_the_commands_help(tmp_path: Path, cli: Any, args: list[str]) -> None:
+    """Click raises these errors without their context: the hint named `mcp-sandbox --help`, the list of commands."""
+    tools = tmp_path / "tools.json"
+    tools.write_text(json.dumps(GOOD))
+    code, _, err = cli(*[a.format(tools=tools) for a in args])
+    assert code == 2 and err.endswith(f"(see `mcp-sandbox {args[0]} --help`)\n"), err
+
+
+@pytest.mark.parametrize("command", [["check", "{tools}"], ["vet", "{tmp}"], ["diff", "{tools}", "{tools}"],
+                                     ["check-config", "{config}"]])
+def test_an_empty_output_path_is_named_empty(tmp_path: Path, cli: Any, command: list[str]) -> None:
+    """`--json ''` (an unset variable in a script) said "cannot write the JSON report to : it is a directory"."""
+    tools = tmp_path / "tools.json"
+    tools.write_text(json.dumps(GOOD))
+    args = [a.format(tools=tools, tmp=tmp_path, config=CONFIGS / "claude.json") for a in command]
+    code, out, err = cli(*args, "--json", "")
+    assert (code, out) == (2, "") and err == "error: cannot write the JSON report: the path is empty; give a file " \
+                                             "path (or - for stdout)\n"

@@ -132,6 +132,13 @@ def _skip_unused_optional_imports() -> None:
         sys.modules.setdefault(name, None)  # type: ignore[arg-type]
 
 
+def _command_path(args: list[str]) -> str:
+    """`mcp-sandbox COMMAND` for a parse error that names no command (Click raises "Option '--fail-on' requires an
+    argument" without its context), so that the hint points at the command's --help, not the list of commands."""
+    command = next((arg for arg in args if not arg.startswith("-")), None)
+    return f"mcp-sandbox {command}" if command in COMMANDS else "mcp-sandbox"
+
+
 def _run(early: HeadStart | None) -> int:
     """The app, with every expected way to stop turned into its exit code."""
     try:
@@ -143,7 +150,7 @@ def _run(early: HeadStart | None) -> int:
         if not isinstance(exc, cli_errors.UsageError):
             _fail(f"error: {exc.format_message()}")
             return exc.exit_code
-        command = exc.ctx.command_path if exc.ctx else "mcp-sandbox"
+        command = exc.ctx.command_path if exc.ctx else _command_path(sys.argv[1:])
         _fail(f"error: {exc.format_message()} (see `{command} --help`)")
         code = 2
     except (UsageError, UserInputError) as exc:

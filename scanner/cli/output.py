@@ -71,6 +71,8 @@ def check_writable(target: str | Path | None, what: str, inputs: Sequence[Path |
     of the command's own inputs (`--json FILE…` where `--json` takes the output PATH would overwrite FILE)."""
     if target is None or str(target) == STDOUT:
         return
+    if str(target) == "":  # `--json ''` (an unset variable): Path('') is the working directory
+        raise UsageError(f"cannot write {what}: the path is empty; give a file path (or - for stdout)")
     path = Path(target)
     if path.is_dir():
         raise UsageError(f"cannot write {what} to {target}: it is a directory; give a file path")
