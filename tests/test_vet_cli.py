@@ -217,3 +217,9 @@ def test_inputs_and_outputs_that_would_lose_a_result_are_exit_2(repo: Path, cli:
     code, out, err = cli(*args)
     assert (code, out) == (2, "") and err.startswith("error: ") and err.count("\n") == 1, err
     assert (repo / "src" / "server.ts").read_bytes() == before
+
+
+def test_fail_on_never_means_none_as_on_every_other_command(tmp_path: Path, cli: Any) -> None:
+    (tmp_path / "a.ts").write_text('server.setRequestHandler("ping", () => ({}));\n', encoding="utf-8")
+    assert cli("vet", tmp_path, "--fail-on", "breaking", "-q")[0] == 1
+    assert cli("vet", tmp_path, "--fail-on", "never", "-q")[0] == cli("vet", tmp_path, "--fail-on", "none", "-q")[0] == 0

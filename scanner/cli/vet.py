@@ -17,9 +17,9 @@ from scanner.errors import UsageError
 if TYPE_CHECKING:
     from scanner.vet.model import VetResult
 
-FAIL_ON = ("breaking", "any", "none")
+FAIL_ON = ("breaking", "any", "none", "never")  # never: what every other command's --fail-on calls none
 CONFIDENCES = ("low", "medium", "high")
-FAILING_TIERS = {"breaking": {"BREAKING"}, "any": {"BREAKING", "DEPRECATED", "WARNING"}, "none": set()}
+FAILING_TIERS = {"breaking": {"BREAKING"}, "any": {"BREAKING", "DEPRECATED", "WARNING"}, "none": set(), "never": set()}
 
 
 def register(app: typer.Typer) -> None:
@@ -79,7 +79,8 @@ def vet(
     min_confidence: str = typer.Option("low", "--min-confidence", metavar="LEVEL",
                                        help="Report only findings at or above: low|medium|high."),
     fail_on: str = typer.Option("breaking", "--fail-on", metavar="LEVEL",
-                                help="Exit 1 on: breaking (a BREAKING finding), any (any non-advisory finding), none."),
+                                help="Exit 1 on: breaking (a BREAKING finding), any (any non-advisory finding), none "
+                                     "(or never)."),
     max_file_size: int = typer.Option(1536, "--max-file-size", metavar="KB", help="Skip files over KB (0: no limit)."),
     include_built: bool = typer.Option(False, "--include-built", help="Also scan dist/ and build/ folders below a "
                                                                       "root (built output)."),
