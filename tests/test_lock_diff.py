@@ -305,3 +305,27 @@ def test_build_workflow_changes(update: dict[str, Any], expected: list[tuple[str
     new_pins = old_pins.model_copy(update=update)
     assert kinds(diff(lock_of([BASE_TOOL], provenance=old_pins), lock_of([BASE_TOOL], provenance=new_pins))) == \
         expected
+
+
+def _many(count: int, suffix: str = "") -> list[dict[str, Any]]:
+    return [{"name": f"tool_{i}{suffix}", "description": f"Reads item {i}.", "inputSchema": {"type": "object"}}
+            for i in range(count)]
+
+
+def test_renaming_many_tools_names_a_few_of_the_other_side_in_each_message() -> None:
+    """Each added tool's message named every removed one: 3,000 renamed tools made a 366 MB `lock --check --json`
+    (and 20,000, the listing's bound, would not fit in memory)."""
+    changes = diff(lock_of(_many(300)), lock_of(_many(300, "_v2")))
+    added = only(changes, "tool_added")
+    assert len(added) == 300 and max(len(c.message) for c in added) < 400
+    assert '"tool_0", "tool_1"' in added[0].message and " and 295 more" in added[0].message
+
+
+def test_many_unchanged_tools_are_compared_in_linear_time() -> None:
+    """Each name searched both whole lists: re-locking 20,000 unchanged tools took 168 s, silently."""
+    import time
+
+    old, new = lock_of(_many(6000)), lock_of(_many(6000))
+    started = time.monotonic()
+    assert diff(old, new) == []
+    assert time.monotonic() - started < 3
