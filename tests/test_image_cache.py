@@ -155,3 +155,30 @@ def test_an_image_labelled_installed_by_its_author_is_never_evicted(docker_clien
                 docker_client.api.remove_image(tag, force=True)
             except NotFound:
                 pass
+
+
+@pytest.mark.docker
+def test_an_untagged_cached_install_is_evicted_by_its_id(docker_client,  # type: ignore[no-untyped-def]
+                                                         tmp_path: Path) -> None:
+    """An engine before API 1.42 lists an untagged image as RepoTags ["<none>:<none>"]; removing that name is a 400,
+    which ended `gc --images` as an internal error (exit 3) with the rest of the eviction undone."""
+    from sandbox.core import image_cache, images
+
+    base = images.image_tag("node")
+    run = uuid.uuid4().hex[:12]
+    tag = f"mcp-sandbox-installed:gc-test-{run}"
+    untagged = _throwaway(docker_client, base, tag, run, time.time() - 30 * DAY)
+    retagged = _throwaway(docker_client, base, tag, run + "-again", time.time() - 30 * DAY)  # takes the tag
+    try:
+        listed = image_cache.cached_images(docker_client, {}, {f"{labels.PREFIX}.test-run": run})
+        assert [(i.image_id, i.tags) for i in listed] == [(untagged, ())]
+        result = image_cache.evict(docker_client, Policy(keep=0, min_idle=0), time.time(),
+                                   use_path=tmp_path / "use.sqlite", select={f"{labels.PREFIX}.test-run": run},
+                                   reads=ReadStore(tmp_path / "reads.sqlite"))
+        assert result.removed == [untagged[:19]] and result.failed == []
+    finally:
+        for image in (untagged, retagged):
+            try:
+                docker_client.api.remove_image(image, force=True)
+            except NotFound:
+                pass

@@ -95,9 +95,18 @@ def cached_images(client: docker.DockerClient, uses: dict[str, float],
         usage = shared.get(image["Id"], {})
         own = int(usage.get("Size", image.get("Size", 0)) or 0) - max(0, int(usage.get("SharedSize", 0) or 0))
         created = float((image.get("Labels") or {}).get(labels.CREATED) or image.get("Created") or 0)
-        out.append(CachedImage(image_id=image["Id"], tags=tuple(image.get("RepoTags") or ()), size=max(0, own),
+        out.append(CachedImage(image_id=image["Id"], tags=_tags(image), size=max(0, own),
                                last_used=max(created, uses.get(image["Id"], 0.0)), in_use=image["Id"] in used))
     return out
+
+
+UNTAGGED = "<none>:<none>"  # the RepoTags an engine before API 1.42 gives an untagged image: no name to remove it by
+
+
+def _tags(image: dict[str, Any]) -> tuple[str, ...]:
+    """The image's tags; an untagged image has none (removing "<none>:<none>" is a 400, which ended `gc --images` as
+    an internal error with the rest of the eviction undone)."""
+    return tuple(tag for tag in image.get("RepoTags") or () if tag != UNTAGGED)
 
 
 def evict(client: docker.DockerClient, policy: Policy, now: float, *, use_path: Path | None = None,
@@ -141,7 +150,7 @@ def _the_caches(image: dict[str, Any]) -> bool:
     """Whether an image labelled `installed` is the install cache's: every name it has is in the cache's repository
     (labels.INSTALLED_REPOSITORY; an untagged one is a superseded install), and it came from no registry (an
     install is committed here, so it has no registry digest)."""
-    tags = [tag for tag in image.get("RepoTags") or [] if tag != "<none>:<none>"]
+    tags = _tags(image)
     digests = [digest for digest in image.get("RepoDigests") or [] if digest != "<none>@<none>"]
     return not digests and all(tag.rpartition(":")[0] == labels.INSTALLED_REPOSITORY for tag in tags)
 
