@@ -67,3 +67,19 @@ def test_every_command_that_reports_findings_takes_the_config_and_report_options
     missing = [f"{command} lacks {flag}" for command in REPORTING for flag in shared if command not in options[flag]]
     assert missing == []
     assert len({options["--config"][c].help for c in REPORTING}) == 1  # one help text: one meaning
+
+
+def test_every_argument_is_named_as_the_help_names_it() -> None:
+    """A positional without a metavar showed as `{files}...`, `{envelope}`, `[target]`, and the error as
+    "Missing argument 'files'", where every other command writes FILE, DIR, TARGET."""
+    unnamed = [f"{name} {p.name}" for name, command in _commands().items() for p in command.params
+               if p.param_type_name == "argument" and not p.metavar]
+    assert unnamed == []
+
+
+def test_every_command_with_a_gate_says_its_exit_codes_in_its_help() -> None:
+    gated = [name for name, options in ((n, {o for p in c.params for o in p.opts}) for n, c in _commands().items())
+             if "--fail-on" in options]
+    assert sorted(gated) == ["batch", "check", "check-config", "diff", "lock", "scan", "vet"]
+    silent = [name for name in gated if "Exit" not in (_commands()[name].help or "")]
+    assert silent == []

@@ -101,7 +101,10 @@ def check(
     explain_rule: str | None = typer.Option(None, "--explain", metavar="RULE", help="Print a rule's docs and exit."),
     config_path: Path | None = config_option(),
 ) -> None:
-    """Lint a saved tools/list offline: rules S1-S14, a token-weighted score and a verdict."""
+    """Lint a saved tools/list offline: rules S1-S14, a token-weighted score and a verdict.
+
+    Exit codes: 0 nothing at or above --fail-on; 1 a finding at or above it (or the score under --fail-under); 2 bad
+    input; 3 a saved report whose scan did not complete. The last line on stderr says why."""
     if explain_rule is not None:
         _explain(explain_rule)
     if file is None:

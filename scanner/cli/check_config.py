@@ -31,7 +31,7 @@ def register(app: typer.Typer) -> None:
 
 @with_report_options
 def check_config(
-    files: list[Path] = typer.Argument(..., help="Client configs: claude_desktop_config.json, ~/.claude.json, "
+    files: list[Path] = typer.Argument(..., metavar="FILE", help="Client configs: claude_desktop_config.json, ~/.claude.json, "
                                                  ".mcp.json, ~/.cursor/mcp.json, .vscode/mcp.json …", show_default=False),
     outputs: ReportOutputs = ReportOutputs(),
     config_path: Path | None = config_option(),
@@ -40,6 +40,8 @@ def check_config(
 
     Environment values are never printed; remote servers show only scheme and host. A config's disable / ignore
     (--config, as for check and scan) suppresses findings the way it does there: shown, never counted.
+
+    Exit codes: 0 nothing at or above --fail-on; 1 a finding at or above it; 2 bad input.
     """
     check_outputs(outputs, inputs=[*(path.expanduser() for path in files), config_path])
     from scanner.config import load

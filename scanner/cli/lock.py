@@ -265,7 +265,7 @@ def lock_and_sign(report: Report, new: LockFile | None, lock_path: Path | None, 
 
 @with_remote_options(writes=False)
 def lock(
-    target: str | None = typer.Argument(None, help="A live target to scan first: npm:NAME\\[@VERSION], "
+    target: str | None = typer.Argument(None, metavar="TARGET", help="A live target to scan first: npm:NAME\\[@VERSION], "
                                         "pypi:NAME[==VERSION] or a local package (as in `scan`)."),
     server_args: list[str] | None = typer.Argument(None, metavar="[-- SERVER ARGS...]",
                                                    help="Arguments for the server, after --."),
@@ -288,7 +288,11 @@ def lock(
     remote: RemoteFlags = RemoteFlags(),
 ) -> None:
     """Pin a server's tools (fingerprints over RFC 8785 JSON), instructions, prompts and resources, or --check a
-    later tools/list against the pins."""
+    later tools/list against the pins.
+
+    Exit codes: 0 the lock written, or (--check) no change at or above --fail-on; 1 a change at or above --fail-on,
+    a lock whose signature --key does not verify, or a refresh held back by error-level changes (--accept takes
+    them); 2 bad input; 3 a live TARGET could not be listed."""
     from scanner.lock.build import build_lock
     from scanner.lock.source import load_source
     from scanner.signing.keys import load_signer

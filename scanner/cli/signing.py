@@ -61,7 +61,7 @@ def _summary(result: Verification) -> str:
 
 
 def verify(
-    envelope: Path = typer.Argument(..., help="The DSSE envelope (*.intoto.json)."),
+    envelope: Path = typer.Argument(..., metavar="ENVELOPE", help="The DSSE envelope (*.intoto.json)."),
     key: Path = typer.Option(..., "--key", help="The signer's public key (PEM)."),
     lock: Path | None = typer.Option(None, "--lock", help="The lockfile to check (default: next to the envelope)."),
     report: Path | None = typer.Option(None, "--report", help="The report to check (default: next to the envelope)."),
