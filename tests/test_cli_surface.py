@@ -525,3 +525,15 @@ def test_an_empty_output_path_is_named_empty(tmp_path: Path, cli: Any, command: 
     code, out, err = cli(*args, "--json", "")
     assert (code, out) == (2, "") and err == "error: cannot write the JSON report: the path is empty; give a file " \
                                              "path (or - for stdout)\n"
+
+
+@pytest.mark.parametrize("args", [["scan", "--url", "https://mcp.example.invalid/mcp", "--command", "srv"],
+                                  ["scan", "--url", "https://mcp.example.invalid/mcp", "--env", "API_KEY=x"],
+                                  ["lock", "--url", "https://mcp.example.invalid/mcp", "--command", "srv"],
+                                  ["scan", "pypi:mcp-server-time", "--accept"]])
+def test_a_flag_the_scan_would_drop_is_refused_before_the_work(tmp_path: Path, cli: Any, args: list[str]) -> None:
+    """A --url server is not launched by the sandbox (--command, --env were dropped without a word, and the remote
+    scan ran); --accept without --lock has no lock to refresh (the whole scan ran)."""
+    flag = [a for a in args if a.startswith("--")][-1]
+    code, out, err = cli(*args, "--lock", tmp_path / "l.lock") if args[0] == "lock" else cli(*args, "--quiet")
+    assert (code, out) == (2, "") and err.startswith(f"error: {flag} ") and err.count("\n") == 1, err

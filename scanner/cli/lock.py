@@ -329,6 +329,8 @@ def live_report(target: str | None, server_args: list[str], command: str | None,
 
     console = Console(stderr=True, highlight=False)
     if remote.url is not None or remote.given_without_url():
+        if command is not None:
+            raise UsageError("--command launches a sandboxed server; a --url server runs elsewhere: drop --command")
         report = scan_remote(remote, ScanOptions(target=""), target, server_args)
     else:
         assert target is not None

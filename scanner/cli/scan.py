@@ -137,7 +137,7 @@ def scan(
     a finding at/above --fail-on (or score under --fail-under); 2 bad input; 3 incomplete (no engine, install failed, no
     answer, teardown incomplete, an internal error); with --config-file, the worst. The last line on stderr says why."""
     inputs = [target, config_file, config_path, fixtures, ca_bundle, sign]  # never an output
-    signer = _check_flags(outputs, fail_under, lock_path, sign, sign_env, inputs)
+    signer = _check_flags(outputs, fail_under, lock_path, sign, sign_env, inputs, accept)
     _check_sources(advisories, ca_bundle, network)
     upstream = upstream_from_cli(upstream_proxy)  # its warning first, as before the scan machinery was lazy
     policy, config, conformance = _policy(memory, cpus, pids, env), _load_config(config_path), _conformance_options(
@@ -209,8 +209,10 @@ def _scan_config(run_request: ConfigRun, options: ScanOptions, outputs: ReportOu
 
 
 def _check_flags(outputs: ReportOutputs, fail_under: int | None, lock_path: Path | None, sign: Path | None,
-                 sign_env: str | None, inputs: list[str | Path | None]) -> Signer | None:
+                 sign_env: str | None, inputs: list[str | Path | None], accept: bool = False) -> Signer | None:
     """The flags and the output paths, before anything is installed; the signer when one is asked for."""
+    if accept and lock_path is None:  # nothing to refresh: the flag would be dropped after the whole scan
+        raise UsageError("--accept refreshes --lock past its error-level changes: give --lock PATH too")
     if sign is None and sign_env is None:
         check_outputs(outputs, inputs, fail_under, others=[(lock_path, "the lock")])
         return None

@@ -57,6 +57,16 @@ def launch_mapping(given: ConfigRun, server_args: list[str], command: str | None
     return mapping
 
 
+def _refuse_sandbox_flags(options: ScanOptions) -> None:
+    """--command and --env say how the sandbox launches a server: a --url server runs elsewhere, so either one was
+    dropped without a word (the scan said nothing of an --env API key the user meant it to get)."""
+    if options.command is not None:
+        raise UsageError("--command launches a sandboxed server; a --url server runs elsewhere: drop --command")
+    if options.policy.env:
+        raise UsageError("--env sets a sandboxed server's environment; a --url server runs elsewhere: drop --env "
+                         "(--header-env sends a secret as a header)")
+
+
 def head_start_options(given: ConfigRun, options: ScanOptions) -> ScanOptions | None:
     """The options a head start begins a package scan with (the launch command's target, arguments and command
     mapped), or None: nothing is begun for several servers, a remote one or a container image (its own start), or a
@@ -115,6 +125,7 @@ def scan_door(options: ScanOptions, given: ConfigRun, outputs: ReportOutputs, fa
     if remote is not None:
         from scanner.cli.remote_scan import scan_remote
 
+        _refuse_sandbox_flags(options)
         return scan_remote(remote, options, given.target, given.tail, quiet=outputs.quiet)
     mapping = launch_mapping(given, options.server_args, options.command)
     if mapping is None:
