@@ -116,6 +116,9 @@ def test_a_file_or_no_folder_is_refused(monkeypatch, capsys, tmp_path: Path) -> 
     target = tmp_path / "file.json"
     target.write_text("{}", "utf-8")
     assert run_main(monkeypatch, capsys, "fixtures", target)[0] == 2
+    code, _, err = run_main(monkeypatch, capsys, "fixtures", target / "sub" / "dir")  # was an internal error (exit 3)
+    assert code == 2 and err == f"error: {target} is a file; give a folder for the fixtures (it is created if " \
+                                "missing)\n"
     code, _, err = run_main(monkeypatch, capsys, "fixtures")
     assert code == 2 and "--list" in err
 
