@@ -154,6 +154,7 @@ def test_every_report_command_takes_the_same_options_with_the_same_help() -> Non
 @pytest.mark.parametrize("flags,words", [
     (["--json", "{tmp}/missing/r.json"], "the folder {tmp}/missing does not exist"),
     (["--json", "{tmp}"], "it is a directory"),
+    (["--json", "{tmp}/tools.json/r.json"], "the folder {tmp}/tools.json is a file, not a folder"),
 ])
 def test_output_paths_are_checked_before_the_work(tmp_path: Path, cli: Any, command: list[str], flags: list[str],
                                                   words: str) -> None:

@@ -77,7 +77,8 @@ def check_writable(target: str | Path | None, what: str, inputs: Sequence[Path |
     if path.is_dir():
         raise UsageError(f"cannot write {what} to {target}: it is a directory; give a file path")
     if not path.parent.is_dir():
-        raise UsageError(f"cannot write {what} to {target}: the folder {path.parent} does not exist")
+        why = "is a file, not a folder" if path.parent.exists() else "does not exist"
+        raise UsageError(f"cannot write {what} to {target}: the folder {path.parent} {why}")
     if path.exists() and any(Path(i).exists() and os.path.samefile(path, i) for i in inputs if str(i) != STDOUT):
         raise UsageError(f"cannot write {what} to {target}: it is an input of this command (the flag takes the "
                          "output PATH, or - for stdout)")
