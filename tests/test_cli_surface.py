@@ -538,3 +538,20 @@ def test_a_flag_the_scan_would_drop_is_refused_before_the_work(tmp_path: Path, c
     flag = [a for a in args if a.startswith("--")][-1]
     code, out, err = cli(*args, "--lock", tmp_path / "l.lock") if args[0] == "lock" else cli(*args, "--quiet")
     assert (code, out) == (2, "") and err.startswith(f"error: {flag} ") and err.count("\n") == 1, err
+
+
+@pytest.mark.parametrize("command,inside", [(["plugin"], "plugin.json"), (["plugin"], "skills/greet/SKILL.md"),
+                                            (["plugin", "--sarif"], "mcp.json"), (["scan"], "plugin.json")])
+def test_a_plugin_report_never_replaces_a_file_the_envelope_reads(tmp_path: Path, cli: Any, command: list[str],
+                                                                  inside: str) -> None:
+    """`plugin DIR --json DIR/plugin.json` replaced the manifest with the report and exited 0."""
+    import shutil
+
+    folder = tmp_path / "plugin"
+    shutil.copytree(FIXTURES / "plugins" / "clean", folder)
+    before = (folder / inside).read_bytes()
+    flag = command[1] if len(command) > 1 else "--json"
+    code, out, err = cli(command[0], folder, flag, folder / inside)
+    assert (code, out) == (2, "") and "an input of this command" in err and (folder / inside).read_bytes() == before
+    assert cli("plugin", folder, "--json", folder / "report.json", "-q")[0] == 0  # a file of its own is written
+    assert cli("plugin", folder, "--json", folder / "report.json", "-q")[0] == 0  # and again on the next run

@@ -54,6 +54,7 @@ def plugin(
         raise UsageError("only one of --json and --sarif can write to stdout (-)")
     for what, target in (("JSON", json_path), ("SARIF", sarif_path)):
         check_writable(target, f"the {what} report", [folder])
+        refuse_the_envelope(target, f"the {what} report", folder)
     result = check_plugin(folder)
     if not quiet:
         stream = sys.stderr if STDOUT in (json_path, sarif_path) else sys.stdout
@@ -127,10 +128,25 @@ def _check(given: ConfigRun, options: ScanOptions, outputs: ReportOutputs) -> No
                          "scan a server on its own to give it arguments, lock or sign it")
     if options.command is not None:
         raise UsageError("--command: a plugin's servers are launched as its mcp.json says; drop --command")
+    refuse_the_envelope(outputs.json, "the JSON report", Path(given.target or "."))
     if outputs.sarif or outputs.markdown or outputs.annotations:
         raise UsageError("scan PLUGIN writes one JSON document for the plugin (--json); --sarif, --markdown and "
                          "--github-annotations take a single server's report (the envelope: mcp-sandbox plugin DIR "
                          "--sarif PATH)")
+
+
+ENVELOPE_FILES = ("plugin.json", "mcp.json")
+
+
+def refuse_the_envelope(target: str | None, what: str, folder: Path) -> None:
+    """An output over a file the envelope check reads (`plugin . --json plugin.json`: the manifest replaced by the
+    report, exit 0) is refused; another file in the folder, a report of an earlier run, is written as usual."""
+    if target is None or target == STDOUT or not Path(target).is_file():
+        return
+    path, root = Path(target).resolve(), folder.resolve()
+    if path in {root / name for name in ENVELOPE_FILES} or path.name == "SKILL.md" and path.is_relative_to(root):
+        raise UsageError(f"cannot write {what} to {target}: the plugin's {path.name}, an input of this command (the "
+                         "flag takes the output PATH, or - for stdout)")
 
 
 def worst_verdict(outcomes: list[ServerOutcome]) -> str | None:
