@@ -83,3 +83,9 @@ def test_every_command_with_a_gate_says_its_exit_codes_in_its_help() -> None:
     assert sorted(gated) == ["batch", "check", "check-config", "diff", "lock", "scan", "vet"]
     silent = [name for name in gated if "Exit" not in (_commands()[name].help or "")]
     assert silent == []
+
+
+def test_a_group_offers_only_what_it_has() -> None:
+    """`images --help` read "Build or list the runtime images" with `build` its only command."""
+    images = typer.main.get_command(app).commands["images"]  # type: ignore[attr-defined]
+    assert list(images.commands) == ["build"] and " list " not in f" {images.help} "

@@ -39,7 +39,7 @@ if TYPE_CHECKING:
     from scanner.signing.keys import Signer
 
 EXIT_SCAN_INCOMPLETE = EXIT_INCOMPLETE
-images_app = typer.Typer(help="Build or list the runtime images the sandbox runs servers in.", no_args_is_help=True)
+images_app = typer.Typer(help="Build the runtime images the sandbox runs servers in.", no_args_is_help=True)
 
 
 LAUNCH_TAIL = "mcp_sandbox.launch_tail"
