@@ -270,3 +270,15 @@ def test_since_that_is_no_batch_store_is_refused_before_anything_runs(tmp_path: 
     with pytest.raises(UsageError, match=r"--since .*: not a batch store \("):
         store_path(tmp_path)
     assert store_path(_store_with(tmp_path / "real", report("1.0.0"))).name == "batch.sqlite"
+
+
+def test_diff_of_two_check_reports_names_them_without_none(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+                                                           capsys: pytest.CaptureFixture[str]) -> None:
+    """A `check` report has no ecosystem or version: the refusal read "(None:tools.json@None vs …)"."""
+    tools = tmp_path / "tools.json"
+    tools.write_text(json.dumps({"tools": [{"name": "a_tool", "inputSchema": {"type": "object"}}]}))
+    saved = tmp_path / "r.json"
+    assert run_cli(monkeypatch, capsys, "check", tools, "--json", saved, "-q", "--fail-on", "never")[0] == 0
+    code, output = run_cli(monkeypatch, capsys, "diff", saved, saved)
+    assert code == 2 and "(file:tools.json (no version) vs file:tools.json (no version))" in output
+    assert "None" not in output

@@ -81,7 +81,8 @@ def _label(report: Report) -> str:
     from sandbox.core.untrusted import escape_for_terminal
 
     target = report.target
-    return escape_for_terminal(f"{target.ecosystem}:{target.name}@{target.version}", 300)
+    version = f"@{target.version}" if target.version is not None else " (no version)"  # a `check` report's
+    return escape_for_terminal(f"{target.ecosystem or target.kind}:{target.name}{version}", 300)
 
 
 def register(app: typer.Typer) -> None:
