@@ -223,3 +223,19 @@ def test_fail_on_never_means_none_as_on_every_other_command(tmp_path: Path, cli:
     (tmp_path / "a.ts").write_text('server.setRequestHandler("ping", () => ({}));\n', encoding="utf-8")
     assert cli("vet", tmp_path, "--fail-on", "breaking", "-q")[0] == 1
     assert cli("vet", tmp_path, "--fail-on", "never", "-q")[0] == cli("vet", tmp_path, "--fail-on", "none", "-q")[0] == 0
+
+
+def test_a_terminal_sees_which_root_is_being_vetted(repo: Path) -> None:
+    """A large tree (site-packages: most of a minute) was read without a sign of life."""
+    import subprocess
+    import sys
+
+    root = Path(__file__).resolve().parent.parent
+    env = {"PYTHONPATH": str(root), "PATH": "/usr/bin:/bin", "TTY_COMPATIBLE": "1", "TTY_INTERACTIVE": "1"}
+    shown = subprocess.run([sys.executable, "-m", "scanner", "vet", "src", "-q", "--fail-on", "none"], cwd=repo,
+                           env=env, capture_output=True, timeout=60)
+    assert shown.returncode == 0 and b"vetting src" in shown.stderr
+    env.pop("TTY_COMPATIBLE"), env.pop("TTY_INTERACTIVE")
+    piped = subprocess.run([sys.executable, "-m", "scanner", "vet", "src", "-q", "--fail-on", "none"], cwd=repo,
+                           env=env, capture_output=True, timeout=60)
+    assert piped.returncode == 0 and piped.stderr == b""  # a log or a pipe gets no spinner

@@ -4,7 +4,7 @@ tree-sitter) is imported only when the command runs, so the CLI starts as fast a
 from __future__ import annotations
 
 import sys
-from collections.abc import Collection
+from collections.abc import Collection, Iterator
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -115,8 +115,8 @@ def vet(
     from scanner.vet import sarif, views
 
     options = VetOptions(min_confidence, max_file_size, include_built, tuple(ignore or ()))
-    result = merged([_fixed(vet_tree(root, options), dry_run) if fix else vet_tree(root, options) for root in roots],
-                    Path.cwd().resolve())
+    result = merged([_fixed(vet_tree(root, options), dry_run) if fix else vet_tree(root, options)
+                     for root in _shown(roots, "vetting")], Path.cwd().resolve())
     if not quiet:
         stream = sys.stderr if STDOUT in outputs.values() or github_annotations else sys.stdout
         print("\n".join(views.terminal_report(result)), file=stream)
@@ -129,6 +129,20 @@ def vet(
     if github_annotations:
         print_annotations(views.github_annotations(result))
     raise typer.Exit(1 if any(f.tier.value in FAILING_TIERS[fail_on] for f in result.findings) else 0)
+
+
+def _shown(roots: list[Path], doing: str) -> Iterator[Path]:
+    """Each root, with a spinner on stderr naming it while it is read when stderr is a terminal (a large tree,
+    site-packages, takes most of a minute), nothing otherwise."""
+    from scanner.cli.spinner import spinner_shows, spinning
+
+    if not spinner_shows(sys.stderr):
+        yield from roots
+        return
+    with spinning(doing) as step:
+        for root in roots:
+            step(f"{doing} {root}")
+            yield root
 
 
 def _fixed(result: VetResult, dry_run: bool) -> VetResult:
