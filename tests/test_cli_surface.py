@@ -434,6 +434,23 @@ def test_a_reader_that_stops_reading_loses_no_report_file(tmp_path: Path) -> Non
     assert json.loads((tmp_path / "r.json").read_text())["tools"] and (tmp_path / "r.sarif").stat().st_size > 0
 
 
+def test_a_reader_of_both_streams_that_stops_loses_no_report_file(tmp_path: Path) -> None:
+    """`check t.json --json - --sarif r.sarif 2>&1 | head -1`: stderr (the terminal view, the exit line) meets the
+    closed pipe too; rich exited 1 there before the SARIF file was written."""
+    tools = tmp_path / "tools.json"
+    tools.write_text(json.dumps({"tools": [dict(GOOD["tools"][0], name=f"svc_get_item_{i}") for i in range(300)]}))
+    read, write = os.pipe()
+    os.close(read)
+    try:
+        done = subprocess.run([sys.executable, "-c", "from scanner.cli.app import main; main()", "check", str(tools),
+                               "--json", "-", "--sarif", str(tmp_path / "r.sarif"), "--fail-on", "never"],
+                              stdout=write, stderr=write, cwd=ROOT, timeout=60,
+                              env={"PYTHONPATH": str(ROOT), "PATH": "/usr/bin:/bin", "COLUMNS": "120"})
+    finally:
+        os.close(write)
+    assert done.returncode == 0 and (tmp_path / "r.sarif").stat().st_size > 0
+
+
 @pytest.mark.parametrize("args", [["--json", "-"], ["--github-annotations"]])
 def test_an_output_to_a_closed_stdout_is_refused_in_one_line(tmp_path: Path, args: list[str]) -> None:
     tools = tmp_path / "tools.json"

@@ -3,9 +3,9 @@ goes there is dropped, and the command carries on.
 
 Left alone, the first write after the reader closed the pipe raises BrokenPipeError (EPIPE): rich's console then
 exits 1 at once, and Typer turns the error into exit 1 too, so the report files, the lock and its signature still to
-be written were never written, and the exit code said "a finding" when there was none. Only standard output is
-guarded: the reader chose to stop reading it, which loses nothing the command was asked to write to a file; the exit
-code is the command's own.
+be written were never written, and the exit code said "a finding" when there was none. Standard error is guarded the
+same way (`2>&1 | head -1`, or the terminal view on stderr beside `--json -`). The reader chose to stop reading,
+which loses nothing the command was asked to write to a file; the exit code is the command's own.
 
 A terminal whose encoding is not UTF-8 (LC_ALL=C with Python's UTF-8 coercion off, a Latin-1 locale) cannot show
 every character of a report (`…`, a server's own text): such a character is written as a backslash escape, not an
@@ -19,7 +19,7 @@ from typing import Any, TextIO
 
 
 class ReaderGoneGuard:
-    """`stream` (sys.stdout), with a write or flush that finds its reader gone dropped: the stream's file descriptor
+    """`stream` (sys.stdout or sys.stderr), with a write or flush that finds its reader gone dropped: the stream's file descriptor
     is pointed at /dev/null, so neither what follows nor the flush at exit fails again."""
 
     def __init__(self, stream: TextIO) -> None:
@@ -74,18 +74,22 @@ def is_utf8(stream: TextIO) -> bool:
 
 
 def guard_stdout() -> None:
-    """Put sys.stdout behind a ReaderGoneGuard (once; not when it is closed, None, or has no file descriptor), and
-    escape what the encoding of stdout and stderr cannot show."""
+    """Put sys.stdout and sys.stderr behind a ReaderGoneGuard each, and escape what their encoding cannot show."""
     for text_stream in (sys.stdout, sys.stderr):
         _escape_unencodable(text_stream)
-    stream = sys.stdout
+    sys.stdout = _guarded(sys.stdout)  # type: ignore[assignment]
+    sys.stderr = _guarded(sys.stderr)  # type: ignore[assignment]
+
+
+def _guarded(stream: TextIO | None) -> TextIO | None:
+    """`stream` behind a ReaderGoneGuard (once; not when it is closed, None, or has no file descriptor)."""
     if stream is None or isinstance(stream, ReaderGoneGuard):
-        return
+        return stream
     try:
         stream.fileno()
     except (OSError, ValueError, AttributeError):  # a test's capture: nothing to point at /dev/null
-        return
-    sys.stdout = ReaderGoneGuard(stream)  # type: ignore[assignment]
+        return stream
+    return ReaderGoneGuard(stream)  # type: ignore[return-value]
 
 
 def _escape_unencodable(stream: TextIO | None) -> None:
