@@ -572,3 +572,17 @@ def test_a_plugin_report_never_replaces_a_file_the_envelope_reads(tmp_path: Path
     assert (code, out) == (2, "") and "an input of this command" in err and (folder / inside).read_bytes() == before
     assert cli("plugin", folder, "--json", folder / "report.json", "-q")[0] == 0  # a file of its own is written
     assert cli("plugin", folder, "--json", folder / "report.json", "-q")[0] == 0  # and again on the next run
+
+
+@pytest.mark.parametrize("command", [["scan", ""], ["scan", "  "], ["init-fixtures", "{tmp}/f.json", ""]])
+def test_an_empty_target_is_refused_not_read_as_this_folder(tmp_path: Path, cli: Any,
+                                                            monkeypatch: pytest.MonkeyPatch, command: list[str]) -> None:
+    """`scan "$TARGET"` with the variable unset was `Path('')`: the working directory, a package or a plugin here,
+    was scanned in the named server's place, and its report could pass."""
+    import shutil
+
+    shutil.copytree(FIXTURES / "plugins" / "clean", tmp_path / "here")
+    (tmp_path / "here" / "pyproject.toml").write_text('[project]\nname = "here"\nversion = "1.0"\n')
+    monkeypatch.chdir(tmp_path / "here")
+    code, out, err = cli(*[a.format(tmp=tmp_path) for a in command], "--upstream-proxy", "none")
+    assert (code, out) == (2, "") and err.startswith("error: TARGET ") and "is empty (an unset variable?)" in err

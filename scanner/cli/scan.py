@@ -25,6 +25,7 @@ from scanner.errors import UsageError
 from scanner.cli.scan_config import ConfigRun
 from scanner.cli.scan_door import head_start as _head_start, head_start_options, scan_door
 from scanner.cli.values import parse_env, parse_size
+from scanner.pipeline.target_text import refuse_blank_target
 
 if TYPE_CHECKING:
     from sandbox.run.policy import RunPolicy
@@ -138,7 +139,7 @@ def scan(
     answer, teardown incomplete, an internal error); with --config-file, the worst. The last line on stderr says why."""
     inputs = [target, config_file, config_path, fixtures, ca_bundle, sign]  # never an output
     signer = _check_flags(outputs, fail_under, lock_path, sign, sign_env, inputs, accept)
-    _check_sources(advisories, ca_bundle, network)
+    _check_sources(advisories, ca_bundle, network, target)
     upstream = upstream_from_cli(upstream_proxy)  # its warning first, as before the scan machinery was lazy
     policy, config, conformance = _policy(memory, cpus, pids, env), _load_config(config_path), _conformance_options(
         spec_version, spec)
@@ -224,7 +225,9 @@ def _check_flags(outputs: ReportOutputs, fail_under: int | None, lock_path: Path
     return load_signer(sign, sign_env)
 
 
-def _check_sources(advisories: str | None, ca_bundle: Path | None, network: str) -> None:
+def _check_sources(advisories: str | None, ca_bundle: Path | None, network: str, target: str | None = None) -> None:
+    if target is not None:
+        refuse_blank_target(target)  # before a plugin folder is looked for in '.'
     if advisories not in (None, "osv") and not Path(advisories).expanduser().is_dir():
         raise UsageError(f"--advisories {advisories!r} is neither a folder of OSV JSON files nor `osv`")
     if ca_bundle is not None and not ca_bundle.is_file():

@@ -15,6 +15,7 @@ from typing import Literal
 from sandbox.core.archive import SKIP_DIRS
 from sandbox.core.untrusted import cap_text
 from scanner.errors import UsageError
+from scanner.pipeline.target_text import refuse_blank_target
 
 NPM_NAME = re.compile(r"^(@[a-z0-9~-][a-z0-9._~-]*/)?[a-z0-9~-][a-z0-9._~-]*$")
 PYPI_NAME = re.compile(r"^([A-Za-z0-9]|[A-Za-z0-9][A-Za-z0-9._-]*[A-Za-z0-9])$")
@@ -38,6 +39,7 @@ class Target:
 
 
 def parse_target(text: str) -> Target:
+    refuse_blank_target(text)
     text = text.strip()
     if text.startswith("npm:"):
         return _parse_npm(text)
