@@ -7,6 +7,7 @@ from collections import defaultdict
 
 from typing import Any
 
+import pytest
 import typer
 
 from scanner.cli.app import app
@@ -89,3 +90,16 @@ def test_a_group_offers_only_what_it_has() -> None:
     """`images --help` read "Build or list the runtime images" with `build` its only command."""
     images = typer.main.get_command(app).commands["images"]  # type: ignore[attr-defined]
     assert list(images.commands) == ["build"] and " list " not in f" {images.help} "
+
+
+
+def test_minus_h_is_help_on_every_command(monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]) -> None:
+    """`mcp-sandbox check -h` said "No such option: -h"."""
+    from tests.cli_helpers import run_main
+
+    refused = []
+    for name in ["", *_commands()]:
+        code, out, _ = run_main(monkeypatch, capsys, *name.split(), "-h")
+        if code != 0 or "Usage" not in out:
+            refused.append(name)
+    assert refused == []

@@ -32,7 +32,8 @@ COMMANDS = {"check-config": "check_config", "check": "check", "lock": "lock", "k
             "verify": "signing", "scan": "scan", "init-fixtures": "scan", "gc": "gc", "rules": "rules", "vet": "vet",
             "fixtures": "fixtures", "plugin": "plugin", "worker": "worker", "batch": "batch", "diff": "diff",
             "images": "scan"}
-SETTINGS: dict[str, Any] = {"add_completion": False, "pretty_exceptions_enable": False}
+SETTINGS: dict[str, Any] = {"add_completion": False, "pretty_exceptions_enable": False,
+                            "context_settings": {"help_option_names": ["-h", "--help"]}}  # -h: what users type first
 
 
 def commands_of(module: str) -> dict[str, Any]:
