@@ -574,6 +574,18 @@ def test_a_plugin_report_never_replaces_a_file_the_envelope_reads(tmp_path: Path
     assert cli("plugin", folder, "--json", folder / "report.json", "-q")[0] == 0  # and again on the next run
 
 
+@pytest.mark.parametrize("manifest", ["package.json", "pyproject.toml", "requirements.txt"])
+def test_a_scan_report_never_replaces_the_folder_targets_manifest(tmp_path: Path, cli: Any, manifest: str) -> None:
+    """`scan ./pkg --json ./pkg/package.json` scanned the package, then replaced its manifest with the report."""
+    folder = tmp_path / "pkg"
+    folder.mkdir()
+    (folder / manifest).write_text("{}\n")
+    code, out, err = cli("scan", folder, "--json", folder / manifest)
+    assert (code, out) == (2, "") and "an input of this command" in err and (folder / manifest).read_text() == "{}\n"
+    code, _, err = cli("scan", folder, "--json", folder / "report.json", "--no-probes", "--network", "bogus")
+    assert code == 2 and "input of this command" not in err  # a report of its own in the folder is not refused
+
+
 @pytest.mark.parametrize("command", [["scan", ""], ["scan", "  "], ["init-fixtures", "{tmp}/f.json", ""]])
 def test_an_empty_target_is_refused_not_read_as_this_folder(tmp_path: Path, cli: Any,
                                                             monkeypatch: pytest.MonkeyPatch, command: list[str]) -> None:

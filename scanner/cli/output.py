@@ -86,6 +86,23 @@ def check_writable(target: str | Path | None, what: str, inputs: Sequence[Path |
         raise UsageError(f"cannot write {what} to {target}: permission denied")
 
 
+# What a folder TARGET's install reads first: an output over one (`scan ./pkg --json ./pkg/package.json`) would
+# replace the package's own manifest with the report after the scan.
+MANIFESTS = ("package.json", "package-lock.json", "npm-shrinkwrap.json", "pyproject.toml", "setup.py", "setup.cfg",
+             "requirements.txt", "uv.lock", "poetry.lock", "plugin.json", "mcp.json")
+
+
+def folder_manifests(target: str | None) -> list[Path]:
+    """The manifests a folder TARGET holds (none for a registry target, a file or nothing): inputs of the scan."""
+    if not target or ":" in target.split("/", 1)[0]:  # npm:…, pypi:…, docker:…
+        return []
+    try:
+        folder = Path(target).expanduser()
+        return [folder / name for name in MANIFESTS if (folder / name).is_file()] if folder.is_dir() else []
+    except OSError:  # a name too long to be a path: the target's own parsing says so
+        return []
+
+
 OutputPath = tuple[str | Path | None, str]  # a path (or None, or `-`) and what is written there
 
 

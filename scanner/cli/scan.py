@@ -20,7 +20,7 @@ from scanner.cli.options import (config_option, fail_under_option, upstream_from
                                  with_report_options)
 from scanner.cli.exit_reason import EXIT_INCOMPLETE
 from scanner.cli.remote_options import RemoteFlags, with_remote_options
-from scanner.cli.output import STDOUT, ReportOutputs, check_outputs, emit_report, finish
+from scanner.cli.output import STDOUT, ReportOutputs, check_outputs, emit_report, finish, folder_manifests
 from scanner.errors import UsageError
 from scanner.cli.scan_config import ConfigRun
 from scanner.cli.scan_door import head_start as _head_start, head_start_options, scan_door
@@ -137,7 +137,7 @@ def scan(
     host, list and call its tools, then tear it all down (--url: a remote server, NOT sandboxed). Exit codes: 0 clean; 1
     a finding at/above --fail-on (or score under --fail-under); 2 bad input; 3 incomplete (no engine, install failed, no
     answer, teardown incomplete, an internal error); with --config-file, the worst. The last line on stderr says why."""
-    inputs = [target, config_file, config_path, fixtures, ca_bundle, sign]  # never an output
+    inputs = [target, config_file, config_path, fixtures, ca_bundle, sign, *folder_manifests(target)]  # no output
     signer = _check_flags(outputs, fail_under, lock_path, sign, sign_env, inputs, accept)
     _check_sources(advisories, ca_bundle, network, target)
     upstream = upstream_from_cli(upstream_proxy)  # its warning first, as before the scan machinery was lazy
