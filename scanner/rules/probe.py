@@ -17,6 +17,7 @@ from typing import Any
 from scanner.probes.model import ProbeResult, is_refused
 from scanner.probes.opaque_ids import unlabelled_id_chars
 from scanner.probes.tooldef import input_schema, tool_name
+from scanner.rules.answer_injection import check_injected_answers
 from scanner.rules.paging_hint import says_what_is_left
 from scanner.rules.registry import rule
 from scanner.rules.static.changed import tool_findings
@@ -318,7 +319,7 @@ TOOL_CHECKS: tuple[Callable[[dict[str, Any], list[ProbeResult]], list[ProbeFindi
 
 
 def evaluate_probes(tools: list[dict[str, Any]], results: list[ProbeResult]) -> list[ProbeFinding]:
-    """Run P1–P5, P9 and P11 for every tool over its recorded calls (P6–P8 come from the builders below)."""
+    """Run P1–P5, P9, P11 and B7 for every tool over its recorded calls (P6–P8 come from the builders below)."""
     by_tool: dict[str, list[ProbeResult]] = {}
     for result in results:
         by_tool.setdefault(result.tool, []).append(result)
@@ -328,6 +329,7 @@ def evaluate_probes(tools: list[dict[str, Any]], results: list[ProbeResult]) -> 
         if calls:
             for check in TOOL_CHECKS:
                 findings.extend(check(tool, calls))
+            findings.extend(ProbeFinding(finding) for finding in check_injected_answers(tool, calls))
     return findings
 
 

@@ -261,6 +261,32 @@ def _decoded_hits(path: str, text: str, encodings: frozenset[str]) -> Iterator[t
 
 
 PHRASES = tuple(detector for detector in DETECTORS if detector.on_normalised)
+# What of S8 a tool's answer is searched for (B7, scanner/rules/answer_injection.py): the hidden text and the
+# instructions, never what honest output holds (control characters and ANSI colours of a command's output, bidi
+# marks of right-to-left text, HTML comments of a page, the names of credential files a listing shows).
+ANSWER_DETECTORS = tuple(detector for detector in DETECTORS if detector.kind in {
+    "tag-characters", "variation-selectors", "instruction-tag", "conceal-from-user", "ignore-instructions",
+    "override-tools", "shadow-tools", "hidden-recipient", "send-to-url"})
+
+
+def answer_hits(text: str) -> list[tuple[str, str, str]]:
+    """The hidden text and instructions in a tool's answer, one per kind: (kind, what it is, evidence)."""
+    found: list[tuple[str, str, str]] = []
+    normalised: str | None = None
+    for detector in ANSWER_DETECTORS:
+        if detector.on_normalised:
+            normalised = _normalised(text) if normalised is None else normalised
+        subject = normalised if detector.on_normalised and normalised is not None else text
+        match = next(detector.search(subject), None)
+        if match is None:
+            continue
+        if detector.kind in ("tag-characters", "variation-selectors"):
+            decode = _decode_tags if detector.kind == "tag-characters" else _decode_selectors
+            evidence = f"hidden text: {escape_for_terminal(decode(match.group()), limit=300)}"
+        else:
+            evidence = _snippet(subject, match.start(), match.end())
+        found.append((detector.kind, detector.message, evidence))
+    return found
 
 
 def _has_suspect_char(text: str) -> bool:
