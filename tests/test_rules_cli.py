@@ -45,13 +45,13 @@ def test_rules_json_to_a_file_and_one_family(tmp_path: Path) -> None:
     out = tmp_path / "rules.json"
     result = run("rules", "--family", "b", "--json", str(out))
     assert result.returncode == 0, result.stderr
-    assert [item["id"] for item in json.loads(out.read_text())] == [f"B{n}" for n in range(1, 7)]
+    assert [item["id"] for item in json.loads(out.read_text())] == [f"B{n}" for n in range(1, 8)]
     assert "B6" in result.stdout and "S1 " not in result.stdout  # the table still prints, for that family only
 
 
 @pytest.mark.parametrize("args,needle", [
     (["rules", "--family", "Q"], "--family must be one of S, P, B, I, FX, W"),
-    (["rules", "--json", "/nonexistent-dir/rules.json"], "cannot write the rules to"),
+    (["rules", "--json", "/nonexistent-dir/rules.json"], "cannot write the JSON rules to"),
 ])
 def test_bad_input_exits_2_with_one_line(args: list[str], needle: str) -> None:
     result = run(*args)

@@ -1,5 +1,5 @@
 """What the scan works out from a finished MCP session while the server ends (`server_end` waits on the engine: the
-server's own exit after EOF, or its SIGTERM): the lint over the listing, the probe phase's summary (P1-P11, B1-B6)
+server's own exit after EOF, or its SIGTERM): the lint over the listing, the probe phase's summary (P1-P11, B1-B7)
 and, once both are done, the validators of the report models that the last stages build (built on first use,
 scanner/report/base.py: about 30 ms of CPU that `assemble` and teardown would otherwise spend after the engine is
 done).

@@ -4,7 +4,7 @@
     server = run.start_server(..., plan.policy)
     hook, holder = make_after_listing(session, server, plan, restart, timeouts=..., progress=...)
     inventory = anyio.run(collect, ..., hook)           # probes run in the same MCP session, after listing
-    phase_report = summarize(holder)                    # probes, behaviour, P1–P11 and B1–B6; probe waste
+    phase_report = summarize(holder)                    # probes, behaviour, P1–P11 and B1–B7; probe waste
 
 `restart` starts a fresh server from the installed image with `plan.policy` (used when the server crashed or hung).
 """
@@ -122,7 +122,7 @@ def _before_first_call(tools: list[dict[str, Any]], before_probes: Callable[[], 
 
 
 def summarize(holder: ProbePhaseResult) -> ProbePhaseReport:
-    """The probe phase's part of the report: the calls, the behaviour, their findings (P1-P11, B1-B6, FX) and the
+    """The probe phase's part of the report: the calls, the behaviour, their findings (P1-P11, B1-B7, FX) and the
     errors, and the tokens per tool the probes measured being wasted (P1-P5), for the score the scan computes once
     over all findings."""
     outcome = holder.outcome
