@@ -9,6 +9,7 @@ import random
 import shutil
 import subprocess
 import tarfile
+import time
 from pathlib import Path
 
 import pytest
@@ -107,7 +108,8 @@ def test_commit_ids_differ_from_scan_to_scan(seed: WorkspaceSeed) -> None:
 def test_the_dates_are_drawn_per_scan_in_the_weeks_before_it() -> None:
     """Every entry was dated 2024-01-01T00:00:00Z, in every scan: now the mtimes are a scan's own, all in the past
     (a read still moves atime forward), spread out rather than one second, and differ between two scans."""
-    now = 1_800_000_000
+    now = int(time.time())  # the scan's own clock: a `now` ahead of it left the seed repository's files (dated by
+    # the host, when git wrote them) older than their folder whenever the drawn commit fell after the real time
     first = members(build_workspace_seed(UID, GID, now=now))
     second = members(build_workspace_seed(UID, GID, now=now))
     plain = [name for name, entry in first.items() if entry.isfile() and "/.git/" not in name]
