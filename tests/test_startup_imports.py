@@ -30,7 +30,8 @@ def _modules(*argv: str, cwd: Path | None = None) -> set[str]:
 
 def _commands(modules: set[str]) -> set[str]:
     return {m for m in modules if m.startswith("scanner.cli.")} - {"scanner.cli.app", "scanner.cli.lazy_commands",
-                                                                    "scanner.cli.interpreter"}
+                                                                    "scanner.cli.interpreter",
+                                                                    "scanner.cli.stdout_guard"}
 
 
 def test_version_builds_no_command_and_reads_no_metadata_library() -> None:
