@@ -43,6 +43,23 @@ def test_folders_whose_files_concatenate_alike_hash_apart(tmp_path):
     assert installed_tag("sha256:runtime", _request(one)) != installed_tag("sha256:runtime", _request(two))
 
 
+def test_an_install_under_another_registry_allowlist_is_cached_apart(tmp_path, monkeypatch):
+    # An install under a wider allowlist (MCP_SANDBOX_REGISTRIES) reached hosts the shipped one refuses, and its
+    # image's label records them as allowed: a later scan under the shipped allowlist reused it (same tag) and
+    # reported no I7 for them.
+    request = InstallRequest("npm", "x@1.0.0", "x", "npm:x@1.0.0", version="1.0.0")
+    shipped = installed_tag("sha256:runtime", request)
+    wider = tmp_path / "registries.json"
+    wider.write_text(json.dumps({"npm": {"hosts": ["registry.npmjs.org", ".exfil.example.invalid"]},
+                                 "pypi": {"hosts": ["pypi.org", "files.pythonhosted.org"]}}))
+    monkeypatch.setenv("MCP_SANDBOX_REGISTRIES", str(wider))
+    assert installed_tag("sha256:runtime", request) != shipped
+    same = tmp_path / "same.json"
+    same.write_text(json.dumps({"npm": {"hosts": ["registry.npmjs.org"], "ports": [443]}}))
+    monkeypatch.setenv("MCP_SANDBOX_REGISTRIES", str(same))
+    assert installed_tag("sha256:runtime", request) == shipped  # the same allowlist from another file: the same tag
+
+
 def test_a_symbolic_link_and_its_target_are_part_of_the_hash(tmp_path):
     # The install is given the link (pack_path keeps it), so a folder whose entry point links elsewhere is another
     # install: the old hash skipped links and reused the first folder's installed image for the second.

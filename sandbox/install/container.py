@@ -26,7 +26,7 @@ from sandbox.core.archive import pack_path
 from sandbox.core.errors import SandboxError
 from sandbox.install.proxy.container import PROXY_PORT, InstallProxy, install_network_settings, launch_install_proxy
 from sandbox.install.proxy.log import EgressAttempt, denied
-from sandbox.install.installers import install_allowlist, installer
+from sandbox.install.installers import allowlist_key, install_allowlist, installer
 from sandbox.install.manifest import read_manifest
 from sandbox.install.phases import InstallSteps
 from sandbox.install.pypi import BuiltFromSource
@@ -48,8 +48,9 @@ MANIFEST_LABEL = f"{labels.PREFIX}.install"
 # attempt names the step that made it; 3: a step's leftover processes and configuration files no longer reach later
 # steps, and the attempts kept are all of them; 4: what each step wrote outside the install tree, and the packages
 # built from source; 5: the lockfile in the image is the one the installer wrote, put back after the install scripts
-# ran), so a cached image never answers for an install it cannot describe.
-INSTALL_FORMAT = 5
+# ran; 6: the registry allowlist is part of the tag, so no image made under another allowlist keeps answering), so a
+# cached image never answers for an install it cannot describe.
+INSTALL_FORMAT = 6
 # After the install ended: the wait for the proxy to close (so log) every connection, then the engine to copy its log.
 PROXY_SETTLE_SECONDS = 5.0
 PROXY_SETTLE_PAUSE = 0.05
@@ -57,10 +58,11 @@ STOP_WAIT_SECONDS = 30
 
 
 def installed_tag(runtime_image_id: str, request: InstallRequest) -> str:
-    # An install from a mirror is another install (the bytes came from elsewhere); without one the tag is as before.
+    # An install from a mirror, or under another allowlist, is another install (the bytes came from elsewhere; other
+    # hosts were reached or refused); without a mirror the tag is as before.
     mirror = [request.index_url] if request.index_url else []
     material = json.dumps([runtime_image_id, request.ecosystem, request.identity, request.ignore_scripts,
-                           INSTALL_FORMAT, *mirror])
+                           INSTALL_FORMAT, *mirror, *allowlist_key(request)])
     return f"{INSTALLED_REPO}:{hashlib.sha256(material.encode()).hexdigest()[:20]}"
 
 

@@ -134,3 +134,12 @@ def install_allowlist(request: InstallRequest) -> RegistryAllowlist:
         raise UserInputError(f"{where}: the install proxy reaches a mirror on port 443 (https) or 80 (http), not "
                              f"{port}; serve the mirror on one of those")
     return RegistryAllowlist(base.hosts, validate_ports([*base.ports, port]))
+
+
+def allowlist_key(request: InstallRequest) -> list[object]:
+    """What the registry allowlist adds to the install's cache key (container.installed_tag): its hosts and ports. An
+    install under another allowlist (MCP_SANDBOX_REGISTRIES) is another install: its hosts were reached, not refused,
+    and its cached egress carries that allowlist's verdicts, which a scan under another allowlist must never reuse as
+    its own (a host that allowlist refuses would read as allowed: no I7)."""
+    allow = registry_hosts(request.ecosystem, config=request.registries)
+    return [list(allow.hosts), list(allow.ports)]
