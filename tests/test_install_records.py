@@ -172,3 +172,47 @@ def test_a_zombie_whose_other_threads_run_on_is_a_leftover():
     rows = [{"pid": "1", "stat": "Ss", "uid": "10002"}, {"pid": "7", "stat": "Zl", "uid": "10001"},
             {"pid": "8", "stat": "Z", "uid": "10001"}, {"pid": "9", "stat": "X", "uid": "10001"}]
     assert [row["pid"] for row in live_leftovers(rows, frozenset({"10002"}))] == ["7"]
+
+
+# ------------------------------------------------------------------------- the resolution's lock, as left (docker)
+
+
+@pytest.mark.docker
+def test_a_lock_left_as_a_fifo_or_a_link_reads_as_no_lock_at_once(docker_client, no_leftovers):
+    """The PEP 751 lock is read from the install container's /tmp after the resolution step, in which an sdist's
+    build backend may have run: one that left a FIFO in its place kept the host's `head` waiting on it until the
+    engine call timed out (a misleading "the install container stopped responding"), and a link was followed. Both
+    now read as no lock (so the install builds with --no-build off and says it could not tell what it builds)."""
+    import time
+
+    from sandbox.core import images
+    from sandbox.core.engine import connect
+    from sandbox.core.hardening import hardened_host_config
+    from sandbox.core.session import SandboxSession
+    from sandbox.install import container as install
+    from sandbox.install.phases import PYLOCK
+    from sandbox.install.steps import StepRunner
+
+    client = connect(timeout=20)  # a read that waits on the FIFO fails in 20 s, not the default 120 s
+    runtime = images.ensure_runtime_image(docker_client, "python").tag
+    with SandboxSession(client) as session:
+        host_config = hardened_host_config(
+            client.api, memory_bytes=256 * 1024**2, nano_cpus=1_000_000_000, pids_limit=64, network_mode="none",
+            tmpfs={install.INSTALL_HOME: f"rw,nosuid,nodev,size=16m,uid={install.INSTALL_UID},"
+                                         f"gid={install.INSTALL_UID},mode=0700",
+                   "/tmp": "rw,nosuid,nodev,size=16m,mode=1777"})
+        container_id = session.create_container("install", image=runtime, command=install.IDLE_COMMAND,
+                                                user="10002:10002", working_dir="/opt/server",
+                                                host_config=host_config)
+        runner = StepRunner(client.api, container_id, user=f"{install.INSTALL_UID}:{install.INSTALL_UID}",
+                            environment={}, deadline=time.monotonic() + 60, home_root=install.INSTALL_HOME)
+        runner.start()
+        assert runner.run(["sh", "-c", f"mkfifo {PYLOCK}"]).exit_code == 0
+        began = time.monotonic()
+        assert runner.read_tmp_file(PYLOCK, 1024) == b""
+        assert time.monotonic() - began < 10
+        assert runner.run(["sh", "-c", f"rm {PYLOCK}; echo secret > /tmp/other; ln -s /tmp/other {PYLOCK}"]
+                          ).exit_code == 0
+        assert runner.read_tmp_file(PYLOCK, 1024) == b""
+        assert runner.run(["sh", "-c", f"rm {PYLOCK}; echo '[lock]' > {PYLOCK}"]).exit_code == 0
+        assert runner.read_tmp_file(PYLOCK, 1024) == b"[lock]\n"  # a regular file still reads

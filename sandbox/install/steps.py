@@ -175,9 +175,12 @@ class StepRunner:
             raise SandboxError(f"could not put back {path} in the install container")
 
     def read_tmp_file(self, path: str, max_bytes: int) -> bytes:
-        """A file on the container's tmpfs (which the archive API cannot see), by `head -c` as the install user; only
-        between steps, when nothing else of the install runs."""
-        exec_id = self._exec_create(["head", "-c", str(max_bytes), "--", path])
+        """A regular file on the container's tmpfs (which the archive API cannot see), by `head -c` as the install user;
+        only between steps, when nothing else of the install runs. Anything else a step left there reads as empty: a
+        FIFO would keep `head`, and so this exec (its stream has no timeout), waiting for ever; a link is not
+        followed."""
+        script = f'[ -f "$1" ] && [ ! -L "$1" ] && head -c {int(max_bytes)} -- "$1"; true'
+        exec_id = self._exec_create(["sh", "-c", script, "mcp-sandbox-read", path])
         return bytes(self._call(self.api.exec_start, exec_id, demux=True)[0] or b"")
 
     def engine_now(self) -> float | None:
