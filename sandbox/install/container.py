@@ -48,8 +48,8 @@ MANIFEST_LABEL = f"{labels.PREFIX}.install"
 # attempt names the step that made it; 3: a step's leftover processes and configuration files no longer reach later
 # steps, and the attempts kept are all of them; 4: what each step wrote outside the install tree, and the packages
 # built from source; 5: the lockfile in the image is the one the installer wrote, put back after the install scripts
-# ran; 6: the registry allowlist is part of the tag, so no image made under another allowlist keeps answering), so a
-# cached image never answers for an install it cannot describe.
+# ran; 6: the registry allowlist is part of the tag, so no image made under another allowlist keeps answering, and a
+# local folder's prepare runs in a step of its own), so a cached image never answers for an install it cannot describe.
 INSTALL_FORMAT = 6
 # After the install ended: the wait for the proxy to close (so log) every connection, then the engine to copy its log.
 PROXY_SETTLE_SECONDS = 5.0

@@ -1,8 +1,8 @@
 """The install's steps per ecosystem, each opening an attribution window (sandbox/install_windows.py) that names the
 package and script it runs, or the phase when it runs no package's script.
 
-npm: `npm install --ignore-scripts` fetches and unpacks the tree (no package code runs; npm itself runs a local
-folder's `prepare` while packing it), then, unless --ignore-scripts was asked for, `npm rebuild <folder>` runs the
+npm: `npm install --ignore-scripts` fetches and unpacks the tree (no package code runs; a local folder with a
+`prepare` script, which npm runs while packing it, is packed in a step of its own first), then, unless --ignore-scripts was asked for, `npm rebuild <folder>` runs the
 preinstall/install/postinstall scripts of one package per step, dependencies first (sandbox/npm_scripts.py). Bundled
 dependencies get their own step (`--rebuild-bundle=false`). An optional package whose scripts fail is removed, as
 npm does; any other failure stops the install.
@@ -40,7 +40,8 @@ MAX_NAMED_BUILDS = 5
 NPM_REBUILT = "rebuilt dependencies successfully"
 
 NPM_FETCH = "npm install --ignore-scripts (fetching the tree; no install script runs)"
-NPM_FETCH_WITH_PREPARE = "npm install --ignore-scripts (fetching the tree; npm runs the local folder's prepare script)"
+NPM_PACK = "npm pack of the local folder (npm runs its prepare script)"
+NPM_PACKED = "/opt/src/packed"  # where that step leaves the folder's package archive (in the install tree)
 UV_RESOLVE = "uv pip compile (resolving the tree)"
 UV_BUILD = "build backend"
 UV_WHEELS = "uv pip install (wheels only, nothing built; installed .pth files may run)"
@@ -157,15 +158,33 @@ class InstallSteps:
 def install_npm(steps: InstallSteps, request: InstallRequest) -> None:
     fetch = ["npm", "install", "--prefix", NPM_PREFIX, "--omit=dev", "--no-audit", "--no-fund", "--loglevel=warn",
              "--ignore-scripts"]
+    spec = request.spec
     if request.local_path is not None and request.local_path.is_dir():
-        fetch.append("--install-links")
-    prepare = _local_prepare(request.local_path)
-    steps.require_success(steps.run([*fetch, request.spec], package=None,
-                                    script=NPM_FETCH_WITH_PREPARE if prepare else NPM_FETCH))
+        if _local_prepare(request.local_path):
+            spec = _packed_folder(steps, request.spec)
+        else:
+            fetch.append("--install-links")
+    steps.require_success(steps.run([*fetch, spec], package=None, script=NPM_FETCH))
     if request.ignore_scripts:
         return
     for package in script_packages(_read_json(steps, NPM_LOCKFILE, "npm's lockfile")):
         _run_npm_scripts(steps, package)
+
+
+def _packed_folder(steps: InstallSteps, folder: str) -> str:
+    """The local folder packed by npm in a step of its own, returned as the archive to install. npm runs a folder's
+    `prepare` while packing it, even with --ignore-scripts: in the step that fetches the tree, a process it left could
+    rewrite the lockfile npm writes there, which names the packages whose install scripts run (taking out the
+    folder's own `hasInstallScript`: its postinstall, which npm runs on a user's machine, never ran here). Ended with
+    this step, it can touch nothing the fetch writes; installing the archive runs no package code."""
+    pack = 'mkdir -- "$1" && exec npm pack --ignore-scripts --loglevel=warn --pack-destination "$1" -- "$2"'
+    steps.require_success(steps.run(["sh", "-c", pack, "mcp-sandbox-pack", NPM_PACKED, folder], package=None,
+                                    script=NPM_PACK))
+    packed = steps.runner.regular_files(NPM_PACKED, "*.tgz")
+    if len(packed) != 1:
+        raise SandboxError(f"packing the local folder left {len(packed)} archives in {NPM_PACKED}, not one (its "
+                           "prepare script may have left others)")
+    return packed[0]
 
 
 def _run_npm_scripts(steps: InstallSteps, package: ScriptPackage) -> None:

@@ -183,6 +183,13 @@ class StepRunner:
         exec_id = self._exec_create(["sh", "-c", script, "mcp-sandbox-read", path])
         return bytes(self._call(self.api.exec_start, exec_id, demux=True)[0] or b"")
 
+    def regular_files(self, folder: str, pattern: str) -> list[str]:
+        """The regular files directly in `folder` whose names match `pattern` (find's -name), as the install user;
+        only between steps."""
+        stdout, _ = self._run_captured(["find", folder, "-mindepth", "1", "-maxdepth", "1", "-type", "f", "-name",
+                                        pattern, "-print0"])
+        return [path for path in stdout.decode("utf-8", "surrogateescape").split("\0") if path]
+
     def engine_now(self) -> float | None:
         """The engine's clock, the one squid, dnsmasq and the log timestamps use; None when the engine reports no
         time it can be read from (`SystemTime` missing or malformed). The host's clock is no substitute: a remote
