@@ -16,7 +16,7 @@ import re
 import unicodedata
 from collections.abc import Iterator
 from dataclasses import dataclass
-from functools import cached_property
+from functools import cached_property, lru_cache
 
 from scanner.report.model import Finding, Severity
 from scanner.rules.registry import rule
@@ -269,11 +269,15 @@ ANSWER_DETECTORS = tuple(detector for detector in DETECTORS if detector.kind in 
     "override-tools", "shadow-tools", "hidden-recipient", "send-to-url"})
 
 
-def answer_hits(text: str) -> list[tuple[str, str, str]]:
+@lru_cache(maxsize=32)  # a scan's answers repeat (the same file read by three tools): each is searched once
+def answer_hits(text: str) -> tuple[tuple[str, str, str], ...]:
     """The hidden text and instructions in a tool's answer, one per kind: (kind, what it is, evidence)."""
     found: list[tuple[str, str, str]] = []
     normalised: str | None = None
+    plain = text.isascii()  # hidden characters are all outside ASCII
     for detector in ANSWER_DETECTORS:
+        if plain and not detector.on_normalised:
+            continue
         if detector.on_normalised:
             normalised = _normalised(text) if normalised is None else normalised
         subject = normalised if detector.on_normalised and normalised is not None else text
@@ -286,7 +290,7 @@ def answer_hits(text: str) -> list[tuple[str, str, str]]:
         else:
             evidence = _snippet(subject, match.start(), match.end())
         found.append((detector.kind, detector.message, evidence))
-    return found
+    return tuple(found)
 
 
 def _has_suspect_char(text: str) -> bool:

@@ -27,6 +27,7 @@ CONFUSABLES = str.maketrans({
 # Characters drawn as nothing that are neither format (Cf) nor dropped with the marks: the terminal's list of them
 _INVISIBLE = INVISIBLE_CHARACTERS
 _DROPPED = frozenset({"Cf", "Mn", "Me"})
+_NON_ASCII = re.compile(r"[^\x00-\x7f]")
 
 
 def words(text: str) -> list[str]:
@@ -39,5 +40,18 @@ def normalise(text: str) -> str:
     combining marks, format and invisible characters dropped (`i\u0301gno\u0308re`, `ig\u200bnore`), case-folded, and
     look-alike letters of other scripts read as the Latin letter they pass for (CONFUSABLES)."""
     decomposed = unicodedata.normalize("NFKD", text)
-    kept = "".join(ch for ch in decomposed if unicodedata.category(ch) not in _DROPPED and ch not in _INVISIBLE)
+    if len(decomposed) - len(decomposed.encode("ascii", "ignore")) < len(decomposed) // 8:
+        kept = _NON_ASCII.sub(_kept, decomposed)  # mostly ASCII (no ASCII character is dropped): a regex scan
+    else:
+        kept = "".join(ch for ch in decomposed if _is_kept(ch))
     return unicodedata.normalize("NFKC", kept.casefold().translate(CONFUSABLES))
+
+
+def _is_kept(ch: str) -> bool:
+    """Not a mark, a format or an invisible character: what normalise keeps of the text."""
+    return unicodedata.category(ch) not in _DROPPED and ch not in _INVISIBLE
+
+
+def _kept(match: re.Match[str]) -> str:
+    ch = match.group()
+    return ch if _is_kept(ch) else ""
