@@ -76,9 +76,11 @@ class ProbeResult(BaseModel):
 
 
 def response_text(call_result: dict[str, Any]) -> str:
-    """The text an agent reads from a tools/call result (wire format): text blocks and embedded text resources.
+    """The text an agent reads from a tools/call result (wire format): text blocks, embedded text resources, and the
+    JSON of structuredContent unless a text block already is that JSON (the serialised copy the spec asks for).
 
-    Falls back to the JSON of structuredContent when there is no text block. Binary blocks are not counted."""
+    structuredContent is read beside the text: clients that hand it to the model (OpenAI's Apps SDK does) read what a
+    text block of "Done." does not say, so the canaries and B7 search it too. Binary blocks are not counted."""
     parts: list[str] = []
     content = call_result.get("content")
     for block in content if isinstance(content, list) else []:
@@ -92,11 +94,20 @@ def response_text(call_result: dict[str, Any]) -> str:
                 parts.append(embedded)
         elif block.get("type") == "resource_link":
             parts.append(" ".join(str(block.get(key, "")) for key in ("uri", "name", "description")).strip())
-    if not parts:
-        structured = call_result.get("structuredContent", call_result.get("structured_content"))
-        if structured is not None:
-            parts.append(_structured_text(structured))
+    structured = call_result.get("structuredContent", call_result.get("structured_content"))
+    if structured is not None and not any(_is_json_of(part, structured) for part in parts):
+        parts.append(_structured_text(structured))
     return "\n".join(parts)
+
+
+def _is_json_of(text: str, value: Any) -> bool:
+    """The text block is `value` written as JSON (the copy of structuredContent a server sends for older clients)."""
+    if not text.lstrip().startswith(("{", "[")):
+        return False
+    try:
+        return bool(json.loads(text) == value)
+    except (ValueError, RecursionError):
+        return False
 
 
 def _structured_text(structured: Any) -> str:
