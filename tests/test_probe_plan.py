@@ -110,3 +110,13 @@ def test_a_remote_plan_records_the_budget_apart_from_the_writes_it_skips() -> No
     assert [c.tool for c in remote.calls] == ["search_0", "search_1"]
     assert remote.skipped == ["delete_0"]  # not annotated read-only: a live service's write, never the budget's
     assert [r.tool for r in remote.not_called] == ["search_2"] and "budget of 2 calls" in remote.errors[0]
+
+
+def test_a_destructive_tool_its_fixture_allows_is_recorded_when_the_budget_cuts_it() -> None:
+    """Under --no-destructive a fixture may still call a destructive tool; its calls come last (read-only tools
+    first), and the budget cut them without a record or an error line: the scan read complete."""
+    fixtures = FixtureFile(probes=[FixtureProbe(tool="delete_note", args={"query": "x"}, allow_destructive=True)])
+    capped = plan(fixtures=fixtures, no_destructive=True, max_calls=1)
+    assert [c.tool for c in capped.calls] == ["search_notes"]
+    assert [(r.tool, r.status) for r in capped.not_called] == [("delete_note", "not_probed")]
+    assert capped.errors and "1 tool never called" in capped.errors[0]

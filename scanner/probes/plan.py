@@ -62,6 +62,7 @@ def plan_calls(tools: list[dict[str, Any]], manifest: SeedManifest, *, fixtures:
             continue
         if not may_probe(tool, no_destructive=no_destructive):
             if fixture_calls.get(name) and allowed.get(name):
+                plan.candidates.append(name)  # called by its fixture: the budget may still leave it out
                 plan.calls.extend(fixture_calls[name])
             else:
                 plan.skipped.append(name)
