@@ -267,6 +267,9 @@ PHRASES = tuple(detector for detector in DETECTORS if detector.on_normalised)
 ANSWER_DETECTORS = tuple(detector for detector in DETECTORS if detector.kind in {
     "tag-characters", "variation-selectors", "instruction-tag", "conceal-from-user", "ignore-instructions",
     "override-tools", "shadow-tools", "hidden-recipient", "send-to-url"})
+# A cc/bcc field and its address (`Cc: bob@example.com`, `"cc": ["bob@example.com"]`): a message an e-mail tool
+# lists or reads, not an instruction to add a recipient.
+RECIPIENT_FIELD = re.compile(r"b?cc\b\s*[\"']?\s*[:=]")
 
 
 @lru_cache(maxsize=32)  # a scan's answers repeat (the same file read by three tools): each is searched once
@@ -281,7 +284,8 @@ def answer_hits(text: str) -> tuple[tuple[str, str, str], ...]:
         if detector.on_normalised:
             normalised = _normalised(text) if normalised is None else normalised
         subject = normalised if detector.on_normalised and normalised is not None else text
-        match = next(detector.search(subject), None)
+        match = next((hit for hit in detector.search(subject) if detector.kind != "hidden-recipient"
+                      or not RECIPIENT_FIELD.match(hit.group())), None)
         if match is None:
             continue
         if detector.kind in ("tag-characters", "variation-selectors"):
