@@ -4,6 +4,7 @@ and the code behind the check was never watched). Only plain text is taken from 
 
 from __future__ import annotations
 
+import time
 from typing import Any
 
 import pytest
@@ -64,3 +65,12 @@ def test_names_with_values_of_their_own_keep_them() -> None:
 
 def test_a_huge_description_is_searched_only_at_its_start() -> None:
     assert described_value(prop("x" * 5_000 + " e.g. 'celsius'")) is None
+
+
+@pytest.mark.parametrize("gap", [" ", "\n", " : ( "])
+def test_a_description_of_long_blank_runs_is_searched_in_linear_time(gap: str) -> None:
+    """The server's text: three `\\s*` side by side made "e.g." and 2,000 spaces cost 15 s per property."""
+    began = time.monotonic()
+    assert described_value(prop("e.g." + gap * (1_990 // len(gap)) + "x")) is None
+    assert described_value(prop("for example" + " " * 1_900 + "'celsius'")) == "celsius"
+    assert time.monotonic() - began < 1.0
