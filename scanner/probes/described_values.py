@@ -15,7 +15,7 @@ import re
 from typing import Any
 
 MAX_DESCRIPTION_CHARS = 2_000  # of a description searched (the server's text: the search stays cheap)
-# Each run of spaces is read by one possessive `\s*+`: three `\s*` side by side split a run of n spaces n**2 ways
+# Each run of spaces is read by one possessive `\s*+`: three `\s*` side by side split a run of n spaces ~n**3 ways
 # before failing (a description of "e.g." and 2,000 spaces took 15 s of the scan's one thread per property).
 _EXAMPLE = re.compile(r"""(?:\be\.\s?g\.?|\bfor\s+example|\bfor\s+instance|\bsuch\s+as|\bexamples?)\s*+(?:[:,]\s*+)?
                           (?:\(\s*+)?(?P<quote>['"`])(?P<value>[^'"`\n]{1,64})(?P=quote)""", re.IGNORECASE | re.VERBOSE)
