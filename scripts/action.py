@@ -218,6 +218,22 @@ def _error(message: str) -> None:
     print(line, file=sys.stderr, flush=True)
 
 
+def prepare_report_paths(cfg: Config, attestation: Path) -> None:
+    """Create the report folder and the SARIF file's folder, and remove a previous run's files (never reported as
+    this run's). A path that cannot be made (a file in the way, no permission) is the input's fault: InputError."""
+    for name, folder in (("report-dir", cfg.report_dir), ("sarif", cfg.sarif.parent)):
+        try:
+            folder.mkdir(parents=True, exist_ok=True)
+        except OSError as exc:
+            raise InputError(name, f"cannot create the folder {folder}: {exc.strerror or exc}") from None
+    for name, stale in (("report-dir", cfg.report), ("report-dir", cfg.markdown), ("sarif", cfg.sarif),
+                        ("report-dir", cfg.changes), ("report-dir", attestation)):
+        try:
+            stale.unlink(missing_ok=True)
+        except OSError as exc:
+            raise InputError(name, f"cannot replace {stale}: {exc.strerror or exc}") from None
+
+
 def main() -> int:
     _mark_engine_used()
     try:
@@ -225,11 +241,12 @@ def main() -> int:
     except InputError as exc:
         _error(str(exc))
         return 2
-    cfg.report_dir.mkdir(parents=True, exist_ok=True)
-    cfg.sarif.parent.mkdir(parents=True, exist_ok=True)
     attestation = cfg.report.with_name(cfg.report.name + ".intoto.json")
-    for stale in (cfg.report, cfg.markdown, cfg.sarif, cfg.changes, attestation):
-        stale.unlink(missing_ok=True)  # never report a previous run's files as this run's
+    try:
+        prepare_report_paths(cfg, attestation)
+    except InputError as exc:
+        _error(str(exc))
+        return 2
 
     scan_code = run(scan_argv(cfg), cfg, with_key=True)
     if scan_code in (0, 1) and not cfg.report.is_file():

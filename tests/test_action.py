@@ -221,6 +221,9 @@ BAD_INPUTS = [
     ({"sarif": "out.sarif\n--json=/etc/passwd"}, "sarif", "must be a single line"),
     ({"report-dir": "a\rb"}, "report-dir", "must be a single line"),
     ({"report-dir": "present.lock"}, "report-dir", "exists and is not a directory"),
+    ({"report-dir": "present.lock/reports"}, "report-dir", "cannot create the folder"),
+    ({"report-dir": "rd"}, "report-dir", "cannot replace"),  # rd/report.json is a folder
+    ({"sarif": "present.lock/out.sarif"}, "sarif", "cannot create the folder"),
     ({"url": "ftp://h/mcp"}, "url", "must be one http:// or https:// URL with a host"),
     ({"url": "https://h:99999/mcp"}, "url", "has a port that is not a number"),
     ({"url": "https://h/mcp"}, "target", "does not go with url"),
@@ -237,6 +240,7 @@ def test_a_bad_input_is_one_error_line_and_exit_2(run_action, fake, tmp_path, in
     (work / "adir").mkdir(parents=True)
     (work / "present.lock").write_text("{}")
     (work / "server").mkdir()
+    (work / "rd" / "report.json").mkdir(parents=True)
     full = {"target": "server", "working-directory": str(work), **inputs}
     result = run_action(full, scanner=fake.scanner, extra_env=fake.env)
     assert result.code == 2, result
