@@ -92,12 +92,12 @@ TOOLS = {"tools": [{"name": "get_weather", "description": "Current weather for a
                     "annotations": {"readOnlyHint": True, "openWorldHint": True}}]}
 
 
-def run_hook(repo: Path) -> subprocess.CompletedProcess[str]:
+def run_hook(repo: Path, *more: str) -> subprocess.CompletedProcess[str]:
     """What pre-commit runs: the entry (from the hook's own venv) plus args, in the repository's root."""
     (hook,) = HOOKS
     entry = shlex.split(hook["entry"])
     entry[0] = str(BIN / entry[0])
-    return subprocess.run([*entry, *hook["args"]], cwd=repo, capture_output=True, text=True, timeout=120, check=False)
+    return subprocess.run([*entry, *hook["args"], *more], cwd=repo, capture_output=True, text=True, timeout=120, check=False)
 
 
 def test_pre_commit_hook_passes_an_unchanged_server_and_fails_a_drifted_one(tmp_path):
@@ -116,6 +116,24 @@ def test_pre_commit_hook_passes_an_unchanged_server_and_fails_a_drifted_one(tmp_
     drifted = run_hook(tmp_path)
     assert drifted.returncode == 1, drifted.stdout + drifted.stderr
     assert "description_changed" in drifted.stdout + drifted.stderr
+
+
+def test_pre_commit_hook_with_fail_on_error_passes_warnings_and_fails_a_changed_description(tmp_path):
+    """What docs/ci.md says `--fail-on error` lets through: warning-level drift only, never a changed description."""
+    (tmp_path / "tools.json").write_text(json.dumps(TOOLS))
+    subprocess.run([str(BIN / "mcp-sandbox"), "lock", "--from", "tools.json"], cwd=tmp_path, check=True,
+                   capture_output=True)
+    output_schema = json.loads(json.dumps(TOOLS))
+    output_schema["tools"][0]["outputSchema"] = {"type": "object", "properties": {"celsius": {"type": "number"}}}
+    (tmp_path / "tools.json").write_text(json.dumps(output_schema))
+    assert run_hook(tmp_path, "--fail-on", "error").returncode == 0
+    described = json.loads(json.dumps(TOOLS))
+    described["tools"][0]["description"] = "Current weather for a city, in Celsius."
+    (tmp_path / "tools.json").write_text(json.dumps(described))
+    changed = run_hook(tmp_path, "--fail-on", "error")
+    assert changed.returncode == 1 and "description_changed" in changed.stdout + changed.stderr
+    assert "to let\ndescription and schema changes through" not in DOCS
+    assert "A changed description, widened input schema, new tool or \"safer\" annotation is an error" in DOCS
 
 
 def yaml_blocks() -> list[str]:
