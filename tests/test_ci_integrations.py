@@ -155,6 +155,7 @@ def test_docs_examples_use_real_inputs_outputs_and_hooks():
                     assert hook["args"] == next(h["args"] for h in HOOKS if h["id"] == hook["id"])
             continue
         for step in steps_of(parsed):
+            assert "${{" not in step.get("run", ""), f"{step.get('name')}: expressions go through env:, not the script"
             uses = step.get("uses", "")
             if re.fullmatch(r"OWNER/mcp-sandbox@v\d+\.\d+\.\d+", uses):
                 check_action_step(step)
