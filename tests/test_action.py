@@ -117,6 +117,8 @@ def test_action_yml_outputs_match_what_the_script_writes():
     for name, spec in outputs.items():
         assert spec["value"] == f"${{{{ steps.scan.outputs.{name} }}}}"
         assert spec["description"].strip()
+    assert "incomplete" in outputs["verdict"]["description"], "the verdict output can be incomplete (a failed scan)"
+    assert "did not complete" in outputs["lock-failed"]["description"], "empty lock-failed is not a pass"
 
 
 # The only actions the composite action runs, each pinned to a commit (a tag can be moved to other code).
