@@ -132,7 +132,8 @@ def lock_summary(cfg: Config, code: int | None) -> str:
     if code is None:
         return f"\n### Lock {name}\n\nNot compared: the scan did not complete.\n"
     if cfg.lock_mode == "update":
-        state = "refreshed" if code == 0 else f"not refreshed (exit {code}; errors need `mcp-sandbox lock --accept`)"
+        state = {0: "refreshed", 1: "not refreshed (exit 1: its error-level changes need `mcp-sandbox lock --accept`)"
+                 }.get(code, f"not refreshed (exit {code}); see the log")
         return f"\n### Lock {name}\n\nLock {state}.\n"
     try:
         data = json.loads(cfg.changes.read_text(encoding="utf-8"))

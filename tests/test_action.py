@@ -408,6 +408,19 @@ def test_summary_escapes_hostile_lock_change_text(tmp_path):
     assert row.count(" | ") == 3, "a | in untrusted text must not add table columns"
 
 
+@pytest.mark.parametrize(("code", "says"), [(0, "Lock refreshed."), (1, "need `mcp-sandbox lock --accept`"),
+                                           (2, "not refreshed (exit 2); see the log")])
+def test_summary_of_a_lock_update_says_why_it_was_not_refreshed(tmp_path, code, says):
+    """Only exit 1 is error-level changes waiting for --accept; exit 2 (an unreadable or cut report) is not."""
+    cfg = action_inputs.Config(workdir=tmp_path, target="npm:x", command=None, server_args=[], server_env=[],
+                               fail_on="error", fail_under=None, sarif=tmp_path / "s.sarif", report_dir=tmp_path,
+                               lock=tmp_path / "m.lock", lock_mode="update", lock_fail_on="warning", lock_key=None,
+                               sign_env=None, summary=True)
+    text = action.lock_summary(cfg, code)
+    assert says in text
+    assert ("--accept" in text) == (code == 1)
+
+
 # ---------------------------------------------------------------- against a real remote server on loopback
 
 
