@@ -21,6 +21,7 @@ import json
 import os
 import re
 import shlex
+import signal
 import subprocess
 import sys
 import uuid
@@ -98,8 +99,8 @@ def run(argv: list[str], cfg: Config, *, with_key: bool) -> int:
     if on_github:
         print(f"::stop-commands::{token}", flush=True)
     try:
-        return subprocess.run(argv, cwd=cfg.workdir, env=env, check=False,
-                              stderr=subprocess.STDOUT if on_github else None).returncode
+        returncode = subprocess.run(argv, cwd=cfg.workdir, env=env, check=False,
+                                    stderr=subprocess.STDOUT if on_github else None).returncode
     except FileNotFoundError:
         print(f"error: the scanner {argv[0]!r} was not found (MCP_SANDBOX_BIN)", file=sys.stderr)
         return 3
@@ -107,6 +108,20 @@ def run(argv: list[str], cfg: Config, *, with_key: bool) -> int:
         if on_github:
             print(f"::{token}::", flush=True)
             print("::endgroup::", flush=True)
+    code = exit_code_of(returncode)
+    if code != returncode:
+        how = f"was killed by signal {-returncode}" if returncode < 0 else f"exited with {returncode}"
+        print(f"error: the scanner {how}: counted as exit {code}", file=sys.stderr, flush=True)
+    return code
+
+
+def exit_code_of(returncode: int) -> int:
+    """A scanner command's exit code as the action documents it: 0, 1, 2 and 3 as they are, 130 for an interrupt
+    (also a scanner killed by SIGINT), and 3 for anything else: a scanner killed by a signal (OOM, SIGKILL, SIGTERM)
+    or exiting with a code of no documented meaning did not complete."""
+    if returncode == -signal.SIGINT:
+        return 130
+    return returncode if returncode in (0, 1, 2, 3, 130) else 3
 
 
 def combine(*codes: int) -> int:

@@ -374,6 +374,24 @@ def test_exit_code_is_the_most_serious_step(run_action, fake, tmp_path, scan_rc,
     assert result.outputs["lock-failed"] == ({0: "false"}.get(lock_rc, "true") if ran_lock else "")
 
 
+@pytest.mark.parametrize("dies", ["kill -9 $$", "kill -15 $$", "exit 137", "exit 4"])
+def test_a_scanner_killed_or_exiting_oddly_is_a_scan_that_could_not_complete(run_action, tmp_path, dies):
+    """An OOM-killed scanner (-9, or 137 through a shell) is exit 3 with exit-code 3, never a negative or
+    undocumented code a workflow's `exit-code == '3'` check would miss."""
+    (tmp_path / "srv").mkdir()
+    (tmp_path / "srv.lock").write_text("{}")
+    dying = tmp_path / "dying-scanner"
+    dying.write_text(f"#!/bin/sh\n{dies}\n")
+    dying.chmod(0o755)
+    result = run_action({"target": "srv", "working-directory": str(tmp_path), "lock": "srv.lock"},
+                        scanner=str(dying))
+    assert result.code == 3, result
+    assert result.outputs["exit-code"] == "3" and result.outputs["verdict"] == ""
+    assert result.outputs["lock-failed"] == "", "the lock is not compared without a completed scan"
+    assert "exited with code 3" in result.summary
+    assert re.search(r"error: the scanner (was killed by signal \d+|exited with \d+): counted as exit 3", result.stderr)
+
+
 def test_stale_reports_from_an_earlier_run_are_not_reported(run_action, tmp_path):
     (tmp_path / "srv").mkdir()
     stale = tmp_path / "mcp-sandbox-report"
