@@ -160,15 +160,31 @@ def lock_summary(cfg: Config, code: int | None) -> str:
     lines = ["", f"### {icon} Lock check against {name}: {len(changes)} changes", "",
              (f"**{counts.get('error', 0)}** errors · **{counts.get('warning', 0)}** warnings · "
               f"**{counts.get('info', 0)}** info · fails at `{cfg.lock_fail_on}`")]
-    if changes:
-        lines += ["", "| severity | kind | tool | change |", "| --- | --- | --- | --- |"]
-        for change in changes[:MAX_CHANGE_ROWS]:
-            tool = "(server)" if change.get("tool") is None else md(change.get("tool"), 120)
-            lines.append(f"| {md(change.get('severity'), 20)} | {md(change.get('kind'), 40)} | {tool} | "
-                         f"{md(change.get('message'))} |")
-        if len(changes) > MAX_CHANGE_ROWS:
-            lines += ["", f"…and {len(changes) - MAX_CHANGE_ROWS} more (see {md(cfg.changes.name)})."]
+    unchecked = data.get("not_compared")
+    if isinstance(unchecked, list) and unchecked:
+        lines += ["", "Not compared (not evidence of no change):", ""]
+        lines += [f"- {md(what, 300)}" for what in unchecked[:20]]
+    lines += _rows(changes, ("kind", "change"), "kind", cfg)
+    findings = data.get("findings")
+    if isinstance(findings, list) and findings:
+        lines += ["", f"Static rules on the changed definitions: {len(findings)} findings (they count for "
+                      f"`{cfg.lock_fail_on}` like changes)"]
+        lines += _rows(findings, ("rule", "finding"), "rule_id", cfg)
     return "\n".join(lines) + "\n"
+
+
+def _rows(items: list[object], heads: tuple[str, str], what: str, cfg: Config) -> list[str]:
+    """A table of lock changes or findings (severity, `what`, tool, message), at most MAX_CHANGE_ROWS of them."""
+    rows = [item for item in items if isinstance(item, dict)]
+    if not rows:
+        return []
+    lines = ["", f"| severity | {heads[0]} | tool | {heads[1]} |", "| --- | --- | --- | --- |"]
+    for row in rows[:MAX_CHANGE_ROWS]:
+        tool = "(server)" if row.get("tool") is None else md(row.get("tool"), 120)
+        lines.append(f"| {md(row.get('severity'), 20)} | {md(row.get(what), 40)} | {tool} | {md(row.get('message'))} |")
+    if len(rows) > MAX_CHANGE_ROWS:
+        lines += ["", f"…and {len(rows) - MAX_CHANGE_ROWS} more (see {md(cfg.changes.name)})."]
+    return lines
 
 
 def write_summary(cfg: Config, scan_code: int, lock_code: int | None) -> None:

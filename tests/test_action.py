@@ -426,6 +426,25 @@ def test_summary_escapes_hostile_lock_change_text(tmp_path):
     assert row.count(" | ") == 3, "a | in untrusted text must not add table columns"
 
 
+def test_summary_of_a_lock_check_shows_what_was_not_compared_and_the_findings_on_changed_text(tmp_path):
+    """The lock check's JSON also has what could not be compared and the static rules' findings on the changed text
+    (they fail the check like changes do): both reach the summary, escaped, not only the changes."""
+    (tmp_path / "lock-changes.json").write_text(json.dumps({
+        "failed": True, "counts": {"error": 1, "warning": 0, "info": 0},
+        "changes": [{"kind": "description_changed", "severity": "error", "tool": "t", "message": "now reads x"}],
+        "not_compared": ["the server's instructions (<b>the lock has none</b>)"],
+        "findings": [{"rule_id": "S8", "severity": "error", "tool": "t|x",
+                      "message": "hidden instruction <IMPORTANT> @everyone"}]}))
+    cfg = action_inputs.Config(workdir=tmp_path, target="npm:x", command=None, server_args=[], server_env=[],
+                               fail_on="error", fail_under=None, sarif=tmp_path / "s.sarif", report_dir=tmp_path,
+                               lock=tmp_path / "m.lock", lock_mode="check", lock_fail_on="warning", lock_key=None,
+                               sign_env=None, summary=True)
+    text = action.lock_summary(cfg, 1)
+    assert "Not compared" in text and "&lt;b&gt;the lock has none&lt;/b&gt;" in text
+    row = next(line for line in text.splitlines() if line.startswith("| error | S8 |"))
+    assert row.count(" | ") == 3 and "&lt;IMPORTANT&gt;" in row and "@&#8203;everyone" in row and "t\\|x" in row
+
+
 @pytest.mark.parametrize(("code", "says"), [(0, "Lock refreshed."), (1, "need `mcp-sandbox lock --accept`"),
                                            (2, "not refreshed (exit 2); see the log")])
 def test_summary_of_a_lock_update_says_why_it_was_not_refreshed(tmp_path, code, says):
