@@ -39,7 +39,10 @@ _MARKDOWN_SPECIAL = re.compile(r"([\\`*_{}\[\]()#+!|~>])")
 
 
 def scanner() -> list[str]:
-    return shlex.split(os.environ.get("MCP_SANDBOX_BIN") or "mcp-sandbox")
+    """MCP_SANDBOX_BIN as the install step writes it, the path of the venv's scanner taken whole (RUNNER_TEMP may
+    hold spaces on a self-hosted runner); otherwise a command line, split like a shell's."""
+    raw = os.environ.get("MCP_SANDBOX_BIN") or "mcp-sandbox"
+    return [raw] if Path(raw).is_file() else shlex.split(raw)
 
 
 def scan_argv(cfg: Config) -> list[str]:

@@ -334,6 +334,21 @@ def test_the_url_input_scans_the_remote_server_and_the_url_is_never_printed(run_
     assert "--url=https://mcp.example.invalid/[not shown]" in result.stdout
 
 
+def test_a_scanner_path_with_spaces_is_run_whole(run_action, fake, tmp_path):
+    """The install step writes the venv's scanner as a path under RUNNER_TEMP, which may hold spaces (a self-hosted
+    runner's folder): it is run as one path, not split into `/path/with` and `space/...`."""
+    (tmp_path / "srv").mkdir()
+    folder = tmp_path / "runner temp"
+    folder.mkdir()
+    scanner = folder / "mcp-sandbox"
+    scanner.write_text(f"#!/bin/sh\nexec {fake.scanner} \"$@\"\n")
+    scanner.chmod(0o755)
+    result = run_action({"target": "srv", "working-directory": str(tmp_path)}, scanner=str(scanner),
+                        extra_env=fake.env)
+    assert result.code == 0, result
+    assert [call["argv"][0] for call in fake.calls()] == ["scan"]
+
+
 def test_the_signing_key_reaches_only_the_commands_that_sign(run_action, fake, tmp_path):
     (tmp_path / "srv").mkdir()
     (tmp_path / "srv.lock").write_text("{}")
