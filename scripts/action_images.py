@@ -15,7 +15,8 @@ anew). Three steps run this script, all before the scan, each unable to stop it 
                engine, so what is cached was not within a scanned server's reach
 
 The key holds the project version, the images' tags (each the hash of its build context), the id of the base image
-they are built from (the install step pulls it each run) and the ISO week, so a changed definition or a new base
+they are built from (the install step pulls it when the engine has none, as on a fresh GitHub-hosted runner; it
+refreshes none already there) and the ISO week, so a changed definition or a new base
 builds afresh and a cached image is at most a week behind the Debian packages its build installs. What fails here
 costs only the build the cache would have saved: the scan builds what is missing. A bad `cache-images` value turns
 the cache off here and is refused by the scan step (scripts/action_inputs.py), like every input.
