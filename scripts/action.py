@@ -8,8 +8,9 @@ default `mcp-sandbox` on PATH). Every input is validated first: a bad one prints
 and exits 2 before anything runs. Inputs are passed to the scanner as separate arguments (`--flag=value`), never
 through a shell.
 
-Exit code: the most serious of the steps' codes: 130 interrupted, 3 the scan could not complete, 2 bad input,
-1 findings at/above `fail-on` (or score under `fail-under`) or lock changes at/above `lock-fail-on`, 0 clean.
+Exit code: the most serious of the steps' codes: 130 interrupted, 3 the scan could not complete (also a scanner
+killed by a signal or ending with an undocumented code), 2 bad input, 1 findings at/above `fail-on` (or score under
+`fail-under`) or lock changes at/above `lock-fail-on`, 0 clean.
 Standard library plus one module of the mcp-sandbox package: it runs under the Python of the venv the
 install step made (MCP_SANDBOX_PYTHON), and untrusted text is escaped by sandbox.core.untrusted like everywhere
 else (a standard-library-only module)."""
