@@ -133,6 +133,7 @@ def load_config() -> Config:
     fail_under = _fail_under()
     report_dir, sarif = _report_paths(workdir)
     lock_mode, lock, lock_key = _lock_inputs(workdir)
+    _separate_files(report_dir, sarif, lock, lock_key)
     sign_env = _sign_env()
     _bool("cache-images")
     return Config(workdir=workdir, target=target, command=command, server_args=server_args, server_env=server_env,
@@ -258,6 +259,21 @@ def _lock_inputs(workdir: Path) -> tuple[str, Path | None, Path | None]:
         if not lock_key.is_file():
             raise InputError("lock-key", f"{lock_key} is not a file (the signer's public key, PEM)")
     return lock_mode, lock, lock_key
+
+
+def _separate_files(report_dir: Path, sarif: Path, lock: Path | None, lock_key: Path | None) -> None:
+    """The SARIF file and the lock are files of their own: the action removes an earlier run's reports before the
+    scan, and each step writes its own file, so a shared path would delete a committed lock or key, or hand
+    upload-sarif a lock-changes file."""
+    names = ("report.json", "report.md", "lock-changes.json", "report.json.intoto.json")
+    ours = {report_dir / name: name for name in names}
+    for name, path in (("sarif", sarif), ("lock", lock)):
+        if path is None:
+            continue
+        if (clash := ours.get(path)) is not None:
+            raise InputError(name, f"{path} is the action's {clash} in report-dir; give another path")
+    if sarif in (lock, lock_key):
+        raise InputError("sarif", f"{sarif} is the {'lock' if sarif == lock else 'lock-key'}; give another path")
 
 
 def _sign_env() -> str | None:

@@ -226,6 +226,9 @@ BAD_INPUTS = [
     ({"report-dir": "present.lock/reports"}, "report-dir", "cannot create the folder"),
     ({"report-dir": "rd"}, "report-dir", "cannot replace"),  # rd/report.json is a folder
     ({"sarif": "present.lock/out.sarif"}, "sarif", "cannot create the folder"),
+    ({"sarif": "present.lock", "lock": "present.lock"}, "sarif", "is the lock; give another path"),
+    ({"report-dir": ".", "sarif": "lock-changes.json"}, "sarif", "is the action's lock-changes.json in report-dir"),
+    ({"report-dir": ".", "lock": "report.json", "lock-mode": "update"}, "lock", "is the action's report.json"),
     ({"url": "ftp://h/mcp"}, "url", "must be one http:// or https:// URL with a host"),
     ({"url": "https://h:99999/mcp"}, "url", "has a port that is not a number"),
     ({"url": "https://h/mcp"}, "target", "does not go with url"),
