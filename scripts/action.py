@@ -171,7 +171,8 @@ def lock_summary(cfg: Config, code: int | None) -> str:
     lines += _rows(changes, ("kind", "change"), "kind", cfg)
     findings = data.get("findings")
     if isinstance(findings, list) and findings:
-        lines += ["", f"Static rules on the changed definitions: {len(findings)} findings (they count for "
+        noun = "finding" if len(findings) == 1 else "findings"
+        lines += ["", f"Static rules on the changed definitions: {len(findings)} {noun} (they count for "
                       f"`{cfg.lock_fail_on}` like changes)"]
         lines += _rows(findings, ("rule", "finding"), "rule_id", cfg)
     return "\n".join(lines) + "\n"
