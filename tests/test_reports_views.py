@@ -175,6 +175,26 @@ def test_security_severity_follows_the_default_severity() -> None:
     assert levels == {"error": "8.0", "warning": "5.0", "note": "2.0"}
 
 
+def test_security_severity_ranks_a_rule_by_its_most_severe_result() -> None:
+    """Code scanning ranks an alert by its rule's security-severity alone: S12 (info by default) at error blocks the
+    scan, so it must not show as "Low" (2.0); a suppressed result does not raise it."""
+    from scanner.report.model import Finding, SuppressedFinding, Suppression
+
+    boast = Finding(rule_id="S12", rule_name="unscoped-destructive-tool", severity="error", category="security",
+                    tool="admin", message="description boasts broad destructive power")
+    hidden = SuppressedFinding(rule_id="S8", rule_name="hidden-instructions", severity="error", category="security",
+                               tool="t", message="m", suppression=Suppression(config="c", entry='disable "S8"'))
+    report = Report(target=TargetInfo(kind="file", name="t.json", requested="t.json"), findings=[boast],
+                    suppressed=[hidden], verdict="block")
+    run = to_sarif(report)["runs"][0]
+    rules = run["tool"]["driver"]["rules"]
+    result = next(r for r in run["results"] if r["ruleId"] == "S12")
+    assert result["level"] == "error"
+    assert rules[result["ruleIndex"]]["properties"]["security-severity"] == "8.0"
+    assert next(r for r in rules if r["id"] == "S1")["properties"]["security-severity"] == "5.0"  # no result: default
+    assert next(r for r in rules if r["id"] == "S8")["properties"]["security-severity"] == "8.0"  # its default
+
+
 def test_sarif_fingerprints_are_stable_and_unique() -> None:
     first = to_sarif(full_report())["runs"][0]["results"]
     second = to_sarif(full_report())["runs"][0]["results"]

@@ -3,7 +3,10 @@
 naming the tool, and a physical location on every result (the checked file and the line of the tool's definition,
 the lockfile, or the package URL of a registry target).
 
-`security-severity` follows the rule's default severity: error 8.0 (high), warning 5.0 (medium), info 2.0 (low).
+`security-severity` follows the rule's default severity: error 8.0 (high), warning 5.0 (medium), info 2.0 (low);
+raised to the most severe of the rule's active results in the log, since code scanning ranks an alert by its rule's
+`security-severity` alone (S12 is info by default, but a description boasting root access is an error that blocks:
+shown as "Low" it would read as harmless).
 
 A finding a config suppressed is a result too, with `suppressions: [{"kind": "external", "status": "accepted",
 "justification": …}]` naming the config and its entry (GitHub code scanning shows it dismissed). A suppression the
@@ -24,6 +27,7 @@ from urllib.parse import quote
 from scanner.report.locations import Artifact, report_artifact
 from scanner.report.model import Finding, Report, ScannerInfo, SuppressedFinding
 from scanner.report.sarif_cap import kept_indices, omitted_properties
+from scanner.report.severity import rank
 from scanner.rules.model import Rule
 from scanner.rules.registry import ALL_RULES, lookup
 
@@ -51,7 +55,10 @@ class Located:
     refused: str | None = None  # why a config's suppression of this active finding was refused
 
 
-def _rule(meta: Rule) -> dict[str, Any]:
+def _rule(meta: Rule, severity: str | None = None) -> dict[str, Any]:
+    """The catalogue entry of a rule; `severity` (the most severe of its active results) raises its
+    security-severity above the rule's default."""
+    ranked = meta.severity if severity is None or rank(severity) < rank(meta.severity) else severity
     return {
         "id": meta.id,
         "name": meta.name,
@@ -62,7 +69,7 @@ def _rule(meta: Rule) -> dict[str, Any]:
                              f"\n\n{meta.docs}"},
         "defaultConfiguration": {"level": LEVELS[meta.severity]},
         "properties": {"category": meta.category, "tags": [meta.category, "mcp"],
-                       "security-severity": SECURITY_SEVERITY[meta.severity]},
+                       "security-severity": SECURITY_SEVERITY[ranked]},
     }
 
 
@@ -112,6 +119,15 @@ def _result(item: Located, index: dict[str, int], occurrence: int) -> dict[str, 
     return result
 
 
+def _most_severe(findings: list[Finding]) -> dict[str, str]:
+    """The most severe severity of each rule's findings."""
+    most: dict[str, str] = {}
+    for finding in findings:
+        if finding.rule_id not in most or rank(finding.severity) > rank(most[finding.rule_id]):
+            most[finding.rule_id] = finding.severity
+    return most
+
+
 def _extra_rules(findings: list[Finding]) -> list[dict[str, Any]]:
     """Catalogue entries for findings of rules no catalogue knows, from what the findings say."""
     extra: dict[str, dict[str, Any]] = {}
@@ -135,7 +151,8 @@ def sarif_log(located: list[Located], scanner: ScannerInfo, properties: dict[str
               artifacts: list[Artifact] | None = None) -> dict[str, Any]:
     """The SARIF log of located findings, as a JSON-ready dict: one run, listing `artifacts` and every artifact a
     result points at."""
-    rules = [_rule(meta) for meta in ALL_RULES] + _extra_rules([item.finding for item in located])
+    most = _most_severe([item.finding for item in located if not isinstance(item.finding, SuppressedFinding)])
+    rules = [_rule(meta, most.get(meta.id)) for meta in ALL_RULES] + _extra_rules([item.finding for item in located])
     index = {rule["id"]: i for i, rule in enumerate(rules)}
     seen: dict[tuple[str, str, str | None, str], int] = {}
     results = []
