@@ -194,3 +194,46 @@ def test_check_of_a_saved_report_that_listed_nothing_is_incomplete(monkeypatch: 
     assert err.strip().splitlines()[-1] == ("exit 3: incomplete: listing skipped (the saved report's scan listed no "
                                             "tools: listing skipped (the server exited with code 1 before the "
                                             "session started))")
+
+
+def _saved_scan(findings: list[Finding], status: str = "complete") -> Report:
+    """A saved scan report that listed TOOLS, with findings of stages `check` cannot re-derive (probes, behaviour)."""
+    report = Report(target=TargetInfo(kind="npm", name="demo", requested="npm:demo"), tools=TOOLS, findings=findings,
+                    status=status)  # type: ignore[arg-type]
+    if status != "complete":
+        report.skipped = [Skipped(stage="probes", reason="internal error in probes: RuntimeError: boom")]
+    report.score, report.verdict = compute(report.findings, TOOLS, status=report.status)
+    return report
+
+
+def test_check_of_a_saved_report_keeps_the_scans_verdict_and_exit_code(monkeypatch: pytest.MonkeyPatch,
+                                                                      capsys: pytest.CaptureFixture[str],
+                                                                      tmp_path: Path) -> None:
+    """`check report.json` of a scan that blocked on B2 said PASS, exit 0: it re-ran only the static rules."""
+    monkeypatch.chdir(tmp_path)
+    saved = _saved_scan([_finding("B2", "error")])
+    assert saved.verdict == "block"
+    (tmp_path / "saved.json").write_text(saved.model_dump_json())
+    code, _out, err = run_main(monkeypatch, capsys, "check", "saved.json", "--json", "out.json")
+    report = json.loads((tmp_path / "out.json").read_text())
+    assert (code, report["verdict"]) == (1, "block")
+    assert [f["rule_id"] for f in report["findings"]] == ["B2"]
+    assert err.strip().splitlines()[-1] == "exit 1: B2 error at or above --fail-on error"
+    config = tmp_path / "ci.toml"  # this run's config weighs the carried findings as a scan's would
+    config.write_text('disable = ["B2"]\n')
+    code, _out, _err = run_main(monkeypatch, capsys, "check", "saved.json", "--json", "out.json", "--config",
+                                str(config))
+    report = json.loads((tmp_path / "out.json").read_text())
+    assert (code, report["verdict"], [f["rule_id"] for f in report["suppressed"]]) == (0, "pass", ["B2"])
+
+
+def test_check_of_a_saved_report_whose_probes_did_not_finish_exits_3(monkeypatch: pytest.MonkeyPatch,
+                                                                     capsys: pytest.CaptureFixture[str],
+                                                                     tmp_path: Path) -> None:
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "saved.json").write_text(_saved_scan([], status="incomplete").model_dump_json())
+    code, _out, err = run_main(monkeypatch, capsys, "check", "saved.json", "--json", "out.json")
+    report = json.loads((tmp_path / "out.json").read_text())
+    assert (code, report["status"], report["verdict"]) == (3, "incomplete", "incomplete")
+    assert err.strip().splitlines()[-1] == ("exit 3: incomplete: probes skipped (internal error in probes: "
+                                            "RuntimeError: boom)")

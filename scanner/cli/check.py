@@ -57,6 +57,8 @@ def build_report(path: Path, parsed: ToolsFile, config: Config) -> Report:
     if unread is not None:
         report.status, report.skipped = "incomplete", [Skipped(stage="listing", reason=unread),
                                                        Skipped(stage="lint", reason="the tools were not listed")]
+    elif parsed.report is not None:
+        _carry_over(parsed.report, report)
     config.apply_to(report)
     report.score, report.verdict = compute(report.findings, parsed.tools, status=report.status,
                                            tool_tokens=[view.json_tokens for view in context.tools])
@@ -69,6 +71,21 @@ def _unread_listing(saved: Report | None) -> str | None:
         return None
     why = [f"{r.stage} skipped ({r.reason})" for r in saved.skipped if not r.chosen] or saved.errors
     return cap_text(f"the saved report's scan listed no tools: {why[0] if why else saved.status}", 500)
+
+
+def _carry_over(saved: Report, report: Report) -> None:
+    """What `check` cannot re-derive from a saved report's definitions, taken from the saved report so that its
+    verdict and exit code are the scan's: the findings of the scan's other stages (probes, behaviour, provenance,
+    source, conformance; those it suppressed too, for this run's config to weigh again) and, for a scan that did not
+    complete, its status, skipped stages and errors."""
+    from scanner.report.model import Finding
+    from scanner.rules.static.engine import CHECKS
+
+    for finding in [*saved.findings, *saved.suppressed]:
+        if finding.rule_id not in CHECKS:
+            report.findings.append(Finding.model_validate(finding.model_dump(exclude={"suppression"})))
+    if saved.status != "complete":
+        report.status, report.skipped, report.errors = saved.status, list(saved.skipped), list(saved.errors)
 
 
 def tools_file_artifact(path: Path, parsed: ToolsFile, with_lines: bool) -> Artifact:
