@@ -173,3 +173,26 @@ def test_an_image_from_a_registry_on_this_machine_or_its_network_is_not_pulled_f
         assert plan[name].mapping is None and "registry on this machine" in plan[name].not_scanned, name
     assert plan["public"].mapping.target == "docker:ghcr.io/acme/tool:1.0"
     assert plan["hub"].mapping.target == "docker:mcp/time:1.0"
+
+
+def test_the_plugin_verdict_is_never_pass_with_a_server_incomplete_or_not_scanned() -> None:
+    """`plugin verdict: pass` was printed (and written as the JSON's `verdict`) for a plugin whose remote server's
+    scan was incomplete and whose binary server was not scanned: the worst of only pass, review and block."""
+    from scanner.cli.plugin import verdict_line, worst_verdict
+    from scanner.cli.scan_config import ServerOutcome
+    from scanner.pipeline.config_doors import PlannedServer
+    from scanner.report.model import Report, TargetInfo
+
+    def scanned(verdict: str, status: str = "complete") -> ServerOutcome:
+        report = Report(target=TargetInfo(kind="folder", name="s", requested="./s"), status=status,  # type: ignore[arg-type]
+                        verdict=verdict)  # type: ignore[arg-type]
+        return ServerOutcome(PlannedServer(name=verdict), report=report)
+
+    not_scanned = ServerOutcome(PlannedServer(name="binary", not_scanned="not auditable: compiled executable"))
+    assert worst_verdict([scanned("pass"), scanned("incomplete", "incomplete")]) == "incomplete"
+    assert worst_verdict([scanned("review"), not_scanned]) == "incomplete"
+    assert worst_verdict([scanned("block", "incomplete"), scanned("incomplete", "incomplete")]) == "block"
+    assert worst_verdict([scanned("pass"), scanned("review")]) == "review"
+    assert worst_verdict([]) is None
+    assert verdict_line("incomplete", [scanned("pass"), not_scanned]) == ("plugin verdict: incomplete (the worst of 1 "
+                                                                          "scanned server(s); 1 not scanned)")

@@ -29,7 +29,7 @@ if TYPE_CHECKING:
     from scanner.pipeline.scan import ScanOptions
     from scanner.report.model import Report
 
-VERDICTS = ("pass", "review", "block")  # least to most severe
+VERDICTS = ("pass", "review", "incomplete", "block")  # least to most severe, as verdict_of ranks them
 
 
 def register(app: typer.Typer) -> None:
@@ -150,8 +150,11 @@ def refuse_the_envelope(target: str | None, what: str, folder: Path) -> None:
 
 
 def worst_verdict(outcomes: list[ServerOutcome]) -> str | None:
-    """The most severe verdict of the scanned servers (block > review > pass); None when none was scanned."""
-    found = [o.report.verdict for o in outcomes if o.report is not None and o.report.verdict in VERDICTS]
+    """The most severe verdict of the servers (block > incomplete > review > pass): a server whose scan did not
+    complete, or that was not scanned, makes it incomplete at least (its silence is no evidence); None when there
+    are no servers."""
+    found = [o.report.verdict if o.report is not None and o.report.verdict in VERDICTS else "incomplete"
+             for o in outcomes]
     return max(found, key=VERDICTS.index) if found else None
 
 
