@@ -237,3 +237,7 @@ def test_check_of_a_saved_report_whose_probes_did_not_finish_exits_3(monkeypatch
     assert (code, report["status"], report["verdict"]) == (3, "incomplete", "incomplete")
     assert err.strip().splitlines()[-1] == ("exit 3: incomplete: probes skipped (internal error in probes: "
                                             "RuntimeError: boom)")
+    (tmp_path / "unlisted.json").write_text(_incomplete([_finding("I8", "error")]).model_dump_json())
+    code, _out, _err = run_main(monkeypatch, capsys, "check", "unlisted.json", "--json", "out.json")
+    report = json.loads((tmp_path / "out.json").read_text())  # a block found before the listing failed stays one
+    assert (code, report["status"], report["verdict"]) == (3, "incomplete", "block")

@@ -57,8 +57,8 @@ def build_report(path: Path, parsed: ToolsFile, config: Config) -> Report:
     if unread is not None:
         report.status, report.skipped = "incomplete", [Skipped(stage="listing", reason=unread),
                                                        Skipped(stage="lint", reason="the tools were not listed")]
-    elif parsed.report is not None:
-        _carry_over(parsed.report, report)
+    if parsed.report is not None:
+        _carry_over(parsed.report, report, keep_status=unread is None)
     config.apply_to(report)
     report.score, report.verdict = compute(report.findings, parsed.tools, status=report.status,
                                            tool_tokens=[view.json_tokens for view in context.tools])
@@ -73,18 +73,19 @@ def _unread_listing(saved: Report | None) -> str | None:
     return cap_text(f"the saved report's scan listed no tools: {why[0] if why else saved.status}", 500)
 
 
-def _carry_over(saved: Report, report: Report) -> None:
+def _carry_over(saved: Report, report: Report, *, keep_status: bool) -> None:
     """What `check` cannot re-derive from a saved report's definitions, taken from the saved report so that its
     verdict and exit code are the scan's: the findings of the scan's other stages (probes, behaviour, provenance,
     source, conformance; those it suppressed too, for this run's config to weigh again) and, for a scan that did not
-    complete, its status, skipped stages and errors."""
+    complete (keep_status: its tools were listed, else the caller says why they were not), its status, skipped
+    stages and errors."""
     from scanner.report.model import Finding
     from scanner.rules.static.engine import CHECKS
 
     for finding in [*saved.findings, *saved.suppressed]:
         if finding.rule_id not in CHECKS:
             report.findings.append(Finding.model_validate(finding.model_dump(exclude={"suppression"})))
-    if saved.status != "complete":
+    if keep_status and saved.status != "complete":
         report.status, report.skipped, report.errors = saved.status, list(saved.skipped), list(saved.errors)
 
 
