@@ -122,6 +122,18 @@ def test_a_removed_tool_is_listed_without_a_finding() -> None:
     assert change_findings(changes) == []
 
 
+def test_the_diff_command_lists_a_removed_tool_instead_of_saying_nothing_changed(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]) -> None:
+    """`diff` printed "no change in behaviour or surface since 1.0.0" when a tool was removed (an informational
+    change, kept in changes_since but given no finding)."""
+    old, new = tmp_path / "old.json", tmp_path / "new.json"
+    old.write_text(report("1.0.0", tools=[SEND, {"name": "old_tool", "description": "x"}]).model_dump_json())
+    new.write_text(report("1.0.1").model_dump_json())
+    code, output = run_cli(monkeypatch, capsys, "diff", old, new)
+    assert code == 0 and "no change" not in output
+    assert 'info tool removed: tool "old_tool" removed' in output
+
+
 def test_what_one_side_did_not_record_is_said() -> None:
     old = report("1.0.0").model_copy(update={"behavior": []})
     assert any("run-time" in note for note in release_changes(old, report("1.0.1"), "o").not_compared)

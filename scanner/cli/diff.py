@@ -50,9 +50,12 @@ def diff(
     lines = sys.stderr if json_out == STDOUT else sys.stdout  # `--json -`: stdout carries the JSON alone
     for found in findings:
         print(f"{found.severity:<7} {found.rule_id} {escape_for_terminal(found.message, 1_000)}", file=lines)
+    listed = [change for change in changes.surface if change.severity == "info"]  # a change, but no finding (I13)
+    for change in listed:
+        print(f"info    {change.kind.replace('_', ' ')}: {escape_for_terminal(change.message, 1_000)}", file=lines)
     for note in changes.not_compared:
         print(f"not compared: {note}", file=sys.stderr)
-    if not findings:
+    if not findings and not listed:
         print(f"no change in behaviour or surface since {escape_for_terminal(old.target.version or '?', 100)}",
               file=lines)
     if json_out is not None:
