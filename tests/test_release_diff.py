@@ -134,6 +134,25 @@ def test_the_diff_command_lists_a_removed_tool_instead_of_saying_nothing_changed
     assert 'info tool removed: tool "old_tool" removed' in output
 
 
+def test_diffing_a_batch_report_again_replaces_its_earlier_release_findings(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]) -> None:
+    """`diff OLD NEW --json` of a batch's NEW report (its I12 against another release already in `findings`) kept
+    the stale I12 beside the fresh one: the same host twice, and a block from a comparison `changes_since` no longer
+    describes."""
+    batch_baseline, old = report("0.9.0"), report("1.0.0", hosts=("x.invalid",))
+    new = with_changes(report("1.0.1", hosts=("x.invalid",)),
+                       release_changes(batch_baseline, report("1.0.1", hosts=("x.invalid",)), "b.json"))
+    assert [f.rule_id for f in new.findings] == ["I12"] and new.verdict == "block"
+    (tmp_path / "old.json").write_text(old.model_dump_json())
+    (tmp_path / "new.json").write_text(new.model_dump_json())
+    code, output = run_cli(monkeypatch, capsys, "diff", tmp_path / "old.json", tmp_path / "new.json", "--json",
+                           tmp_path / "out.json")
+    written = json.loads((tmp_path / "out.json").read_text())
+    assert code == 0 and "no change" in output
+    assert (written["findings"], written["verdict"]) == ([], "pass")
+    assert written["changes_since"]["previous_version"] == "1.0.0"
+
+
 def test_what_one_side_did_not_record_is_said() -> None:
     old = report("1.0.0").model_copy(update={"behavior": []})
     assert any("run-time" in note for note in release_changes(old, report("1.0.1"), "o").not_compared)

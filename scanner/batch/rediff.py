@@ -19,13 +19,13 @@ from pydantic import ValidationError
 from sandbox.core.untrusted import escape_json_text
 from scanner.batch.outcome import top_findings, worst_severity
 from scanner.batch.previous import diffed
+from scanner.batch.release_diff import RELEASE_DIFF_RULES
 from scanner.batch.report_files import refile_report
 from scanner.batch.store import Row, Store
 from scanner.batch.targets import registry_release
 from scanner.report.model import Report
 from scanner.report.score import verdict_of
 
-RELEASE_DIFF_RULES = ("I12", "I13")
 
 
 def rediff_later(store: Store, done: Row, stores: list[Path], out: Path, *, sarif: bool = False,

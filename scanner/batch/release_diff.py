@@ -21,6 +21,7 @@ from scanner.rules.provenance import finding
 from sandbox.core.untrusted import cap_text
 
 MAX_LISTED = 8
+RELEASE_DIFF_RULES = ("I12", "I13")  # the findings of a release diff, and of nothing else
 # The lock reports the version change itself and the server's version: a release diff expects both.
 EXPECTED_VERSION_CHANGE = ("version ", "server version changed")
 
@@ -124,7 +125,9 @@ def _surface_finding(change: SurfaceChange, since: str) -> Finding:
 
 
 def with_changes(report: Report, changes: ChangesSince) -> Report:
-    """The report with its `changes_since` section and findings, and the verdict those findings give."""
-    findings = [*report.findings, *change_findings(changes)]
+    """The report with its `changes_since` section and findings, and the verdict those findings give; the I12/I13 of
+    an earlier diff (a batch's report, diffed again against another release) are replaced, not kept beside them."""
+    kept = [f for f in report.findings if f.rule_id not in RELEASE_DIFF_RULES]
+    findings = [*kept, *change_findings(changes)]
     return report.model_copy(update={"changes_since": changes, "findings": findings,
                                      "verdict": verdict_of(findings, report.status)})
