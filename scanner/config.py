@@ -124,20 +124,31 @@ class Config:
         applied = self.split(report.findings)
         report.findings = applied.active
         report.suppressed.extend(applied.suppressed)
-        info = self.info([*(report.config.refused if report.config else []), *applied.refused])
+        info = self.info([*(report.config.refused if report.config else []), *applied.refused],
+                         self.unmatched(report))
         if info is not None:
             report.config = info
 
-    def info(self, refused: list[RefusedSuppression]) -> ConfigInfo | None:
-        """The config as a report names it, with the suppressions it was refused; None for a config built in code,
-        not read from a file (there is no file to name)."""
+    def unmatched(self, report: Report) -> list[str]:
+        """The `ignore` entries naming a tool the report neither lists nor has a finding about (a typo suppresses
+        nothing, silently); none when no tools were listed (there is nothing to tell a typo from)."""
+        if not report.tools:
+            return []
+        names = {tool.get("name") for tool in report.tools if isinstance(tool, dict)}
+        names |= {finding.tool for finding in [*report.findings, *report.suppressed]}
+        return sorted(f'ignore "{rule}:{escape_for_terminal(tool, limit=200)}"' for rule, tool in self.ignored
+                      if tool != "*" and tool not in names)
+
+    def info(self, refused: list[RefusedSuppression], unmatched: list[str] | None = None) -> ConfigInfo | None:
+        """The config as a report names it, with the suppressions it was refused and the entries that name no tool;
+        None for a config built in code, not read from a file (there is no file to name)."""
         if self.source is None:
             return None
         from scanner.report.model import ConfigInfo
 
         path = escape_for_terminal(self.path or self.source, limit=MAX_PATH_SHOWN)
         return ConfigInfo(path=path, table=self.table, sha256=self.sha256 or "", explicit=self.explicit,
-                          refused=refused)
+                          refused=refused, unmatched=unmatched or [])
 
 
 def _shown(value: object) -> str:

@@ -118,6 +118,21 @@ def test_a_discovered_config_may_suppress_a_warning(monkeypatch: pytest.MonkeyPa
     assert code == 1 and report.verdict == "block"  # the S8 errors still count
 
 
+def test_an_ignore_entry_naming_no_tool_says_it_matched_nothing(monkeypatch: pytest.MonkeyPatch,
+                                                               capsys: pytest.CaptureFixture[str],
+                                                               tmp_path: Path) -> None:
+    """`ignore = ["S13:read_fle"]` (a typo) suppressed nothing and said nothing: the S13 warning still failed
+    `--fail-on warning` with the config looking applied. It is now named in every view; `*` and a listed tool are
+    not."""
+    config = tmp_path / "ci.toml"
+    config.write_text('ignore = ["S13:read_fle", "S8:*", "S8:read_file"]\n')
+    code, out, report, _ = _check(monkeypatch, capsys, tmp_path, "--config", str(config), "--markdown", "r.md")
+    assert report.config is not None and report.config.unmatched == ['ignore "S13:read_fle"']
+    assert 'matched nothing ignore "S13:read_fle": names no tool the server lists' in out
+    assert '**matched nothing** ignore "S13:read\\_fle"' in (tmp_path / "r.md").read_text()
+    jsonschema.validate(json.loads((tmp_path / "r.json").read_text()), report_schema())
+
+
 def test_suppressed_findings_count_in_no_score_verdict_or_exit_code(
         monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str], tmp_path: Path) -> None:
     tools = {"tools": [{"name": "list_rows", "description": "Lists rows.", "inputSchema": {"type": "object"}}]}

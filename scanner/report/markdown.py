@@ -140,6 +140,8 @@ def _config_section(report: Report) -> list[str]:
               for line in suppressed[:MAX_ROWS]]
     lines += [f"- ⚠️ **not suppressed** {line.rule_id} {line.rule_name} ×{line.count} by {md(line.entry, 240)}: "
               f"{md(line.reason, 500)}" for line in refused_lines(report)[:MAX_ROWS]]
+    lines += [f"- ⚠️ **matched nothing** {md(entry, 240)}: names no tool the server lists (a typo?)"
+              for entry in report.config.unmatched[:MAX_ROWS]]
     return lines
 
 

@@ -109,6 +109,8 @@ class ConfigInfo(_Model):
                            "under test may ship it) cannot suppress error-level security findings.")
     refused: list[RefusedSuppression] = Field(default_factory=list, description="Suppressions this config tried "
                                               "and was not allowed; those findings stay in `findings`.")
+    unmatched: list[str] = Field(default_factory=list, description='`ignore` entries naming a tool the server does '
+                                 'not list (`ignore "S7:list_directry"`, a typo?): they suppress nothing.')
 
 
 class InstallStepWrites(_Model):

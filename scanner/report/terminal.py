@@ -295,6 +295,8 @@ def _config(report: Report) -> RenderableType | None:
     for line in refused_lines(report):
         parts.append(_suppression_line(line, "NOT suppressed", "bold yellow"))
         parts.append(Text("      ", style="dim") + safe(line.reason, 500))
+    parts += [Text("  matched nothing ", style="bold yellow") + safe(entry, 240)
+              + Text(": names no tool the server lists (a typo?)", style="dim") for entry in report.config.unmatched]
     return Group(*parts)
 
 
