@@ -36,7 +36,8 @@ def build_report(path: Path, parsed: ToolsFile, config: Config) -> Report:
     context = build_context(parsed.tools, parsed.prompts, parsed.instructions, parsed.server_info,
                             payload_bytes=parsed.payload_bytes, resources=parsed.resources,
                             resource_templates=parsed.resource_templates)
-    findings = run_context(context)
+    cut = parsed.report is not None and _cut(parsed.report)
+    findings = [] if cut else run_context(context)  # a cut copy's lint is no stand-in: the scan's are carried over
     info = parsed.server_info
     server = ServerInfo(
         name=cap_text(info["name"], 256) if isinstance(info.get("name"), str) else None,
@@ -58,7 +59,7 @@ def build_report(path: Path, parsed: ToolsFile, config: Config) -> Report:
         report.status, report.skipped = "incomplete", [Skipped(stage="listing", reason=unread),
                                                        Skipped(stage="lint", reason="the tools were not listed")]
     if parsed.report is not None:
-        _carry_over(parsed.report, report, keep_status=unread is None)
+        _carry_over(parsed.report, report, keep_status=unread is None, static=cut)
     config.apply_to(report)
     report.score, report.verdict = compute(report.findings, parsed.tools, status=report.status,
                                            tool_tokens=[view.json_tokens for view in context.tools])
@@ -73,17 +74,28 @@ def _unread_listing(saved: Report | None) -> str | None:
     return cap_text(f"the saved report's scan listed no tools: {why[0] if why else saved.status}", 500)
 
 
-def _carry_over(saved: Report, report: Report, *, keep_status: bool) -> None:
+def _cut(saved: Report) -> bool:
+    """Whether the saved report's definitions were cut to fit it (a string past 16,384 characters, ...): linting the
+    cut copy would miss what the scan found past the cut (hidden instructions at the end of a long description)."""
+    from sandbox.core.untrusted import cut_by_cap
+
+    server = saved.server
+    return cut_by_cap([saved.tools, saved.prompts, saved.resources, saved.resource_templates, server.name,
+                       server.version, server.instructions])
+
+
+def _carry_over(saved: Report, report: Report, *, keep_status: bool, static: bool = False) -> None:
     """What `check` cannot re-derive from a saved report's definitions, taken from the saved report so that its
     verdict and exit code are the scan's: the findings of the scan's other stages (probes, behaviour, provenance,
     source, conformance; those it suppressed too, for this run's config to weigh again) and, for a scan that did not
     complete (keep_status: its tools were listed, else the caller says why they were not), its status, skipped
-    stages and errors."""
+    stages and errors. `static`: the static rules' findings too (the saved definitions were cut, so they cannot be
+    linted again)."""
     from scanner.report.model import Finding
     from scanner.rules.static.engine import CHECKS
 
     for finding in [*saved.findings, *saved.suppressed]:
-        if finding.rule_id not in CHECKS:
+        if static or finding.rule_id not in CHECKS:
             report.findings.append(Finding.model_validate(finding.model_dump(exclude={"suppression"})))
     if keep_status and saved.status != "complete":
         report.status, report.skipped, report.errors = saved.status, list(saved.skipped), list(saved.errors)
