@@ -27,7 +27,6 @@ from scanner.report.model import Report
 from scanner.report.score import verdict_of
 
 
-
 def rediff_later(store: Store, done: Row, stores: list[Path], out: Path, *, sarif: bool = False,
                  markdown: bool = False, note: Callable[[str], None] | None = None) -> list[str]:
     """Re-diff the done later releases of `done`'s package that `done` is now the baseline of; returns their keys."""

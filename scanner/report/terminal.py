@@ -24,6 +24,7 @@ SERVER_GROUP = "(server)"
 MAX_SCORE_ROWS = 25
 MAX_TOOL_ROWS = 50
 MAX_PROBE_ROWS = 60
+MAX_UNMATCHED = 20  # config entries that matched nothing, listed in the terminal (the JSON has them all)
 STATUS_STYLE = {"ok": "green", "tool_error": "yellow", "protocol_error": "yellow", "timeout": "bold red",
                 "crashed": "bold red"}
 
@@ -295,8 +296,12 @@ def _config(report: Report) -> RenderableType | None:
     for line in refused_lines(report):
         parts.append(_suppression_line(line, "NOT suppressed", "bold yellow"))
         parts.append(Text("      ", style="dim") + safe(line.reason, 500))
+    unmatched = report.config.unmatched
     parts += [Text("  matched nothing ", style="bold yellow") + safe(entry, 240)
-              + Text(": names no tool the server lists (a typo?)", style="dim") for entry in report.config.unmatched]
+              + Text(": names no tool the server lists (a typo?)", style="dim") for entry in unmatched[:MAX_UNMATCHED]]
+    if len(unmatched) > MAX_UNMATCHED:
+        parts.append(Text(f"  …and {len(unmatched) - MAX_UNMATCHED} more entries that matched nothing (see the JSON "
+                          "report)", style="dim"))
     return Group(*parts)
 
 
