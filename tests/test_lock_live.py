@@ -71,3 +71,13 @@ def test_a_refused_lock_refresh_still_signs_the_new_report_without_the_old_lock(
     verified = run_cli("verify", str(tmp_path / "report.json.intoto.json"), "--key", str(tmp_path / "key.pub"))
     assert verified.returncode == 0 and "ok    report" in verified.stdout and "lockfile" not in verified.stdout, (
         verified.stdout)
+
+
+def test_a_refused_lock_refresh_ends_with_the_exit_line(locked, tmp_path):
+    """`scan --lock` whose refresh was refused exited 1 before the scan's last line was written: no `exit 1: …` said
+    why, and a scan that did not complete exited 1 rather than 3 (exit_reason.decide now weighs the refusal)."""
+    (tmp_path / "server.lock").write_bytes((locked / "server.lock").read_bytes())
+    result = run_cli("scan", str(ZOO), "--command", "zoo-paged", "--no-probes", "--lock", str(tmp_path / "server.lock"))
+    assert result.returncode == 1 and "lock not updated" in result.stderr, result.stderr
+    assert result.stderr.strip().splitlines()[-1] == ("exit 1: the lock was not updated (error-level changes; review "
+                                                      "them and re-run with --accept)")

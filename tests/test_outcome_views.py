@@ -259,3 +259,13 @@ def test_check_of_a_saved_report_whose_definitions_were_cut_keeps_the_scans_find
     report = json.loads((tmp_path / "again.json").read_text())
     assert (again, report["verdict"]) == (1, "block")
     assert sorted(f["rule_id"] for f in report["findings"]) == sorted(f["rule_id"] for f in saved["findings"])
+
+
+def test_a_refused_lock_refresh_fails_a_clean_scan_and_never_hides_an_incomplete_one() -> None:
+    clean = _saved_scan([])
+    assert (decide(clean, "error").code, decide(clean, "error", lock_refused=True).code) == (0, 1)
+    assert decide(clean, "error", lock_refused=True).reason.startswith("the lock was not updated")
+    blocked = decide(_saved_scan([_finding("B2", "error")]), "error", lock_refused=True)
+    assert (blocked.code, blocked.reason) == (1, "B2 error at or above --fail-on error; the lock was not updated "
+                                                 "(error-level changes; review them and re-run with --accept)")
+    assert decide(_saved_scan([], status="incomplete"), "error", lock_refused=True).code == 3  # 3 wins over 1

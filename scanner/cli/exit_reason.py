@@ -4,6 +4,7 @@
     exit 3: failed: internal error in probes: RuntimeError: …
     exit 1: S8 error at or above --fail-on error
     exit 1: agent-friendliness score 40/100 under --fail-under 50
+    exit 1: the lock was not updated (error-level changes; review them and re-run with --accept)
     exit 0: nothing at or above --fail-on error
 
 A scan that did not complete exits 3 whatever it found: its findings are real, but its silence is not evidence.
@@ -39,8 +40,21 @@ class ExitDecision:
         return escape_for_terminal(" ".join(f"exit {self.code}: {self.reason}".split()), limit=MAX_LINE_CHARS)
 
 
-def decide(report: Report, fail_on: str, fail_under: int | None = None) -> ExitDecision:
-    """3 for a report that is not complete; 1 for a finding at or above fail_on, or a score under fail_under; else 0."""
+LOCK_REFUSED = "the lock was not updated (error-level changes; review them and re-run with --accept)"
+
+
+def decide(report: Report, fail_on: str, fail_under: int | None = None, *, lock_refused: bool = False) -> ExitDecision:
+    """3 for a report that is not complete; 1 for a finding at or above fail_on, a score under fail_under, or a lock
+    refresh refused (`scan --lock`); else 0."""
+    decision = _decide(report, fail_on, fail_under)
+    if not lock_refused or decision.code == EXIT_INCOMPLETE:
+        return decision
+    if decision.code == EXIT_FINDINGS:
+        return ExitDecision(EXIT_FINDINGS, f"{decision.reason}; {LOCK_REFUSED}")
+    return ExitDecision(EXIT_FINDINGS, LOCK_REFUSED)
+
+
+def _decide(report: Report, fail_on: str, fail_under: int | None) -> ExitDecision:
     if report.status != "complete":
         return ExitDecision(EXIT_INCOMPLETE, f"{report.status}: {_what_stopped(report)}")
     failing = [finding for finding in report.findings if meets_fail_on(finding.severity, fail_on)]

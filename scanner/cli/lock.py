@@ -239,11 +239,11 @@ def write_with_changes(console: Console, new: LockFile, lock_path: Path, signer:
 
 
 def lock_and_sign(report: Report, new: LockFile | None, lock_path: Path | None, json_path: str | None,
-                  signer: Signer | None, accept: bool) -> None:
+                  signer: Signer | None, accept: bool) -> bool:
     """After a scan: refresh the lock (when the scan could be locked), then sign the JSON report. The report's envelope
     covers the lock only when this scan wrote it: an older lock (a refresh refused for its error-level changes, or a
-    scan that could not list) is not what this report saw. A refused refresh (exit 1) still leaves the report signed,
-    never the new report beside an earlier run's envelope."""
+    scan that could not list) is not what this report saw. A refused refresh still leaves the report signed, never
+    the new report beside an earlier run's envelope; it returns True (the scan's exit code, 1 unless 3, weighs it)."""
     refused: typer.Exit | None = None
     if lock_path is not None and new is not None:
         try:
@@ -259,8 +259,7 @@ def lock_and_sign(report: Report, new: LockFile | None, lock_path: Path | None, 
                                      lock_path=covered)
         unsigned = f"; not the lock {lock_path}, which this scan did not write" if lock_path and not covered else ""
         print(f"signed {report_path} -> {envelope} (keyid {signer.keyid}){unsigned}", file=sys.stderr)
-    if refused is not None:
-        raise refused
+    return refused is not None
 
 
 @with_remote_options(writes=False)

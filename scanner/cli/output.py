@@ -246,12 +246,12 @@ def exit_code(findings: list[Finding], fail_on: str, score: int | None = None, f
     return 0
 
 
-def finish(report: Report, outputs: ReportOutputs, fail_under: int | None = None) -> int:
+def finish(report: Report, outputs: ReportOutputs, fail_under: int | None = None, lock_refused: bool = False) -> int:
     """The exit code of a report (exit_reason.decide), and its reason as the run's last line on stderr (not with
-    --quiet)."""
+    --quiet); `lock_refused`: `scan --lock` did not refresh the lock (error-level changes)."""
     from scanner.cli.exit_reason import decide
 
-    decision = decide(report, outputs.fail_on, fail_under)
+    decision = decide(report, outputs.fail_on, fail_under, lock_refused=lock_refused)
     if not outputs.quiet:
         print(decision.line, file=sys.stderr)
     return decision.code

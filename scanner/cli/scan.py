@@ -151,8 +151,8 @@ def scan(
         config=config, advisories=advisories, network=network, probes=probes(),  # type: ignore[arg-type]
         conformance=conformance, vet_dependencies=vet_dependencies)  # no mcp imported yet (scan_options)
     report = _begun_and_scanned(options, given, outputs, fail_under, ctx.obj)
-    _write_outputs(report, outputs, lock_path, accept, signer)
-    raise typer.Exit(finish(report, outputs, fail_under))
+    lock_refused = _write_outputs(report, outputs, lock_path, accept, signer)
+    raise typer.Exit(finish(report, outputs, fail_under, lock_refused))
 
 
 def _begun_and_scanned(options: ScanOptions, given: ConfigRun, outputs: ReportOutputs,
@@ -319,8 +319,9 @@ def _lock_artifact(lock_path: Path, new: LockFile | None) -> Artifact:
 
 
 def _write_outputs(report: Report, outputs: ReportOutputs, lock_path: Path | None, accept: bool,
-                   signer: Signer | None) -> None:
-    """The report views (pointing at the lock when there is one), then the lock, then the report's signature."""
+                   signer: Signer | None) -> bool:
+    """The report views (pointing at the lock when there is one), then the lock, then the report's signature; True
+    when the lock refresh was refused (error-level changes without --accept, said above): the exit code weighs it."""
     try:
         from scanner.cli.remote_scan import lockable
 
@@ -333,9 +334,10 @@ def _write_outputs(report: Report, outputs: ReportOutputs, lock_path: Path | Non
         if lock_path is not None or signer is not None:
             from scanner.cli.lock import lock_and_sign
 
-            lock_and_sign(report, new, lock_path, outputs.json, signer, accept)
+            return lock_and_sign(report, new, lock_path, outputs.json, signer, accept)
     except KeyboardInterrupt:  # the scan's sandbox is gone already; each file written is whole (written atomically)
         _say_interrupted([])
+    return False
 
 
 def build_images(
