@@ -240,14 +240,17 @@ def _hits(path: str, text: str, encodings: frozenset[str] = ENCODINGS) -> Iterat
                 continue
             if detector.kind == "credential-reference" and _listed_example(subject, match.start(), match.end()):
                 continue
-            if detector.kind in ("tag-characters", "variation-selectors"):
-                decode = _decode_tags if detector.kind == "tag-characters" else _decode_selectors
-                evidence = f"hidden text: {escape_for_terminal(decode(match.group()), limit=300)}"
-            else:
-                evidence = _snippet(subject, match.start(), match.end())
-            yield detector, path, evidence
+            yield detector, path, _evidence(detector, subject, match)
             break
     yield from _decoded_hits(path, text, encodings)
+
+
+def _evidence(detector: _Detector, subject: str, match: re.Match[str]) -> str:
+    """What a hit shows: the hidden text decoded (tag characters, variation selectors), else the text around it."""
+    if detector.kind in ("tag-characters", "variation-selectors"):
+        decode = _decode_tags if detector.kind == "tag-characters" else _decode_selectors
+        return f"hidden text: {escape_for_terminal(decode(match.group()), limit=300)}"
+    return _snippet(subject, match.start(), match.end())
 
 
 def _decoded_hits(path: str, text: str, encodings: frozenset[str]) -> Iterator[tuple[_Detector, str, str]]:
@@ -288,12 +291,7 @@ def answer_hits(text: str) -> tuple[tuple[str, str, str], ...]:
                       or not RECIPIENT_FIELD.match(hit.group())), None)
         if match is None:
             continue
-        if detector.kind in ("tag-characters", "variation-selectors"):
-            decode = _decode_tags if detector.kind == "tag-characters" else _decode_selectors
-            evidence = f"hidden text: {escape_for_terminal(decode(match.group()), limit=300)}"
-        else:
-            evidence = _snippet(subject, match.start(), match.end())
-        found.append((detector.kind, detector.message, evidence))
+        found.append((detector.kind, detector.message, _evidence(detector, subject, match)))
     return tuple(found)
 
 
