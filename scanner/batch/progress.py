@@ -34,7 +34,7 @@ def status_text(counts: dict[str, int], finished: int, elapsed: float) -> str:
 
 class Progress:
     def __init__(self, console: Console | None = None, clock: Callable[[], float] = time.monotonic) -> None:
-        self._console = console or Console(stderr=True, highlight=False, soft_wrap=True)
+        self._console = console or Console(stderr=True, highlight=False, soft_wrap=True, emoji=False)
         self._clock = clock
         self._began = clock()
         self._finished = 0

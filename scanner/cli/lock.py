@@ -37,7 +37,7 @@ SEVERITY_LABEL = {"error": "ERROR  ", "warning": "WARNING", "info": "info   "}
 def _console(stderr: bool = False) -> Console:
     from rich.console import Console
 
-    return Console(stderr=stderr, highlight=False, soft_wrap=True)
+    return Console(stderr=stderr, highlight=False, soft_wrap=True, emoji=False)
 
 
 def render_changes(console: Console, changes: list[Change], lock_path: Path, unchecked: list[str]) -> None:
@@ -326,7 +326,7 @@ def live_report(target: str | None, server_args: list[str], command: str | None,
     from scanner.pipeline.image_scan import run_target
     from scanner.pipeline.scan import ScanOptions
 
-    console = Console(stderr=True, highlight=False)
+    console = Console(stderr=True, highlight=False, emoji=False)
     if remote.url is not None or remote.given_without_url():
         if command is not None:
             raise UsageError("--command launches a sandboxed server; a --url server runs elsewhere: drop --command")

@@ -49,7 +49,7 @@ def rules(
     if markdown_path is not None:
         write_text(markdown_path, markdown_table(chosen), "the rules")
     if STDOUT not in (json_path, markdown_path):
-        Console(highlight=False, soft_wrap=False).print(table(chosen))
+        Console(highlight=False, soft_wrap=False, emoji=False).print(table(chosen))
 
 
 def select(family: str | None) -> list[Rule]:

@@ -351,7 +351,7 @@ def build_images(
     from sandbox.core import engine, images
 
     client = engine.connect()
-    console = Console(stderr=True, highlight=False)
+    console = Console(stderr=True, highlight=False, emoji=False)
     for runtime in images.REPOSITORIES:
         with console.status(f"{runtime}: checking", spinner="dots") as status:
             image = images.ensure_runtime_image(client, runtime, ca_bundle=ca_bundle, rebuild=rebuild,

@@ -184,6 +184,7 @@ def _top_finding(report: Report) -> str:
 
 def _table(outcomes: list[ServerOutcome]) -> Table:
     from rich.table import Table
+    from rich.text import Text
 
     table = Table(title="Servers", title_justify="left")
     for column in ("server", "target", "verdict", "score", "top finding"):
@@ -194,13 +195,14 @@ def _table(outcomes: list[ServerOutcome]) -> Table:
         if outcome.planned.remote is not None:
             target += " (not sandboxed)"
         report = outcome.report
+        label = outcome.planned.label  # a config's names and a server's finding are text, not rich markup
         if report is None:
             why = escape_for_terminal(outcome.error or outcome.planned.not_scanned or "", 300)
-            table.add_row(outcome.planned.label, target, "not scanned", "-", why)
+            table.add_row(*map(Text, (label, target, "not scanned", "-", why)))
             continue
         score = str(report.score.value) if report.score else "-"
         verdict = report.verdict or report.status
-        table.add_row(outcome.planned.label, target, verdict, score, _top_finding(report))
+        table.add_row(*map(Text, (label, target, verdict, score, _top_finding(report))))
     return table
 
 

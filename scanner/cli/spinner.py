@@ -36,5 +36,5 @@ def spinning(first: str) -> Iterator[Callable[[str], None]]:
     from rich.console import Console
     from rich.text import Text
 
-    with Console(stderr=True, highlight=False).status(first, spinner="dots") as status:
+    with Console(stderr=True, highlight=False, emoji=False).status(first, spinner="dots") as status:
         yield lambda step: status.update(Text(escape_for_terminal(step, 200)))
