@@ -37,6 +37,8 @@ OUTPUTS = ("verdict", "score", "sarif", "report", "markdown", "attestation", "lo
 SUMMARY_LIMIT = 900_000  # GitHub refuses a step summary over 1 MiB
 MAX_CHANGE_ROWS = 100
 _MARKDOWN_SPECIAL = re.compile(r"([\\`*_{}\[\]()#+!|~>])")
+# Mentions, autolinks, issue links and emoji codes GitHub finds in the rendered text (scanner/report/markdown.py).
+_GITHUB_TRIGGER = re.compile(r"(@|\\#(?=\d)|www(?=\.)|:(?=//|(?:[\w-]|\\[+_])+:))", re.IGNORECASE)
 
 
 def scanner() -> list[str]:
@@ -136,13 +138,14 @@ def combine(*codes: int) -> int:
 
 
 def md(text: object, limit: int = 300) -> str:
-    """Untrusted text made inert in Markdown/HTML: invisible and control characters as visible escapes; `@` followed by
-    a zero-width space, so no mention pings anyone (scanner/report/markdown.py `md`)."""
+    """Untrusted text made inert in Markdown/HTML: invisible and control characters as visible escapes; a zero-width
+    space after `@`, `#`, `www` and `:` where they start one (_GITHUB_TRIGGER), so no mention pings anyone and no autolink, issue link or
+    emoji appears (scanner/report/markdown.py `md`)."""
     value = str(text if text is not None else "")
     if len(value) > limit:
         value = value[:limit] + f"…(+{len(value) - limit} chars)"
     escaped = _MARKDOWN_SPECIAL.sub(r"\\\1", html.escape(escape_invisible(value), quote=False))
-    return escaped.replace("@", "@&#8203;")
+    return _GITHUB_TRIGGER.sub(r"\1&#8203;", escaped)
 
 
 def lock_summary(cfg: Config, code: int | None) -> str:

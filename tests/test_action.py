@@ -640,3 +640,17 @@ def test_install_step_builds_a_venv_from_the_action_checkout(tmp_path):
                            env=env, timeout=300, check=False)
     assert again.returncode == 0 and "mcp-sandbox 0.1.0" in again.stdout
     assert marker.stat().st_mtime_ns == created, "a second run in the same job reinstalled the venv"
+
+
+def test_summary_gives_github_no_link_issue_link_or_emoji_in_a_servers_text() -> None:
+    """The job summary's md() broke only mentions: `https://…`/`www.…` in a lock change's message were clickable
+    links, `#1` an issue link and `:white_check_mark:` a ✅ (GitHub finds them after the backslashes are decoded)."""
+    text = "see https://evil.invalid/login www.evil.invalid #1 :white_check_mark: :+1: @octocat"
+    shown = action.md(text)
+    rendered = shown.replace("\\", "")
+    for linked in ("https://", "www.", "#1", ":white_check_mark:", ":+1:", "@octocat"):
+        assert linked not in rendered, linked
+    assert rendered.replace("&#8203;", "") == text
+    from scanner.report.markdown import md
+
+    assert shown == md(text)  # the Action's copy of md() escapes as the report's does

@@ -1,7 +1,7 @@
 """Markdown view of a Report, for a pull-request comment or a CI job summary.
 
-Untrusted text is escaped for Markdown and HTML (no hidden comments, no raw tags, no @-mentions) and capped so the
-comment stays under the 65,536-character limit of common forges."""
+Untrusted text is escaped for Markdown and HTML (no hidden comments, no raw tags, no @-mentions, autolinks, issue
+links or emoji codes) and capped so the comment stays under the 65,536-character limit of common forges."""
 
 from __future__ import annotations
 
@@ -22,13 +22,22 @@ VERDICT_ICON = {"block": "⛔", "review": "⚠️", "pass": "✅", "incomplete":
 _MARKDOWN_SPECIAL = re.compile(r"([\\`*_{}\[\]()#+!|~>])")
 
 
+# What GitHub turns into a link, a ping or a picture in the rendered text (after its entities and backslashes are
+# decoded, where an entity such as `&#64;` or `&#47;` no longer breaks anything): `@name` (a mention, also of a
+# team), `https://…` and `www.…` (autolinks), `#12` and `owner/repo#12` (issue links), `:warning:` (an emoji). A
+# zero-width space after `@`, a `#` before a digit, `www` before `.`, and a `:` before `//` or an emoji name and its
+# closing `:` (in the escaped text, where `_` and `+` are `\_` and `\+`) breaks each of them unseen.
+_GITHUB_TRIGGER = re.compile(r"(@|\\#(?=\d)|www(?=\.)|:(?=//|(?:[\w-]|\\[+_])+:))", re.IGNORECASE)
+
+
 def md(text: str | None, limit: int = 300) -> str:
-    """Untrusted text made inert in Markdown and HTML: visible escapes, entities, escaped punctuation, no mentions:
-    `@` is followed by a zero-width space, as Renovate writes it (an entity for `@` itself is decoded to `@` before
-    GitHub looks for mentions, so `&#64;team` could still ping a team; `@` then an invisible space cannot)."""
+    """Untrusted text made inert in Markdown and HTML: visible escapes, entities, escaped punctuation, and no mention,
+    autolink, issue link or emoji code (_GITHUB_TRIGGER): a zero-width space breaks each, as Renovate does for
+    `@` (an entity for `@` itself is decoded to `@` before GitHub looks for mentions, so `&#64;team` could still ping
+    a team; `@` then an invisible space cannot). The text shows the same characters as written."""
     visible = escape_for_terminal(text or "", limit=limit)
     escaped = _MARKDOWN_SPECIAL.sub(r"\\\1", html.escape(visible, quote=False))
-    return escaped.replace("@", "@&#8203;")
+    return _GITHUB_TRIGGER.sub(r"\1&#8203;", escaped)
 
 
 def code(text: str, limit: int = 300) -> str:
