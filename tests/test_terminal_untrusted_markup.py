@@ -73,3 +73,21 @@ def test_scan_config_table_shows_names_and_findings_as_text_not_markup() -> None
     assert "notes [/home/u/proj]" in shown and "b[bold]" in shown
     assert shown.count(HOSTILE[:100 - len("P8 error: Tool '")]) == 2  # the top finding is cut to 100 characters
     assert "\x1b]8;" not in shown  # no OSC 8 hyperlink
+
+
+def test_a_plugins_bundled_folder_name_reaches_the_terminal_escaped(tmp_path: Path) -> None:
+    """`scan PLUGIN` printed `== bundled source ./NAME` with the plugin's own folder name raw: an OSC 52 clipboard
+    write or an ESC[2J in the name reached the user's terminal (and a CI log) as control sequences."""
+    from scanner.cli.plugin import _vet_bundled
+    from scanner.pipeline.config_doors import PlannedServer
+    from scanner.pipeline.doors import LaunchMapping
+
+    folder = tmp_path / "srv\x1b]52;c;aGk=\x07\x1b[2J"
+    folder.mkdir()
+    (folder / "index.js").write_text("console.log('hi')\n")
+    planned = [PlannedServer(name="s", mapping=LaunchMapping(target=str(folder), runner="plugin", package="s"))]
+    buffer = io.StringIO()
+    sources = _vet_bundled(tmp_path, planned, Console(file=buffer, width=200, emoji=False))
+    assert list(sources) == [f"./{folder.name}"]  # the JSON keeps the name as it is (escaped by the JSON writer)
+    shown = buffer.getvalue()
+    assert "\x1b" not in shown and "\x07" not in shown and "== bundled source ./srv\\e]52;c;aGk=\\a\\e[2J (vet" in shown

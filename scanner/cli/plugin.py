@@ -101,6 +101,7 @@ def scan_plugin(given: ConfigRun, options: ScanOptions, outputs: ReportOutputs, 
 def _vet_bundled(root: Path, planned: list[PlannedServer], console: Console | None) -> dict[str, object]:
     """The offline source scan (`vet`, MCP 2026-07-28) of each package folder the plugin bundles a server in:
     reported (terminal and JSON, by the folder's plugin-relative path), not part of the exit code."""
+    from sandbox.core.untrusted import escape_for_terminal
     from scanner.vet import vet_tree
     from scanner.vet.views import terminal_report
 
@@ -113,7 +114,8 @@ def _vet_bundled(root: Path, planned: list[PlannedServer], console: Console | No
         result = vet_tree(folder)
         sources[label] = result.as_json()
         if console is not None:
-            console.print(f"\n== bundled source {label} (vet, MCP 2026-07-28; reported, not gating)", markup=False)
+            console.print(f"\n== bundled source {escape_for_terminal(label, 300)} (vet, MCP 2026-07-28; reported, "
+                          "not gating)", markup=False)
             console.print("\n".join(terminal_report(result)), markup=False)
     return sources
 
