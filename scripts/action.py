@@ -38,7 +38,7 @@ SUMMARY_LIMIT = 900_000  # GitHub refuses a step summary over 1 MiB
 MAX_CHANGE_ROWS = 100
 _MARKDOWN_SPECIAL = re.compile(r"([\\`*_{}\[\]()#+!|~>])")
 # Mentions, autolinks, issue links and emoji codes GitHub finds in the rendered text (scanner/report/markdown.py).
-_GITHUB_TRIGGER = re.compile(r"(@|\\#(?=\d)|www(?=\.)|:(?=//|(?:[\w-]|\\[+_])+:))", re.IGNORECASE)
+_GITHUB_TRIGGER = re.compile(r"(@|\\#(?=\d)|\bGH(?=-\d)|www(?=\.)|:(?=//|(?:[\w-]|\\[+_])+:))", re.IGNORECASE)
 
 
 def scanner() -> list[str]:
@@ -139,8 +139,8 @@ def combine(*codes: int) -> int:
 
 def md(text: object, limit: int = 300) -> str:
     """Untrusted text made inert in Markdown/HTML: invisible and control characters as visible escapes; a zero-width
-    space after `@`, `#`, `www` and `:` where they start one (_GITHUB_TRIGGER), so no mention pings anyone and no autolink, issue link or
-    emoji appears (scanner/report/markdown.py `md`)."""
+    space after `@`, `#`, `GH`, `www` and `:` where they start one (_GITHUB_TRIGGER), so no mention pings anyone and
+    no autolink, issue link or emoji appears (scanner/report/markdown.py `md`)."""
     value = str(text if text is not None else "")
     if len(value) > limit:
         value = value[:limit] + f"…(+{len(value) - limit} chars)"

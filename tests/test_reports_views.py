@@ -302,15 +302,15 @@ def test_an_image_report_says_its_looks_are_the_images_own_and_what_they_could_n
     assert json.loads(report.model_dump_json())["target"]["image"]["looks_trusted"] is False
 
 
-GITHUB_LINKED = ("Log in at https://evil.invalid/login or www.evil.invalid, ask @octocat or @acme/admins, see #123 "
-                 "and acme/repo#7, mailto:a@b.invalid: all :white_check_mark: :+1: :-1: verified")
+GITHUB_LINKED = ("Log in at https://evil.invalid/login or www.evil.invalid, ask @octocat or @acme/admins, see #123, "
+                 "GH-9 and acme/repo#7, mailto:a@b.invalid: all :white_check_mark: :+1: :-1: verified")
 
 
 def test_markdown_gives_github_no_link_mention_issue_link_or_emoji_in_a_servers_text() -> None:
     """GitHub finds links, mentions, issue links and emoji in the rendered text, after md()'s backslashes are
-    decoded: `https://…` and `www.…` in a finding were clickable links, `#123` an issue link and `:white_check_mark:`
-    a ✅ a server could set beside its own tool in a PR comment. A zero-width space now breaks each; the visible
-    characters stay as written."""
+    decoded: `https://…` and `www.…` in a finding were clickable links, `#123` an issue link and
+    `:white_check_mark:` a ✅ a server could set beside its own tool in a PR comment. A zero-width space now breaks
+    each; the visible characters stay as written."""
     from scanner.report.model import Finding
 
     report = full_report()
@@ -318,7 +318,7 @@ def test_markdown_gives_github_no_link_mention_issue_link_or_emoji_in_a_servers_
                                tool="t", message=GITHUB_LINKED, evidence=GITHUB_LINKED)]
     row = next(line for line in to_markdown(report).splitlines() if line.startswith("| error"))
     rendered = row.replace("\\", "")  # what GitHub's filters see, with the zero-width spaces as entities
-    for linked in ("https://", "www.", "@octocat", "@acme", "#123", "#7", ":white_check_mark:", ":+1:", ":-1:",
+    for linked in ("https://", "www.", "@octocat", "@acme", "#123", "#7", "GH-9", ":white_check_mark:", ":+1:", ":-1:",
                    "mailto:a@b"):
         assert linked not in rendered, linked
     assert f"| {GITHUB_LINKED}<br>evidence: " in rendered.replace("&#8203;", "")  # the message, as written

@@ -61,8 +61,8 @@ def test_scan_config_table_shows_names_and_findings_as_text_not_markup() -> None
     from scanner.pipeline.config_doors import PlannedServer
     from scanner.report.model import Finding, Report, TargetInfo
 
-    report = Report(target=TargetInfo(kind="folder", name="s", requested="./s"), status="complete",  # type: ignore[arg-type]
-                    verdict="block")  # type: ignore[arg-type]
+    report = Report(target=TargetInfo(kind="folder", name="s", requested="./s"),
+                    status="complete", verdict="block")  # type: ignore[arg-type]
     report.findings.append(Finding(rule_id="P8", rule_name="tool-drift", severity="error", category="security",
                                    tool="x", message=f"Tool '{HOSTILE}' appeared."))
     outcomes = [ServerOutcome(PlannedServer(name="notes", scope="/home/u/proj"), report=report),

@@ -24,10 +24,11 @@ _MARKDOWN_SPECIAL = re.compile(r"([\\`*_{}\[\]()#+!|~>])")
 
 # What GitHub turns into a link, a ping or a picture in the rendered text (after its entities and backslashes are
 # decoded, where an entity such as `&#64;` or `&#47;` no longer breaks anything): `@name` (a mention, also of a
-# team), `https://…` and `www.…` (autolinks), `#12` and `owner/repo#12` (issue links), `:warning:` (an emoji). A
-# zero-width space after `@`, a `#` before a digit, `www` before `.`, and a `:` before `//` or an emoji name and its
-# closing `:` (in the escaped text, where `_` and `+` are `\_` and `\+`) breaks each of them unseen.
-_GITHUB_TRIGGER = re.compile(r"(@|\\#(?=\d)|www(?=\.)|:(?=//|(?:[\w-]|\\[+_])+:))", re.IGNORECASE)
+# team), `https://…` and `www.…` (autolinks), `#12`, `GH-12` and `owner/repo#12` (issue links), `:warning:` (an
+# emoji). A zero-width space after `@`, a `#` before a digit, `GH` before `-` and a digit, `www` before `.`, and a
+# `:` before `//` or an emoji name and its closing `:` (in the escaped text, where `_` and `+` are `\_` and `\+`)
+# breaks each of them unseen.
+_GITHUB_TRIGGER = re.compile(r"(@|\\#(?=\d)|\bGH(?=-\d)|www(?=\.)|:(?=//|(?:[\w-]|\\[+_])+:))", re.IGNORECASE)
 
 
 def md(text: str | None, limit: int = 300) -> str:
