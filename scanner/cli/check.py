@@ -37,7 +37,7 @@ def build_report(path: Path, parsed: ToolsFile, config: Config) -> Report:
                             payload_bytes=parsed.payload_bytes, resources=parsed.resources,
                             resource_templates=parsed.resource_templates)
     cut = parsed.report is not None and _cut(parsed.report)
-    findings = [] if cut else run_context(context)  # a cut copy's lint is no stand-in: the scan's are carried over
+    findings = run_context(context)  # a cut copy's lint is not all: the scan's own are carried over beside it
     info = parsed.server_info
     server = ServerInfo(
         name=cap_text(info["name"], 256) if isinstance(info.get("name"), str) else None,
@@ -89,13 +89,15 @@ def _carry_over(saved: Report, report: Report, *, keep_status: bool, static: boo
     verdict and exit code are the scan's: the findings of the scan's other stages (probes, behaviour, provenance,
     source, conformance; those it suppressed too, for this run's config to weigh again) and, for a scan that did not
     complete (keep_status: its tools were listed, else the caller says why they were not), its status, skipped
-    stages and errors. `static`: the static rules' findings too (the saved definitions were cut, so they cannot be
-    linted again)."""
+    stages and errors. `static`: the static rules' findings too, beside those this run's lint found again (the saved
+    definitions were cut, so the lint of the cut copy may miss some; it still runs, so that a cut mark written into a
+    report cannot stand in for its lint)."""
     from scanner.report.model import Finding
     from scanner.rules.static.engine import CHECKS
 
+    linted = {(f.rule_id, f.tool, f.message) for f in report.findings}
     for finding in [*saved.findings, *saved.suppressed]:
-        if static or finding.rule_id not in CHECKS:
+        if (static or finding.rule_id not in CHECKS) and (finding.rule_id, finding.tool, finding.message) not in linted:
             report.findings.append(Finding.model_validate(finding.model_dump(exclude={"suppression"})))
     if keep_status and saved.status != "complete":
         report.status, report.skipped, report.errors = saved.status, list(saved.skipped), list(saved.errors)
