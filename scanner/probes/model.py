@@ -95,9 +95,25 @@ def response_text(call_result: dict[str, Any]) -> str:
         elif block.get("type") == "resource_link":
             parts.append(" ".join(str(block.get(key, "")) for key in ("uri", "name", "description")).strip())
     structured = call_result.get("structuredContent", call_result.get("structured_content"))
-    if structured is not None and not any(_is_json_of(part, structured) for part in parts):
+    if structured is not None and not _mirrored(parts, structured):
         parts.append(_structured_text(structured))
     return "\n".join(parts)
+
+
+def _mirrored(parts: list[str], structured: Any) -> bool:
+    """The text blocks already say all of structuredContent: one of them is its JSON, or (the Python SDK's shape for
+    a tool returning a string or a list) it is `{"result": value}` with value the text itself or the list whose items
+    the text blocks are, one JSON each. Read again, an honest answer's size would count twice (P1-P3)."""
+    if any(_is_json_of(part, structured) for part in parts):
+        return True
+    if not (isinstance(structured, dict) and list(structured) == ["result"]) or not parts:
+        return False
+    value = structured["result"]
+    if isinstance(value, str):
+        return value in parts or value == "".join(parts)
+    if isinstance(value, list) and len(value) == len(parts):
+        return all(_is_json_of(part, item) for part, item in zip(parts, value, strict=True))
+    return any(_is_json_of(part, value) for part in parts)
 
 
 def _is_json_of(text: str, value: Any) -> bool:
