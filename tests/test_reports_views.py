@@ -329,3 +329,16 @@ def md_of(text: str) -> str:
     from scanner.report.markdown import md
 
     return md(text)
+
+
+def test_security_severity_of_a_rule_no_catalogue_knows_is_its_most_severe_result() -> None:
+    """A finding of a rule this version does not know (a newer scanner's report, carried over by `check`) got its
+    catalogue entry from its first finding: a warning, then an error, went to code scanning as 5.0 (Medium)."""
+    from scanner.report.model import Finding
+
+    findings = [Finding(rule_id="Z9", rule_name="newer-rule", severity=severity, category="security", tool="t",
+                        message=f"m {severity}") for severity in ("warning", "error")]
+    report = Report(target=TargetInfo(kind="file", name="t.json", requested="t.json"), findings=findings,
+                    verdict="block")
+    rules = to_sarif(report)["runs"][0]["tool"]["driver"]["rules"]
+    assert next(r for r in rules if r["id"] == "Z9")["properties"]["security-severity"] == "8.0"
