@@ -289,3 +289,20 @@ def test_check_of_a_report_with_a_cut_mark_written_in_still_lints_its_definition
     report = json.loads((tmp_path / "again.json").read_text())
     assert (again, report["verdict"]) == (1, "block")
     assert "S8" in {f["rule_id"] for f in report["findings"]}
+
+
+def test_check_of_a_hand_edited_report_prints_no_escape_sequence_from_a_findings_rule(
+        monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str], tmp_path: Path) -> None:
+    """Carried-over findings come from the report file: a rule id, name or fix holding ESC sequences (clear the
+    screen, set the window title) reached the terminal and the Markdown as they were; the views print those fields as
+    the catalogue's, unescaped."""
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "tools.json").write_text(json.dumps({"tools": [{"name": "t", "description": "Reads a file."}]}))
+    run_main(monkeypatch, capsys, "check", "tools.json", "--json", "saved.json")
+    saved = json.loads((tmp_path / "saved.json").read_text())
+    saved["findings"].append({"rule_id": "P99\x1b[2J", "rule_name": "x\x1b]0;pwned\x07", "severity": "warning",
+                              "category": "security", "tool": "t", "message": "m", "fix": "\x1b[8mhidden"})
+    (tmp_path / "edited.json").write_text(json.dumps(saved))
+    code, out, err = run_main(monkeypatch, capsys, "check", "edited.json", "--markdown", "out.md")
+    assert code == 0 and "P99" in out
+    assert "\x1b" not in out + err + (tmp_path / "out.md").read_text()

@@ -18,7 +18,7 @@ from sandbox.core.untrusted import cap_text
 if TYPE_CHECKING:
     from scanner.config import Config
     from scanner.report.locations import Artifact
-    from scanner.report.model import Report
+    from scanner.report.model import Finding, Report
     from scanner.tools_file import ToolsFile
 
 STDIN_ARTIFACT = "stdin"
@@ -98,9 +98,19 @@ def _carry_over(saved: Report, report: Report, *, keep_status: bool, static: boo
     linted = {(f.rule_id, f.tool, f.message) for f in report.findings}
     for finding in [*saved.findings, *saved.suppressed]:
         if (static or finding.rule_id not in CHECKS) and (finding.rule_id, finding.tool, finding.message) not in linted:
-            report.findings.append(Finding.model_validate(finding.model_dump(exclude={"suppression"})))
+            report.findings.append(_inert(Finding.model_validate(finding.model_dump(exclude={"suppression"}))))
     if keep_status and saved.status != "complete":
         report.status, report.skipped, report.errors = saved.status, list(saved.skipped), list(saved.errors)
+
+
+def _inert(finding: Finding) -> Finding:
+    """A saved report's finding with the text the views print as the rule catalogue's, unescaped (its rule id, name
+    and fix), made visible and capped: a hand-edited report is untrusted, and its `rule_id` could clear the screen."""
+    from sandbox.core.untrusted import escape_for_terminal
+
+    return finding.model_copy(update={"rule_id": escape_for_terminal(finding.rule_id, 40),
+                                      "rule_name": escape_for_terminal(finding.rule_name, 120),
+                                      "fix": escape_for_terminal(finding.fix, 500)})
 
 
 def tools_file_artifact(path: Path, parsed: ToolsFile, with_lines: bool) -> Artifact:
