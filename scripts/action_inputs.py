@@ -266,14 +266,15 @@ def _separate_files(report_dir: Path, sarif: Path, lock: Path | None, lock_key: 
     scan, and each step writes its own file, so a shared path would delete a committed lock or key, or hand
     upload-sarif a lock-changes file."""
     names = ("report.json", "report.md", "lock-changes.json", "report.json.intoto.json")
-    ours = {report_dir / name: name for name in names}
+    ours = {(report_dir / name).resolve(): name for name in names}  # resolved: `a/../lock` is `lock`, links followed
     for name, path in (("sarif", sarif), ("lock", lock)):
         if path is None:
             continue
-        if (clash := ours.get(path)) is not None:
+        if (clash := ours.get(path.resolve())) is not None:
             raise InputError(name, f"{path} is the action's {clash} in report-dir; give another path")
-    if sarif in (lock, lock_key):
-        raise InputError("sarif", f"{sarif} is the {'lock' if sarif == lock else 'lock-key'}; give another path")
+    for what, path in (("lock", lock), ("lock-key", lock_key)):
+        if path is not None and sarif.resolve() == path.resolve():
+            raise InputError("sarif", f"{sarif} is the {what}; give another path")
 
 
 def _sign_env() -> str | None:
