@@ -306,3 +306,29 @@ def test_check_of_a_hand_edited_report_prints_no_escape_sequence_from_a_findings
     code, out, err = run_main(monkeypatch, capsys, "check", "edited.json", "--markdown", "out.md")
     assert code == 0 and "P99" in out
     assert "\x1b" not in out + err + (tmp_path / "out.md").read_text()
+
+
+def test_check_of_a_saved_report_keeps_static_rule_findings_the_listing_cannot_give_again(
+        monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str], tmp_path: Path) -> None:
+    """The scan's probes lint a definition re-listed after the first calls (and the cloaking check one served to a
+    second client) with the static rules: a tool that appeared poisoned gets a P8 warning and an S8 error. The report
+    keeps the first listing, so `check` dropped the S8 (a static rule's id) and re-linted the clean listing: the
+    scan's block became review, exit 0."""
+    monkeypatch.chdir(tmp_path)
+    tool = {"name": "read_file", "description": "Reads a file.", "inputSchema": {"type": "object", "properties": {}}}
+    (tmp_path / "tools.json").write_text(json.dumps({"tools": [tool]}))
+    run_main(monkeypatch, capsys, "check", "tools.json", "--json", "saved.json")
+    saved = json.loads((tmp_path / "saved.json").read_text())
+    when = " after the first calls"
+    saved["findings"] += [
+        {"rule_id": "P8", "rule_name": "definition-changed", "severity": "warning", "category": "security",
+         "tool": "helper", "message": f"Tool 'helper' appeared{when}."},
+        {"rule_id": "S8", "rule_name": "hidden-instructions", "severity": "error", "category": "security",
+         "tool": "helper", "message": "instruction to ignore other instructions [ignore-instructions] in description "
+         f"(in the definition re-listed{when})"}]
+    saved["verdict"] = "block"
+    (tmp_path / "scanned.json").write_text(json.dumps(saved))
+    code, _out, _err = run_main(monkeypatch, capsys, "check", "scanned.json", "--json", "again.json")
+    report = json.loads((tmp_path / "again.json").read_text())
+    assert (code, report["verdict"]) == (1, "block")
+    assert ("S8", "helper") in {(f["rule_id"], f["tool"]) for f in report["findings"]}

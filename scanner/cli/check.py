@@ -36,8 +36,7 @@ def build_report(path: Path, parsed: ToolsFile, config: Config) -> Report:
     context = build_context(parsed.tools, parsed.prompts, parsed.instructions, parsed.server_info,
                             payload_bytes=parsed.payload_bytes, resources=parsed.resources,
                             resource_templates=parsed.resource_templates)
-    cut = parsed.report is not None and _cut(parsed.report)
-    findings = run_context(context)  # a cut copy's lint is not all: the scan's own are carried over beside it
+    findings = run_context(context)  # a saved report's own findings are carried over beside these
     info = parsed.server_info
     server = ServerInfo(
         name=cap_text(info["name"], 256) if isinstance(info.get("name"), str) else None,
@@ -59,7 +58,7 @@ def build_report(path: Path, parsed: ToolsFile, config: Config) -> Report:
         report.status, report.skipped = "incomplete", [Skipped(stage="listing", reason=unread),
                                                        Skipped(stage="lint", reason="the tools were not listed")]
     if parsed.report is not None:
-        _carry_over(parsed.report, report, keep_status=unread is None, static=cut)
+        _carry_over(parsed.report, report, keep_status=unread is None)
     config.apply_to(report)
     report.score, report.verdict = compute(report.findings, parsed.tools, status=report.status,
                                            tool_tokens=[view.json_tokens for view in context.tools])
@@ -74,30 +73,19 @@ def _unread_listing(saved: Report | None) -> str | None:
     return cap_text(f"the saved report's scan listed no tools: {why[0] if why else saved.status}", 500)
 
 
-def _cut(saved: Report) -> bool:
-    """Whether the saved report's definitions were cut to fit it (a string past 16,384 characters, ...): linting the
-    cut copy would miss what the scan found past the cut (hidden instructions at the end of a long description)."""
-    from sandbox.core.untrusted import cut_by_cap
-
-    server = saved.server
-    return cut_by_cap([saved.tools, saved.prompts, saved.resources, saved.resource_templates, server.name,
-                       server.version, server.instructions])
-
-
-def _carry_over(saved: Report, report: Report, *, keep_status: bool, static: bool = False) -> None:
+def _carry_over(saved: Report, report: Report, *, keep_status: bool) -> None:
     """What `check` cannot re-derive from a saved report's definitions, taken from the saved report so that its
-    verdict and exit code are the scan's: the findings of the scan's other stages (probes, behaviour, provenance,
-    source, conformance; those it suppressed too, for this run's config to weigh again) and, for a scan that did not
-    complete (keep_status: its tools were listed, else the caller says why they were not), its status, skipped
-    stages and errors. `static`: the static rules' findings too, beside those this run's lint found again (the saved
-    definitions were cut, so the lint of the cut copy may miss some; it still runs, so that a cut mark written into a
-    report cannot stand in for its lint)."""
+    verdict and exit code are the scan's: every finding of the scan that this run's lint did not find again (those it
+    suppressed too, for this run's config to weigh again): the other stages' (probes, behaviour, provenance, source,
+    conformance), and static rules' ones on what the report does not hold as linted (a definition re-listed after
+    the first calls or served to a second client, a tool the listing rejected, text past a cut); and, for a scan that
+    did not complete (keep_status: its tools were listed, else the caller says why they were not), its status,
+    skipped stages and errors."""
     from scanner.report.model import Finding
-    from scanner.rules.static.engine import CHECKS
 
     linted = {(f.rule_id, f.tool, f.message) for f in report.findings}
     for finding in [*saved.findings, *saved.suppressed]:
-        if (static or finding.rule_id not in CHECKS) and (finding.rule_id, finding.tool, finding.message) not in linted:
+        if (finding.rule_id, finding.tool, finding.message) not in linted:
             report.findings.append(_inert(Finding.model_validate(finding.model_dump(exclude={"suppression"}))))
     if keep_status and saved.status != "complete":
         report.status, report.skipped, report.errors = saved.status, list(saved.skipped), list(saved.errors)
