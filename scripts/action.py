@@ -36,6 +36,7 @@ OUTPUTS = ("verdict", "score", "sarif", "report", "markdown", "attestation", "lo
 
 SUMMARY_LIMIT = 900_000  # GitHub refuses a step summary over 1 MiB
 MAX_CHANGE_ROWS = 100
+MAX_UNCHECKED_ROWS = 20  # the things a lock check could not compare, listed in the summary
 _MARKDOWN_SPECIAL = re.compile(r"([\\`*_{}\[\]()#+!|~>])")
 # Mentions, autolinks, issue links and emoji codes GitHub finds in the rendered text (scanner/report/markdown.py).
 _GITHUB_TRIGGER = re.compile(r"(@|\\#(?=\d)|\bGH(?=-\d)|www(?=\.)|:(?=//|(?:[\w-]|\\[+_])+:))", re.IGNORECASE)
@@ -170,7 +171,9 @@ def lock_summary(cfg: Config, code: int | None) -> str:
     unchecked = data.get("not_compared")
     if isinstance(unchecked, list) and unchecked:
         lines += ["", "Not compared (not evidence of no change):", ""]
-        lines += [f"- {md(what, 300)}" for what in unchecked[:20]]
+        lines += [f"- {md(what, 300)}" for what in unchecked[:MAX_UNCHECKED_ROWS]]
+        if len(unchecked) > MAX_UNCHECKED_ROWS:
+            lines.append(f"- …and {len(unchecked) - MAX_UNCHECKED_ROWS} more (see {md(cfg.changes.name)})")
     lines += _rows(changes, ("kind", "change"), "kind", cfg)
     findings = data.get("findings")
     if isinstance(findings, list) and findings:

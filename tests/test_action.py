@@ -657,3 +657,16 @@ def test_summary_gives_github_no_link_issue_link_or_emoji_in_a_servers_text() ->
     from scanner.report.markdown import md
 
     assert shown == md(text)  # the Action's copy of md() escapes as the report's does
+
+
+def test_summary_of_a_lock_check_counts_what_was_not_compared_past_the_rows_shown(tmp_path):
+    """Only the first 20 things not compared were listed, and nothing said that more were left out."""
+    (tmp_path / "lock-changes.json").write_text(json.dumps({
+        "failed": False, "counts": {"error": 0, "warning": 0, "info": 0}, "changes": [],
+        "not_compared": [f"prompt p{i} (the lock has none)" for i in range(25)]}))
+    cfg = action_inputs.Config(workdir=tmp_path, target="npm:x", command=None, server_args=[], server_env=[],
+                               fail_on="error", fail_under=None, sarif=tmp_path / "s.sarif", report_dir=tmp_path,
+                               lock=tmp_path / "m.lock", lock_mode="check", lock_fail_on="warning", lock_key=None,
+                               sign_env=None, summary=True)
+    text = action.lock_summary(cfg, 0)
+    assert "prompt p19" in text and "prompt p20" not in text and "…and 5 more" in text
