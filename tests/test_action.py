@@ -430,15 +430,20 @@ def test_stale_reports_from_an_earlier_run_are_not_reported(run_action, tmp_path
     assert "no report" in result.summary and "exited with code 3" in result.summary
 
 
+def lock_check_config(tmp_path: Path, lock: str, mode: str = "check") -> action_inputs.Config:
+    """The action's inputs for a lock check (or update) of npm:x, its report in tmp_path."""
+    return action_inputs.Config(workdir=tmp_path, target="npm:x", command=None, server_args=[], server_env=[],
+                                fail_on="error", fail_under=None, sarif=tmp_path / "s.sarif", report_dir=tmp_path,
+                                lock=tmp_path / lock, lock_mode=mode, lock_fail_on="warning", lock_key=None,
+                                sign_env=None, summary=True)
+
+
 def test_summary_escapes_hostile_lock_change_text(tmp_path):
     cfg_changes = tmp_path / "lock-changes.json"
     cfg_changes.write_text(json.dumps({"failed": True, "counts": {"error": 1, "warning": 0, "info": 0}, "changes": [
         {"kind": "description_changed", "severity": "error", "tool": "t\u202e<img src=x>",
          "message": "now reads \x1b[2J| <!-- hidden --> @everyone \U000e0072 ![x](http://x)"}]}))
-    cfg = action_inputs.Config(workdir=tmp_path, target="npm:x", command=None, server_args=[], server_env=[],
-                        fail_on="error", fail_under=None, sarif=tmp_path / "s.sarif", report_dir=tmp_path,
-                        lock=tmp_path / "mcp-sandbox.lock", lock_mode="check", lock_fail_on="warning", lock_key=None,
-                        sign_env=None, summary=True)
+    cfg = lock_check_config(tmp_path, "mcp-sandbox.lock")
     text = action.lock_summary(cfg, 1)
     for raw in (*UNSAFE_RAW, "<img", "<!--", "@everyone", "![x]"):
         assert raw not in text, raw
@@ -456,10 +461,7 @@ def test_summary_of_a_lock_check_shows_what_was_not_compared_and_the_findings_on
         "not_compared": ["the server's instructions (<b>the lock has none</b>)"],
         "findings": [{"rule_id": "S8", "severity": "error", "tool": "t|x",
                       "message": "hidden instruction <IMPORTANT> @everyone"}]}))
-    cfg = action_inputs.Config(workdir=tmp_path, target="npm:x", command=None, server_args=[], server_env=[],
-                               fail_on="error", fail_under=None, sarif=tmp_path / "s.sarif", report_dir=tmp_path,
-                               lock=tmp_path / "m.lock", lock_mode="check", lock_fail_on="warning", lock_key=None,
-                               sign_env=None, summary=True)
+    cfg = lock_check_config(tmp_path, "m.lock")
     text = action.lock_summary(cfg, 1)
     assert "Not compared" in text and "&lt;b&gt;the lock has none&lt;/b&gt;" in text
     row = next(line for line in text.splitlines() if line.startswith("| error | S8 |"))
@@ -470,10 +472,7 @@ def test_summary_of_a_lock_check_shows_what_was_not_compared_and_the_findings_on
                                            (2, "not refreshed (exit 2); see the log")])
 def test_summary_of_a_lock_update_says_why_it_was_not_refreshed(tmp_path, code, says):
     """Only exit 1 is error-level changes waiting for --accept; exit 2 (an unreadable or cut report) is not."""
-    cfg = action_inputs.Config(workdir=tmp_path, target="npm:x", command=None, server_args=[], server_env=[],
-                               fail_on="error", fail_under=None, sarif=tmp_path / "s.sarif", report_dir=tmp_path,
-                               lock=tmp_path / "m.lock", lock_mode="update", lock_fail_on="warning", lock_key=None,
-                               sign_env=None, summary=True)
+    cfg = lock_check_config(tmp_path, "m.lock", mode="update")
     text = action.lock_summary(cfg, code)
     assert says in text
     assert ("--accept" in text) == (code == 1)
@@ -664,9 +663,6 @@ def test_summary_of_a_lock_check_counts_what_was_not_compared_past_the_rows_show
     (tmp_path / "lock-changes.json").write_text(json.dumps({
         "failed": False, "counts": {"error": 0, "warning": 0, "info": 0}, "changes": [],
         "not_compared": [f"prompt p{i} (the lock has none)" for i in range(25)]}))
-    cfg = action_inputs.Config(workdir=tmp_path, target="npm:x", command=None, server_args=[], server_env=[],
-                               fail_on="error", fail_under=None, sarif=tmp_path / "s.sarif", report_dir=tmp_path,
-                               lock=tmp_path / "m.lock", lock_mode="check", lock_fail_on="warning", lock_key=None,
-                               sign_env=None, summary=True)
+    cfg = lock_check_config(tmp_path, "m.lock")
     text = action.lock_summary(cfg, 0)
     assert "prompt p19" in text and "prompt p20" not in text and "…and 5 more" in text
