@@ -17,12 +17,20 @@ from tests.sandbox_helpers import run_cli
 
 def _job() -> Job:
     target = BatchTarget("/srv/zoo", "zoo-plain --flag", ("a", "b c"), "targets.txt:3")
-    return Job(target.key, 2, target, ScanSettings(memory="768m", probe_timeout=4.5, extra_flags=("--x",)))
+    return Job(target.key, 2, target, ScanSettings(memory="768m", probe_timeout=4.5, max_calls=2_000,
+                                                   extra_flags=("--x",)))
 
 
 def test_a_job_survives_the_json_round_trip() -> None:
     job = _job()
     assert job_from_payload(json.loads(json.dumps(job_payload(job)))) == job
+
+
+def test_a_batch_passes_its_probe_budget_to_every_scan() -> None:
+    """A marketplace's large servers were always incomplete in a batch: it had no way to raise the 500-call budget."""
+    arguments = _job().scan_arguments("/out/r.json")
+    assert arguments[arguments.index("--max-calls") + 1] == "2000"
+    assert "--max-calls" not in ScanSettings().flags()  # none given: the scan's own default
 
 
 def test_a_job_with_unknown_settings_or_wrong_types_is_refused() -> None:

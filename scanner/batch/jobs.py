@@ -24,12 +24,14 @@ class ScanSettings:
     probe_timeout: float | None = None
     install_timeout: int | None = None
     upstream_proxy: str | None = None
+    max_calls: int | None = None  # the probe budget (`--max-calls`; None: the scan's own default)
     extra_flags: tuple[str, ...] = ()
 
     def flags(self) -> list[str]:
         flags = ["--memory", self.memory]
         for flag, value in (("--startup-timeout", self.startup_timeout), ("--probe-timeout", self.probe_timeout),
-                            ("--install-timeout", self.install_timeout), ("--upstream-proxy", self.upstream_proxy)):
+                            ("--install-timeout", self.install_timeout), ("--upstream-proxy", self.upstream_proxy),
+                            ("--max-calls", self.max_calls)):
             if value is not None:
                 flags += [flag, str(value)]
         return [*flags, *self.extra_flags]

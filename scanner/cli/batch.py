@@ -13,7 +13,7 @@ from typing import TYPE_CHECKING
 
 import typer
 
-from scanner.cli.options import fail_on_option, upstream_proxy_option
+from scanner.cli.options import fail_on_option, max_calls_option, upstream_proxy_option
 from scanner.errors import UsageError
 
 if TYPE_CHECKING:
@@ -64,6 +64,7 @@ def batch(
     sarif_reports: bool = typer.Option(False, "--sarif-reports", help=HELP["sarif"]),
     markdown_reports: bool = typer.Option(False, "--markdown-reports", help=HELP["markdown"]),
     memory: str = typer.Option("512m", "--memory", help="Memory limit (memory+swap) of each server."),
+    max_calls: int = max_calls_option(),
     upstream_proxy: str | None = upstream_proxy_option(),
     broker: str | None = typer.Option(None, "--broker", metavar="URL", help=HELP["broker"]),
     result_backend: str | None = typer.Option(None, "--result-backend", metavar="URL", help=HELP["result-backend"]),
@@ -97,7 +98,7 @@ def batch(
         targets = _not_vetted(targets, since_store)
     _make_directory(out)
     options = BatchOptions(out=out.resolve(), retries=retries, sarif=sarif_reports, markdown=markdown_reports,
-                           settings=ScanSettings(memory=memory, upstream_proxy=upstream_proxy), since=since_store,
+                           settings=ScanSettings(memory=memory, upstream_proxy=upstream_proxy, max_calls=max_calls), since=since_store,
                            cache_bytes=cache_bytes)
     place = _Place(jobs, broker, result_backend)
     raise typer.Exit(_run(targets, options, place, fail_on, retry_failed))

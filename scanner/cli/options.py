@@ -47,6 +47,13 @@ def fail_under_option() -> Any:
     return typer.Option(None, "--fail-under", metavar="N", help="Exit 1 when the score is under N (0-100).")
 
 
+def max_calls_option() -> Any:
+    """`--max-calls N`: the probe budget of a scan (scan, and each target's scan of a batch)."""
+    return typer.Option(500, "--max-calls", metavar="N", min=1, max=100_000,
+                        help="The most probe calls a scan makes; a tool left uncalled makes the scan incomplete "
+                             "(exit 3).")
+
+
 def min_severity_option() -> Any:
     return typer.Option("info", "--min-severity", metavar="LEVEL", help=MIN_SEVERITY_HELP)
 

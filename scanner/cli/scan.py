@@ -16,8 +16,8 @@ from typing import TYPE_CHECKING, Any, NoReturn
 import typer
 from typer.core import TyperCommand
 
-from scanner.cli.options import (config_option, fail_under_option, upstream_from_cli, upstream_proxy_option,
-                                 with_report_options)
+from scanner.cli.options import (config_option, fail_under_option, max_calls_option, upstream_from_cli,
+                                 upstream_proxy_option, with_report_options)
 from scanner.cli.exit_reason import EXIT_INCOMPLETE
 from scanner.cli.remote_options import RemoteFlags, with_remote_options
 from scanner.cli.output import STDOUT, ReportOutputs, check_outputs, emit_report, finish, folder_manifests
@@ -82,7 +82,6 @@ HELP = {
     "fixtures": "Hand-written probe calls (JSON, mcp-linter format); they replace the generated ones per tool.",
     "include-responses": "Keep each probe's full response (capped) in the report, not just a 400-character preview.",
     "probe-timeout": "Seconds each probe call may take before it is cancelled.",
-    "max-calls": "The most probe calls a scan makes; a tool left uncalled makes the scan incomplete (exit 3).",
     "spec-version": "Check conformance to this protocol revision (2025-11-25, the default: only json-schema-dialect; "
                     "2026-07-28: also the revision's core checks on a fresh server).",
     "spec": "Like --spec-version, with the revision's whole conformance suite (docs/conformance.md).",
@@ -127,7 +126,7 @@ def scan(
     fixtures: Path | None = typer.Option(None, "--fixtures", metavar="FILE", help=HELP["fixtures"]),
     include_responses: bool = typer.Option(False, "--include-responses", help=HELP["include-responses"]),
     probe_timeout: float = typer.Option(30.0, "--probe-timeout", min=1, help=HELP["probe-timeout"]),
-    max_calls: int = typer.Option(500, "--max-calls", metavar="N", min=1, max=100_000, help=HELP["max-calls"]),
+    max_calls: int = max_calls_option(),
     spec_version: str | None = typer.Option(None, "--spec-version", metavar="REVISION", help=HELP["spec-version"]),
     spec: str | None = typer.Option(None, "--spec", metavar="REVISION", help=HELP["spec"]),
     remote: RemoteFlags = RemoteFlags(),
