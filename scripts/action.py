@@ -17,10 +17,8 @@ else (a standard-library-only module)."""
 
 from __future__ import annotations
 
-import html
 import json
 import os
-import re
 import shlex
 import signal
 import subprocess
@@ -30,6 +28,7 @@ from pathlib import Path
 
 from action_inputs import ENGINE_USED, Config, InputError, load_config  # scripts/action_inputs.py
 from sandbox.core.untrusted import escape_invisible
+from scanner.report.markdown_text import inert
 
 OUTPUTS = ("verdict", "score", "sarif", "report", "markdown", "attestation", "lock-failed", "lock-changes",
            "exit-code")
@@ -37,9 +36,6 @@ OUTPUTS = ("verdict", "score", "sarif", "report", "markdown", "attestation", "lo
 SUMMARY_LIMIT = 900_000  # GitHub refuses a step summary over 1 MiB
 MAX_CHANGE_ROWS = 100
 MAX_UNCHECKED_ROWS = 20  # the things a lock check could not compare, listed in the summary
-_MARKDOWN_SPECIAL = re.compile(r"([\\`*_{}\[\]()#+!|~>])")
-# Mentions, autolinks, issue links and emoji codes GitHub finds in the rendered text (scanner/report/markdown.py).
-_GITHUB_TRIGGER = re.compile(r"(@|\\#(?=\d)|\bGH(?=-\d)|www(?=\.)|:(?=//|(?:[\w-]|\\[+_])+:))", re.IGNORECASE)
 
 
 def scanner() -> list[str]:
@@ -139,14 +135,12 @@ def combine(*codes: int) -> int:
 
 
 def md(text: object, limit: int = 300) -> str:
-    """Untrusted text made inert in Markdown/HTML: invisible and control characters as visible escapes; a zero-width
-    space after `@`, `#`, `GH`, `www` and `:` where they start one (_GITHUB_TRIGGER), so no mention pings anyone and
-    no autolink, issue link or emoji appears (scanner/report/markdown.py `md`)."""
+    """Untrusted text made inert in Markdown/HTML as the report's `md` makes it (scanner.report.markdown_text.inert):
+    invisible and control characters as visible escapes, no mention, autolink, issue link or emoji."""
     value = str(text if text is not None else "")
     if len(value) > limit:
         value = value[:limit] + f"…(+{len(value) - limit} chars)"
-    escaped = _MARKDOWN_SPECIAL.sub(r"\\\1", html.escape(escape_invisible(value), quote=False))
-    return _GITHUB_TRIGGER.sub(r"\1&#8203;", escaped)
+    return inert(escape_invisible(value))
 
 
 def lock_summary(cfg: Config, code: int | None) -> str:

@@ -98,8 +98,8 @@ def batch(
         targets = _not_vetted(targets, since_store)
     _make_directory(out)
     options = BatchOptions(out=out.resolve(), retries=retries, sarif=sarif_reports, markdown=markdown_reports,
-                           settings=ScanSettings(memory=memory, upstream_proxy=upstream_proxy, max_calls=max_calls), since=since_store,
-                           cache_bytes=cache_bytes)
+                           settings=ScanSettings(memory=memory, upstream_proxy=upstream_proxy, max_calls=max_calls),
+                           since=since_store, cache_bytes=cache_bytes)
     place = _Place(jobs, broker, result_backend)
     raise typer.Exit(_run(targets, options, place, fail_on, retry_failed))
 

@@ -87,9 +87,10 @@ def check_writable(target: str | Path | None, what: str, inputs: Sequence[Path |
 
 
 # What a folder TARGET's install reads first: an output over one (`scan ./pkg --json ./pkg/package.json`) would
-# replace the package's own manifest with the report after the scan.
+# replace the package's own manifest with the report after the scan. A plugin's own files are the plugin door's
+# (scanner/cli/plugin.py refuse_the_envelope).
 MANIFESTS = ("package.json", "package-lock.json", "npm-shrinkwrap.json", "pyproject.toml", "setup.py", "setup.cfg",
-             "requirements.txt", "uv.lock", "poetry.lock", "plugin.json", "mcp.json")
+             "requirements.txt", "uv.lock", "poetry.lock")
 
 
 def folder_manifests(target: str | None) -> list[Path]:

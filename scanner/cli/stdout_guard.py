@@ -19,8 +19,8 @@ from typing import Any, TextIO
 
 
 class ReaderGoneGuard:
-    """`stream` (sys.stdout or sys.stderr), with a write or flush that finds its reader gone dropped: the stream's file descriptor
-    is pointed at /dev/null, so neither what follows nor the flush at exit fails again."""
+    """`stream` (sys.stdout or sys.stderr), with a write or flush that finds its reader gone dropped: the stream's
+    file descriptor is pointed at /dev/null, so neither what follows nor the flush at exit fails again."""
 
     def __init__(self, stream: TextIO) -> None:
         self._stream = stream
@@ -29,20 +29,17 @@ class ReaderGoneGuard:
         try:
             return self._stream.write(text)
         except BrokenPipeError:
-            self._silence()
+            drop_the_rest(self._stream)
             return len(text)
 
     def flush(self) -> None:
         try:
             self._stream.flush()
         except BrokenPipeError:
-            self._silence()
+            drop_the_rest(self._stream)
 
     def __getattr__(self, name: str) -> Any:  # isatty, fileno, encoding…: the stream's own
         return getattr(self._stream, name)
-
-    def _silence(self) -> None:
-        drop_the_rest(self._stream)
 
 
 def drop_the_rest(stream: TextIO) -> None:

@@ -28,6 +28,12 @@ class CallPlan:
     not_called: list[ProbeResult] = field(default_factory=list)  # a record per tool needing tasks or over budget
     errors: list[str] = field(default_factory=list)  # the budget's line when it left tools uncalled
 
+    def record_uncalled(self, candidates: list[str], max_calls: int) -> None:
+        """`not_called` and `errors` once `calls` is final: a record per tool that needs tasks, and per one among
+        `candidates` no call reaches (the budget's)."""
+        over, self.errors = budget_records(candidates, self.calls, max_calls)
+        self.not_called = [*(result_not_probed(name, NEEDS_TASKS) for name in self.needs_tasks), *over]
+
 
 OVER_BUDGET = "not probed: over the scan's budget of {} calls (`scan --max-calls` raises it)"
 NEEDS_TASKS = ("not probed: needs tasks (execution.taskSupport is \"required\"; the scanner does not call tools "
@@ -75,8 +81,7 @@ def plan_calls(tools: list[dict[str, Any]], manifest: SeedManifest, *, fixtures:
         if with_error_probes:
             plan.calls.extend(error_probes(tool, manifest))
     plan.calls = plan.calls[:max_calls]
-    over, plan.errors = budget_records(plan.candidates, plan.calls, max_calls)
-    plan.not_called = [*(result_not_probed(name, NEEDS_TASKS) for name in plan.needs_tasks), *over]
+    plan.record_uncalled(plan.candidates, max_calls)
     return plan
 
 

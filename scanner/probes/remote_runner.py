@@ -20,7 +20,7 @@ from scanner.probes.arguments import is_annotated_read_only
 from scanner.probes.call_send import send_call
 from scanner.probes.model import ProbeCall
 from scanner.probes.model import result_not_probed
-from scanner.probes.plan import NEEDS_TASKS, CallPlan, budget_records, plan_calls
+from scanner.probes.plan import CallPlan, plan_calls
 from scanner.probes.runner_io import ProbeOptions, ProbeOutcome
 from scanner.probes.tooldef import tool_name
 
@@ -41,9 +41,7 @@ def remote_calls(tools: list[dict[str, Any]], options: ProbeOptions, *, allow_wr
                                max_calls=options.max_calls)
         calls.extend(call for call in read_only.calls if call.error_probe and _key(call.tool) not in writes)
     plan.calls = calls[:options.max_calls]
-    candidates = [name for name in plan.candidates if name not in plan.skipped]
-    over, plan.errors = budget_records(candidates, plan.calls, options.max_calls)
-    plan.not_called = [*(result_not_probed(name, NEEDS_TASKS) for name in plan.needs_tasks), *over]
+    plan.record_uncalled([name for name in plan.candidates if name not in plan.skipped], options.max_calls)
     return plan
 
 

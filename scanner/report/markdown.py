@@ -5,10 +5,10 @@ links or emoji codes) and capped so the comment stays under the 65,536-character
 
 from __future__ import annotations
 
-import html
 import re
 
 from scanner.provenance.model import OUTCOME_LABELS
+from scanner.report.markdown_text import inert
 from scanner.report.containment import containment_rows, notification_rows, notification_total
 from scanner.report.model import Finding, Report, process_summary
 from scanner.report.severity import most_severe_first
@@ -19,26 +19,14 @@ from sandbox.core.untrusted import escape_for_terminal
 MAX_ROWS = 200
 MAX_CHARS = 60_000
 VERDICT_ICON = {"block": "⛔", "review": "⚠️", "pass": "✅", "incomplete": "❔"}
-_MARKDOWN_SPECIAL = re.compile(r"([\\`*_{}\[\]()#+!|~>])")
-
-
-# What GitHub turns into a link, a ping or a picture in the rendered text (after its entities and backslashes are
-# decoded, where an entity such as `&#64;` or `&#47;` no longer breaks anything): `@name` (a mention, also of a
-# team), `https://…` and `www.…` (autolinks), `#12`, `GH-12` and `owner/repo#12` (issue links), `:warning:` (an
-# emoji). A zero-width space after `@`, a `#` before a digit, `GH` before `-` and a digit, `www` before `.`, and a
-# `:` before `//` or an emoji name and its closing `:` (in the escaped text, where `_` and `+` are `\_` and `\+`)
-# breaks each of them unseen.
-_GITHUB_TRIGGER = re.compile(r"(@|\\#(?=\d)|\bGH(?=-\d)|www(?=\.)|:(?=//|(?:[\w-]|\\[+_])+:))", re.IGNORECASE)
 
 
 def md(text: str | None, limit: int = 300) -> str:
     """Untrusted text made inert in Markdown and HTML: visible escapes, entities, escaped punctuation, and no mention,
-    autolink, issue link or emoji code (_GITHUB_TRIGGER): a zero-width space breaks each, as Renovate does for
+    autolink, issue link or emoji code (markdown_text.inert): a zero-width space breaks each, as Renovate does for
     `@` (an entity for `@` itself is decoded to `@` before GitHub looks for mentions, so `&#64;team` could still ping
     a team; `@` then an invisible space cannot). The text shows the same characters as written."""
-    visible = escape_for_terminal(text or "", limit=limit)
-    escaped = _MARKDOWN_SPECIAL.sub(r"\\\1", html.escape(visible, quote=False))
-    return _GITHUB_TRIGGER.sub(r"\1&#8203;", escaped)
+    return inert(escape_for_terminal(text or "", limit=limit))
 
 
 def code(text: str, limit: int = 300) -> str:

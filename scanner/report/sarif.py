@@ -134,10 +134,11 @@ def _extra_rules(findings: list[Finding], most: dict[str, str]) -> list[dict[str
     extra: dict[str, dict[str, Any]] = {}
     for finding in findings:
         if lookup(finding.rule_id) is None and finding.rule_id not in extra:
+            severity = most.get(finding.rule_id, finding.severity)
             extra[finding.rule_id] = {"id": finding.rule_id, "name": finding.rule_name,
                                       "shortDescription": {"text": finding.rule_name},
                                       "properties": {"category": finding.category, "tags": [finding.category],
-                                                     "security-severity": SECURITY_SEVERITY[most.get(finding.rule_id, finding.severity)]}}
+                                                     "security-severity": SECURITY_SEVERITY[severity]}}
     return list(extra.values())
 
 
@@ -153,7 +154,8 @@ def sarif_log(located: list[Located], scanner: ScannerInfo, properties: dict[str
     """The SARIF log of located findings, as a JSON-ready dict: one run, listing `artifacts` and every artifact a
     result points at."""
     most = _most_severe([item.finding for item in located if not isinstance(item.finding, SuppressedFinding)])
-    rules = [_rule(meta, most.get(meta.id)) for meta in ALL_RULES] + _extra_rules([item.finding for item in located], most)
+    rules = [_rule(meta, most.get(meta.id)) for meta in ALL_RULES] + _extra_rules([item.finding for item in located],
+                                                                                     most)
     index = {rule["id"]: i for i, rule in enumerate(rules)}
     seen: dict[tuple[str, str, str | None, str], int] = {}
     results = []

@@ -284,9 +284,9 @@ def answer_hits(text: str) -> tuple[tuple[str, str, str], ...]:
     for detector in ANSWER_DETECTORS:
         if plain and not detector.on_normalised:
             continue
+        subject = text
         if detector.on_normalised:
-            normalised = _normalised(text) if normalised is None else normalised
-        subject = normalised if detector.on_normalised and normalised is not None else text
+            subject = normalised = _normalised(text) if normalised is None else normalised
         match = next((hit for hit in detector.search(subject) if detector.kind != "hidden-recipient"
                       or not RECIPIENT_FIELD.match(hit.group())), None)
         if match is None:
