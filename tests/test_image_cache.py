@@ -77,6 +77,15 @@ def test_a_bad_duration_is_refused() -> None:
         parse_duration("soon", "--older-than")
 
 
+def _remove_images(client, *names: str) -> None:  # type: ignore[no-untyped-def]
+    """The test's images, each gone whether or not the test removed it already."""
+    for name in names:
+        try:
+            client.api.remove_image(name, force=True)
+        except NotFound:
+            pass
+
+
 def _throwaway(client, base: str, tag: str, run: str, created: float) -> str:  # type: ignore[no-untyped-def]
     dockerfile = f"FROM {base}\n".encode()
     built, _ = client.images.build(fileobj=io.BytesIO(dockerfile), tag=tag, rm=True, labels={
@@ -126,11 +135,7 @@ def test_eviction_on_a_real_engine(docker_client, tmp_path: Path) -> None:  # ty
         assert docker_client.images.get(busy).id == busy
     finally:
         docker_client.api.remove_container(container["Id"], force=True)
-        for tag in (old_tag, new_tag, busy_tag):
-            try:
-                docker_client.api.remove_image(tag, force=True)
-            except NotFound:
-                pass  # evicted by the test
+        _remove_images(docker_client, old_tag, new_tag, busy_tag)  # some evicted by the test
 
 
 @pytest.mark.docker
@@ -150,11 +155,7 @@ def test_an_image_labelled_installed_by_its_author_is_never_evicted(docker_clien
         docker_client.api.tag(foreign, *inside.split(":"))  # named in the cache's repository too: still not the cache's
         assert image_cache.cached_images(docker_client, {}, select) == []
     finally:
-        for tag in (outside, inside):
-            try:
-                docker_client.api.remove_image(tag, force=True)
-            except NotFound:
-                pass
+        _remove_images(docker_client, outside, inside)
 
 
 @pytest.mark.docker
@@ -177,8 +178,4 @@ def test_an_untagged_cached_install_is_evicted_by_its_id(docker_client,  # type:
                                    reads=ReadStore(tmp_path / "reads.sqlite"))
         assert result.removed == [untagged[:19]] and result.failed == []
     finally:
-        for image in (untagged, retagged):
-            try:
-                docker_client.api.remove_image(image, force=True)
-            except NotFound:
-                pass
+        _remove_images(docker_client, untagged, retagged)

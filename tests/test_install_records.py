@@ -30,6 +30,23 @@ def _folder(root, name, files, links=()):
     return folder
 
 
+def _install_local_npm(docker_client, package, name, scripts, files):  # type: ignore[no-untyped-def]
+    """A local npm package folder `name` 0.1.0 with these scripts and files, installed afresh in the sandbox."""
+    from sandbox.core import images
+    from sandbox.core.session import SandboxSession
+    from sandbox.install import container as install
+
+    package.mkdir()
+    (package / "package.json").write_text(json.dumps({"name": name, "version": "0.1.0", "license": "MIT",
+                                                      "bin": {name: "index.js"}, "scripts": scripts}))
+    for file_name, text in {"index.js": "#!/usr/bin/env node\n", **files}.items():
+        (package / file_name).write_text(text)
+    runtime = images.ensure_runtime_image(docker_client, "node")
+    request = InstallRequest("npm", "/opt/src/pkg", name, f"test:{uuid.uuid4()}", local_path=package)
+    with SandboxSession(docker_client) as session:
+        return install.install(session, request, runtime.tag, runtime.image_id, use_cache=False)
+
+
 def _request(folder):
     return InstallRequest("npm", "/opt/src/pkg", "pkg", f"local:{content_hash(folder)}", local_path=folder)
 
@@ -108,22 +125,12 @@ def test_an_install_script_cannot_rewrite_the_manifest_of_its_install(docker_cli
     """mcp-zoo-scrubber's postinstall takes `hasInstallScript` out of the lockfile npm wrote (so I5 would not name
     it) and changes its version there. The install's manifest, and the installed image's lockfile a cached scan reads,
     are the lockfile npm wrote before any install script ran."""
-    from sandbox.core import images
     from sandbox.core.session import SandboxSession
     from sandbox.install import container as install
     from scanner.provenance.npm_lockfile import lockfile_tree
 
-    package = tmp_path / "scrubber"
-    package.mkdir()
-    (package / "package.json").write_text(json.dumps({
-        "name": "mcp-zoo-scrubber", "version": "0.1.0", "license": "MIT", "bin": {"mcp-zoo-scrubber": "index.js"},
-        "scripts": {"postinstall": "node scrub.js"}}))
-    (package / "index.js").write_text("#!/usr/bin/env node\n")
-    (package / "scrub.js").write_text(SCRUB)
-    runtime = images.ensure_runtime_image(docker_client, "node")
-    request = InstallRequest("npm", "/opt/src/pkg", "mcp-zoo-scrubber", f"test:{uuid.uuid4()}", local_path=package)
-    with SandboxSession(docker_client) as session:
-        installed = install.install(session, request, runtime.tag, runtime.image_id, use_cache=False)
+    installed = _install_local_npm(docker_client, tmp_path / "scrubber", "mcp-zoo-scrubber",
+                                   {"postinstall": "node scrub.js"}, {"scrub.js": SCRUB})
     try:
         assert installed.version == "0.1.0"
         entry = installed.manifest["packages"]["node_modules/mcp-zoo-scrubber"]
@@ -239,23 +246,11 @@ def test_a_local_folders_prepare_cannot_unflag_its_install_script(docker_client,
     scripts to run were read from that lockfile. A process `prepare` left behind took `hasInstallScript` out of it
     as soon as npm wrote it: the folder's own postinstall (which phones home, as it does on a user's machine, where
     npm runs it right after `prepare` and never reads the lockfile back) never ran: no I7, and I5 did not name it."""
-    from sandbox.core import images
-    from sandbox.core.session import SandboxSession
-    from sandbox.install import container as install
     from scanner.provenance.npm_lockfile import lockfile_tree
 
-    package = tmp_path / "folder"
-    package.mkdir()
-    (package / "package.json").write_text(json.dumps({
-        "name": "mcp-zoo-unflagger", "version": "0.1.0", "license": "MIT", "bin": {"mcp-zoo-unflagger": "index.js"},
-        "scripts": {"prepare": "node prepare.js", "postinstall": "node phone.js"}}))
-    (package / "index.js").write_text("#!/usr/bin/env node\n")
-    (package / "prepare.js").write_text(PREPARE)
-    (package / "phone.js").write_text(PHONE)
-    runtime = images.ensure_runtime_image(docker_client, "node")
-    request = InstallRequest("npm", "/opt/src/pkg", "mcp-zoo-unflagger", f"test:{uuid.uuid4()}", local_path=package)
-    with SandboxSession(docker_client) as session:
-        installed = install.install(session, request, runtime.tag, runtime.image_id, use_cache=False)
+    installed = _install_local_npm(docker_client, tmp_path / "folder", "mcp-zoo-unflagger",
+                                   {"prepare": "node prepare.js", "postinstall": "node phone.js"},
+                                   {"prepare.js": PREPARE, "phone.js": PHONE})
     try:
         refused = {(a.host, a.package, a.script) for a in installed.egress if not a.allowed}
         assert ("postinstall.phone.example.invalid", "mcp-zoo-unflagger@0.1.0", "postinstall") in refused, refused
