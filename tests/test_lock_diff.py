@@ -329,3 +329,29 @@ def test_many_unchanged_tools_are_compared_in_linear_time() -> None:
     started = time.monotonic()
     assert diff(old, new) == []
     assert time.monotonic() - started < 3
+
+
+@pytest.mark.parametrize("before,after,gained", [
+    ({"tools": {}}, {"tools": {"listChanged": True}}, ["tools.listChanged"]),
+    ({"tools": {"listChanged": False}}, {"tools": {"listChanged": True}}, ["tools.listChanged"]),
+    ({"resources": {}}, {"resources": {"subscribe": True, "listChanged": True}},
+     ["resources.listChanged", "resources.subscribe"]),
+    ({"tools": {}}, {"tools": {}, "sampling": {}}, ["sampling"]),
+])
+def test_a_capability_gained_at_any_depth_is_a_warning(before: dict[str, Any], after: dict[str, Any],
+                                                       gained: list[str]) -> None:
+    """`tools.listChanged` turning on lets the server change its tools mid-session, after the listing a check
+    compares: it passed `lock --check` as an info before (only a new top-level key was a warning)."""
+    changes = diff(lock_of([BASE_TOOL], capabilities=before), lock_of([BASE_TOOL], capabilities=after))
+    assert kinds(changes) == [("server_changed", "warning")]
+    assert all(f'"{path}"' in changes[0].message for path in gained)
+
+
+@pytest.mark.parametrize("before,after", [
+    ({"tools": {"listChanged": True}}, {"tools": {}}),
+    ({"tools": {}}, {"tools": {"listChanged": False}}),
+    ({"tools": {"listChanged": True}}, {"tools": {"listChanged": 1}}),
+])
+def test_a_capability_dropped_or_respelled_is_info(before: dict[str, Any], after: dict[str, Any]) -> None:
+    changes = diff(lock_of([BASE_TOOL], capabilities=before), lock_of([BASE_TOOL], capabilities=after))
+    assert kinds(changes) == [("server_changed", "info")] and "new capabilities" not in changes[0].message
