@@ -287,6 +287,24 @@ def test_a_lock_for_another_package_is_an_error() -> None:
     assert kinds(changes) == [("provenance_changed", "error")] and "@scope/fi1es" in changes[0].message
 
 
+def test_a_lock_for_another_remote_endpoint_is_an_error() -> None:
+    """The endpoint a remote lock pins was stored but never compared: another server serving the same tools passed."""
+    from scanner.report.target_origin import RemoteInfo
+
+    def remote_lock(endpoint: str) -> LockFile:
+        remote = RemoteInfo(scheme="https", host="mcp.example.invalid", endpoint_sha256=endpoint)
+        target = TargetInfo(kind="remote", name="mcp.example.invalid", requested="https://mcp.example.invalid",
+                            remote=remote)
+        report = Report(target=target, tools=[BASE_TOOL])
+        return build_lock(report)
+
+    assert diff(remote_lock("a" * 64), remote_lock("a" * 64)) == []
+    changes = diff(remote_lock("a" * 64), remote_lock("b" * 64))
+    assert kinds(changes) == [("provenance_changed", "error")] and "bbbbbbbbbbbbbbbb" in changes[0].message
+    offline = lock_of([BASE_TOOL], instructions=None)
+    assert not only(diff(remote_lock("a" * 64), offline), "provenance_changed")
+
+
 WORKFLOW = "https://github.com/scope/files/.github/workflows/publish.yml@refs/tags/v1.2.3"
 
 

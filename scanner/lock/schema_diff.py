@@ -367,8 +367,8 @@ _KEYWORD_CHECKS = (_text, _types, _enum, _const, _limits, _unprovable, _required
 
 HANDLED = frozenset(
     TEXT_KEYWORDS + UPPER_LIMITS + LOWER_LIMITS + tuple(EXCLUSIVE_LIMITS) + UNPROVABLE_WHEN_CHANGED
-    + OPEN_WHEN_ABSENT + BRANCH_LISTS + REFERENCES + REFERENCE_TARGETS + CONDITIONAL_BRANCHES + OPAQUE_ANY_CHANGE + SCHEMA_MAPS
-    + POSITIONAL + ("type", "enum", "const", "uniqueItems", "multipleOf", "required", "items")
+    + OPEN_WHEN_ABSENT + BRANCH_LISTS + REFERENCES + REFERENCE_TARGETS + CONDITIONAL_BRANCHES + OPAQUE_ANY_CHANGE
+    + SCHEMA_MAPS + POSITIONAL + ("type", "enum", "const", "uniqueItems", "multipleOf", "required", "items")
 )
 
 

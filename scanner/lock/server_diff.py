@@ -75,8 +75,9 @@ NAMES_SHOWN = 5
 
 def gained_capabilities(old: dict[str, Any], new: dict[str, Any]) -> list[str]:
     """The capabilities `new` declares that `old` did not, at any depth, as dotted paths: a key that was not there,
-    with a value that is not false/null/0/"" (`sampling: {}`, `tools.listChanged: true`), or a flag that turned on (`tools.listChanged` false -> true: the server may
-    now change its tools mid-session, after the listing a check compares). Iterative: the value is served."""
+    with a value that is not false/null/0/"" (`sampling: {}`, `tools.listChanged: true`), or a flag that turned on
+    (`tools.listChanged` false -> true: the server may now change its tools mid-session, after the listing a check
+    compares). Iterative: the value is served."""
     gained: list[str] = []
     stack: list[tuple[Any, Any, str]] = [(old, new, "")]
     while stack:
