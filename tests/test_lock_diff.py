@@ -373,3 +373,13 @@ def test_a_capability_gained_at_any_depth_is_a_warning(before: dict[str, Any], a
 def test_a_capability_dropped_or_respelled_is_info(before: dict[str, Any], after: dict[str, Any]) -> None:
     changes = diff(lock_of([BASE_TOOL], capabilities=before), lock_of([BASE_TOOL], capabilities=after))
     assert kinds(changes) == [("server_changed", "info")] and "new capabilities" not in changes[0].message
+
+
+def test_a_string_name_under_a_non_string_names_key_is_a_new_tool() -> None:
+    """A name that is not a string is keyed by its JSON, so a later tool named by that very text was compared with
+    it as the same tool: the fingerprint differed and the change was an info (`definition_changed`), though clients
+    drop the first and can call the second."""
+    uncallable = edited(lambda t: t.__setitem__("name", 1))
+    callable_now = edited(lambda t: t.__setitem__("name", '{"name":1}'))
+    changes = diff(lock_of([uncallable]), lock_of([callable_now]))
+    assert kinds(changes) == [("tool_added", "error")] and '{\\"name\\":1}' in changes[0].message
