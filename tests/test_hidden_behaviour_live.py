@@ -3,12 +3,6 @@ claims to be read-only and does one thing the looks used to miss."""
 
 from __future__ import annotations
 
-import os
-import subprocess
-import sys
-from collections.abc import Iterator
-from contextlib import contextmanager
-
 import pytest
 
 from scanner.pipeline.inventory import Timeouts
@@ -18,8 +12,6 @@ from scanner.report.model import Report
 from tests.sandbox_helpers import REPO
 
 SERVER = REPO / "tests" / "servers" / "behave-hidden"
-
-pytestmark = pytest.mark.docker
 
 
 def scan(*tools: str) -> Report:
@@ -54,26 +46,5 @@ def test_an_env_canary_sent_back_altered_is_seen(writes_and_leaks, tool, encodin
 def test_a_thread_left_burning_the_cpu_after_its_call_answered_is_b6():
     """A miner in a thread of the server: every call answers at once, no process is left, nothing times out."""
     report = scan("spin_thread")
-    found = messages(report, "B6", "spin_thread")
-    assert found and "no call running" in found[0], [f.message for f in report.findings]
-
-
-@contextmanager
-def machine_busy(spinners: int) -> Iterator[None]:
-    """The host's CPUs held by other work, as on a CI runner or a batch worker running scans side by side."""
-    load = [subprocess.Popen([sys.executable, "-c", "while True: pass"]) for _ in range(spinners)]
-    try:
-        yield
-    finally:
-        for process in load:
-            process.kill()
-            process.wait()
-
-
-def test_a_miner_is_b6_on_a_machine_whose_cpus_other_work_holds():
-    """Six spinners per core hold the CPUs: the server's spinning thread gets well under half a CPU, so the time
-    it used alone passed; the time it waited for a CPU (the kernel's run queue) shows it wanted one throughout."""
-    with machine_busy(6 * (os.cpu_count() or 2)):
-        report = scan("spin_thread")
     found = messages(report, "B6", "spin_thread")
     assert found and "no call running" in found[0], [f.message for f in report.findings]

@@ -80,8 +80,6 @@ class Counters:
     pids_peak: int | None = None
     pids_limit_hits: int | None = None  # pids.events max: forks refused at the limit
     cpu_seconds: float | None = None
-    # The sandbox's threads' time ready to run but waiting for a CPU (observer_agent.RunQueue); None on the exec path.
-    wait_seconds: float | None = None
 
 
 @dataclass(frozen=True)
@@ -197,8 +195,6 @@ def parse_counters(text: str) -> Counters:
                 return int(got[index + 1])
         return None
 
-    waited = number("runqueue-wait-ns")
-    wait_seconds = None if waited is None else waited / 1e9
     v2 = "/sys/fs/cgroup/memory.current" in values
     if v2:
         usage = keyed("/sys/fs/cgroup/cpu.stat", "usage_usec")
@@ -208,7 +204,7 @@ def parse_counters(text: str) -> Counters:
             oom_kills=keyed("/sys/fs/cgroup/memory.events", "oom_kill"),
             pids=number("/sys/fs/cgroup/pids.current"), pids_peak=number("/sys/fs/cgroup/pids.peak"),
             pids_limit_hits=keyed("/sys/fs/cgroup/pids.events", "max"),
-            cpu_seconds=None if usage is None else usage / 1e6, wait_seconds=wait_seconds)
+            cpu_seconds=None if usage is None else usage / 1e6)
     usage_ns = number("/sys/fs/cgroup/cpuacct/cpuacct.usage")
     return Counters(
         memory_bytes=number("/sys/fs/cgroup/memory/memory.usage_in_bytes"),
@@ -217,7 +213,7 @@ def parse_counters(text: str) -> Counters:
         oom_kills=keyed("/sys/fs/cgroup/memory/memory.oom_control", "oom_kill"),
         pids=number("/sys/fs/cgroup/pids/pids.current"), pids_peak=number("/sys/fs/cgroup/pids/pids.peak"),
         pids_limit_hits=keyed("/sys/fs/cgroup/pids/pids.events", "max"),
-        cpu_seconds=None if usage_ns is None else usage_ns / 1e9, wait_seconds=wait_seconds)
+        cpu_seconds=None if usage_ns is None else usage_ns / 1e9)
 
 
 def diff(before: Snapshot, after: Snapshot) -> FileDiff:
