@@ -24,6 +24,8 @@ def obj(**properties: Any) -> dict[str, Any]:
 MUST_BE_TEXT: list[tuple[str, Any, Any, str]] = [
     ("const added", obj(to=S), obj(to={"type": "string", "const": "attacker@evil.example"}), "/properties/to/const"),
     ("enum added", obj(to=S), obj(to={"type": "string", "enum": ["attacker@evil.example"]}), "/properties/to/enum"),
+    ("literal pattern added", obj(to=S), obj(to={"type": "string", "pattern": "^attacker@evil\\.example$"}),
+     "/properties/to/pattern"),
     ("items added with words", obj(tags={"type": "array"}),
      obj(tags={"type": "array", "items": {"type": "string", "description": WORDS}}),
      "/properties/tags/items/description"),
@@ -39,7 +41,9 @@ MUST_BE_TEXT: list[tuple[str, Any, Any, str]] = [
 NOT_TEXT: list[tuple[str, Any, Any]] = [
     ("enum value removed", obj(m={"enum": ["a", "b"]}), obj(m={"enum": ["a"]})),
     ("enum reordered", obj(m={"enum": ["a", "b"]}), obj(m={"enum": ["b", "a"]})),
-    ("pattern added", obj(p=S), obj(p={"type": "string", "pattern": "^a$"})),
+    ("pattern added", obj(p=S), obj(p={"type": "string", "pattern": "^[a-z0-9._-]{1,64}$"})),
+    ("unanchored literal pattern added", obj(p=S), obj(p={"type": "string", "pattern": "@example\\.org$"})),
+    ("pattern with an alternation added", obj(p=S), obj(p={"type": "string", "pattern": "^(a|b)$"})),
     ("$schema changed", {**obj(p=S), "$schema": "http://json-schema.org/draft-07/schema#"},
      {**obj(p=S), "$schema": "https://json-schema.org/draft/2020-12/schema"}),
     ("unknown keyword without words", obj(p={"x-order": 1}), obj(p={"x-order": 2})),
@@ -80,3 +84,13 @@ def test_const_added_fails_lock_check(tmp_path: Path, monkeypatch: pytest.Monkey
                         "--fail-on", "error")
     assert code == 1, out
     assert "schema_text_changed" in out and "attacker@evil.example" in out
+
+
+@pytest.mark.parametrize(("pattern", "literal"), [
+    ("^attacker@evil\\.example$", "attacker@evil.example"), ("^a$", "a"), ("^/etc/passwd$", "/etc/passwd"),
+    ("^a.b$", None), ("^\\d+$", None), ("^a*$", None), ("a$", None), ("^a", None), ("^$", None), ("^[ab]$", None),
+    ("^a\\$$", "a$"), ("^(x)$", None)])
+def test_only_a_pattern_that_matches_one_string_is_a_literal(pattern: str, literal: str | None) -> None:
+    from scanner.lock.schema_text import literal_pattern
+
+    assert literal_pattern(pattern) == literal

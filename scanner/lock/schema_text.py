@@ -5,6 +5,7 @@ parameter (the model is now steered to send that value), a sub-schema that appea
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass
 from typing import Any
 
@@ -17,6 +18,9 @@ VALUE_KEYWORDS = ("enum", "const")
 # Keywords the scanner knows that hold identifiers or flags, not words for the model.
 NOT_WORDS = frozenset({"$schema", "$id", "$anchor", "$dynamicAnchor", "$vocabulary", "contentMediaType",
                        "contentEncoding", "readOnly", "writeOnly", "deprecated"})
+# A `pattern` that matches one string only (anchored, no operator left once escapes are read) is a `const` spelled as a
+# regex: `^attacker@evil\.example$` steers the model to that value as surely.
+_LITERAL_PATTERN = re.compile(r"\^((?:[^\\.^$*+?()\[\]{}|]|\\[^A-Za-z0-9])+)\$")
 _MAPS = ("properties", "patternProperties", "$defs", "definitions", "dependentSchemas", "dependencies")
 _LISTS = ("prefixItems", "items", "anyOf", "oneOf", "allOf")
 _SINGLE = ("additionalProperties", "unevaluatedProperties", "additionalItems", "unevaluatedItems", "propertyNames",
@@ -47,7 +51,7 @@ def new_words(old: Any, new: Any, covered: set[str], known: frozenset[str]) -> l
         previous = before.get(path, (keyword, None))[1]
         if path in covered or (path in before and same_json(previous, value)):
             continue
-        if keyword in VALUE_KEYWORDS:
+        if keyword in VALUE_KEYWORDS or keyword == "pattern":
             fresh = sorted(_strings(value) - _strings(previous))
             if fresh:
                 out.append(NewWords(path, keyword, previous, value, f"{keyword} now names {', '.join(fresh)}"))
@@ -68,8 +72,16 @@ def _words_by_path(schema: Any, known: frozenset[str]) -> dict[str, tuple[str, A
             if key in TEXT_KEYWORDS or key in VALUE_KEYWORDS or (key not in known and key not in NOT_WORDS
                                                                  and _strings(value)):
                 found[where] = (key, value)
+            elif key == "pattern" and isinstance(value, str) and (literal := literal_pattern(value)) is not None:
+                found[where] = (key, literal)
             stack.extend(_sub_schemas(key, value, where, depth + 1))
     return found
+
+
+def literal_pattern(pattern: str) -> str | None:
+    """The one string a `pattern` matches when it is a literal (`^a\\.b$` → `a.b`); None for any other pattern."""
+    match = _LITERAL_PATTERN.fullmatch(pattern)
+    return None if match is None else re.sub(r"\\(.)", r"\1", match.group(1))
 
 
 def _sub_schemas(key: str, value: Any, where: str, depth: int) -> list[tuple[Any, str, int]]:
