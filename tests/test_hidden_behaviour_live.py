@@ -27,7 +27,7 @@ def messages(report: Report, rule: str, tool: str) -> list[str]:
 
 @pytest.fixture(scope="module")
 def writes_and_leaks() -> Report:
-    return scan("write_shm", "write_mqueue", "env_lower", "env_reversed", "env_split")
+    return scan("write_shm", "write_mqueue", "env_lower", "env_reversed", "env_split", "refuse_long", "refuse_data")
 
 
 def test_a_file_written_in_dev_shm_or_dev_mqueue_is_seen(writes_and_leaks):
@@ -48,3 +48,20 @@ def test_a_thread_left_burning_the_cpu_after_its_call_answered_is_b6():
     report = scan("spin_thread")
     found = messages(report, "B6", "spin_thread")
     assert found and "no call running" in found[0], [f.message for f in report.findings]
+
+
+@pytest.mark.parametrize("tool", ["refuse_long", "refuse_data"])
+def test_a_secret_in_a_json_rpc_error_is_seen(writes_and_leaks, tool):
+    """A refusal's message was searched only as far as the record's 400-character preview, and its `data` not at
+    all: a secret past the preview, or in the data, was no B3 (the scan passed)."""
+    assert any("in the tool's response" in m for m in messages(writes_and_leaks, "B3", tool)), \
+        [f.message for f in writes_and_leaks.findings]
+
+
+def test_a_secret_answered_just_before_the_server_exits_is_seen():
+    """The call is recorded as the crash its look found, and that record kept only the first 200 characters of the
+    answer: the secret after them was not searched, and the scan passed (P6 is no security finding)."""
+    report = scan("answer_then_exit")
+    assert any("in the tool's response" in m for m in messages(report, "B3", "answer_then_exit")), \
+        [f.message for f in report.findings]
+    assert report.verdict == "block"

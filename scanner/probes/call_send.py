@@ -51,7 +51,8 @@ async def send_call(client: Any, call: ProbeCall, timeout: float, closed: tuple[
         status = failure_status(exc.error, elapsed=time.monotonic() - started, timeout=timeout)
         return result_from_failure(call, status=status, error=f"error {exc.error.code}: {exc.error.message}",
                                    latency_ms=_ms(started),
-                                   error_code=code if status == "protocol_error" else None), None
+                                   error_code=code if status == "protocol_error" else None,
+                                   error_data=exc.error.data if status == "protocol_error" else None), None
     except (ValidationError, RuntimeError) as exc:
         if not is_refusal(exc):
             raise

@@ -112,6 +112,11 @@ def _searched(event: dict[str, Any]) -> str:
     return "\n".join((str(event.get("first_bytes") or event.get("data") or ""), query, query.replace(".", "")))
 
 
-def canaries_in_response(record: CallBehavior, text: str, canaries: dict[str, str]) -> None:
-    for hit in find_canaries(text, canaries):
-        record.canaries.append(CanaryEvent(where=hit.where, how="response", encoding=hit.encoding))
+def canaries_in_response(record: CallBehavior, texts: list[str], canaries: dict[str, str]) -> None:
+    """The planted tokens in what the call answered (ProbeResult.answer_texts), each place and encoding once."""
+    seen = {(event.where, event.encoding) for event in record.canaries if event.how == "response"}
+    for text in texts:
+        for hit in find_canaries(text, canaries):
+            if (hit.where, hit.encoding) not in seen:
+                seen.add((hit.where, hit.encoding))
+                record.canaries.append(CanaryEvent(where=hit.where, how="response", encoding=hit.encoding))

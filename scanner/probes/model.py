@@ -60,6 +60,8 @@ class ProbeResult(BaseModel):
     error: str | None = Field(default=None, description="Protocol error, timeout or crash message (capped); for a "
                               "tool not probed, why.")
     error_code: int | None = Field(default=None, description="The JSON-RPC error code the server answered with.")
+    error_data: str | None = Field(default=None, description="The `data` of the JSON-RPC error the server answered "
+                                   "with, as JSON (capped): the client receives it with the message.")
     refused: bool = Field(default=False, description="The server answered, and the MCP client refused the answer "
                           "(it breaks the tool's outputSchema, or is not a tools/call result): the reason is `error` "
                           "(P11).")
@@ -69,6 +71,14 @@ class ProbeResult(BaseModel):
         if self.response is not None:
             return self.response
         return self.preview or (self.error or "")
+
+    def answer_texts(self) -> list[str]:
+        """Everything the server sent back that the record keeps, for the canary search: the response (else its
+        preview); for a JSON-RPC error the server answered with, its whole message (the preview is only its first
+        400 characters) and its data."""
+        answered_error = self.status == "protocol_error" and not self.refused
+        texts = [self.error or ""] if answered_error else [self.text()]
+        return [text for text in (*texts, self.error_data or "") if text]
 
     def without_response(self) -> ProbeResult:
         """A copy for a report written without --include-responses."""
@@ -174,10 +184,16 @@ def is_refused(result: ProbeResult) -> bool:
 
 
 def result_from_failure(call: ProbeCall, *, status: Literal["protocol_error", "timeout", "crashed"], error: str,
-                        latency_ms: float, error_code: int | None = None) -> ProbeResult:
-    """Record a call that returned no result: a JSON-RPC error (with its code), a timeout or a server that died."""
+                        latency_ms: float, error_code: int | None = None, error_data: Any = None) -> ProbeResult:
+    """Record a call that returned no result: a JSON-RPC error (with its code and data), a timeout or a server that
+    died."""
     return _record(call, error, latency_ms, status=status, error=cap_text(error, MAX_RESPONSE_CHARS),
-                   error_code=error_code)
+                   error_code=error_code, error_data=None if error_data is None else data_text(error_data))
+
+
+def data_text(data: Any) -> str:
+    """A JSON-RPC error's `data` (untrusted JSON) as capped JSON text."""
+    return cap_text(json.dumps(cap_json(data, max_string=MAX_RESPONSE_CHARS), ensure_ascii=False), MAX_RESPONSE_CHARS)
 
 
 def result_not_probed(tool: str, reason: str) -> ProbeResult:

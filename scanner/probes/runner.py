@@ -140,7 +140,7 @@ class ProbeRunner:
         record = CallBehavior(call=index, tool=call.tool, label=call.label, sandbox=self.sandbox_index)
         sent_at = time.time()
         self.windows.open(record, sent_at)
-        result = await self._send(call)
+        result = sent = await self._send(call)  # as answered: `result` may become a crash's record below
         answered = time.time()
         beside = self._relist_beside(result)  # a re-list due after this call, fetched beside its looks
         looks = await look_after_call(self.access.docker, self.server.container_id, self.access.drain_egress,
@@ -160,8 +160,7 @@ class ProbeRunner:
                 result = await self._crashed(call, result, state, record, sent_at)
             elif result.status in ("timeout", "crashed") and not await answers(self.client, PING_TIMEOUT):
                 self.restart_needed = True
-        text = result.response if result.response is not None else result.text()
-        canaries_in_response(record, text or "", self.access.canaries.locations)
+        canaries_in_response(record, sent.answer_texts(), self.access.canaries.locations)
         self.windows.place(looks.egress, pending=record)
         self.outcome.results.append(result)
         self.outcome.behavior.append(record)
@@ -187,7 +186,8 @@ class ProbeRunner:
         if result.status != "crashed":
             result = result_from_failure(call, status="crashed", error=(result.error or result.preview or "")[:200]
                                          + f"\nthe server exited with code {state.exit_code}\n{tail}"[-4000:],
-                                         latency_ms=result.latency_ms)
+                                         latency_ms=result.latency_ms).model_copy(update={  # what it answered: B7
+                                             "response": result.response, "error_data": result.error_data})
         self._charge(charged_crash(self.answered, call, sent_at, finished, exit_code=state.exit_code, stderr_tail=tail))
         record.observed = False
         record.resources = ResourceUse(oom_killed=state.oom_killed)

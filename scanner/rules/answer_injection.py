@@ -26,7 +26,7 @@ MAX_LABEL_CHARS = 120
 def check_injected_answers(tool: dict[str, Any], results: list[ProbeResult]) -> list[Finding]:
     """B7 for the tool: the first of its calls whose answer (or refusal) carries hidden text or instructions."""
     for result in results:
-        for text in (result.response or result.preview, result.error):
+        for text in (result.response or result.preview, result.error, result.error_data):
             hits = answer_hits(text) if text else []
             if hits:
                 kinds = ", ".join(f"{message} [{kind}]" for kind, message, _ in hits)
