@@ -27,7 +27,8 @@ def messages(report: Report, rule: str, tool: str) -> list[str]:
 
 @pytest.fixture(scope="module")
 def writes_and_leaks() -> Report:
-    return scan("write_shm", "write_mqueue", "env_lower", "env_reversed", "env_split", "refuse_long", "refuse_data")
+    return scan("write_shm", "write_mqueue", "env_lower", "env_reversed", "env_split", "refuse_long", "refuse_data",
+                "long_log")
 
 
 def test_a_file_written_in_dev_shm_or_dev_mqueue_is_seen(writes_and_leaks):
@@ -50,10 +51,11 @@ def test_a_thread_left_burning_the_cpu_after_its_call_answered_is_b6():
     assert found and "no call running" in found[0], [f.message for f in report.findings]
 
 
-@pytest.mark.parametrize("tool", ["refuse_long", "refuse_data"])
-def test_a_secret_in_a_json_rpc_error_is_seen(writes_and_leaks, tool):
-    """A refusal's message was searched only as far as the record's 400-character preview, and its `data` not at
-    all: a secret past the preview, or in the data, was no B3 (the scan passed)."""
+@pytest.mark.parametrize("tool", ["refuse_long", "refuse_data", "long_log"])
+def test_a_secret_in_a_json_rpc_error_or_past_the_kept_answer_is_seen(writes_and_leaks, tool):
+    """A refusal's message was searched only as far as the record's 400-character preview, its `data` not at all,
+    and an answer only as far as the record keeps it (200,000 characters): a secret past those, or in the data, was
+    no B3 (the scan passed)."""
     assert any("in the tool's response" in m for m in messages(writes_and_leaks, "B3", tool)), \
         [f.message for f in writes_and_leaks.findings]
 

@@ -72,12 +72,14 @@ class ProbeResult(BaseModel):
             return self.response
         return self.preview or (self.error or "")
 
-    def answer_texts(self) -> list[str]:
-        """Everything the server sent back that the record keeps, for the canary search: the response (else its
-        preview); for a JSON-RPC error the server answered with, its whole message (the preview is only its first
-        400 characters) and its data."""
-        answered_error = self.status == "protocol_error" and not self.refused
-        texts = [self.error or ""] if answered_error else [self.text()]
+    def answer_texts(self, answer: dict[str, Any] | None = None) -> list[str]:
+        """Everything the server sent back, for the canary search: `answer`, the tools/call result as sent, whole
+        (the record keeps MAX_RESPONSE_CHARS of it), else the response (else its preview); for a JSON-RPC error the
+        server answered with, its whole message (the preview is only its first 400 characters) and its data."""
+        if answer is not None:
+            texts = [response_text(answer)]
+        else:
+            texts = [self.error or ""] if self.status == "protocol_error" and not self.refused else [self.text()]
         return [text for text in (*texts, self.error_data or "") if text]
 
     def without_response(self) -> ProbeResult:
@@ -189,6 +191,15 @@ def result_from_failure(call: ProbeCall, *, status: Literal["protocol_error", "t
     died."""
     return _record(call, error, latency_ms, status=status, error=cap_text(error, MAX_RESPONSE_CHARS),
                    error_code=error_code, error_data=None if error_data is None else data_text(error_data))
+
+
+def result_crashed(call: ProbeCall, answered: ProbeResult, why: str) -> ProbeResult:
+    """The record of a call whose server was found gone after it came back (`answered`): the start of what it
+    answered, then `why` (the exit, the stderr tail); the answer itself is kept (`response`, `error_data`: B7 reads
+    them)."""
+    return result_from_failure(call, status="crashed", error=(answered.error or answered.preview or "")[:200]
+                               + f"\n{why}"[-4000:], latency_ms=answered.latency_ms).model_copy(
+        update={"response": answered.response, "error_data": answered.error_data})
 
 
 def data_text(data: Any) -> str:

@@ -34,7 +34,7 @@ from scanner.probes.sandbox_state import has_exited, process_roles
 from scanner.probes.harvest import harvest
 from scanner.probes.id_reuse import IdPool, fill_from_pool
 from scanner.probes.call_send import answers, named_fault, send_call
-from scanner.probes.model import ProbeCall, ProbeResult, result_from_failure, with_refused_answer
+from scanner.probes.model import ProbeCall, ProbeResult, is_refused, result_crashed, with_refused_answer
 from scanner.probes.plan import plan_calls
 from scanner.probes.relist_tools import Tools
 from scanner.probes.relister import Relister
@@ -140,7 +140,7 @@ class ProbeRunner:
         record = CallBehavior(call=index, tool=call.tool, label=call.label, sandbox=self.sandbox_index)
         sent_at = time.time()
         self.windows.open(record, sent_at)
-        result = sent = await self._send(call)  # as answered: `result` may become a crash's record below
+        result = await self._send(call, record)
         answered = time.time()
         beside = self._relist_beside(result)  # a re-list due after this call, fetched beside its looks
         looks = await look_after_call(self.access.docker, self.server.container_id, self.access.drain_egress,
@@ -160,7 +160,6 @@ class ProbeRunner:
                 result = await self._crashed(call, result, state, record, sent_at)
             elif result.status in ("timeout", "crashed") and not await answers(self.client, PING_TIMEOUT):
                 self.restart_needed = True
-        canaries_in_response(record, sent.answer_texts(), self.access.canaries.locations)
         self.windows.place(looks.egress, pending=record)
         self.outcome.results.append(result)
         self.outcome.behavior.append(record)
@@ -184,10 +183,7 @@ class ProbeRunner:
         tail = run.stderr_tail(self.server)
         finished = await anyio.to_thread.run_sync(finished_at, self.access.docker, self.server.container_id)
         if result.status != "crashed":
-            result = result_from_failure(call, status="crashed", error=(result.error or result.preview or "")[:200]
-                                         + f"\nthe server exited with code {state.exit_code}\n{tail}"[-4000:],
-                                         latency_ms=result.latency_ms).model_copy(update={  # what it answered: B7
-                                             "response": result.response, "error_data": result.error_data})
+            result = result_crashed(call, result, f"the server exited with code {state.exit_code}\n{tail}")
         self._charge(charged_crash(self.answered, call, sent_at, finished, exit_code=state.exit_code, stderr_tail=tail))
         record.observed = False
         record.resources = ResourceUse(oom_killed=state.oom_killed)
@@ -201,11 +197,14 @@ class ProbeRunner:
             self.outcome.findings.append(charged)
         self.restart_needed = self.restart_needed or charged is not None
 
-    async def _send(self, call: ProbeCall) -> ProbeResult:
-        """tools/call with the timeout; what came back, or why nothing did (a wire fault: call_send.named_fault)."""
+    async def _send(self, call: ProbeCall, record: CallBehavior) -> ProbeResult:
+        """tools/call with the timeout; what came back, or why nothing did (a wire fault: call_send.named_fault). The
+        canaries are searched in the answer as sent, whole (also one refused, or followed by the server's exit)."""
         assert self.client is not None
         sent, wire = await send_call(self.client, call, self.options.timeout)
-        result = with_refused_answer(sent, self.health.last_call_answer)  # a refused answer's canaries are read too
+        answer = wire if wire is not None else self.health.last_call_answer if is_refused(sent) else None
+        canaries_in_response(record, sent.answer_texts(answer), self.access.canaries.locations)
+        result = with_refused_answer(sent, self.health.last_call_answer)
         if wire is not None and result.status == "ok":
             self.ids.add(harvest(wire, call.tool))
         fault, named = self.health.fault, named_fault(call, result, self.health.fault)

@@ -83,9 +83,14 @@ def answer_then_exit() -> str:
     return "status: " + "all fine. " * 30 + ENV["AWS_SECRET_ACCESS_KEY"]
 
 
+def long_log() -> str:
+    """A secret after 200,000 characters of log lines: past what a call's record keeps of its answer."""
+    return "service started, all checks fine\n" * 7000 + ENV["OPENAI_API_KEY"]
+
+
 TOOLS: dict[str, Callable[[], str]] = {fn.__name__: fn for fn in (
     write_shm, write_mqueue, env_lower, env_reversed, env_split, spin_thread, refuse_long, refuse_data,
-    answer_then_exit)}
+    answer_then_exit, long_log)}
 
 
 def _definition(name: str) -> dict[str, Any]:
