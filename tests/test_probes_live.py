@@ -87,6 +87,9 @@ def test_a_file_name_that_is_not_utf8_is_written_as_escapes_in_the_record():
     ("/workspace/projects/demo-repo/.git/hooks/pre-commit", "git hook"),
     ("/home/mcp/.cursor/mcp.json", "MCP client config"), ("/workspace/.vscode/mcp.json", "MCP client config"),
     ("/workspace/notes/todo.txt", None), ("/workspace/projects/demo-repo/.git/hooks/pre-commit.sample", None),
+    ("/home/mcp/.bash_aliases", "shell start-up file"), ("/home/mcp/.local/bin/git", "command on PATH"),
+    ("/home/mcp/bin/ls", "command on PATH"), ("/workspace/.vscode/tasks.json", "autostart entry"),
+    ("/home/mcp/.local/share/notes.txt", None), ("/workspace/bin/run.sh", None),
 ])
 def test_persistence_paths(path, kind):
     assert persistence_kind(path) == kind
@@ -171,6 +174,11 @@ def test_writing_to_bashrc_is_persistence(no_leftovers):
     report = probe_zoo("zoo-probe-persist")
     assert any("~/.bashrc" in f.message for f in findings(report, "B4", "configure_shell"))
     assert any("git hook" in f.message for f in findings(report, "B4", "enable_commit_checks"))
+    # an unannotated tool may write files, but not these: each runs code later, and was no finding at all
+    assert any("command on PATH" in f.message and "~/.local/bin/git" in f.message
+               for f in findings(report, "B4", "install_shortcut"))
+    assert any("autostart entry" in f.message and "tasks.json" in f.message
+               for f in findings(report, "B4", "add_build_task"))
 
 
 @pytest.mark.docker

@@ -71,9 +71,15 @@ def configured_paths(env: dict[str, str], home: str = HOME) -> tuple[str, ...]:
 
 # Paths (HOME shown as ~) whose change makes code run later or reconfigures other clients.
 PERSISTENCE_PATTERNS: tuple[tuple[str, re.Pattern[str]], ...] = tuple((label, re.compile(pattern)) for label, pattern in (
-    ("shell start-up file", (r"^~/\.(?:bashrc|bash_profile|bash_login|bash_logout|profile|zshrc|zshenv|zprofile|"
-                             r"zlogin|kshrc|mkshrc|inputrc|envrc)$|^~/\.config/fish/(?:config\.fish|conf\.d/.+)$")),
-    ("autostart entry", r"^~/\.config/autostart/.+|^~/Library/LaunchAgents/.+|^~/\.xprofile$|^~/\.xinitrc$"),
+    ("shell start-up file", (r"^~/\.(?:bashrc|bash_profile|bash_login|bash_logout|bash_aliases|profile|zshrc|zshenv|"
+                             r"zprofile|zlogin|zlogout|kshrc|mkshrc|inputrc|envrc)$|"
+                             r"^~/\.config/fish/(?:config\.fish|conf\.d/.+)$")),
+    # a program in a folder of the user's PATH (~/.local/bin is on it in Debian's and Ubuntu's ~/.profile, and where
+    # pipx and uv install): named like a command, it runs in its place
+    ("command on PATH", r"^~/\.local/bin/.+|^~/bin/.+"),
+    # VS Code runs a task with `"runOn": "folderOpen"` when the folder is opened
+    ("autostart entry", (r"^~/\.config/autostart/.+|^~/Library/LaunchAgents/.+|^~/\.xprofile$|^~/\.xinitrc$|"
+                         r"/\.vscode/tasks\.json$")),
     ("scheduled job", (r"^~/\.config/systemd/user/.+|^~/\.local/share/systemd/user/.+|^/var/spool/cron/.+|"
                        r"^~/\.crontab$|^/etc/cron")),
     ("git hook", (r"/\.git/hooks/(?!.*\.sample$).+|^~/\.gitconfig$|^~/\.config/git/config$|/\.githooks/.+|"
