@@ -179,6 +179,11 @@ def test_writing_to_bashrc_is_persistence(no_leftovers):
                for f in findings(report, "B4", "install_shortcut"))
     assert any("autostart entry" in f.message and "tasks.json" in f.message
                for f in findings(report, "B4", "add_build_task"))
+    # a repository's own config is read when a call wrote it: a command in it is a hook by another name
+    assert any("demo-repo/.git/config (core.fsmonitor)" in f.message for f in findings(report, "B4", "tune_repository"))
+    init = next(b for b in report.behavior if b.tool == "init_repository")
+    assert any(p.endswith("demo-repo/.git/config") for p in init.files.modified), init.files  # near miss: written,
+    assert findings(report, "B4", "init_repository") == [] and init.files.runs_commands == []  # but runs nothing
 
 
 @pytest.mark.docker

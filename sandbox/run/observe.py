@@ -19,7 +19,8 @@ from typing import Any
 import docker
 from docker.errors import APIError, NotFound
 
-from sandbox.run.exec_stream import EXEC_ENVIRONMENT, EXEC_USER, ObserveError, api_message, extract_tar
+from sandbox.run.exec_stream import (EXEC_ENVIRONMENT, EXEC_USER, ObserveError, api_message, exec_exit_code,
+                                     extract_tar)
 from sandbox.run.netns import NETNS_SCRIPT, NamespaceUnread, NetworkNamespace, parse_namespace
 from sandbox.run.policy import HOME, WORKSPACE
 
@@ -291,6 +292,28 @@ def stderr_tail(client: docker.DockerClient, container_id: str, lines: int = 40)
     except (APIError, NotFound):
         return ""
     return (data if isinstance(data, bytes) else b"").decode("utf-8", errors="replace")[-4_000:]
+
+
+READ_SECONDS = 5  # a FIFO in a file's place would block `head` for ever
+
+
+def read_head(client: docker.DockerClient, container_id: str, path: str, limit: int) -> bytes:
+    """The first `limit` bytes of a file in the sandbox (`head -c` under `timeout`, one exec as the run uid; the path
+    is an argument, never shell text). A file that could not be read in READ_SECONDS, or an exec the engine refused,
+    raises ObserveError."""
+    api = client.api
+    command = ["timeout", str(READ_SECONDS), "head", "-c", str(limit), "--", path]
+    try:
+        exec_id = api.exec_create(container_id, command, stdout=True, stderr=True, user=EXEC_USER,
+                                  environment=EXEC_ENVIRONMENT)["Id"]
+        stdout, stderr = api.exec_start(exec_id, demux=True)
+        code = exec_exit_code(api, exec_id)
+    except (APIError, NotFound) as exc:
+        raise ObserveError(f"could not read {path!r} in the sandbox: {api_message(exc)}") from exc
+    if code != 0:
+        said = bytes(stderr or b"").decode("utf-8", errors="replace").strip()[:200]
+        raise ObserveError(f"could not read {path!r} in the sandbox (exit {code}: {said})")
+    return bytes(stdout or b"")[:limit]
 
 
 def kill(client: docker.DockerClient, container_id: str) -> None:

@@ -29,6 +29,7 @@ from scanner.probes.call_behavior import (drop_exited, fill_record, new_processe
 from scanner.probes.crash_attribution import EXIT_AFTER_ANSWER_SECONDS, Answered, finished_at, recent
 from scanner.probes.crash_replay import Undecided, charged_crash, late_exit
 from scanner.probes.egress_windows import EgressWindows, canaries_in_response
+from scanner.probes.git_config import check_git_configs
 from scanner.probes.process_tree import daemons
 from scanner.probes.sandbox_state import has_exited, process_roles
 from scanner.probes.harvest import harvest
@@ -198,8 +199,7 @@ class ProbeRunner:
         self.restart_needed = self.restart_needed or charged is not None
 
     async def _send(self, call: ProbeCall, record: CallBehavior) -> ProbeResult:
-        """tools/call with the timeout; what came back, or why nothing did (a wire fault: call_send.named_fault). The
-        canaries are searched in the answer as sent, whole (also one refused, or followed by the server's exit)."""
+        """tools/call; what came back (the canaries searched in the whole answer), or why nothing did (named_fault)."""
         assert self.client is not None
         sent, wire = await send_call(self.client, call, self.options.timeout)
         answer = wire if wire is not None else self.health.last_call_answer if is_refused(sent) else None
@@ -229,6 +229,7 @@ class ProbeRunner:
             return
         pids_now = await self._pids_in_use() if after.failed or before.failed else None
         fill_record(record, before, after, self.access.canaries.locations, pids_now)
+        await check_git_configs(self.access.docker, self.server.container_id, record, self.outcome)
         self._settle_processes({p.pid for p in now})
         record.processes = new_processes(now, (self.last_processes or set()) | self.watch.own_pids(), self.server_pid)
         self.last_snapshot = None if after.failed else after

@@ -287,6 +287,10 @@ class FileChanges(_Model):
     resized: list[str] = Field(default_factory=list, description="The modified paths whose size changed (the others "
                                "changed only their mtime, mode or type): B1 tells a git index refresh by it.")
     truncated: bool = Field(default=False, description="Too many files to list them all.")
+    runs_commands: list[str] = Field(default_factory=list, description="The keys making git run a command "
+                                     "(core.fsmonitor, core.hooksPath, a `!` alias, a filter driver...) found in a "
+                                     "git config file the call created or modified, new in this sandbox, as "
+                                     "`path: key` (B4).")
 
 
 class CanaryEvent(_Model):

@@ -149,12 +149,19 @@ def check_canaries(record: CallBehavior) -> list[Finding]:
 # ---- B4 --------------------------------------------------------------------------------------------------------------
 
 def check_persistence(record: CallBehavior) -> list[Finding]:
-    """B4: writes to shell rc files, autostart, cron/systemd user units, git hooks or MCP client configs."""
+    """B4: writes to shell rc files, autostart, cron/systemd user units, git hooks or MCP client configs, and a
+    repository's git config left with keys that run commands (its content, read after the call)."""
     hits: dict[str, list[str]] = {}
     for path in [*record.files.created, *record.files.modified]:
         kind = persistence_kind(path)
         if kind is not None:
             hits.setdefault(kind, []).append(home_relative(path))
+    configs: dict[str, list[str]] = {}  # read by scanner.probes.git_config: `path: key`
+    for entry in record.files.runs_commands:
+        path, _, key = entry.rpartition(": ")
+        configs.setdefault(home_relative(path), []).append(key)
+    for path, keys in configs.items():
+        hits.setdefault("git config that makes git run commands", []).append(f"{path} ({', '.join(keys[:6])})")
     return [_finding("B4", tool=record.tool, message=f"A write to a {kind} {_during(record)}: {_paths(paths)}.")
             for kind, paths in hits.items()]
 
