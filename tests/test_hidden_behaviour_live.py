@@ -28,7 +28,7 @@ def messages(report: Report, rule: str, tool: str) -> list[str]:
 @pytest.fixture(scope="module")
 def writes_and_leaks() -> Report:
     return scan("write_shm", "write_mqueue", "env_lower", "env_reversed", "env_split", "refuse_long", "refuse_data",
-                "long_log")
+                "long_log", "listed_key")
 
 
 def test_a_file_written_in_dev_shm_or_dev_mqueue_is_seen(writes_and_leaks):
@@ -67,3 +67,10 @@ def test_a_secret_answered_just_before_the_server_exits_is_seen():
     assert any("in the tool's response" in m for m in messages(report, "B3", "answer_then_exit")), \
         [f.message for f in report.findings]
     assert report.verdict == "block"
+
+
+def test_a_secret_in_a_tool_definition_is_seen(writes_and_leaks):
+    """Only the answers and the egress were searched: a token in a tool's title (or description, or the server's
+    instructions) went to the model with every request, and the scan passed."""
+    listed = [m for m in messages(writes_and_leaks, "B3", None) if "what the server lists" in m]
+    assert listed and "env AWS_ACCESS_KEY_ID" in listed[0], [f.message for f in writes_and_leaks.findings]

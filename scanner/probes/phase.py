@@ -26,7 +26,7 @@ from scanner.pipeline.transport import WireHealth
 from scanner.probes.egress_drain import Drain
 from scanner.probes.options import ProbeOptions
 from scanner.probes.run_plan import ProbePlan, prepare  # noqa: F401 - the phase's first call (see above)
-from scanner.report.model import CallBehavior, Finding, NotificationSeen
+from scanner.report.model import CallBehavior, CanaryEvent, Finding, NotificationSeen
 
 if TYPE_CHECKING:
     from scanner.probes.model import ProbeResult
@@ -47,6 +47,7 @@ class ProbePhaseResult:
     configured: tuple[str, ...] = ()  # paths the user's --env named: where the server may keep its own state (B1)
     seeded: frozenset[str] = frozenset()  # every path the seed planted (canaries, workspace): the user's data (B1)
     errors: list[str] = field(default_factory=list)
+    listing_canaries: list[CanaryEvent] = field(default_factory=list)  # planted secrets the listing carried (B3)
 
 
 @dataclass(frozen=True)
@@ -81,6 +82,7 @@ def make_after_listing(session: SandboxSession, server: RunningServer, plan: Pro
         return None, holder
     from sandbox.run.observe import ObserveError
     from scanner.probes.runner import ProbeRunner, SandboxAccess, seed
+    from scanner.probes.listing_secrets import listing_canaries
     from scanner.rules.file_kinds import configured_paths
 
     planted = plan.canaries.env
@@ -101,6 +103,7 @@ def make_after_listing(session: SandboxSession, server: RunningServer, plan: Pro
     async def after_listing(client: Any, inventory: Inventory) -> None:
         holder.tools = list(inventory.tools)
         holder.outcome = await runner.run(client, inventory.tools, _before_first_call(inventory.tools, before_probes))
+        holder.listing_canaries = listing_canaries(inventory, holder.outcome.tools_after, plan.canaries.locations)
 
     return AfterListing(run=after_listing, on_message=runner.on_message), holder
 
@@ -129,7 +132,7 @@ def summarize(holder: ProbePhaseResult) -> ProbePhaseReport:
     if outcome is None:
         return ProbePhaseReport(errors=list(holder.errors))
     from scanner.probes.call_behavior import unseen_files
-    from scanner.rules.behavior import evaluate_behavior
+    from scanner.rules.behavior import check_listing_canaries, evaluate_behavior
     from scanner.rules.fixture import refusal_finding
     from scanner.rules.probe import evaluate_probes
 
@@ -140,6 +143,7 @@ def summarize(holder: ProbePhaseResult) -> ProbePhaseReport:
     findings.extend(outcome.findings)
     findings.extend(evaluate_behavior(holder.tools, outcome.results, outcome.behavior, cpus=holder.cpus,
                                       configured=holder.configured, seeded=holder.seeded))
+    findings.extend(check_listing_canaries(holder.listing_canaries))
     findings.extend(refusal_finding(refusal.tool, refusal.label, refusal.reason) for refusal in outcome.refused)
     waste: dict[str, int] = {}
     for item in probe_findings:

@@ -20,7 +20,8 @@ from scanner.probes.tooldef import annotation, tool_name
 from scanner.rules.file_kinds import (PLAIN_USER_FILE, USER_DATA, ChangedPath, StateScope, classify, home_relative,
                                       of_kind, persistence_kind)
 from scanner.rules.registry import rule
-from scanner.report.model import AFTER_LAST_CALL, CallBehavior, Finding, ProcessSeen, ResourceUse, Severity
+from scanner.report.model import (AFTER_LAST_CALL, CallBehavior, CanaryEvent, Finding, ProcessSeen, ResourceUse,
+                                  Severity)
 from sandbox.core.untrusted import cap_text
 
 CPU_BURN_SHARE = 0.5  # a timed-out call that used at least this share of the CPU quota for its whole duration
@@ -144,6 +145,17 @@ def check_canaries(record: CallBehavior) -> list[Finding]:
             findings.append(_finding("B3", tool=record.tool, message=f"Planted secrets appeared {words} "
                                      f"{_during(record)}: {described}."))
     return findings
+
+
+def check_listing_canaries(events: list[CanaryEvent]) -> list[Finding]:
+    """B3: planted secrets in what the server listed (scanner.probes.listing_secrets), which the model reads with
+    every request."""
+    if not events:
+        return []
+    described = _paths(home_relative(event.where) + (f" ({event.encoding})" if event.encoding not in (None, "plain")
+                                                      else "") for event in events)
+    return [_finding("B3", tool=None, message="Planted secrets appeared in what the server lists (its instructions, "
+                     f"tool definitions, prompts or resources, which the model reads with every request): {described}.")]
 
 
 # ---- B4 --------------------------------------------------------------------------------------------------------------
