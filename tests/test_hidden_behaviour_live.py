@@ -74,3 +74,12 @@ def test_a_secret_in_a_tool_definition_is_seen(writes_and_leaks):
     instructions) went to the model with every request, and the scan passed."""
     listed = [m for m in messages(writes_and_leaks, "B3", None) if "what the server lists" in m]
     assert listed and "env AWS_ACCESS_KEY_ID" in listed[0], [f.message for f in writes_and_leaks.findings]
+
+
+def test_a_secret_sent_once_the_scan_is_over_is_seen():
+    """A lookup made at the end of input, after the last call's look, was a B2 error outside any call, but the
+    secret it carried was not searched for: no B3."""
+    report = scan("farewell")
+    assert any("outside any probe call" in m for m in messages(report, "B2", None)), report.findings
+    assert any("in network traffic after the last call" in m and "env GITHUB_TOKEN (hex)" in m
+               for m in messages(report, "B3", None)), [f.message for f in report.findings]

@@ -70,6 +70,7 @@ from scanner.pipeline.source_scan import SourceScan, scan_source
 from scanner.pipeline.targets import Target, parse_target
 from scanner.pipeline.teardown import tear_down
 from scanner.probes import phase as probe_phase
+from scanner.probes.egress_windows import late_canary_findings
 from scanner.registry.endpoints import RegistryEndpoints
 from scanner.report.model import Report, TeardownInfo
 from scanner.rules.cloaking import cloaking_findings
@@ -281,7 +282,9 @@ def serve(parts: ScanParts, session: SandboxSession, image: str, command: list[s
     if parts.started.drain is not None:  # what no probe call took: start-up (both servers') without probes, or late
         with clock.phase("late_egress"):
             late = parts.started.drain(parts.started.server.container_id, settled=True)
-        parts.late_egress = egress_findings(late, during="outside any probe call")
+        planted = parts.started.plan.canaries
+        parts.late_egress = [*egress_findings(late, during="outside any probe call"),
+                             *(late_canary_findings(late, planted.locations) if planted is not None else [])]
     _relist_stage(parts, second)
     reported = [*late, *start_up_egress(parts.probes.behavior)]  # hosts the conformance server must not report again
     _conformance_stage(parts, session, options, progress, reported=reported)

@@ -23,7 +23,8 @@ from typing import Any
 
 from sandbox.core.untrusted import cap_json
 from sandbox.run.canaries import find_canaries
-from scanner.report.model import CallBehavior, CanaryEvent
+from scanner.report.model import AFTER_LAST_CALL, CallBehavior, CanaryEvent, Finding
+from scanner.rules.behavior import check_canaries
 from scanner.rules.egress import host_of
 
 MAX_EGRESS_PER_RECORD = 100  # then only attempts to a host the record holds none of yet
@@ -120,3 +121,11 @@ def canaries_in_response(record: CallBehavior, texts: list[str], canaries: dict[
             if (hit.where, hit.encoding) not in seen:
                 seen.add((hit.where, hit.encoding))
                 record.canaries.append(CanaryEvent(where=hit.where, how="response", encoding=hit.encoding))
+
+
+def late_canary_findings(events: list[dict[str, Any]], canaries: dict[str, str]) -> list[Finding]:
+    """B3 for the planted tokens in the attempts no probe record took (the scan's late drain: after the last call's
+    look, while the server ended); B2 reports the attempts themselves."""
+    found = {(hit.where, hit.encoding): None for event in events for hit in find_canaries(_searched(event), canaries)}
+    return check_canaries(CallBehavior(call=-1, tool=None, label=AFTER_LAST_CALL, canaries=[
+        CanaryEvent(where=where, how="egress", encoding=encoding) for where, encoding in found]))
