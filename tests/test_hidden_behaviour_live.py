@@ -83,3 +83,13 @@ def test_a_secret_sent_once_the_scan_is_over_is_seen():
     assert any("outside any probe call" in m for m in messages(report, "B2", None)), report.findings
     assert any("in network traffic after the last call" in m and "env GITHUB_TOKEN (hex)" in m
                for m in messages(report, "B3", None)), [f.message for f in report.findings]
+
+
+def test_a_packet_that_is_neither_tcp_nor_udp_is_seen():
+    """An ICMP echo and a UDP-Lite datagram reach no listener of the sink and were not logged: a server sending to a
+    hard-coded address that way had no B2 at all (here only the lookup that named the address was seen)."""
+    report = scan("ping_relay")
+    other = [m for m in messages(report, "B2", None) if "only counts" in m]
+    assert other and "icmp packet to 198.18." in other[0] and "udplite packet" in other[0], \
+        [f.message for f in report.findings]
+    assert "relay.invalid" in other[0] and report.status == "complete", report.errors

@@ -284,7 +284,9 @@ def serve(parts: ScanParts, session: SandboxSession, image: str, command: list[s
             late = parts.started.drain(parts.started.server.container_id, settled=True)
         planted = parts.started.plan.canaries
         parts.late_egress = [*egress_findings(late, during="outside any probe call"),
-                             *(late_canary_findings(late, planted.locations) if planted is not None else [])]
+                             *(late_canary_findings(late, planted.locations) if planted is not None else []),
+                             *egress_findings(parts.started.drain.others(), during="during the scan (by a protocol "
+                                              "the sink only counts, so no call is named)")]
     _relist_stage(parts, second)
     reported = [*late, *start_up_egress(parts.probes.behavior)]  # hosts the conformance server must not report again
     _conformance_stage(parts, session, options, progress, reported=reported)

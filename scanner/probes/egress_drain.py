@@ -7,7 +7,9 @@ from __future__ import annotations
 import dataclasses
 from typing import Any, Protocol
 
+from sandbox.core.errors import SandboxError
 from sandbox.run.sink import EgressEvent, Sink
+from sandbox.run.sink_other import other_attempts
 
 
 class Drain(Protocol):
@@ -24,6 +26,7 @@ class EgressDrain:
     def __init__(self, sink: Sink) -> None:
         self.sink = sink
         self._seen: set[tuple[Any, ...]] = set()
+        self._other_gaps: list[str] = []
 
     def __call__(self, _container_id: str, *, settled: bool = False) -> list[dict[str, Any]]:
         """The events not handed out yet; `settled`: with what the engine logged by now (the scan's last drains)."""
@@ -38,8 +41,23 @@ class EgressDrain:
 
     def gaps(self) -> list[str]:
         """What the sink's log may be missing, one line each (from what was read of it: after the scan's last, settled
-        drain, all of it)."""
-        return self.sink.gaps()
+        drain, all of it), and why the attempts by other protocols could not all be read (`others`)."""
+        return [*self.sink.gaps(), *self._other_gaps]
+
+    def others(self) -> list[dict[str, Any]]:
+        """The attempts by protocols the sink only counts (ICMP echo, UDP-Lite: sandbox.run.sink_other), each with
+        the name the sink's DNS answered with its address, when it did; what could not be read goes to `gaps`."""
+        try:
+            events, full = other_attempts(self.sink.session.client, self.sink.container_id)
+        except SandboxError as exc:
+            self._other_gaps.append(f"{exc}: network attempts by ICMP or UDP-Lite are not seen")
+            return []
+        if full:
+            self._other_gaps.append("the egress sink counted as many destinations of other protocols (ICMP, "
+                                    "UDP-Lite) as it keeps: later ones are not seen")
+        names = {event.answer: event.query for event in self.sink.events() if event.kind == "dns" and event.answer}
+        return [event | ({"resolved_name": names[event["original_dst"]]} if event["original_dst"] in names else {})
+                for event in events]
 
 
 def as_record(event: EgressEvent) -> dict[str, Any]:

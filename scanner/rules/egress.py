@@ -140,6 +140,9 @@ def fate(event: dict[str, Any]) -> str:
         return (f"{lookup} answered by the sink with a sink address ({answer})" if answer
                 else f"{lookup} answered by the sink with no records")
     read = event.get("bytes_read") if isinstance(event.get("bytes_read"), int) else 0
+    if kind == "other":
+        return (f"{event.get('protocol') or '?'} packet to {event.get('original_dst') or '?'}, counted by the sink's "
+                "firewall (no listener: not answered, its payload not read)")
     if kind == "tcp":
         where = event.get("original_dst") or (f":{event['port']}" if isinstance(event.get("port"), int) else None)
         connect = f"TCP connect to {where}" if where else "a TCP connect"
@@ -162,7 +165,7 @@ def outcome(events: Iterable[dict[str, Any]]) -> str:
 
 
 def _detail(events: list[dict[str, Any]]) -> str:
-    kinds = sorted({str(e.get("kind")) for e in events})
+    kinds = sorted({str(e.get("protocol") if e.get("kind") == "other" else e.get("kind")) for e in events})
     ports = sorted({int(e["port"]) for e in events if isinstance(e.get("port"), int) and e.get("kind") != "dns"})
     seen = [f"{e['method']} {e.get('path') or ''}".strip() for e in events if e.get("method")]
     return (", ".join(kinds) + (f" to port {', '.join(map(str, ports))}" if ports else "")
