@@ -214,3 +214,9 @@ def test_lock_and_temporary_files_of_its_own_atomic_writes_may_be_deleted():
 def test_near_misses_of_tool_state_stay_user_data(steps, configured):
     found = _session(*steps, configured=configured)
     assert [(f.tool, f.severity) for f in found] == [("add_observations", "error")]
+
+
+def test_a_persistence_path_is_named_with_its_article() -> None:
+    reasons = {item.path: item.reason for item in classify(FileChanges(created=[
+        f"{HOME}/.config/autostart/x.desktop", f"{HOME}/.bashrc"]), home=HOME)}
+    assert reasons == {"~/.config/autostart/x.desktop": "an autostart entry", "~/.bashrc": "a shell start-up file"}

@@ -169,7 +169,7 @@ def classify(files: FileChanges, home: str = HOME, scope: StateScope | None = No
 def _kind(path: str, change: Change, home: str, *, resized: bool, objects_written: set[str]) -> tuple[FileKind, str]:
     persistence = persistence_kind(path, home)
     if persistence is not None:
-        return USER_DATA, f"a {persistence}"
+        return USER_DATA, f"{'an' if persistence[:1] in 'aeiou' else 'a'} {persistence}"
     git = _GIT_DIR.match(path)
     if git is not None:
         return _git_kind(git.group("inner"), change, resized=resized,
