@@ -230,3 +230,22 @@ def test_a_connection_to_a_literal_address_is_that_addresss_whatever_name_it_cla
     # near misses: a connection to an address the sink answered a lookup with keeps its name
     assert host_of({**claimed, "original_dst": "198.18.4.2:8443"}) == "probe.example.invalid"
     assert host_of({**claimed, "original_dst": "203.0.113.7:8443", "resolved_name": "cdn.invalid"}) == "probe.example.invalid"
+
+
+def test_an_answer_given_again_is_searched_for_planted_secrets_again_for_each_call() -> None:
+    """The search of an answer is kept for the next call that gives the same one (a file read by three tools), and
+    each call's record still gets the secret it answered."""
+    from scanner.probes.egress_windows import canaries_in_response
+    from scanner.report.model import CallBehavior
+
+    planted = {"AKIAZZZZZZZZZZZZZZZZ": "~/.aws/credentials (aws_access_key_id)"}
+    answer = "log line\n" * 1_000 + "key=AKIAZZZZZZZZZZZZZZZZ\n"
+    first, second = (CallBehavior(call=n, tool="read", label="generated") for n in (0, 1))
+    canaries_in_response(first, [answer], planted)
+    canaries_in_response(second, [answer + ""], planted)
+    canaries_in_response(second, [answer], planted)  # the same record again: each place and encoding once
+    assert [(e.where, e.encoding) for e in first.canaries] == [("~/.aws/credentials (aws_access_key_id)", "plain")]
+    assert [(e.where, e.encoding) for e in second.canaries] == [(e.where, e.encoding) for e in first.canaries]
+    quiet = CallBehavior(call=2, tool="read", label="generated")
+    canaries_in_response(quiet, ["log line\n" * 1_000], planted)  # near miss: no secret in it
+    assert quiet.canaries == []

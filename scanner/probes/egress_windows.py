@@ -19,10 +19,11 @@ past the second cap is counted, and said once in the scan's errors (`finish`).
 from __future__ import annotations
 
 from bisect import bisect_right
+from functools import lru_cache
 from typing import Any
 
 from sandbox.core.untrusted import cap_json
-from sandbox.run.canaries import find_canaries
+from sandbox.run.canaries import CanaryHit, find_canaries
 from scanner.report.model import AFTER_LAST_CALL, CallBehavior, CanaryEvent, Finding
 from scanner.rules.behavior import check_canaries
 from scanner.rules.egress import host_of
@@ -116,11 +117,17 @@ def _searched(event: dict[str, Any]) -> str:
 def canaries_in_response(record: CallBehavior, texts: list[str], canaries: dict[str, str]) -> None:
     """The planted tokens in what the call answered (ProbeResult.answer_texts), each place and encoding once."""
     seen = {(event.where, event.encoding) for event in record.canaries if event.how == "response"}
+    planted = tuple(canaries.items())
     for text in texts:
-        for hit in find_canaries(text, canaries):
+        for hit in _hits_in_answer(text, planted):
             if (hit.where, hit.encoding) not in seen:
                 seen.add((hit.where, hit.encoding))
                 record.canaries.append(CanaryEvent(where=hit.where, how="response", encoding=hit.encoding))
+
+
+@lru_cache(maxsize=8)  # the same answer comes again (one file read by three tools: 1.2 MB each, ~25 ms a search)
+def _hits_in_answer(text: str, planted: tuple[tuple[str, str], ...]) -> tuple[CanaryHit, ...]:
+    return tuple(find_canaries(text, dict(planted)))
 
 
 def late_canary_findings(events: list[dict[str, Any]], canaries: dict[str, str]) -> list[Finding]:
