@@ -51,6 +51,8 @@ def scan_argv(cfg: Config) -> list[str]:
             f"--markdown={cfg.markdown}", f"--fail-on={cfg.fail_on}"]
     if cfg.fail_under is not None:
         argv.append(f"--fail-under={cfg.fail_under}")
+    if cfg.max_calls is not None:
+        argv.append(f"--max-calls={cfg.max_calls}")
     if cfg.command:
         argv.append(f"--command={cfg.command}")
     argv += [f"--env={item}" for item in cfg.server_env]

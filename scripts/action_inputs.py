@@ -24,6 +24,7 @@ INPUTS: dict[str, str] = {
     "working-directory": ".",
     "fail-on": "error",
     "fail-under": "",
+    "max-calls": "",
     "sarif": "",
     "report-dir": "",
     "lock": "",
@@ -76,6 +77,7 @@ class Config:
     sign_env: str | None
     summary: bool
     remote: Remote | None = None
+    max_calls: int | None = None
     report: Path = field(init=False)
     markdown: Path = field(init=False)
     changes: Path = field(init=False)
@@ -130,7 +132,7 @@ def load_config() -> Config:
                                           ("server-args", server_args), ("server-env", server_env)) if value]
         if given:
             raise InputError(given[0], "does not go with url (a remote server is not installed or launched)")
-    fail_under = _fail_under()
+    fail_under, max_calls = _fail_under(), _max_calls()
     report_dir, sarif = _report_paths(workdir)
     lock_mode, lock, lock_key = _lock_inputs(workdir)
     _separate_files(report_dir, sarif, lock, lock_key)
@@ -139,7 +141,7 @@ def load_config() -> Config:
     return Config(workdir=workdir, target=target, command=command, server_args=server_args, server_env=server_env,
                   fail_on=_level("fail-on"), fail_under=fail_under, sarif=sarif, report_dir=report_dir, lock=lock,
                   lock_mode=lock_mode, lock_fail_on=_level("lock-fail-on"), lock_key=lock_key, sign_env=sign_env,
-                  summary=_bool("summary"), remote=remote)
+                  summary=_bool("summary"), remote=remote, max_calls=max_calls)
 
 
 def _workdir() -> Path:
@@ -225,6 +227,15 @@ def _fail_under() -> int | None:
         return None
     if not re.fullmatch(r"\d{1,3}", raw) or int(raw) > 100:
         raise InputError("fail-under", f"must be a whole number from 0 to 100, not {raw!r}")
+    return int(raw)
+
+
+def _max_calls() -> int | None:
+    raw = read_input("max-calls")
+    if not raw:
+        return None
+    if not re.fullmatch(r"\d{1,6}", raw) or not 1 <= int(raw) <= 100_000:
+        raise InputError("max-calls", f"must be a whole number from 1 to 100000, not {raw!r}")
     return int(raw)
 
 

@@ -206,6 +206,9 @@ BAD_INPUTS = [
     ({"fail-under": "101"}, "fail-under", "must be a whole number from 0 to 100, not '101'"),
     ({"fail-under": "9O"}, "fail-under", "must be a whole number from 0 to 100"),
     ({"fail-under": "-1"}, "fail-under", "must be a whole number from 0 to 100"),
+    ({"max-calls": "0"}, "max-calls", "must be a whole number from 1 to 100000, not '0'"),
+    ({"max-calls": "100001"}, "max-calls", "must be a whole number from 1 to 100000"),
+    ({"max-calls": "5e2"}, "max-calls", "must be a whole number from 1 to 100000"),
     ({"summary": "yes"}, "summary", "must be true or false, not 'yes'"),
     ({"cache-images": "yes"}, "cache-images", "must be true or false, not 'yes'"),
     ({"lock-mode": "refresh"}, "lock-mode", "must be check or update, not 'refresh'"),
@@ -305,6 +308,7 @@ def test_inputs_reach_the_scanner_as_separate_arguments_never_through_a_shell(ru
         "working-directory": str(work),
         "fail-on": "warning",
         "fail-under": "80",
+        "max-calls": "2000",
         "sarif": "out/results.sarif",
     }, scanner=fake.scanner, extra_env=fake.env)
     assert result.code == 0, result
@@ -314,7 +318,7 @@ def test_inputs_reach_the_scanner_as_separate_arguments_never_through_a_shell(ru
     assert scan["argv"] == [
         "scan", "srv $(touch pwned)", f"--json={report_dir / 'report.json'}",
         f"--sarif={work / 'out' / 'results.sarif'}", f"--markdown={report_dir / 'report.md'}", "--fail-on=warning",
-        "--fail-under=80", "--command=zoo-plain; touch pwned2 && echo `id`", "--env=A=1", "--env=B=x y;z",
+        "--fail-under=80", "--max-calls=2000", "--command=zoo-plain; touch pwned2 && echo `id`", "--env=A=1", "--env=B=x y;z",
         "--", "/workspace", "--name", "two words", "$HOME",
     ]
     assert not list(work.rglob("pwned*"))

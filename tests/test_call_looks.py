@@ -120,3 +120,51 @@ def test_cpu_burnt_while_no_call_ran_is_b6_named_after_the_call_it_began_in():
     assert [f.tool for f in found] == ["spin"] and "no call running" in found[0].message
     after.resources.cpu_seconds = 0.02  # near miss: the sandbox went quiet once the calls were done
     assert not [f for f in evaluate_behavior([], [], [quiet, spinner, later, after]) if f.rule_id == "B6"]
+
+
+def test_a_spinner_the_machines_other_work_starves_is_still_b6_by_the_time_it_waited_for_a_cpu():
+    """On a loaded machine (a busy CI runner, a batch worker) a spinning thread gets a small share of a CPU and waits
+    out the rest on the run queue: the time used alone let it pass."""
+    from scanner.report.model import AFTER_LAST_CALL, CallBehavior, ResourceUse
+    from scanner.rules.behavior import evaluate_behavior
+
+    def after(cpu: float, waited: float | None) -> CallBehavior:
+        return CallBehavior(call=-1, tool=None, label=AFTER_LAST_CALL,
+                            resources=ResourceUse(cpu_seconds=cpu, cpu_wait_seconds=waited, seconds=0.8))
+
+    quiet = CallBehavior(call=0, tool="spin", label="generated", resources=ResourceUse(cpu_seconds=0.01, seconds=0.3))
+    starved = [f for f in evaluate_behavior([], [], [quiet, after(0.12, 0.62)]) if f.rule_id == "B6"]
+    assert [f.tool for f in starved] == ["spin"]
+    assert "0.12 CPU-seconds (and waited 0.62 s more for a CPU the machine's other work held) in 0.80 s" in \
+        starved[0].message
+    # near misses: the same time used with little waiting (the server went quiet), and a look by exec (no wait read)
+    assert not [f for f in evaluate_behavior([], [], [quiet, after(0.12, 0.05)]) if f.rule_id == "B6"]
+    assert not [f for f in evaluate_behavior([], [], [quiet, after(0.12, None)]) if f.rule_id == "B6"]
+
+
+def test_the_observer_counts_the_sandboxs_run_queue_wait_but_not_its_own_or_an_execs(tmp_path):
+    """observer_agent.RunQueue over a /proc-like tree: a thread's wait since the look before, a new thread's whole
+    wait; the processes the engine started (parent 0, not pid 1) left out; nothing readable: no line at all."""
+    from sandbox.run import observer_agent as agent
+    from sandbox.run.observe import parse_counters
+
+    def task(pid: int, ppid: int, tid: int, waited: int, start: int = 500) -> None:
+        (tmp_path / str(pid) / "task" / str(tid)).mkdir(parents=True, exist_ok=True)
+        rest = " ".join(["S", str(ppid)] + ["0"] * 17 + [str(start)] + ["0"] * 5)
+        (tmp_path / str(pid) / "stat").write_text(f"{pid} (a (b) c) {rest}\n")
+        (tmp_path / str(pid) / "task" / str(tid) / "schedstat").write_text(f"900000 {waited} 7\n")
+
+    assert agent.RunQueue(bytes(tmp_path)).line() == b""
+    task(1, 0, 1, 1_000)  # init (docker-init): its parent is outside the namespace
+    task(7, 1, 7, 2_000)  # the server
+    task(7, 1, 8, 3_000)  # its thread
+    task(40, 0, 40, 10**9)  # an exec: the observer itself
+    waits = agent.RunQueue(bytes(tmp_path))
+    assert waits.line() == b"runqueue-wait-ns 6000\n"
+    task(7, 1, 8, 503_000)  # the thread waited half a millisecond more
+    task(9, 7, 9, 40_000)  # a new child: all it waited counts
+    task(40, 0, 40, 2 * 10**9)
+    line = waits.line()
+    assert line == b"runqueue-wait-ns 546000\n"
+    assert parse_counters(line.decode()).wait_seconds == 0.000546
+    assert parse_counters("/sys/fs/cgroup/cpuacct/cpuacct.usage 5 \n").wait_seconds is None  # the exec path

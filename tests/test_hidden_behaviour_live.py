@@ -3,6 +3,12 @@ claims to be read-only and does one thing the looks used to miss."""
 
 from __future__ import annotations
 
+import os
+import subprocess
+import sys
+from collections.abc import Iterator
+from contextlib import contextmanager
+
 import pytest
 
 from scanner.pipeline.inventory import Timeouts
@@ -12,6 +18,8 @@ from scanner.report.model import Report
 from tests.sandbox_helpers import REPO
 
 SERVER = REPO / "tests" / "servers" / "behave-hidden"
+
+pytestmark = pytest.mark.docker
 
 
 def scan(*tools: str) -> Report:
@@ -93,3 +101,24 @@ def test_a_packet_that_is_neither_tcp_nor_udp_is_seen():
     assert other and "icmp packet to 198.18." in other[0] and "udplite packet" in other[0], \
         [f.message for f in report.findings]
     assert "relay.invalid" in other[0] and report.status == "complete", report.errors
+
+
+@contextmanager
+def machine_busy(spinners: int) -> Iterator[None]:
+    """The host's CPUs held by other work, as on a CI runner or a batch worker running scans side by side."""
+    load = [subprocess.Popen([sys.executable, "-c", "while True: pass"]) for _ in range(spinners)]
+    try:
+        yield
+    finally:
+        for process in load:
+            process.kill()
+            process.wait()
+
+
+def test_a_miner_is_b6_on_a_machine_whose_cpus_other_work_holds():
+    """Six spinners per core hold the CPUs: the server's spinning thread gets well under half a CPU, so the time
+    it used alone passed; the time it waited for a CPU (the kernel's run queue) shows it wanted one throughout."""
+    with machine_busy(6 * (os.cpu_count() or 2)):
+        report = scan("spin_thread")
+    found = messages(report, "B6", "spin_thread")
+    assert found and "no call running" in found[0], [f.message for f in report.findings]

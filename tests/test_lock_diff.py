@@ -287,6 +287,24 @@ def test_a_lock_for_another_package_is_an_error() -> None:
     assert kinds(changes) == [("provenance_changed", "error")] and "@scope/fi1es" in changes[0].message
 
 
+def test_a_lock_for_another_remote_endpoint_is_an_error() -> None:
+    """The endpoint a remote lock pins was stored but never compared: another server serving the same tools passed."""
+    from scanner.report.target_origin import RemoteInfo
+
+    def remote_lock(endpoint: str) -> LockFile:
+        remote = RemoteInfo(scheme="https", host="mcp.example.invalid", endpoint_sha256=endpoint)
+        target = TargetInfo(kind="remote", name="mcp.example.invalid", requested="https://mcp.example.invalid",
+                            remote=remote)
+        report = Report(target=target, tools=[BASE_TOOL])
+        return build_lock(report)
+
+    assert diff(remote_lock("a" * 64), remote_lock("a" * 64)) == []
+    changes = diff(remote_lock("a" * 64), remote_lock("b" * 64))
+    assert kinds(changes) == [("provenance_changed", "error")] and "bbbbbbbbbbbbbbbb" in changes[0].message
+    offline = lock_of([BASE_TOOL], instructions=None)
+    assert not only(diff(remote_lock("a" * 64), offline), "provenance_changed")
+
+
 WORKFLOW = "https://github.com/scope/files/.github/workflows/publish.yml@refs/tags/v1.2.3"
 
 
@@ -329,3 +347,39 @@ def test_many_unchanged_tools_are_compared_in_linear_time() -> None:
     started = time.monotonic()
     assert diff(old, new) == []
     assert time.monotonic() - started < 3
+
+
+@pytest.mark.parametrize("before,after,gained", [
+    ({"tools": {}}, {"tools": {"listChanged": True}}, ["tools.listChanged"]),
+    ({"tools": {"listChanged": False}}, {"tools": {"listChanged": True}}, ["tools.listChanged"]),
+    ({"resources": {}}, {"resources": {"subscribe": True, "listChanged": True}},
+     ["resources.listChanged", "resources.subscribe"]),
+    ({"tools": {}}, {"tools": {}, "sampling": {}}, ["sampling"]),
+])
+def test_a_capability_gained_at_any_depth_is_a_warning(before: dict[str, Any], after: dict[str, Any],
+                                                       gained: list[str]) -> None:
+    """`tools.listChanged` turning on lets the server change its tools mid-session, after the listing a check
+    compares: it passed `lock --check` as an info before (only a new top-level key was a warning)."""
+    changes = diff(lock_of([BASE_TOOL], capabilities=before), lock_of([BASE_TOOL], capabilities=after))
+    assert kinds(changes) == [("server_changed", "warning")]
+    assert all(f'"{path}"' in changes[0].message for path in gained)
+
+
+@pytest.mark.parametrize("before,after", [
+    ({"tools": {"listChanged": True}}, {"tools": {}}),
+    ({"tools": {}}, {"tools": {"listChanged": False}}),
+    ({"tools": {"listChanged": True}}, {"tools": {"listChanged": 1}}),
+])
+def test_a_capability_dropped_or_respelled_is_info(before: dict[str, Any], after: dict[str, Any]) -> None:
+    changes = diff(lock_of([BASE_TOOL], capabilities=before), lock_of([BASE_TOOL], capabilities=after))
+    assert kinds(changes) == [("server_changed", "info")] and "new capabilities" not in changes[0].message
+
+
+def test_a_string_name_under_a_non_string_names_key_is_a_new_tool() -> None:
+    """A name that is not a string is keyed by its JSON, so a later tool named by that very text was compared with
+    it as the same tool: the fingerprint differed and the change was an info (`definition_changed`), though clients
+    drop the first and can call the second."""
+    uncallable = edited(lambda t: t.__setitem__("name", 1))
+    callable_now = edited(lambda t: t.__setitem__("name", '{"name":1}'))
+    changes = diff(lock_of([uncallable]), lock_of([callable_now]))
+    assert kinds(changes) == [("tool_added", "error")] and '{\\"name\\":1}' in changes[0].message

@@ -60,6 +60,25 @@ MUST_WIDEN: list[tuple[str, Any, Any]] = [
     ("prefixItems shortened", obj(t={"prefixItems": [S, S]}), obj(t={"prefixItems": [S]})),
     ("schema becomes anything", obj(p=S), True),
     ("then branch removed", obj(p={"if": {"const": "a"}, "then": {"maxLength": 1}}), obj(p={"if": {"const": "a"}})),
+    # oneOf accepts what exactly one branch matches: strings over 100 matched one branch, the rest both (refused);
+    # a narrower second branch lets strings of 1..100 characters through.
+    ("oneOf branch narrowed", obj(p={"oneOf": [S, {"type": "string", "maxLength": 100}]}),
+     obj(p={"oneOf": [S, {"type": "string", "maxLength": 0}]})),
+    ("oneOf branch given a type", obj(p={"oneOf": [{"minimum": 5}, {}]}),
+     obj(p={"oneOf": [{"minimum": 5}, {"type": "integer"}]})),
+    ("contains narrowed under maxContains", obj(a={"type": "array", "contains": S, "maxContains": 1}),
+     obj(a={"type": "array", "contains": {"type": "string", "maxLength": 1}, "maxContains": 1})),
+    ("multipleOf loosened", obj(n={"type": "integer", "multipleOf": 4}), obj(n={"type": "integer", "multipleOf": 2})),
+    ("multipleOf to a non-multiple", obj(n={"multipleOf": 2}), obj(n={"multipleOf": 3})),
+    ("limit no longer a number", obj(s={"type": "string", "maxLength": 4}),
+     obj(s={"type": "string", "maxLength": "4"})),
+    ("$anchor moved to a looser schema",
+     {**obj(p={"$ref": "#p"}), "$defs": {"tight": {"$anchor": "p", "maxLength": 3}, "loose": {}}},
+     {**obj(p={"$ref": "#p"}), "$defs": {"tight": {"maxLength": 3}, "loose": {"$anchor": "p"}}}),
+    ("$id rebases references", {**obj(p={"$ref": "defs.json"}), "$id": "https://a.invalid/s/"},
+     {**obj(p={"$ref": "defs.json"}), "$id": "https://b.invalid/s/"}),
+    ("$schema dialect changed", {"$schema": "http://json-schema.org/draft-04/schema#", **obj(n={"maximum": 5})},
+     {"$schema": "https://json-schema.org/draft/2020-12/schema", **obj(n={"maximum": 5})}),
 ]
 
 MUST_NOT_WIDEN: list[tuple[str, Any, Any]] = [
@@ -80,6 +99,13 @@ MUST_NOT_WIDEN: list[tuple[str, Any, Any]] = [
      {"properties": {"b": S, "a": S}, "type": "object"}),
     ("enum reordered", obj(m={"enum": ["a", "b"]}), obj(m={"enum": ["b", "a"]})),
     ("default changed", obj(p={"type": "string", "default": "a"}), obj(p={"type": "string", "default": "b"})),
+    ("anyOf branch narrowed", obj(p={"anyOf": [S, {"type": "string", "maxLength": 100}]}),
+     obj(p={"anyOf": [S, {"type": "string", "maxLength": 0}]})),
+    ("contains narrowed without maxContains", obj(a={"type": "array", "contains": S}),
+     obj(a={"type": "array", "contains": {"type": "string", "maxLength": 1}})),
+    ("multipleOf tightened", obj(n={"multipleOf": 2}), obj(n={"multipleOf": 4})),
+    ("multipleOf tightened (fractions)", obj(n={"multipleOf": 0.5}), obj(n={"multipleOf": 1.5})),
+    ("multipleOf added", obj(n={"type": "integer"}), obj(n={"type": "integer", "multipleOf": 3})),
 ]
 
 

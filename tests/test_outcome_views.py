@@ -76,8 +76,25 @@ def test_the_score_is_labelled_agent_friendliness_apart_from_the_verdict() -> No
     assert "score" not in banner.split("\n")[1]  # the verdict line carries no score…
     assert f"Agent-friendliness {report.score.value}/100 (token cost to an agent; not a security measure)" in banner
     markdown = to_markdown(report)
-    assert "Security: **1** error · **0** warnings · **0** info" in markdown
+    assert "Findings: **1** error · **0** warnings · **0** info" in markdown
+    assert "security findings, which alone" not in markdown and "(security:" not in markdown  # all security: no note
     assert "Agent-friendliness **" in markdown and "not a security measure" in markdown
+
+
+def test_errors_that_are_not_security_say_the_verdict_does_not_weigh_them() -> None:
+    report = Report(target=TargetInfo(kind="file", name="t.json", requested="t.json"),
+                    findings=[_finding("S3", "error", "ergonomics"), _finding("S13", "warning", "metadata")])
+    report.score, report.verdict = compute(report.findings, TOOLS)
+    assert report.verdict == "pass"
+    banner = _terminal(report)[_terminal(report).index("Security verdict"):]
+    assert "PASS" in banner and "1 error, 1 warning, 0 info (none of them security findings, which alone make the " \
+                                "verdict)" in " ".join(banner.split()).replace("│ ", "").replace(" │", "")
+    assert ("Findings: **1** error · **1** warning · **0** info (none of them security findings, which alone make "
+            "the verdict)") in to_markdown(report)
+    report.findings.append(_finding("B2", "warning"))  # a security warning beside them: the note counts it
+    report.score, report.verdict = compute(report.findings, TOOLS)
+    assert report.verdict == "review"
+    assert "Findings: **1** error · **2** warnings · **0** info (security: 0 errors, 1 warning)" in to_markdown(report)
 
 
 @pytest.mark.parametrize(("errors", "warnings", "expected"), [

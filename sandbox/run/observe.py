@@ -81,6 +81,8 @@ class Counters:
     pids_peak: int | None = None
     pids_limit_hits: int | None = None  # pids.events max: forks refused at the limit
     cpu_seconds: float | None = None
+    # The sandbox's threads' time ready to run but waiting for a CPU (observer_agent.RunQueue); None on the exec path.
+    wait_seconds: float | None = None
 
 
 @dataclass(frozen=True)
@@ -196,6 +198,8 @@ def parse_counters(text: str) -> Counters:
                 return int(got[index + 1])
         return None
 
+    waited = number("runqueue-wait-ns")
+    wait_seconds = None if waited is None else waited / 1e9
     v2 = "/sys/fs/cgroup/memory.current" in values
     if v2:
         usage = keyed("/sys/fs/cgroup/cpu.stat", "usage_usec")
@@ -205,7 +209,7 @@ def parse_counters(text: str) -> Counters:
             oom_kills=keyed("/sys/fs/cgroup/memory.events", "oom_kill"),
             pids=number("/sys/fs/cgroup/pids.current"), pids_peak=number("/sys/fs/cgroup/pids.peak"),
             pids_limit_hits=keyed("/sys/fs/cgroup/pids.events", "max"),
-            cpu_seconds=None if usage is None else usage / 1e6)
+            cpu_seconds=None if usage is None else usage / 1e6, wait_seconds=wait_seconds)
     usage_ns = number("/sys/fs/cgroup/cpuacct/cpuacct.usage")
     return Counters(
         memory_bytes=number("/sys/fs/cgroup/memory/memory.usage_in_bytes"),
@@ -214,7 +218,7 @@ def parse_counters(text: str) -> Counters:
         oom_kills=keyed("/sys/fs/cgroup/memory/memory.oom_control", "oom_kill"),
         pids=number("/sys/fs/cgroup/pids/pids.current"), pids_peak=number("/sys/fs/cgroup/pids/pids.peak"),
         pids_limit_hits=keyed("/sys/fs/cgroup/pids/pids.events", "max"),
-        cpu_seconds=None if usage_ns is None else usage_ns / 1e9)
+        cpu_seconds=None if usage_ns is None else usage_ns / 1e9, wait_seconds=wait_seconds)
 
 
 def diff(before: Snapshot, after: Snapshot) -> FileDiff:

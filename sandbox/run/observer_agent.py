@@ -131,9 +131,11 @@ def entries(path, tries=READ_TRIES):
     return children, whole
 
 
-def snapshot_bytes(config):
-    """What the snapshot script prints: `config` names the cgroup files, the marks, the watched roots, the cap."""
-    head = (counters_text(config["cgroup_files"]) + config["cgroup_mark"].encode() + b"\n"
+def snapshot_bytes(config, waits=None):
+    """What the snapshot script prints: `config` names the cgroup files, the marks, the watched roots, the cap;
+    `waits` (a RunQueue) adds the run-queue wait to the counters, which the script cannot keep (it has no state)."""
+    head = (counters_text(config["cgroup_files"]) + (waits.line() if waits is not None else b"")
+            + config["cgroup_mark"].encode() + b"\n"
             + config["listing_mark"].encode() + b"\n")
     out = _Capped(config["max_bytes"])  # the listing and its end mark only, as the script's `| head -c`
     status = listing(out, [os.fsencode(root) for root in config["watched"]])
@@ -169,6 +171,47 @@ def process_table(proc=b"/proc", limit=1 << 20):
         parts.append(record)
         size += len(record)
     return b"".join(parts)
+
+
+class RunQueue:
+    """The time the sandbox's threads spent ready to run but waiting for a CPU (the kernel's schedstat run_delay),
+    summed from the first look on: on a machine whose other work holds the CPUs, a thread left spinning gets a small
+    share of them and spends the rest of its time here. The processes the engine started (parent 0 and not pid 1: this
+    observer, a look by exec) are left out. Each thread counts what it waited since the look before (all it waited,
+    when new); what a thread that ended between two looks waited after the first of them is not counted."""
+
+    def __init__(self, proc=b"/proc"):
+        self.proc, self.seen, self.total = proc, {}, 0
+
+    def _threads(self):
+        for name in os.listdir(self.proc):
+            if not name.isdigit():
+                continue
+            base = self.proc + b"/" + name
+            try:
+                with open(base + b"/stat", "rb") as handle:
+                    stat_line = handle.read()
+                tids = os.listdir(base + b"/task")
+            except OSError:
+                continue
+            fields = stat_line[stat_line.rfind(b")") + 2:].split()
+            if len(fields) < 20 or (fields[1] == b"0" and name != b"1"):
+                continue
+            for tid in tids:
+                yield (tid, fields[19]), base + b"/task/" + tid + b"/schedstat"
+
+    def line(self):
+        """`runqueue-wait-ns N` (the counters' line format), or nothing when no thread's schedstat could be read."""
+        now = {}
+        for key, path in self._threads():
+            try:
+                with open(path, "rb") as handle:
+                    now[key] = int(handle.read().split()[1])
+            except (OSError, ValueError, IndexError):
+                continue
+            self.total += max(0, now[key] - self.seen.get(key, 0))
+        self.seen = now
+        return b"runqueue-wait-ns %d\n" % self.total if now else b""
 
 
 class Opens:
@@ -236,7 +279,7 @@ def serve(stdin, stdout, config):
     dumpable = b"no" if _non_dumpable() else b"yes"
     stdout.write(MARK + b" ready pid=%d gid=%d dumpable=%s\n" % (os.getpid(), os.getgid(), dumpable))
     stdout.flush()
-    opens = Opens(config.get("opens") or [])
+    opens, waits = Opens(config.get("opens") or []), RunQueue()
     for line in stdin:
         words = line.split()
         if len(words) != 2 or words[0] not in (b"snapshot", b"look") or len(words[1]) != 32 or not words[1].isalnum():
@@ -244,7 +287,7 @@ def serve(stdin, stdout, config):
             stdout.flush()
             continue
         nonce = words[1]
-        body = opens.line() + snapshot_bytes(config)
+        body = opens.line() + snapshot_bytes(config, waits)
         table = process_table() if words[0] == b"look" else None
         if table is None:
             header = MARK + b" %s %d\n" % (nonce, len(body))

@@ -16,7 +16,14 @@ def _target_changes(old: LockedTarget | None, new: LockedTarget | None) -> list[
     if old is not None and new is not None and old.image_digest is not None and old.image_digest != new.image_digest:
         return [change("provenance_changed", f"the lock pins image digest {quoted(old.image_digest)} but the input "
                        f"is {quoted(new.image_digest)}: not the image that was vetted")]
-    if old is None or new is None or old.name is None or new.name is None:
+    if old is None or new is None:
+        return []
+    pinned, now = old.endpoint_sha256, new.endpoint_sha256
+    if pinned is not None and now is not None and pinned != now:
+        return [change("provenance_changed", f"the lock is for the remote endpoint with sha256 {quoted(pinned[:16])}"
+                       f"... but the input's is {quoted(now[:16])}...: another server (scheme, host, port or path "
+                       "differ)")]
+    if old.name is None or new.name is None:
         return []
     if (old.ecosystem, old.name) == (new.ecosystem, new.name):
         return []

@@ -4,7 +4,9 @@ effects: `text` (words the model reads), `widened` (the schema may now accept, o
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+import math
+from dataclasses import dataclass, replace
+from fractions import Fraction
 from typing import Any, Callable, Literal
 
 from scanner.lock.canonical import canonical_json, same_json
@@ -20,6 +22,9 @@ OPEN_WHEN_ABSENT = ("additionalProperties", "unevaluatedProperties", "additional
                     "propertyNames", "contains")
 BRANCH_LISTS = ("anyOf", "oneOf", "allOf")
 REFERENCES = ("$ref", "$dynamicRef", "$recursiveRef")
+# What a reference resolves to, and which dialect the keywords are read in: moving an anchor or a base URI can point an
+# unchanged `$ref` at another sub-schema, and another `$schema` changes what `items` or `exclusiveMaximum` mean.
+REFERENCE_TARGETS = ("$id", "$anchor", "$dynamicAnchor", "$recursiveAnchor", "$schema", "$vocabulary")
 CONDITIONAL_BRANCHES = ("then", "else")
 OPAQUE_ANY_CHANGE = ("not", "if", "dependentRequired", "dependencies")
 SCHEMA_MAPS = ("properties", "patternProperties", "$defs", "definitions", "dependentSchemas")
@@ -173,6 +178,8 @@ def _limit_delta(key: str, before: Any, after: Any, looser: Callable[[float, flo
         return SchemaDelta(effect, where, f"{key} {verb}: {_brief(before)} -> {_brief(after)}")
     if before is True:  # draft-4 boolean exclusiveMaximum/exclusiveMinimum turned off
         return SchemaDelta("widened", where, f"{key} true -> {_brief(after)}")
+    if _is_number(before):  # a validator ignores, or a client drops, a limit that is not a number
+        return SchemaDelta("widened", where, f"{key} is no longer a number: {_brief(before)} -> {_brief(after)}")
     return SchemaDelta("changed", where, f"{key} {_brief(before)} -> {_brief(after)}")
 
 
@@ -199,10 +206,20 @@ def _unprovable(old: dict[str, Any], new: dict[str, Any], path: str, depth: int,
         out.append(SchemaDelta("widened", _child(path, "uniqueItems"), "uniqueItems no longer required"))
     elif not same_json(old.get("uniqueItems"), new.get("uniqueItems")):
         out.append(SchemaDelta("changed", _child(path, "uniqueItems"), "uniqueItems changed"))
-    if not same_json(old.get("multipleOf"), new.get("multipleOf")):
-        effect: Effect = "widened" if new.get("multipleOf") is None else "changed"
-        out.append(SchemaDelta(effect, _child(path, "multipleOf"),
-                               f"multipleOf {_brief(old.get('multipleOf'))} -> {_brief(new.get('multipleOf'))}"))
+    before, after = old.get("multipleOf"), new.get("multipleOf")
+    if not same_json(before, after):
+        effect: Effect = "changed" if before is None or _multiple_of(after, before) else "widened"
+        out.append(SchemaDelta(effect, _child(path, "multipleOf"), f"multipleOf {_brief(before)} -> {_brief(after)}"))
+
+
+def _multiple_of(after: Any, before: Any) -> bool:
+    """True when every multiple of `after` is a multiple of `before` (4 after 2: tighter; 2 after 4 admits 6), exactly:
+    the binary values compared as fractions. Anything else (a non-number, zero, negative) is not shown to be tighter."""
+    if not (_is_number(after) and _is_number(before) and math.isfinite(after) and math.isfinite(before)):
+        return False
+    if before <= 0 or after <= 0:
+        return False
+    return (Fraction(after) / Fraction(before)).denominator == 1
 
 
 def _string_set(value: Any) -> set[str] | None:
@@ -276,7 +293,10 @@ def _open_when_absent(old: dict[str, Any], new: dict[str, Any], path: str, depth
         elif before is False:
             out.append(SchemaDelta("widened", where, f"{key} false -> {_brief(after)}"))
         else:
+            start = len(out)
             _compare(before, after, where, depth + 1, out)
+            if key == "contains" and ("maxContains" in old or "maxContains" in new):
+                _narrowing_widens(out, start, "under maxContains, fewer matching items pass the upper bound")
 
 
 def _positional(old: dict[str, Any], new: dict[str, Any], path: str, depth: int, out: list[SchemaDelta]) -> None:
@@ -303,11 +323,21 @@ def _branches(old: dict[str, Any], new: dict[str, Any], path: str, depth: int, o
             continue
         where = _child(path, key)
         if isinstance(before, list) and isinstance(after, list) and len(before) == len(after):
+            start = len(out)
             for index, (b, a) in enumerate(zip(before, after, strict=True)):
                 _compare(b, a, _child(path, key, index), depth + 1, out)
+            if key == "oneOf":
+                _narrowing_widens(out, start, "in oneOf, a narrower branch admits what two branches shared")
         else:
             detail = f"{key} changed: {_branch_count(before)} -> {_branch_count(after)}"
             out.append(SchemaDelta("widened", where, detail))
+
+
+def _narrowing_widens(out: list[SchemaDelta], start: int, why: str) -> None:
+    """Where the set accepted is not monotone in a sub-schema (a oneOf branch, `contains` under a `maxContains`), a
+    narrowing there may accept more: each `changed` delta from `start` on counts as widened."""
+    out[start:] = [replace(d, effect="widened", detail=f"{d.detail} ({why})") if d.effect == "changed" else d
+                   for d in out[start:]]
 
 
 def _branch_count(value: Any) -> str:
@@ -318,7 +348,7 @@ def _branch_count(value: Any) -> str:
 
 def _conditionals(old: dict[str, Any], new: dict[str, Any], path: str, depth: int,
                   out: list[SchemaDelta]) -> None:
-    for key in REFERENCES + OPAQUE_ANY_CHANGE:
+    for key in REFERENCES + REFERENCE_TARGETS + OPAQUE_ANY_CHANGE:
         if not same_json(old.get(key), new.get(key)):
             out.append(SchemaDelta("widened", _child(path, key),
                                    f"{key} changed: {_brief(old.get(key))} -> {_brief(new.get(key))}"))
@@ -337,8 +367,8 @@ _KEYWORD_CHECKS = (_text, _types, _enum, _const, _limits, _unprovable, _required
 
 HANDLED = frozenset(
     TEXT_KEYWORDS + UPPER_LIMITS + LOWER_LIMITS + tuple(EXCLUSIVE_LIMITS) + UNPROVABLE_WHEN_CHANGED
-    + OPEN_WHEN_ABSENT + BRANCH_LISTS + REFERENCES + CONDITIONAL_BRANCHES + OPAQUE_ANY_CHANGE + SCHEMA_MAPS
-    + POSITIONAL + ("type", "enum", "const", "uniqueItems", "multipleOf", "required", "items")
+    + OPEN_WHEN_ABSENT + BRANCH_LISTS + REFERENCES + REFERENCE_TARGETS + CONDITIONAL_BRANCHES + OPAQUE_ANY_CHANGE
+    + SCHEMA_MAPS + POSITIONAL + ("type", "enum", "const", "uniqueItems", "multipleOf", "required", "items")
 )
 
 

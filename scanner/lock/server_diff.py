@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+from typing import Any
+
+from scanner.lock.annotations import js_truthy
 from scanner.lock.canonical import same_json
 from scanner.lock.changes import Change, change
 from scanner.lock.model import LockedEntry, LockedServer, LockFile
@@ -60,10 +63,36 @@ def server_changes(old: LockedServer, new: LockedServer) -> list[Change]:
 def _capability_changes(old: LockedServer, new: LockedServer) -> list[Change]:
     if same_json(old.capabilities, new.capabilities):
         return []
-    added = sorted(set(new.capabilities) - set(old.capabilities))
+    added = gained_capabilities(old.capabilities, new.capabilities)
     detail = f"capabilities changed: {quoted(old.capabilities)} -> {quoted(new.capabilities)}"
-    return [change("server_changed", (f"new capabilities {', '.join(added)}; " if added else "") + detail,
+    shown = ", ".join(quoted(a) for a in added[:NAMES_SHOWN]) + (" ..." if len(added) > NAMES_SHOWN else "")
+    return [change("server_changed", (f"new capabilities {shown}; " if added else "") + detail,
                    severity="warning" if added else "info")]
+
+
+NAMES_SHOWN = 5
+
+
+def gained_capabilities(old: dict[str, Any], new: dict[str, Any]) -> list[str]:
+    """The capabilities `new` declares that `old` did not, at any depth, as dotted paths: a key that was not there,
+    with a value that is not false/null/0/"" (`sampling: {}`, `tools.listChanged: true`), or a flag that turned on
+    (`tools.listChanged` false -> true: the server may now change its tools mid-session, after the listing a check
+    compares). Iterative: the value is served."""
+    gained: list[str] = []
+    stack: list[tuple[Any, Any, str]] = [(old, new, "")]
+    while stack:
+        before, after, path = stack.pop()
+        if isinstance(after, dict):
+            for key, value in after.items():
+                where = f"{path}.{key}" if path else key
+                if not isinstance(before, dict) or key not in before:
+                    if js_truthy(value):  # `listChanged: false` added declares nothing
+                        gained.append(where)
+                else:
+                    stack.append((before[key], value, where))
+        elif js_truthy(after) and not js_truthy(before):
+            gained.append(path)
+    return sorted(gained)
 
 
 def entry_changes(what: str, old: list[LockedEntry], new: list[LockedEntry]) -> list[Change]:

@@ -24,6 +24,16 @@ def tool_changes(name: str, old: dict[str, Any], new: dict[str, Any]) -> list[Ch
     return out
 
 
+def _name(name: str, old: dict[str, Any], new: dict[str, Any]) -> list[Change]:
+    """Tools are matched by key, and a name that is not a string is keyed by its JSON (`1` -> `{"name":1}`): a tool
+    now served under that text as its name is one a client can call where the locked one could not be."""
+    before, after = old.get("name"), new.get("name")
+    if same_json(before, after):
+        return []
+    return [change("tool_added", f"the name changed from {quoted(before)} to {quoted(after)} under the same key: a "
+                   "tool a client could not call before (a name that is not a string) is now listed", tool=name)]
+
+
 def _description(name: str, old: dict[str, Any], new: dict[str, Any]) -> list[Change]:
     before, after = old.get("description"), new.get("description")
     if same_json(before, after):
@@ -98,4 +108,4 @@ def _summary(deltas: list[SchemaDelta], limit: int = 12) -> str:
 
 
 _CHECKS: tuple[Callable[[str, dict[str, Any], dict[str, Any]], list[Change]], ...] = (
-    _description, _titles, _input_schema, _output_schema, _annotations, _meta, _other_fields)
+    _name, _description, _titles, _input_schema, _output_schema, _annotations, _meta, _other_fields)

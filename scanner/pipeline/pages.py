@@ -15,9 +15,10 @@ MAX_ITEMS = 10_000
 @dataclass
 class PageBound:
     """The bound every reading of a paginated listing shares (the first listing, the second client's, the probes'
-    re-lists): at most MAX_PAGES pages and MAX_ITEMS items, and a cursor the server already gave ends it (every
-    distinct page was read). A listing stopped at a bound while the server offered more says so in `cut`: what came
-    after was never read, so the scan that used it is incomplete, never a silent pass."""
+    re-lists): at most MAX_PAGES pages and MAX_ITEMS items, and a cursor the server already gave ends it. A listing
+    stopped at a bound while the server offered more says so in `cut`: what came after was never read, so the scan
+    that used it is incomplete, never a silent pass. A repeated cursor is a cut too: a client that follows it asks
+    again, and a server that keeps state can answer that second ask with tools the first never showed."""
 
     pages: int = 0
     items: int = 0
@@ -36,7 +37,11 @@ class PageBound:
 
     def next_cursor(self, cursor: str | None) -> str | None:
         """The cursor to ask for next; None when the listing ends here (done, a repeated cursor, or a bound)."""
-        if self.cut is not None or not cursor or cursor in self.seen:
+        if self.cut is not None or not cursor:
+            return None
+        if cursor in self.seen:
+            self.cut = ("stopped at a cursor the server had given before: a client that follows it asks again and "
+                        "may be served what was not read")
             return None
         if self.pages >= MAX_PAGES:
             self.cut = f"cut after {MAX_PAGES} pages: the server offered another, which was not read"

@@ -3,13 +3,18 @@ and read (a planted canary file read is a canary event), processes left running,
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+import time
+from collections.abc import Awaitable, Callable, Sequence
 from typing import Literal
+
+import anyio
 
 from sandbox.run import observe
 from sandbox.run.observe import Process, Snapshot, read_since_changed
 from scanner.report.model import CallBehavior, CanaryEvent, FileChanges, ProcessSeen, ResourceUse
-from scanner.rules.behavior import busy
+from scanner.rules.behavior import BUSY_MIN_SECONDS, busy
+
+LAST_WINDOW = BUSY_MIN_SECONDS + 0.05  # the least time between the last call's look and the look after it
 
 MAX_LISTED_PATHS = 200
 
@@ -101,6 +106,8 @@ def _resources(before: Snapshot, after: Snapshot, pids_now: tuple[int, int] | No
         pids_limit_hit=evidence is not None, pids_limit_evidence=evidence,
         cpu_seconds=None if new.cpu_seconds is None or old.cpu_seconds is None
         else round(new.cpu_seconds - old.cpu_seconds, 3),
+        cpu_wait_seconds=None if new.wait_seconds is None or old.wait_seconds is None
+        else round(max(new.wait_seconds - old.wait_seconds, 0.0), 3),
         seconds=round(after.taken_at - before.taken_at, 3) if after.taken_at > before.taken_at > 0 else None,
     )
 
@@ -161,3 +168,12 @@ def _is_ours(process: Process, parents: dict[int, int]) -> bool:
     reparented to the container's init)."""
     marked = "@@MCP-SANDBOX-CGROUP@@" in process.args or process.args.startswith("tar -x -f -")
     return marked and process.ppid not in parents
+
+
+async def look_last(observe_after: Callable[[CallBehavior, Snapshot], Awaitable[None]], record: CallBehavior,
+                    before: Snapshot) -> None:
+    """The look after the last call's, taken no sooner than LAST_WINDOW after it: `busy` judges no shorter window,
+    and the last re-list (beside this look) sometimes took less, so a thread left spinning after the last call went
+    unjudged on the runs where it did."""
+    await anyio.sleep(max(0.0, before.taken_at + LAST_WINDOW - time.time()))
+    await observe_after(record, before)

@@ -25,7 +25,7 @@ from scanner.pipeline.inventory import scan_client
 from scanner.pipeline.transport import WireHealth
 from scanner.probes.call_looks import Looks, look_after_call, note_observer_gaps, taken
 from scanner.probes.call_behavior import (drop_exited, fill_record, new_processes, noteworthy, pids_at_limit,
-                                          reads_after, reads_at_baseline)
+                                          look_last, reads_after, reads_at_baseline)
 from scanner.probes.crash_attribution import EXIT_AFTER_ANSWER_SECONDS, Answered, finished_at, recent
 from scanner.probes.crash_replay import Undecided, charged_crash, late_exit
 from scanner.probes.egress_windows import EgressWindows, canaries_in_response
@@ -292,7 +292,7 @@ class ProbeRunner:
         async with anyio.create_task_group() as group:
             group.start_soon(partial(self._relist, after_call=self.relists.last(self.outcome.list_changed_notifications)))
             if self.last_snapshot is not None:  # none: the last look failed, and the scan says so (unseen_files)
-                group.start_soon(self._observe_after, record, self.last_snapshot)
+                group.start_soon(look_last, self._observe_after, record, self.last_snapshot)
         if noteworthy(record, self.access.cpus):
             self.outcome.behavior.append(record)
 

@@ -11,6 +11,7 @@ from scanner.provenance.model import OUTCOME_LABELS
 from scanner.report.markdown_text import inert
 from scanner.report.containment import containment_rows, notification_rows, notification_total
 from scanner.report.model import Finding, Report, process_summary
+from scanner.report.score import security_share
 from scanner.report.severity import most_severe_first
 from scanner.report.suppressions import config_label, plural, refused_lines, suppressed_lines
 from scanner.report.target_view import LOOKS
@@ -74,9 +75,11 @@ def _friendliness(report: Report) -> list[str]:
 def _summary(report: Report) -> list[str]:
     verdict = report.verdict or "unknown"
     counts = {s: sum(1 for f in report.findings if f.severity == s) for s in ("error", "warning", "info")}
+    share = security_share(report.findings)
     lines = [f"## {VERDICT_ICON.get(verdict, '')} mcp-sandbox: **{verdict.upper()}** — {md(report.target.requested)}",
              "",
-             "Security: " + " · ".join(_counted(counts[level], level) for level in ("error", "warning", "info"))
+             "Findings: " + " · ".join(_counted(counts[level], level) for level in ("error", "warning", "info"))
+             + (f" ({share})" if share else "")
              + (f" · **{len(report.suppressed)}** suppressed by config" if report.suppressed else "")]
     launch = report.target.launch
     if launch is not None:

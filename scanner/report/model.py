@@ -313,6 +313,9 @@ class ResourceUse(_Model):
     cpu_seconds: float | None = Field(default=None, description="CPU time the sandbox used during the call.")
     seconds: float | None = Field(default=None, description="Wall-clock time between the looks before and after "
                                   "(the window of cpu_seconds).")
+    cpu_wait_seconds: float | None = Field(default=None, description="Time the sandbox's threads were ready to run "
+                                           "but waited for a CPU the machine's other work held (the kernel's "
+                                           "schedstat run_delay) in the same window; none when the look was by exec.")
 
 
 AFTER_LAST_CALL = "after the last call"  # the label of the record of what the server did after the last call's look

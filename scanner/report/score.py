@@ -94,6 +94,19 @@ def verdict_of(findings: list[Finding], status: Status = "complete") -> Verdict:
     return "pass"
 
 
+def security_share(findings: list[Finding]) -> str | None:
+    """What of the counted errors and warnings the verdict weighs (security findings only), said when some are not
+    security: `PASS  1 error` alone reads as a contradiction. None when every error and warning is security."""
+    if not any(f.category != "security" and f.severity in ("error", "warning") for f in findings):
+        return None
+    errors = sum(1 for f in findings if f.category == "security" and f.severity == "error")
+    warnings = sum(1 for f in findings if f.category == "security" and f.severity == "warning")
+    if not errors and not warnings:
+        return "none of them security findings, which alone make the verdict"
+    return (f"security: {errors} error{'' if errors == 1 else 's'}, "
+            f"{warnings} warning{'' if warnings == 1 else 's'}")
+
+
 def compute(findings: list[Finding], tools: list[Any], measured_waste: Mapping[str, int] | None = None,
             status: Status = "complete", tool_tokens: Sequence[int | None] | None = None) -> tuple[Score, Verdict]:
     """Score the tools (raw tools/list entries) given all findings, and the verdict of the whole scan.

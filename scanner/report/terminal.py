@@ -13,6 +13,7 @@ from scanner.report.containment import containment_rows, notification_rows, noti
 from scanner.report.target_view import origin_rows
 from scanner.report.terminal_plain import print_section
 from scanner.report.model import Finding, Report, process_summary
+from scanner.report.score import security_share
 from scanner.report.severity import Severity, at_least, counts, most_severe_first
 from scanner.report.suppressions import SuppressionLine, config_label, plural, refused_lines, suppressed_lines
 from sandbox.core.untrusted import escape_for_terminal
@@ -337,6 +338,9 @@ def _verdict(report: Report) -> RenderableType:
     verdict = report.verdict or "unknown"
     body = Text(f" {verdict.upper()} ", style=VERDICT_STYLE.get(verdict, "bold"))
     body.append(f"  {finding_counts(report)}")
+    note = security_share(report.findings)
+    if note:
+        body.append(f" ({note})", style="dim")
     if report.suppressed:
         body.append(f" ({plural(len(report.suppressed), 'finding')} suppressed by config, not counted)")
     gaps = [record for record in report.skipped if not record.chosen]

@@ -221,12 +221,29 @@ def _helpers_finding(record: CallBehavior, helpers: list[ProcessSeen]) -> Findin
 
 
 # ---- B6 --------------------------------------------------------------------------------------------------------------
+def demand(use: ResourceUse) -> float | None:
+    """The CPU time the sandbox wanted in the window of `use`: what it used, and what its threads waited for a CPU
+    the machine's other work held. On a loaded machine a spinning thread gets a small share of a CPU and waits out
+    the rest, so the time used alone would let a miner pass on a busy CI runner or a batch worker."""
+    if use.cpu_seconds is None:
+        return None
+    return use.cpu_seconds + (use.cpu_wait_seconds or 0.0)
+
+
 def busy(use: ResourceUse, cpus: float, at_least: float = BUSY_MIN_SECONDS) -> bool:
-    """Whether the sandbox kept at least BUSY_SHARE of its CPU quota busy for the whole window of `use` (one of
-    BUSY_MIN_SECONDS or more): after the last call's answer, with no call running, that is a thread or process left
-    spinning (a miner), which answers every call at once and leaves no process for B5."""
-    return (use.cpu_seconds is not None and use.seconds is not None and use.seconds >= max(at_least, 0.001)
-            and use.cpu_seconds >= BUSY_SHARE * cpus * use.seconds)
+    """Whether the sandbox wanted at least BUSY_SHARE of its CPU quota for the whole window of `use` (one of
+    BUSY_MIN_SECONDS or more; `demand`): after the last call's answer, with no call running, that is a thread or
+    process left spinning (a miner), which answers every call at once and leaves no process for B5."""
+    wanted = demand(use)
+    return (wanted is not None and use.seconds is not None and use.seconds >= max(at_least, 0.001)
+            and wanted >= BUSY_SHARE * cpus * use.seconds)
+
+
+def _cpu_used(use: ResourceUse) -> str:
+    """`0.42 CPU-seconds`, with the wait for a CPU when the machine's other work held it (`demand`)."""
+    waited = use.cpu_wait_seconds or 0.0
+    return f"{use.cpu_seconds:.2f} CPU-seconds" + (f" (and waited {waited:.2f} s more for a CPU the machine's other "
+                                                   f"work held)" if waited >= 0.01 else "")
 
 
 def check_resources(record: CallBehavior, result: ProbeResult | None, *, cpus: float,
@@ -242,12 +259,13 @@ def check_resources(record: CallBehavior, result: ProbeResult | None, *, cpus: f
     if use.pids_limit_hit:
         problems.append("it ran into the process/thread limit" + (f" ({use.pids_limit_evidence})"
                                                                   if use.pids_limit_evidence else ""))
-    if (result is not None and result.status == "timeout" and use.cpu_seconds is not None and result.latency_ms > 0
-            and use.cpu_seconds >= CPU_BURN_SHARE * cpus * result.latency_ms / 1000):
-        problems.append(f"it used {use.cpu_seconds:.1f} CPU-seconds in {result.latency_ms / 1000:.1f} s until it "
+    wanted = demand(use)
+    if (result is not None and result.status == "timeout" and wanted is not None and result.latency_ms > 0
+            and wanted >= CPU_BURN_SHARE * cpus * result.latency_ms / 1000):
+        problems.append(f"it used {_cpu_used(use)} in {result.latency_ms / 1000:.1f} s until it "
                         "timed out")
     if record.call < 0 and record.label == AFTER_LAST_CALL and busy(use, cpus):
-        problems.append(f"with no call running, the sandbox used {use.cpu_seconds:.2f} CPU-seconds in "
+        problems.append(f"with no call running, the sandbox used {_cpu_used(use)} in "
                         f"{use.seconds:.2f} s: a thread or process keeps the CPU busy (a miner)"
                         + (f", busy since about probe '{since.label}' of '{since.tool}'" if since else ""))
     if not problems:
