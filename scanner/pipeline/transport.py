@@ -4,7 +4,7 @@
 Each line is read by the scanner's tolerant reader (scanner/pipeline/wire_reader.py), not the SDK's JSON parser, so a
 valid message nested ~100 levels deep is a message, not noise. Stdout lines that are not JSON-RPC are counted and
 sampled as evidence; past a limit the server is flooding stdout and the session ends with that reason instead of
-spinning forever. The ids of tools/list requests in flight are tracked so their answers are screened tool by tool: a
+spinning forever, as it does at a line too deep, or too wide for the models to check (wire_reader.TooMany). The ids of tools/list requests in flight are tracked so their answers are screened tool by tool: a
 tool the SDK's model rejects is kept aside in WireHealth (`rejected_tools`) instead of losing the whole page.
 """
 
@@ -21,7 +21,7 @@ from anyio.streams.memory import MemoryObjectReceiveStream, MemoryObjectSendStre
 
 from sandbox.run.attach import AttachedStdio, StreamFault
 from sandbox.core.untrusted import cap_text
-from scanner.pipeline.wire_reader import Message, RejectedTool, TooDeep, read_line
+from scanner.pipeline.wire_reader import MAX_TYPED_VALUES, Message, RejectedTool, TooDeep, TooMany, read_line
 
 MAX_NOISE_LINES = 200
 MAX_NOISE_BYTES = 1024 * 1024
@@ -87,8 +87,8 @@ async def attached_messages(stdio: AttachedStdio, health: WireHealth) -> AsyncIt
         tuple[MemoryObjectReceiveStream[mcp_types.JSONRPCMessage | Exception],
               MemoryObjectSendStream[mcp_types.JSONRPCMessage]]]:
     """The attached stdio as streams of JSON-RPC messages, for the scanner's own client (scanner/client): every line
-    the server writes read by the tolerant reader (noise counted, a flood or a line too deep ends the stream with its
-    reason in `health`); what the client sends written as one line."""
+    the server writes read by the tolerant reader (noise counted, a flood or a line too deep or too wide ends the
+    stream with its reason in `health`); what the client sends written as one line."""
     read_in, read_out = anyio.create_memory_object_stream[mcp_types.JSONRPCMessage | Exception](16)
     write_in, write_out = anyio.create_memory_object_stream[mcp_types.JSONRPCMessage](16)
     pending = _Pending()
@@ -105,6 +105,11 @@ async def attached_messages(stdio: AttachedStdio, health: WireHealth) -> AsyncIt
                 if isinstance(read, TooDeep):
                     health.fault = (f"the server wrote a message ({len(item)} bytes) nested deeper than the reader's "
                                     "bound of about 1,000 levels")
+                    return
+                if isinstance(read, TooMany):
+                    health.fault = (f"the server wrote a message ({len(item)} bytes) holding more than "
+                                    f"{MAX_TYPED_VALUES:,} JSON values outside schemas, structured content and _meta, "
+                                    "the reader's bound")
                     return
                 if not isinstance(read, Message):
                     health.note_noise(item)

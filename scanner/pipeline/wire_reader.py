@@ -9,6 +9,12 @@ validated as a JSON-RPC message by the SDK's models from Python objects, which h
 A tools/list answer is screened tool by tool first (`screen_tools_page`): the SDK validates a page as a whole, so one
 tool its model rejects (a missing inputSchema, a name that is not a string) would lose every tool on the page. The
 rejected tools are taken off the page and returned beside the message, as served, with the first problem found.
+
+A line holding more than MAX_TYPED_VALUES JSON values where MCP's models check them is refused before any model sees
+it (`TooMany`): pydantic keeps one error per value that fails (several for a union such as a call's content), so a
+list of millions of empty arrays in an 8 MiB line (a call's `content`, a listing, a request's `messages`) held about
+13 GB and a minute of CPU in one validation. Free JSON (schemas, structured content, `_meta`: FREE_JSON) is not
+counted: the models take it as it is.
 """
 
 from __future__ import annotations
@@ -23,6 +29,10 @@ from pydantic import ValidationError
 
 
 MAX_PROBLEM_CHARS = 300
+# About 21,000 for a page of 3,000 tools with six-property schemas; a page of the listing's 10,000 items fits.
+MAX_TYPED_VALUES = 100_000
+# Members whose values every MCP model takes as free JSON (`_meta`'s one typed key, progressToken, is a scalar).
+FREE_JSON = frozenset({"inputSchema", "outputSchema", "structuredContent", "requestedSchema", "_meta"})
 
 
 @dataclass(frozen=True)
@@ -54,7 +64,12 @@ class TooDeep:
     """A line nested deeper than the parser's bound (about the interpreter's recursion limit, ~1,000 levels)."""
 
 
-Read = Message | Noise | TooDeep
+@dataclass(frozen=True)
+class TooMany:
+    """A line holding more than MAX_TYPED_VALUES JSON values outside FREE_JSON: too many for the models to check."""
+
+
+Read = Message | Noise | TooDeep | TooMany
 
 
 def read_line(line: bytes, tools_list_ids: Container[Any] = ()) -> Read:
@@ -69,6 +84,8 @@ def read_line(line: bytes, tools_list_ids: Container[Any] = ()) -> Read:
         return TooDeep()
     except ValueError:  # JSONDecodeError and UnicodeDecodeError
         return Noise("not valid JSON")
+    if _too_many_values(stripped, value):
+        return TooMany()
     rejected: tuple[RejectedTool, ...] = ()
     if isinstance(value, dict) and "result" in value and _hashable(value.get("id")) and value.get("id") in tools_list_ids:
         value, rejected = screen_tools_page(value)
@@ -78,6 +95,24 @@ def read_line(line: bytes, tools_list_ids: Container[Any] = ()) -> Read:
         return Noise("JSON, but not a JSON-RPC message")
     except RecursionError:
         return TooDeep()
+
+
+def _too_many_values(line: bytes, value: Any) -> bool:
+    """Whether `value` (parsed from `line`) holds more than MAX_TYPED_VALUES values outside FREE_JSON members. Every
+    value is the root, follows a comma or opens its container, so a line with fewer of those is not walked."""
+    if 1 + line.count(b",") + line.count(b"[") + line.count(b"{") <= MAX_TYPED_VALUES:
+        return False
+    counted, stack = 0, [value]
+    while stack:
+        node = stack.pop()
+        counted += 1
+        if counted > MAX_TYPED_VALUES:
+            return True
+        if isinstance(node, dict):
+            stack.extend(member for key, member in node.items() if key not in FREE_JSON)
+        elif isinstance(node, list):
+            stack.extend(node)
+    return False
 
 
 def screen_tools_page(response: dict[str, Any]) -> tuple[dict[str, Any], tuple[RejectedTool, ...]]:
