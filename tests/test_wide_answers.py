@@ -1,7 +1,7 @@
 """Answers that hold millions of small values where MCP's models check them, from a hostile server: pydantic keeps an
 error per value that fails, so one 8 MiB line could hold gigabytes and a minute of CPU in one validation. The reader
-refuses such a line (the stream's fault, the scan incomplete) and still reads wide free JSON (schemas, `_meta`). No
-Docker: the listing runs the real client over a socketpair carrying Docker's attach frames."""
+refuses such a line (the stream's fault, the scan incomplete) and still reads wide free JSON (schemas, `_meta`); an
+output-schema check reads a bounded number of a result's errors. No Docker: the listing runs the real client over a socketpair carrying Docker's attach frames."""
 
 from __future__ import annotations
 
@@ -11,6 +11,10 @@ import threading
 import time
 from typing import Any
 
+import mcp_types
+import pytest
+
+from scanner.client.tool_schemas import ToolSchemas
 from scanner.pipeline.wire_reader import MAX_TYPED_VALUES, Message, TooMany, read_line
 from tests.attached_pair import collect_from, framed
 
@@ -71,3 +75,16 @@ def test_wide_free_json_and_a_page_of_thousands_of_tools_are_still_read() -> Non
     read = read_line(line, {3})
     assert isinstance(read, Message) and read.rejected_tools == ()
     assert len(read.message.result["tools"]) == 10_001
+
+
+def test_structured_content_with_a_million_wrong_items_is_refused_in_bounded_time() -> None:
+    # Before: best_match read every error jsonschema found (about 10 s of CPU a million) in the event loop, per call.
+    schemas = ToolSchemas()
+    output = {"type": "object", "properties": {"rows": {"type": "array", "items": {"type": "string"}}}}
+    tool = mcp_types.Tool(name="rows", input_schema={"type": "object"}, output_schema=output)
+    schemas.absorb(mcp_types.ListToolsResult(tools=[tool]), modern=False, complete=True)
+    result = mcp_types.CallToolResult(content=[], structured_content={"rows": [0] * 1_000_000})
+    began = time.monotonic()
+    with pytest.raises(RuntimeError, match=r"^Invalid structured content returned by tool rows: 0 is not of type"):
+        schemas.check("rows", result)
+    assert time.monotonic() - began < 2

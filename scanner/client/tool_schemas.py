@@ -14,6 +14,7 @@ from __future__ import annotations
 import importlib
 import json
 import re
+from itertools import islice
 from typing import Any
 
 import mcp_types
@@ -30,6 +31,9 @@ VALIDATION_MODULES = ("jsonschema.validators", "referencing")  # what `ToolSchem
 # Why a check could not run: jsonschema recursing past the interpreter's limit (a schema or a result nested deep, or
 # a schema referring to itself). The SDK's client raises the RecursionError itself; the scan records a refusal.
 TOO_DEEP = "nested too deeply to check (RecursionError)"
+# The errors read for the best one to quote: the SDK's client reads them all, and a list of millions of wrong items
+# (within the reader's bound: structured content is free JSON to it) cost about 10 s of CPU a million, per call.
+MAX_ERRORS_READ = 1000
 
 
 def has_invalid_header(input_schema: Any) -> bool:
@@ -103,7 +107,7 @@ class ToolSchemas:
             raise RuntimeError(f"Tool {name} has an output schema but did not return structured content")
         validator = self._validator(name, schema)
         try:
-            error = exceptions.best_match(validator.iter_errors(result.structured_content))
+            error = exceptions.best_match(islice(validator.iter_errors(result.structured_content), MAX_ERRORS_READ))
         except Unresolvable as exc:
             raise RuntimeError(f"Invalid schema for tool {name}: {exc}") from exc
         except RecursionError:  # the SDK's client fails the call too, with the RecursionError itself
