@@ -193,7 +193,7 @@ class RpcSession:
 
     def _answer(self, request_id: Any, *, result: dict[str, Any] | None = None,
                 failure: Exception | None = None) -> None:
-        waiting = self._waiting.get(_as_sent(request_id))
+        waiting = self._waiting.get(as_sent(request_id))
         if waiting is None or waiting.answered.is_set():
             return  # an answer to no request in flight (late, repeated, or made up): dropped
         waiting.result, waiting.failure = result, failure
@@ -234,7 +234,7 @@ def ping_only(request: mcp_types.JSONRPCRequest) -> mcp_types.JSONRPCMessage:
     return mcp_types.JSONRPCError(jsonrpc="2.0", id=request.id, error=error)
 
 
-def _as_sent(answered_id: Any) -> int | None:
+def as_sent(answered_id: Any) -> int | None:
     """The id of the request an answer is for: the ids sent are integers, and a server that echoes one as a string is
     taken at its word wherever int() reads it ("12", " 12", "+12"), as the SDK's clients take it; anything else
     answers none."""

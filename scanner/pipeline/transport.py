@@ -10,6 +10,7 @@ tool the SDK's model rejects is kept aside in WireHealth (`rejected_tools`) inst
 
 from __future__ import annotations
 
+import json
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 from dataclasses import dataclass, field
@@ -21,6 +22,7 @@ from anyio.streams.memory import MemoryObjectReceiveStream, MemoryObjectSendStre
 
 from sandbox.run.attach import AttachedStdio, StreamFault
 from sandbox.core.untrusted import cap_text
+from scanner.client.session import as_sent
 from scanner.pipeline.wire_reader import MAX_TYPED_VALUES, Message, RejectedTool, TooDeep, TooMany, read_line
 
 MAX_NOISE_LINES = 200
@@ -43,6 +45,15 @@ class WireHealth:
     # The result of the last tools/call answered, as sent (before any client refused it): what a probe call whose
     # answer the client refused still has its canaries and sizes read from (the probes send one call at a time).
     last_call_answer: dict[str, Any] | None = None
+    # Answers the client dropped unread: a second answer to a request, or one to an id it never sent. A client that
+    # matches ids otherwise (the first answer not the last, "3" not taken for 3) reads what the scan did not.
+    stray_answers: int = 0
+    first_stray: str | None = None
+
+    def note_stray(self, answer_id: Any, why: str) -> None:
+        self.stray_answers += 1
+        if self.first_stray is None:
+            self.first_stray = f"id {cap_text(json.dumps(answer_id), 60)}, {why}"
 
     def note_rejected(self, rejected: tuple[RejectedTool, ...]) -> None:
         self.rejected_count += len(rejected)
@@ -67,8 +78,12 @@ class _Pending:
 
     tools_list_ids: set[str | int] = field(default_factory=set)
     call_id: str | int | None = None
+    unanswered: set[int] = field(default_factory=set)  # every request sent and not answered yet, late or not
+    answered_ids: set[int] = field(default_factory=set)
 
     def sent(self, message: mcp_types.JSONRPCMessage, health: WireHealth) -> None:
+        if isinstance(message, mcp_types.JSONRPCRequest) and isinstance(message.id, int):
+            self.unanswered.add(message.id)
         if isinstance(message, mcp_types.JSONRPCRequest) and message.method == "tools/list":
             self.tools_list_ids.add(message.id)
         elif isinstance(message, mcp_types.JSONRPCRequest) and message.method == "tools/call":
@@ -77,9 +92,23 @@ class _Pending:
     def answered(self, message: mcp_types.JSONRPCMessage, health: WireHealth) -> None:
         if not isinstance(message, (mcp_types.JSONRPCResponse, mcp_types.JSONRPCError)):
             return
+        self._matched(message, health)
         self.tools_list_ids.discard(message.id)  # type: ignore[arg-type]
         if isinstance(message, mcp_types.JSONRPCResponse) and self.call_id is not None and message.id == self.call_id:
             self.call_id, health.last_call_answer = None, message.result
+
+
+    def _matched(self, message: mcp_types.JSONRPCResponse | mcp_types.JSONRPCError, health: WireHealth) -> None:
+        """The answer's request, matched as the client matches it (session.as_sent); a stray answer noted. An error
+        with a null id (a request the server could not read) answers none, and hides no result."""
+        if message.id is None:
+            return
+        request_id = as_sent(message.id)
+        if request_id in self.unanswered:
+            self.unanswered.discard(request_id)
+            self.answered_ids.add(request_id)
+        else:
+            health.note_stray(message.id, "answered again" if request_id in self.answered_ids else "never sent")
 
 
 @asynccontextmanager
