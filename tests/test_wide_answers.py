@@ -54,8 +54,8 @@ def test_a_tools_page_of_two_million_empty_tools_is_refused_at_once_and_said() -
     inventory, seconds = _listed(answer)
     assert inventory.tools == []
     assert inventory.errors == [f"listing tools: the server wrote a message ({len(answer) + 34} bytes) holding more "
-                                f"than {MAX_TYPED_VALUES:,} JSON values outside schemas, structured content and "
-                                f"_meta, the reader's bound"]
+                                f"than {MAX_TYPED_VALUES:,} JSON values outside schemas, structured content, "
+                                f"_meta and data, the reader's bound"]
     assert seconds < 5
 
 
@@ -71,6 +71,8 @@ def test_wide_free_json_and_a_page_of_thousands_of_tools_are_still_read() -> Non
                                                                                 for j in range(6)}},
               "annotations": {"readOnlyHint": True}} for i in range(10_000)]
     tools.append({"name": "wide", "inputSchema": wide_schema, "_meta": {"x": [[]] * 300_000}})
+    log = {"jsonrpc": "2.0", "method": "notifications/message", "params": {"level": "info", "data": [{}] * 300_000}}
+    assert isinstance(read_line(json.dumps(log).encode()), Message)
     line = json.dumps({"jsonrpc": "2.0", "id": 3, "result": {"tools": tools}}).encode()
     read = read_line(line, {3})
     assert isinstance(read, Message) and read.rejected_tools == ()

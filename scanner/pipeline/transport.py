@@ -137,7 +137,7 @@ async def attached_messages(stdio: AttachedStdio, health: WireHealth) -> AsyncIt
                     return
                 if isinstance(read, TooMany):
                     health.fault = (f"the server wrote a message ({len(item)} bytes) holding more than "
-                                    f"{MAX_TYPED_VALUES:,} JSON values outside schemas, structured content and _meta, "
+                                    f"{MAX_TYPED_VALUES:,} JSON values outside schemas, structured content, _meta and data, "
                                     "the reader's bound")
                     return
                 if not isinstance(read, Message):

@@ -13,8 +13,8 @@ rejected tools are taken off the page and returned beside the message, as served
 A line holding more than MAX_TYPED_VALUES JSON values where MCP's models check them is refused before any model sees
 it (`TooMany`): pydantic keeps one error per value that fails (several for a union such as a call's content), so a
 list of millions of empty arrays in an 8 MiB line (a call's `content`, a listing, a request's `messages`) held about
-13 GB and a minute of CPU in one validation. Free JSON (schemas, structured content, `_meta`: FREE_JSON) is not
-counted: the models take it as it is.
+13 GB and a minute of CPU in one validation. Free JSON (schemas, structured content, `_meta`, `data`: FREE_JSON) is
+not counted: the models take it as it is.
 """
 
 from __future__ import annotations
@@ -31,8 +31,10 @@ from pydantic import ValidationError
 MAX_PROBLEM_CHARS = 300
 # About 21,000 for a page of 3,000 tools with six-property schemas; a page of the listing's 10,000 items fits.
 MAX_TYPED_VALUES = 100_000
-# Members whose values every MCP model takes as free JSON (`_meta`'s one typed key, progressToken, is a scalar).
-FREE_JSON = frozenset({"inputSchema", "outputSchema", "structuredContent", "requestedSchema", "_meta"})
+# Members whose values MCP's models take as free JSON, or check as one scalar whatever they hold (which costs one
+# error however many values it holds): `_meta`'s one typed key is progressToken; `data` is a string in image and audio
+# content, free in a log message or an error.
+FREE_JSON = frozenset({"inputSchema", "outputSchema", "structuredContent", "requestedSchema", "_meta", "data"})
 
 
 @dataclass(frozen=True)
