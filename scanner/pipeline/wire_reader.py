@@ -15,17 +15,24 @@ it (`TooMany`): pydantic keeps one error per value that fails (several for a uni
 list of millions of empty arrays in an 8 MiB line (a call's `content`, a listing, a request's `messages`) held about
 13 GB and a minute of CPU in one validation. Free JSON (schemas, structured content, `_meta`, `data`: FREE_JSON) is
 not counted: the models take it as it is.
+
+A lone surrogate (`"\\ud800"`: valid JSON, not valid Unicode) is read as the text of its escape, as every JSON the
+scanner reads (scanner/json_input.py): kept as it came, it made the client's own answer to a request whose id held one
+fail to be written, and the listing's lint fail, both ending the scan as an internal error.
 """
 
 from __future__ import annotations
 
 import json
+import re
 from collections.abc import Container
 from dataclasses import dataclass
 from typing import Any
 
 import mcp_types
 from pydantic import ValidationError
+
+from scanner.json_input import without_lone_surrogates
 
 
 MAX_PROBLEM_CHARS = 300
@@ -35,6 +42,7 @@ MAX_TYPED_VALUES = 100_000
 # error however many values it holds): `_meta`'s one typed key is progressToken; `data` is a string in image and audio
 # content, free in a log message or an error.
 FREE_JSON = frozenset({"inputSchema", "outputSchema", "structuredContent", "requestedSchema", "_meta", "data"})
+_SURROGATE_ESCAPE = re.compile(rb"\\u[dD][89a-fA-F]")  # the escape of a surrogate, paired or lone
 
 
 @dataclass(frozen=True)
@@ -88,6 +96,8 @@ def read_line(line: bytes, tools_list_ids: Container[Any] = ()) -> Read:
         return Noise("not valid JSON")
     if _too_many_values(stripped, value):
         return TooMany()
+    if _SURROGATE_ESCAPE.search(stripped):  # a lone one no UTF-8 output (the client's lines, the report) can carry
+        value = without_lone_surrogates(value)
     rejected: tuple[RejectedTool, ...] = ()
     if isinstance(value, dict) and "result" in value and _hashable(value.get("id")) and value.get("id") in tools_list_ids:
         value, rejected = screen_tools_page(value)
