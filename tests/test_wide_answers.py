@@ -1,7 +1,8 @@
 """Answers that hold millions of small values where MCP's models check them, from a hostile server: pydantic keeps an
 error per value that fails, so one 8 MiB line could hold gigabytes and a minute of CPU in one validation. The reader
 refuses such a line (the stream's fault, the scan incomplete) and still reads wide free JSON (schemas, `_meta`); an
-output-schema check reads a bounded number of a result's errors. No Docker: the listing runs the real client over a socketpair carrying Docker's attach frames."""
+output-schema check reads a bounded number of a result's errors. No Docker: the listing runs the real client over a
+socketpair carrying Docker's attach frames."""
 
 from __future__ import annotations
 

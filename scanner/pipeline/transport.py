@@ -4,8 +4,10 @@
 Each line is read by the scanner's tolerant reader (scanner/pipeline/wire_reader.py), not the SDK's JSON parser, so a
 valid message nested ~100 levels deep is a message, not noise. Stdout lines that are not JSON-RPC are counted and
 sampled as evidence; past a limit the server is flooding stdout and the session ends with that reason instead of
-spinning forever, as it does at a line too deep, or too wide for the models to check (wire_reader.TooMany). The ids of tools/list requests in flight are tracked so their answers are screened tool by tool: a
-tool the SDK's model rejects is kept aside in WireHealth (`rejected_tools`) instead of losing the whole page.
+spinning forever, as it does at a line too deep, or too wide for the models to check (wire_reader.TooMany). The ids
+of tools/list requests in flight are tracked so their answers are screened tool by tool: a tool the SDK's model
+rejects is kept aside in WireHealth (`rejected_tools`) instead of losing the whole page. Answers the client drops
+unread (a second one to a request, one to an id never sent) are counted there too (`stray_answers`).
 """
 
 from __future__ import annotations
@@ -137,8 +139,8 @@ async def attached_messages(stdio: AttachedStdio, health: WireHealth) -> AsyncIt
                     return
                 if isinstance(read, TooMany):
                     health.fault = (f"the server wrote a message ({len(item)} bytes) holding more than "
-                                    f"{MAX_TYPED_VALUES:,} JSON values outside schemas, structured content, _meta and data, "
-                                    "the reader's bound")
+                                    f"{MAX_TYPED_VALUES:,} JSON values outside schemas, structured content, _meta "
+                                    "and data, the reader's bound")
                     return
                 if not isinstance(read, Message):
                     health.note_noise(item)
