@@ -58,3 +58,11 @@ def test_a_lone_surrogate_in_a_request_id_and_a_tool_is_read_as_its_escape() -> 
 def test_a_surrogate_pair_is_the_character_it_encodes() -> None:
     read = read_line(b'{"jsonrpc":"2.0","id":1,"result":{"text":"\\ud83d\\ude00 \\ud800"}}')
     assert isinstance(read, Message) and read.message.result == {"text": "\U0001F600 \\ud800"}
+
+
+def test_only_a_lone_surrogate_is_looked_for() -> None:
+    from scanner.pipeline.wire_reader import _LONE_SURROGATE
+
+    found = [bool(_LONE_SURROGATE.search(text)) for text in (
+        rb"\ud800", rb"x\udfff", rb"\ud83d x", rb"\ud83d\ude00\ude00", rb"\ud83d\ude00", rb"\uD83D\uDE00", rb"\u00e9")]
+    assert found == [True, True, True, True, False, False, False]

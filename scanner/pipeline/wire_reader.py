@@ -42,7 +42,10 @@ MAX_TYPED_VALUES = 100_000
 # error however many values it holds): `_meta`'s one typed key is progressToken; `data` is a string in image and audio
 # content, free in a log message or an error.
 FREE_JSON = frozenset({"inputSchema", "outputSchema", "structuredContent", "requestedSchema", "_meta", "data"})
-_SURROGATE_ESCAPE = re.compile(rb"\\u[dD][89a-fA-F]")  # the escape of a surrogate, paired or lone
+# The escape of a lone surrogate: a high one not followed by a low one, or a low one not preceded by a high one (a
+# pair is the character it encodes). An escaped backslash before "ud800" may match too: the walk then changes nothing.
+_LONE_SURROGATE = re.compile(rb"\\u[dD][89abAB][0-9a-fA-F]{2}(?!\\u[dD][c-fC-F])"
+                             rb"|(?<!\\u[dD][89abAB][0-9a-fA-F]{2})\\u[dD][c-fC-F][0-9a-fA-F]{2}")
 
 
 @dataclass(frozen=True)
@@ -96,7 +99,7 @@ def read_line(line: bytes, tools_list_ids: Container[Any] = ()) -> Read:
         return Noise("not valid JSON")
     if _too_many_values(stripped, value):
         return TooMany()
-    if _SURROGATE_ESCAPE.search(stripped):  # a lone one no UTF-8 output (the client's lines, the report) can carry
+    if _LONE_SURROGATE.search(stripped):  # a lone one no UTF-8 output (the client's lines, the report) can carry
         value = without_lone_surrogates(value)
     rejected: tuple[RejectedTool, ...] = ()
     if isinstance(value, dict) and "result" in value and _hashable(value.get("id")) and value.get("id") in tools_list_ids:
