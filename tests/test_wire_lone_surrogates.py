@@ -11,7 +11,7 @@ import threading
 from typing import Any
 
 from scanner.pipeline.lint import lint
-from scanner.pipeline.wire_reader import Message, read_line
+from scanner.pipeline.wire_reader import _LONE_SURROGATE, Message, read_line
 from tests.attached_pair import collect_from, framed
 
 INIT = {"protocolVersion": "2025-06-18", "serverInfo": {"name": "s", "version": "1"}, "capabilities": {"tools": {}}}
@@ -61,8 +61,6 @@ def test_a_surrogate_pair_is_the_character_it_encodes() -> None:
 
 
 def test_only_a_lone_surrogate_is_looked_for() -> None:
-    from scanner.pipeline.wire_reader import _LONE_SURROGATE
-
     found = [bool(_LONE_SURROGATE.search(text)) for text in (
         rb"\ud800", rb"x\udfff", rb"\ud83d x", rb"\ud83d\ude00\ude00", rb"\ud83d\ude00", rb"\uD83D\uDE00", rb"\u00e9")]
     assert found == [True, True, True, True, False, False, False]
