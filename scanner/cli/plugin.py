@@ -6,7 +6,8 @@ The JSON document of `scan PLUGIN --json` is {"plugin": PATH, "envelope": the en
 "verdict": the worst server verdict or null, "sources": {"./FOLDER": the `vet` result of each bundled package
 folder}, "servers": [as scan --config-file's servers]}. Exit codes: 1 when the
 envelope has a FATAL or BREAKING finding (a conformant client rejects the plugin or a server entry), else the worst
-of the servers' (3 when one was not scanned); `plugin` alone: 1 on a FATAL/BREAKING finding, else 0."""
+of the servers' (3 when one was not scanned, or when the folder holds hooks or servers of another client: not
+vetted); `plugin` alone: 1 on a FATAL/BREAKING finding, else 0."""
 
 from __future__ import annotations
 
@@ -27,6 +28,7 @@ if TYPE_CHECKING:
     from scanner.cli.scan_config import ConfigRun, ServerOutcome
     from scanner.pipeline.config_doors import PlannedServer
     from scanner.pipeline.scan import ScanOptions
+    from scanner.plugins.model import EnvelopeResult
     from scanner.report.model import Report
 
 VERDICTS = ("pass", "review", "incomplete", "block")  # least to most severe, as verdict_of ranks them
@@ -70,6 +72,7 @@ def scan_plugin(given: ConfigRun, options: ScanOptions, outputs: ReportOutputs, 
                 run: Callable[[ScanOptions], Report]) -> int:
     """`scan PLUGIN` (given.target): the envelope, each declared server in its own sandbox (one after the other),
     the table, and the exit code."""
+    from scanner.cli.exit_reason import EXIT_INCOMPLETE
     from scanner.cli.scan_config import _document, _finish, _scan_one, _table  # the config run's own steps
     from scanner.plugins import views
     from scanner.plugins.envelope import check_plugin
@@ -84,15 +87,22 @@ def scan_plugin(given: ConfigRun, options: ScanOptions, outputs: ReportOutputs, 
     sources = _vet_bundled(envelope.root, planned, console)
     outcomes = [_scan_one(server, options, outputs, console, run) for server in planned]
     verdict = worst_verdict(outcomes)
+    if envelope.runs_unvetted:  # a hook or another client's server: the scan of mcp.json's is no evidence about it
+        verdict = max(verdict or "incomplete", "incomplete", key=VERDICTS.index)
     if console is not None and outcomes:
         console.print(_table(outcomes))
-        console.print(verdict_line(verdict, outcomes), markup=False)
+    if console is not None and (outcomes or envelope.runs_unvetted):
+        console.print(verdict_line(verdict, outcomes, envelope), markup=False)
     if outputs.json:
         write_json(outputs.json, {"plugin": str(envelope.root), "envelope": views.as_json(envelope),
                                   "verdict": verdict, "sources": sources,
                                   "servers": _document("", "", outcomes)["servers"]},
                    "the JSON report")
     code = _finish(outcomes, outputs, fail_under) if outcomes else 0
+    if envelope.runs_unvetted and code < EXIT_INCOMPLETE:
+        code = EXIT_INCOMPLETE
+        if not outputs.quiet:
+            print(f"exit 3: incomplete: {unvetted_line(envelope)}", file=sys.stderr)
     if envelope.failing and not outputs.quiet:
         print(f"exit 1: {views.summary(envelope)}", file=sys.stderr)
     return max(code, 1 if envelope.failing else 0)
@@ -160,8 +170,15 @@ def worst_verdict(outcomes: list[ServerOutcome]) -> str | None:
     return max(found, key=VERDICTS.index) if found else None
 
 
-def verdict_line(verdict: str | None, outcomes: list[ServerOutcome]) -> str:
+def verdict_line(verdict: str | None, outcomes: list[ServerOutcome], envelope: EnvelopeResult | None = None) -> str:
     scanned = sum(o.report is not None for o in outcomes)
     missing = len(outcomes) - scanned
     tail = f"; {missing} not scanned" if missing else ""
+    if envelope is not None and envelope.runs_unvetted:
+        tail += f"; {unvetted_line(envelope)}"
     return f"plugin verdict: {verdict or 'none'} (the worst of {scanned} scanned server(s){tail})"
+
+
+def unvetted_line(envelope: EnvelopeResult) -> str:
+    """What a client runs from the plugin folder that the scan did not vet (hooks, another client's servers)."""
+    return f"not vetted, run by a client: {', '.join(u.file for u in envelope.runs_unvetted)}"

@@ -10,6 +10,7 @@ from scanner.plugins.manifest import check_manifest
 from scanner.plugins.mcp_config import check_mcp
 from scanner.plugins.model import EnvelopeResult
 from scanner.plugins.skills import check_skills
+from scanner.plugins.unvetted import check_unvetted
 
 
 def check_plugin(folder: Path) -> EnvelopeResult:
@@ -21,4 +22,5 @@ def check_plugin(folder: Path) -> EnvelopeResult:
     check_manifest(result, root)
     check_mcp(result, root)
     check_skills(result, root)
+    check_unvetted(result, root)
     return result

@@ -46,6 +46,18 @@ class DeclaredServer:
     header_names: list[str] = field(default_factory=list)
 
 
+@dataclass(frozen=True)
+class Unvetted:
+    """A part of the plugin folder a client loads that nothing here vets (scanner/plugins/unvetted.py)."""
+
+    file: str  # relative to the plugin folder, / separated (a folder ends in /)
+    what: str
+    runs: bool  # a client starts a process or runs a shell command from it: the scan cannot pass the plugin
+
+    def as_json(self) -> dict[str, Any]:
+        return {"file": self.file, "what": self.what, "runs": self.runs}
+
+
 @dataclass
 class EnvelopeResult:
     root: Path
@@ -54,6 +66,7 @@ class EnvelopeResult:
     skills: int = 0
     findings: list[PluginFinding] = field(default_factory=list)
     servers: list[DeclaredServer] = field(default_factory=list)
+    unvetted: list[Unvetted] = field(default_factory=list)
 
     def add(self, rule_id: str, file: str, line: int, message: str, section: str = "",
             server: str | None = None) -> None:
@@ -68,6 +81,11 @@ class EnvelopeResult:
     def failing(self) -> bool:
         return any(f.tier in FAILING for f in self.findings)
 
+    @property
+    def runs_unvetted(self) -> list[Unvetted]:
+        """The parts a client runs that nothing here vetted: `scan PLUGIN` is incomplete while there are any."""
+        return [u for u in self.unvetted if u.runs]
+
     def rejected(self, server: str) -> list[PluginFinding]:
         """The findings that make a conformant client refuse this server entry."""
         return [f for f in self.findings if f.server == server and f.tier in FAILING]
@@ -75,4 +93,5 @@ class EnvelopeResult:
     def as_json(self) -> dict[str, Any]:
         return {"plugin": self.name, "has_mcp_json": self.has_mcp_json, "skills": self.skills,
                 "servers": [{"name": s.name, "type": s.transport} for s in self.servers],
-                "findings": [f.as_json() for f in self.sorted_findings()]}
+                "findings": [f.as_json() for f in self.sorted_findings()],
+                "not_vetted": [u.as_json() for u in self.unvetted]}

@@ -21,6 +21,7 @@ def terminal_lines(result: EnvelopeResult) -> list[str]:
     lines = [f"plugin {name}: {len(result.servers)} server(s) in mcp.json" if result.has_mcp_json
              else f"plugin {name}: no mcp.json (no MCP servers; that is valid)",
              f"skills: {result.skills}"]
+    lines += [f"not vetted: {u.file}: {u.what}" for u in result.unvetted]
     for finding in result.sorted_findings():
         lines.append(f"{finding.file}:{finding.line}  {finding.tier:<10} {finding.rule_id} §{finding.cited}  "
                      f"{finding.message}")
