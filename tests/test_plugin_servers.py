@@ -251,3 +251,14 @@ def test_an_unreadable_claude_code_manifest_may_declare_hooks(tmp_path: Path) ->
     (plugin / ".claude-plugin" / "plugin.json").symlink_to(tmp_path)  # a folder: no JSON to read
     (unvetted,) = check_plugin(plugin).runs_unvetted
     assert unvetted.file == ".claude-plugin/plugin.json" and "may declare hooks" in unvetted.what
+
+
+def test_a_claude_code_plugin_folder_is_named_as_such_not_as_a_folder_without_a_package(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]) -> None:
+    """`scan` of a Claude Code plugin (.claude-plugin/plugin.json, no plugin.json) said only that the folder has no
+    package.json or pyproject.toml: it now says what the folder is, how to scan its servers and what is not vetted."""
+    plugin = tmp_path / "cc"
+    plugin.mkdir()
+    _claude_code_parts(plugin, {"name": "p", "hooks": "./hooks/hooks.json"})
+    code, _, err = run_main(monkeypatch, capsys, "scan", plugin)
+    assert code == 2 and "is a Claude Code plugin" in err and "--config-file" in err and "hooks" in err

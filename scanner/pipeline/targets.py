@@ -115,6 +115,10 @@ def _parse_local(text: str, path: Path) -> Target:
             return Target("folder", "npm", _npm_folder_name(path / "package.json"), text, path=path)
         if has_py:
             return Target("folder", "pypi", _python_folder_name(path / "pyproject.toml"), text, path=path)
+        if (path / ".claude-plugin" / "plugin.json").exists():
+            raise UsageError(f"{path} is a Claude Code plugin (.claude-plugin/plugin.json), neither a package folder nor "
+                             "an Agent Plugins package (plugin.json at its root): scan the servers of its .mcp.json "
+                             "with --config-file; its hooks, commands and skills are not vetted")
         raise UsageError(f"{path} has no package.json or pyproject.toml; point at a package folder or archive")
     name = path.name
     if name.endswith(".tgz"):
