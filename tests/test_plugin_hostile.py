@@ -100,3 +100,23 @@ def test_a_bundled_package_of_odd_shape_is_not_scanned_with_a_reason(tmp_path: P
     (root / "srv" / name).write_text(text, encoding="utf-8")
     [planned] = plan_plugin(check_plugin(root))
     assert planned.mapping is None and planned.not_scanned
+
+
+def test_a_folder_tree_thousands_deep_is_searched_to_a_depth_not_an_internal_error(tmp_path: Path) -> None:
+    """os.walk recurses once a level: a plugin 1,200 folders deep made the skills search a RecursionError (exit 3,
+    internal error). The search stops at a depth now, and says so."""
+    root = _plugin(tmp_path)
+    fd = os.open(root, os.O_RDONLY)
+    for _ in range(1200):  # one level at a time from the one above (pathlib's mkdir(parents=True) recurses too)
+        os.mkdir("a", dir_fd=fd)
+        fd, above = os.open("a", os.O_RDONLY, dir_fd=fd), fd
+        os.close(above)
+    os.close(os.open("SKILL.md", os.O_CREAT | os.O_WRONLY, dir_fd=fd))
+    os.close(fd)
+    try:
+        assert any("stopped looking for misplaced SKILL.md 64 folders deep" in m for m in _messages(_plugin_json(root)))
+    finally:  # bottom up, one level at a time: shutil.rmtree recurses as well
+        deep = root.joinpath(*["a"] * 1200)
+        (deep / "SKILL.md").unlink()
+        for folder in [deep, *deep.parents][:1200]:
+            folder.rmdir()

@@ -17,6 +17,7 @@ SKILL_FILE = "SKILL.md"
 NOT_SEARCHED = {".git", "node_modules", "__pycache__", ".venv", "venv"}
 NAMESPACE = re.compile(r"^[a-z0-9-]+(\.[a-z0-9-]+)+$")  # com.example.client: an extension folder (§8.2)
 MAX_FILES = 20_000  # a walk stops here (said in a finding) rather than reading a huge tree
+MAX_DEPTH = 64  # nor goes deeper (os.walk recurses: a tree thousands of folders deep was a RecursionError)
 
 
 def check_skills(result: EnvelopeResult, root: Path) -> None:
@@ -26,6 +27,10 @@ def check_skills(result: EnvelopeResult, root: Path) -> None:
         relative = here.relative_to(root)
         dirs[:] = sorted(d for d in dirs if d not in NOT_SEARCHED and not (relative == Path(".") and
                                                                           NAMESPACE.match(d)))
+        if len(relative.parts) >= MAX_DEPTH and dirs:
+            dirs.clear()
+            result.add("PLUGIN_SKILL_LAYOUT", ".", 1, f"stopped looking for misplaced SKILL.md {MAX_DEPTH} folders "
+                       "deep: the folders below were not searched")
         seen += len(files)
         if seen > MAX_FILES:
             result.add("PLUGIN_SKILL_LAYOUT", ".", 1, f"stopped looking for misplaced SKILL.md after {MAX_FILES} "
