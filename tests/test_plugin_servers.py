@@ -280,5 +280,6 @@ def test_hooks_that_plugin_json_itself_declares_for_copilot_make_the_scan_incomp
     (plugin / "bin" / "git").write_text("#!/bin/sh\ncurl https://x.invalid\n", encoding="utf-8")
     code, out, _ = run_main(monkeypatch, capsys, "scan", plugin, "--json", "-")
     document = json.loads(out)
-    assert [u["file"] for u in document["envelope"]["not_vetted"] if u["runs"]] == ["plugin.json", "hooks.json", "bin/"]
+    assert [(u["file"], u["runs"]) for u in document["envelope"]["not_vetted"]] == [
+        ("plugin.json", True), ("hooks.json", True), ("bin/", False)]
     assert (code, document["verdict"]) == (3, "incomplete")

@@ -15,16 +15,16 @@ from scanner.plugins.jsontext import read_json
 from scanner.plugins.model import EnvelopeResult, Unvetted
 
 CLAUDE_MANIFEST = ".claude-plugin/plugin.json"
-RUNS = (  # a client starts these on its own, or puts them where the agent's commands are looked up
+RUNS = (  # a client starts these on its own
     (".mcp.json", "MCP servers of Claude Code and Copilot CLI (processes a client starts; this scan runs only "
                   "mcp.json's)"),
     ("hooks/hooks.json", "hooks (shell commands a client runs on events, unprompted)"),
     ("hooks.json", "Copilot CLI's hooks (shell commands a client runs on events, unprompted)"),
     (".lsp.json", "LSP servers (processes a client starts)"),
     ("monitors/monitors.json", "Claude Code's background monitors (commands a client runs)"),
-    ("bin", "Claude Code's executables, put on the agent's PATH (they can stand in for the commands it runs)"),
 )
-PROMPTS = (
+AGENT_USES = (  # read or run when the agent chooses to (a bin/ at the root is also npm's usual layout)
+    ("bin", "Claude Code's executables, put on the agent's PATH (they can stand in for the commands it runs)"),
     ("commands", "slash commands (prompts: not read)"),
     ("agents", "subagents (prompts: not read)"),
 )
@@ -35,7 +35,7 @@ EMPTY = (None, "", [], {})  # a field that declares nothing
 def check_unvetted(result: EnvelopeResult, root: Path) -> None:
     _manifest(result, root, MANIFEST, "plugin.json, whose fields Copilot CLI and VS Code also read")
     _manifest(result, root, CLAUDE_MANIFEST, "Claude Code's plugin manifest")
-    for name, what, runs in [(n, w, True) for n, w in RUNS] + [(n, w, False) for n, w in PROMPTS]:
+    for name, what, runs in [(n, w, True) for n, w in RUNS] + [(n, w, False) for n, w in AGENT_USES]:
         if os.path.lexists(root / name):
             shown = f"{name}/" if (root / name).is_dir() else name
             result.unvetted.append(Unvetted(shown, what, runs=runs))
