@@ -38,9 +38,10 @@ def test_each_declared_server_maps_to_what_the_sandbox_runs() -> None:
     assert plan["registry"] == ("npm:@scope/pkg@1.2.3", None, [], None)
     assert plan["rooted"] == ("pypi:pkg==1.0", None, [], None)
     assert plan["data"] == (server, "demo-server", [], None)  # the bundled server: its package folder, its script
-    remotes = {p.name: p for p in plan_plugin(check_plugin(FIXTURES / "clean")) if p.remote is not None}
-    assert sorted(remotes) == ["loop4", "loop6", "loopname", "secure"]  # scanned as --url scans one
-    assert remotes["loop4"].remote.origin() == "http://127.3.4.5:3000"
+    planned = {p.name: p for p in plan_plugin(check_plugin(FIXTURES / "clean"))}
+    remotes = {name: p for name, p in planned.items() if p.remote is not None}
+    assert sorted(remotes) == ["secure"]  # scanned as --url scans one; loopback ones are not contacted for a plugin
+    assert all("names this machine" in str(planned[n].not_scanned) for n in ("loop4", "loop6", "loopname"))
     assert remotes["secure"].headers_not_passed == ["Accept-Language", "X-Api-Version"]
     assert remotes["secure"].remote.all_headers() == {}
 
@@ -283,3 +284,16 @@ def test_hooks_that_plugin_json_itself_declares_for_copilot_make_the_scan_incomp
     assert [(u["file"], u["runs"]) for u in document["envelope"]["not_vetted"]] == [
         ("plugin.json", True), ("hooks.json", True), ("bin/", False)]
     assert (code, document["verdict"]) == (3, "incomplete")
+
+
+@pytest.mark.parametrize("url", ["http://127.0.0.1:18765/internal/admin", "http://localhost/mcp", "http://[::1]:8/x",
+                                 "https://10.1.2.3/mcp", "https://169.254.169.254/latest", "https://127.1/mcp",
+                                 "https://2130706433/mcp", "https://[fe80::1]/mcp", "https://0.0.0.0/mcp"])
+def test_a_remote_entry_on_this_machine_or_its_network_is_not_contacted_for_a_plugin(tmp_path: Path, url: str) -> None:
+    """A plugin's remote entry was scanned as --url: the scanner's initialize and every probe call went to whatever
+    the untrusted plugin named, this machine's loopback services or the private network included."""
+    plugin = _plugin(tmp_path, {"r": {"type": "streamable-http", "url": url},
+                                "ok": {"type": "streamable-http", "url": "https://mcp.example.invalid/mcp"}})
+    planned = {p.name: p for p in plan_plugin(check_plugin(plugin))}
+    assert planned["r"].remote is None and "names this machine or its private network" in str(planned["r"].not_scanned)
+    assert planned["ok"].remote is not None and planned["ok"].not_scanned is None

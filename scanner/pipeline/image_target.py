@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import ipaddress
 import re
+import socket
 from dataclasses import dataclass
 
 from scanner.errors import UsageError
@@ -92,12 +93,19 @@ def names_a_local_registry(repository: str) -> bool:
     """Whether the image would be pulled from this machine or its private network (loopback, private, link-local
     addresses, `localhost`): a plugin naming one would have the engine send requests there."""
     host = registry_host(repository)
-    if host is None:
-        return False
+    return host is not None and names_a_local_host(host)
+
+
+def names_a_local_host(host: str) -> bool:
+    """`localhost`, or a loopback, private, link-local or unspecified address, also in the shorthand forms the
+    resolver reads (`127.1`, `2130706433`). A host name that resolves there is not caught (nothing is resolved)."""
     if host == "localhost" or host.endswith(".localhost"):
         return True
     try:
-        address = ipaddress.ip_address(host)
+        address: ipaddress.IPv4Address | ipaddress.IPv6Address = ipaddress.ip_address(host)
     except ValueError:
-        return False
+        try:
+            address = ipaddress.IPv4Address(socket.inet_aton(host))
+        except OSError:
+            return False
     return address.is_loopback or address.is_private or address.is_link_local or address.is_unspecified

@@ -16,7 +16,7 @@ from sandbox.core.untrusted import escape_for_terminal
 from scanner.errors import UsageError
 from scanner.pipeline.config_doors import SSE_NOT_SCANNED, PlannedServer
 from scanner.pipeline.doors import PYTHON, SCRIPT_RUNNERS, SHELLS, LaunchMapping, NotMapped, map_launch, map_script
-from scanner.pipeline.image_target import IMAGE_PREFIX, names_a_local_registry
+from scanner.pipeline.image_target import IMAGE_PREFIX, names_a_local_host, names_a_local_registry
 from scanner.pipeline.remote_target import config_remote
 from scanner.pipeline.targets import parse_target
 from scanner.plugins.containment import ROOT_VAR, inside
@@ -60,9 +60,16 @@ def plan_server(result: EnvelopeResult, server: DeclaredServer) -> PlannedServer
 def _remote(server: DeclaredServer, planned: PlannedServer) -> None:
     planned.transport, planned.headers_not_passed = "streamable-http", list(server.header_names)
     try:
-        planned.remote = config_remote(server.url or "", {})
+        remote = config_remote(server.url or "", {})
     except UsageError as exc:
         planned.not_scanned = f"remote entry not scanned: {exc}"
+        return
+    if names_a_local_host(remote.host):
+        planned.not_scanned = ("remote entry not scanned: its URL names this machine or its private network "
+                               "(localhost, a loopback, private or link-local address): the scan's requests and tool "
+                               "calls would go there for the plugin; scan the server with --url if it is yours")
+        return
+    planned.remote = remote
 
 
 def _launcher(root: Path, server: DeclaredServer, planned: PlannedServer) -> None:
