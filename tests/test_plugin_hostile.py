@@ -120,3 +120,21 @@ def test_a_folder_tree_thousands_deep_is_searched_to_a_depth_not_an_internal_err
         (deep / "SKILL.md").unlink()
         for folder in [deep, *deep.parents][:1200]:
             folder.rmdir()
+
+
+@pytest.mark.parametrize("name", ["pyproject.toml", "package.json"])
+def test_a_sparse_giant_manifest_in_a_bundled_package_is_refused_without_loading_it(tmp_path: Path, name: str) -> None:
+    """The bundled package's manifest was read whole: an 8 GiB sparse pyproject.toml made `scan PLUGIN` a MemoryError
+    (internal error) before any server ran. It is a 'not scanned' line now (in a child process: 20 s, 2 GiB)."""
+    root = _plugin(tmp_path, {"s": {"type": "stdio", "command": "./srv/run"}})
+    (root / "srv").mkdir()
+    (root / "srv" / "run").write_text("#!/bin/sh\n", encoding="utf-8")
+    with (root / "srv" / name).open("wb") as handle:
+        handle.truncate(8 << 30)
+    code = ("import sys; from pathlib import Path; from scanner.plugins.envelope import check_plugin; "
+            "from scanner.plugins.servers import plan_plugin; "
+            "[p] = plan_plugin(check_plugin(Path(sys.argv[1]))); print(p.not_scanned)")
+    done = subprocess.run([sys.executable, "-c", code, str(root)], capture_output=True, text=True, timeout=20, cwd=ROOT,
+                          preexec_fn=_limit_memory)
+    assert done.returncode == 0, done.stderr[-500:]
+    assert "is over 1048576 bytes: too big to be a package manifest" in done.stdout

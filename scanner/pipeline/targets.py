@@ -21,6 +21,7 @@ NPM_NAME = re.compile(r"^(@[a-z0-9~-][a-z0-9._~-]*/)?[a-z0-9~-][a-z0-9._~-]*$")
 PYPI_NAME = re.compile(r"^([A-Za-z0-9]|[A-Za-z0-9][A-Za-z0-9._-]*[A-Za-z0-9])$")
 VERSION_TEXT = re.compile(r"^[A-Za-z0-9][A-Za-z0-9.+_-]*$")
 MAX_NAME = 214
+MAX_MANIFEST_BYTES = 1 << 20  # a folder's package.json or pyproject.toml over 1 MiB is refused, not read
 TARGET_HELP = "use npm:NAME[@VERSION], pypi:NAME[==VERSION], or a path to a folder, .tgz, .whl or .tar.gz"
 
 
@@ -130,9 +131,19 @@ def _parse_local(text: str, path: Path) -> Target:
     raise UsageError(f"{path}: unknown archive type; expected .tgz (npm), .whl or .tar.gz (Python)")
 
 
+def _manifest_text(manifest: Path) -> str:
+    """A folder's package.json or pyproject.toml, read up to MAX_MANIFEST_BYTES: one of gigabytes (a sparse file in a
+    plugin's bundled package) was read whole, a MemoryError before anything ran."""
+    with manifest.open("rb") as handle:
+        data = handle.read(MAX_MANIFEST_BYTES + 1)
+    if len(data) > MAX_MANIFEST_BYTES:
+        raise UsageError(f"{manifest} is over {MAX_MANIFEST_BYTES} bytes: too big to be a package manifest")
+    return data.decode("utf-8")
+
+
 def _npm_folder_name(manifest: Path) -> str:
     try:
-        data = json.loads(manifest.read_text())
+        data = json.loads(_manifest_text(manifest))
     except (json.JSONDecodeError, UnicodeDecodeError) as exc:
         raise UsageError(f"{manifest} is not valid JSON: {exc}") from None
     except RecursionError:  # nested past json's depth: json.loads raises this, not JSONDecodeError
@@ -158,7 +169,7 @@ def _npm_archive_name(path: Path) -> str:
 
 def _python_folder_name(manifest: Path) -> str:
     try:
-        project = tomllib.loads(manifest.read_text()).get("project")
+        project = tomllib.loads(_manifest_text(manifest)).get("project")
     except (tomllib.TOMLDecodeError, UnicodeDecodeError) as exc:
         raise UsageError(f"{manifest} is not valid TOML: {exc}") from None
     except RecursionError:  # nested past tomllib's depth
