@@ -15,7 +15,7 @@ from scanner.plugins.schema_check import SchemaError, manifest_errors, manifest_
 COMPONENT_NOTES = {
     "skills": "note: skills declared here will NOT load: §6.1 discovers skills only from the skills/ folder",
     "mcpServers": "note: MCP servers declared here will NOT load: §6.1 discovers them only from mcp.json at the "
-                  "plugin root",
+                  "plugin root (Copilot CLI and VS Code do read this field: listed as not vetted)",
 }
 
 
