@@ -3,8 +3,9 @@
 from __future__ import annotations
 
 import io
+import os
 import tarfile
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from pathlib import Path
 from typing import Any
 
@@ -25,8 +26,28 @@ def pack_path(source: Path, arcname: str, uid: int, gid: int) -> bytes:
         return info
 
     with tarfile.open(fileobj=buffer, mode="w") as tar:
-        tar.add(str(source), arcname=arcname, recursive=True, filter=owned)
+        _add_tree(tar, str(source), arcname, owned)
     return buffer.getvalue()
+
+
+def _add_tree(tar: tarfile.TarFile, source: str, arcname: str,
+              keep: Callable[[tarfile.TarInfo], tarfile.TarInfo | None]) -> None:
+    """`tar.add(source, arcname, recursive=True, filter=keep)` without recursion (Python 3.11's recurses once a folder
+    level: a folder a thousand deep was a RecursionError), in its order: each folder's entries sorted by name."""
+    stack = [(source, arcname)]
+    while stack:
+        path, name = stack.pop()
+        found = tar.gettarinfo(path, arcname=name)
+        info = keep(found) if found is not None else None  # None: a socket or the like, which tarfile skips too
+        if info is None:
+            continue
+        if info.isreg():
+            with open(path, "rb") as handle:
+                tar.addfile(info, handle)
+        else:
+            tar.addfile(info)
+        if info.isdir():
+            stack.extend((os.path.join(path, child), f"{name}/{child}") for child in sorted(os.listdir(path), reverse=True))
 
 
 def read_member(stream_chunks, max_bytes: int = 64 * 1024 * 1024) -> bytes:  # type: ignore[no-untyped-def]

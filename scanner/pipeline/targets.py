@@ -13,6 +13,7 @@ from pathlib import Path
 from typing import Literal
 
 from sandbox.core.archive import SKIP_DIRS
+from sandbox.core.tree import entries_below
 from sandbox.core.untrusted import cap_text
 from scanner.errors import UsageError
 from scanner.pipeline.target_text import refuse_blank_target
@@ -192,7 +193,7 @@ def content_hash(path: Path) -> str:
             for block in iter(lambda: handle.read(1 << 20), b""):
                 digest.update(block)
         return digest.hexdigest()
-    for entry in sorted(path.rglob("*")):
+    for entry in entries_below(path):
         relative = entry.relative_to(path)
         if any(part in SKIP_DIRS for part in relative.parts):
             continue

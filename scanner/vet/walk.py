@@ -15,6 +15,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from sandbox.core import tree
 from scanner.vet.globs import Glob, compile_glob
 from scanner.vet.model import Language
 
@@ -105,10 +106,10 @@ def walk(root: Path, options: WalkOptions) -> Walked:
     skipped: dict[str, list[str]] = {"built": [], "environment": [], "link": [], "big": [], "special": [],
                                      "unreadable": []}
 
-    def unlisted(exc: OSError) -> None:  # a folder os.walk cannot list: said, not dropped
+    def unlisted(exc: OSError) -> None:  # a folder the walk cannot list: said, not dropped
         skipped["unreadable"].append(os.path.relpath(exc.filename, root))
 
-    for folder, dirs, names in os.walk(root, onerror=unlisted):
+    for folder, dirs, names in tree.walk(root, onerror=unlisted):
         here = Path(folder)
         relative_dir = here.relative_to(root).as_posix()
         kept = []
