@@ -481,3 +481,59 @@ def test_a_plugin_folder_check_of_a_name_too_long_is_no_plugin():
     from scanner.plugins.folder import is_plugin_folder
 
     assert is_plugin_folder(Path("npm:pkg@" + "1" * 5_000)) is False
+
+
+@pytest.mark.parametrize(("argv", "unpinned"), [
+    (["npx", "-y", "@modelcontextprotocol/server-memory"], "has no exact version (none given)"),
+    (["npx", "-y", "pkg@latest"], "(a range or tag: 'latest')"),
+    (["uvx", "mcp-server-time"], "has no exact version (none given)"),
+    (["npx", "-y", "pkg@1.2.3"], None), (["uvx", "mcp-server-time==2025.1.1"], None),
+    (["uvx", "--from", "./tests/servers/zoo", "zoo-plain"], None)])
+def test_a_launch_command_that_fetches_the_newest_version_each_start_carries_i1(argv, unpinned):
+    """The scan vets one version; an unpinned command starts whatever is newest at each start (check-config's I1)."""
+    findings = map_launch(argv, REPO).findings
+    if unpinned is None:
+        assert findings == ()
+    else:
+        assert [f.rule_id for f in findings] == ["I1"] and unpinned in findings[0].message
+
+
+def test_the_launch_findings_reach_the_report_and_the_verdict():
+    from scanner.pipeline.assemble import ScanParts, assemble
+    from scanner.config import Config
+    from scanner.report.model import TargetInfo
+
+    [i1] = map_launch(["npx", "-y", "pkg"], REPO).findings
+    report = assemble(ScanParts(target=TargetInfo(kind="npm", name="pkg", requested="npm:pkg"), launch=[i1]), Config())
+    assert [f.rule_id for f in report.findings] == ["I1"]
+    assert report.verdict in ("review", "incomplete")
+    report = assemble(ScanParts(target=TargetInfo(kind="npm", name="pkg", requested="npm:pkg"), launch=[i1]),
+                      Config(disabled=frozenset({"I1"}), explicit=True))
+    assert report.findings == [] and [f.rule_id for f in report.suppressed] == ["I1"]  # a config disables it alike
+
+
+def test_scan_and_a_config_scan_hand_the_launch_findings_to_the_scan():
+    from scanner.cli.scan_door import _mapped
+    from scanner.pipeline.scan_options import ScanOptions
+
+    mapping = map_launch(["npx", "-y", "pkg"], REPO)
+    assert _mapped(ScanOptions(target=""), mapping).launch_findings == mapping.findings != ()
+    assert _mapped(ScanOptions(target=""), map_launch(["npx", "-y", "pkg@1.0.0"], REPO)).launch_findings == ()
+
+
+def test_a_config_entry_hands_its_launch_findings_to_its_scan():
+    from scanner.cli.output import ReportOutputs
+    from scanner.cli.scan_config import _scan_one
+    from scanner.pipeline.config_doors import PlannedServer
+    from scanner.pipeline.scan_options import ScanOptions
+    from scanner.report.model import Report, TargetInfo
+
+    given: list[ScanOptions] = []
+
+    def run(options: ScanOptions) -> Report:
+        given.append(options)
+        return Report(target=TargetInfo(kind="npm", name="pkg", requested=options.target))
+
+    server = PlannedServer(name="memory", mapping=map_launch(["npx", "-y", "pkg"], REPO))
+    outcome = _scan_one(server, ScanOptions(target=""), ReportOutputs(), None, run)
+    assert outcome.report is not None and [f.rule_id for f in given[0].launch_findings] == ["I1"]

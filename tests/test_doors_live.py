@@ -83,6 +83,7 @@ def test_uvx_with_a_pinned_registry_release_is_scanned_as_that_release(tmp_path,
     assert report["target"]["requested"] == f"pypi:mcp-server-time=={TIME_VERSION}"
     assert report["target"]["version"] == TIME_VERSION
     assert report["target"]["launch"]["runner"] == "uvx"
+    assert not [f for f in report["findings"] if f["rule_id"] == "I1"]  # pinned: what ran is what was vetted
     assert report["install"]["command"][-2:] == ["--local-timezone", "UTC"]
     if report["status"] == "complete":
         assert {"get_current_time", "convert_time"} <= {t["name"] for t in report["tools"]}
@@ -118,5 +119,6 @@ def test_npx_server_memory_ends_in_a_full_sandboxed_report(tmp_path, docker_clie
     assert report["status"] == "complete" and report["verdict"] in ("pass", "review", "block")
     assert report["target"]["requested"] == f"npm:{MEMORY}"
     assert report["target"]["launch"] == {"runner": "npx", "package": MEMORY, "config_server": None, "notes": []}
+    assert not [f for f in report["findings"] if f["rule_id"] == "I1"]  # pinned: what ran is what was vetted
     assert {"create_entities", "read_graph"} <= {t["name"] for t in report["tools"]}
     assert report["probes"] and report["sandbox"]["teardown"]["complete"] is True

@@ -110,7 +110,7 @@ def _mapped(options: ScanOptions, mapping: LaunchMapping | None) -> ScanOptions:
     if mapping is None:
         return options
     return replace(options, target=mapping.target, server_args=mapping.server_args,
-                   command=mapping.command or options.command)
+                   command=mapping.command or options.command, launch_findings=mapping.findings)
 
 
 def scan_door(options: ScanOptions, given: ConfigRun, outputs: ReportOutputs, fail_under: int | None,

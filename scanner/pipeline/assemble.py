@@ -44,6 +44,7 @@ class ScanParts:
     listing: Listing | None = None
     served: Served | None = None
     lint: list[Finding] = field(default_factory=list)
+    launch: list[Finding] = field(default_factory=list)  # ScanOptions.launch_findings
     probes: ProbePhaseReport = field(default_factory=ProbePhaseReport)
     late_egress: list[Finding] = field(default_factory=list)  # what no probe call took (start-up, or late)
     egress_gaps: list[str] = field(default_factory=list)  # what the sink's log may be missing (errors: incomplete)
@@ -150,7 +151,7 @@ def _facts(parts: ScanParts) -> StageFacts:
 
 
 def _findings(parts: ScanParts) -> list[Finding]:
-    return [*(parts.provenance.findings if parts.provenance else []),
+    return [*parts.launch, *(parts.provenance.findings if parts.provenance else []),
             *(parts.installation.egress_findings if parts.installation else []),
             *(parts.installation.write_findings if parts.installation else []),
             *(parts.source.findings if parts.source else []),

@@ -29,7 +29,7 @@ if TYPE_CHECKING:  # the runners' grammar (the ecosystems) and the report model 
     # is mapped or a report told of it: `scan TARGET` asks `launch_words` and `folder_script` before its head start
     from scanner.provenance.launch_runners import RunnerCall
     from scanner.provenance.package_specs import PackageRef
-    from scanner.report.model import LaunchOrigin, Report
+    from scanner.report.model import Finding, LaunchOrigin, Report
 
 LAUNCH_EXAMPLE = "mcp-sandbox scan -- npx -y @scope/pkg@1.2.3, or a target: npm:NAME, pypi:NAME or a package folder"
 PYTHON = re.compile(r"python(\d+(\.\d+)?)?|py")
@@ -54,6 +54,7 @@ class LaunchMapping:
     command: str | None = None  # the program to run (as --command), when the command names one
     server_args: list[str] = field(default_factory=list)
     notes: list[str] = field(default_factory=list)  # what the mapping could not carry over
+    findings: tuple[Finding, ...] = ()  # I1 when the command fetches whatever version is newest at each start
 
     def describe(self) -> str:
         """One line for stderr: what the command was mapped to (never its arguments, which may hold secrets)."""
@@ -235,7 +236,11 @@ def _map_runner(call: RunnerCall, base: Path) -> LaunchMapping:
     ref = call.packages[0]
     notes = [f"`{runner} --env-file` not read: its variables are not passed (use --env NAME=VALUE)"] \
         if "--env-file" in call.options else []
-    return LaunchMapping(_ref_target(runner, ref, base), runner, _shown(ref.display), call.command, call.args, notes)
+    from scanner.provenance.launch import unpinned_finding
+
+    unpinned = () if ref.pinned else (unpinned_finding(ref),)
+    return LaunchMapping(_ref_target(runner, ref, base), runner, _shown(ref.display), call.command, call.args, notes,
+                         unpinned)
 
 
 def _ref_target(runner: str, ref: PackageRef, base: Path) -> str:

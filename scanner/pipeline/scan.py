@@ -97,7 +97,8 @@ def run_scan(options: ScanOptions, progress: Progress = lambda _: None, head_sta
     early = head_start.registry() if head_start is not None else None  # the resolution's client, when it ran there
     with (nullcontext(early) if early is not None else endpoints.client()) as http, ThreadPoolExecutor(
             max_workers=6, thread_name_prefix="mcp-sandbox") as pool:
-        parts = ScanParts(target=target, probes_enabled=options.probes.enabled, clock=clock)
+        parts = ScanParts(target=target, probes_enabled=options.probes.enabled, clock=clock,
+                          launch=list(options.launch_findings))
         engine_ready = pool.submit(_engine_and_image, clock, target.ecosystem, options, progress, head_start)
         request = _resolved(target, options, endpoints, http, progress, clock, head_start)
         client, image = engine_ready.result()

@@ -18,6 +18,7 @@ from scanner.probes.options import ProbeOptions
 
 if TYPE_CHECKING:
     from scanner.registry.endpoints import RegistryEndpoints
+    from scanner.report.model import Finding
 
 Progress = Callable[[str], None]
 
@@ -44,6 +45,9 @@ class ScanOptions:
     # Where registry lookups go (mirrors, CA bundle, upstream, allowed hosts); None: from the environment and the
     # options above (RegistryEndpoints.from_environment).
     endpoints: RegistryEndpoints | None = None
+    # Findings about how the server is launched, which no stage makes: I1 for a launch command that fetches whatever
+    # version is newest at each start (`scan -- npx -y pkg`, a config's entry), when this scan vetted one version.
+    launch_findings: tuple[Finding, ...] = ()
 
     def relisting_off(self) -> str | None:
         """Why P10's second listing is not made (None: it is): a config given with --config disables P10, so no
