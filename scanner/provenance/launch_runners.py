@@ -8,6 +8,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass, field
 
+from scanner.provenance.launch_downloads import DOWNLOADERS, download_finding
 from scanner.provenance.package_specs import PackageRef, image_ref, parse_npm_spec, parse_pypi_spec
 from scanner.provenance.shell_words import program_name
 from scanner.report.model import Finding
@@ -46,6 +47,9 @@ def dispatch(argv: list[str], result: LaunchAnalysis) -> None:
         image = _docker_image(rest[1:] if sub == "run" else rest[2:])
         if image:
             result.packages.append(image)
+    elif prog in DOWNLOADERS:
+        _set_runner(result, prog)
+        result.findings.append(download_finding(prog, rest))
 
 
 @dataclass(frozen=True)
