@@ -27,6 +27,7 @@ from sandbox.core.untrusted import cap_text
 CPU_BURN_SHARE = 0.5  # a timed-out call that used at least this share of the CPU quota for its whole duration
 BUSY_SHARE = 0.5  # of the CPU quota, for a whole window with no call running (`busy`)
 BUSY_MIN_SECONDS = 0.2  # a shorter window holds too little to tell a spinner from the looks' own work
+USED_FLOOR = 0.1  # of the CPU quota, used by the sandbox itself, for its wait for a CPU to count (`demand`)
 MAX_PATHS_IN_MESSAGE = 5
 STARTUP = "(start-up)"
 
@@ -221,22 +222,26 @@ def _helpers_finding(record: CallBehavior, helpers: list[ProcessSeen]) -> Findin
 
 
 # ---- B6 --------------------------------------------------------------------------------------------------------------
-def demand(use: ResourceUse) -> float | None:
-    """The CPU time the sandbox wanted in the window of `use`: what it used, and what its threads waited for a CPU
+def demand(use: ResourceUse, cpus: float, seconds: float) -> float | None:
+    """The CPU time the sandbox wanted in a window of `seconds`: what it used, and what its threads waited for a CPU
     the machine's other work held. On a loaded machine a spinning thread gets a small share of a CPU and waits out
-    the rest, so the time used alone would let a miner pass on a busy CI runner or a batch worker."""
+    the rest, so the time used alone would let a miner pass on a busy CI runner or a batch worker. The wait counts
+    only when the sandbox used USED_FLOOR of its quota itself: on a crowded machine a burst of honest work (an
+    answer to the last re-list) waits many times its own length, which is no spinner."""
     if use.cpu_seconds is None:
         return None
-    return use.cpu_seconds + (use.cpu_wait_seconds or 0.0)
+    waited = use.cpu_wait_seconds or 0.0
+    return use.cpu_seconds + (waited if use.cpu_seconds >= USED_FLOOR * cpus * seconds else 0.0)
 
 
 def busy(use: ResourceUse, cpus: float, at_least: float = BUSY_MIN_SECONDS) -> bool:
     """Whether the sandbox wanted at least BUSY_SHARE of its CPU quota for the whole window of `use` (one of
     BUSY_MIN_SECONDS or more; `demand`): after the last call's answer, with no call running, that is a thread or
     process left spinning (a miner), which answers every call at once and leaves no process for B5."""
-    wanted = demand(use)
-    return (wanted is not None and use.seconds is not None and use.seconds >= max(at_least, 0.001)
-            and wanted >= BUSY_SHARE * cpus * use.seconds)
+    if use.seconds is None or use.seconds < max(at_least, 0.001):
+        return False
+    wanted = demand(use, cpus, use.seconds)
+    return wanted is not None and wanted >= BUSY_SHARE * cpus * use.seconds
 
 
 def _cpu_used(use: ResourceUse) -> str:
@@ -259,7 +264,7 @@ def check_resources(record: CallBehavior, result: ProbeResult | None, *, cpus: f
     if use.pids_limit_hit:
         problems.append("it ran into the process/thread limit" + (f" ({use.pids_limit_evidence})"
                                                                   if use.pids_limit_evidence else ""))
-    wanted = demand(use)
+    wanted = demand(use, cpus, result.latency_ms / 1000) if result is not None else None
     if (result is not None and result.status == "timeout" and wanted is not None and result.latency_ms > 0
             and wanted >= CPU_BURN_SHARE * cpus * result.latency_ms / 1000):
         problems.append(f"it used {_cpu_used(use)} in {result.latency_ms / 1000:.1f} s until it "
