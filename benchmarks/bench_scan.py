@@ -366,11 +366,11 @@ def counting_calls() -> Iterator[Counter[tuple[str, str]]]:
 def timing_probe_steps() -> Iterator[Counter[str]]:
     """Seconds per step of the probe calls, summed: the call itself, the looks after it, the re-list (run beside the
     looks, so the steps overlap), and the whole call."""
-    from scanner.probes import runner
+    from scanner.probes import relister, runner
 
     spent: Counter[str] = Counter()
     originals = {"call (server answer)": (runner.ProbeRunner, "_send"),
-                 "re-list (fetched beside the looks)": (runner, "fetch_tools"),
+                 "re-list (fetched beside the looks)": (relister, "fetch_tools"),
                  "looks (state, snapshot, top, drain; the re-list beside)": (runner, "look_after_call"),
                  "whole call (with the settle)": (runner.ProbeRunner, "_call")}
     saved = {name: getattr(owner, attribute) for name, (owner, attribute) in originals.items()}
