@@ -72,7 +72,8 @@ def outcomes(pkg: Any) -> dict[str, str]:
 def test_agreeing_indexes_and_downloaded_wheel_verify() -> None:
     pkg = check_pypi_package(index(routes()), "Demo_Server", "1.0.0")
     assert outcomes(pkg) == {"index-hashes": "verified", "file-hashes": "verified", "yanked": "verified",
-                             "wheel": "verified", "attestation": "unavailable"}
+                             "wheel": "verified", "attestation": "unavailable",
+                             "publisher-repository": "unavailable"}
     assert pkg.pins.sha256 == {WHEEL_NAME: sha(WHEEL), SDIST_NAME: sha(SDIST)}
     assert check_findings(pkg) == []
 

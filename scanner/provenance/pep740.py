@@ -32,6 +32,7 @@ class TrustedPublisher:
     identity: str
     source_repository: str | None = None
     workflow: str | None = None
+    repositories: tuple[str, ...] = ()  # each publisher's repository URL (GitHub, GitLab), for pypi_repository
 
 
 @dataclass(frozen=True)
@@ -48,12 +49,14 @@ def describe_publisher(publisher: Publisher) -> TrustedPublisher:
     if isinstance(publisher, GitHubPublisher):
         repository = publisher.repository[:MAX_FIELD_CHARS]
         environment = f", environment {publisher.environment[:MAX_FIELD_CHARS]}" if publisher.environment else ""
+        url = f"https://github.com/{repository}"
         return TrustedPublisher(f"GitHub {repository} (workflow {publisher.workflow[:MAX_FIELD_CHARS]}{environment})",
-                                f"https://github.com/{repository}", publisher.workflow[:MAX_FIELD_CHARS])
+                                url, publisher.workflow[:MAX_FIELD_CHARS], (url,))
     if isinstance(publisher, GitLabPublisher):
         repository = publisher.repository[:MAX_FIELD_CHARS]
         path = publisher.workflow_filepath[:MAX_FIELD_CHARS]
-        return TrustedPublisher(f"GitLab {repository} (pipeline {path})", f"https://gitlab.com/{repository}", path)
+        url = f"https://gitlab.com/{repository}"
+        return TrustedPublisher(f"GitLab {repository} (pipeline {path})", url, path, (url,))
     if isinstance(publisher, GooglePublisher):
         return TrustedPublisher(f"Google Cloud service account {publisher.email[:MAX_FIELD_CHARS]}")
     if isinstance(publisher, CircleCIPublisher):
@@ -110,7 +113,8 @@ def merged_publishers(publishers: list[TrustedPublisher]) -> TrustedPublisher:
         return publishers[0]
     return TrustedPublisher("; ".join(p.identity for p in publishers),
                             "; ".join(p.source_repository for p in publishers if p.source_repository) or None,
-                            "; ".join(p.workflow for p in publishers if p.workflow) or None)
+                            "; ".join(p.workflow for p in publishers if p.workflow) or None,
+                            tuple(dict.fromkeys(r for p in publishers for r in p.repositories)))
 
 
 def _result(outcome: Outcome, evidence: str) -> Pep740Result:

@@ -1,5 +1,6 @@
 """PyPI checks of one resolved release: JSON API vs PEP 691 hashes and downloaded/installed bytes (I2),
-yanked (I6), sdist-only (I5), PEP 740 provenance (I4, verified offline by pep740)."""
+yanked (I6), sdist-only (I5), PEP 740 provenance (I4, verified offline by pep740) and its Trusted Publisher's
+repository against the one the project declares (I4, pypi_repository)."""
 
 from __future__ import annotations
 
@@ -20,6 +21,7 @@ from scanner.registry.endpoints import DEFAULT_ENDPOINTS, RegistryEndpoints
 from scanner.provenance.model import Check, Dependency, DependencyTree, Outcome, PackageProvenance, Pins
 from scanner.provenance.versions import pypi_normalise
 from scanner.provenance.pep740 import Pep740Result, merged_publishers, verify_provenance
+from scanner.provenance.pypi_repository import publisher_repository_check
 
 SIMPLE_JSON = "application/vnd.pypi.simple.v1+json"
 MAX_ATTESTED_FILES = 100  # provenance fetched and verified per file of a release
@@ -45,7 +47,7 @@ def check_pypi_package(client: httpx.Client, name: str, version: str, *,
         reason = got_json.reason or f"the JSON API lists no release {version}"
         result.checks = [Check(name=n, outcome="unavailable", evidence=reason, rule_id=r)
                          for n, r in (("index-hashes", "I2"), ("file-hashes", "I2"), ("yanked", "I6"),
-                                      ("wheel", "I5"), ("attestation", "I4"))]
+                                      ("wheel", "I5"), ("attestation", "I4"), ("publisher-repository", "I4"))]
         return result
     files = {u["filename"]: u for u in release["urls"] if isinstance(u, dict) and isinstance(u.get("filename"), str)}
     result.checks.append(index_hashes_check(files, simple, got_simple.reason, version))
@@ -54,6 +56,8 @@ def check_pypi_package(client: httpx.Client, name: str, version: str, *,
     result.checks.append(wheel_check(files, installed))
     attested = attestation_check(client, _attested_files(files, installed), simple, endpoints)
     result.checks.append(attested.check)
+    info = release.get("info")
+    result.checks.append(publisher_repository_check(info if isinstance(info, dict) else None, attested))
     verified = (c := result.check("file-hashes")) is not None and c.outcome == "verified"
     digests = installed if installed is not None else {f: _sha256(u) for f, u in files.items()}
     publisher = attested.publisher if attested.check.outcome == "verified" else None
