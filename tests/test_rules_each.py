@@ -321,6 +321,18 @@ def test_s11_honest_tool_is_a_warning() -> None:
     assert [f.severity for f in findings([honest], "S11")] == ["warning"]
 
 
+@pytest.mark.parametrize("name,props", [("create_or_update_file", {"path": {"type": "string"}}),
+                                        ("run_shell_command", {"command": {"type": "string"}})])
+def test_s11_read_only_false_declares_a_destructive_tool(name: str, props: dict[str, Any]) -> None:
+    # The GitHub server annotates its writes readOnlyHint: false alone: MCP's default destructiveHint is then true
+    declared = tool(name, LONG, props, annotations={"readOnlyHint": False})
+    assert [f.severity for f in findings([declared], "S11")] == ["warning"]
+    # near miss: no annotations at all declare nothing, and destructiveHint: false says a command is harmless
+    for annotations in ({}, {"readOnlyHint": False, "destructiveHint": False}):
+        severities = [f.severity for f in findings([tool(name, LONG, props, annotations=annotations)], "S11")]
+        assert severities == (["error"] if name == "run_shell_command" or not annotations else ["warning"])
+
+
 def test_s11_near_miss_read_tool_and_command_history() -> None:
     quiet = [tool("get_command_history", props={"limit": {"type": "integer"}}),
              tool("trigger_url_elicitation", "Asks the client to show the user a link to open in the browser.",

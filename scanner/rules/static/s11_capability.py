@@ -99,7 +99,9 @@ def honestly_declared(tool: ToolView, kind: str) -> bool:
     world: openWorldHint: true, or no openWorldHint at all (MCP's default is an open world, so a client treats an
     un-annotated tool as reaching out). openWorldHint: false is dishonest; so is readOnlyHint: true without
     openWorldHint: true (B2 reads that pair as a closed world too), unless openWorldHint: true stands beside a tool
-    that only reads (a fetch), not one that sends. For files and commands readOnlyHint: true is never honest."""
+    that only reads (a fetch), not one that sends. For files and commands readOnlyHint: true is never honest; an
+    explicit readOnlyHint: false with no destructiveHint declares a destructive tool (MCP's default destructiveHint
+    for a tool that is not read-only is true), which is how the GitHub server annotates its writes."""
     annotations = tool.annotations or {}
     if len(tool.description_words) < MIN_HONEST_WORDS:
         return False
@@ -110,6 +112,8 @@ def honestly_declared(tool: ToolView, kind: str) -> bool:
         return world is True and (annotations.get("readOnlyHint") is not True or reads_only(tool))
     if annotations.get("readOnlyHint") is True:
         return False
+    if annotations.get("readOnlyHint") is False and "destructiveHint" not in annotations:
+        return True
     if kind == "fs-write":
         return "destructiveHint" in annotations
     return annotations.get("destructiveHint") is True
