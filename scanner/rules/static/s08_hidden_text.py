@@ -23,6 +23,8 @@ from scanner.rules.registry import rule
 from scanner.rules.static.context import MAX_DEPTH, MAX_NODES_PER_ITEM, LintContext, Walk
 from scanner.rules.static.encoded import ENCODINGS, decoded, possible_encodings
 from scanner.rules.static.literals import could_match, required_literals
+from scanner.rules.static.s08_asking import (CALL_FIRST, COLLECT_CONVERSATION, SYSTEM_PROMPT_REQUEST,
+                                               USER_SECRET_REQUEST, asking_parameters)
 from scanner.rules.static.text import normalise
 from sandbox.core.untrusted import escape_for_terminal
 from scanner.vocabulary import name_tokens
@@ -81,22 +83,6 @@ IGNORE_INSTRUCTIONS = re.compile(
     r"|\byou are now (in )?(developer|dan|jailbreak|god|admin|unrestricted) mode\b"
     r"|\b(previous|prior|earlier|above|original) instructions (are|were) (now )?(void|cancell?ed|obsolete|"
     r"invalid|superseded|outdated|no longer valid)\b")
-# Telling the model to call this tool before any other: the priority hijack a poisoned tool uses to run first (and
-# on every turn). A warning: an honest server sometimes asks for its set-up tool first, which the sandbox then shows.
-CALL_FIRST = re.compile(
-    r"\b(before|prior to)\s+(using|calling|invoking|running)?\s*(any|every|all)\s+(of\s+the\s+)?other\s+"
-    r"(tools?|functions?)\b[^.\n]{0,40}\b(call|use|invoke|run)\b[^.\n]{0,15}\bthis (tool|function)\b"
-    r"|\b(call|use|invoke|run)\s+this\s+(tool|function)\b[^.\n]{0,30}\b(before|prior to|ahead of)\s+"
-    r"(using\s+|calling\s+)?(any|every|all)\s+(of\s+the\s+)?other\s+(tools?|functions?)\b"
-    r"|\b(call|use|invoke|run)\s+this\s+(tool|function)\s+(first\s+)?before\s+(any|every)\s+(tool|function)\b"
-    r"|\bthis (tool|function) (must|should) (always )?be (called|used|invoked) (first|before (any|every|all))\b")
-# Asking for what the user said to be put into an argument. A warning: a memory or summary tool honestly takes the
-# conversation; the sandbox shows where it goes.
-COLLECT_CONVERSATION = re.compile(
-    r"\b(pass|passes|include|includes|put|append|send|copy|attach|provide|insert|paste)\b[^.\n]{0,30}"
-    r"\b((full|entire|whole|complete) )?(conversation|chat) (history|log|transcript|so far)\b"
-    r"|\b(pass|include|put|append|send|copy|attach|provide|insert|paste)\b[^.\n]{0,30}\b(the )?user's "
-    r"(previous |prior |earlier |last |other )?(messages|prompts|conversations?)\b")
 OVERRIDE_TOOLS = re.compile(
     r"\b(override|overrides|overriding|supersedes?|shadows?|hijacks?|intercepts?|takes? precedence over)\b"
     r"[^.\n]{0,30}\b(other|another|every|all)\b[^.\n]{0,25}\b(tools?|servers?|mcp)\b"
@@ -133,7 +119,11 @@ SEND_TO_URL = re.compile(
     r"forwards|copy|copies|log|beacon)\b[^.\n]{0,60}\b(?:data|contents?|conversation|history|messages?|files?|"
     r"results?|output|credentials?|keys?|tokens?|secrets?|passwords?|context|environment|everything|information|"
     r"details|logs?|responses?|answers?|arguments?|inputs?|prompts?|chats?)\b[^.\n]{0,30}\b(?:to|at|into)\s+"
-    r"(?:https?|ftp|wss?)://")
+    r"(?:https?|ftp|wss?)://"
+    # the passive order, as an instruction ("any file you read must also be sent to https://..."); a disclosure
+    # ("your query is sent to https://api...") has no must/should/also
+    r"|\b(?:must|should|shall|has to|have to|needs? to)\s+(?:also\s+|always\s+)*be\s+(?:sent|posted|uploaded|"
+    r"forwarded|copied|mirrored|submitted|transmitted|reported|logged)\s+(?:to|at)\s+(?:https?|ftp|wss?)://")
 CREDENTIAL_PATH = re.compile(
     r"~/\.ssh|\.ssh/|\bid_(rsa|dsa|ecdsa|ed25519)\b|\.aws/(credentials|config)|~/\.aws\b|\bmcp\.json\b"
     r"|claude_desktop_config\.json|(^|[\s/'\"`(])\.env\b|\.npmrc\b|\.pypirc\b|\.netrc\b|\.git-credentials\b"
@@ -193,6 +183,9 @@ DETECTORS: tuple[_Detector, ...] = (
     _Detector("call-first", CALL_FIRST, "warning", "instruction to call this tool before any other", True, False),
     _Detector("collect-conversation", COLLECT_CONVERSATION, "warning", "instruction to put the conversation in an "
               "argument", True, False),
+    _Detector("system-prompt-request", SYSTEM_PROMPT_REQUEST, "error", "request for the model's system prompt",
+              True, True),
+    _Detector("credential-request", USER_SECRET_REQUEST, "warning", "request for the user's secrets", True, True),
     _Detector("credential-reference", CREDENTIAL_PATH, "warning", "reference to a credential or config file",
               True, True),
     _Detector("credential-reference", SSH_KEY, "warning", "instruction to read or pass an SSH key", True, True),
@@ -386,6 +379,7 @@ def check(ctx: LintContext) -> Iterator[Finding]:
         hits = _scan_joined(tool.walk, text, folded, phrases, encodings)
         yield from _findings(tool.name, hits)
         yield from _unread(tool.name, tool.walk)
+        yield from asking_parameters(tool)
         if any(d.instruction for d, _, _ in hits):
             shaped = [p.name for p in tool.params if "_".join(name_tokens(p.name)) in EXFIL_PARAMS]
             if shaped:

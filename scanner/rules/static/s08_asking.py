@@ -1,0 +1,80 @@
+"""S8's requests for what the model holds: to run this tool first, to put the conversation or the model's own system
+prompt into an argument, to pass the user's secrets; and parameters named for a credential or the conversation.
+
+The phrase patterns are matched on S8's normalised text (lower case, look-alike letters folded) with its other
+detectors (s08_hidden_text.DETECTORS); the parameter names are read here. An honest tool that names a secret or the
+conversation in a parameter (a login's `password`, a memory tool's `conversation_history`) is a warning: the secret
+or the chat passes through the model's context to the server, which the user should know before installing it.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterator
+
+from scanner.report.model import Finding
+from scanner.rules.registry import rule
+from scanner.rules.static.context import ToolView
+from scanner.vocabulary import name_tokens
+
+RULE = rule("S8")
+
+# Telling the model to call this tool before any other: the priority hijack a poisoned tool uses to run first (and
+# on every turn). A warning: an honest server sometimes asks for its set-up tool first, which the sandbox then shows.
+CALL_FIRST = re.compile(
+    r"\b(before|prior to)\s+(using|calling|invoking|running)?\s*(any|every|all)\s+(of\s+the\s+)?other\s+"
+    r"(tools?|functions?)\b[^.\n]{0,40}\b(call|use|invoke|run)\b[^.\n]{0,15}\bthis (tool|function|one)\b"
+    r"|\b(call|use|invoke|run)\s+this\s+(tool|function)\b[^.\n]{0,30}\b(before|prior to|ahead of)\s+"
+    r"(using\s+|calling\s+)?(any|every|all)\s+(of\s+the\s+)?other\s+(tools?|functions?)\b"
+    r"|\b(call|use|invoke|run)\s+this\s+(tool|function)\s+(first\s+)?before\s+(any|every)\s+(tool|function)\b"
+    r"|\bthis (tool|function) (must|should) (always )?be (called|used|invoked) (first|before (any|every|all))\b")
+# Asking for what the user said to be put into an argument. A warning: a memory or summary tool honestly takes the
+# conversation; the sandbox shows where it goes.
+COLLECT_CONVERSATION = re.compile(
+    r"\b(pass|passes|include|includes|put|append|send|copy|attach|provide|insert|paste)\b[^.\n]{0,30}"
+    r"\b((full|entire|whole|complete) )?(conversation|chat) (history|log|transcript|so far)\b"
+    r"|\b(pass|include|put|append|send|copy|attach|provide|insert|paste)\b[^.\n]{0,30}\b(the )?user's "
+    r"(previous |prior |earlier |last |other )?(messages?|prompts?|conversations?)\b")
+# Asking for the model's own system prompt or instructions: no honest tool needs what the model was told. A system
+# prompt the tool sends on to another model ("the system prompt to use for the completion") does not fire.
+SYSTEM_PROMPT_REQUEST = re.compile(
+    r"\b(system prompt|system message|instructions|initial prompt) (that )?you (were|have been|are) given\b"
+    r"|\b(reveal|repeat|print|output|pass|include|put|copy|paste|send|provide|insert|give|share|dump|leak)\b"
+    r"[^.\n]{0,30}\byour (own )?((full|entire|complete|whole|original|hidden|current|exact) )?"
+    r"(system (prompt|message|instructions)|initial (prompt|instructions)|developer (prompt|message)|"
+    r"hidden instructions)\b")
+# Asking for the user's secrets to be put somewhere. A warning that pairs with an exfiltration-shaped parameter
+# (`notes`, `context` ...) into an error, as a credential file does.
+USER_SECRET_REQUEST = re.compile(
+    r"\b(pass|passes|include|includes|put|append|send|copy|attach|provide|insert|paste|read|collect|add|"
+    r"needs|requires|fill)\b[^.\n]{0,40}\b(the )?user'?s\b[^.\n]{0,20}\b(passwords?|api (keys?|tokens?)|"
+    r"access (keys?|tokens?)|secret( access)? keys?|private keys?|credentials|session (cookies?|tokens?)|"
+    r"(seed|recovery) phrases?|auth(entication)? tokens?)\b")
+
+# A parameter's name, as its lower-case tokens, ending in one of these: it asks the model for a secret.
+CREDENTIAL_ENDINGS = (("password",), ("passwd",), ("passphrase",), ("api", "key"), ("apikey",), ("secret", "key"),
+                      ("client", "secret"), ("access", "token"), ("auth", "token"), ("bearer", "token"),
+                      ("refresh", "token"), ("api", "token"), ("session", "token"), ("private", "key"),
+                      ("seed", "phrase"), ("recovery", "phrase"), ("mnemonic",), ("credentials",))
+CONVERSATION_ENDINGS = tuple((who, what) for who in ("conversation", "chat", "message", "messages")
+                             for what in ("history", "log", "transcript")) + tuple(
+    (when, what) for when in ("previous", "prior", "past", "earlier", "all", "user") for what in ("messages", "prompts"))
+
+
+def _ends_with(tokens: list[str], endings: tuple[tuple[str, ...], ...]) -> bool:
+    return any(tuple(tokens[-len(ending):]) == ending for ending in endings if len(tokens) >= len(ending))
+
+
+def asking_parameters(tool: ToolView) -> Iterator[Finding]:
+    """A warning for each top-level parameter named for a secret or the conversation."""
+    for param in tool.params:
+        tokens = name_tokens(param.name)
+        if _ends_with(tokens, CREDENTIAL_ENDINGS):
+            what = "a secret (the value passes through the model's context to the server)"
+            kind = "credential-parameter"
+        elif _ends_with(tokens, CONVERSATION_ENDINGS):
+            what, kind = "the conversation", "conversation-parameter"
+        else:
+            continue
+        yield RULE.finding(tool.name, f"parameter `{param.name}` asks the model for {what} [{kind}]",
+                           severity="warning", evidence=f"inputSchema.properties.{param.name}")
