@@ -27,7 +27,9 @@ CALL_FIRST = re.compile(
     r"|\b(call|use|invoke|run)\s+this\s+(tool|function)\b[^.\n]{0,30}\b(before|prior to|ahead of)\s+"
     r"(using\s+|calling\s+)?(any|every|all)\s+(of\s+the\s+)?other\s+(tools?|functions?)\b"
     r"|\b(call|use|invoke|run)\s+this\s+(tool|function)\s+(first\s+)?before\s+(any|every)\s+(tool|function)\b"
-    r"|\bthis (tool|function) (must|should) (always )?be (called|used|invoked) (first|before (any|every|all))\b")
+    r"|\bthis (tool|function) (must|should) (always )?be (called|used|invoked) (first|before (any|every|all))\b"
+    r"|\b(call|use|invoke|run) (this|it)( tool| function)? first\b[^.\n]{0,40}\b(before (answering|responding|replying)"
+    r"|on every (turn|message|request)|at the start of every (turn|conversation|session))\b")
 # Asking for what the user said to be put into an argument. A warning: a memory or summary tool honestly takes the
 # conversation; the sandbox shows where it goes.
 COLLECT_CONVERSATION = re.compile(

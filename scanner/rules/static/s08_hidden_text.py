@@ -74,7 +74,9 @@ CONCEAL = re.compile(
     r"|\bkeep (this|these) (steps?|instructions?|calls?) (to yourself|secret|hidden)\b|\bkeep (this|it) to yourself\b"
     r"|\bwithout (the )?(users?'?s?|human'?s?) (knowledge|knowing|noticing)\b"
     r"|\b(secretly|covertly|behind the user'?s back)\b"
-    r"|\b(this is|these are) (very )?(secret|confidential) (instructions?|steps)\b")
+    r"|\b(this is|these are) (very )?(secret|confidential) (instructions?|steps)\b|\bdo (it|this|so) (quietly|discreetly)\b"
+    r"|\bpretend (that )?(this|the) (tool|function|step|call)s? (does not|doesn't|did not|didn't|never) (exist|happen)"
+    r"|\b(never|do not|don't) (reveal|disclose|mention|explain) (why|that you (used|called|ran))\b")
 IGNORE_INSTRUCTIONS = re.compile(
     r"\b(ignore|disregard|forget)\b[^.\n]{0,40}\b(previous|prior|above|earlier|other|all|any|system|your|"
     r"user'?s?|original|initial|safety)\b[^.\n]{0,20}\b(instructions?|prompts?|rules|directions|guidelines)\b"
@@ -82,7 +84,10 @@ IGNORE_INSTRUCTIONS = re.compile(
     r"|\b(override|bypass)\b[^.\n]{0,20}\b(your (system prompt|instructions|guidelines|safety|rules)|the system prompt)"
     r"|\byou are now (in )?(developer|dan|jailbreak|god|admin|unrestricted) mode\b"
     r"|\b(previous|prior|earlier|above|original) instructions (are|were) (now )?(void|cancell?ed|obsolete|"
-    r"invalid|superseded|outdated|no longer valid)\b")
+    r"invalid|superseded|outdated|no longer valid)\b"
+    r"|\b(takes?|has|have) (priority|precedence) over (the )?(user'?s?|your) (requests?|instructions?|messages?|prompts?)"
+    r"|\bwhat(ever)? the user (asked|said|requested|wanted)\b[^.\n]{0,25}\bno longer (applies|matters|counts)\b"
+    r"|\btreat\b[^.\n]{0,40}?(?<!not )\bas (the user'?s |user |authoritative |trusted )?(instructions|commands|orders)\b")
 OVERRIDE_TOOLS = re.compile(
     r"\b(override|overrides|overriding|supersedes?|shadows?|hijacks?|intercepts?|takes? precedence over)\b"
     r"[^.\n]{0,30}\b(other|another|every|all)\b[^.\n]{0,25}\b(tools?|servers?|mcp)\b"
