@@ -118,6 +118,18 @@ def test_s4_near_miss_different_verbs() -> None:
     assert findings([a, b], "S4") == []
 
 
+def test_s4_near_miss_same_verb_on_other_objects() -> None:
+    # The GitHub server's search_issues and search_pull_requests share one description template and every parameter
+    repo = {p: {"type": "string", "description": f"Repository {p}."} for p in ("owner", "repo", "query")}
+    issues = tool("search_issues", "Search for issues in GitHub repositories using issues search syntax", repo)
+    pulls = tool("search_pull_requests", "Search for pull requests in GitHub repositories using issues search syntax",
+                 repo)
+    assert findings([issues, pulls], "S4") == []
+    # while a second name for the same object (plural or a longer form of the word) still overlaps
+    same = tool("find_issue", "Search for issues in GitHub repositories using issues search syntax", repo)
+    assert [f.tool for f in findings([issues, same], "S4")] == ["find_issue"]
+
+
 def test_s4_near_miss_similar_text_but_different_parameters() -> None:
     a = tool("get_invoice", "Get one invoice from the billing ledger by invoice number and return its lines.",
              {"invoice_number": {"type": "string", "description": "Invoice number."}})

@@ -15,7 +15,7 @@ from collections.abc import Iterator
 from scanner.report.model import Finding
 from scanner.rules.registry import rule
 from scanner.rules.static.context import LintContext, ToolView
-from scanner.vocabulary import name_tokens
+from scanner.vocabulary import ALL_GROUPED_VERBS, name_tokens
 
 RULE = rule("S4")
 
@@ -73,16 +73,37 @@ def _prefix(vec: Vector) -> list[str]:
 
 
 def _comparable(a: ToolView, b: ToolView) -> bool:
-    """Worth comparing: other names, no two different verbs, and at least MIN_SHARED_PARAMS of parameters shared."""
+    """Worth comparing: other names, no two different verbs, no two different objects (create_issue,
+    create_pull_request), and at least MIN_SHARED_PARAMS of parameters shared."""
     return _Comparable([a, b])(0, 1)
 
 
+def _objects(tool: ToolView) -> tuple[str, ...]:
+    """The words of a name after its verb (create_pull_request: pull, request); none when the name has no verb."""
+    for index, token in enumerate(tool.tokens[:2]):
+        if token in ALL_GROUPED_VERBS:
+            return tuple(tool.tokens[index + 1:])
+    return ()
+
+
+def _same_word(a: str, b: str) -> bool:
+    """One word is the other, or the start of it (issue/issues, repo/repository)."""
+    return a.startswith(b) or b.startswith(a)
+
+
+def _other_objects(a: tuple[str, ...], b: tuple[str, ...]) -> bool:
+    """Both names say what they act on, in words the other does not share: create_issue and create_pull_request
+    differ by name, however alike the text around them (the GitHub server's descriptions are one template)."""
+    return bool(a and b) and not any(_same_word(x, y) for x in a for y in b)
+
+
 class _Comparable:
-    """`_comparable` over the tools by index, each tool's name, verb and parameter names read once."""
+    """`_comparable` over the tools by index, each tool's name, verb, object words and parameter names read once."""
 
     def __init__(self, tools: list[ToolView]) -> None:
         self.names = [tool.name for tool in tools]
         self.verbs = [tool.verb or None for tool in tools]
+        self.objects = [_objects(tool) for tool in tools]
         self.params = [frozenset(p.name for p in tool.params) for tool in tools]
 
     def __call__(self, left: int, right: int) -> bool:
@@ -93,7 +114,7 @@ class _Comparable:
 
     def alike(self, left: int, right: int) -> bool:
         """The rest of `_comparable`, for two tools whose verbs are known not to differ."""
-        if self.names[left] == self.names[right]:
+        if self.names[left] == self.names[right] or _other_objects(self.objects[left], self.objects[right]):
             return False
         names_a, names_b = self.params[left], self.params[right]
         if not names_a and not names_b:
