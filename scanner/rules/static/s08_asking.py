@@ -1,5 +1,6 @@
 """S8's requests for what the model holds: to run this tool first, to put the conversation or the model's own system
-prompt into an argument, to pass the user's secrets; and parameters named for a credential or the conversation.
+prompt into an argument, to pass the user's secrets, to act unseen or above the user's word; and parameters named
+for a credential or the conversation.
 
 The phrase patterns are matched on S8's normalised text (lower case, look-alike letters folded) with its other
 detectors (s08_hidden_text.DETECTORS); the parameter names are read here. An honest tool that names a secret or the
@@ -27,9 +28,27 @@ CALL_FIRST = re.compile(
     r"|\b(call|use|invoke|run)\s+this\s+(tool|function)\b[^.\n]{0,30}\b(before|prior to|ahead of)\s+"
     r"(using\s+|calling\s+)?(any|every|all)\s+(of\s+the\s+)?other\s+(tools?|functions?)\b"
     r"|\b(call|use|invoke|run)\s+this\s+(tool|function)\s+(first\s+)?before\s+(any|every)\s+(tool|function)\b"
-    r"|\bthis (tool|function) (must|should) (always )?be (called|used|invoked) (first|before (any|every|all))\b"
-    r"|\b(call|use|invoke|run) (this|it)( tool| function)? first\b[^.\n]{0,40}\b(before (answering|responding|replying)"
+    r"|\bthis (tool|function) (must|should) (always )?be (called|used|invoked) (first|before (any|every|all))\b")
+# The same priority hijack said by when: first before answering, on every turn. Each pattern of this module is its
+# own detector, so its literal words (s08_hidden_text._Detector.needs) keep clean text from being searched.
+EVERY_TURN = re.compile(
+    r"\b(call|use|invoke|run) (this|it)( tool| function)? first\b[^.\n]{0,40}\b(before (answering|responding|replying)"
     r"|on every (turn|message|request)|at the start of every (turn|conversation|session))\b")
+# Concealment said as an act ("do it quietly", "pretend this tool does not exist", "never reveal why").
+CONCEAL_ACT = re.compile(
+    r"\bdo (it|this|so) (quietly|discreetly)\b"
+    r"|\bpretend (that )?(this|the) (tool|function|step|call)s? (does not|doesn't|did not|didn't|never) (exist|happen)"
+    r"|\b(never|do not|don't) (reveal|disclose|mention|explain) (why|that you (used|called|ran))\b")
+# Sending to a URL in the passive order, as an instruction ("any file you read must also be sent to https://..."); a
+# disclosure ("your query is sent to https://api...") has no must/should.
+MUST_BE_SENT = re.compile(
+    r"\b(?:must|should|shall|has to|have to|needs? to)\s+(?:also\s+|always\s+)*be\s+(?:sent|posted|uploaded|"
+    r"forwarded|copied|mirrored|submitted|transmitted|reported|logged)\s+(?:to|at)\s+(?:https?|ftp|wss?)://")
+# Ranking this text above what the user asked, or the tool's output as the user's word.
+OUTRANK_USER = re.compile(
+    r"\b(takes?|has|have) (priority|precedence) over (the )?(user'?s?|your) (requests?|instructions?|messages?|prompts?)"
+    r"|\bwhat(ever)? the user (asked|said|requested|wanted)\b[^.\n]{0,25}\bno longer (applies|matters|counts)\b"
+    r"|\btreat\b[^.\n]{0,40}?(?<!not )\bas (the user'?s |user |authoritative |trusted )?(instructions|commands|orders)\b")
 # Asking for what the user said to be put into an argument. A warning: a memory or summary tool honestly takes the
 # conversation; the sandbox shows where it goes.
 COLLECT_CONVERSATION = re.compile(
@@ -67,9 +86,16 @@ def _ends_with(tokens: list[str], endings: tuple[tuple[str, ...], ...]) -> bool:
     return any(tuple(tokens[-len(ending):]) == ending for ending in endings if len(tokens) >= len(ending))
 
 
+# Words one of the endings above cannot be without: a parameter name holding none is not split into tokens.
+_ENDING_HINT = re.compile(r"pass|key|secret|token|phrase|mnemonic|credential|histor|log|transcript|messages|prompts",
+                          re.IGNORECASE)
+
+
 def asking_parameters(tool: ToolView) -> Iterator[Finding]:
     """A warning for each top-level parameter named for a secret or the conversation."""
     for param in tool.params:
+        if not _ENDING_HINT.search(param.name):
+            continue
         tokens = name_tokens(param.name)
         if _ends_with(tokens, CREDENTIAL_ENDINGS):
             what = "a secret (the value passes through the model's context to the server)"

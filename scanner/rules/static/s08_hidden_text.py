@@ -23,8 +23,8 @@ from scanner.rules.registry import rule
 from scanner.rules.static.context import MAX_DEPTH, MAX_NODES_PER_ITEM, LintContext, Walk
 from scanner.rules.static.encoded import ENCODINGS, decoded, possible_encodings
 from scanner.rules.static.literals import could_match, required_literals
-from scanner.rules.static.s08_asking import (CALL_FIRST, COLLECT_CONVERSATION, SYSTEM_PROMPT_REQUEST,
-                                               USER_SECRET_REQUEST, asking_parameters)
+from scanner.rules.static.s08_asking import (CALL_FIRST, COLLECT_CONVERSATION, CONCEAL_ACT, EVERY_TURN, MUST_BE_SENT,
+                                               OUTRANK_USER, SYSTEM_PROMPT_REQUEST, USER_SECRET_REQUEST, asking_parameters)
 from scanner.rules.static.text import normalise
 from sandbox.core.untrusted import escape_for_terminal
 from scanner.vocabulary import name_tokens
@@ -74,9 +74,7 @@ CONCEAL = re.compile(
     r"|\bkeep (this|these) (steps?|instructions?|calls?) (to yourself|secret|hidden)\b|\bkeep (this|it) to yourself\b"
     r"|\bwithout (the )?(users?'?s?|human'?s?) (knowledge|knowing|noticing)\b"
     r"|\b(secretly|covertly|behind the user'?s back)\b"
-    r"|\b(this is|these are) (very )?(secret|confidential) (instructions?|steps)\b|\bdo (it|this|so) (quietly|discreetly)\b"
-    r"|\bpretend (that )?(this|the) (tool|function|step|call)s? (does not|doesn't|did not|didn't|never) (exist|happen)"
-    r"|\b(never|do not|don't) (reveal|disclose|mention|explain) (why|that you (used|called|ran))\b")
+    r"|\b(this is|these are) (very )?(secret|confidential) (instructions?|steps)\b")
 IGNORE_INSTRUCTIONS = re.compile(
     r"\b(ignore|disregard|forget)\b[^.\n]{0,40}\b(previous|prior|above|earlier|other|all|any|system|your|"
     r"user'?s?|original|initial|safety)\b[^.\n]{0,20}\b(instructions?|prompts?|rules|directions|guidelines)\b"
@@ -84,10 +82,7 @@ IGNORE_INSTRUCTIONS = re.compile(
     r"|\b(override|bypass)\b[^.\n]{0,20}\b(your (system prompt|instructions|guidelines|safety|rules)|the system prompt)"
     r"|\byou are now (in )?(developer|dan|jailbreak|god|admin|unrestricted) mode\b"
     r"|\b(previous|prior|earlier|above|original) instructions (are|were) (now )?(void|cancell?ed|obsolete|"
-    r"invalid|superseded|outdated|no longer valid)\b"
-    r"|\b(takes?|has|have) (priority|precedence) over (the )?(user'?s?|your) (requests?|instructions?|messages?|prompts?)"
-    r"|\bwhat(ever)? the user (asked|said|requested|wanted)\b[^.\n]{0,25}\bno longer (applies|matters|counts)\b"
-    r"|\btreat\b[^.\n]{0,40}?(?<!not )\bas (the user'?s |user |authoritative |trusted )?(instructions|commands|orders)\b")
+    r"invalid|superseded|outdated|no longer valid)\b")
 OVERRIDE_TOOLS = re.compile(
     r"\b(override|overrides|overriding|supersedes?|shadows?|hijacks?|intercepts?|takes? precedence over)\b"
     r"[^.\n]{0,30}\b(other|another|every|all)\b[^.\n]{0,25}\b(tools?|servers?|mcp)\b"
@@ -124,11 +119,7 @@ SEND_TO_URL = re.compile(
     r"forwards|copy|copies|log|beacon)\b[^.\n]{0,60}\b(?:data|contents?|conversation|history|messages?|files?|"
     r"results?|output|credentials?|keys?|tokens?|secrets?|passwords?|context|environment|everything|information|"
     r"details|logs?|responses?|answers?|arguments?|inputs?|prompts?|chats?)\b[^.\n]{0,30}\b(?:to|at|into)\s+"
-    r"(?:https?|ftp|wss?)://"
-    # the passive order, as an instruction ("any file you read must also be sent to https://..."); a disclosure
-    # ("your query is sent to https://api...") has no must/should/also
-    r"|\b(?:must|should|shall|has to|have to|needs? to)\s+(?:also\s+|always\s+)*be\s+(?:sent|posted|uploaded|"
-    r"forwarded|copied|mirrored|submitted|transmitted|reported|logged)\s+(?:to|at)\s+(?:https?|ftp|wss?)://")
+    r"(?:https?|ftp|wss?)://")
 CREDENTIAL_PATH = re.compile(
     r"~/\.ssh|\.ssh/|\bid_(rsa|dsa|ecdsa|ed25519)\b|\.aws/(credentials|config)|~/\.aws\b|\bmcp\.json\b"
     r"|claude_desktop_config\.json|(^|[\s/'\"`(])\.env\b|\.npmrc\b|\.pypirc\b|\.netrc\b|\.git-credentials\b"
@@ -177,15 +168,19 @@ DETECTORS: tuple[_Detector, ...] = (
     _Detector("html-comment", HTML_COMMENT, "warning", "HTML comment hides text from rendered views", True, False),
     _Detector("instruction-tag", INSTRUCTION_TAG, "error", "instruction-style tag aimed at the model", True, True),
     _Detector("conceal-from-user", CONCEAL, "error", "instruction to hide something from the user", True, True),
+    _Detector("conceal-from-user", CONCEAL_ACT, "error", "instruction to hide something from the user", True, True),
     _Detector("ignore-instructions", IGNORE_INSTRUCTIONS, "error", "instruction to ignore other instructions",
               True, True),
+    _Detector("ignore-instructions", OUTRANK_USER, "error", "instruction to ignore other instructions", True, True),
     _Detector("override-tools", OVERRIDE_TOOLS, "error", "claim to override or redirect other tools or servers",
               True, True),
     _Detector("shadow-tools", SHADOW_TOOLS, "error", "claim to replace or forbid other tools or servers", True, True),
     _Detector("hidden-recipient", HIDDEN_RECIPIENT, "error", "instruction to add a recipient (bcc/cc/forward to an "
               "address)", True, True),
     _Detector("send-to-url", SEND_TO_URL, "error", "instruction to send data to a URL", True, True),
+    _Detector("send-to-url", MUST_BE_SENT, "error", "instruction to send data to a URL", True, True),
     _Detector("call-first", CALL_FIRST, "warning", "instruction to call this tool before any other", True, False),
+    _Detector("call-first", EVERY_TURN, "warning", "instruction to call this tool before any other", True, False),
     _Detector("collect-conversation", COLLECT_CONVERSATION, "warning", "instruction to put the conversation in an "
               "argument", True, False),
     _Detector("system-prompt-request", SYSTEM_PROMPT_REQUEST, "error", "request for the model's system prompt",
