@@ -78,12 +78,12 @@ def _comparable(a: ToolView, b: ToolView) -> bool:
     return _Comparable([a, b])(0, 1)
 
 
-def _objects(tool: ToolView) -> tuple[str, ...]:
+def _objects(tool: ToolView) -> frozenset[str]:
     """The words of a name after its verb (create_pull_request: pull, request); none when the name has no verb."""
     for index, token in enumerate(tool.tokens[:2]):
         if token in ALL_GROUPED_VERBS:
-            return tuple(tool.tokens[index + 1:])
-    return ()
+            return frozenset(tool.tokens[index + 1:])
+    return frozenset()
 
 
 def _same_word(a: str, b: str) -> bool:
@@ -91,10 +91,10 @@ def _same_word(a: str, b: str) -> bool:
     return a.startswith(b) or b.startswith(a)
 
 
-def _other_objects(a: tuple[str, ...], b: tuple[str, ...]) -> bool:
+def _other_objects(a: frozenset[str], b: frozenset[str]) -> bool:
     """Both names say what they act on, in words the other does not share: create_issue and create_pull_request
     differ by name, however alike the text around them (the GitHub server's descriptions are one template)."""
-    return bool(a and b) and not any(_same_word(x, y) for x in a for y in b)
+    return bool(a and b) and a.isdisjoint(b) and not any(_same_word(x, y) for x in a for y in b)
 
 
 class _Comparable:
@@ -114,12 +114,12 @@ class _Comparable:
 
     def alike(self, left: int, right: int) -> bool:
         """The rest of `_comparable`, for two tools whose verbs are known not to differ."""
-        if self.names[left] == self.names[right] or _other_objects(self.objects[left], self.objects[right]):
+        if self.names[left] == self.names[right]:
             return False
         names_a, names_b = self.params[left], self.params[right]
-        if not names_a and not names_b:
-            return True
-        return len(names_a & names_b) / max(len(names_a), len(names_b)) >= MIN_SHARED_PARAMS
+        if (names_a or names_b) and len(names_a & names_b) / max(len(names_a), len(names_b)) < MIN_SHARED_PARAMS:
+            return False
+        return not _other_objects(self.objects[left], self.objects[right])
 
 
 class _Postings:
