@@ -66,11 +66,12 @@ SYSTEM_PROMPT_REQUEST = re.compile(
     r"hidden instructions)\b")
 # Asking for the user's secrets to be put somewhere. A warning that pairs with an exfiltration-shaped parameter
 # (`notes`, `context` ...) into an error, as a credential file does.
+# A configuration note ("requires the user's API key in STRIPE_API_KEY") asks the model for nothing.
+_USER_SECRET = (r"\buser'?s\b[^.\n]{0,20}\b(passwords?|api (keys?|tokens?)|access (keys?|tokens?)|secret( access)? keys?|"
+                r"private keys?|credentials|session (cookies?|tokens?)|(seed|recovery) phrases?|auth(entication)? tokens?)\b")
 USER_SECRET_REQUEST = re.compile(
-    r"\b(pass|passes|include|includes|put|append|send|copy|attach|provide|insert|paste|read|collect|add|"
-    r"needs|requires|fill)\b[^.\n]{0,40}\b(the )?user'?s\b[^.\n]{0,20}\b(passwords?|api (keys?|tokens?)|"
-    r"access (keys?|tokens?)|secret( access)? keys?|private keys?|credentials|session (cookies?|tokens?)|"
-    r"(seed|recovery) phrases?|auth(entication)? tokens?)\b")
+    r"\b(pass|include|put|append|send|copy|attach|provide|insert|paste|collect)\b[^.\n]{0,40}" + _USER_SECRET
+    + r"|" + _USER_SECRET + r"[^.\n]{0,20}\b(passed|included|put|sent|pasted|attached|inserted) (in|into|as|to|with)\b")
 
 # A parameter's name, as its lower-case tokens, ending in one of these: it asks the model for a secret.
 CREDENTIAL_ENDINGS = (("password",), ("passwd",), ("passphrase",), ("api", "key"), ("apikey",), ("secret", "key"),
