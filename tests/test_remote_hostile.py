@@ -101,3 +101,18 @@ def test_a_whole_scan_against_a_huge_body_stays_small(hostile: tuple[int, Path],
     result = _scan(port, tmp_path, "--startup-timeout", "60")
     assert result.returncode != 0 and "Traceback" not in result.stderr  # the listing failed, said so, no crash
     assert int((tmp_path / "rss").read_text()) < 200 * 1024  # KiB: the body was cut at 32 MiB, never held whole
+
+
+@pytest.mark.parametrize("hostile", ["redirect-secret", "json-lie"], indirect=True)
+def test_what_the_sdk_logs_of_a_failed_listing_stays_off_the_terminal(hostile: tuple[int, Path],
+                                                                      tmp_path: Path) -> None:
+    """The SDK logs an unfollowed redirect's Location (here echoing the secret header) and an unparsable body (with
+    a traceback) to stderr when no logging is set up: they were printed as they came, unredacted and unescaped.
+    The failure is the report's (redacted) error, the scan incomplete."""
+    port, _ = hostile
+    result = _scan(port, tmp_path)
+    assert result.returncode == 3
+    assert SECRET not in result.stderr and "Traceback" not in result.stderr
+    assert "Error parsing" not in result.stderr
+    report = json.loads((tmp_path / "r.json").read_text())
+    assert report["tools"] == [] and report["errors"] and SECRET not in json.dumps(report)

@@ -14,8 +14,11 @@ redacted last: every secret value a server echoed becomes `[redacted]`, and the 
 
 from __future__ import annotations
 
+import logging
 import ssl
 import time
+from collections.abc import Iterator
+from contextlib import contextmanager
 from typing import Any
 
 import anyio
@@ -52,8 +55,12 @@ NOT_RUN = (("install", "not applicable: remote (nothing is installed)"),
 
 def run_remote_scan(remote: RemoteTarget, options: ScanOptions, *, allow_writes: bool = False,
                     progress: Progress = lambda _: None) -> Report:
+    with _sdk_logs_off_the_terminal():
+        return _scan(remote, options, allow_writes, _redacting(progress, remote))
+
+
+def _scan(remote: RemoteTarget, options: ScanOptions, allow_writes: bool, progress: Progress) -> Report:
     began = time.monotonic()
-    progress = _redacting(progress, remote)
     info = RemoteInfo(scheme=remote.scheme, host=remote.host, endpoint_sha256=remote.endpoint_sha256(),  # type: ignore[arg-type]
                       headers=sorted(remote.headers), secret_headers=sorted(remote.secrets), allow_writes=allow_writes)
     target = TargetInfo(kind="remote", name=remote.host, requested=remote.origin(), remote=info)
@@ -102,6 +109,23 @@ def sdk_client(transport: Any, read_timeout: float, message_handler: Any) -> Cli
     server), as the default client identity (never the scanner's own name)."""
     return Client(transport, mode="auto", read_timeout_seconds=read_timeout,
                   client_info=CLIENT_IDENTITY.implementation(), cache=None, message_handler=message_handler)
+
+
+@contextmanager
+def _sdk_logs_off_the_terminal() -> Iterator[None]:
+    """The SDK logs what a server sent as warnings and errors (an unfollowed redirect's Location, which may echo a
+    secret header; an unparsable body, with its traceback), and with no logging set up Python prints them to stderr
+    as they are: unredacted and unescaped. Each such failure is in the report (redacted), so the SDK's records are
+    dropped while the remote scan runs."""
+    logger = logging.getLogger("mcp")
+    handler, propagate = logging.NullHandler(), logger.propagate
+    logger.addHandler(handler)
+    logger.propagate = False
+    try:
+        yield
+    finally:
+        logger.removeHandler(handler)
+        logger.propagate = propagate
 
 
 def _redacting(progress: Progress, remote: RemoteTarget) -> Progress:
