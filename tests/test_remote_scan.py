@@ -54,7 +54,7 @@ def server(tmp_path: Path) -> Iterator[tuple[int, Path]]:
 
 
 def _cli(args: list[str], tmp_path: Path, **env: str) -> subprocess.CompletedProcess[str]:
-    environ = {**os.environ, "SECRET_TOKEN": SECRET, **env}
+    environ = {**os.environ, "PYTHONPATH": str(Path(__file__).parent.parent), "SECRET_TOKEN": SECRET, **env}
     code = "import sys\nfrom scanner.cli.app import main\nsys.argv = ['mcp-sandbox', *sys.argv[1:]]\nmain()"
     return subprocess.run([sys.executable, "-c", code, *args], capture_output=True, text=True, timeout=180,
                           env=environ, cwd=tmp_path)
@@ -138,6 +138,9 @@ def test_lock_and_check_take_url(server: tuple[int, Path], tmp_path: Path) -> No
     (["npm:some-server", "--url", "https://mcp.example.invalid/mcp"], "drop the TARGET"),
     (["--header", "X-Team: blue"], "give --url URL too"),
     (["--url", "ftp://mcp.example.invalid/mcp"], "http:// or https://"),
+    (["--url", "http://[::1/mcp.example.invalid/mcp"], "not a valid URL"),  # was an internal error (urllib)
+    (["--url", "https://\u2603..mcp.example.invalid/mcp"], "not a valid URL"),  # was one at the first request (IDNA)
+    (["--url", "https://[v1.mcp.example.invalid/mcp]/mcp"], "not a valid URL"),
 ])
 def test_refusals_are_one_line_and_exit_2(args: list[str], says: str, tmp_path: Path) -> None:
     result = _cli(["scan", *args], tmp_path)

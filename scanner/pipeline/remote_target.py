@@ -16,7 +16,7 @@ import ipaddress
 import re
 from collections.abc import Mapping
 from dataclasses import dataclass, field
-from urllib.parse import urlsplit
+from urllib.parse import SplitResult, urlsplit
 
 from scanner.errors import UsageError
 
@@ -108,7 +108,7 @@ class _Endpoint:
 
 
 def _endpoint(url: str, what: str, credentials: str) -> _Endpoint:
-    parts = urlsplit(url.strip())
+    parts = _split(url.strip(), what)
     if parts.scheme not in DEFAULT_PORTS or not parts.hostname:
         raise UsageError(f"{what} must be an http:// or https:// URL with a host (e.g. https://host/mcp)")
     if parts.username is not None or parts.password is not None:
@@ -118,6 +118,18 @@ def _endpoint(url: str, what: str, credentials: str) -> _Endpoint:
     except ValueError:
         raise UsageError(f"{what} has a port that is not a number from 0 to 65535") from None
     return _Endpoint(url.strip(), parts.scheme, parts.hostname, port, parts.path or "/")
+
+
+def _split(url: str, what: str) -> SplitResult:
+    """The URL's parts, once both urllib and the HTTP client read it (an unclosed IPv6 bracket, a host that is not
+    valid IDNA): else a UsageError, not an internal error at the first request."""
+    import httpx2  # here, not at the top: client configs import this module on paths that never send a request
+
+    try:
+        httpx2.URL(url)
+        return urlsplit(url)
+    except (ValueError, httpx2.InvalidURL):
+        raise UsageError(f"{what} is not a valid URL (check the host, its brackets and its characters)") from None
 
 
 def _checked_name(name: str, flag: str) -> str:
