@@ -116,3 +116,16 @@ def test_what_the_sdk_logs_of_a_failed_listing_stays_off_the_terminal(hostile: t
     assert "Error parsing" not in result.stderr
     report = json.loads((tmp_path / "r.json").read_text())
     assert report["tools"] == [] and report["errors"] and SECRET not in json.dumps(report)
+
+
+@pytest.mark.parametrize("hostile", ["read-only-destructive"], indirect=True)
+def test_a_tool_annotated_read_only_and_destructive_is_not_called(hostile: tuple[int, Path], tmp_path: Path) -> None:
+    """readOnlyHint: true with destructiveHint: true contradicts itself: the tool was called as read-only on the
+    live service; it is a write now (called only with --allow-writes)."""
+    port, log = hostile
+    _scan(port, tmp_path)
+    assert not log.exists() or log.read_text() == ""
+    probes = json.loads((tmp_path / "r.json").read_text())["probes"]
+    assert [probe["status"] for probe in probes if probe["tool"] == "wipe"] == ["not_probed"]
+    _scan(port, tmp_path, "--allow-writes")
+    assert log.read_text().splitlines() == ["wipe"]

@@ -1,6 +1,6 @@
 """The probe phase against a remote server (`scan --url`): someone's live service, not a sandbox.
 
-Only tools annotated read-only are called unless the user gave --allow-writes; the error (bad-input) probes go only
+Only tools annotated read-only (and not destructive as well) are called unless the user gave --allow-writes; the error (bad-input) probes go only
 to read-only tools, writes or not; a read-only tool that shares its name (stripped, casefolded) with one that is
 not is treated as that one. Nothing is observed from outside (no files, processes or egress: there is no
 sandbox), so the outcome carries the calls and their answers (P rules), and the definition changes after calls (P8),
@@ -22,7 +22,7 @@ from scanner.probes.model import ProbeCall
 from scanner.probes.model import result_not_probed
 from scanner.probes.plan import CallPlan, plan_calls
 from scanner.probes.runner_io import ProbeOptions, ProbeOutcome
-from scanner.probes.tooldef import tool_name
+from scanner.probes.tooldef import annotation, tool_name
 
 Progress = Callable[[str], None]
 
@@ -50,9 +50,12 @@ def _key(name: str) -> str:
 
 
 def _write_names(tools: list[dict[str, Any]]) -> set[str]:
-    """The names (stripped, casefolded) of tools not annotated read-only: a read-only tool listed under one of them
-    too (a twin, or a name differing only in case or spaces) is not called by it, since the call may reach the write."""
-    return {_key(tool_name(tool)) for tool in tools if not is_annotated_read_only(tool)}
+    """The names (stripped, casefolded) of tools not annotated read-only, or annotated destructive as well (the spec
+    ignores destructiveHint beside readOnlyHint: true, but a tool saying both is not one to call on someone's live
+    service on its word): a read-only tool listed under one of them too (a twin, or a name differing only in case or
+    spaces) is not called by it, since the call may reach the write."""
+    return {_key(tool_name(tool)) for tool in tools
+            if not is_annotated_read_only(tool) or annotation(tool, "destructiveHint") is True}
 
 
 async def probe_remote(client: Client, tools: list[dict[str, Any]], options: ProbeOptions, *, allow_writes: bool,
@@ -60,8 +63,9 @@ async def probe_remote(client: Client, tools: list[dict[str, Any]], options: Pro
     began = time.monotonic()
     outcome = ProbeOutcome(tools_before=list(tools), tools_after=list(tools), ran=True)
     calls = outcome.planned(remote_calls(tools, options, allow_writes=allow_writes))
-    outcome.results.extend(result_not_probed(name, "not probed: not annotated read-only, and the remote server is "
-                                             "a live service (--allow-writes calls it)") for name in outcome.skipped)
+    outcome.results.extend(result_not_probed(name, "not probed: not annotated read-only (or annotated destructive "
+                                             "too), and the remote server is a live service (--allow-writes calls "
+                                             "it)") for name in outcome.skipped)
     for number, call in enumerate(calls, start=1):
         progress(f"probing {call.tool} ({number}/{len(calls)}): {call.label}"[:120])
         result, _ = await send_call(client, call, options.timeout, closed, answered=(MCPError,))
