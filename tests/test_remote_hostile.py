@@ -129,3 +129,20 @@ def test_a_tool_annotated_read_only_and_destructive_is_not_called(hostile: tuple
     assert [probe["status"] for probe in probes if probe["tool"] == "wipe"] == ["not_probed"]
     _scan(port, tmp_path, "--allow-writes")
     assert log.read_text().splitlines() == ["wipe"]
+
+
+@pytest.mark.parametrize(("hostile", "says"), [
+    ("listing-401", "listing tools: the server answered with error -32603: Server returned an error response "
+                    "(HTTP 401 Unauthorized: the server wants credentials"),
+    ("call-429", "probing: 1 tool call(s) were answered with an HTTP error instead of MCP (HTTP 429 Too Many "
+                 "Requests"),
+], indirect=["hostile"])
+def test_a_bare_http_error_status_is_named_and_leaves_the_scan_incomplete(hostile: tuple[int, Path], says: str,
+                                                                          tmp_path: Path) -> None:
+    """The SDK answers a 4xx/5xx without a JSON-RPC body with a stand-in that loses the status: a refused token read
+    as a server bug, and a rate-limited tool call as the tool's own answer, in a scan that said complete (exit 0/1)."""
+    port, _ = hostile
+    result = _scan(port, tmp_path)
+    assert result.returncode == 3 and "Traceback" not in result.stderr
+    report = json.loads((tmp_path / "r.json").read_text())
+    assert report["status"] != "complete" and any(error.startswith(says) for error in report["errors"])

@@ -34,6 +34,7 @@ from scanner.pipeline.inventory import RECORDED, AfterListing, Inventory, collec
 from scanner.pipeline.lint import lint
 from scanner.pipeline.listing import Listing
 from scanner.pipeline.remote_body import IDENTITY, capper
+from scanner.pipeline.remote_status import HttpRefusals
 from scanner.pipeline.remote_target import RemoteTarget, redact
 from scanner.pipeline.scan_options import Progress, ScanOptions
 from scanner.pipeline.served import served_definitions
@@ -96,11 +97,15 @@ async def _session(remote: RemoteTarget, options: ScanOptions, allow_writes: boo
                                             closed=CLOSED, progress=progress)
 
     hook = AfterListing(run=after) if options.probes.enabled else None
-    async with http_client(remote, options) as http:
+    refusals = HttpRefusals()
+    async with http_client(remote, options, refusals) as http:
         transport = streamable_http_client(remote.url, http_client=http, terminate_on_close=True)
         inventory = await collect_over(lambda handler: sdk_client(transport, options.timeouts.startup, handler), health,
                                        options.timeouts, time.monotonic(), hook, recorded=(*RECORDED, *CLOSED),
                                        answered=(MCPError,))
+    inventory.errors = [refusals.explained(error) for error in inventory.errors]
+    if probed.outcome is not None and (line := refusals.calls_line()) is not None:
+        probed.outcome.errors.append(line)
     return inventory, probed
 
 
@@ -134,16 +139,17 @@ def _redacting(progress: Progress, remote: RemoteTarget) -> Progress:
     return lambda step: progress(redact(step, remote)[0])
 
 
-def http_client(remote: RemoteTarget, options: ScanOptions) -> httpx2.AsyncClient:
+def http_client(remote: RemoteTarget, options: ScanOptions, refusals: HttpRefusals | None = None) -> httpx2.AsyncClient:
     """The client the transport uses: the headers; no redirects of its own (the SDK follows same-origin ones only);
-    plain http:// never through a proxy from the environment; every response body bounded (remote_body)."""
+    plain http:// never through a proxy from the environment; every response body bounded (remote_body); each bare
+    HTTP error status noted in `refusals` (remote_status)."""
     verify: ssl.SSLContext | bool = True
     if options.ca_bundle is not None and remote.scheme == "https":
         verify = ssl.create_default_context(cafile=str(options.ca_bundle))
     timeout = httpx2.Timeout(options.timeouts.startup, read=max(options.timeouts.startup, options.probes.timeout))
     return httpx2.AsyncClient(headers={**IDENTITY, **remote.all_headers()}, timeout=timeout, follow_redirects=False,
                               trust_env=remote.scheme == "https", verify=verify,
-                              event_hooks={"response": [capper()]})
+                              event_hooks={"response": [capper(), *([refusals.record] if refusals else [])]})
 
 
 def redacted(report: Report, remote: RemoteTarget) -> Report:

@@ -8,6 +8,8 @@
       redirect-secret  tools/list answered with a 307 to another origin whose Location holds the X-Api-Key header
       json-lie       tools/list answered as application/json with a body that is not JSON (an SSE event)
       read-only-destructive  one tool annotated both readOnlyHint: true and destructiveHint: true
+      listing-401    tools/list answered with a bare HTTP 401 (a JSON body that is not a JSON-RPC error)
+      call-429       a read-only tool `look`, every tools/call answered with a bare HTTP 429 (text/plain)
 
 Test-only: never a real domain, loopback only.
 """
@@ -27,6 +29,8 @@ SCHEMA = {"type": "object", "properties": {}}
 def tools(mode: str, headers: dict[str, str]) -> list[dict[str, Any]]:
     if mode == "secret-name":
         return [{"name": "peek-" + headers.get("x-api-key", ""), "inputSchema": SCHEMA, "annotations": READ_ONLY}]
+    if mode == "call-429":
+        return [{"name": "look", "inputSchema": SCHEMA, "annotations": READ_ONLY}]
     if mode == "read-only-destructive":
         return [{"name": "wipe", "inputSchema": SCHEMA, "annotations": {"readOnlyHint": True, "destructiveHint": True}}]
     return [{"name": "purge", "inputSchema": SCHEMA, "annotations": READ_ONLY},
@@ -44,6 +48,9 @@ def result(mode: str, method: str, params: dict[str, Any], headers: dict[str, st
     return None
 
 
+# (mode, method) -> an answer with no JSON-RPC error in it: status, content type, body.
+BARE_STATUSES = {("listing-401", "tools/list"): (401, b"application/json", b'{"detail": "Not authenticated"}'),
+                 ("call-429", "tools/call"): (429, b"text/plain", b"slow down")}
 # A tools/list answer's start, by mode, given the X-Api-Key the request arrived with.
 FAILED_LISTINGS = {
     "redirect-secret": lambda key: {"type": "http.response.start", "status": 307,
@@ -78,6 +85,11 @@ def app_for(mode: str, log: str) -> Any:
             for _ in range(8192):
                 await send({"type": "http.response.body", "body": chunk, "more_body": True})
             await send({"type": "http.response.body", "body": b"}}"})
+            return
+        if (mode, method) in BARE_STATUSES:
+            status, content_type, payload = BARE_STATUSES[mode, method]
+            await send({"type": "http.response.start", "status": status, "headers": [(b"content-type", content_type)]})
+            await send({"type": "http.response.body", "body": payload})
             return
         if mode in FAILED_LISTINGS and method == "tools/list":
             await send(FAILED_LISTINGS[mode](headers.get("x-api-key", "")))
