@@ -16,6 +16,7 @@ from pathlib import Path
 import pytest
 
 from tests.loopback_server import start_loopback_server
+from scanner.pipeline.remote_target import REDACTED
 from tests.test_remote_scan import SECRET
 
 ROOT = Path(__file__).parent.parent
@@ -146,3 +147,26 @@ def test_a_bare_http_error_status_is_named_and_leaves_the_scan_incomplete(hostil
     assert result.returncode == 3 and "Traceback" not in result.stderr
     report = json.loads((tmp_path / "r.json").read_text())
     assert report["status"] != "complete" and any(error.startswith(says) for error in report["errors"])
+
+
+@pytest.mark.parametrize("hostile", ["long-error"], indirect=True)
+def test_a_secret_cut_short_by_a_cap_is_still_redacted(hostile: tuple[int, Path], tmp_path: Path) -> None:
+    """An error message is cut at 300 characters before the report is redacted: a secret straddling the cut was no
+    longer found whole, and its first characters were printed and written to every report."""
+    port, _ = hostile
+    result = _scan(port, tmp_path, "--sarif", "r.sarif", "--markdown", "r.md")
+    assert result.returncode == 3
+    written = [result.stdout, result.stderr, *((tmp_path / name).read_text() for name in ("r.json", "r.sarif", "r.md"))]
+    assert all(SECRET[:8] not in text for text in written)
+    assert any("x" * 200 + REDACTED in error for error in json.loads(written[2])["errors"])
+
+
+def test_redact_replaces_a_secret_cut_short_and_keeps_the_json_whole() -> None:
+    from scanner.pipeline.remote_target import parse_remote, redact
+
+    remote = parse_remote("https://h.example.invalid/mcp", [], ["X-Key=V"], {"V": "Bearer tok-5f1e9a77c3"})
+    text = json.dumps({"a": "said Bearer tok-5f1e9", "b": "said Bearer ", "c": "\\Bearer tok-5f1e"})
+    clean, found = redact(text, remote)
+    assert found == 0 and json.loads(clean) == {"a": f"said {REDACTED}", "b": "said Bearer ",
+                                                 "c": "\\Bearer tok-5f1e"}
+    assert redact("probing Bearer tok-5f1e9a77c3 and Bearer tok-5", remote)[0] == f"probing {REDACTED} and {REDACTED}"

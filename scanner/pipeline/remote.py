@@ -134,9 +134,9 @@ def _sdk_logs_off_the_terminal() -> Iterator[None]:
 
 
 def _redacting(progress: Progress, remote: RemoteTarget) -> Progress:
-    """`progress` with every secret value replaced: a step may name a tool whose name holds a secret the server
-    echoed."""
-    return lambda step: progress(redact(step, remote)[0])
+    """`progress` with every secret value replaced, then cut to one line of 120 characters (never before: a secret
+    cut short would no longer be found whole): a step may name a tool whose name holds a secret the server echoed."""
+    return lambda step: progress(redact(step, remote)[0][:120])
 
 
 def http_client(remote: RemoteTarget, options: ScanOptions, refusals: HttpRefusals | None = None) -> httpx2.AsyncClient:

@@ -174,11 +174,37 @@ def _secret_headers(given: list[str], environ: Mapping[str, str]) -> dict[str, s
 
 
 def redact(text: str, remote: RemoteTarget) -> tuple[str, int]:
-    """`text` with every secret value, and the URL's path and query, replaced; and how many secrets were found."""
+    """`text` with every secret value, and the URL's path and query, replaced; and how many secrets were found.
+    A secret a cap cut short (an error message cut at 300 characters, a progress line at 120) is replaced too: any
+    PARTIAL_MIN or more of its first characters (`_cut_secrets`), not counted."""
     found = 0
     for value in remote.secret_values():
         found += text.count(value)
         text = text.replace(value, REDACTED)
+    for value in remote.secret_values():
+        text = _cut_secrets(text, value)
     for private in (remote.url, remote.url.split("#")[0]):
         text = text.replace(private, remote.origin() + "/" + REDACTED)
     return text, found
+
+
+PARTIAL_MIN = 8  # a shorter start of a secret is left (often only its scheme: "Bearer x")
+
+
+def _cut_secrets(text: str, value: str) -> str:
+    """`text` with each run of PARTIAL_MIN or more characters that starts `value` replaced: what is left of a secret
+    that was cut before it was redacted. Values with a quote or backslash are skipped, as is a run just after a
+    backslash: replacing those could break the JSON the text is."""
+    if len(value) <= PARTIAL_MIN or '"' in value or "\\" in value:
+        return text
+    head, parts, start = value[:PARTIAL_MIN], [], 0
+    at = text.find(head)
+    while at != -1:
+        length = PARTIAL_MIN
+        while length < len(value) and at + length < len(text) and text[at + length] == value[length]:
+            length += 1
+        if at == 0 or text[at - 1] != "\\":
+            parts += [text[start:at], REDACTED]
+            start = at + length
+        at = text.find(head, at + length)
+    return "".join([*parts, text[start:]])

@@ -67,7 +67,7 @@ async def probe_remote(client: Client, tools: list[dict[str, Any]], options: Pro
                                              "too), and the remote server is a live service (--allow-writes calls "
                                              "it)") for name in outcome.skipped)
     for number, call in enumerate(calls, start=1):
-        progress(f"probing {call.tool} ({number}/{len(calls)}): {call.label}"[:120])
+        progress(f"probing {call.tool} ({number}/{len(calls)}): {call.label}")  # cut after redaction (remote.py)
         result, _ = await send_call(client, call, options.timeout, closed, answered=(MCPError,))
         outcome.results.append(result)
         if result.status == "crashed":

@@ -8,6 +8,8 @@
       redirect-secret  tools/list answered with a 307 to another origin whose Location holds the X-Api-Key header
       json-lie       tools/list answered as application/json with a body that is not JSON (an SSE event)
       read-only-destructive  one tool annotated both readOnlyHint: true and destructiveHint: true
+      long-error     tools/list answered with a JSON-RPC error whose message is 290 characters, then the X-Api-Key
+                     header (the scan cuts the message at 300)
       listing-401    tools/list answered with a bare HTTP 401 (a JSON body that is not a JSON-RPC error)
       call-429       a read-only tool `look`, every tools/call answered with a bare HTTP 429 (text/plain)
 
@@ -41,6 +43,8 @@ def result(mode: str, method: str, params: dict[str, Any], headers: dict[str, st
     if method == "initialize":
         return {"protocolVersion": "2025-11-25", "capabilities": {"tools": {}},
                 "serverInfo": {"name": "hostile", "version": "1.0"}}
+    if method == "tools/list" and mode == "long-error":
+        raise ValueError("x" * 290 + headers.get("x-api-key", ""))
     if method == "tools/list":
         return {"tools": tools(mode, headers)}
     if method == "tools/call":
@@ -95,7 +99,14 @@ def app_for(mode: str, log: str) -> Any:
             await send(FAILED_LISTINGS[mode](headers.get("x-api-key", "")))
             await send({"type": "http.response.body", "body": b'event: message\ndata: {"jsonrpc": "2.0"}\n\n'})
             return
-        answer = result(mode, method, request.get("params") or {}, headers) if "id" in request else None
+        try:
+            answer = result(mode, method, request.get("params") or {}, headers) if "id" in request else None
+        except ValueError as exc:
+            error = {"jsonrpc": "2.0", "id": request["id"], "error": {"code": -32000, "message": str(exc)}}
+            await send({"type": "http.response.start", "status": 200,
+                        "headers": [(b"content-type", b"application/json")]})
+            await send({"type": "http.response.body", "body": json.dumps(error).encode()})
+            return
         if answer is None:
             status, payload = (202, b"") if "id" not in request else (200, json.dumps(
                 {"jsonrpc": "2.0", "id": request["id"], "error": {"code": -32601, "message": "no"}}).encode())
