@@ -170,3 +170,14 @@ def test_redact_replaces_a_secret_cut_short_and_keeps_the_json_whole() -> None:
     assert found == 0 and json.loads(clean) == {"a": f"said {REDACTED}", "b": "said Bearer ",
                                                  "c": "\\Bearer tok-5f1e"}
     assert redact("probing Bearer tok-5f1e9a77c3 and Bearer tok-5", remote)[0] == f"probing {REDACTED} and {REDACTED}"
+
+
+@pytest.mark.parametrize("hostile", ["rug-pull"], indirect=True)
+def test_a_definition_changed_after_the_calls_is_p8(hostile: tuple[int, Path], tmp_path: Path) -> None:
+    """The remote probes never listed the tools again, so a server that swapped a tool's description once it was
+    called (a rug pull) passed: P8 went unchecked without the scan saying so."""
+    port, _ = hostile
+    result = _scan(port, tmp_path)
+    report = json.loads((tmp_path / "r.json").read_text())
+    assert [f["rule_id"] for f in report["findings"] if f["tool"] == "look"].count("P8") >= 1, result.stderr[-2000:]
+    assert result.returncode == 1

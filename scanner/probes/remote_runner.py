@@ -1,10 +1,11 @@
 """The probe phase against a remote server (`scan --url`): someone's live service, not a sandbox.
 
-Only tools annotated read-only (and not destructive as well) are called unless the user gave --allow-writes; the error (bad-input) probes go only
-to read-only tools, writes or not; a read-only tool that shares its name (stripped, casefolded) with one that is
-not is treated as that one. Nothing is observed from outside (no files, processes or egress: there is no
-sandbox), so the outcome carries the calls and their answers (P rules), and the definition changes after calls (P8),
-never behaviour (B rules read "not available: remote")."""
+Only tools annotated read-only (and not destructive as well) are called unless the user gave --allow-writes; the
+error (bad-input) probes go only to read-only tools, writes or not; a read-only tool that shares its name (stripped,
+casefolded) with one that is not is treated as that one. Nothing is observed from outside (no files, processes or
+egress: there is no sandbox), so the outcome carries the calls and their answers (P rules), and the definition
+changes after calls (P8: the tools listed again once the probes ended), never behaviour (B rules read "not
+available: remote")."""
 
 from __future__ import annotations
 
@@ -21,6 +22,7 @@ from scanner.probes.call_send import send_call
 from scanner.probes.model import ProbeCall
 from scanner.probes.model import result_not_probed
 from scanner.probes.plan import CallPlan, plan_calls
+from scanner.probes.relist_tools import apply_relisted, fetch_tools
 from scanner.probes.runner_io import ProbeOptions, ProbeOutcome
 from scanner.probes.tooldef import annotation, tool_name
 
@@ -74,5 +76,19 @@ async def probe_remote(client: Client, tools: list[dict[str, Any]], options: Pro
             outcome.errors.append(f"probing stopped: the connection to the remote server closed during "
                                   f"'{call.label}' of '{call.tool}'; {len(calls) - number} probes were not run")
             break
+    if outcome.results and not outcome.errors:
+        await _relist(client, outcome, options.timeout)
     outcome.seconds = round(time.monotonic() - began, 3)
     return outcome
+
+
+async def _relist(client: Client, outcome: ProbeOutcome, timeout: float) -> None:
+    """P8 once the probes ended: the tools listed again and compared with the first listing (a definition changed
+    after calls is a rug pull); a re-list that failed leaves P8 unchecked, which the scan says (incomplete)."""
+    why: list[str] = []
+    fetched = await fetch_tools(client, timeout, why=why)
+    if fetched is None:
+        outcome.errors.append(f"re-listing tools after the probes failed ({why[0] if why else 'no answer'}): P8 "
+                              "(definitions changed after calls) went unchecked")
+        return
+    outcome.tools_after = apply_relisted(outcome.tools_before, fetched, outcome.findings, after_call="the probes ended")
