@@ -189,3 +189,16 @@ def test_a_secret_in_the_definitions_refuses_the_lock() -> None:
         lockable(report)
     assert lockable(report.model_copy(update={"target": report.target.model_copy(update={
         "remote": remote.model_copy(update={"secrets_in_definitions": False})})}))
+
+
+@pytest.mark.parametrize("value", ["remote", "1", "true"])
+def test_a_secret_that_is_one_of_the_reports_own_words_is_not_an_internal_error(value: str, server: tuple[int, Path],
+                                                                               tmp_path: Path) -> None:
+    """Redaction replaced the value in the report's JSON text, structure and all ("kind": "[redacted]", a number
+    made [redacted]), and reading it back was an internal error: the string values are redacted instead."""
+    port, _ = server
+    result = _cli(["scan", "--url", f"http://127.0.0.1:{port}/mcp", "--header-env", "X-Mode=MODE", "--no-probes",
+                   "--json", "r.json"], tmp_path, MODE=value)
+    assert result.returncode == 0, result.stderr[-2000:]
+    report = json.loads((tmp_path / "r.json").read_text())
+    assert report["target"]["kind"] == "remote" and len(report["tools"]) == 3

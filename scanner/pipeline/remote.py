@@ -26,6 +26,7 @@ import httpx2
 from mcp import Client
 from mcp.client.streamable_http import StreamableHTTPError, streamable_http_client
 from mcp.shared.exceptions import MCPError
+from pydantic import ValidationError
 
 from scanner.pipeline.assemble import ScanParts, assemble
 from scanner.pipeline.client_identity import DEFAULT as CLIENT_IDENTITY
@@ -34,6 +35,7 @@ from scanner.pipeline.inventory import RECORDED, AfterListing, Inventory, collec
 from scanner.pipeline.lint import lint
 from scanner.pipeline.listing import Listing
 from scanner.pipeline.remote_body import IDENTITY, capper
+from scanner.pipeline.remote_scrub import scrubbed
 from scanner.pipeline.remote_status import HttpRefusals
 from scanner.pipeline.remote_target import RemoteTarget, redact
 from scanner.pipeline.scan_options import Progress, ScanOptions
@@ -153,9 +155,14 @@ def http_client(remote: RemoteTarget, options: ScanOptions, refusals: HttpRefusa
 
 
 def redacted(report: Report, remote: RemoteTarget) -> Report:
-    """The report with every secret value (and the URL) replaced, counted in `target.remote`."""
+    """The report with every secret value (and the URL) replaced, counted in `target.remote`: in its JSON text, keys
+    and all; when a secret is one of the report's own words (the text no longer reads back), in its string values
+    (remote_scrub)."""
     text, found = redact(report.model_dump_json(), remote)
-    clean = Report.model_validate_json(text)
+    try:
+        clean = Report.model_validate_json(text)
+    except ValidationError:
+        clean, found = scrubbed(report, remote)
     in_definitions = 0
     served = report._served  # noqa: SLF001 - the uncapped definitions (and server) the lock fingerprints
     if served is not None:
@@ -174,9 +181,12 @@ def _redacted_served(served: dict[str, Any], remote: RemoteTarget) -> tuple[dict
     plain = {key: value.model_dump(mode="json") if isinstance(value, ServerInfo) else value
              for key, value in served.items()}
     text, found = redact(json.dumps(plain), remote)
-    clean = json.loads(text)
-    if "server" in clean:
-        clean["server"] = ServerInfo.model_validate(clean["server"])
+    try:
+        clean = json.loads(text)
+        if "server" in clean:
+            clean["server"] = ServerInfo.model_validate(clean["server"])
+    except (ValueError, ValidationError):  # a secret that is one of JSON's or the model's own words (remote_scrub)
+        return scrubbed(served, remote)
     return clean, found
 
 
