@@ -42,14 +42,17 @@ class HttpRefusals:
 
     async def record(self, response: httpx2.Response) -> None:
         """A response hook: note a POST answered with a 4xx/5xx whose body is not a JSON-RPC error (one the SDK
-        reads and reports itself). The body is read here (bounded by remote_body's cap, which runs first); the SDK
-        reads the same bytes again."""
+        reads and reports itself). Only a JSON body is read here, as the SDK would (bounded by remote_body's cap,
+        which runs first; the SDK reads the same bytes again): any other is never read, so an endless one cannot
+        hold the request."""
         if response.status_code < 400 or response.request.method != "POST":
             return
-        try:
-            body = await response.aread()
-        except httpx2.ReadError:  # over the bound: no JSON-RPC error the SDK could read either
-            body = b""
+        body = b""
+        if response.headers.get("content-type", "").lower().startswith("application/json"):
+            try:
+                body = await response.aread()
+            except httpx2.TransportError:  # over the bound, cut or too slow: no JSON-RPC error the SDK could read
+                pass
         if not _is_error_message(body):
             self.seen.append(Refusal(_method(response.request), response.status_code))
 
