@@ -202,3 +202,10 @@ def test_a_secret_that_is_one_of_the_reports_own_words_is_not_an_internal_error(
     assert result.returncode == 0, result.stderr[-2000:]
     report = json.loads((tmp_path / "r.json").read_text())
     assert report["target"]["kind"] == "remote" and len(report["tools"]) == 3
+
+
+def test_a_url_holding_the_secret_is_still_redacted_whole() -> None:
+    """The secret was replaced first, so a URL whose query held it no longer matched and its path was shown."""
+    remote = parse_remote("https://h.example.invalid/p7path?key=tok-5f1e9a77c3", [], ["X-Key=V"], {"V": SECRET})
+    text, _ = redact("POST https://h.example.invalid/p7path?key=tok-5f1e9a77c3 failed", remote)
+    assert text == "POST https://h.example.invalid/[redacted] failed"

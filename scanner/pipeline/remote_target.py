@@ -177,14 +177,14 @@ def redact(text: str, remote: RemoteTarget) -> tuple[str, int]:
     """`text` with every secret value, and the URL's path and query, replaced; and how many secrets were found.
     A secret a cap cut short (an error message cut at 300 characters, a progress line at 120) is replaced too: any
     PARTIAL_MIN or more of its first characters (`_cut_secrets`), not counted."""
+    for private in (remote.url, remote.url.split("#")[0]):  # first: a secret in the URL must not hide it from this
+        text = text.replace(private, remote.origin() + "/" + REDACTED)
     found = 0
     for value in remote.secret_values():
         found += text.count(value)
         text = text.replace(value, REDACTED)
     for value in remote.secret_values():
         text = _cut_secrets(text, value)
-    for private in (remote.url, remote.url.split("#")[0]):
-        text = text.replace(private, remote.origin() + "/" + REDACTED)
     return text, found
 
 
