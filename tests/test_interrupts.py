@@ -372,3 +372,42 @@ def test_a_ctrl_c_while_the_scan_path_imports_is_raised_once_it_is_imported() ->
     assert "scanner.pipeline.image_scan" not in imported
     child = run_python(_IMPORT_CHILD)
     assert child.stdout.strip() == "interrupted True", child.stderr
+
+
+# `lock TARGET` and `init-fixtures` scan in a sandbox too: interrupted, they end as `scan` does, with the line that says
+# what the teardown left. Typer turns a KeyboardInterrupt a command lets escape into exit 130 with nothing said.
+
+_LEFT = "0123456789ab (the engine refused to remove it: device or resource busy)"
+_SCAN_INTERRUPTED_CHILD = """
+import sys
+from scanner.cli import app
+from scanner.pipeline import image_scan
+from scanner.pipeline.interrupts import ScanInterrupted
+def interrupted(options, progress, head_start=None):
+    raise ScanInterrupted(LEFT)
+image_scan.run_target = interrupted
+sys.argv = ["mcp-sandbox", *ARGS]
+app.main()
+"""
+
+
+@pytest.mark.parametrize(("args", "left"), [
+    (["lock", "ZOO"], [_LEFT]), (["init-fixtures", "FIXTURES", "ZOO"], [_LEFT]), (["lock", "ZOO"], None),
+    (["init-fixtures", "FIXTURES", "ZOO"], []),
+])
+def test_an_interrupted_sandboxed_command_says_what_its_teardown_left(
+        tmp_path: Path, args: list[str], left: list[str] | None) -> None:
+    zoo = str(Path(__file__).resolve().parent / "servers" / "zoo")
+    argv = [zoo if arg == "ZOO" else str(tmp_path / "fixtures.yaml") if arg == "FIXTURES" else arg for arg in args]
+    source = _SCAN_INTERRUPTED_CHILD.replace("LEFT", repr(left)).replace("ARGS", repr(argv))
+    (tmp_path / "cli_child.py").write_text(source)
+    child = subprocess.run([sys.executable, "-m", "cli_child"], capture_output=True, text=True, cwd=tmp_path,
+                           env={**os.environ, "PYTHONPATH": str(Path(__file__).resolve().parents[1])}, timeout=60)
+    assert child.returncode == 130, child.stderr
+    last = child.stderr.strip().splitlines()[-1] if child.stderr.strip() else ""
+    if left is None:
+        assert last == "interrupted; the sandbox's teardown failed: `mcp-sandbox gc` removes what it left"
+    elif left:
+        assert last.startswith("interrupted; the sandbox was not fully torn down: left 0123456789ab (the engine refused")
+    else:
+        assert last == "interrupted; the sandbox was torn down"

@@ -322,8 +322,7 @@ def live_report(target: str | None, server_args: list[str], command: str | None,
     from rich.console import Console
 
     from scanner.cli.remote_scan import lockable, scan_remote
-    from scanner.cli.spinner import spinning
-    from scanner.pipeline.image_scan import run_target
+    from scanner.cli.sandboxed import run_sandboxed
     from scanner.pipeline.scan import ScanOptions
 
     console = Console(stderr=True, highlight=False, emoji=False)
@@ -333,9 +332,8 @@ def live_report(target: str | None, server_args: list[str], command: str | None,
         report = scan_remote(remote, ScanOptions(target=""), target, server_args)
     else:
         assert target is not None
-        with spinning("scanning") as progress:
-            report = run_target(ScanOptions(target=target, server_args=server_args, command=command,
-                                          upstream_proxy=upstream_proxy), progress=progress)
+        report = run_sandboxed(ScanOptions(target=target, server_args=server_args, command=command,
+                                           upstream_proxy=upstream_proxy), "scanning")
     if report.errors or not lockable(report) or not report.server.name and not report.tools:
         for error in report.errors or ["the server listed nothing"]:
             console.print(f"error: {escape_for_terminal(error)}", markup=False)

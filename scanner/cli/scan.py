@@ -22,6 +22,7 @@ from scanner.cli.exit_reason import EXIT_INCOMPLETE
 from scanner.cli.remote_options import RemoteFlags, with_remote_options
 from scanner.cli.output import STDOUT, ReportOutputs, check_outputs, emit_report, finish, folder_manifests
 from scanner.errors import UsageError
+from scanner.cli.sandboxed import say_interrupted as _say_interrupted
 from scanner.cli.scan_config import ConfigRun
 from scanner.cli.scan_door import head_start as _head_start, head_start_options, scan_door
 from scanner.cli.values import parse_env, parse_size
@@ -296,15 +297,6 @@ def _run(options: ScanOptions, early: HeadStart | None = None) -> Report:
         _say_interrupted([])  # before any sandbox (a container image's scan starts its session in the scan)
 
 
-def _say_interrupted(left: list[str] | None, line: str | None = None) -> NoReturn:
-    """The interrupted scan's last line (`line`, else one true to a teardown that left `left`; escaped), exit 130."""
-    from sandbox.core.untrusted import escape_for_terminal
-    from scanner.pipeline.interrupts import INTERRUPTED_EXIT, interrupted_line
-
-    print(escape_for_terminal(interrupted_line(left) if line is None else line, 2000), file=sys.stderr)
-    raise typer.Exit(INTERRUPTED_EXIT)
-
-
 def _lock_artifact(lock_path: Path, new: LockFile | None) -> Artifact:
     """The lockfile, with the line of each tool in it (as it is after this scan, or as it was)."""
     from scanner.lock.io import lock_bytes
@@ -367,10 +359,9 @@ def init_fixtures(
     """Write a starter fixtures file: one probe per live tool of TARGET, with generated arguments to edit."""
     from sandbox.core.untrusted import escape_for_terminal
     from sandbox.run.workspace_seed import seed_manifest
-    from scanner.cli.spinner import spinning
+    from scanner.cli.sandboxed import run_sandboxed
     from scanner.probes.fixtures import write_starter_fixtures
     from scanner.probes.runner import ProbeOptions
-    from scanner.pipeline.image_scan import run_target
     from scanner.pipeline.scan import ScanOptions
 
     if path.exists():
@@ -378,9 +369,8 @@ def init_fixtures(
     upstream = upstream_from_cli(upstream_proxy)
     if not path.parent.is_dir():  # before the install and the listing, not after them
         raise UsageError(f"cannot write {path}: the folder {path.parent} does not exist")
-    with spinning("listing tools") as progress:
-        report = run_target(ScanOptions(target=target, command=command, probes=ProbeOptions(enabled=False),
-                                      upstream_proxy=upstream), progress=progress)
+    report = run_sandboxed(ScanOptions(target=target, command=command, probes=ProbeOptions(enabled=False),
+                                       upstream_proxy=upstream), "listing tools")
     if report.errors or not report.tools:  # an error can quote the server (its JSON-RPC error message): escaped
         for line in report.errors or ["the server served no tools"]:
             print(f"error: {escape_for_terminal(line)}", file=sys.stderr)
