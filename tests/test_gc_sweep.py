@@ -168,3 +168,22 @@ def test_a_live_scanner_of_another_user_hidden_by_hidepid_is_not_taken_for_dead(
     finally:
         scanner.kill()
         scanner.wait()
+
+
+def test_a_creation_label_that_is_no_number_neither_stops_the_sweep_nor_is_swept(docker_client) -> None:
+    """A container run by hand from an image whose own labels name a session of another host with a creation time
+    that is no number (labels a Dockerfile set, which the container inherits). Before the fix the sweep raised
+    ValueError on it: every later scan failed ("internal error in install") and `gc` with it, until the container
+    went. Now its age cannot be told, so it counts as a live session's and is left alone."""
+    api = docker_client.api
+    session_id = f"test-{uuid.uuid4().hex}"
+    inherited = {labels.SESSION: session_id, labels.OWNER_HOST: "elsewhere.invalid", labels.CREATED: "soon",
+                 "io.mcp-sandbox.test": "gc"}
+    theirs = api.create_container(images.image_tag("python"), command=["true"], labels=inherited)["Id"]
+    try:
+        result = gc.sweep(docker_client)
+        assert theirs[:12] not in result.containers
+        assert session_id in result.kept_live_sessions
+        assert api.inspect_container(theirs)["Id"] == theirs
+    finally:
+        subprocess.run(["docker", "rm", "-f", theirs], capture_output=True, check=False)

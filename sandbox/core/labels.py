@@ -75,10 +75,14 @@ def owner_alive(labels: dict[str, str], now: float | None = None) -> bool:
     in a container with the socket mounted), or of another pid namespace under the same hostname (that container run
     with `--network host`), cannot be checked, so it counts as alive for a day. A label without the namespace (a
     scanner from before it was labelled) is checked by its pid. A pid /proc hides (`hidepid`: another user's scanner)
-    is asked with signal 0.
+    is asked with signal 0. A creation time that is no number was not written by a scanner (an image's own label,
+    inherited by a container run from it by hand): its age cannot be told, so it counts as alive.
     """
     if labels.get(OWNER_HOST) != socket.gethostname() or not _same_pid_namespace(labels):
-        created = float(labels.get(CREATED, "0") or 0)
+        try:
+            created = float(labels.get(CREATED, "0") or 0)
+        except ValueError:
+            return True
         return (now or time.time()) - created < FOREIGN_SESSION_MAX_AGE_SECONDS
     try:
         pid = int(labels.get(OWNER_PID, ""))
