@@ -92,6 +92,28 @@ def test_a_lasting_refusal_is_a_leftover_and_the_rest_is_still_removed(docker_cl
     assert docker_client.api.networks(names=[network]) == []  # disconnected from the refused one, and removed
 
 
+@pytest.mark.parametrize("status", [500, 403])
+def test_a_network_the_engine_will_not_remove_is_a_leftover_not_removed(docker_client, session, monkeypatch,
+                                                                         status: int) -> None:
+    """Before the fix a refusal other than "in use" (a 500) raised out of teardown: the networks after it were not
+    asked and the scan's teardown became an internal error instead of its leftovers; and a lasting "in use" (403)
+    was put in `removed` all the same: the report's sandbox section said the network was removed and left over."""
+    sandbox, containers, network = session
+    remove_network = docker_client.api.remove_network
+
+    def refuse(name: str) -> None:
+        response = type("Response", (), {"status_code": status, "reason": "refused"})()
+        raise APIError("refused", response=response, explanation="error while removing network: refused")
+
+    monkeypatch.setattr(docker_client.api, "remove_network", refuse)
+    result = sandbox.teardown()
+    assert not result.complete and result.leftovers == [network]
+    assert network not in result.removed
+    assert sorted(result.removed) == sorted(c[:12] for c in containers)
+    monkeypatch.undo()
+    remove_network(network)
+
+
 def test_an_engine_that_stops_answering_is_not_asked_again(docker_client, session, monkeypatch) -> None:
     sandbox, containers, _network = session
     refusing = _Refusing(docker_client.api.remove_container, containers[2], times=100,

@@ -137,8 +137,8 @@ class SandboxSession:
             elif container[:12] not in removed:
                 removed.append(container[:12])
         for network in [*self._networks, *(n for n in self._labelled_networks() if n not in self._networks)]:
-            _remove_network(self.client, network)
-            removed.append(network)
+            if _remove_network(self.client, network):
+                removed.append(network)
         return removed, refused
 
     def _labelled_containers(self) -> list[str]:
@@ -223,29 +223,37 @@ def _wait_gone(client: docker.DockerClient, container_id: str, timeout: float) -
         time.sleep(0.1)
 
 
-def _remove_network(client: docker.DockerClient, name: str) -> None:
+def _remove_network(client: docker.DockerClient, name: str) -> bool:
     """Remove a network; endpoints still attached (a container removed concurrently, or one not of this session)
-    are force-disconnected first."""
+    are force-disconnected first. True once it is gone; False when the engine refused (the caller's check of what
+    is left names it). Only an engine that stopped answering raises (EngineTimeout)."""
     try:
         client.api.remove_network(name)
-        return
+        return True
     except NotFound:
-        return
+        return True
+    except EngineTimeout:
+        raise
     except APIError as exc:
         if exc.status_code not in (403, 409):  # 403: "has active endpoints"
-            raise
+            return False
     try:
         attached = client.api.inspect_network(name).get("Containers") or {}
         for container_id in attached:
             try:
                 client.api.disconnect_container_from_network(container_id, name, force=True)
+            except EngineTimeout:
+                raise
             except (NotFound, APIError):
                 pass
         client.api.remove_network(name)
     except NotFound:
-        return
+        return True
+    except EngineTimeout:
+        raise
     except APIError:
-        return  # reported as a leftover by the caller
+        return False
+    return True
 
 
 def _network_exists(client: docker.DockerClient, name: str) -> bool:
