@@ -17,7 +17,7 @@ from sandbox.core import images, labels
 from sandbox.core.session import SandboxSession
 from scanner.pipeline.assemble import ScanParts
 from scanner.pipeline.head_start import HeadStart
-from scanner.pipeline.interrupts import terminate_as_interrupt
+from scanner.pipeline.interrupts import ScanInterrupted, terminate_as_interrupt
 from scanner.pipeline.phase_clock import PhaseClock
 from scanner.pipeline.scan import Concurrent, in_session
 from scanner.pipeline.targets import parse_target
@@ -72,5 +72,37 @@ def test_a_signal_while_an_interrupted_scan_waits_for_its_threads_leaves_nothing
 
     with ThreadPoolExecutor(max_workers=4) as pool, terminate_as_interrupt(), pytest.raises(KeyboardInterrupt):
         in_session(parts, docker_client, pool, time.monotonic(), stages, head_start=None)
+    assert parts.teardown is not None and parts.teardown.complete, parts.teardown
+    assert parts.session is not None and labelled_containers(docker_client, parts.session) == []
+
+
+@pytest.mark.parametrize("second", [signal.SIGINT, signal.SIGTERM])
+def test_a_second_signal_while_an_interrupted_scan_halts_its_session_leaves_nothing(
+        docker_client, second: signal.Signals) -> None:
+    """Ctrl-C twice (or a SIGTERM sent again a second later): the second one while the scan halts its session (one
+    engine call a container, to kill it). Before the fix the halt ran before the signals were held: the interrupt
+    left the `finally` from the halt, the teardown never ran, the scan's containers stayed and the CLI's last line
+    said the sandbox was torn down."""
+    image = images.ensure_runtime_image(docker_client, "python").tag
+    parts = ScanParts(target=parse_target(str(ZOO)), probes_enabled=False, clock=PhaseClock())
+
+    def stages(session: SandboxSession, running: Concurrent) -> None:
+        container = session.create_container("run", image=image, command=["sleep", "60"], entrypoint=[])
+        docker_client.api.start(container)
+        halt = session.halt
+
+        def signalled_halt() -> None:
+            time.sleep(1.1)  # a SIGTERM sent again after REPEATED_STOP_SECONDS is a new stop, not the same one
+            os.kill(os.getpid(), second)
+            time.sleep(0.05)  # the handler runs here, between this thread's bytecodes
+            halt()
+
+        session.halt = signalled_halt  # type: ignore[method-assign]
+        os.kill(os.getpid(), signal.SIGTERM)  # the first signal
+        time.sleep(5)
+
+    with ThreadPoolExecutor(max_workers=4) as pool, terminate_as_interrupt(), pytest.raises(ScanInterrupted) as ended:
+        in_session(parts, docker_client, pool, time.monotonic(), stages, head_start=None)
+    assert ended.value.left == []  # the CLI's last line: torn down, true to the teardown
     assert parts.teardown is not None and parts.teardown.complete, parts.teardown
     assert parts.session is not None and labelled_containers(docker_client, parts.session) == []

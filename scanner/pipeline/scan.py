@@ -143,9 +143,11 @@ def in_session(parts: ScanParts, client: docker.DockerClient, pool: ThreadPoolEx
     except KeyboardInterrupt:  # Ctrl-C, or SIGTERM/SIGHUP as one: the threads must not wait out their own timeouts
         interrupted = True
     finally:
-        if interrupted:  # the head start's threads given up too (a sink image's build): nothing waits for them
-            (head_start.halt if head_start is not None else session.halt)()
-        with uninterruptible():  # a second signal must not cut short the wait for the threads or the teardown
+        # A second signal must not cut short the halt, the wait for the threads or the teardown; one held while an
+        # interrupted scan ends is dropped (delivered, it would replace ScanInterrupted and the line it carries).
+        with uninterruptible(redeliver=not interrupted):
+            if interrupted:  # the head start's threads given up too (a sink image's build): nothing waits for them
+                (head_start.halt if head_start is not None else session.halt)()
             running.settle()  # no thread of this scan creates a container once teardown has begun
             _provenance_after_failure(parts, running)
             parts.teardown = tear_down_after(session, parts)
