@@ -42,10 +42,11 @@ MAX_TYPED_VALUES = 100_000
 # error however many values it holds): `_meta`'s one typed key is progressToken; `data` is a string in image and audio
 # content, free in a log message or an error.
 FREE_JSON = frozenset({"inputSchema", "outputSchema", "structuredContent", "requestedSchema", "_meta", "data"})
-# The escape of a lone surrogate: a high one not followed by a low one, or a low one not preceded by a high one (a
-# pair is the character it encodes). An escaped backslash before "ud800" may match too: the walk then changes nothing.
-_LONE_SURROGATE = re.compile(rb"\\u[dD][89abAB][0-9a-fA-F]{2}(?!\\u[dD][c-fC-F])"
-                             rb"|(?<!\\u[dD][89abAB][0-9a-fA-F]{2})\\u[dD][c-fC-F][0-9a-fA-F]{2}")
+# The escape of a surrogate, high (group 1 one of 89AB) or low. One is lone when a high one is not followed at once by a
+# low one, or a low one not preceded at once by a high one (a pair is the character it encodes). An escaped backslash
+# before "ud800" may match too: the walk then changes nothing. The pattern starts with a literal, so a line is searched
+# at memchr speed (a lookbehind alternative made it ~18 ms a megabyte: 30 ms a 1.2 MB file a probe read).
+_SURROGATE_ESCAPE = re.compile(rb"\\u[dD]([89abAB]|[c-fC-F])[0-9a-fA-F]{2}")
 
 
 @dataclass(frozen=True)
@@ -99,7 +100,7 @@ def read_line(line: bytes, tools_list_ids: Container[Any] = ()) -> Read:
         return Noise("not valid JSON")
     if _too_many_values(stripped, value):
         return TooMany()
-    if _LONE_SURROGATE.search(stripped):  # a lone one no UTF-8 output (the client's lines, the report) can carry
+    if has_lone_surrogate(stripped):  # a lone one no UTF-8 output (the client's lines, the report) can carry
         value = without_lone_surrogates(value)
     rejected: tuple[RejectedTool, ...] = ()
     if isinstance(value, dict) and "result" in value and _hashable(value.get("id")) and value.get("id") in tools_list_ids:
@@ -110,6 +111,22 @@ def read_line(line: bytes, tools_list_ids: Container[Any] = ()) -> Read:
         return Noise("JSON, but not a JSON-RPC message")
     except RecursionError:
         return TooDeep()
+
+
+def has_lone_surrogate(line: bytes) -> bool:
+    """Whether `line` holds the escape of a lone surrogate (`_SURROGATE_ESCAPE`)."""
+    high_until = -1  # where the low half of the high surrogate just seen must start
+    for match in _SURROGATE_ESCAPE.finditer(line):
+        is_high = match.group(1) in b"89abAB"
+        if high_until >= 0:
+            if match.start() != high_until or is_high:
+                return True  # the high one before this was lone
+            high_until = -1
+        elif is_high:
+            high_until = match.end()
+        else:
+            return True  # a low one with no high one before it
+    return high_until >= 0
 
 
 def _too_many_values(line: bytes, value: Any) -> bool:
