@@ -99,7 +99,6 @@ class _Pending:
         if isinstance(message, mcp_types.JSONRPCResponse) and self.call_id is not None and message.id == self.call_id:
             self.call_id, health.last_call_answer = None, message.result
 
-
     def _matched(self, message: mcp_types.JSONRPCResponse | mcp_types.JSONRPCError, health: WireHealth) -> None:
         """The answer's request, matched as the client matches it (session.as_sent); a stray answer noted. An error
         with a null id (a request the server could not read) answers none, and hides no result."""

@@ -14,7 +14,7 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 from scanner.report.model import Finding, Score, Status, ToolScore, Verdict
-from scanner.report.severity import Severity
+from scanner.report.severity import Severity, counts
 from scanner.tokens import TOKEN_ESTIMATE, json_tokens
 
 FREE_TOKENS_PER_TOOL = 300
@@ -99,12 +99,11 @@ def security_share(findings: list[Finding]) -> str | None:
     security: `PASS  1 error` alone reads as a contradiction. None when every error and warning is security."""
     if not any(f.category != "security" and f.severity in ("error", "warning") for f in findings):
         return None
-    errors = sum(1 for f in findings if f.category == "security" and f.severity == "error")
-    warnings = sum(1 for f in findings if f.category == "security" and f.severity == "warning")
-    if not errors and not warnings:
+    seen = counts(f.severity for f in findings if f.category == "security")
+    if not seen["error"] and not seen["warning"]:
         return "none of them security findings, which alone make the verdict"
-    return (f"security: {errors} error{'' if errors == 1 else 's'}, "
-            f"{warnings} warning{'' if warnings == 1 else 's'}")
+    return "security: " + ", ".join(f"{seen[level]} {level}" + ("" if seen[level] == 1 else "s")
+                                    for level in ("error", "warning"))
 
 
 def compute(findings: list[Finding], tools: list[Any], measured_waste: Mapping[str, int] | None = None,
