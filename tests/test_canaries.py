@@ -6,7 +6,8 @@ import base64
 import io
 import tarfile
 
-from sandbox.run.canaries import find_canaries, plant_canaries
+from sandbox.run.canaries import plant_canaries
+from sandbox.run.canary_search import find_canaries
 
 HOME = "/home/probe"
 
@@ -139,3 +140,52 @@ def test_the_files_are_dated_per_scan_months_back() -> None:
     assert {name: entry.mtime for name, entry in first.items()} != {name: e.mtime for name, e in second.items()}
     assert first[".ssh"].mtime == first[".ssh/id_rsa"].mtime
     assert first[".config"].mtime == first[".config/gh"].mtime == first[".config/gh/hosts.yml"].mtime
+
+
+# ---- the block prefilter (sandbox/run/canary_search.py): it may only rule out blobs that hold no form ----------------
+
+def _every_form(planted_token: str) -> list[tuple[bytes, str]]:
+    """Each form a token is searched in, written as a server would send it, with the encoding it should be found as."""
+    raw = planted_token.encode()
+    forms = [(raw, "plain"), (raw.hex().upper().encode(), "hex"), (planted_token[::-1].encode(), "reversed"),
+             (planted_token.swapcase().encode(), "case changed"), (raw[1:20], "piece")]
+    for prefix in (b"", b"x", b"xy"):
+        forms.append((base64.b64encode(prefix + raw), "base64"))
+        forms.append((base64.urlsafe_b64encode(prefix + raw), "base64"))
+    for prefix in (b"", b"x", b"xy", b"xyz", b"wxyz"):
+        forms.append((base64.b32encode(prefix + raw), "base32"))
+    return forms
+
+
+def test_every_form_is_found_at_every_offset_of_a_long_blob() -> None:
+    """Whatever its offset modulo the prefilter's 8-byte block, a form inside a long blob is found, as the search of
+    each form alone finds it."""
+    planted = plant_canaries(HOME, 0, 0)
+    filler = b"A quiet answer of 1,000 ordinary words. " * 50
+    for token, where in planted.locations.items():
+        for form, encoding in _every_form(token):
+            for offset in range(8):
+                blob = filler[:offset + 100] + b" " + form + b" " + filler
+                hits = find_canaries(blob, planted.locations)
+                assert [(hit.where, hit.encoding) for hit in hits] == [(where, encoding)], (where, encoding, offset)
+
+
+def test_a_form_at_the_very_end_or_start_of_a_blob_is_found() -> None:
+    planted = plant_canaries(HOME, 0, 0)
+    token = planted.env["OPENAI_API_KEY"]
+    for blob in (token.encode(), b"x" * 7 + token.encode(), token.encode() + b"y" * 5, token[:19].encode()):
+        assert [hit.token for hit in find_canaries(blob, planted.locations)] == [token], blob
+
+
+def test_a_blob_with_no_form_is_ruled_out_by_the_blocks_alone() -> None:
+    """The speed the prefilter is for: a long answer holding none of the tokens never reaches the form searches
+    (near miss: the same answer with one token in it does)."""
+    from sandbox.run import canary_search
+
+    planted = plant_canaries(HOME, 0, 0)
+    exact, folded = canary_search._windows(tuple(planted.locations))
+    answer = (b"README: the tool lists files under /workspace and reads them back. " * 20_000)
+    assert not canary_search._could_hold(answer, exact) and not canary_search._could_hold(answer.lower(), folded)
+    token = planted.env["NPM_TOKEN"].encode()
+    with_token = answer[:500_003] + token + answer[500_003:]
+    assert canary_search._could_hold(with_token, exact)

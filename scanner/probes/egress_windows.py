@@ -23,7 +23,7 @@ from functools import lru_cache
 from typing import Any
 
 from sandbox.core.untrusted import cap_json
-from sandbox.run.canaries import CanaryHit, find_canaries
+from sandbox.run.canary_search import CanaryHit, find_canaries
 from scanner.report.model import AFTER_LAST_CALL, CallBehavior, CanaryEvent, Finding
 from scanner.rules.behavior import check_canaries
 from scanner.rules.egress import host_of

@@ -10,7 +10,7 @@ import json
 from typing import Any
 
 from sandbox.core.untrusted import cap_json
-from sandbox.run.canaries import find_canaries
+from sandbox.run.canary_search import find_canaries
 from scanner.pipeline.inventory_model import Inventory
 from scanner.report.model import CanaryEvent
 
