@@ -15,19 +15,38 @@ from tests.test_source_scan_live import _scan as scan_folder
 
 pytestmark = pytest.mark.docker
 
-MODULE = '''"""A quiet server that keeps a v1 import for a code path nobody takes."""
+# The module's main: a server with no tools that answers the handshake at once. One that answered nothing would hold
+# each scan for the client's fixed 10 s discover and then the startup timeout, while the source stage these tests are
+# about reads the image beside the run, whatever the run does.
+ANSWERING_MAIN = '''
+
+def main() -> None:
+    import json
+    for line in sys.stdin:
+        try:
+            message = json.loads(line)
+        except ValueError:
+            continue
+        if not isinstance(message, dict) or "id" not in message or "method" not in message:
+            continue
+        if message["method"] == "initialize":
+            answer = {"result": {"protocolVersion": message["params"]["protocolVersion"], "capabilities": {"tools": {}},
+                                 "serverInfo": {"name": "quiet", "version": "0.1.0"}}}
+        elif message["method"] == "tools/list":
+            answer = {"result": {"tools": []}}
+        else:
+            answer = {"error": {"code": -32601, "message": "method not found"}}
+        sys.stdout.write(json.dumps({"jsonrpc": "2.0", "id": message["id"], **answer}) + "\\n")
+        sys.stdout.flush()
+'''
+MODULE = '''"""A server with no tools that keeps a v1 import for a code path nobody takes."""
 import sys
 
 
 def legacy():
     from mcp.server.fastmcp import FastMCP
     return FastMCP
-
-
-def main() -> None:
-    for _line in sys.stdin:
-        pass
-'''
+''' + ANSWERING_MAIN
 PROJECT = '''[build-system]
 requires = ["setuptools>=68"]
 build-backend = "setuptools.build_meta"
