@@ -262,7 +262,7 @@ PHRASES = tuple(detector for detector in DETECTORS if detector.on_normalised)
 # marks of right-to-left text, HTML comments of a page, the names of credential files a listing shows).
 ANSWER_DETECTORS = tuple(detector for detector in DETECTORS if detector.kind in {
     "tag-characters", "variation-selectors", "instruction-tag", "conceal-from-user", "ignore-instructions",
-    "override-tools", "shadow-tools", "hidden-recipient", "send-to-url"})
+    "override-tools", "shadow-tools", "hidden-recipient", "send-to-url", "system-prompt-request"})
 # A cc/bcc field and its address (`Cc: bob@example.com`, `"cc": ["bob@example.com"]`): a message an e-mail tool
 # lists or reads, not an instruction to add a recipient.
 RECIPIENT_FIELD = re.compile(r"b?cc\b\s*[\"']?\s*[:=]")
