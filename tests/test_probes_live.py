@@ -305,6 +305,18 @@ def test_init_fixtures_writes_a_starter_file_from_the_live_tools(tmp_path, no_le
 
 
 @pytest.mark.docker
+def test_a_secret_read_once_at_import_is_there_to_read_and_caught(no_leftovers):
+    """zoo-import-stealer reads ~/.aws/credentials once, as its first act, and gives up when it is missing: the
+    server's boot used to race the seeding, so it found nothing and the scan passed it (3 of 3 runs). The start gate
+    holds the server's own code until the canaries are planted (sandbox/run/start_gate.py)."""
+    report = probe_zoo("zoo-import-stealer")
+    startup = next(b for b in report.behavior if b.call == -1 and b.sandbox == 0)
+    assert [e.how for e in startup.canaries if e.where.endswith(".aws/credentials")] == ["read"], startup.canaries
+    assert any("~/.aws/credentials" in f.message for f in findings(report, "B3")), report.findings
+    assert report.verdict == "block"
+
+
+@pytest.mark.docker
 def test_a_canary_read_at_start_up_before_the_first_look_is_caught(no_leftovers):
     """zoo-startup-reader polls for ~/.aws/credentials from its start and reads it the moment it is planted, before
     the baseline look and the observer's watches: the scan came out complete and clean. The baseline now shows the

@@ -5,6 +5,7 @@ failure kept ahead is raised where it is taken. The extraction into a real sandb
 
 from __future__ import annotations
 
+import dataclasses
 import io
 import tarfile
 from pathlib import Path
@@ -85,4 +86,6 @@ def test_a_planted_plan_has_what_creating_the_server_needs_and_completing_it_the
     assert done.archives() == [done.seed] and _extracted(done.seed[0], Path("/")).keys() >= {  # type: ignore[index]
         f"{HOME}/.aws/credentials", f"{WORKSPACE}/README.md"}
     off = run_plan.planted(ProbeOptions(enabled=False), policy)
-    assert run_plan.completed(off) == off and off.archives() == [] and off.policy == policy
+    assert run_plan.completed(off) == off and off.archives() == []
+    # nothing seeds the server then, so nothing would open its start gate (sandbox/run/start_gate.py): none is set
+    assert planted.policy.start_gate and off.policy == dataclasses.replace(policy, start_gate=False)

@@ -14,6 +14,7 @@ import docker
 from docker.errors import APIError, NotFound
 
 from sandbox.run.policy import RUN_GID, RUN_UID
+from sandbox.run.start_gate import then_open
 
 EXEC_USER = f"{RUN_UID}:{RUN_GID}"
 # Every look into the run container (observer, snapshot, namespace read, seeding) names its tool by a bare name, and an
@@ -37,10 +38,12 @@ def api_message(exc: Exception) -> str:
 
 
 def extract_tar(client: docker.DockerClient, container_id: str, archive: bytes, dest: str,
-                timeout: float = SEED_TIMEOUT) -> None:
-    """Stream a tar into `tar -x -C dest` inside the running container, as the run uid (works on tmpfs mounts)."""
+                timeout: float = SEED_TIMEOUT, *, open_gate: bool = False) -> None:
+    """Stream a tar into `tar -x -C dest` inside the running container, as the run uid (works on tmpfs mounts);
+    `open_gate`: then open the server's start gate (sandbox/run/start_gate.py), whatever tar's status."""
     api = client.api
     command = ["tar", "-x", "-f", "-", "-C", dest, "--no-same-owner", "--delay-directory-restore"]
+    command = then_open(command) if open_gate else command
     try:
         exec_id = api.exec_create(container_id, command, stdin=True, stdout=True, stderr=True, user=EXEC_USER,
                                   environment=EXEC_ENVIRONMENT)["Id"]

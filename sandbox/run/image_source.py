@@ -129,7 +129,8 @@ def image_policy(policy: RunPolicy, image: ImageConfig) -> RunPolicy:
     """The run policy with the image's own environment asked for by name (HOME stays the sandbox's canary HOME; what
     the user passed with --env wins)."""
     own = {name: value for name, value in image.env.items() if name != "HOME"}
-    return replace(policy, env={**own, **policy.env})
+    # No start gate (sandbox/run/start_gate.py): it needs a POSIX shell and mkfifo, which an image may not have.
+    return replace(policy, env={**own, **policy.env}, start_gate=False)
 
 
 @dataclass(frozen=True)

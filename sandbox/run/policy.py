@@ -64,6 +64,9 @@ class RunPolicy:
     # Set on the run container in network mode "none"; in "observe" mode the server shares the sink's namespaces and
     # the engine gives it the sink's host name, so the sink is created with this one (sandbox/run/sink.py).
     hostname: str = field(default_factory=plausible_hostname)
+    # The server's own code waits for its seeding (sandbox/run/start_gate.py); turned off where nothing seeds it (the
+    # probe plan without canaries) or the image may have no shell (a container image as shipped).
+    start_gate: bool = True
 
     def __post_init__(self) -> None:
         if not network_mode_allowed(self.network_mode):

@@ -17,14 +17,17 @@ from dataclasses import dataclass
 from pathlib import PurePosixPath
 
 import docker
+from docker.errors import APIError, NotFound
 
-from sandbox.run.exec_stream import extract_tar
+from sandbox.run.exec_stream import EXEC_ENVIRONMENT, EXEC_USER, extract_tar
 from sandbox.run.observe import Snapshot
 from sandbox.run.observer_watch import Watch, watch
+from sandbox.run.start_gate import open_only
 
 Archive = tuple[bytes, str]  # a tar and the directory it is extracted into (WORKSPACE, HOME; ROOT for `rooted`)
 ROOT = "/"
 THREADS = "mcp-sandbox-seed"  # the name of the threads seeding runs in
+OPEN_GATE_SECONDS = 5  # the bound on the exec that opens a start gate on its own
 
 
 def rooted(archives: Sequence[Archive]) -> Archive:
@@ -45,20 +48,43 @@ def rooted(archives: Sequence[Archive]) -> Archive:
     return buffer.getvalue(), ROOT
 
 
-def fill(client: docker.DockerClient, container_id: str, archives: Sequence[Archive]) -> None:
-    """Extract each archive into its directory of the running sandbox (ObserveError when one could not be)."""
-    for archive, dest in archives:
-        extract_tar(client, container_id, archive, dest)
+def fill(client: docker.DockerClient, container_id: str, archives: Sequence[Archive], *,
+         open_gate: bool = False) -> None:
+    """Extract each archive into its directory of the running sandbox (ObserveError when one could not be);
+    `open_gate`: then let the server's own code start (sandbox/run/start_gate.py), also when an extraction failed."""
+    try:
+        for index, (archive, dest) in enumerate(archives):
+            extract_tar(client, container_id, archive, dest, open_gate=open_gate and index == len(archives) - 1)
+    except BaseException:
+        if open_gate:
+            _open_gate_alone(client, container_id)
+        raise
+    if open_gate and not archives:
+        _open_gate_alone(client, container_id)
+
+
+def _open_gate_alone(client: docker.DockerClient, container_id: str) -> None:
+    """The start gate opened by an exec of its own (bounded): a server whose seeding failed still starts, and the
+    scan says why its probes were skipped. A gate that cannot be opened leaves the server waiting: its handshake
+    then times out, and the scan is incomplete."""
+    api = client.api
+    try:
+        exec_id = api.exec_create(container_id, ["timeout", str(OPEN_GATE_SECONDS), *open_only()], user=EXEC_USER,
+                                  environment=EXEC_ENVIRONMENT)["Id"]
+        api.exec_start(exec_id)
+    except (APIError, NotFound):
+        return  # said by the handshake's timeout, which this leaves to happen
 
 
 def seed(client: docker.DockerClient, container_id: str, archives: Sequence[Archive], *,
-         use_observer: bool = True, opens: tuple[str, ...] = ()) -> tuple[Watch, Snapshot]:
+         use_observer: bool = True, opens: tuple[str, ...] = (), open_gate: bool = False) -> tuple[Watch, Snapshot]:
     """Fill the running sandbox (`fill`) while its observer starts (all before the server is sent anything); returns
-    the Watch its looks go through and the baseline snapshot."""
+    the Watch its looks go through and the baseline snapshot. `open_gate`: the server waits at its start gate until
+    the fill is done."""
     with ThreadPoolExecutor(max_workers=1, thread_name_prefix=THREADS) as pool:
         starting = pool.submit(watch, client, container_id, use_observer=use_observer, opens=opens)
         try:
-            fill(client, container_id, archives)
+            fill(client, container_id, archives, open_gate=open_gate)
         except BaseException:
             starting.result().close()
             raise
@@ -93,10 +119,11 @@ class Seeded:
 
 
 def seed_ahead(client: docker.DockerClient, container_id: str, archives: Sequence[Archive], *,
-               use_observer: bool = True, opens: tuple[str, ...] = ()) -> Seeded:
+               use_observer: bool = True, opens: tuple[str, ...] = (), open_gate: bool = False) -> Seeded:
     """`seed`, its failure kept for the scan to raise where it takes the seeded sandbox over."""
     try:
-        looking, baseline = seed(client, container_id, archives, use_observer=use_observer, opens=opens)
+        looking, baseline = seed(client, container_id, archives, use_observer=use_observer, opens=opens,
+                                 open_gate=open_gate)
     except Exception as exc:  # noqa: BLE001 - not hidden: Seeded.result raises it where the scan seeds
         return Seeded(failure=exc)
     return Seeded(watch=looking, baseline=baseline)

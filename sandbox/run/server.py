@@ -21,6 +21,7 @@ from sandbox.core.untrusted import decode_bytes
 from sandbox.run import policy as policy_mod
 from sandbox.run.attach import StderrTail, StreamLimits
 from sandbox.run.policy import AppliedPolicy, RunPolicy
+from sandbox.run.start_gate import gated_command
 
 ATTACH_PARAMS = {"stdin": 1, "stdout": 1, "stderr": 1, "stream": 1}
 EOF_GRACE = 2.0  # how long a server may take to exit once its stdin closed
@@ -42,6 +43,7 @@ class RunningServer:
     start_seconds: float
     started_at: float
     stderr: StderrTail = field(default_factory=lambda: StderrTail(StreamLimits().stderr_tail_bytes))
+    gated: bool = False  # its command waits at the start gate until its seeding opens it (sandbox/run/start_gate.py)
 
 
 def start_server(session: SandboxSession, image: str, command: list[str], run_policy: RunPolicy,
@@ -58,6 +60,7 @@ class CreatedServer:
     socket: socket.socket
     applied: AppliedPolicy
     began: float  # when its creation began (time.monotonic())
+    gated: bool = False
 
 
 def create_server(session: SandboxSession, image: str, command: list[str], run_policy: RunPolicy,
@@ -71,7 +74,7 @@ def create_server(session: SandboxSession, image: str, command: list[str], run_p
     container_id = session.create_container(
         "run",
         image=image,
-        command=command,
+        command=gated_command(command, run_policy.environment()) if run_policy.start_gate else command,
         entrypoint=[],
         user=run_policy.user,
         environment=run_policy.environment(),
@@ -94,7 +97,7 @@ def create_server(session: SandboxSession, image: str, command: list[str], run_p
     except BaseException:
         sock.close()
         raise
-    return CreatedServer(container_id, sock, applied, began)
+    return CreatedServer(container_id, sock, applied, began, gated=run_policy.start_gate)
 
 
 def start_created(session: SandboxSession, created: CreatedServer) -> RunningServer:
@@ -106,7 +109,7 @@ def start_created(session: SandboxSession, created: CreatedServer) -> RunningSer
         raise
     started = time.monotonic()
     return RunningServer(created.container_id, created.socket, created.applied, round(started - created.began, 3),
-                         started)
+                         started, gated=created.gated)
 
 
 @dataclass(frozen=True)

@@ -115,7 +115,8 @@ def _seeded_beside_second(session: SandboxSession, started: StartedServer, clock
         return started, None if relisting_off else clock.timed("relisting", begin_second, session, started)
     seeded = beside.submit(clock.timed, "seed", seeding.seed_ahead, session.client, started.server.container_id,
                            plan.archives(), use_observer=plan.options.observer,
-                           opens=plan.canaries.files if plan.canaries is not None else ())
+                           opens=plan.canaries.files if plan.canaries is not None else (),
+                           open_gate=started.server.gated)
     second = None if relisting_off else clock.timed("relisting", begin_second, session, started)
     return dataclasses.replace(started, seeded=seeded.result()), second
 

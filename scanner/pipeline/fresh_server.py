@@ -92,7 +92,7 @@ def fresh_server(session: SandboxSession, started: StartedServer, what: str = "a
 def _seed(session: SandboxSession, server: RunningServer, started: StartedServer) -> None:
     """The same workspace and HOME canaries as the first server had (nothing when probing is off), so that only the
     client identity differs between the two listings."""
-    seeding.fill(session.client, server.container_id, started.plan.archives())
+    seeding.fill(session.client, server.container_id, started.plan.archives(), open_gate=server.gated)
 
 
 def _remove(session: SandboxSession, server: RunningServer) -> None:

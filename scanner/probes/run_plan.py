@@ -39,9 +39,10 @@ def prepare(options: ProbeOptions, policy: RunPolicy) -> ProbePlan:
 
 def planted(options: ProbeOptions, policy: RunPolicy) -> ProbePlan:
     """Fresh canaries, and the run policy with their variables: all that creating the server needs. Not complete
-    (no workspace seed yet) until `completed`; probing off: complete, with nothing."""
+    (no workspace seed yet) until `completed`; probing off: complete, with nothing, and no start gate (nothing
+    seeds the server to open it: sandbox/run/start_gate.py)."""
     if not options.enabled:
-        return ProbePlan(options=options, policy=policy)
+        return ProbePlan(options=options, policy=dataclasses.replace(policy, start_gate=False))
     canaries = plant_canaries(HOME, RUN_UID, RUN_GID)
     with_canaries = dataclasses.replace(policy, env={**canaries.env, **policy.env})
     return ProbePlan(options=options, policy=with_canaries, canaries=canaries)

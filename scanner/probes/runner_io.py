@@ -82,4 +82,4 @@ def seed(access: SandboxAccess, server: RunningServer, use_observer: bool = True
     """Fill the workspace and plant the canaries in HOME of a running sandbox while its observer starts (all before
     the server is sent anything); returns the Watch its looks go through and the baseline snapshot."""
     return seeding.seed(access.docker, server.container_id, access.archives, use_observer=use_observer,
-                        opens=access.canaries.files)
+                        opens=access.canaries.files, open_gate=server.gated)
