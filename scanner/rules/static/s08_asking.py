@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Iterator
+from functools import lru_cache
 
 from scanner.report.model import Finding
 from scanner.rules.registry import rule
@@ -44,6 +45,44 @@ CONCEAL_ACT = re.compile(
 MUST_BE_SENT = re.compile(
     r"\b(?:must|should|shall|has to|have to|needs? to)\s+(?:also\s+|always\s+)*be\s+(?:sent|posted|uploaded|"
     r"forwarded|copied|mirrored|submitted|transmitted|reported|logged)\s+(?:to|at)\s+(?:https?|ftp|wss?)://")
+# An upload, webhook or AI-proxy tool describing its own act ("Uploads the file to https://...", "Sends the prompt to
+# https://api.openai.com/..."): a third-person verb whose subject is the tool, on its own inputs. The model is asked
+# for nothing, so a send-to-url match of this shape is a warning (where the data goes, for the user to see), and one
+# that names what the model holds, addresses the model, sits in an instruction tag or holds another, base-form verb
+# (an imperative) stays an error.
+_OWN_SEND_VERBS = frozenset({"sends", "posts", "uploads", "transmits", "submits", "reports", "forwards", "copies"})
+_MODEL_HOLDS = re.compile(
+    r"\b(conversations?|history|histories|context|credentials?|secrets?|tokens?|keys?|passwords?|passphrases?|"
+    r"cookies?|environment|env|everything|your|yourself|system (prompt|message)s?|instructions|transcripts?|"
+    r"chat (logs?|histor(y|ies))|tools?|functions?|servers?|ssh|private)\b"
+    r"|\b(send|upload|transmit|submit|exfiltrate|forward|post|beacon)\b")
+_TO_THE_MODEL = re.compile(r"\b(you|your|yourself|assistant|model|agent|llm|ai|claude|chatgpt|gpt|please|always|"
+                           r"must|should|remember|important|instructions?)\b")
+SUBJECT_WINDOW = 120  # characters before the verb searched for who does the sending
+_SENTENCE_END = re.compile(r"[.!?\n]")  # not `:`: "Assistant: sends ..." is said to the model
+
+
+def describes_own_sending(subject: str, match: re.Match[str]) -> bool:
+    """The send-to-url match is a third-person description of the tool's own act on its own inputs (see above)."""
+    verb = match.group().split(None, 1)[0]
+    if verb not in _OWN_SEND_VERBS or _MODEL_HOLDS.search(match.group(), len(verb)) is not None:
+        return False
+    start = max(0, match.start() - SUBJECT_WINDOW)
+    before = subject[start:match.start()]
+    ends = [end.end() for end in _SENTENCE_END.finditer(before)]
+    return _TO_THE_MODEL.search(before, ends[-1] if ends else 0) is None and not _has_tag_mark(subject)
+
+
+@lru_cache(maxsize=8)  # asked once per match: a long text of many matches is searched once (a str keeps its hash)
+def _has_tag_mark(subject: str) -> bool:
+    """A `<` anywhere (an <IMPORTANT> block, a <system> tag): the description is not only a description."""
+    return "<" in subject
+
+
+def asks_to_send(subject: str, match: re.Match[str]) -> bool:
+    return not describes_own_sending(subject, match)
+
+
 # Ranking this text above what the user asked, or the tool's output as the user's word.
 OUTRANK_USER = re.compile(
     r"\b(takes?|has|have) (priority|precedence) over (the )?(user'?s?|your) (requests?|instructions?|messages?|prompts?)"

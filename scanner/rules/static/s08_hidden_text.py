@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import re
 import unicodedata
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from functools import cached_property, lru_cache
 
@@ -24,7 +24,8 @@ from scanner.rules.static.context import MAX_DEPTH, MAX_NODES_PER_ITEM, LintCont
 from scanner.rules.static.encoded import ENCODINGS, decoded, possible_encodings
 from scanner.rules.static.literals import could_match, required_literals
 from scanner.rules.static.s08_asking import (CALL_FIRST, COLLECT_CONVERSATION, CONCEAL_ACT, EVERY_TURN, MUST_BE_SENT,
-                                               OUTRANK_USER, SYSTEM_PROMPT_REQUEST, USER_SECRET_REQUEST, asking_parameters)
+                                               OUTRANK_USER, SYSTEM_PROMPT_REQUEST, USER_SECRET_REQUEST,
+                                               asking_parameters, asks_to_send, describes_own_sending)
 from scanner.rules.static.text import normalise
 from sandbox.core.untrusted import escape_for_terminal
 from scanner.vocabulary import name_tokens
@@ -148,6 +149,7 @@ class _Detector:
     message: str
     on_normalised: bool
     instruction: bool  # counts as an instruction that makes exfiltration-shaped parameters suspicious
+    keep: Callable[[str, re.Match[str]], bool] | None = None  # which of the pattern's matches are this detector's
 
     @cached_property
     def needs(self) -> tuple[tuple[str, ...], ...]:
@@ -155,7 +157,8 @@ class _Detector:
         return required_literals(self.pattern)
 
     def search(self, subject: str) -> Iterator[re.Match[str]]:
-        return self.pattern.finditer(subject) if could_match(self.needs, subject) else iter(())
+        matches = self.pattern.finditer(subject) if could_match(self.needs, subject) else iter(())
+        return matches if self.keep is None else (match for match in matches if self.keep(subject, match))
 
 
 DETECTORS: tuple[_Detector, ...] = (
@@ -177,7 +180,9 @@ DETECTORS: tuple[_Detector, ...] = (
     _Detector("shadow-tools", SHADOW_TOOLS, "error", "claim to replace or forbid other tools or servers", True, True),
     _Detector("hidden-recipient", HIDDEN_RECIPIENT, "error", "instruction to add a recipient (bcc/cc/forward to an "
               "address)", True, True),
-    _Detector("send-to-url", SEND_TO_URL, "error", "instruction to send data to a URL", True, True),
+    _Detector("send-to-url", SEND_TO_URL, "error", "instruction to send data to a URL", True, True, asks_to_send),
+    _Detector("send-to-url", SEND_TO_URL, "warning", "description of data sent to a URL", True, False,
+              describes_own_sending),
     _Detector("send-to-url", MUST_BE_SENT, "error", "instruction to send data to a URL", True, True),
     _Detector("call-first", CALL_FIRST, "warning", "instruction to call this tool before any other", True, False),
     _Detector("call-first", EVERY_TURN, "warning", "instruction to call this tool before any other", True, False),
