@@ -59,7 +59,7 @@ _MODEL_HOLDS = re.compile(
 _TO_THE_MODEL = re.compile(r"\b(you|your|yourself|assistant|model|agent|llm|ai|claude|chatgpt|gpt|please|always|"
                            r"must|should|remember|important|instructions?)\b")
 SUBJECT_WINDOW = 120  # characters before the verb searched for who does the sending
-_SENTENCE_END = re.compile(r"[.!?\n]")  # not `:`: "Assistant: sends ..." is said to the model
+_SENTENCE_END = re.compile(r"[.!?]")  # not `:` nor a line break: "Assistant:\nsends ..." is said to the model
 
 
 def describes_own_sending(subject: str, match: re.Match[str]) -> bool:
