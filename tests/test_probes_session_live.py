@@ -1,6 +1,7 @@
 """The probe phase across a session, against real sandboxes: ids a create returned are reused by the get and the
 delete of the same entity (so a clean server's tools succeed), and a stdout flood in the session started after a
-crash is named as the flood, not as a closed connection."""
+crash is named as the flood, not as a closed connection, and what a restarted session's server did on the wire (an
+answer to no request, lines that are not JSON-RPC) is said as the first session's is."""
 
 from __future__ import annotations
 
@@ -45,4 +46,16 @@ def test_a_flood_in_the_session_after_a_crash_is_named_as_the_flood(no_leftovers
     assert crashed.status == "crashed" and any(f.rule_id == "P6" for f in report.findings)
     assert flooded.status == "crashed" and "flooded stdout" in (flooded.error or ""), flooded.error
     assert any("after restart 1" in e and "flooded stdout" in e for e in report.errors), report.errors
+    assert report.status == "incomplete"
+
+
+def test_stray_answers_and_noise_in_the_session_after_a_crash_are_said(no_leftovers):
+    # Before: the restarted session's wire health was dropped with it, so the answer to no request and the log line
+    # the server wrote there went unsaid, and the scan's only error was the crash's.
+    report = probe_zoo("zoo-restart-strays", error_probes=False)
+    assert [p.tool for p in report.probes] == ["crash_worker", "flush_cache"]
+    assert report.probes[1].status == "ok" and any(f.rule_id == "P6" for f in report.findings)
+    strays = [e for e in report.errors if "after restart 1" in e and "answers the scan did not read" in e]
+    assert strays and "id 424242, never sent" in strays[0], report.errors
+    assert any("after restart 1" in e and "non-JSON-RPC lines" in e and "cache flushed" in e for e in report.errors)
     assert report.status == "incomplete"

@@ -37,14 +37,7 @@ def served_definitions(inventory: Inventory, health: WireHealth, exit_code: int 
 
 def _errors(inventory: Inventory, health: WireHealth, exit_code: int | None) -> list[str]:
     errors = [*inventory.errors, *inventory.cuts]
-    if health.noise_lines:
-        samples = " | ".join(health.noise_samples)
-        errors.append(cap_text(f"the server wrote {health.noise_lines} non-JSON-RPC lines to stdout "
-                               f"(first: {samples})", 1000))
-    if health.stray_answers:
-        errors.append(f"the server sent {health.stray_answers} answers the scan did not read, each a second answer to "
-                      f"a request or one to an id never sent (first: {health.first_stray}); a client that matches "
-                      "answers to requests otherwise reads what this scan did not")
+    errors.extend(health.problems())
     if exit_code is not None and not inventory.connected:
         errors.append(f"the server exited with code {exit_code} before the session started")
     return errors

@@ -57,6 +57,19 @@ class WireHealth:
         if self.first_stray is None:
             self.first_stray = f"id {cap_text(json.dumps(answer_id), 60)}, {why}"
 
+    def problems(self) -> list[str]:
+        """What went wrong on this session's wire that the session itself did not end with, one line each, for the
+        report's errors: stdout lines that are not JSON-RPC, answers the client dropped unread."""
+        lines = []
+        if self.noise_lines:
+            lines.append(cap_text(f"the server wrote {self.noise_lines} non-JSON-RPC lines to stdout "
+                                  f"(first: {' | '.join(self.noise_samples)})", 1000))
+        if self.stray_answers:
+            lines.append(f"the server sent {self.stray_answers} answers the scan did not read, each a second answer "
+                         f"to a request or one to an id never sent (first: {self.first_stray}); a client that "
+                         "matches answers to requests otherwise reads what this scan did not")
+        return lines
+
     def note_rejected(self, rejected: tuple[RejectedTool, ...]) -> None:
         self.rejected_count += len(rejected)
         self.rejected_tools.extend(rejected[:max(MAX_REJECTED_TOOLS - len(self.rejected_tools), 0)])

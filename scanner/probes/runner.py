@@ -39,6 +39,7 @@ from scanner.probes.model import ProbeCall, ProbeResult, is_refused, result_cras
 from scanner.probes.plan import plan_calls
 from scanner.probes.relist_tools import Tools
 from scanner.probes.relister import Relister
+from scanner.probes.restarted_wire import RestartedSessions
 from scanner.probes.runner_io import ProbeOptions, ProbeOutcome, SandboxAccess, seed
 from scanner.probes.tooldef import tool_name
 from scanner.rules.probe_crashes import timeout_finding
@@ -66,7 +67,8 @@ class ProbeRunner:
         self.last_processes: set[int] | None = None
         self.current_tools: list[dict[str, Any]] = []  # the last listing, as served
         self.restart_needed, self.suspect_restarts = False, 0  # restarts after a suspect sent again stopped one
-        self.health = access.health or WireHealth()  # of the session in use; each restart has its own
+        self.health = access.health or WireHealth()  # of the session in use; each restart has its own, said at the end
+        self.restarted = RestartedSessions()
         self.ids = IdPool()  # identifiers this session's results held, for later calls (id_reuse)
         self.answered: list[Answered] = []  # this server's recent answers (P6 attribution: crash_attribution)
         self.undecided: Undecided | None = None  # a crash its suspects, sent again to the next server, decide
@@ -121,6 +123,7 @@ class ProbeRunner:
             await self._drain_egress(settled=True)  # the last calls' connections the sink logged late
             self.windows.finish()
             await self._stack.aclose()
+            self.outcome.errors.extend(self.restarted.errors(self.outcome.errors))
             self.outcome.tools_after = list(self.current_tools)
             self.outcome.seconds = round(time.monotonic() - began, 3)
         return self.outcome
@@ -207,10 +210,7 @@ class ProbeRunner:
         result = with_refused_answer(sent, self.health.last_call_answer)
         if wire is not None and result.status == "ok":
             self.ids.add(harvest(wire, call.tool))
-        fault, named = self.health.fault, named_fault(call, result, self.health.fault)
-        if fault and named is not result and self.sandbox_index and all(fault not in e for e in self.outcome.errors):
-            self.outcome.errors.append(f"probing (after restart {self.sandbox_index}): {fault}"[:600])
-        return named
+        return named_fault(call, result, self.health.fault)  # a restarted session's fault is said at the end
 
     def _definition(self, name: str) -> dict[str, Any] | None:
         return next((tool for tool in self.current_tools if tool_name(tool) == name), None)
@@ -349,7 +349,7 @@ class ProbeRunner:
         self.restart_needed = False
         self.outcome.restarts += 1
         self.ids.clear()  # a fresh server knows none of the old session's ids
-        self.answered, self.health = [], WireHealth()
+        self.answered, self.health = [], self.restarted.new()
         self.progress("restarting the server in a fresh sandbox")
         await anyio.to_thread.run_sync(observe.kill, self.access.docker, self.server.container_id)
         self.sandbox_began = time.time()  # what the old sandbox tried until it was killed is its last call's

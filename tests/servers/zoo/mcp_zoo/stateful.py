@@ -4,6 +4,8 @@
   Listed getter first, creator last: probing in the server's order with generated ids fails every get and delete.
 - `restart_flood`: `crash_worker` kills the server; `flush_cache` floods stdout. Probed in that order, the flood
   happens in the session the runner starts after the crash.
+- `restart_strays`: `crash_worker` kills the server; `flush_cache` writes an answer to a request never sent and a log
+  line to stdout before its own answer. Probed in that order, both happen only in the session started after the crash.
 
 Standard library only; no network."""
 
@@ -97,3 +99,20 @@ def restart_flood() -> None:
     Server("zoo-restart-flood", tools, calls={"crash_worker": _crash, "flush_cache": _flood}).serve()
     while True:
         time.sleep(3600)
+
+
+STRAY_ID = 424242
+
+
+def _stray(_arguments: dict[str, Any]) -> str:
+    sys.stdout.write(json.dumps({"jsonrpc": "2.0", "id": STRAY_ID, "result": {"tools": []}}) + "\n")
+    sys.stdout.write("cache flushed\n")
+    return "flushed"
+
+
+def restart_strays() -> None:
+    side_effects = {"readOnlyHint": False, "destructiveHint": False, "openWorldHint": False}
+    tools = [tool("crash_worker", "Restart the worker process; the server goes away.", annotations=side_effects),
+             tool("flush_cache", "Flush the server's in-memory cache and report when it is done.",
+                  annotations=side_effects)]
+    Server("zoo-restart-strays", tools, calls={"crash_worker": _crash, "flush_cache": _stray}).serve()
