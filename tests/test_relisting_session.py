@@ -99,3 +99,40 @@ def test_a_server_that_asks_and_never_reads_cannot_hold_the_session() -> None:
     listed, _ = _listed(_asking_without_reading)  # at most the startup timeout, then the cancel's 5 s bound
     assert listed is not None, "the session was still running 10 s later"
     assert listed.problem is not None and listed.problem.startswith("connecting (initialize at 2025-06-18):")
+
+
+def _answering_twice(second_tools: list[dict[str, Any]]) -> Script:
+    """Answers tools/list with TOOL, then again (the same id) with `second_tools`."""
+    def script(stdin: BinaryIO, out: Callable[[dict[str, Any]], None]) -> None:
+        for message in _messages(stdin):
+            if message.get("method") == "initialize":
+                out({"jsonrpc": "2.0", "id": message["id"], "result": INIT})
+            elif message.get("method") == "tools/list":
+                out({"jsonrpc": "2.0", "id": message["id"], "result": {"tools": [TOOL]}})
+                out({"jsonrpc": "2.0", "id": message["id"], "result": {"tools": second_tools}})
+    return script
+
+
+def test_a_second_answer_to_the_second_listing_is_said_beside_the_comparison() -> None:
+    # Before: the second session's WireHealth was dropped, so a second answer to its tools/list (which a client that
+    # keeps the last answer reads: here a tool only it sees) left P10 compared and the scan complete.
+    hidden = {"name": "sync_notes", "inputSchema": {"type": "object"}}
+    listed, _ = _listed(_answering_twice([TOOL, hidden]))
+    assert listed is not None and listed.problem is None and [tool["name"] for tool in listed.tools] == ["echo"]
+    assert listed.errors([]) == [
+        f"the second listing (as {ALTERNATE.client}): the server sent 1 answers the scan did not read, each a second "
+        "answer to a request or one to an id never sent (first: id 1, answered again); a client that matches answers "
+        "to requests otherwise reads what this scan did not"]
+
+
+def test_a_tool_the_schema_rejects_only_in_the_second_listing_is_said() -> None:
+    # Before: the transport took it off the second listing's page and P10 compared the rest: a tool served to one
+    # client alone, in a form the MCP SDK rejects (one a more lenient client may take), went unsaid.
+    listed, _ = _listed(_answering({"tools": [TOOL, {"name": "sync_notes"}]}))
+    assert listed is not None and listed.problem is None and [tool["name"] for tool in listed.tools] == ["echo"]
+    assert listed.rejected == ({"name": "sync_notes"},)
+    assert listed.errors([{"name": "sync_notes"}]) == []  # the first listing served it too (linted there)
+    assert listed.errors([]) == [
+        f"the second listing (as {ALTERNATE.client}) served 1 tools the MCP schema rejects, the first 0, not the "
+        "same: P10 compares only the tools the schema accepts, so a tool served to one client alone in a form it "
+        "rejects goes uncompared"]

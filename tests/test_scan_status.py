@@ -229,6 +229,17 @@ def test_a_second_listing_that_differs_is_a_p10_error_in_the_report(pipeline: Fa
     assert "cursor-vscode" in cloaked[0].message and 'tool "sync_notes" added' in (cloaked[0].evidence or "")
 
 
+def test_what_went_wrong_on_the_second_listings_wire_leaves_the_scan_incomplete(pipeline: FakePipeline) -> None:
+    # Before: the second session's stray answers were dropped with it, and P10's comparison read complete.
+    pipeline.provenance_findings = []
+    stray = "the server sent 1 answers the scan did not read (first: id 1, answered again)"
+    pipeline.relisting = Relisting(ALTERNATE, tools=list(pipeline.inventory.tools), wire=(stray,))
+    report = _scan()
+    assert report.status == "incomplete" and report.verdict == "incomplete"
+    assert f"the second listing (as {ALTERNATE.client}): {stray}" in report.errors
+    assert not [f for f in report.findings if f.rule_id == "P10"]
+
+
 def test_a_first_listing_that_failed_part_way_is_not_compared(pipeline: FakePipeline) -> None:
     pipeline.provenance_findings = []
     pipeline.inventory.errors.append("listing tools: the server answered with error -32603: page 2 failed")

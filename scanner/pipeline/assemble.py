@@ -73,7 +73,7 @@ def assemble(parts: ScanParts, config: Config) -> Report:
         _put_served(report, parts.served)
     report.probes, report.behavior = parts.probes.probes, parts.probes.behavior
     report.notifications = parts.probes.notifications
-    report.errors.extend([*parts.image_gaps, *parts.probes.errors, *parts.egress_gaps])
+    report.errors.extend([*parts.image_gaps, *parts.probes.errors, *_relisting_errors(parts), *parts.egress_gaps])
     report.conformance = parts.conformance.report if parts.conformance else None
     report.source = parts.source.info if parts.source else None
     report.findings = _findings(parts)
@@ -107,6 +107,13 @@ def _listed(parts: ScanParts) -> bool:
     """tools/list was read: a session started and the tools' listing returned."""
     inventory = parts.listing.inventory if parts.listing else None
     return inventory is not None and inventory.connected and inventory.first_tools_list_seconds is not None
+
+
+def _relisting_errors(parts: ScanParts) -> list[str]:
+    """What went wrong on the second listing's wire, when that listing was compared with the first (P10)."""
+    if parts.relisting is None or parts.relisting.problem is not None or parts.listing is None:
+        return []
+    return parts.relisting.errors([tool.definition for tool in parts.listing.inventory.rejected_tools])
 
 
 def _listing_problem(parts: ScanParts) -> str | None:

@@ -22,6 +22,7 @@ Never raises for the server's misbehaviour or an engine failure: a second listin
 
 from __future__ import annotations
 
+import dataclasses
 import time
 from dataclasses import dataclass, field
 from typing import Any
@@ -65,6 +66,20 @@ class Relisting:
     seconds: float = 0.0
     problem: str | None = None  # None when the tools were listed
     chosen: bool = False  # not made because the user turned P10 off (ScanOptions.relisting_off)
+    wire: tuple[str, ...] = ()  # what went wrong on its wire short of ending it (WireHealth.problems)
+    rejected: tuple[Any, ...] = ()  # the tools the MCP schema rejects, as served (bounded: MAX_REJECTED_TOOLS)
+
+    def errors(self, first_rejected: list[Any]) -> list[str]:
+        """The report's error lines for this second session: its wire problems (a second answer to tools/list that
+        another client reads instead of the first, lines that are not JSON-RPC), and tools the MCP schema rejects
+        that are not the first listing's (`first_rejected`, as served): P10 compares only the tools it accepts."""
+        lines = [f"the second listing (as {self.identity.client}): {line}" for line in self.wire]
+        if list(self.rejected) != first_rejected:
+            lines.append(f"the second listing (as {self.identity.client}) served {len(self.rejected)} tools the MCP "
+                         f"schema rejects, the first {len(first_rejected)}, not the same: P10 compares only the tools "
+                         "the schema accepts, so a tool served to one client alone in a form it rejects goes "
+                         "uncompared")
+        return lines
 
 
 def listing_problem(inventory: Inventory) -> str | None:
@@ -88,8 +103,7 @@ def relist(session: SandboxSession, started: StartedServer, timeouts: Timeouts, 
             listed = anyio.run(list_as, AttachedStdio(server.socket, stderr=server.stderr), identity, timeouts)
     except FreshServerError as exc:
         return Relisting(identity, seconds=_since(began), problem=_problem(str(exc)))
-    return Relisting(identity, tools=listed.tools, instructions=listed.instructions,
-                     protocol_version=listed.protocol_version, seconds=_since(began), problem=listed.problem)
+    return dataclasses.replace(listed, seconds=_since(began))
 
 
 async def list_as(stdio: AttachedStdio, identity: ClientIdentity, timeouts: Timeouts) -> Relisting:
@@ -110,7 +124,8 @@ async def list_as(stdio: AttachedStdio, identity: ClientIdentity, timeouts: Time
                 # second listing cut where the first was not differs from it (P10).
                 await paginate(client.list_tools, "tools", tools, timeouts.request)
                 return Relisting(identity, tools=tools, instructions=client.instructions,
-                                 protocol_version=client.protocol_version)
+                                 protocol_version=client.protocol_version, wire=tuple(health.problems()),
+                                 rejected=tuple(tool.definition for tool in health.rejected_tools))
         except ENDINGS as exc:
             problem = _ended(step, exc, health, timeouts)
         except ExceptionGroup as group:  # the transport's and the session's task groups wrap what ended it
