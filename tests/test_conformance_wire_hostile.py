@@ -162,3 +162,23 @@ def test_a_server_that_exits_mid_probe_is_not_recorded_as_quiet_for_a_window_it_
     assert outcomes["W2"][0] == outcomes["W3"][0] == "passed"  # what it did answer is still read
     for rule in ("W11", "W12", "W13"):
         assert outcomes[rule][0] == "inconclusive" and "quiet window" in outcomes[rule][1]
+
+
+def test_noise_and_answers_to_no_request_on_the_fresh_servers_wire_are_said() -> None:
+    # Before: the raw wire counted the noise and never said it, and dropped a second answer and one to an id never
+    # sent unsaid. The first answer is the one judged, as the scan's client reads it.
+    def script(stdin: BinaryIO, out: Callable[[bytes], None]) -> None:
+        for line in stdin:
+            message = json.loads(line)
+            if "id" in message and "method" in message:
+                first = {"jsonrpc": "2.0", "id": message["id"], "result": {"tools": []}}
+                second = {"jsonrpc": "2.0", "id": message["id"], "result": {"tools": [{"name": "other"}]}}
+                out(b"".join(json.dumps(each).encode() + b"\n" for each in (first, second)) + b"starting up\n"
+                    + json.dumps({"jsonrpc": "2.0", "id": 4242, "result": {}}).encode() + b"\n")
+
+    observed, _ = _observed(script)
+    assert observed is not None and observed.first is not None and observed.first.result == {"tools": []}
+    assert len(observed.wire) == 2, observed.wire
+    assert observed.wire[0].startswith("the server wrote ") and "(first: starting up" in observed.wire[0]
+    assert "(first: id 1, answered again)" in observed.wire[1]
+    assert "answers the scan did not read" in observed.wire[1]

@@ -21,12 +21,14 @@ from sandbox.run.policy import RunPolicy, read_applied
 from sandbox.run.server import RunningServer
 from scanner.config import Config
 from scanner.cli import scan as scan_cli
+from scanner.conformance.model import ConformanceReport
 from scanner.pipeline import scan as scan_module
 from scanner.pipeline.assemble import assemble
 from scanner.pipeline.installation import Installation
 from scanner.pipeline.inventory import Inventory
 from scanner.pipeline.listing import Listing
 from scanner.pipeline.client_identity import ALTERNATE
+from scanner.pipeline.conformance import Conformance
 from scanner.pipeline.provenance_check import Provenance
 from scanner.pipeline.relisting import Relisting
 from scanner.pipeline.scan import ScanOptions, run_scan
@@ -238,6 +240,17 @@ def test_what_went_wrong_on_the_second_listings_wire_leaves_the_scan_incomplete(
     assert report.status == "incomplete" and report.verdict == "incomplete"
     assert f"the second listing (as {ALTERNATE.client}): {stray}" in report.errors
     assert not [f for f in report.findings if f.rule_id == "P10"]
+
+
+def test_what_went_wrong_on_the_conformance_servers_wire_leaves_the_scan_incomplete() -> None:
+    parts = _parts(_served_inventory())
+    parts.probes = dataclasses.replace(parts.probes, errors=[], findings=[])
+    parts.late_egress, parts.provenance = [], Provenance(report=ProvenanceReport(), findings=[])
+    parts.installation = _quiet_installation()
+    line = "the conformance probe's fresh server: the server wrote 1 non-JSON-RPC lines to stdout (first: hi)"
+    parts.conformance = Conformance(report=ConformanceReport(spec_version="2026-07-28"), wire=[line])
+    report = assemble(parts, Config())
+    assert report.status == "incomplete" and report.verdict == "incomplete" and report.errors == [line]
 
 
 def test_a_first_listing_that_failed_part_way_is_not_compared(pipeline: FakePipeline) -> None:

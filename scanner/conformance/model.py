@@ -66,6 +66,7 @@ class Observed:
     ping: Answer | None = None  # (--spec)
     late_first: Answer | None = None  # stdio: the first request's answer, when it came after the probe gave up on it
     unasked: list[str] = field(default_factory=list)  # methods the server sent unasked, in order (bounded)
+    wire: list[str] = field(default_factory=list)  # stdio: what went wrong on the wire (WireHealth.problems)
     window_seconds: float = 0.0
     first_session_notifications: list[str] = field(default_factory=list)  # methods the first session saw
     transport: Transport = "stdio"

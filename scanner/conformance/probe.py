@@ -64,6 +64,7 @@ async def observe(stdio: AttachedStdio, plan: ProbePlan) -> tuple[Observed, list
         await run_sequence(wire, plan, observed)
         if observed.first is not None and observed.first.request_id is not None:
             observed.late_first = wire.late.get(observed.first.request_id)
+        observed.wire = wire.health.problems()
         return observed, wire.log
 
 

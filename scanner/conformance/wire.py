@@ -6,7 +6,10 @@ method is something the server sent unasked (a notification, or a request, answe
 server never waits on the scanner). Every line the probe sends is written by one task of its own, from a bounded
 queue: a request's timeout bounds its wait for room there as well as for the answer, and a reply that finds no room
 is dropped, so a server that floods requests, or stops reading its stdin, can neither stall the reader nor hold the
-probe past its timeouts. The wire log keeps one capped line per message, both ways (bounded)."""
+probe past its timeouts. The wire log keeps one capped line per message, both ways (bounded). Lines that are not
+JSON-RPC and answers to no request in flight (a second answer, one to an id never sent) are counted in `health`, as
+the scan's own transport counts them (scanner.pipeline.transport.WireHealth), for the report's errors; the first
+answer to a request is the one read."""
 
 from __future__ import annotations
 
@@ -21,6 +24,7 @@ import anyio
 from sandbox.run.attach import AttachedStdio, StreamFault
 from scanner.conformance.model import Answer
 from scanner.conformance.wording import answer_text, exchange_line
+from scanner.pipeline.transport import WireHealth
 
 MAX_LOG_LINES = 200
 MAX_UNASKED = 200
@@ -43,7 +47,7 @@ class RawWire:
         self.log: list[str] = []
         self.unasked: list[str] = []
         self.closed = False
-        self.noise_lines = 0
+        self.health = WireHealth()  # noise and stray answers (its flood `fault` ends nothing here)
         self._pending: dict[int, _Pending] = {}
         self._gave_up: dict[int, tuple[str, float]] = {}  # a request that timed out: its method, when it was sent
         self.late: dict[int, Answer] = {}  # the first answer to each of those that came after all (by request id)
@@ -135,7 +139,7 @@ class RawWire:
         except (ValueError, RecursionError):
             message = None
         if not isinstance(message, dict):
-            self.noise_lines += 1
+            self.health.note_noise(line)
             return
         self._note("<-", line.decode("utf-8", errors="replace"))
         method = message.get("method")
@@ -146,15 +150,19 @@ class RawWire:
                 self._reply({"jsonrpc": "2.0", "id": message["id"],
                              "error": {"code": -32601, "message": NO_CLIENT_FEATURES}})
             return
-        request_id = message.get("id") if _is_id(message.get("id")) else None
-        if request_id is None or ("result" not in message and "error" not in message):
+        if "result" not in message and "error" not in message:
             return
-        if (pending := self._pending.get(request_id)) is not None:
+        request_id = message.get("id") if _is_id(message.get("id")) else None
+        pending = self._pending.get(request_id) if request_id is not None else None
+        if pending is not None and pending.message is None:
             pending.message = message
             pending.done.set()
         elif request_id in self._gave_up and request_id not in self.late:  # an answer after the probe moved on
             method, began = self._gave_up[request_id]
             self.late[request_id] = _answer(method, message, round(time.monotonic() - began, 3), request_id)
+        elif message.get("id") is not None:  # a null id answers a request the server could not read: no stray
+            sent = request_id is not None and request_id < self._next_id
+            self.health.note_stray(message.get("id"), "answered again" if sent else "never sent")
 
     def _close(self) -> None:
         self.closed = True

@@ -73,7 +73,8 @@ def assemble(parts: ScanParts, config: Config) -> Report:
         _put_served(report, parts.served)
     report.probes, report.behavior = parts.probes.probes, parts.probes.behavior
     report.notifications = parts.probes.notifications
-    report.errors.extend([*parts.image_gaps, *parts.probes.errors, *_relisting_errors(parts), *parts.egress_gaps])
+    report.errors.extend([*parts.image_gaps, *parts.probes.errors, *_relisting_errors(parts),
+                          *(parts.conformance.wire if parts.conformance else []), *parts.egress_gaps])
     report.conformance = parts.conformance.report if parts.conformance else None
     report.source = parts.source.info if parts.source else None
     report.findings = _findings(parts)

@@ -13,7 +13,8 @@ HTTP client with its headers), and with --spec adds the HTTP-only checks W14-W17
 A check whose answer is unclear is a record (inconclusive), never a finding; a fresh server that could not be
 started, exited, or answered nothing (a remote one whose connection failed, or that answered nothing) makes
 `Conformance.problem`, which the outcome turns into Skipped("conformance", reason): the scan is incomplete, never
-silently clean.
+silently clean. What went wrong on the fresh server's wire short of that (stdout lines that are not JSON-RPC, answers
+to no request in flight) is said in the report's errors, as the first session's is.
 """
 
 from __future__ import annotations
@@ -55,6 +56,7 @@ class Conformance:
     findings: list[Finding] = field(default_factory=list)
     egress: list[Finding] = field(default_factory=list)  # B2 of the fresh server
     problem: str | None = None  # why the probe could not finish (the scan is then incomplete)
+    wire: list[str] = field(default_factory=list)  # what went wrong on the fresh server's wire (the report's errors)
 
 
 def check_conformance(session: SandboxSession, started: StartedServer, inventory: Inventory,
@@ -84,7 +86,8 @@ def check_conformance(session: SandboxSession, started: StartedServer, inventory
         drained = started.drain(started.server.container_id, settled=True)
         egress = egress_findings(new_hosts(drained, reported), during=DURING)
     return Conformance(report=report, findings=[*findings, *wire_findings], egress=egress,
-                       problem=dead_server(observed, stderr))
+                       problem=dead_server(observed, stderr),
+                       wire=[f"the conformance probe's fresh server: {line}" for line in observed.wire])
 
 
 def check_remote_conformance(connect: Callable[[], httpx2.AsyncClient], url: str, inventory: Inventory,
