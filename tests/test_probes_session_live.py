@@ -59,3 +59,13 @@ def test_stray_answers_and_noise_in_the_session_after_a_crash_are_said(no_leftov
     assert strays and "id 424242, never sent" in strays[0], report.errors
     assert any("after restart 1" in e and "non-JSON-RPC lines" in e and "cache flushed" in e for e in report.errors)
     assert report.status == "incomplete"
+
+
+def test_a_tool_the_schema_rejects_added_after_a_call_is_said(no_leftovers):
+    # Before: the transport took the added tool off each re-list's page and P8 compared the rest: the rug pull went
+    # unsaid and the scan read complete.
+    report = probe_zoo("zoo-rug-rejected", error_probes=False)
+    assert report.probes and report.probes[0].status == "ok"
+    rejected = [e for e in report.errors if "the MCP schema rejects" in e]
+    assert rejected and "not in the first listing" in rejected[0] and "sync_keys" in rejected[0], report.errors
+    assert report.status == "incomplete"

@@ -39,7 +39,7 @@ from scanner.probes.model import ProbeCall, ProbeResult, is_refused, result_cras
 from scanner.probes.plan import plan_calls
 from scanner.probes.relist_tools import Tools
 from scanner.probes.relister import Relister
-from scanner.probes.restarted_wire import RestartedSessions
+from scanner.probes.session_wire import ProbeSessions
 from scanner.probes.runner_io import ProbeOptions, ProbeOutcome, SandboxAccess, seed
 from scanner.probes.tooldef import tool_name
 from scanner.rules.probe_crashes import timeout_finding
@@ -68,7 +68,6 @@ class ProbeRunner:
         self.current_tools: list[dict[str, Any]] = []  # the last listing, as served
         self.restart_needed, self.suspect_restarts = False, 0  # restarts after a suspect sent again stopped one
         self.health = access.health or WireHealth()  # of the session in use; each restart has its own, said at the end
-        self.restarted = RestartedSessions()
         self.ids = IdPool()  # identifiers this session's results held, for later calls (id_reuse)
         self.answered: list[Answered] = []  # this server's recent answers (P6 attribution: crash_attribution)
         self.undecided: Undecided | None = None  # a crash its suspects, sent again to the next server, decide
@@ -88,7 +87,7 @@ class ProbeRunner:
         self.client = client
         self.current_tools = list(tools)
         self.outcome.tools_before = list(tools)
-        self.outcome.ran = True
+        self.outcome.ran, self.sessions = True, ProbeSessions.listed_by(self.health)  # the listing's wire, read
         try:
             async with anyio.create_task_group() as group:
                 if before_first_call is not None:
@@ -123,7 +122,7 @@ class ProbeRunner:
             await self._drain_egress(settled=True)  # the last calls' connections the sink logged late
             self.windows.finish()
             await self._stack.aclose()
-            self.outcome.errors.extend(self.restarted.errors(self.outcome.errors))
+            self.outcome.errors.extend(self.sessions.errors(self.outcome.errors))
             self.outcome.tools_after = list(self.current_tools)
             self.outcome.seconds = round(time.monotonic() - began, 3)
         return self.outcome
@@ -349,7 +348,7 @@ class ProbeRunner:
         self.restart_needed = False
         self.outcome.restarts += 1
         self.ids.clear()  # a fresh server knows none of the old session's ids
-        self.answered, self.health = [], self.restarted.new()
+        self.answered, self.health = [], self.sessions.new()
         self.progress("restarting the server in a fresh sandbox")
         await anyio.to_thread.run_sync(observe.kill, self.access.docker, self.server.container_id)
         self.sandbox_began = time.time()  # what the old sandbox tried until it was killed is its last call's
@@ -398,3 +397,4 @@ class ProbeRunner:
     def _apply_relist(self, fetched: Tools | None, *, after_call: str) -> None:
         """P8: the tools re-listed (None: the re-list failed) against the tools in use (relist_tools)."""
         self.current_tools = self.relists.apply(self.current_tools, fetched, after_call=after_call)
+        self.sessions.relisted(self.health)  # the tools the page lost to the schema (session_wire)
