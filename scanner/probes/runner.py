@@ -39,8 +39,8 @@ from scanner.probes.model import ProbeCall, ProbeResult, is_refused, result_cras
 from scanner.probes.plan import plan_calls
 from scanner.probes.relist_tools import Tools
 from scanner.probes.relister import Relister
-from scanner.probes.session_wire import ProbeSessions
 from scanner.probes.runner_io import ProbeOptions, ProbeOutcome, SandboxAccess, seed
+from scanner.probes.session_wire import ProbeSessions
 from scanner.probes.tooldef import tool_name
 from scanner.rules.probe_crashes import timeout_finding
 from scanner.report.model import AFTER_LAST_CALL, CallBehavior, Finding, ProcessSeen, ResourceUse
