@@ -132,6 +132,8 @@ def test_a_tool_the_schema_rejects_only_in_the_second_listing_is_said() -> None:
     assert listed is not None and listed.problem is None and [tool["name"] for tool in listed.tools] == ["echo"]
     assert listed.rejected == ({"name": "sync_notes"},)
     assert listed.errors([{"name": "sync_notes"}]) == []  # the first listing served it too (linted there)
+    two, _ = _listed(_answering({"tools": [{"name": "a"}, TOOL, {"name": "b"}]}))
+    assert two is not None and two.errors([{"name": "b"}, {"name": "a"}]) == []  # in another order: the same
     assert listed.errors([]) == [
         f"the second listing (as {ALTERNATE.client}) served 1 tools the MCP schema rejects, the first 0, not the "
         "same: P10 compares only the tools the schema accepts, so a tool served to one client alone in a form it "

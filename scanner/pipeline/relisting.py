@@ -74,7 +74,7 @@ class Relisting:
         another client reads instead of the first, lines that are not JSON-RPC), and tools the MCP schema rejects
         that are not the first listing's (`first_rejected`, as served): P10 compares only the tools it accepts."""
         lines = [f"the second listing (as {self.identity.client}): {line}" for line in self.wire]
-        if list(self.rejected) != first_rejected:
+        if not _same_tools(list(self.rejected), first_rejected):
             lines.append(f"the second listing (as {self.identity.client}) served {len(self.rejected)} tools the MCP "
                          f"schema rejects, the first {len(first_rejected)}, not the same: P10 compares only the tools "
                          "the schema accepts, so a tool served to one client alone in a form it rejects goes "
@@ -141,6 +141,11 @@ def _ended(step: str, exc: BaseException, health: WireHealth, timeouts: Timeouts
     if isinstance(exc, UnsupportedVersion):
         return f"{step}: {exc}"
     return explain(step, exc, health, timeouts.request if step == LISTING else timeouts.startup)
+
+
+def _same_tools(ours: list[Any], theirs: list[Any]) -> bool:
+    """The same definitions, in any order (a server may build its listing from a set, ordered anew by each process)."""
+    return len(ours) == len(theirs) and all(ours.count(tool) == theirs.count(tool) for tool in ours)
 
 
 def _problem(text: str | None) -> str:
