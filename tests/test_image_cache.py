@@ -4,7 +4,9 @@ cached installs of other scans on the engine are never candidates)."""
 
 from __future__ import annotations
 
+import functools
 import io
+import json
 import time
 import uuid
 from pathlib import Path
@@ -15,7 +17,7 @@ from docker.errors import NotFound
 from sandbox.core import image_use, labels
 from sandbox.core.image_reads import ReadStore, StoredRead
 from sandbox.core.image_cache import CachedImage, Policy, choose
-from scanner.cli.gc import parse_duration
+from scanner.cli.gc import eviction_policy, parse_duration
 from scanner.errors import UsageError
 
 DAY = 86400.0
@@ -86,10 +88,12 @@ def _remove_images(client, *names: str) -> None:  # type: ignore[no-untyped-def]
             pass
 
 
-def _throwaway(client, base: str, tag: str, run: str, created: float) -> str:  # type: ignore[no-untyped-def]
+def _throwaway(client, base: str, tag: str, run: str, created: float,  # type: ignore[no-untyped-def]
+               more: dict[str, str] | None = None) -> str:
     dockerfile = f"FROM {base}\n".encode()
     built, _ = client.images.build(fileobj=io.BytesIO(dockerfile), tag=tag, rm=True, labels={
-        labels.KIND: labels.KIND_INSTALLED, labels.CREATED: str(int(created)), f"{labels.PREFIX}.test-run": run})
+        labels.KIND: labels.KIND_INSTALLED, labels.CREATED: str(int(created)), f"{labels.PREFIX}.test-run": run,
+        **(more or {})})
     return str(built.id)
 
 
@@ -179,3 +183,42 @@ def test_an_untagged_cached_install_is_evicted_by_its_id(docker_client,  # type:
         assert result.removed == [untagged[:19]] and result.failed == []
     finally:
         _remove_images(docker_client, untagged, retagged)
+
+
+def test_gc_images_keeps_what_was_used_in_the_last_15_minutes_unless_all() -> None:
+    just_used = CachedImage(image_id="a", tags=("mcp-sandbox-installed:a",), size=1, last_used=NOW - 60)
+    assert choose([just_used], eviction_policy(None, None, everything=False), NOW) == []
+    assert ids(choose([just_used], eviction_policy(None, None, everything=True), NOW)) == ["a"]
+    assert ids(choose([image("old", 1)], eviction_policy(None, None, everything=False), NOW)) == ["old"]
+
+
+@pytest.mark.docker
+def test_gc_images_leaves_the_cached_install_a_running_scan_just_looked_up(  # type: ignore[no-untyped-def]
+        docker_client, tmp_path: Path, monkeypatch, capsys) -> None:
+    """A scan looks its cached install up (recording the use), then starts its containers from it. `gc --images` run
+    in that gap (a cron job on a worker, as docs/scale.md suggests) removed the image: before the fix the scan's
+    server could not be created (ImageNotFound) and the scan ended incomplete, exit 3."""
+    from sandbox.core import image_cache, images
+    from sandbox.core.session import SandboxSession
+    from sandbox.install.container import MANIFEST_LABEL, cached_install
+    from scanner.cli.gc import collect_garbage
+
+    monkeypatch.setenv("MCP_SANDBOX_STATE_DIR", str(tmp_path))  # this test's own last-use sidecar
+    base = images.image_tag("node")
+    run = uuid.uuid4().hex[:12]
+    tag = f"mcp-sandbox-installed:gc-test-{run}"
+    _throwaway(docker_client, base, tag, run, time.time() - 30 * DAY,
+               {MANIFEST_LABEL: json.dumps({"name": "zoo", "version": "1.0.0"})})
+    # Only this test's image is a candidate: the other cached installs on the engine are not the test's to evict.
+    monkeypatch.setattr(image_cache, "evict",
+                        functools.partial(image_cache.evict, select={f"{labels.PREFIX}.test-run": run}))
+    session = SandboxSession(docker_client)
+    try:
+        installed = cached_install(session, tag, base)  # the scan's lookup
+        assert installed is not None
+        collect_garbage(everything=False, cached_images=True, keep=None, older_than=None)  # gc, meanwhile
+        session.create_container("run", image=installed.image, command=["true"])  # the scan's server
+        assert "kept 1 cached installs used in the last 15 minutes" in capsys.readouterr().out
+    finally:
+        session.teardown()
+        _remove_images(docker_client, tag)

@@ -4,10 +4,10 @@ first: keep the N most recent, drop those unused for longer than D, or shrink th
 Only images labelled `installed` and named only in the install cache's repository are candidates, so a runtime base
 image (kind=runtime), an image that labels itself `installed` (a `docker:` target's, pulled or named by its
 author), or one built FROM an installed image under another name is never touched. An image any container uses
-(running or stopped) is kept, and so is one used within the last `min_idle` seconds: a scan of a batch commits its
-install and only then starts the server's container from it, and eviction must not fall into that gap. Removal is by
-tag, never forced, so an image the engine says is in use stays. Last use comes from sandbox/core/image_use.py (the
-image's creation time when there is no record).
+(running or stopped) is kept, and so is one used within the last `min_idle` seconds: a scan looks its cached install
+up (or commits its install) and only then starts the server's container from it, and eviction must not fall into
+that gap. Removal is by tag, never forced, so an image the engine says is in use stays. Last use comes from
+sandbox/core/image_use.py (the image's creation time when there is no record).
 
 Size is each image's own share: its size less the layers it shares with other images (the runtime base, which is
 not the cache's to free), as the engine's disk-usage report gives it.
@@ -16,7 +16,7 @@ not the cache's to free), as the engine's disk-usage report gives it.
 from __future__ import annotations
 
 import time
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
@@ -51,6 +51,7 @@ class Eviction:
     removed: list[str] = field(default_factory=list)
     freed_bytes: int = 0
     kept_in_use: list[str] = field(default_factory=list)
+    kept_recent: list[str] = field(default_factory=list)  # the policy would remove them, but used within min_idle
     failed: list[str] = field(default_factory=list)
 
 
@@ -116,7 +117,9 @@ def evict(client: docker.DockerClient, policy: Policy, now: float, *, use_path: 
     store), are dropped."""
     listed_at = time.time()
     images = cached_images(client, image_use.last_uses(use_path), select)
-    result = Eviction(kept_in_use=[_name(i) for i in images if i.in_use])
+    result = Eviction(kept_in_use=[_name(i) for i in images if i.in_use], kept_recent=[
+        _name(i) for i in choose(images, replace(policy, min_idle=0.0), now)
+        if not i.in_use and now - i.last_used < policy.min_idle])
     gone = []
     for image in choose(images, policy, now):
         if _remove(client, image):
