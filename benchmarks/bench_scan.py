@@ -96,8 +96,8 @@ class BareServer:
         mount = ["-v", f"{workspace}:/workspace", "--user", "10002:10002", "-w", "/workspace"] if workspace else []
         self.stderr = tempfile.TemporaryFile()
         # Owned by this live process: an image installed before its session labels were cleared on commit still
-        # names the install's dead session, and any scan's gc sweep (this checkout's or a --before one's) would
-        # remove the container as that session's leftover.
+        # names the install's dead session, and the gc sweep of a --before checkout (one from before the sweep
+        # took only what a session named) would remove the container as that session's leftover.
         owned = labels.session_labels(f"bench-bare-{uuid.uuid4().hex[:12]}", "bench")
         unowned = [word for key, value in owned.items() for word in ("--label", f"{key}={value}")]
         self.process = subprocess.Popen(["docker", "run", "--rm", "-i", *unowned, *mount, "--entrypoint", "", image,

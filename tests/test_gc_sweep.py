@@ -9,6 +9,7 @@ words; `gc` prints those and exits 3 (as an incomplete teardown)."""
 
 from __future__ import annotations
 
+import io
 import json
 import os
 import shutil
@@ -42,13 +43,15 @@ def _dead_owner_labels(session_id: str, role: str) -> dict[str, str]:
 def dead_session(docker_client) -> Iterator[tuple[str, list[str], str]]:
     """A dead scan's leftovers: two running containers on its labelled network."""
     api = docker_client.api
-    session_id = f"test-{uuid.uuid4().hex}"
-    network = f"mcp-sandbox-test-{uuid.uuid4().hex[:12]}"
+    session_id = uuid.uuid4().hex  # named as a session names what it creates (the sweep takes nothing else)
+    network = f"{session_module.name_prefix(session_id)}run-net0"
     api.create_network(network, driver="bridge", internal=True, labels=_dead_owner_labels(session_id, "run"))
     config = api.create_host_config(network_mode=network)
     image = images.image_tag("python")
     containers = [api.create_container(image, command=["sleep", "120"], host_config=config, user="10001:10001",
-                                       labels=_dead_owner_labels(session_id, role))["Id"] for role in ("sink", "run")]
+                                       name=f"{session_module.name_prefix(session_id)}{role}-{n}",
+                                       labels=_dead_owner_labels(session_id, role))["Id"]
+                  for n, role in enumerate(("sink", "run"))]
     for container in containers:
         api.start(container)
     yield session_id, containers, network
@@ -120,7 +123,8 @@ def test_a_live_scanner_in_a_container_on_the_host_network_is_not_taken_for_dead
         assert scanner.stdout is not None
         their_labels = json.loads(scanner.stdout.readline())
         assert their_labels[labels.OWNER_HOST] == socket.gethostname()  # --network host: the host's name
-        theirs = api.create_container(image, command=["true"], labels=their_labels)["Id"]
+        theirs = api.create_container(image, command=["true"], labels=their_labels,
+                                      name=f"{session_module.name_prefix(session_id)}run-0")["Id"]
         result = gc.sweep(docker_client)
         assert theirs[:12] not in result.containers
         assert session_id in result.kept_live_sessions
@@ -171,15 +175,17 @@ def test_a_live_scanner_of_another_user_hidden_by_hidepid_is_not_taken_for_dead(
 
 
 def test_a_creation_label_that_is_no_number_neither_stops_the_sweep_nor_is_swept(docker_client) -> None:
-    """A container run by hand from an image whose own labels name a session of another host with a creation time
-    that is no number (labels a Dockerfile set, which the container inherits). Before the fix the sweep raised
-    ValueError on it: every later scan failed ("internal error in install") and `gc` with it, until the container
-    went. Now its age cannot be told, so it counts as a live session's and is left alone."""
+    """A container labelled with a session of another host whose creation time is no number (labels not written by
+    a scanner). Before the fix the sweep raised ValueError on it: every later scan failed ("internal error in
+    install") and `gc` with it, until the container went. Now its age cannot be told, so it counts as a live
+    session's and is left alone. (It is named as a session's: a container that is not is passed over before its
+    labels are read.)"""
     api = docker_client.api
     session_id = f"test-{uuid.uuid4().hex}"
     inherited = {labels.SESSION: session_id, labels.OWNER_HOST: "elsewhere.invalid", labels.CREATED: "soon",
                  "io.mcp-sandbox.test": "gc"}
-    theirs = api.create_container(images.image_tag("python"), command=["true"], labels=inherited)["Id"]
+    theirs = api.create_container(images.image_tag("python"), command=["true"], labels=inherited,
+                                  name=f"{session_module.name_prefix(session_id)}run-0")["Id"]
     try:
         result = gc.sweep(docker_client)
         assert theirs[:12] not in result.containers
@@ -187,3 +193,27 @@ def test_a_creation_label_that_is_no_number_neither_stops_the_sweep_nor_is_swept
         assert api.inspect_container(theirs)["Id"] == theirs
     finally:
         subprocess.run(["docker", "rm", "-f", theirs], capture_output=True, check=False)
+
+
+def test_a_container_run_by_hand_from_an_image_with_a_dead_sessions_labels_is_not_swept(docker_client) -> None:
+    """`docker commit` of a scan's container (or an installed image cached before its session labels were cleared, or
+    an image whose author wrote them) carries a dead session's labels, and a container run from it by hand gets
+    them. Before the fix the next scan's sweep took it for that session's leftover: killed and removed it, with its
+    anonymous volumes. Now the sweep takes only what is named as the session names what it creates."""
+    api = docker_client.api
+    session_id = uuid.uuid4().hex
+    tag = f"mcp-sandbox-test-committed:{session_id[:12]}"
+    built, _ = docker_client.images.build(fileobj=io.BytesIO(f"FROM {images.image_tag('python')}\n".encode()),
+                                          tag=tag, rm=True, labels=_dead_owner_labels(session_id, "run"))
+    theirs = api.create_container(tag, command=["sleep", "120"], user="10001:10001",
+                                  labels={"io.mcp-sandbox.test": "gc"})["Id"]
+    named = api.create_container(tag, command=["true"], name=f"{session_module.name_prefix(session_id)}run-0")["Id"]
+    try:
+        api.start(theirs)
+        result = gc.sweep(docker_client)
+        assert theirs[:12] not in result.containers
+        assert api.inspect_container(theirs)["State"]["Running"] is True
+        assert named[:12] in result.containers  # the dead session's own container (named by it) is still swept
+    finally:
+        subprocess.run(["docker", "rm", "-f", theirs, named], capture_output=True, check=False)
+        subprocess.run(["docker", "rmi", "-f", built.id], capture_output=True, check=False)

@@ -11,6 +11,7 @@ from pathlib import Path
 import pytest
 
 from sandbox.core import gc, images, labels
+from sandbox.core.session import name_prefix
 from sandbox.install.container import _commit
 from sandbox.install.request import InstallRequest
 
@@ -30,7 +31,8 @@ def test_a_container_run_by_hand_from_an_installed_image_survives_gc(docker_clie
     runtime = images.image_tag("python")
     session_id = f"test-{uuid.uuid4().hex}"
     tag = f"mcp-sandbox-test-installed:{uuid.uuid4().hex[:12]}"
-    source = api.create_container(runtime, command=["/bin/true"], labels=_dead_owner_labels(session_id))["Id"]
+    source = api.create_container(runtime, command=["/bin/true"], labels=_dead_owner_labels(session_id),
+                                  name=f"{name_prefix(session_id)}install-0")["Id"]
     by_hand = None
     try:
         request = InstallRequest(ecosystem="pypi", spec="zoo==1.0", name="zoo", identity="zoo==1.0",

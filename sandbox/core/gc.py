@@ -1,4 +1,12 @@
-"""Sweep what dead scanner sessions left behind: containers, networks and volumes labelled with a session."""
+"""Sweep what dead scanner sessions left behind: containers, networks and volumes labelled with a session and named
+as that session names what it creates (sandbox/core/session.py's name_prefix).
+
+Labels alone do not make a resource a session's: a container gets every label of its image that its creator did not
+set, so one run by hand from an image that carries a session's labels (committed from a scan's container, an
+installed image cached before its session labels were cleared, or an image whose author wrote them) looked like that
+session's, and was removed (killed, with its anonymous volumes) or kept as its owner's process said. A scan's own
+containers are unaffected (the session sets every label the sweep reads, and the engine lets those win), and so is
+teardown after SIGKILL: every container and network a session creates is named with its session when created."""
 
 from __future__ import annotations
 
@@ -11,7 +19,7 @@ from docker.errors import APIError, NotFound
 
 from sandbox.core import labels
 from sandbox.core.engine import EngineTimeout
-from sandbox.core.session import REFUSAL_CHARS, leftover, removal_refusal
+from sandbox.core.session import REFUSAL_CHARS, leftover, name_prefix, removal_refusal
 
 
 @dataclass
@@ -37,18 +45,20 @@ def sweep(client: docker.DockerClient, *, everything: bool = False, keep_session
     api = client.api
     session_filter = {"label": labels.SESSION}
 
-    def stale(resource_labels: dict[str, str] | None) -> bool:
+    def stale(resource_labels: dict[str, str] | None, names: list[str]) -> bool:
         resource_labels = resource_labels or {}
         session = resource_labels.get(labels.SESSION, "")
         if not session or session == keep_session:
             return False  # an empty session label is no session's (a container run by hand from an installed image)
+        if not any(name.lstrip("/").startswith(name_prefix(session)) for name in names):
+            return False  # labelled, but not created by that session (see the module)
         if everything or not labels.owner_alive(resource_labels):
             return True
         result.kept_live_sessions.add(session)
         return False
 
     for container in api.containers(all=True, filters=session_filter):
-        if stale(container.get("Labels")):
+        if stale(container.get("Labels"), container.get("Names") or []):
             refusal = removal_refusal(client, container["Id"])
             if refusal is None:
                 result.containers.append(container["Id"][:12])
@@ -57,11 +67,11 @@ def sweep(client: docker.DockerClient, *, everything: bool = False, keep_session
     # Networks after containers: a session's network (e.g. the install proxy's internal one) can only go once its
     # containers are gone. One still in use (by a container refused above, or one outside any stale session) is kept.
     for network in api.networks(filters=session_filter):
-        if stale(network.get("Labels")):
+        if stale(network.get("Labels"), [network["Name"]]):
             _record(result.networks, result.failed, network["Name"],
                     _refusal(partial(api.remove_network, network["Id"]), (403, 409)))
     for volume in (api.volumes(filters=session_filter) or {}).get("Volumes") or []:
-        if stale(volume.get("Labels")):
+        if stale(volume.get("Labels"), [volume["Name"]]):
             _record(result.volumes, result.failed, volume["Name"],
                     _refusal(partial(api.remove_volume, volume["Name"], force=True), (409,)))
     return result

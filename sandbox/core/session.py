@@ -25,6 +25,13 @@ REMOVAL_PAUSE_SECONDS = 0.5
 REFUSAL_CHARS = 200  # of the engine's message, in a leftover's line
 
 
+def name_prefix(session_id: str) -> str:
+    """How the name of every container and network of the session begins. The engine sets a name only when the
+    resource is created, from what its creator asked, so unlike a label no image can hand it down (sandbox/core/gc.py
+    sweeps only what is named so)."""
+    return f"mcp-sandbox-{session_id[:12]}-"
+
+
 class SessionEnding(SandboxError):
     """The session was halted (the scan is ending): it creates no container any more."""
 
@@ -54,7 +61,7 @@ class SandboxSession:
         return labels.session_labels(self.id, role)
 
     def name(self, role: str) -> str:
-        return f"mcp-sandbox-{self.id[:12]}-{role}-{self._created}"
+        return f"{name_prefix(self.id)}{role}-{self._created}"
 
     def create_container(self, role: str, **kwargs: Any) -> str:
         """Create a labelled container through the low-level API and track it; returns its id."""
@@ -90,7 +97,7 @@ class SandboxSession:
     def create_network(self, role: str, *, internal: bool = True) -> str:
         """Create a labelled bridge network (by default `internal`: no route off the machine) and track it; returns
         its name. Teardown removes it after the containers."""
-        name = f"mcp-sandbox-{self.id[:12]}-{role}-net{len(self._networks)}"
+        name = f"{name_prefix(self.id)}{role}-net{len(self._networks)}"
         self.client.api.create_network(name, driver="bridge", internal=internal, labels=self.labels(role),
                                        check_duplicate=True)
         self._networks.append(name)

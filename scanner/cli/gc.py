@@ -42,7 +42,8 @@ def collect_garbage(
     keep: int | None = typer.Option(None, "--keep", min=0, metavar="N", help=HELP["keep"]),
     older_than: str | None = typer.Option(None, "--older-than", metavar="D", help=HELP["older-than"]),
 ) -> None:
-    """Remove what crashed or killed scans left behind (containers, networks, volumes labelled io.mcp-sandbox.*);
+    """Remove what crashed or killed scans left behind (containers, networks, volumes labelled io.mcp-sandbox.* and
+    named mcp-sandbox-<session>-…);
     exit 3, naming each, when the engine would not remove some."""
     if (keep is not None or older_than is not None) and not cached_images:
         raise UsageError("--keep and --older-than choose which cached installs to evict; add --images")
