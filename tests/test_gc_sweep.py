@@ -217,3 +217,12 @@ def test_a_container_run_by_hand_from_an_image_with_a_dead_sessions_labels_is_no
     finally:
         subprocess.run(["docker", "rm", "-f", theirs, named], capture_output=True, check=False)
         subprocess.run(["docker", "rmi", "-f", built.id], capture_output=True, check=False)
+
+
+def test_a_pid_label_past_a_c_long_is_no_process() -> None:
+    """A pid label no scanner wrote (too large for the kernel's pid type) on this host: before the fix signal 0 raised
+    OverflowError out of owner_alive, so the sweep, and with it every scan here and `gc`, failed until the resource
+    went. It names no process: the session is dead."""
+    theirs = {labels.SESSION: "test-overflow", labels.OWNER_HOST: socket.gethostname(),
+              labels.OWNER_PID: "9" * 20, labels.OWNER_PID_START: "1"}
+    assert labels.owner_alive(theirs) is False

@@ -103,7 +103,7 @@ def _hidden_process(pid: int) -> bool:
         os.kill(pid, 0)
     except PermissionError:
         return True
-    except OSError:  # ESRCH: no such process
+    except (OSError, OverflowError):  # ESRCH: no such process; or a pid past a C long (a label no scanner wrote)
         return False
     return True  # ours, and /proc would not show it: alive all the same
 
