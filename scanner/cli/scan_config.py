@@ -141,7 +141,7 @@ def _scan_one(server: PlannedServer, options: ScanOptions, outputs: ReportOutput
             assert mapping is not None
             policy = replace(options.policy, env={**server.env, **options.policy.env})  # --env wins over the config
             one = replace(options, target=mapping.target, server_args=mapping.server_args, command=mapping.command,
-                          policy=policy, launch_findings=mapping.findings)
+                          policy=policy, launch_findings=mapping.findings, plugin_listed=mapping.runner == "plugin")
             report = with_launch(run(one), launch_origin(mapping, server.name))
     except (UsageError, UserInputError, SandboxError) as exc:
         return ServerOutcome(server, error=" ".join(str(exc).split()))

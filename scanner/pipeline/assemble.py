@@ -155,7 +155,8 @@ def _facts(parts: ScanParts) -> StageFacts:
                       relisting_chosen=parts.relisting is not None and parts.relisting.chosen,
                       conformance_problem=parts.conformance.problem if parts.conformance and not parts.failure
                       else None,
-                      source_problem=parts.source.problem if parts.source else None)
+                      source_problem=parts.source.problem if parts.source else None,
+                      plugin_problem=parts.source.plugin_problem if parts.source else None)
 
 
 def _findings(parts: ScanParts) -> list[Finding]:

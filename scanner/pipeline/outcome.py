@@ -9,7 +9,8 @@ each with why, read from the values the stages returned (`ScanParts`).
   read, a conformance probe whose fresh server gave no evidence (--spec-version), or a teardown that did not
   finish, are `incomplete`.
 - The installed package's files that could not be read out of the image for `vet` (the source stage) is
-  `incomplete`.
+  `incomplete`; so is a package that is also an agent plugin whose hooks or servers a client runs beside its own
+  server, which the scan does not vet (the `plugin` stage: scanner/plugins/package_parts.py).
 - `--no-probes` is a choice: recorded as skipped (chosen), the scan still complete.
 - Any other error the scan recorded (one line each in `Report.errors`) leaves it `incomplete` too.
 """
@@ -21,8 +22,8 @@ from dataclasses import dataclass
 from sandbox.core.untrusted import cap_text
 from scanner.report.model import Skipped, Stage, Status
 
-STAGES: tuple[Stage, ...] = ("install", "provenance", "source", "run", "listing", "lint", "probes", "relisting",
-                              "conformance", "teardown")
+STAGES: tuple[Stage, ...] = ("install", "provenance", "source", "plugin", "run", "listing", "lint", "probes",
+                              "relisting", "conformance", "teardown")
 BESIDE: tuple[Stage, ...] = ("provenance",)  # stages that run beside the others: their failure stops no other stage
 MAX_REASON_CHARS = 500
 NOT_LISTED = "the tools were not listed"
@@ -58,6 +59,7 @@ class StageFacts:
     relisting_chosen: bool = False  # the user turned it off (P10 disabled by --config)
     conformance_problem: str | None = None  # why the conformance probe's fresh server gave no evidence
     source_problem: str | None = None  # why the installed package's files could not be read for `vet`
+    plugin_problem: str | None = None  # the agent plugin parts a client runs that the scan did not vet
 
 
 def skipped_stages(facts: StageFacts) -> list[Skipped]:
@@ -71,6 +73,8 @@ def skipped_stages(facts: StageFacts) -> list[Skipped]:
                     for stage in later]
     if facts.source_problem is not None:
         records.append(Skipped(stage="source", reason=cap_text(facts.source_problem, MAX_REASON_CHARS)))
+    if facts.plugin_problem is not None:
+        records.append(Skipped(stage="plugin", reason=cap_text(facts.plugin_problem, MAX_REASON_CHARS)))
     if facts.listing_problem is not None:
         records.append(Skipped(stage="listing", reason=cap_text(facts.listing_problem, MAX_REASON_CHARS)))
         records.append(Skipped(stage="lint", reason=NOT_LISTED))

@@ -28,6 +28,7 @@ from contextlib import nullcontext
 from collections.abc import Callable
 from concurrent.futures import Future, ThreadPoolExecutor, wait
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Any
 
 import docker
@@ -72,7 +73,7 @@ from scanner.pipeline.teardown import tear_down
 from scanner.probes import phase as probe_phase
 from scanner.probes.egress_windows import late_canary_findings
 from scanner.registry.endpoints import RegistryEndpoints
-from scanner.report.model import Report, TeardownInfo
+from scanner.report.model import Report, TargetInfo, TeardownInfo
 from scanner.rules.cloaking import cloaking_findings
 from scanner.rules.egress import egress_findings, start_up_egress
 
@@ -237,12 +238,19 @@ def _run_stages(parts: ScanParts, session: SandboxSession, request: InstallReque
     running.provenance = running.pool.submit(clock.timed, "provenance", check_provenance, request, files, client=http,
                                              endpoints=endpoints, advisories=options.advisories, progress=progress)
     running.source = running.pool.submit(scan_source, files, parts.target.ecosystem,
-                                         dependencies=options.vet_dependencies, progress=progress)
+                                         dependencies=options.vet_dependencies, progress=progress,
+                                         folder=_folder(parts.target),
+                                         plugin_listed=options.plugin_listed)
     parts.stage = "run"
     command = early.command if early is not None else choose_command(
         installed.name, installed.entry_points, options.command, options.server_args)
     parts.install = install_info(installed, command)
     serve(parts, session, installed.image, command, options, progress, running, plan, early=early)
+
+
+def _folder(target: Target | TargetInfo) -> Path | None:
+    """A folder target's folder (the source stage reads its agent plugin files there)."""
+    return target.path if isinstance(target, Target) and target.kind == "folder" else None
 
 
 def serve(parts: ScanParts, session: SandboxSession, image: str, command: list[str], options: ScanOptions,

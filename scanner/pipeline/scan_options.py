@@ -48,6 +48,9 @@ class ScanOptions:
     # Findings about how the server is launched, which no stage makes: I1 for a launch command that fetches whatever
     # version is newest at each start (`scan -- npx -y pkg`, a config's entry), when this scan vetted one version.
     launch_findings: tuple[Finding, ...] = ()
+    # A plugin's bundled server (`scan PLUGIN`): the plugin's envelope listed the hooks and servers a client runs beside
+    # it, so the package's scan does not list them again (scanner/plugins/package_parts.py).
+    plugin_listed: bool = False
 
     def relisting_off(self) -> str | None:
         """Why P10's second listing is not made (None: it is): a config given with --config disables P10, so no

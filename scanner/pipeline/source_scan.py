@@ -17,7 +17,7 @@ import hashlib
 import io
 import json
 from dataclasses import dataclass, field
-from pathlib import PurePosixPath
+from pathlib import Path, PurePosixPath
 from typing import Any
 
 import packaging
@@ -34,6 +34,8 @@ from sandbox.install.request import InstalledServer
 from scanner.pipeline.installed_files import InstalledFiles, SourceRead, code_digest
 from scanner.pipeline.scan_options import Progress
 from scanner.pipeline.source_gate import DEPENDENCIES, METADATA, NPM_MANIFESTS, SourceGate, decide
+from scanner.plugins.model import Unvetted
+from scanner.plugins.package_parts import PLUGIN_FILES, PackedFiles, folder_parts, not_vetted_reason, package_parts
 from scanner.report.model import Finding, SourceScanInfo
 from scanner.rules.source_spec import source_findings
 from scanner.vet.sources import LANGUAGES, vet_sources, vettable
@@ -43,6 +45,7 @@ NODE_MODULES = f"{NPM_PREFIX}/node_modules"
 VENV_LIB = "/opt/server/venv/lib"
 MAX_RECORD_BYTES = 4 * 1024 * 1024
 MAX_NOTE_CHARS = 300
+PLUGIN_KEY = "plugin:"  # a plugin file read beside the sources (PLUGIN_FILES), as kept among the found manifests
 READ_FORMAT = 1  # bump when what the reads below keep changes other than through what read_key names
 READ_CODE = (__name__, "scanner.pipeline.installed_files", "sandbox.core.image_files", "sandbox.core.archive",
              "scanner.vet.sources", "scanner.vet.walk")  # the code that decides which files the read keeps
@@ -58,14 +61,26 @@ class SourceScan:
     info: SourceScanInfo | None = None
     findings: list[Finding] = field(default_factory=list)
     problem: str | None = None
+    # What a client that installs the package as an agent plugin runs beside its server (scanner/plugins/package_parts)
+    plugin_parts: list[Unvetted] = field(default_factory=list)
+
+    @property
+    def plugin_problem(self) -> str | None:
+        """Why the scan is incomplete for the plugin parts it did not vet (None: the package runs none)."""
+        return not_vetted_reason(self.plugin_parts)
 
 
-def scan_source(reader: InstalledFiles, ecosystem: str, *, dependencies: bool, progress: Progress) -> SourceScan:
-    """The stage over the installed image's files (`reader`, released here: the stage is done with it)."""
+def scan_source(reader: InstalledFiles, ecosystem: str, *, dependencies: bool, progress: Progress,
+                folder: Path | None = None, plugin_listed: bool = False) -> SourceScan:
+    """The stage over the installed image's files (`reader`, released here: the stage is done with it), and the
+    parts a client runs when it installs the package as an agent plugin: read from `folder` (a folder target's),
+    else out of the installed npm package; none when a plugin's envelope listed them (`plugin_listed`: its bundled
+    server)."""
     progress("vetting the installed package's source")
     limits = ReadLimits(max_file_bytes=DEFAULT_MAX_KB * 1024)
     installed = reader.installed
     read = _read_npm if ecosystem == "npm" else _read_pypi
+    parts = folder_parts(folder) if folder is not None and not plugin_listed else []
 
     def read_files() -> SourceRead:
         found: dict[str, bytes] = {}
@@ -73,11 +88,16 @@ def scan_source(reader: InstalledFiles, ecosystem: str, *, dependencies: bool, p
     try:
         files, found = reader.kept(read_key(ecosystem, dependencies, limits), read_files)
     except (APIError, OSError, ArchiveBroken) as exc:  # the engine, or its stream, failed the read
-        return SourceScan(problem=f"the installed package's files could not be read out of the image: {exc}")
+        return SourceScan(problem=f"the installed package's files could not be read out of the image: {exc}",
+                          plugin_parts=parts)
     finally:
         reader.release()
     if isinstance(files, str):
-        return SourceScan(problem=files)
+        return SourceScan(problem=files, plugin_parts=parts)
+    plugin = {name[len(PLUGIN_KEY):]: found.pop(name) for name in list(found) if name.startswith(PLUGIN_KEY)}
+    if folder is None and not plugin_listed:
+        own = f"{installed.name}/"
+        parts = package_parts(PackedFiles(plugin, {path[len(own):] for path in files.too_big if path.startswith(own)}))
     gate = SourceGate(why=DEPENDENCIES) if dependencies else decide(found)
     result = vet_sources(files.files, gates=gate.gates, held_why=gate.why)
     notes = [escape_for_terminal(note, MAX_NOTE_CHARS) for note in [*_read_notes(files), *gate.said, *result.notes]]
@@ -85,7 +105,7 @@ def scan_source(reader: InstalledFiles, ecosystem: str, *, dependencies: bool, p
                           suppressed=[escape_for_terminal(f"{s.file}:{s.line} {s.rule_id} ({s.directive})",
                                                           MAX_NOTE_CHARS) for s in result.suppressed],
                           notes=notes, partial=files.cut is not None)
-    return SourceScan(info=info, findings=source_findings(result.findings))
+    return SourceScan(info=info, findings=source_findings(result.findings), plugin_parts=parts)
 
 
 def read_key(ecosystem: str, dependencies: bool, limits: ReadLimits) -> str:
@@ -95,7 +115,7 @@ def read_key(ecosystem: str, dependencies: bool, limits: ReadLimits) -> str:
     is another read)."""
     recipe = [READ_FORMAT, scanner.__version__, packaging.__version__, READ_CODE_DIGEST, ecosystem, dependencies,
               dataclasses.astuple(limits), sorted(LANGUAGES), NPM_MANIFESTS, METADATA, MAX_RECORD_BYTES, NODE_MODULES,
-              VENV_LIB]
+              VENV_LIB, PLUGIN_FILES]
     return hashlib.sha256(json.dumps(recipe, default=list).encode()).hexdigest()
 
 
@@ -116,11 +136,13 @@ def own_npm_file(path: str) -> bool:
 
 def _read_npm(reader: InstalledFiles, installed: InstalledServer, dependencies: bool, limits: ReadLimits,
               found: dict[str, bytes]) -> ImageFiles | str:
-    """The package's files; its own package.json and lockfiles (at its root) go to `found`, by base name."""
+    """The package's files; its own package.json and lockfiles (at its root) go to `found`, by base name, and so do
+    its agent plugin files (PLUGIN_FILES, by their path in the package after PLUGIN_KEY)."""
     out = ImageFiles()
-    manifests = {f"{installed.name}/{name}": name for name in NPM_MANIFESTS}
+    plugin = {f"{installed.name}/{name}": PLUGIN_KEY + name for name in PLUGIN_FILES}
+    manifests = {**{f"{installed.name}/{name}": name for name in NPM_MANIFESTS}, **plugin}
     if dependencies:
-        reader.read(NODE_MODULES, "", vettable, limits, out)
+        reader.read(NODE_MODULES, "", lambda path: vettable(path) or path in plugin, limits, out)
     elif not reader.read(f"{NODE_MODULES}/{installed.name}", installed.name,
                          lambda path: own_npm_file(path) or path in manifests, limits, out):
         return f"the installed image has no {NODE_MODULES}/{escape_for_terminal(installed.name, 200)}"

@@ -6,6 +6,7 @@ from __future__ import annotations
 from pathlib import Path
 
 MANIFEST = "plugin.json"
+MCP_FILE = "mcp.json"  # the Agent Plugins servers (scanner/plugins/mcp_config.py)
 
 
 def is_plugin_folder(path: Path) -> bool:

@@ -49,7 +49,11 @@ def _read_bytes(path: Path, root: Path) -> bytes:
 def read_json(path: Path, root: Path) -> tuple[Any, str]:
     """The parsed value and the text; ValueError (one line) when the file is unreadable, outside `root` (the plugin
     folder), not a regular file, too big or not JSON."""
-    data = _read_bytes(path, root)
+    return parse_json(_read_bytes(path, root))
+
+
+def parse_json(data: bytes) -> tuple[Any, str]:
+    """The parsed value and the text of a file's bytes; ValueError (one line) when they are too many or not JSON."""
     if len(data) > MAX_JSON_BYTES:
         raise ValueError(f"is over the {MAX_JSON_BYTES}-byte limit")
     try:

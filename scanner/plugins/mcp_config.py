@@ -10,12 +10,11 @@ from typing import Any
 
 from sandbox.core.untrusted import escape_for_terminal
 from scanner.plugins.containment import cwd_problem, inside
+from scanner.plugins.folder import MCP_FILE
 from scanner.plugins.jsontext import line_of, read_json, type_name
 from scanner.plugins.model import DeclaredServer, EnvelopeResult
 from scanner.plugins.remote import header_problems, url_problem
 from scanner.plugins.schema_check import VARIANTS, mcp_root_errors, server_errors
-
-MCP_FILE = "mcp.json"
 
 
 def check_mcp(result: EnvelopeResult, root: Path) -> None:

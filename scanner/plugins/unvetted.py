@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import os
 from pathlib import Path
+from typing import Any, Protocol
 
 from scanner.plugins.folder import MANIFEST
 from scanner.plugins.jsontext import read_json
@@ -32,34 +33,69 @@ LAUNCHING_FIELDS = ("hooks", "mcpServers", "lspServers")  # declared inline or b
 EMPTY = (None, "", [], {})  # a field that declares nothing
 
 
+class PluginFiles(Protocol):
+    """The files of a plugin, wherever they are: a folder on this machine (HostFolder), or those read out of an
+    installed package (scanner/plugins/package_parts.py). `name` is /-separated, relative to the plugin's root."""
+
+    def exists(self, name: str) -> bool: ...
+
+    def is_dir(self, name: str) -> bool: ...
+
+    def json(self, name: str) -> Any:
+        """The parsed file; ValueError (one line, after the file's name) when it cannot be read or is no JSON."""
+
+
+class HostFolder:
+    """A plugin folder on this machine, read as the envelope reads it (never through a link out of it)."""
+
+    def __init__(self, root: Path) -> None:
+        self.root = root
+
+    def exists(self, name: str) -> bool:
+        return os.path.lexists(self.root / name)
+
+    def is_dir(self, name: str) -> bool:
+        try:
+            return (self.root / name).is_dir()
+        except OSError:  # a link to a place this user may not look into (EACCES): no folder it can read
+            return False
+
+    def json(self, name: str) -> Any:
+        return read_json(self.root / name, self.root)[0]
+
+
 def check_unvetted(result: EnvelopeResult, root: Path) -> None:
-    _manifest(result, root, MANIFEST, "plugin.json, whose fields Copilot CLI and VS Code also read")
-    _manifest(result, root, CLAUDE_MANIFEST, "Claude Code's plugin manifest")
+    result.unvetted.extend(unvetted_parts(HostFolder(root), skills=result.skills))
+
+
+def unvetted_parts(files: PluginFiles, skills: int = 0) -> list[Unvetted]:
+    """What a client loads from the plugin that nothing here vets, in a fixed order (the manifests first)."""
+    found = [*_manifest(files, MANIFEST, "plugin.json, whose fields Copilot CLI and VS Code also read"),
+             *_manifest(files, CLAUDE_MANIFEST, "Claude Code's plugin manifest")]
     for name, what, runs in [(n, w, True) for n, w in RUNS] + [(n, w, False) for n, w in AGENT_USES]:
-        if os.path.lexists(root / name):
-            shown = f"{name}/" if (root / name).is_dir() else name
-            result.unvetted.append(Unvetted(shown, what, runs=runs))
-    if result.skills:
-        result.unvetted.append(Unvetted("skills/", "the skills' instructions (SKILL.md) and the scripts and files "
-                                        "beside them: not read", runs=False))
+        if files.exists(name):
+            found.append(Unvetted(f"{name}/" if files.is_dir(name) else name, what, runs=runs))
+    if skills:
+        found.append(Unvetted("skills/", "the skills' instructions (SKILL.md) and the scripts and files beside "
+                              "them: not read", runs=False))
+    return found
 
 
-def _manifest(result: EnvelopeResult, root: Path, name: str, owner: str) -> None:
+def _manifest(files: PluginFiles, name: str, owner: str) -> list[Unvetted]:
     """A manifest is a part that runs when it declares hooks or servers; another client's that cannot be read may
     (plugin.json unread is the envelope's FATAL finding already)."""
-    path = root / name
-    if not os.path.lexists(path):
-        return
+    if not files.exists(name):
+        return []
     try:
-        manifest, _ = read_json(path, root)
+        manifest = files.json(name)
     except ValueError as exc:
         if name != MANIFEST:
-            result.unvetted.append(Unvetted(name, f"{owner}, which {exc}: it may declare hooks and servers",
-                                            runs=True))
-        return
+            return [Unvetted(name, f"{owner}, which {exc}: it may declare hooks and servers", runs=True)]
+        return []
     declared = [f for f in LAUNCHING_FIELDS if isinstance(manifest, dict) and manifest.get(f) not in EMPTY]
     if declared:
-        result.unvetted.append(Unvetted(name, f"{owner}, declaring {', '.join(declared)} (hooks run shell "
-                                        "commands, servers are processes)", runs=True))
-    elif name != MANIFEST:
-        result.unvetted.append(Unvetted(name, f"{owner} (metadata and prompt paths only)", runs=False))
+        return [Unvetted(name, f"{owner}, declaring {', '.join(declared)} (hooks run shell commands, servers are "
+                         "processes)", runs=True)]
+    if name != MANIFEST:
+        return [Unvetted(name, f"{owner} (metadata and prompt paths only)", runs=False)]
+    return []

@@ -23,8 +23,8 @@ SCHEMA_VERSION = "1"
 Category = Literal["security", "conformance", "ergonomics", "metadata"]
 Verdict = Literal["pass", "review", "block", "incomplete"]
 Status = Literal["complete", "incomplete", "failed"]
-Stage = Literal["install", "provenance", "source", "run", "listing", "lint", "probes", "relisting", "conformance", "teardown",
-               "behavior"]
+Stage = Literal["install", "provenance", "source", "plugin", "run", "listing", "lint", "probes", "relisting",
+                "conformance", "teardown", "behavior"]
 TargetKind = Literal["npm", "pypi", "folder", "archive", "file", "remote", "image"]
 
 
