@@ -124,6 +124,8 @@ def test_an_unreadable_manifest_may_declare_hooks() -> None:
     assert _runs(_scan({".claude-plugin/plugin.json": too_big}).plugin_parts) == [".claude-plugin/plugin.json"]
     parts = package_parts(PackedFiles({".claude-plugin/plugin.json": b"{not json"}))
     assert _runs(parts) == [".claude-plugin/plugin.json"] and "is not valid JSON" in parts[0].what
+    parts = package_parts(PackedFiles({}, too_big={"plugin.json"}))  # a package has no envelope to report it
+    assert _runs(parts) == ["plugin.json"] and "it may declare hooks" in parts[0].what
 
 
 def test_an_agent_plugins_package_lists_its_mcp_json_servers() -> None:
