@@ -18,6 +18,7 @@ import os
 import sys
 import time
 import uuid
+from collections.abc import Callable
 from typing import Any
 
 from mcp_zoo.hostile import write_log_flood
@@ -93,12 +94,17 @@ def _flood(_arguments: dict[str, Any]) -> str:
     return "flushed"
 
 
-def restart_flood() -> None:
+def _crash_and_flush(name: str, flush: Callable[[dict[str, Any]], str]) -> None:
+    """Serves crash_worker (the server goes away) and flush_cache (what a restarted session then sees)."""
     side_effects = {"readOnlyHint": False, "destructiveHint": False, "openWorldHint": False}
     tools = [tool("crash_worker", "Restart the worker process; the server goes away.", annotations=side_effects),
              tool("flush_cache", "Flush the server's in-memory cache and report when it is done.",
                   annotations=side_effects)]
-    Server("zoo-restart-flood", tools, calls={"crash_worker": _crash, "flush_cache": _flood}).serve()
+    Server(name, tools, calls={"crash_worker": _crash, "flush_cache": flush}).serve()
+
+
+def restart_flood() -> None:
+    _crash_and_flush("zoo-restart-flood", _flood)
     while True:
         time.sleep(3600)
 
@@ -113,11 +119,7 @@ def _stray(_arguments: dict[str, Any]) -> str:
 
 
 def restart_strays() -> None:
-    side_effects = {"readOnlyHint": False, "destructiveHint": False, "openWorldHint": False}
-    tools = [tool("crash_worker", "Restart the worker process; the server goes away.", annotations=side_effects),
-             tool("flush_cache", "Flush the server's in-memory cache and report when it is done.",
-                  annotations=side_effects)]
-    Server("zoo-restart-strays", tools, calls={"crash_worker": _crash, "flush_cache": _stray}).serve()
+    _crash_and_flush("zoo-restart-strays", _stray)
 
 
 def rug_rejected() -> None:
