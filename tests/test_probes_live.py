@@ -317,6 +317,33 @@ def test_a_secret_read_once_at_import_is_there_to_read_and_caught(no_leftovers):
 
 
 @pytest.mark.docker
+def test_a_gated_server_whose_seeding_exec_cannot_start_still_starts_and_is_listed(monkeypatch, no_leftovers):
+    """The engine refuses the seeding's `tar -x` exec, which was also to open the start gate: the gate is opened by an
+    exec of its own (sandbox/run/seeding.py, `_open_gate_alone`), so the server starts, is listed, and probing is
+    skipped with the reason. Without that, the server waited at its gate until the handshake timed out: no tools."""
+    from docker.api.exec_api import ExecApiMixin
+    from docker.errors import APIError
+
+    refused: list[list[str]] = []
+    create = ExecApiMixin.exec_create
+
+    def no_tar(self, container, cmd, *args, **kwargs):
+        if isinstance(cmd, list) and "tar" in cmd:
+            refused.append(cmd)
+            raise APIError("exec refused by the test")
+        return create(self, container, cmd, *args, **kwargs)
+
+    monkeypatch.setattr(ExecApiMixin, "exec_create", no_tar)
+    report = probe_zoo("zoo-plain")
+    assert refused, "the seeding's tar exec was never asked for"
+    assert [t["name"] for t in report.tools] and report.probes == [], report.tools
+    reasons = [s.reason for s in report.skipped if s.stage == "probes"]
+    assert reasons == ["probing skipped: could not seed the sandbox: could not start tar in the sandbox: "
+                       "exec refused by the test"], report.skipped
+    assert report.status == "incomplete" and report.verdict != "pass"
+
+
+@pytest.mark.docker
 def test_a_canary_read_at_start_up_before_the_first_look_is_caught(no_leftovers):
     """zoo-startup-reader polls for ~/.aws/credentials from its start and reads it the moment it is planted, before
     the baseline look and the observer's watches: the scan came out complete and clean. The baseline now shows the
