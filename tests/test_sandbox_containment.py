@@ -8,6 +8,7 @@ import re
 import pytest
 
 from sandbox.run.canaries import ENV_CANARY_NAMES
+from sandbox.run.policy import RunPolicy
 from scanner.pipeline.inventory import Timeouts
 from scanner.pipeline.scan import ScanOptions, run_scan
 from tests.sandbox_helpers import ZOO, evidence_from_stderr, labelled_containers
@@ -119,3 +120,18 @@ def test_report_records_policy_as_applied_and_teardown(inspected, docker_client)
     assert report.sandbox.teardown.complete is True
     assert labelled_containers(docker_client, report.sandbox.session) == []
     assert [t["name"] for t in report.tools] == ["echo_text"]
+
+
+def test_the_start_gate_passes_every_variable_on_as_it_was_set(docker_client):
+    """A probing scan's server starts behind the start gate's shell (sandbox/run/start_gate.py). dash drops a variable
+    whose name is no shell name (a client config's `spring.profiles.active`, passed with --pass-config-env) and
+    replaces the ones it sets itself (IFS, OPTIND, PPID, PWD): the server saw neither as set, where an ungated server
+    (probing off) did. The gate sets them again on its way to the server."""
+    env = {"spring.profiles.active": "dev", "MY-FLAG": "1", "-lead": "2", "IFS": "x", "OPTIND": "9", "PPID": "7",
+           "PWD": "/workspace/projects", "PLAIN": "3"}
+    report = run_scan(ScanOptions(target=str(ZOO), command="zoo-inspector", timeouts=Timeouts(startup=60),
+                                  network="none", policy=RunPolicy(env=env)))
+    assert report.sandbox.applied is not None and report.sandbox.teardown.complete
+    seen = evidence_from_stderr(report.sandbox.stderr)
+    assert {name: seen["env"].get(name) for name in env} == env
+    assert "OLDPWD" not in seen["env"] and report.probes, report.skipped  # gated: probing ran

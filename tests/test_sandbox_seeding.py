@@ -89,3 +89,15 @@ def test_a_planted_plan_has_what_creating_the_server_needs_and_completing_it_the
     assert run_plan.completed(off) == off and off.archives() == []
     # nothing seeds the server then, so nothing would open its start gate (sandbox/run/start_gate.py): none is set
     assert planted.policy.start_gate and off.policy == dataclasses.replace(policy, start_gate=False)
+
+
+def test_the_start_gate_sets_again_only_what_the_shell_would_not_pass_on() -> None:
+    """dash drops `spring.profiles.active` and replaces IFS: those go through `env --` as arguments (never into the
+    script); a plain environment keeps the plain `exec "$@"`, the server's argv last and unchanged."""
+    from sandbox.run.start_gate import gated_command
+
+    plain = gated_command(["zoo", "--flag", "$(x)"], {"PATH": "/bin", "AWS_ACCESS_KEY_ID": "AKIA"})
+    assert plain[-3:] == ["zoo", "--flag", "$(x)"] and plain[2].endswith('exec "$@"') and "AKIA" not in plain[2]
+    odd = gated_command(["zoo"], {"PATH": "/bin", "spring.profiles.active": "d'ev", "IFS": "x", "PWD": "/w"})
+    assert odd[2].endswith('exec env -- "$@"') and "d'ev" not in odd[2] and "unset OLDPWD; " in odd[2]
+    assert odd[4:] == ["spring.profiles.active=d'ev", "IFS=x", "PWD=/w", "zoo"]
