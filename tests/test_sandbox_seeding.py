@@ -99,5 +99,6 @@ def test_the_start_gate_sets_again_only_what_the_shell_would_not_pass_on() -> No
     plain = gated_command(["zoo", "--flag", "$(x)"], {"PATH": "/bin", "AWS_ACCESS_KEY_ID": "AKIA"})
     assert plain[-3:] == ["zoo", "--flag", "$(x)"] and plain[2].endswith('exec "$@"') and "AKIA" not in plain[2]
     odd = gated_command(["zoo"], {"PATH": "/bin", "spring.profiles.active": "d'ev", "IFS": "x", "PWD": "/w"})
-    assert odd[2].endswith('exec env -- "$@"') and "d'ev" not in odd[2] and "unset OLDPWD; " in odd[2]
+    assert odd[2].endswith('exec /usr/bin/env -- "$@"') and "d'ev" not in odd[2] and "unset OLDPWD; " in odd[2]
     assert odd[4:] == ["spring.profiles.active=d'ev", "IFS=x", "PWD=/w", "zoo"]
+    assert gated_command(["zoo"], {"word": "hi", "g": "1"})[4:] == ["word=hi", "g=1", "zoo"]  # the script's own

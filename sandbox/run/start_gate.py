@@ -8,7 +8,8 @@ secrets are there before any process starts; the gate makes the sandbox the same
 The run container's command is a POSIX shell that makes a FIFO in /tmp, waits for one word on it, removes it and
 `exec`s the server's command (same pid, same argv, the environment unchanged: the shell's own PWD and OLDPWD are
 unset unless the environment sets them; what dash would not pass on as set, a variable whose name is no shell name,
-`spring.profiles.active`, which it drops, or one it sets itself, IFS, is set again by `env` on the way). The seeding exec writes `go` to the FIFO after `tar -x`, whatever tar's
+`spring.profiles.active`, which it drops, or one it sets itself, IFS, is set again by `env` on the way). Its own
+tools (mkfifo, rm, env) are the system's, never a package's bin of that name found first on the server's PATH. The seeding exec writes `go` to the FIFO after `tar -x`, whatever tar's
 status, so a seeding failure still lets the server start (the probes are skipped and the scan says so). A server
 that is not seeded (probing off) and an image as shipped (which may have no shell) are not gated."""
 
@@ -22,21 +23,28 @@ GATE_ARGV0 = "mcp-sandbox-start"
 SEED_ARGV0 = "mcp-sandbox-seed"
 GATE_WAIT_TRIES = 300  # of 10 ms: how long the seeding exec waits for the gate to exist (it does within milliseconds)
 _SHELL_VARIABLES = ("PWD", "OLDPWD")  # what dash exports of its own; a launch by an MCP client passes neither
-# What dash does not pass on as it was given: a name that is no shell name (dropped), and the variables it sets itself
-# (IFS, OPTIND, PPID, PWD, OLDPWD: a given value replaced)
+# What dash does not pass on as it was given: a name that is no shell name (dropped), and the variables it or the
+# gate's script sets (IFS, OPTIND, PPID, PWD, OLDPWD; g, word: a given value replaced)
 _SHELL_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
-_SHELL_SETS = ("IFS", "OPTIND", "PPID", *_SHELL_VARIABLES)
+_SHELL_SETS = ("IFS", "OPTIND", "PPID", *_SHELL_VARIABLES, "g", "word")
+# The gate's own tools are looked up in the system folders only: the server's PATH puts the package's bin folders
+# first, where a package may install an `mkfifo`, `rm` or `env` of its own, which would run before the seeding.
+_SYSTEM_PATH = "PATH=/usr/sbin:/usr/bin:/sbin:/bin"
+_ENV = "/usr/bin/env"
 _NOT_OPENED = "mcp-sandbox: the start gate was not opened"
 
 
 def gated_command(command: list[str], environment: Mapping[str, str]) -> list[str]:
     """The run container's command: the gate, then `exec` of `command` (passed as arguments, never interpolated);
-    through `env --` with the variables the shell would not pass on as set (`_set_again`), when there are any."""
+    through `/usr/bin/env --` with the variables the shell would not pass on as set (`_set_again`), when there are
+    any."""
     unset = " ".join(name for name in _SHELL_VARIABLES if name not in environment)
     again = _set_again(environment)
-    script = (f'g={GATE}; mkfifo -m 600 "$g" || {{ echo "mcp-sandbox: could not make the start gate" >&2; exit 125; }}; '
-              f'read -r word < "$g"; rm -f "$g"; [ "$word" = go ] || {{ echo "{_NOT_OPENED}" >&2; exit 125; }}; '
-              + (f"unset {unset}; " if unset else "") + ('exec env -- "$@"' if again else 'exec "$@"'))
+    script = (f'g={GATE}; {_SYSTEM_PATH} mkfifo -m 600 "$g" || '
+              f'{{ echo "mcp-sandbox: could not make the start gate" >&2; exit 125; }}; '
+              f'read -r word < "$g"; {_SYSTEM_PATH} rm -f "$g"; '
+              f'[ "$word" = go ] || {{ echo "{_NOT_OPENED}" >&2; exit 125; }}; '
+              + (f"unset {unset}; " if unset else "") + (f'exec {_ENV} -- "$@"' if again else 'exec "$@"'))
     return ["/bin/sh", "-c", script, GATE_ARGV0, *again, *command]
 
 
