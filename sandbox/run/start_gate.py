@@ -9,9 +9,10 @@ The run container's command is a POSIX shell that makes a FIFO in /tmp, waits fo
 `exec`s the server's command (same pid, same argv, the environment unchanged: the shell's own PWD and OLDPWD are
 unset unless the environment sets them; what dash would not pass on as set, a variable whose name is no shell name,
 `spring.profiles.active`, which it drops, or one it sets itself, IFS, is set again by `env` on the way). Its own
-tools (mkfifo, rm, env) are the system's, never a package's bin of that name found first on the server's PATH. The seeding exec writes `go` to the FIFO after `tar -x`, whatever tar's
-status, so a seeding failure still lets the server start (the probes are skipped and the scan says so). A server
-that is not seeded (probing off) and an image as shipped (which may have no shell) are not gated."""
+tools (mkfifo, rm, env) are the system's, never a package's bin of that name found first on the server's PATH.
+The seeding exec writes `go` to the FIFO after `tar -x`, whatever tar's status, so a seeding failure still lets the
+server start (the probes are skipped and the scan says so). A server that is not seeded (probing off) and an image
+as shipped (which may have no shell) are not gated."""
 
 from __future__ import annotations
 
