@@ -17,6 +17,7 @@ from dataclasses import dataclass
 from pathlib import PurePosixPath
 
 import docker
+import requests
 from docker.errors import APIError, NotFound
 
 from sandbox.run.exec_stream import EXEC_ENVIRONMENT, EXEC_USER, extract_tar
@@ -72,8 +73,8 @@ def _open_gate_alone(client: docker.DockerClient, container_id: str) -> None:
         exec_id = api.exec_create(container_id, ["timeout", str(OPEN_GATE_SECONDS), *open_only()], user=EXEC_USER,
                                   environment=EXEC_ENVIRONMENT)["Id"]
         api.exec_start(exec_id)
-    except (APIError, NotFound):
-        return  # said by the handshake's timeout, which this leaves to happen
+    except (APIError, NotFound, requests.exceptions.RequestException):
+        return  # said by the handshake's timeout, which this leaves to happen; the seeding's own error is raised
 
 
 def seed(client: docker.DockerClient, container_id: str, archives: Sequence[Archive], *,

@@ -56,14 +56,15 @@ def _set_again(environment: Mapping[str, str]) -> list[str]:
 
 
 def then_open(command: list[str]) -> list[str]:
-    """`command` (the seeding's `tar -x`, reading the exec's stdin), then the gate opened whatever its status; the
+    """`command` (the seeding's `tar -x`, reading the exec's stdin), then the gate opened whatever its status and its
+    FIFO removed (also by the gate, but this exec ends before the baseline snapshot, which then never lists it); the
     exit status is the command's, or 124 when the gate never appeared (said on stderr)."""
     script = (f'"$@"; status=$?; n=0; while [ ! -p {GATE} ] && [ "$n" -lt {GATE_WAIT_TRIES} ]; do n=$((n + 1)); '
-              f'sleep 0.01; done; if [ -p {GATE} ]; then echo go > {GATE}; else '
+              f'sleep 0.01; done; if [ -p {GATE} ]; then echo go > {GATE}; rm -f {GATE}; else '
               f'echo "mcp-sandbox: the server\'s start gate was not there to open" >&2; exit 124; fi; exit "$status"')
     return ["/bin/sh", "-c", script, SEED_ARGV0, *command]
 
 
 def open_only() -> list[str]:
     """The gate opened with nothing before it: when seeding failed before its exec could open it."""
-    return ["/bin/sh", "-c", f"if [ -p {GATE} ]; then echo go > {GATE}; fi", SEED_ARGV0]
+    return ["/bin/sh", "-c", f"if [ -p {GATE} ]; then echo go > {GATE}; rm -f {GATE}; fi", SEED_ARGV0]
