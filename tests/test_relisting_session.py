@@ -102,14 +102,19 @@ def test_a_server_that_asks_and_never_reads_cannot_hold_the_session() -> None:
 
 
 def _answering_twice(second_tools: list[dict[str, Any]]) -> Script:
-    """Answers tools/list with TOOL, then again (the same id) with `second_tools`."""
+    """Answers the first tools/list page with TOOL and a cursor, then again (the same id) with `second_tools`; the
+    next page is empty. The second answer comes before the client's next request is answered, so it is read while the
+    session is open however the threads are scheduled (a second answer to the last page could arrive after the client
+    had closed: a test of that raced)."""
     def script(stdin: BinaryIO, out: Callable[[dict[str, Any]], None]) -> None:
         for message in _messages(stdin):
             if message.get("method") == "initialize":
                 out({"jsonrpc": "2.0", "id": message["id"], "result": INIT})
-            elif message.get("method") == "tools/list":
-                out({"jsonrpc": "2.0", "id": message["id"], "result": {"tools": [TOOL]}})
+            elif message.get("method") == "tools/list" and not (message.get("params") or {}).get("cursor"):
+                out({"jsonrpc": "2.0", "id": message["id"], "result": {"tools": [TOOL], "nextCursor": "2"}})
                 out({"jsonrpc": "2.0", "id": message["id"], "result": {"tools": second_tools}})
+            elif message.get("method") == "tools/list":
+                out({"jsonrpc": "2.0", "id": message["id"], "result": {"tools": []}})
     return script
 
 
