@@ -56,7 +56,7 @@ def fill(client: docker.DockerClient, container_id: str, archives: Sequence[Arch
     try:
         for index, (archive, dest) in enumerate(archives):
             extract_tar(client, container_id, archive, dest, open_gate=open_gate and index == len(archives) - 1)
-    except BaseException:
+    except Exception:  # an interrupt goes on at once: the session's teardown removes the waiting server
         if open_gate:
             _open_gate_alone(client, container_id)
         raise
