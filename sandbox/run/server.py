@@ -71,13 +71,14 @@ def create_server(session: SandboxSession, image: str, command: list[str], run_p
     api = session.client.api
     began = time.monotonic()
     host_config = {**run_policy.host_config(api), "LogConfig": NO_LOG}
+    environment = run_policy.environment()
     container_id = session.create_container(
         "run",
         image=image,
-        command=gated_command(command, run_policy.environment()) if run_policy.start_gate else command,
+        command=gated_command(command, environment) if run_policy.start_gate else command,
         entrypoint=[],
         user=run_policy.user,
-        environment=run_policy.environment(),
+        environment=environment,
         working_dir=working_dir,
         stdin_open=True,
         tty=False,

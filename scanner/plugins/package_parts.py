@@ -51,22 +51,10 @@ def package_parts(files: PluginFiles) -> list[Unvetted]:
     package that is no plugin."""
     if not any(files.exists(marker) for marker in MARKERS):
         return []
-    parts = [part for part in unvetted_parts(files) if part.runs]
-    if files.exists(MANIFEST):
-        parts[:0] = _unread_manifest(files)
-        if files.exists(MCP_FILE):
-            parts.append(Unvetted(MCP_FILE, AGENT_SERVERS, runs=True))
+    parts = [part for part in unvetted_parts(files, envelope=False) if part.runs]
+    if files.exists(MANIFEST) and files.exists(MCP_FILE):
+        parts.append(Unvetted(MCP_FILE, AGENT_SERVERS, runs=True))
     return parts
-
-
-def _unread_manifest(files: PluginFiles) -> list[Unvetted]:
-    """plugin.json that cannot be read: in a plugin folder that is the envelope's FATAL finding (unvetted.py says no
-    more of it); a package has no envelope, and a client may read it all the same: it may declare hooks."""
-    try:
-        files.json(MANIFEST)
-    except ValueError as exc:
-        return [Unvetted(MANIFEST, f"plugin.json, which {exc}: it may declare hooks and servers", runs=True)]
-    return []
 
 
 def folder_parts(folder: Path) -> list[Unvetted]:

@@ -68,9 +68,12 @@ def check_unvetted(result: EnvelopeResult, root: Path) -> None:
     result.unvetted.extend(unvetted_parts(HostFolder(root), skills=result.skills))
 
 
-def unvetted_parts(files: PluginFiles, skills: int = 0) -> list[Unvetted]:
-    """What a client loads from the plugin that nothing here vets, in a fixed order (the manifests first)."""
-    found = [*_manifest(files, MANIFEST, "plugin.json, whose fields Copilot CLI and VS Code also read"),
+def unvetted_parts(files: PluginFiles, skills: int = 0, *, envelope: bool = True) -> list[Unvetted]:
+    """What a client loads from the plugin that nothing here vets, in a fixed order (the manifests first).
+    `envelope`: a plugin folder's envelope reports an unreadable plugin.json (FATAL), so it is not listed here; a
+    package scanned as a package has no envelope, and a client may read it all the same."""
+    found = [*_manifest(files, MANIFEST, "plugin.json, whose fields Copilot CLI and VS Code also read",
+                        said_elsewhere=envelope),
              *_manifest(files, CLAUDE_MANIFEST, "Claude Code's plugin manifest")]
     for name, what, runs in [(n, w, True) for n, w in RUNS] + [(n, w, False) for n, w in AGENT_USES]:
         if files.exists(name):
@@ -81,17 +84,17 @@ def unvetted_parts(files: PluginFiles, skills: int = 0) -> list[Unvetted]:
     return found
 
 
-def _manifest(files: PluginFiles, name: str, owner: str) -> list[Unvetted]:
-    """A manifest is a part that runs when it declares hooks or servers; another client's that cannot be read may
-    (plugin.json unread is the envelope's FATAL finding already)."""
+def _manifest(files: PluginFiles, name: str, owner: str, *, said_elsewhere: bool = False) -> list[Unvetted]:
+    """A manifest is a part that runs when it declares hooks or servers; one that cannot be read may (unless that is
+    `said_elsewhere`: plugin.json unread is a plugin folder's envelope's FATAL finding already)."""
     if not files.exists(name):
         return []
     try:
         manifest = files.json(name)
     except ValueError as exc:
-        if name != MANIFEST:
-            return [Unvetted(name, f"{owner}, which {exc}: it may declare hooks and servers", runs=True)]
-        return []
+        if said_elsewhere:
+            return []
+        return [Unvetted(name, f"{owner}, which {exc}: it may declare hooks and servers", runs=True)]
     declared = [f for f in LAUNCHING_FIELDS if isinstance(manifest, dict) and manifest.get(f) not in EMPTY]
     if declared:
         return [Unvetted(name, f"{owner}, declaring {', '.join(declared)} (hooks run shell commands, servers are "
