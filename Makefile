@@ -34,7 +34,7 @@ demo: images
 	$(CLI) scan $(DEMO_TARGET) --fail-on never -- stdio
 
 test: images redis chromium
-	$(PY) -m pytest -q
+	$(PY) scripts/run_tests.py
 
 bench: images
 	$(PY) benchmarks/bench_startup.py

@@ -23,6 +23,14 @@ def labelled_containers(client: docker.DockerClient, session: str | None = None)
     return client.api.containers(all=True, filters={"label": label})
 
 
+def left_behind(client: docker.DockerClient, before: set[str]) -> set[str]:
+    """The labelled containers made since `before` whose scanner process has ended: what a finished run left. Those
+    of a scanner still running are its own (`make test` runs the tests that need no engine beside the Docker ones,
+    and a `scan` there, even one refused for its flags, begins its sink before it reads them)."""
+    return {c["Id"] for c in labelled_containers(client)
+            if c["Id"] not in before and not labels.owner_alive(c["Labels"])}
+
+
 def run_cli(*args: str, timeout: float = 300, env: dict[str, str] | None = None) -> subprocess.CompletedProcess[str]:
     return subprocess.run([*CLI, *args], capture_output=True, text=True, timeout=timeout, cwd=REPO,
                           env={**os.environ, **(env or {})})

@@ -60,7 +60,8 @@ def test_workflow_runs_make_test_on_ubuntu_with_docker():
     assert "make test" in runs and any("docker" in r for r in runs)
     assert any(s.get("uses", "").startswith("actions/checkout@") for s in test_job["steps"])
     # `make test` is what the README and .ci/run promise
-    assert re.search(r"^test: images redis chromium\n\t\$\(PY\) -m pytest", (REPO / "Makefile").read_text(), re.MULTILINE)
+    assert re.search(r"^test: images redis chromium\n\t\$\(PY\) scripts/run_tests\.py", (REPO / "Makefile").read_text(),
+                     re.MULTILINE)
 
 
 def test_workflow_self_tests_the_action_with_declared_inputs_and_outputs():

@@ -23,7 +23,7 @@ from scanner.cli.early_start import looks_like_package_scan
 from scanner.pipeline import head_start as head_start_module
 from scanner.pipeline.head_start import HeadStart
 from scanner.pipeline.scan_options import ScanOptions
-from tests.sandbox_helpers import ZOO, labelled_containers
+from tests.sandbox_helpers import ZOO, labelled_containers, left_behind
 
 REPO = Path(__file__).resolve().parent.parent
 
@@ -261,7 +261,7 @@ def test_a_bad_flag_after_the_sink_began_exits_2_with_one_line_and_leaves_nothin
     assert done.returncode == 2
     assert said == ["error: --memory '1k' is under 32m; no server starts in that"]
     assert record["began_before_typer"] == [True] and len(record["sinks"]) == 1, record  # a sink was made
-    assert {c["Id"] for c in labelled_containers(client)} - before == set()  # and removed
+    assert left_behind(client, before) == set()  # and removed
 
 
 def test_help_begins_nothing(tmp_path: Path) -> None:
@@ -289,7 +289,7 @@ def test_a_signal_before_the_scan_adopts_its_sink_tears_it_down_and_says_so(tmp_
     done, record, said = _through_the_entry(*_zoo_scan(tmp_path), env={"AT_IMPORT": module, "SEND": send})
     assert (done.returncode, said) == (130, ["interrupted; the sandbox was torn down"]), done.stderr[-800:]
     assert len(record["sinks"]) == 1 and record["closed"] >= 1
-    assert {c["Id"] for c in labelled_containers(client)} - before == set()
+    assert left_behind(client, before) == set()
 
 
 @pytest.mark.docker

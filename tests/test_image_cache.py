@@ -12,11 +12,11 @@ import uuid
 from pathlib import Path
 
 import pytest
-from docker.errors import NotFound
+from docker.errors import APIError, NotFound
 
 from sandbox.core import image_use, labels
 from sandbox.core.image_reads import ReadStore, StoredRead
-from sandbox.core.image_cache import CachedImage, Policy, choose
+from sandbox.core.image_cache import CachedImage, Policy, choose, disk_usage
 from scanner.cli.gc import eviction_policy, parse_duration
 from scanner.errors import UsageError
 
@@ -79,6 +79,37 @@ def test_a_bad_duration_is_refused() -> None:
         parse_duration("soon", "--older-than")
 
 
+class _BusyEngine:
+    """An API client whose disk-usage report is refused as busy `busy` times (a second client's report is summing
+    up), then answered, or refused for another reason."""
+
+    def __init__(self, busy: int, explanation: str = "a disk usage operation is already running") -> None:
+        self.busy, self.explanation, self.asked = busy, explanation, 0
+
+    def df(self) -> dict[str, list[object]]:
+        self.asked += 1
+        if self.asked <= self.busy:
+            raise APIError("500 Server Error", explanation=self.explanation)
+        return {"Images": []}
+
+
+def test_a_busy_disk_usage_report_is_asked_for_again_until_it_is_answered() -> None:
+    engine, pauses = _BusyEngine(busy=3), []
+    assert disk_usage(engine, sleep=pauses.append) == {"Images": []}  # type: ignore[arg-type]
+    assert engine.asked == 4 and pauses == [0.2, 0.4, 0.8]
+
+
+def test_another_refusal_or_a_report_busy_past_the_wait_is_raised() -> None:
+    other = _BusyEngine(busy=1, explanation="no space left on device")
+    with pytest.raises(APIError, match="500"):
+        disk_usage(other, sleep=lambda _: None)  # type: ignore[arg-type]
+    assert other.asked == 1
+    stuck = _BusyEngine(busy=1_000)
+    with pytest.raises(APIError):
+        disk_usage(stuck, wait=0.0, sleep=lambda _: None)  # type: ignore[arg-type]
+    assert stuck.asked == 1
+
+
 def _remove_images(client, *names: str) -> None:  # type: ignore[no-untyped-def]
     """The test's images, each gone whether or not the test removed it already."""
     for name in names:
@@ -95,6 +126,26 @@ def _throwaway(client, base: str, tag: str, run: str, created: float,  # type: i
         labels.KIND: labels.KIND_INSTALLED, labels.CREATED: str(int(created)), f"{labels.PREFIX}.test-run": run,
         **(more or {})})
     return str(built.id)
+
+
+@pytest.mark.docker
+def test_cached_installs_are_listed_by_several_clients_at_once(docker_client) -> None:  # type: ignore[no-untyped-def]
+    # Before: a second `gc --images`, or another batch's `--cache-size`, asking while the engine summed up its disk
+    # usage for the first ended as an internal error (500 "a disk usage operation is already running", Docker < 23).
+    from concurrent.futures import ThreadPoolExecutor
+
+    from sandbox.core import engine, image_cache
+
+    clients = [engine.connect() for _ in range(4)]
+    try:
+        with ThreadPoolExecutor(len(clients)) as pool:
+            listings = list(pool.map(lambda client: [image_cache.cached_images(client, {}) for _ in range(3)],
+                                     clients))
+    finally:
+        for client in clients:
+            client.close()
+    seen = {frozenset(image.image_id for image in listing) for per_client in listings for listing in per_client}
+    assert len(seen) == 1  # each of the twelve listings, every one answered, saw the same cached installs
 
 
 @pytest.mark.docker

@@ -43,9 +43,12 @@ def test_a_lone_surrogate_in_a_request_id_and_a_tool_is_read_as_its_escape() -> 
     # and the listing's lint could not measure the tools (UnicodeEncodeError): the scan failed as an internal error.
     ours, theirs = socket.socketpair()
     answers: list[Any] = []
-    threading.Thread(target=_serve, args=(theirs, answers), daemon=True).start()
+    server = threading.Thread(target=_serve, args=(theirs, answers), daemon=True)
+    server.start()
     try:
         inventory = collect_from(ours)
+        ours.close()  # the server reads to the end of what the client wrote (its answer to the ping among it)
+        server.join(timeout=10)
     finally:
         theirs.close()
     assert inventory.errors == []

@@ -16,6 +16,7 @@ not the cache's to free), as the engine's disk-usage report gives it.
 from __future__ import annotations
 
 import time
+from collections.abc import Callable
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
@@ -85,7 +86,7 @@ def cached_images(client: docker.DockerClient, uses: dict[str, float],
     api = client.api
     wanted = {labels.KIND: labels.KIND_INSTALLED, **(select or {})}
     listed = api.images(filters={"label": [f"{key}={value}" for key, value in wanted.items()]})
-    shared = {i["Id"]: i for i in (api.df().get("Images") or [])}
+    shared = {i["Id"]: i for i in (disk_usage(api).get("Images") or [])}
     used = {c.get("ImageID") for c in api.containers(all=True)}
     out = []
     for image in listed:
@@ -99,6 +100,27 @@ def cached_images(client: docker.DockerClient, uses: dict[str, float],
         out.append(CachedImage(image_id=image["Id"], tags=_tags(image), size=max(0, own),
                                last_used=max(created, uses.get(image["Id"], 0.0)), in_use=image["Id"] in used))
     return out
+
+
+DISK_USAGE_BUSY = "disk usage operation is already running"
+DISK_USAGE_WAIT_SECONDS = 120.0  # an engine with many images takes seconds to sum them up; another run's report waits
+
+
+def disk_usage(api: docker.APIClient, *, wait: float = DISK_USAGE_WAIT_SECONDS,
+               sleep: Callable[[float], None] = time.sleep) -> dict[str, Any]:
+    """The engine's disk-usage report. An engine before Docker 23 answers 500 "a disk usage operation is already
+    running" while it sums one up for another client (a second `gc --images`, another batch's `--cache-size`): that
+    report is asked for again, after 0.2 s and longer up to 2 s, until `wait` has passed; any other refusal is
+    raised as it came."""
+    deadline, pause = time.monotonic() + wait, 0.2
+    while True:
+        try:
+            return api.df()
+        except APIError as exc:
+            if DISK_USAGE_BUSY not in str(exc.explanation or exc) or time.monotonic() + pause > deadline:
+                raise
+        sleep(pause)
+        pause = min(2.0, pause * 2)
 
 
 UNTAGGED = "<none>:<none>"  # the RepoTags an engine before API 1.42 gives an untagged image: no name to remove it by

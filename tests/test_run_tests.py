@@ -1,0 +1,57 @@
+"""`make test`'s runner (scripts/run_tests.py): the Docker tests and the tests that need no engine as two pytest
+runs at once, one exit code for both, and the second run's failures shown whole once both are done."""
+
+from __future__ import annotations
+
+import importlib.util
+from pathlib import Path
+from types import ModuleType
+
+import pytest
+
+from tests.sandbox_helpers import REPO
+
+SUITE = '''
+import pytest
+
+@pytest.mark.docker
+def test_in_the_docker_run():
+    pass
+
+def test_in_the_other_run():
+    assert {outcome}, "the no-engine run's own failure"
+'''
+
+
+def _runner() -> ModuleType:
+    spec = importlib.util.spec_from_file_location("run_tests", REPO / "scripts" / "run_tests.py")
+    assert spec is not None and spec.loader is not None
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+@pytest.mark.parametrize(("docker", "no_engine", "code"), [
+    (0, 0, 0), (0, 5, 0), (5, 0, 0), (5, 5, 5), (1, 0, 1), (0, 1, 1), (2, 1, 2), (5, 1, 1)])
+def test_the_exit_code_is_the_first_failing_run_s_and_an_empty_selection_is_no_failure(docker: int, no_engine: int,
+                                                                                        code: int) -> None:
+    assert _runner()._exit_code(docker, no_engine) == code
+
+
+@pytest.mark.parametrize(("outcome", "code"), [("True", 0), ("False", 1)])
+def test_both_runs_run_and_a_failure_of_the_other_run_is_shown_and_fails_the_whole(
+        tmp_path: Path, capfd: pytest.CaptureFixture[str], outcome: str, code: int) -> None:
+    suite = tmp_path / "test_two_kinds.py"
+    suite.write_text(SUITE.format(outcome=outcome))
+    (tmp_path / "pytest.ini").write_text("[pytest]\nmarkers =\n    docker: the Docker run's\n")
+    log = tmp_path / "logs" / "no-engine.log"
+    assert _runner().main([str(suite), "-p", "no:cacheprovider"], log) == code
+    shown = capfd.readouterr().out
+    docker_part, other_part = shown.split("===== tests that need no engine")
+    assert "1 passed, 1 deselected" in docker_part  # the Docker test ran in the foreground run, alone
+    if code == 0:
+        assert other_part.splitlines()[1].startswith("1 passed, 1 deselected")  # its summary line alone
+    else:
+        assert "the no-engine run's own failure" in other_part and "1 failed, 1 deselected" in other_part
+    kept = log.read_text()
+    assert "1 passed, 1 deselected" in kept if code == 0 else kept in shown  # nothing of that run is lost
