@@ -12,6 +12,7 @@ Arguments go to both runs (`scripts/run_tests.py -x --durations=20`). To run a p
 from __future__ import annotations
 
 import os
+import signal
 import subprocess
 import sys
 import time
@@ -37,8 +38,31 @@ def _summary(text: str) -> str:
 
 
 def _exit_code(docker: int, no_engine: int) -> int:
+    """The first run's code that is not 0 (a run a signal ended as the shell says it: 128 + the signal), or 0; a run
+    whose selection was empty fails only when both were."""
+    docker, no_engine = (128 - code if code < 0 else code for code in (docker, no_engine))
     codes = [code for code in (docker, no_engine) if code != NO_TESTS_COLLECTED] or [NO_TESTS_COLLECTED]
     return next((code for code in codes if code != 0), 0)
+
+
+def _wait_for_both(docker: subprocess.Popen[bytes], no_engine: subprocess.Popen[bytes]) -> None:
+    """Wait for both runs. Ctrl-C reaches them from the terminal (one process group), so this process ignores it
+    and waits while they tear their sandboxes down and sum up; a SIGTERM sent to this process alone is passed on."""
+    def forward(signum: int, _frame: object) -> None:
+        for child in (docker, no_engine):
+            if child.poll() is None:
+                child.send_signal(signum)
+
+    previous = {number: signal.signal(number, handler)
+                for number, handler in ((signal.SIGINT, signal.SIG_IGN), (signal.SIGTERM, forward))}
+    try:
+        docker.wait()
+        if no_engine.poll() is None:
+            print("waiting for the tests that need no engine ...", flush=True)
+        no_engine.wait()
+    finally:
+        for number, handler in previous.items():
+            signal.signal(number, handler)
 
 
 def main(args: list[str], log_path: Path = LOG) -> int:
@@ -50,14 +74,7 @@ def main(args: list[str], log_path: Path = LOG) -> int:
                                      stdin=subprocess.DEVNULL, preexec_fn=_lower_priority)
         print(f"tests that need no engine: running beside these, output in {shown}", flush=True)
         docker = subprocess.Popen(_pytest("docker", args), cwd=REPO)
-        try:
-            docker.wait()
-            if no_engine.poll() is None:
-                print("waiting for the tests that need no engine ...", flush=True)
-            no_engine.wait()
-        except KeyboardInterrupt:  # the terminal sent SIGINT to both runs as well: they tear down and sum up
-            docker.wait()
-            no_engine.wait()
+        _wait_for_both(docker, no_engine)
     text = log_path.read_text(errors="replace")
     print(f"\n===== tests that need no engine ({shown}) =====")
     print(text if no_engine.returncode not in (0, NO_TESTS_COLLECTED) else _summary(text))
