@@ -110,6 +110,76 @@ def test_another_refusal_or_a_report_busy_past_the_wait_is_raised() -> None:
     assert stuck.asked == 1
 
 
+class _RefusingApi:
+    """Two old cached installs; the engine refuses to remove the first for a reason other than a container using it
+    (its storage driver failed), or, with `status` 409, because a container started from it since the listing."""
+
+    def __init__(self, status: int) -> None:
+        self.status, self.removed = status, []
+        self.listed = [{"Id": f"sha256:{n}", "RepoTags": [f"{labels.INSTALLED_REPOSITORY}:{n}"], "Size": 100,
+                        "Created": 0, "Labels": {labels.KIND: labels.KIND_INSTALLED, labels.CREATED: "1"}}
+                       for n in ("first", "second")]
+
+    def images(self, filters: object) -> list[dict[str, object]]:
+        return self.listed
+
+    def df(self) -> dict[str, list[object]]:
+        return {"Images": []}
+
+    def containers(self, all: bool) -> list[object]:  # noqa: A002 - the Docker SDK's keyword
+        return []
+
+    def remove_image(self, tag: str, force: bool) -> None:
+        if tag.endswith(":first"):
+            raise APIError("refused", response=_Response(self.status), explanation="driver \x1b[2J failed to remove")
+        self.removed.append(tag)
+
+
+class _Response:
+    def __init__(self, status: int) -> None:
+        self.status_code = status
+
+
+class _RefusingEngine:
+    def __init__(self, status: int) -> None:
+        self.api = _RefusingApi(status)
+
+
+def test_an_image_the_engine_refuses_to_remove_is_said_and_the_next_is_still_removed(tmp_path: Path) -> None:
+    from sandbox.core import image_cache
+
+    engine = _RefusingEngine(500)
+    result = image_cache.evict(engine, Policy(keep=0), NOW, use_path=tmp_path / "use.sqlite",  # type: ignore[arg-type]
+                               reads=ReadStore(tmp_path / "reads.sqlite"))
+    assert result.removed == [f"{labels.INSTALLED_REPOSITORY}:second"] == engine.api.removed
+    assert result.refused == [f"{labels.INSTALLED_REPOSITORY}:first (the engine refused: driver \x1b[2J failed to "
+                              "remove)"] and result.failed == []
+    in_use = _RefusingEngine(409)  # the near miss: a container took it since the listing, kept and not an error
+    result = image_cache.evict(in_use, Policy(keep=0), NOW, use_path=tmp_path / "use.sqlite",  # type: ignore[arg-type]
+                               reads=ReadStore(tmp_path / "reads.sqlite"))
+    assert result.failed == [f"{labels.INSTALLED_REPOSITORY}:first"] and result.refused == []
+
+
+def test_gc_images_names_a_refused_cached_install_and_exits_3(monkeypatch: pytest.MonkeyPatch, tmp_path: Path,
+                                                               capsys: pytest.CaptureFixture[str]) -> None:
+    import typer
+
+    from sandbox.core import engine, gc
+    from scanner.cli.gc import collect_garbage
+
+    monkeypatch.setattr(engine, "connect", lambda: _RefusingEngine(500))
+    monkeypatch.setattr(gc, "sweep", lambda client, everything=False: gc.SweepResult())
+    monkeypatch.setenv("MCP_SANDBOX_STATE_DIR", str(tmp_path))  # its last uses and kept reads: this test's own
+    with pytest.raises(typer.Exit) as ended:
+        collect_garbage(everything=True, cached_images=True, keep=None, older_than=None)
+    assert ended.value.exit_code == 3
+    out = capsys.readouterr()
+    assert "1 images" in out.out
+    assert out.err.startswith(f"could not remove cached install {labels.INSTALLED_REPOSITORY}:first (the engine "
+                              "refused: driver")
+    assert "\x1b" not in out.err  # the engine's words are shown inert
+
+
 def _remove_images(client, *names: str) -> None:  # type: ignore[no-untyped-def]
     """The test's images, each gone whether or not the test removed it already."""
     for name in names:

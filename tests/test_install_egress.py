@@ -849,6 +849,31 @@ def test_a_process_that_outlives_every_kill_stops_the_install(docker_client, tmp
     assert session.teardown_result is not None and session.teardown_result.complete
 
 
+
+@pytest.mark.docker
+def test_a_process_that_kills_the_disk_look_during_its_step_is_named_not_the_disk(docker_client, tmp_path,
+                                                                                  no_leftovers):
+    """mcp-zoo-statkiller's postinstall ends every new process of the install user while its own step runs on for
+    four seconds, and lives on after it. Before: the host's look at the free disk space during the step ran as the
+    install user, was killed, and the install stopped with "cannot read the install container's free disk space".
+    The look runs as the idle processes' user, which the install cannot signal: the install stops for the process it
+    left, named."""
+    root = {"name": "mcp-zoo-statkiller-root", "version": "0.1.0", "license": "MIT",
+            "dependencies": {"mcp-zoo-statkiller": "0.1.0"}, "bundleDependencies": ["mcp-zoo-statkiller"]}
+    tree = _pack(tmp_path, "statkiller", root, FORGED_TREE / "statkiller", "mcp-zoo-statkiller")
+    runtime = images.ensure_runtime_image(docker_client, "node")
+    request = install.InstallRequest("npm", f"/opt/src/{tree.name}", "mcp-zoo-statkiller-root",
+                                     f"test:{uuid.uuid4()}", local_path=tree)
+    with SandboxSession(docker_client) as session:
+        with pytest.raises(SandboxError) as raised:
+            install.install(session, request, runtime.tag, runtime.image_id, use_cache=False)
+    message = str(raised.value)
+    assert message.startswith(f"installing /opt/src/{tree.name} stopped after the postinstall of "
+                              "mcp-zoo-statkiller@0.1.0: 1 process it left was still running after 6 attempts"), message
+    assert "disk" not in message
+    assert session.teardown_result is not None and session.teardown_result.complete
+
+
 PHONE_HOME_SERVER = REPO / "tests" / "servers" / "npm-phone-home"
 
 

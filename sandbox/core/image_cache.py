@@ -25,7 +25,9 @@ import docker
 from docker.errors import APIError, NotFound
 
 from sandbox.core import image_use, labels
+from sandbox.core.engine import EngineTimeout
 from sandbox.core.image_reads import ReadStore
+from sandbox.core.session import REFUSAL_CHARS
 
 DEFAULT_MIN_IDLE_SECONDS = 900.0
 
@@ -53,7 +55,8 @@ class Eviction:
     freed_bytes: int = 0
     kept_in_use: list[str] = field(default_factory=list)
     kept_recent: list[str] = field(default_factory=list)  # the policy would remove them, but used within min_idle
-    failed: list[str] = field(default_factory=list)
+    failed: list[str] = field(default_factory=list)  # in use since the listing (the engine said 409)
+    refused: list[str] = field(default_factory=list)  # "name (the engine refused: its words)", any other refusal
 
 
 def choose(images: list[CachedImage], policy: Policy, now: float) -> list[CachedImage]:
@@ -144,12 +147,15 @@ def evict(client: docker.DockerClient, policy: Policy, now: float, *, use_path: 
         if not i.in_use and now - i.last_used < policy.min_idle])
     gone = []
     for image in choose(images, policy, now):
-        if _remove(client, image):
+        refusal = _remove(client, image)
+        if refusal is None:
             result.removed.append(_name(image))
             result.freed_bytes += image.size
             gone.append(image.image_id)
-        else:
+        elif refusal == IN_USE:
             result.failed.append(_name(image))
+        else:  # the next image is still tried: one the engine cannot remove keeps no other in the cache
+            result.refused.append(f"{_name(image)} ({refusal})")
     image_use.forget(gone, use_path)
     if select is None:  # every installed image was listed: the reads of any other are of an image gone
         (reads or ReadStore()).prune({image.image_id for image in images} - set(gone), listed_at)
@@ -158,17 +164,25 @@ def evict(client: docker.DockerClient, policy: Policy, now: float, *, use_path: 
     return result
 
 
-def _remove(client: docker.DockerClient, image: CachedImage) -> bool:
+IN_USE = "in use"
+
+
+def _remove(client: docker.DockerClient, image: CachedImage) -> str | None:
+    """None once the image is gone; IN_USE when a container started from it since the listing (409); else the
+    engine's refusal in its own words (bounded)."""
     try:
         for tag in image.tags or (image.image_id,):
             client.api.remove_image(tag, force=False)
     except NotFound:
-        return True
-    except APIError as exc:
-        if exc.status_code == 409:  # a container started from it since the listing
-            return False
+        return None
+    except EngineTimeout:
         raise
-    return True
+    except APIError as exc:
+        if exc.status_code == 409:
+            return IN_USE
+        words = " ".join(str(exc.explanation or exc).split())[:REFUSAL_CHARS]
+        return f"the engine refused: {words}"
+    return None
 
 
 def _the_caches(image: dict[str, Any]) -> bool:

@@ -96,7 +96,7 @@ class StepRunner:
         self._idle_users: frozenset[str] | None = None
         self.watch = WriteWatch(self._run_captured, watch, self.home_root) if watch is not None else None
         # (bytes, files) the install may take of the engine's disk (sandbox/install/disk.py); None: not watched.
-        self.disk = (DiskWatch(self._run_captured, max_bytes=disk_bounds[0], max_files=disk_bounds[1])
+        self.disk = (DiskWatch(self._run_as_idle_user, max_bytes=disk_bounds[0], max_files=disk_bounds[1])
                      if disk_bounds is not None else None)
 
     def start(self) -> None:
@@ -285,9 +285,20 @@ class StepRunner:
                                f"{exc.explanation or exc}") from None
         return process_rows(top)
 
-    def _exec_create(self, command: list[str]) -> str:
-        created = self._call(self.api.exec_create, self.container_id, command, user=self.user, workdir=self.workdir,
-                             stdout=True, stderr=True)
+    def _run_as_idle_user(self, command: list[str]) -> tuple[bytes, bytes]:
+        """Run a command of the host's as the user of the idle processes (the disk's free space, read while a step
+        runs): a process the install left, which ends each new process of the install user as it appears, cannot end
+        this one too and have the install stopped for an unreadable disk instead of for itself."""
+        if not self._idle_users:
+            raise SandboxError("the install container was not started through StepRunner.start")
+        uid = min(self._idle_users)
+        exec_id = self._exec_create(command, user=f"{uid}:{uid}" if uid.isdigit() else uid)  # its group, not root's
+        stdout, stderr = self._call(self.api.exec_start, exec_id, demux=True)
+        return stdout or b"", stderr or b""
+
+    def _exec_create(self, command: list[str], user: str | None = None) -> str:
+        created = self._call(self.api.exec_create, self.container_id, command, user=user or self.user,
+                             workdir=self.workdir, stdout=True, stderr=True)
         return str(created["Id"])
 
     def _call(self, method: Any, *args: Any, **kwargs: Any) -> Any:

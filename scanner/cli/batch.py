@@ -309,6 +309,8 @@ def _cache_eviction(client: DockerClient, cache_bytes: int, progress: Progress) 
         if result.removed:
             progress.note(f"--cache-size: evicted {len(result.removed)} cached installs "
                           f"({result.freed_bytes / 1024**2:.0f} MiB)")
+        for line in result.refused:
+            progress.note(f"--cache-size: could not evict {line}")
 
     return evict
 

@@ -51,10 +51,11 @@ def collect_garbage(
     import time
 
     from sandbox.core import engine, gc, image_cache
+    from sandbox.core.untrusted import escape_for_terminal
 
     client = engine.connect()
     result = gc.sweep(client, everything=everything)
-    removed = 0
+    removed, eviction = 0, image_cache.Eviction()
     if cached_images:
         # After the sweep, so the stopped containers of dead scans no longer hold the images they used.
         eviction = image_cache.evict(client, eviction_policy(keep, age, everything=everything), time.time())
@@ -68,9 +69,10 @@ def collect_garbage(
     print(f"removed {len(result.containers)} containers, {len(result.networks)} networks, "
           f"{len(result.volumes)} volumes, {removed} images"
           + (f"; kept {len(result.kept_live_sessions)} live sessions" if result.kept_live_sessions else ""))
-    if result.failed:  # a dead scan's leftover the engine would not remove (the next gc asks again)
-        for line in result.failed:
-            print(f"could not remove {line}", file=sys.stderr)
+    refused = [*result.failed, *(f"cached install {line}" for line in eviction.refused)]
+    if refused:  # a dead scan's leftover or a cached install the engine would not remove (the next gc asks again)
+        for line in refused:
+            print(f"could not remove {escape_for_terminal(line)}", file=sys.stderr)
         raise typer.Exit(INCOMPLETE)
 
 
