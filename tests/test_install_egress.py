@@ -823,6 +823,19 @@ def test_a_package_cannot_get_its_attempts_blamed_on_a_later_one(docker_client, 
         docker_client.images.remove(installed.image, force=True)
 
 
+def _refused_install(docker_client, tmp_path, name, root):  # type: ignore[no-untyped-def]
+    """Install `root` with the forged tree's NAME bundled as mcp-zoo-NAME: the tarball, the install's one-line
+    refusal and its session (torn down)."""
+    tree = _pack(tmp_path, name, root, FORGED_TREE / name, f"mcp-zoo-{name}")
+    runtime = images.ensure_runtime_image(docker_client, "node")
+    request = install.InstallRequest("npm", f"/opt/src/{tree.name}", root["name"], f"test:{uuid.uuid4()}",
+                                     local_path=tree)
+    with SandboxSession(docker_client) as session:
+        with pytest.raises(SandboxError) as raised:
+            install.install(session, request, runtime.tag, runtime.image_id, use_cache=False)
+    return tree, str(raised.value), session
+
+
 @pytest.mark.docker
 def test_a_process_that_outlives_every_kill_stops_the_install(docker_client, tmp_path, no_leftovers):
     """mcp-zoo-holdout's postinstall leaves a process that, once the step is over, ends every new process of the
@@ -832,14 +845,7 @@ def test_a_process_that_outlives_every_kill_stops_the_install(docker_client, tmp
     root = {"name": "mcp-zoo-holdout-root", "version": "0.1.0", "license": "MIT",
             "dependencies": {"mcp-zoo-holdout": "0.1.0"}, "bundleDependencies": ["mcp-zoo-holdout"],
             "scripts": {"postinstall": "node -e \"require('dns').lookup('root.example.invalid', () => {})\""}}
-    tree = _pack(tmp_path, "holdout", root, FORGED_TREE / "holdout", "mcp-zoo-holdout")
-    runtime = images.ensure_runtime_image(docker_client, "node")
-    request = install.InstallRequest("npm", f"/opt/src/{tree.name}", "mcp-zoo-holdout-root",
-                                     f"test:{uuid.uuid4()}", local_path=tree)
-    with SandboxSession(docker_client) as session:
-        with pytest.raises(SandboxError) as raised:
-            install.install(session, request, runtime.tag, runtime.image_id, use_cache=False)
-    message = str(raised.value)
+    tree, message, session = _refused_install(docker_client, tmp_path, "holdout", root)
     assert "\n" not in message
     assert message.startswith(f"installing /opt/src/{tree.name} stopped after the postinstall of "
                               "mcp-zoo-holdout@0.1.0: 1 process it left was still running after 6 attempts to end "
@@ -860,14 +866,7 @@ def test_a_process_that_kills_the_disk_look_during_its_step_is_named_not_the_dis
     left, named."""
     root = {"name": "mcp-zoo-statkiller-root", "version": "0.1.0", "license": "MIT",
             "dependencies": {"mcp-zoo-statkiller": "0.1.0"}, "bundleDependencies": ["mcp-zoo-statkiller"]}
-    tree = _pack(tmp_path, "statkiller", root, FORGED_TREE / "statkiller", "mcp-zoo-statkiller")
-    runtime = images.ensure_runtime_image(docker_client, "node")
-    request = install.InstallRequest("npm", f"/opt/src/{tree.name}", "mcp-zoo-statkiller-root",
-                                     f"test:{uuid.uuid4()}", local_path=tree)
-    with SandboxSession(docker_client) as session:
-        with pytest.raises(SandboxError) as raised:
-            install.install(session, request, runtime.tag, runtime.image_id, use_cache=False)
-    message = str(raised.value)
+    tree, message, session = _refused_install(docker_client, tmp_path, "statkiller", root)
     assert message.startswith(f"installing /opt/src/{tree.name} stopped after the postinstall of "
                               "mcp-zoo-statkiller@0.1.0: 1 process it left was still running after 6 attempts"), message
     assert "disk" not in message

@@ -4,7 +4,8 @@ whose storage cannot set one (overlay2 on ext4, as here): an install script once
 its inodes (`docker commit` then copies the layer again, doubling both).
 
 So while a step runs, every CHECK_SECONDS, and once after the last step (before the commit), the host asks the
-container how much of the disk under its root filesystem is free (`stat -f /`: overlayfs reports the engine's own
+container, as the user of its idle processes (which the install cannot signal), how much of the disk under its
+root filesystem is free (`stat -f /`: overlayfs reports the engine's own
 filesystem, which the install cannot change) and stops the install once it has taken more than `max_bytes` or
 `max_files` inodes since it began. The figure is the disk's: what another scan writes to it at the same time counts
 too (README "Limitations")."""
