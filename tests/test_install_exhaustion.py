@@ -142,3 +142,30 @@ def test_an_install_that_fills_the_disk_is_stopped_at_its_bound(docker_client, t
     assert "\n" not in str(raised.value)
     assert session.teardown_result is not None and session.teardown_result.complete
     assert {image.id for image in docker_client.images.list()} == before  # nothing was committed
+
+
+@pytest.mark.docker
+def test_the_disk_look_runs_as_the_container_s_own_user_not_as_top_names_it(docker_client):
+    """The look at the disk runs as the idle processes' user. `top` names that user as the engine's kernel sees it:
+    under a user-namespace remap a host uid (10002 + the remap's base), which is not mapped inside the container, so
+    an exec as that number could not start and every install would stop for an unreadable disk. The look runs as the
+    container's own user (10002 inside), whatever number `top` shows (here set to what a remap would show)."""
+    import time
+
+    from sandbox.core.hardening import hardened_host_config
+    from sandbox.install.steps import StepRunner
+
+    runtime = images.ensure_runtime_image(docker_client, "node").tag
+    with SandboxSession(docker_client) as session:
+        host_config = hardened_host_config(docker_client.api, memory_bytes=256 * 1024**2, nano_cpus=1_000_000_000,
+                                           pids_limit=64, network_mode="none")
+        container_id = session.create_container("install", image=runtime, command=install.IDLE_COMMAND,
+                                                user="10002:10002", working_dir="/opt/server",
+                                                host_config=host_config)
+        runner = StepRunner(docker_client.api, container_id, user=f"{install.INSTALL_UID}:{install.INSTALL_UID}",
+                            environment={}, deadline=time.monotonic() + 60, home_root=install.INSTALL_HOME,
+                            disk_bounds=(disk.DEFAULT_MAX_BYTES, disk.DEFAULT_MAX_FILES))
+        runner.start()
+        assert runner._idle_users == frozenset({"10002"})
+        runner._idle_users = frozenset({str(165536 + 10002)})  # `top` under a remap with the usual base
+        assert runner._run_as_idle_user(["sh", "-c", "id -u; id -g"]) == (b"10002\n10002\n", b"")

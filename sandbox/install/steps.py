@@ -288,17 +288,19 @@ class StepRunner:
     def _run_as_idle_user(self, command: list[str]) -> tuple[bytes, bytes]:
         """Run a command of the host's as the user of the idle processes (the disk's free space, read while a step
         runs): a process the install left, which ends each new process of the install user as it appears, cannot end
-        this one too and have the install stopped for an unreadable disk instead of for itself."""
+        this one too and have the install stopped for an unreadable disk instead of for itself. That user is the
+        container's own (its idle command runs as it), named as the container knows it: the exec's user is left to
+        the engine, not taken from `top`, whose uid is the host's view (another number under a user-namespace remap,
+        unmapped inside)."""
         if not self._idle_users:
             raise SandboxError("the install container was not started through StepRunner.start")
-        uid = min(self._idle_users)
-        exec_id = self._exec_create(command, user=f"{uid}:{uid}" if uid.isdigit() else uid)  # its group, not root's
-        stdout, stderr = self._call(self.api.exec_start, exec_id, demux=True)
+        stdout, stderr = self._call(self.api.exec_start, self._exec_create(command, user=""), demux=True)
         return stdout or b"", stderr or b""
 
     def _exec_create(self, command: list[str], user: str | None = None) -> str:
-        created = self._call(self.api.exec_create, self.container_id, command, user=user or self.user,
-                             workdir=self.workdir, stdout=True, stderr=True)
+        """An exec as the install user, or as `user` ("": the container's own user)."""
+        created = self._call(self.api.exec_create, self.container_id, command,
+                             user=self.user if user is None else user, workdir=self.workdir, stdout=True, stderr=True)
         return str(created["Id"])
 
     def _call(self, method: Any, *args: Any, **kwargs: Any) -> Any:
