@@ -6,7 +6,9 @@ redelivery). The tests that need no engine run beside them, at a lower CPU prior
 theirs, with their output kept in build/test-logs/no-engine.log; once both are done their summary follows (all of
 their output when one failed). The exit code is pytest's: 0 when both passed, else the first run's that did not.
 
-Arguments go to both runs (`scripts/run_tests.py -x --durations=20`). To run a part of the suite, call pytest itself.
+Arguments go to both runs (`scripts/run_tests.py -x --durations=20`); a marker expression of the caller's
+(`-m "not registry"`) narrows each run's own (`(not registry) and docker`) rather than replacing it, which would have
+both runs run the same tests at once. To run a part of the suite otherwise, call pytest itself.
 """
 
 from __future__ import annotations
@@ -25,7 +27,21 @@ NO_TESTS_COLLECTED = 5  # pytest's exit code when a run's selection is empty
 
 
 def _pytest(marker: str, args: list[str]) -> list[str]:
-    return [sys.executable, "-m", "pytest", "-q", "-m", marker, *args]
+    """One run's command: its own marker, narrowed by the caller's `-m EXPR` or `-mEXPR` (the last, as pytest takes
+    it) when there is one."""
+    rest, wanted, index = [], None, 0
+    while index < len(args):
+        arg = args[index]
+        if arg == "-m" and index + 1 < len(args):
+            wanted, index = args[index + 1], index + 2
+            continue
+        if arg.startswith("-m") and len(arg) > 2:
+            wanted = arg[2:]
+        else:
+            rest.append(arg)
+        index += 1
+    expression = marker if wanted is None else f"({wanted}) and ({marker})"
+    return [sys.executable, "-m", "pytest", "-q", "-m", expression, *rest]
 
 
 def _lower_priority() -> None:

@@ -109,3 +109,18 @@ def test_a_sigterm_to_the_runner_alone_ends_both_runs(tmp_path: Path) -> None:
     assert runner.returncode == 128 + signal.SIGTERM, out
     assert not any(_running(pid) for pid in pids)
     assert "===== tests that need no engine" in out  # the runner still summed up
+
+
+@pytest.mark.parametrize("marker", [["-m", "not slow"], ["-mnot slow"]])
+def test_a_marker_expression_of_the_caller_s_narrows_each_run_and_never_runs_the_docker_tests_twice(
+        tmp_path: Path, capfd: pytest.CaptureFixture[str], marker: list[str]) -> None:
+    """Before: `-m EXPR` came after each run's own `-m` and replaced it (pytest takes the last), so both runs ran
+    every test EXPR selected, the Docker ones twice at once."""
+    suite = tmp_path / "test_two_kinds.py"
+    suite.write_text(SUITE.format(outcome="True") + "\n@pytest.mark.slow\ndef test_slow():\n    pass\n")
+    (tmp_path / "pytest.ini").write_text("[pytest]\nmarkers =\n    docker: the Docker run's\n    slow: slow\n")
+    log = tmp_path / "no-engine.log"
+    assert _runner().main([str(suite), "-p", "no:cacheprovider", *marker], log) == 0
+    docker_part, _ = capfd.readouterr().out.split("===== tests that need no engine")
+    assert "1 passed, 2 deselected" in docker_part  # the Docker test alone
+    assert "1 passed, 2 deselected" in log.read_text()  # the other test alone: neither the Docker one nor the slow one
