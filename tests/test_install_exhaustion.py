@@ -168,4 +168,5 @@ def test_the_disk_look_runs_as_the_container_s_own_user_not_as_top_names_it(dock
         runner.start()
         assert runner._idle_users == frozenset({"10002"})
         runner._idle_users = frozenset({str(165536 + 10002)})  # `top` under a remap with the usual base
-        assert runner._run_as_idle_user(["sh", "-c", "id -u; id -g"]) == (b"10002\n10002\n", b"")
+        assert runner.disk is not None  # the look as DiskWatch runs it
+        assert runner.disk.run(["sh", "-c", "id -u; id -g"]) == (b"10002\n10002\n", b"")

@@ -19,7 +19,7 @@ from docker.errors import APIError, NotFound
 
 from sandbox.core import labels
 from sandbox.core.engine import EngineTimeout
-from sandbox.core.session import REFUSAL_CHARS, leftover, name_prefix, removal_refusal
+from sandbox.core.session import leftover, name_prefix, refusal_words, removal_refusal
 
 
 @dataclass
@@ -93,10 +93,5 @@ def _refusal(remove: Callable[[], object], in_use: tuple[int, ...]) -> str | Non
     except EngineTimeout:
         raise
     except APIError as exc:
-        return _refusal_words(exc, "still in use" if exc.status_code in in_use else "the engine refused")
+        return refusal_words(exc, "still in use" if exc.status_code in in_use else "the engine refused")
     return None
-
-
-def _refusal_words(exc: APIError, why: str) -> str:
-    words = " ".join(str(exc.explanation or exc).split())[:REFUSAL_CHARS]
-    return f"{why}: {words}"

@@ -27,7 +27,7 @@ from docker.errors import APIError, NotFound
 from sandbox.core import image_use, labels
 from sandbox.core.engine import EngineTimeout
 from sandbox.core.image_reads import ReadStore
-from sandbox.core.session import REFUSAL_CHARS
+from sandbox.core.session import refusal_words
 
 DEFAULT_MIN_IDLE_SECONDS = 900.0
 
@@ -180,8 +180,7 @@ def _remove(client: docker.DockerClient, image: CachedImage) -> str | None:
     except APIError as exc:
         if exc.status_code == 409:
             return IN_USE
-        words = " ".join(str(exc.explanation or exc).split())[:REFUSAL_CHARS]
-        return f"the engine refused: {words}"
+        return refusal_words(exc, "the engine refused")
     return None
 
 

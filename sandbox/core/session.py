@@ -195,6 +195,12 @@ def removal_refusal(client: docker.DockerClient, container_id: str) -> str | Non
     return refusal
 
 
+def refusal_words(exc: APIError, why: str) -> str:
+    """`why: the engine's words`, on one line and bounded (a refusal as a leftover's line says it)."""
+    words = " ".join(str(exc.explanation or exc).split())[:REFUSAL_CHARS]
+    return f"{why}: {words}"
+
+
 def leftover(container_id: str, refused: dict[str, str]) -> str:
     """A container teardown left: its short id, and why when the engine refused to remove it."""
     refusal = refused.get(container_id)

@@ -31,6 +31,7 @@ import time
 from collections.abc import Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
+from functools import partial
 from typing import Any
 
 from docker.errors import APIError, NotFound
@@ -96,7 +97,13 @@ class StepRunner:
         self._idle_users: frozenset[str] | None = None
         self.watch = WriteWatch(self._run_captured, watch, self.home_root) if watch is not None else None
         # (bytes, files) the install may take of the engine's disk (sandbox/install/disk.py); None: not watched.
-        self.disk = (DiskWatch(self._run_as_idle_user, max_bytes=disk_bounds[0], max_files=disk_bounds[1])
+        # The disk's free space is read as the container's own user, that of its idle processes: a process the
+        # install left, which ends each new process of the install user as it appears, cannot end that look too and
+        # have the install stopped for an unreadable disk instead of for itself. The user is the container's as the
+        # container knows it (left to the engine), not `top`'s uid, the host's view (unmapped inside under a
+        # user-namespace remap).
+        self.disk = (DiskWatch(partial(self._run_captured, user=""), max_bytes=disk_bounds[0],
+                               max_files=disk_bounds[1])
                      if disk_bounds is not None else None)
 
     def start(self) -> None:
@@ -235,9 +242,9 @@ class StepRunner:
             "true",
         ])
 
-    def _run_captured(self, command: list[str]) -> tuple[bytes, bytes]:
-        """Run a command of the host's as the install user, between steps: (stdout, stderr)."""
-        stdout, stderr = self._call(self.api.exec_start, self._exec_create(command), demux=True)
+    def _run_captured(self, command: list[str], user: str | None = None) -> tuple[bytes, bytes]:
+        """Run a command of the host's as the install user (or `user`), between steps: (stdout, stderr)."""
+        stdout, stderr = self._call(self.api.exec_start, self._exec_create(command, user), demux=True)
         return bytes(stdout or b""), bytes(stderr or b"")
 
     def _end_leftovers(self) -> None:
@@ -284,18 +291,6 @@ class StepRunner:
             raise SandboxError(f"cannot list the install container's processes (docker top): "
                                f"{exc.explanation or exc}") from None
         return process_rows(top)
-
-    def _run_as_idle_user(self, command: list[str]) -> tuple[bytes, bytes]:
-        """Run a command of the host's as the user of the idle processes (the disk's free space, read while a step
-        runs): a process the install left, which ends each new process of the install user as it appears, cannot end
-        this one too and have the install stopped for an unreadable disk instead of for itself. That user is the
-        container's own (its idle command runs as it), named as the container knows it: the exec's user is left to
-        the engine, not taken from `top`, whose uid is the host's view (another number under a user-namespace remap,
-        unmapped inside)."""
-        if not self._idle_users:
-            raise SandboxError("the install container was not started through StepRunner.start")
-        stdout, stderr = self._call(self.api.exec_start, self._exec_create(command, user=""), demux=True)
-        return stdout or b"", stderr or b""
 
     def _exec_create(self, command: list[str], user: str | None = None) -> str:
         """An exec as the install user, or as `user` ("": the container's own user)."""

@@ -55,11 +55,10 @@ def collect_garbage(
 
     client = engine.connect()
     result = gc.sweep(client, everything=everything)
-    removed, eviction = 0, image_cache.Eviction()
+    eviction = image_cache.Eviction()
     if cached_images:
         # After the sweep, so the stopped containers of dead scans no longer hold the images they used.
         eviction = image_cache.evict(client, eviction_policy(keep, age, everything=everything), time.time())
-        removed = len(eviction.removed)
         if eviction.kept_in_use or eviction.failed:
             print(f"kept {len(eviction.kept_in_use) + len(eviction.failed)} cached installs a container uses")
         if eviction.kept_recent:
@@ -67,7 +66,7 @@ def collect_garbage(
                   f"{image_cache.DEFAULT_MIN_IDLE_SECONDS / 60:.0f} minutes (a running scan may be about to start "
                   "one; --all removes them)")
     print(f"removed {len(result.containers)} containers, {len(result.networks)} networks, "
-          f"{len(result.volumes)} volumes, {removed} images"
+          f"{len(result.volumes)} volumes, {len(eviction.removed)} images"
           + (f"; kept {len(result.kept_live_sessions)} live sessions" if result.kept_live_sessions else ""))
     refused = [*result.failed, *(f"cached install {line}" for line in eviction.refused)]
     if refused:  # a dead scan's leftover or a cached install the engine would not remove (the next gc asks again)
