@@ -98,8 +98,8 @@ class _FakeContainer:
 
     def __call__(self, command: list[str]) -> tuple[bytes, bytes]:
         self.commands.append(command)
-        if command == ROOTS_COMMAND:
-            return b"/tmp\0/home/mcp-install\0/opt/server\0", b""
+        if command[4:] == ROOTS_COMMAND:
+            return b"/tmp\0/home/mcp-install\0/opt/server\0", b"1"
         return self.listings.pop(0)
 
 

@@ -27,6 +27,7 @@ from sandbox.core.errors import SandboxError
 from sandbox.install.proxy.container import PROXY_PORT, InstallProxy, install_network_settings, launch_install_proxy
 from sandbox.install.proxy.log import EgressAttempt, denied
 from sandbox.install.installers import allowlist_key, install_allowlist, installer
+from sandbox.install.kept_roots import kept_roots
 from sandbox.install.manifest import read_manifest
 from sandbox.install.phases import InstallSteps
 from sandbox.install.pypi import BuiltFromSource
@@ -196,13 +197,15 @@ def _started_runner(session: SandboxSession, container_id: str, request: Install
                     proxy_environment: dict[str, str]) -> StepRunner:
     """Start the idle install container (no step runs yet) with the runner of the ecosystem's steps, all of which
     must end within request.timeout_seconds."""
+    steps = installer(request.ecosystem)
     runner = StepRunner(session.client.api, container_id, user=f"{INSTALL_UID}:{INSTALL_UID}",
                         environment=_install_environment(request, proxy_environment),
                         deadline=time.monotonic() + request.timeout_seconds, home_root=INSTALL_HOME,
-                        cleanup_paths=installer(request.ecosystem).cleanup_paths, tail_chars=OUTPUT_TAIL_CHARS,
-                        watch=installer(request.ecosystem).watch,
+                        cleanup_paths=steps.cleanup_paths, tail_chars=OUTPUT_TAIL_CHARS, watch=steps.watch,
                         disk_bounds=(request.disk_limit_bytes, request.disk_limit_files))
-    runner.start()
+    # The writable places the watch lists, found before in a container like this one (sandbox/install/kept_roots.py)
+    runner.start(kept_roots(session.client.api, container_id, steps.watch.install_tree,
+                            local=request.local_path is not None))
     return runner
 
 

@@ -39,6 +39,7 @@ from docker.errors import APIError, NotFound
 from sandbox.core.archive import read_member
 from sandbox.core.errors import SandboxError
 from sandbox.install.disk import DiskWatch
+from sandbox.install.kept_roots import KeptRoots
 from sandbox.install.windows import engine_time
 from sandbox.install.writes import StepWrites, WatchPlan, WriteWatch
 
@@ -106,9 +107,10 @@ class StepRunner:
                                max_files=disk_bounds[1])
                      if disk_bounds is not None else None)
 
-    def start(self) -> None:
+    def start(self, kept: KeptRoots | None = None) -> None:
         """Start the container and note the user its idle processes run as, as the engine's `top` shows it: after a
-        step, any live process of another user is one the install left."""
+        step, any live process of another user is one the install left. `kept`: where the writable places the watch
+        lists are kept (taken from there when found before, else found, and kept when the find ran to its end)."""
         self._call(self.api.start, self.container_id)
         rows = self._processes()
         users = frozenset(row.get("uid") for row in rows)
@@ -122,7 +124,10 @@ class StepRunner:
         with ThreadPoolExecutor(max_workers=1, thread_name_prefix="mcp-sandbox-install-disk") as beside:
             baseline = beside.submit(self.disk.start) if self.disk is not None else None
             if self.watch is not None:
-                self.watch.start()
+                known = kept.load() if kept is not None else None
+                found = self.watch.start(known)
+                if kept is not None and known is None and self.watch.found_whole:
+                    kept.keep(found)
             if baseline is not None:
                 baseline.result()
 

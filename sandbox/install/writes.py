@@ -31,6 +31,10 @@ SKIPPED_ROOTS = ("/proc", "/sys")
 # /dev/stdin and the like are links to the exec's own streams).
 ROOTS_COMMAND = ["find", "/", "(", "-path", "/proc", "-o", "-path", "/sys", ")", "-prune", "-o",
                  "(", "-type", "d", "-o", "-type", "f", ")", "-writable", "-print0"]
+# The find run by a shell that then says, on stderr alone, find's exit status: 0, or 1 when some folder could not be
+# read (/root cannot); anything else, or nothing, is a find that did not run to its end.
+ROOTS_SCRIPT = '"$@" 2>/dev/null; printf "%s" "$?" >&2'
+ROOTS_ARGV0 = "mcp-sandbox-roots"
 # find's listing on stdout (capped), the number of lines find wrote to stderr (folders it could not read) on stderr.
 LISTING_SCRIPT = f'{{ find "$@" 2>&1 >&3 | wc -l >&2; }} 3>&1 | head -c {MAX_LISTING_BYTES}'
 
@@ -134,13 +138,20 @@ class WriteWatch:
         self.plan = plan
         self.home_root = home_root
         self.roots: tuple[str, ...] = ()
+        self.found_whole = False  # the places were found here, by a find that ran to its end and saw HOME
         self._before: dict[str, Entry] = {}
 
-    def start(self) -> None:
-        """Find the writable places and list them: before any step, so before any package code ran."""
-        listing, _ = self.run(list(ROOTS_COMMAND))
-        self.roots = writable_roots(listing, self.plan.install_tree)
+    def start(self, roots: tuple[str, ...] | None = None) -> tuple[str, ...]:
+        """Find the writable places (or take `roots`, those found before in a container of the same image, user,
+        configuration and engine: sandbox/install/kept_roots.py) and list them: before any step, so before any
+        package code ran. Returns the places."""
+        if roots is None:
+            listing, status = self.run(["sh", "-c", ROOTS_SCRIPT, ROOTS_ARGV0, *ROOTS_COMMAND])
+            roots = writable_roots(listing, self.plan.install_tree)
+            self.found_whole = status in (b"0", b"1") and self.home_root in roots
+        self.roots = roots
         self._before, _, _ = self._list(prune=())
+        return roots
 
     def after_step(self, step_folder: str, tmpdir: str, then: str = "") -> StepWrites:
         """What the step wrote (call once its processes have ended, before its folders are removed); the listing
