@@ -163,14 +163,17 @@ def test_a_uv_option_s_value_is_never_read_as_the_package(options: list[str]) ->
     ["--omit", "dev"],
     ["--include", "dev"],
     ["--install-strategy", "shallow"],
+    ["--os", "linux"],  # npm 10's (Node 20's, 22's): npx filters optional dependencies by it
+    ["--cpu", "harmless@1.0.0"],
+    ["--expect-result-count", "1"],
     ["--cafile", "/etc/ca.pem"],
     ["--fetch-retries", "2"],
     ["--scope", "@x"],
     ["--otp", "123456"],
 ])
 def test_an_npm_option_s_value_is_never_read_as_the_package(options: list[str]) -> None:
-    """npm 9's config options that take a value (npm's own definitions, read in the node runtime image): npx passed
-    the next word to the option and ran the one after, while the lint read that word as the package, so
+    """npm 9's and 10's config options that take a value (npm's own definitions, read in the node runtime image): npx
+    passed the next word to the option and ran the one after, while the lint read that word as the package, so
     `npx -y --tag harmless@1.0.0 evil` read as a pinned, clean launch."""
     analysis = analyse_launch("npx", ["-y", *options, "postmark-mcp@1.0.16", "--port", "1"])
     assert [p.name for p in analysis.packages] == ["postmark-mcp"]

@@ -109,9 +109,10 @@ def _options(words: list[str], takes_value: set[str]) -> tuple[dict[str, list[st
     return opts, []
 
 
-# Every npm option that takes a value: npm 9's config definitions whose type is not boolean, their one-word
-# shorthands and aliases, and npx's -p / --shell. npm reads an option missing here as taking the next word, and then
-# runs the word after it: the lint would read that value as the package.
+# Every npm option that takes a value: npm 9's and npm 10's config definitions whose type is not boolean (npm 10's
+# read in the node runtime image, npm 10.8.2: --os, --cpu, --libc, --expect-result-count, --provenance-file and the
+# --sbom options are new), their one-word shorthands and aliases, and npx's -p / --shell. npm reads an option missing
+# here as taking the next word, and then runs the word after it: the lint would read that value as the package.
 _NPX_VALUE_OPTS = {
     "-p", "--package", "-c", "--call", "--shell", "--script-shell", "--node-options", "--registry", "--reg",
     "--cache", "--userconfig", "--globalconfig", "--prefix", "-C", "-w", "--workspace", "--loglevel", "--before",
@@ -126,6 +127,7 @@ _NPX_VALUE_OPTS = {
     "--tag-version-prefix", "--tmp", "--umask", "--user-agent", "--init-author-email", "--init-author-name",
     "--init-author-url", "--init-license", "--init-module", "--init-version", "--init.author.email",
     "--init.author.name", "--init.author.url", "--init.license", "--init.module", "--init.version",
+    "--os", "--cpu", "--libc", "--expect-result-count", "--provenance-file", "--sbom-format", "--sbom-type",
 }
 
 
