@@ -32,7 +32,7 @@ The machine's load (`uptime`) is printed before and after: figures taken under l
 What a cold install does not redo: the runtime image's writable places, which the write watch finds by walking the
 whole image, are kept per image and container configuration (sandbox/install/kept_roots.py, in the user's state
 folder, as a user's later installs keep them); only the first install of a runtime image on this machine walks it
-(0.2 s for Python's, about 0.2 s for Node's since it carries npm 10, 0.5-1.1 s before). Point MCP_SANDBOX_STATE_DIR
+(0.2 s for Python's; 0.13-0.32 s for Node's since it carries npm 10, 0.5-1.1 s before). Point MCP_SANDBOX_STATE_DIR
 at an empty folder for every round to time that first install instead.
 """
 
