@@ -43,6 +43,7 @@ INSTALL_UID = 10001
 INSTALL_HOME = "/home/mcp-install"  # the install user's tmpfs; each step's HOME is a new folder in it
 INSTALLED_REPO = labels.INSTALLED_REPOSITORY
 CONTAINER_CA_PATH = "/etc/ssl/certs/ca-certificates.crt"
+NODE_HEADERS = "/usr/include/nodejs"  # where Debian's libnode-dev puts them (absent: a native build fails)
 OUTPUT_TAIL_CHARS = 8_000
 MANIFEST_LABEL = f"{labels.PREFIX}.install"
 # Part of the installed image's tag: bumped when an install records something earlier ones did not (2: every egress
@@ -323,6 +324,9 @@ def _install_environment(request: InstallRequest, proxy_environment: dict[str, s
         "NPM_CONFIG_UPDATE_NOTIFIER": "false",
         "NPM_CONFIG_FUND": "false",
         "NPM_CONFIG_AUDIT": "false",
+        # npm 10's node-gyp fetches Node's headers from nodejs.org (refused: an I7 charged to the package being built)
+        # unless given a folder; Debian's, which npm 9 ran, used this one. node-gyp reads the lower-case name only.
+        "npm_config_nodedir": NODE_HEADERS,
         "SSL_CERT_FILE": CONTAINER_CA_PATH,
         "UV_SYSTEM_CERTS": "1",
         "UV_NO_PROGRESS": "1",
