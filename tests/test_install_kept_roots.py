@@ -245,3 +245,13 @@ def test_a_second_install_takes_the_places_the_first_found_and_records_the_same_
     assert sum(finds[1]) == 0  # taken from the state folder in the second's
     assert (tmp_path / "state" / kept_module.FILE_NAME).is_file()
     assert writes == [marker, marker]
+
+
+def test_kept_places_without_the_install_home_are_not_taken(tmp_path):
+    """A whole find always sees the install user's home, and only a whole find is kept: an entry without it was not
+    written by the install (a state file edited by hand) and is found again."""
+    _kept(tmp_path).keep(("/tmp",))
+    shell = _Shell()
+    _started(shell, _kept(tmp_path))
+    assert any(command[4:] == ROOTS_COMMAND for command in shell.commands)
+    assert _kept(tmp_path).load() == ("/home/mcp-install", "/tmp", "/var/tmp")  # kept again, whole

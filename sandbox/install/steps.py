@@ -125,6 +125,8 @@ class StepRunner:
             baseline = beside.submit(self.disk.start) if self.disk is not None else None
             if self.watch is not None:
                 known = kept.load() if kept is not None else None
+                if known is not None and self.home_root not in known:
+                    known = None  # not what a whole find keeps (it always sees HOME): found again
                 found = self.watch.start(known)
                 if kept is not None and known is None and self.watch.found_whole:
                     kept.keep(found)
