@@ -14,8 +14,10 @@ None of it comes from the package. So the places found are kept in a per-user SQ
 reads kept of installed images, sandbox/core/image_reads.py), under the runtime image's id and a digest of the rest,
 and an install with the same key takes them from there. The listing of those places (each step's baseline and
 after-image) is still made in every install. Left out of the key: the network and its DNS server (`NetworkMode`,
-`Dns`), which are new with every install and decide nothing of what a user may write. An entry that cannot be read,
-or does not hold absolute paths as counted, is as if absent: the install finds the places again.
+`Dns`), which are new with every install and decide nothing of what a user may write. Only a find that ran to its end
+is kept (sandbox/install/writes.py, `found_whole`). An entry that cannot be read, does not hold absolute paths as
+counted, or lacks the install user's home (which a whole find always sees) is as if absent: the places are found
+again.
 """
 
 from __future__ import annotations
