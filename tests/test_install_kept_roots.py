@@ -9,6 +9,7 @@ same package twice with a state folder of its own: the second install takes the 
 from __future__ import annotations
 
 import copy
+import subprocess
 
 import pytest
 from docker.errors import APIError
@@ -17,7 +18,8 @@ from sandbox.core.image_reads import ReadStore, StoredRead
 from sandbox.install import kept_roots as kept_module
 from sandbox.install.kept_roots import BLOB, KeptRoots, kept_roots, roots_key
 from sandbox.install.steps import StepRunner
-from sandbox.install.writes import ROOTS_ARGV0, ROOTS_COMMAND, ROOTS_SCRIPT, StepWrites, WatchPlan, WriteWatch
+from sandbox.install.writes import (ROOTS_ARGV0, ROOTS_COMMAND, ROOTS_SCRIPT, WHOLE_FIND, StepWrites, WatchPlan,
+                                    WriteWatch)
 from tests.test_install_egress import script_tree  # noqa: F401  (the packed npm script tree)
 from tests.test_install_writes import _installed
 
@@ -141,7 +143,7 @@ class _Shell:
     """Records each command the watch runs; answers the roots find with `listing` and find's exit `status` on stderr,
     anything else with nothing."""
 
-    def __init__(self, listing=b"/tmp\0/var/tmp\0/home/mcp-install\0/opt/server\0", status=b"1"):
+    def __init__(self, listing=b"/tmp\0/var/tmp\0/home/mcp-install\0/opt/server\0", status=b"exit:1 other:0"):
         self.listing, self.status, self.commands = listing, status, []
 
     def __call__(self, command):
@@ -161,14 +163,31 @@ def test_the_watch_finds_the_places_when_none_are_kept():
 
 
 @pytest.mark.parametrize(("listing", "status"), [
-    (b"/tmp\0/var/tmp\0/home/mcp-install\0", b"137"),  # find killed
+    (b"/tmp\0/var/tmp\0/home/mcp-install\0", b"exit:137 other:0"),  # find killed
     (b"/tmp\0/var/tmp\0/home/mcp-install\0", b""),  # the shell gone before it could say
-    (b"/tmp\0/var/tmp\0", b"0"),  # a walk that never saw the install user's own home
+    (b"/tmp\0/var/tmp\0/home/mcp-install\0", b" other:0"),  # find's status never came
+    (b"/tmp\0/var/tmp\0/home/mcp-install\0", b"exit:1 other:1"),  # an error that was no folder refused
+    (b"/tmp\0/var/tmp\0", b"exit:0 other:0"),  # a walk that never saw the install user's own home
 ])
 def test_places_found_by_a_find_that_did_not_run_to_its_end_are_not_to_be_kept(listing, status):
     watch = _watch(_Shell(listing, status))
     watch.start()
     assert not watch.found_whole
+
+
+def test_the_roots_script_reports_finds_end_in_a_real_shell(tmp_path):
+    """The script as the container's shell runs it: find's listing alone on stdout, `exit:N other:M` alone on stderr;
+    an error that is not a refusal to read a folder counts as other."""
+    (tmp_path / "a").mkdir()
+    def run(*roots):
+        done = subprocess.run(["sh", "-c", ROOTS_SCRIPT, ROOTS_ARGV0, "find", *roots, "-print0"], capture_output=True,
+                              check=False)
+        return done.stdout, done.stderr
+    listing, status = run(str(tmp_path))
+    assert listing.split(b"\0")[:-1] == [str(tmp_path).encode(), str(tmp_path / "a").encode()]
+    assert status in WHOLE_FIND
+    listing, status = run(str(tmp_path), str(tmp_path / "gone"))
+    assert status == b"exit:1 other:1" and str(tmp_path / "a").encode() in listing
 
 
 def test_the_watch_takes_kept_places_and_lists_them_without_finding():
@@ -207,7 +226,7 @@ def _started(shell, kept):
 
 
 def test_the_runner_keeps_places_found_whole_and_only_those(tmp_path):
-    _started(_Shell(status=b"137"), _kept(tmp_path))
+    _started(_Shell(status=b"exit:137 other:0"), _kept(tmp_path))
     assert _kept(tmp_path).load() is None
     _started(_Shell(), _kept(tmp_path))
     assert _kept(tmp_path).load() == ("/home/mcp-install", "/tmp", "/var/tmp")

@@ -99,7 +99,7 @@ class _FakeContainer:
     def __call__(self, command: list[str]) -> tuple[bytes, bytes]:
         self.commands.append(command)
         if command[4:] == ROOTS_COMMAND:
-            return b"/tmp\0/home/mcp-install\0/opt/server\0", b"1"
+            return b"/tmp\0/home/mcp-install\0/opt/server\0", b"exit:1 other:0"
         return self.listings.pop(0)
 
 

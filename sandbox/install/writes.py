@@ -31,9 +31,12 @@ SKIPPED_ROOTS = ("/proc", "/sys")
 # /dev/stdin and the like are links to the exec's own streams).
 ROOTS_COMMAND = ["find", "/", "(", "-path", "/proc", "-o", "-path", "/sys", ")", "-prune", "-o",
                  "(", "-type", "d", "-o", "-type", "f", ")", "-writable", "-print0"]
-# The find run by a shell that then says, on stderr alone, find's exit status: 0, or 1 when some folder could not be
-# read (/root cannot); anything else, or nothing, is a find that did not run to its end.
-ROOTS_SCRIPT = '"$@" 2>/dev/null; printf "%s" "$?" >&2'
+# The find run by a shell that says on stderr, alone, how it ended: `exit:N other:M`, find's exit status N (0, or 1
+# when some folder could not be read: /root cannot) and M, the lines find wrote to stderr that were not such a
+# refusal (a folder gone mid-walk, a read error). Only `exit:0|1 other:0` is a find that ran to its end.
+ROOTS_SCRIPT = ('{ { "$@" 2>&1 >&3; echo "exit:$?"; } | awk \'/^exit:[0-9]+$/ { e = $0; next } '
+                '!/: Permission denied$/ { n++ } END { printf "%s other:%d", e, n }\' >&2; } 3>&1')
+WHOLE_FIND = (b"exit:0 other:0", b"exit:1 other:0")
 ROOTS_ARGV0 = "mcp-sandbox-roots"
 # find's listing on stdout (capped), the number of lines find wrote to stderr (folders it could not read) on stderr.
 LISTING_SCRIPT = f'{{ find "$@" 2>&1 >&3 | wc -l >&2; }} 3>&1 | head -c {MAX_LISTING_BYTES}'
@@ -148,7 +151,7 @@ class WriteWatch:
         if roots is None:
             listing, status = self.run(["sh", "-c", ROOTS_SCRIPT, ROOTS_ARGV0, *ROOTS_COMMAND])
             roots = writable_roots(listing, self.plan.install_tree)
-            self.found_whole = status in (b"0", b"1") and self.home_root in roots
+            self.found_whole = status in WHOLE_FIND and self.home_root in roots
         self.roots = roots
         self._before, _, _ = self._list(prune=())
         return roots
