@@ -2,7 +2,7 @@
 
 Before the first step, the write watch (sandbox/install/writes.py) finds every folder and file the install user can
 write: `find / -writable` over the whole runtime image. That walk took 0.2 s of every cold install of a PyPI server
-and 0.5-0.7 s of every npm one (the Node image holds 43,000 files), on the path to the first step. What it finds is
+and 0.5-1.1 s of every npm one (the Node image held 43,000 files), on the path to the first step. What it finds is
 settled before any package code runs, by these alone:
 
 - the runtime image (its id is its content's digest: a rebuilt image is another id);

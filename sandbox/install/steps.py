@@ -128,7 +128,7 @@ class StepRunner:
                 if known is not None and self.home_root not in known:
                     known = None  # not what a whole find keeps (it always sees HOME): found again
                 found = self.watch.start(known)
-                if kept is not None and known is None and self.watch.found_whole:
+                if kept is not None and self.watch.found_whole:  # found here, whole: kept for the next install
                     kept.keep(found)
             if baseline is not None:
                 baseline.result()
