@@ -30,6 +30,7 @@ from sandbox.install import windows as iw
 from sandbox.core.errors import SandboxError, UserInputError
 from sandbox.core.session import SandboxSession
 from sandbox.install.pypi import BuiltFromSource
+from sandbox.install.request import INSTALL_PHASES
 from scanner.provenance.model import EgressAttempt as ProvenanceEgress
 from scanner.rules.provenance import egress_finding
 from tests.sandbox_helpers import PHONE_HOME, REPO, labelled_containers, run_cli, run_on_install_network
@@ -271,6 +272,15 @@ class _FakeRunner:
     def run(self, command):
         self.commands.append(command)
         return install_steps.StepResult(0, "")
+
+
+def test_each_step_is_shown_as_it_begins_also_once_steps_are_no_longer_timed():
+    shown = []
+    steps = install_phases.InstallSteps(_FakeRunner(100.0, None, None), "x@1", progress=shown.append)
+    steps.run(["a"], package=None, script="fetch")
+    steps.run(["b"], package="dep@1", script="postinstall")
+    steps.run(["c"], package="dep@1", script=None)
+    assert shown == ["installing x@1: fetch", "installing x@1: postinstall of dep@1", "installing x@1: dep@1"]
 
 
 def test_engine_now_never_falls_back_to_the_hosts_clock():
@@ -636,21 +646,29 @@ def script_tree(tmp_path):
     return path
 
 
-def _install_tree(client, tgz, *, ignore_scripts):
+def _install_tree(client, tgz, *, ignore_scripts, progress=lambda _step: None):
     runtime = images.ensure_runtime_image(client, "node")
     request = install.InstallRequest(
         "npm", f"/opt/src/{tgz.name}", "mcp-zoo-script-tree", f"test:{uuid.uuid4()}", local_path=tgz,
         ignore_scripts=ignore_scripts, ca_bundle=images.DEFAULT_CA_BUNDLE if images.DEFAULT_CA_BUNDLE.is_file() else None)
     with SandboxSession(client) as session:
-        installed = install.install(session, request, runtime.tag, runtime.image_id, use_cache=False)
+        installed = install.install(session, request, runtime.tag, runtime.image_id, use_cache=False,
+                                    progress=progress)
     assert session.teardown_result is not None and session.teardown_result.complete
     return installed
 
 
 @pytest.mark.docker
 def test_install_egress_names_the_guilty_package_and_script_only(docker_client, script_tree, no_leftovers):
-    installed = _install_tree(docker_client, script_tree, ignore_scripts=False)
+    shown: list[str] = []
+    installed = _install_tree(docker_client, script_tree, ignore_scripts=False, progress=shown.append)
     try:
+        # The user saw each step as it began: the fetch, then each package's scripts, dependencies first, then the
+        # commit.
+        spec = f"installing /opt/src/{script_tree.name}: "
+        assert [line.removeprefix(spec) for line in shown] == [
+            "starting the install proxy and container", install_phases.NPM_FETCH, f"postinstall of {GUILTY_PACKAGE}",
+            "postinstall of mcp-zoo-script-tree@0.1.0", "saving the installed server as an image (docker commit)"]
         refused = proxy_log.denied(installed.egress)
         assert {(a.host, a.via) for a in refused} == {("exfil.example.invalid", "proxy"),
                                                       ("guilty.example.invalid", "dns")}
@@ -663,7 +681,7 @@ def test_install_egress_names_the_guilty_package_and_script_only(docker_client, 
         with SandboxSession(docker_client) as session:
             cached = install.cached_install(session, installed.image, installed.runtime_image)
             assert labelled_containers(docker_client, session.id) == []
-            assert cached is not None and cached.manifest is None
+            assert cached is not None and cached.manifest is None and cached.phases == {}  # nothing was installed
             assert install.installed_manifest(session, cached, "npm") == installed.manifest
         assert cached.egress == installed.egress
         bundled = installed.manifest["packages"]["node_modules/mcp-zoo-script-tree/node_modules/mcp-zoo-guilty"]
@@ -683,6 +701,9 @@ def test_install_egress_names_the_guilty_package_and_script_only(docker_client, 
 def test_ignore_scripts_runs_no_script_step(docker_client, script_tree, no_leftovers):
     installed = _install_tree(docker_client, script_tree, ignore_scripts=True)
     try:
+        # Where the install's time went: every phase timed, together all of it but the glue between them.
+        assert set(installed.phases) == set(INSTALL_PHASES) and all(s > 0 for s in installed.phases.values())
+        assert installed.seconds - 0.5 < sum(installed.phases.values()) <= installed.seconds + 0.01  # rounding
         assert proxy_log.denied(installed.egress) == []
         assert all(a.package is None for a in installed.egress)
         # the package is installed (its package.json is there), but its postinstall never ran

@@ -23,6 +23,7 @@ import pytest
 from sandbox.core import images
 from sandbox.core.errors import SandboxError
 from sandbox.core.session import SandboxSession
+from sandbox.install import cached
 from sandbox.install import container as install
 from sandbox.install import phases as install_phases
 from sandbox.install.installers import PYPI_WATCH
@@ -288,7 +289,7 @@ def test_a_cached_install_reports_the_writes_the_first_did():
     record = StepWrites(created=("/tmp/m",), modified=("~/.x",), more=2, unreadable=1, package="a@1",
                         script="postinstall")
     summary = dataclasses.asdict(record)
-    assert install._step_writes(summary) == record
+    assert cached._step_writes(summary) == record
 
 
 # ---------------------------------------------------------------------------------- setup.py at install (unit)

@@ -40,6 +40,23 @@ def test_the_spinner_shows_a_tool_name_as_escaped_plain_text(monkeypatch: pytest
     assert "probing" in err and "[/" in err  # the name is shown, brackets and all
 
 
+def test_a_long_step_stays_on_one_line_cut_with_an_ellipsis(monkeypatch: pytest.MonkeyPatch,
+                                                            capsys: pytest.CaptureFixture[str]) -> None:
+    step = "installing @scope/a-long-server-name@1.2.3: npm install --ignore-scripts (fetching the tree; no " \
+           "install script runs) END"
+
+    def run_target(options: Any, progress: Any, head_start: Any = None) -> Report:
+        progress(step)
+        return _report()
+
+    monkeypatch.setenv("FORCE_COLOR", "1")
+    monkeypatch.setenv("COLUMNS", "60")
+    monkeypatch.setattr(image_scan, "run_target", run_target)
+    scan_cli._run(object())  # type: ignore[arg-type]
+    err = capsys.readouterr().err
+    assert "installing @scope/a-long" in err and "…" in err and "END" not in err, repr(err)
+
+
 def test_init_fixtures_escapes_the_servers_error_text(monkeypatch: pytest.MonkeyPatch,
                                                       capsys: pytest.CaptureFixture[str], tmp_path: Path) -> None:
     error = "listing tools: the server answered with error -1: \x1b]52;c;aGk=\x07\x1b[2J\r\u202eall good"

@@ -626,6 +626,11 @@ def test_a_scan_chains_to_https_proxy_and_its_login_stays_out_of_every_output(do
         assert {line.split()[1] for line in tunnels} - {_bridge_gateway(docker_client)}, tunnels
         basic = base64.b64encode(f"{USER}:{PASSWORD}".encode()).decode()
         assert all(line.endswith(f"auth=Basic%20{basic}") for line in tunnels), tunnels
+        # Where the cold install went, in the report: each of its parts, together no more than the install.
+        timings = json.loads(report)["timings"]
+        parts = [timings[f"install_{phase}"] for phase in ("proxy", "container", "steps", "finish", "commit")]
+        assert all(isinstance(seconds, float) and seconds > 0 for seconds in parts), timings
+        assert timings["install"] - 0.5 < sum(parts) <= timings["install"] + 0.01, timings  # + rounding
         installed = docker_client.api.inspect_image(json.loads(report)["install"]["image"])
         _assert_hidden(upstream.secrets(), report, result.stdout, result.stderr, json.dumps(installed))
     print(f"cold scan of pypi:mcp-server-time through the upstream: {seconds:.1f} s")

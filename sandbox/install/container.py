@@ -14,12 +14,13 @@ import hashlib
 import json
 import threading
 import time
+from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
-from typing import Any
+from typing import Any, ParamSpec, TypeVar
 
 import docker
 import requests
-from docker.errors import APIError, ImageNotFound
+from docker.errors import APIError
 
 from sandbox.core import image_use, labels
 from sandbox.core.archive import pack_path
@@ -27,17 +28,17 @@ from sandbox.core.errors import SandboxError
 from sandbox.install.proxy.container import PROXY_PORT, InstallProxy, install_network_settings, launch_install_proxy
 from sandbox.install.proxy.log import EgressAttempt, denied
 from sandbox.install.installers import allowlist_key, install_allowlist, installer
+from sandbox.install.cached import MANIFEST_LABEL, cached_install
 from sandbox.install.kept_roots import kept_roots
 from sandbox.install.manifest import read_manifest
 from sandbox.install.phases import InstallSteps
-from sandbox.install.pypi import BuiltFromSource
-from sandbox.install.writes import StepWrites
 from sandbox.install.steps import IDLE_COMMAND, StepRunner, StepTimeout
 from sandbox.install.windows import Window
 from sandbox.run.policy import RUN_UID
 from sandbox.core.hardening import hardened_host_config
 from sandbox.core.session import SandboxSession
-from sandbox.install.request import LOCAL_SOURCE_DIR, Ecosystem, InstalledServer, InstallRequest, local_source_name
+from sandbox.install.request import (LOCAL_SOURCE_DIR, Ecosystem, InstalledServer, InstallPhase, InstallRequest,
+                                     local_source_name)
 
 INSTALL_UID = 10001
 INSTALL_HOME = "/home/mcp-install"  # the install user's tmpfs; each step's HOME is a new folder in it
@@ -45,7 +46,6 @@ INSTALLED_REPO = labels.INSTALLED_REPOSITORY
 CONTAINER_CA_PATH = "/etc/ssl/certs/ca-certificates.crt"
 NODE_HEADERS = "/usr/include/nodejs"  # where Debian's libnode-dev puts them (absent: a native build fails)
 OUTPUT_TAIL_CHARS = 8_000
-MANIFEST_LABEL = f"{labels.PREFIX}.install"
 # Part of the installed image's tag: bumped when an install records something earlier ones did not (2: every egress
 # attempt names the step that made it; 3: a step's leftover processes and configuration files no longer reach later
 # steps, and the attempts kept are all of them; 4: what each step wrote outside the install tree, and the packages
@@ -58,6 +58,10 @@ PROXY_SETTLE_SECONDS = 5.0
 PROXY_SETTLE_PAUSE = 0.05
 STOP_WAIT_SECONDS = 30
 
+P = ParamSpec("P")
+R = TypeVar("R")
+Progress = Callable[[str], None]
+
 
 def installed_tag(runtime_image_id: str, request: InstallRequest) -> str:
     # An install from a mirror, or under another allowlist, is another install (the bytes came from elsewhere; other
@@ -68,36 +72,47 @@ def installed_tag(runtime_image_id: str, request: InstallRequest) -> str:
     return f"{INSTALLED_REPO}:{hashlib.sha256(material.encode()).hexdigest()[:20]}"
 
 
-def install(
-    session: SandboxSession, request: InstallRequest, runtime_image: str, runtime_image_id: str, *, use_cache: bool = True
-) -> InstalledServer:
-    """Install the package (or reuse an earlier install of the same identity) and return the installed image."""
-    client = session.client
+def install(session: SandboxSession, request: InstallRequest, runtime_image: str, runtime_image_id: str, *,
+            use_cache: bool = True, progress: Progress = lambda _step: None) -> InstalledServer:
+    """Install the package (or reuse an earlier install of the same identity) and return the installed image;
+    `progress` is told what a fresh install is doing (each step as it begins)."""
     tag = installed_tag(runtime_image_id, request)
     if use_cache:
         cached = cached_install(session, tag, runtime_image)
         if cached is not None:
             return cached
+    return _install_afresh(session, request, runtime_image, tag, progress)
+
+
+def _install_afresh(session: SandboxSession, request: InstallRequest, runtime_image: str, tag: str,
+                    progress: Progress) -> InstalledServer:
+    """The install itself; the result's `phases`: where its wall time went (INSTALL_PHASES), all on this thread."""
+    client = session.client
     started = time.monotonic()
+    phases: dict[InstallPhase, float] = {}
+    progress(f"installing {request.spec}: starting the install proxy and container")
     # The install reaches only the registry: an internal network whose one way out is an allowlisting proxy. Its
     # squid and dnsmasq boot while the install container is created and started; no step runs before they are ready.
-    proxy = launch_install_proxy(session, install_allowlist(request), upstream=request.upstream_proxy)
+    proxy = _timed(phases, "proxy", launch_install_proxy, session, install_allowlist(request),
+                   upstream=request.upstream_proxy)
     network = install_network_settings(proxy)
     windows: list[Window] = []
-    container_id = _create_install_container(session, request, runtime_image, network)
+    container_id = _timed(phases, "container", _create_install_container, session, request, runtime_image, network)
     try:
         steps: InstallSteps | None = None
         failure: SandboxError | None = None
         try:
-            runner = _started_runner(session, container_id, request, network["environment"])
-            proxy.wait_ready()
-            steps = _run_steps(runner, request, windows)
+            runner = _timed(phases, "container", _started_runner, session, container_id, request,
+                            network["environment"])
+            _timed(phases, "proxy", proxy.wait_ready)
+            steps = _timed(phases, "steps", _run_steps, runner, request, windows, progress)
         except SandboxError as exc:
             failure = exc
         if failure is not None or steps is None:
             _stop(client.api, container_id)
             raise SandboxError(f"{failure}{_refused_note(_settled_attempts(proxy, windows))}") from None
-        manifest, attempts = _finished_install(client, container_id, request.ecosystem, proxy, windows, steps.runner)
+        manifest, attempts = _timed(phases, "finish", _finished_install, client, container_id, request.ecosystem,
+                                    proxy, windows, steps.runner)
         output = steps.output(OUTPUT_TAIL_CHARS)
         version, entry_points = installer(request.ecosystem).describe(manifest, request)
         summary = {"name": request.name, "version": version, "entry_points": entry_points,
@@ -106,7 +121,8 @@ def install(
                    "attribution_note": steps.attribution_note,
                    "writes": [dataclasses.asdict(w) for w in steps.writes],
                    "built": [dataclasses.asdict(b) for b in steps.built], "built_unknown": steps.built_unknown}
-        image_id = _commit(client, container_id, tag, request, summary)  # idle: nothing of the install runs
+        progress(f"installing {request.spec}: saving the installed server as an image (docker commit)")
+        image_id = _timed(phases, "commit", _commit, client, container_id, tag, request, summary)  # nothing runs
     except BaseException:
         _remove_install(session, container_id, proxy)
         raise
@@ -118,8 +134,18 @@ def install(
         image=tag, image_id=image_id, runtime_image=runtime_image, cached=False, name=request.name, version=version,
         entry_points=entry_points, installer_output=output, seconds=round(time.monotonic() - started, 3),
         manifest=manifest, egress=attempts, attribution_note=steps.attribution_note, writes=steps.writes,
-        built=steps.built, built_unknown=steps.built_unknown,
+        built=steps.built, built_unknown=steps.built_unknown, phases=phases,
     )
+
+
+def _timed(phases: dict[InstallPhase, float], name: InstallPhase, function: Callable[P, R], *args: P.args,
+           **kwargs: P.kwargs) -> R:
+    """`function(*args, **kwargs)`, its wall seconds added to `phases[name]` (also when it raises)."""
+    began = time.monotonic()
+    try:
+        return function(*args, **kwargs)
+    finally:
+        phases[name] = round(phases.get(name, 0.0) + time.monotonic() - began, 3)
 
 
 def _finished_install(client: docker.DockerClient, container_id: str, ecosystem: Ecosystem, proxy: InstallProxy,
@@ -152,48 +178,6 @@ def _remove_install(session: SandboxSession, container_id: str, proxy: InstallPr
         proxy.close()
 
 
-def cached_install(session: SandboxSession, tag: str, runtime_image: str) -> InstalledServer | None:
-    """The earlier install tagged `tag` (`installed_tag`), or None; installs nothing (the head start looks it up)."""
-    try:
-        image = session.client.images.get(tag)
-    except ImageNotFound:
-        return None
-    summary = json.loads(image.labels.get(MANIFEST_LABEL, "{}"))
-    if not summary.get("version"):
-        return None
-    image_use.record_use(image.id)
-    return InstalledServer(
-        image=tag, image_id=image.id, runtime_image=runtime_image, cached=True, name=summary["name"],
-        version=summary["version"], entry_points=summary.get("entry_points") or {},
-        # The manifest is read later, beside the run, by what needs it (read_manifest): not on the lookup.
-        installer_output=summary.get("output", ""), seconds=0.0, manifest=None,
-        egress=[_attempt(record) for record in summary.get("egress") or []],
-        attribution_note=_optional_text(summary.get("attribution_note")),
-        writes=[_step_writes(record) for record in summary.get("writes") or []],
-        built=[BuiltFromSource(package=_optional_text(record.get("package")), setup_py=bool(record.get("setup_py")))
-               for record in summary.get("built") or []],
-        built_unknown=summary.get("built_unknown") is True,
-    )
-
-
-def _step_writes(record: dict[str, Any]) -> StepWrites:
-    return StepWrites(created=tuple(map(str, record.get("created") or ())),
-                      modified=tuple(map(str, record.get("modified") or ())), more=int(record.get("more", 0)),
-                      unreadable=int(record.get("unreadable", 0)), truncated=bool(record.get("truncated")),
-                      package=_optional_text(record.get("package")), script=_optional_text(record.get("script")))
-
-
-def _attempt(record: dict[str, Any]) -> EgressAttempt:
-    return EgressAttempt(host=str(record["host"]), port=record.get("port"), allowed=bool(record["allowed"]),
-                         count=int(record.get("count", 1)), via=str(record.get("via", "proxy")),
-                         methods=tuple(record.get("methods") or ()), statuses=tuple(record.get("statuses") or ()),
-                         package=_optional_text(record.get("package")), script=_optional_text(record.get("script")))
-
-
-def _optional_text(value: Any) -> str | None:
-    return str(value) if value is not None else None
-
-
 def _started_runner(session: SandboxSession, container_id: str, request: InstallRequest,
                     proxy_environment: dict[str, str]) -> StepRunner:
     """Start the idle install container (no step runs yet) with the runner of the ecosystem's steps, all of which
@@ -210,10 +194,12 @@ def _started_runner(session: SandboxSession, container_id: str, request: Install
     return runner
 
 
-def _run_steps(runner: StepRunner, request: InstallRequest, windows: list[Window]) -> InstallSteps:
+def _run_steps(runner: StepRunner, request: InstallRequest, windows: list[Window],
+               progress: Progress = lambda _step: None) -> InstallSteps:
     """Run the ecosystem's steps in the started install container; `windows` receives the window each step opened
-    (also when a step fails). Returns the steps run (their output and whether they could all be timed)."""
-    steps = InstallSteps(runner, request.spec, windows)
+    (also when a step fails), `progress` each step as it begins. Returns the steps run (their output and whether
+    they could all be timed)."""
+    steps = InstallSteps(runner, request.spec, windows, progress)
     try:
         installer(request.ecosystem).run(steps, request)
         steps.put_back()

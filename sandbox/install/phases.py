@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import dataclasses
 import json
+from collections.abc import Callable
 from pathlib import Path
 
 from sandbox.core.errors import SandboxError
@@ -56,9 +57,11 @@ class InstallSteps:
     apart: the window that was open stops naming its step, no later one opens, and `attribution_note` says why (the
     report's install section shows it)."""
 
-    def __init__(self, runner: StepRunner, spec: str, windows: list[Window] | None = None) -> None:
+    def __init__(self, runner: StepRunner, spec: str, windows: list[Window] | None = None,
+                 progress: Callable[[str], None] = lambda _step: None) -> None:
         self.runner = runner
         self.spec = spec
+        self.progress = progress  # told each step as it begins (its label names a package: untrusted, escaped)
         self.windows: list[Window] = windows if windows is not None else []  # the caller's list: kept on failure
         self.outputs: list[str] = []
         self.attribution_note: str | None = None
@@ -78,6 +81,7 @@ class InstallSteps:
         self._open_window(package, script)
         self._running = f"{script} of {package}" if package and script else (script or package or "an install step")
         self._step, self._step_writes = (package, script), None
+        self.progress(f"installing {self.spec}: {self._running}")
         return self.run_in_window(command, heading=heading)
 
     def run_in_window(self, command: list[str], *, heading: str = "") -> StepResult:

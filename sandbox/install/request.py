@@ -14,6 +14,15 @@ from sandbox.install.proxy.upstream import UpstreamProxy
 
 Ecosystem = Literal["npm", "pypi"]  # what the install phase can install (the scanner's ecosystems map onto these)
 LOCAL_SOURCE_DIR = "/opt/src"  # where a local target is copied in the install container
+# Where a fresh install's wall time goes, in order (the report's timings name them install_proxy, …):
+# - proxy: the install proxy's network and container, then the wait for squid and dnsmasq to answer (they boot
+#   while the install container is made);
+# - container: the install container created and started, its idle processes and writable places listed;
+# - steps: the installer's steps, with what the host does between them (ending leftovers, listing writes);
+# - finish: the last look that nothing of the install runs, the proxy's log once settled, the manifest;
+# - commit: `docker commit` of the installed tree as the image every run starts from.
+InstallPhase = Literal["proxy", "container", "steps", "finish", "commit"]
+INSTALL_PHASES: tuple[InstallPhase, ...] = ("proxy", "container", "steps", "finish", "commit")
 
 
 def local_source_name(path: Path) -> str:
@@ -72,3 +81,5 @@ class InstalledServer:
     built: list[BuiltFromSource] = field(default_factory=list)
     # The install could not read which packages it would build from source (`built` may then miss some).
     built_unknown: bool = False
+    # Where a fresh install's wall time went, seconds by phase (INSTALL_PHASES); empty for a cached one.
+    phases: dict[InstallPhase, float] = field(default_factory=dict)

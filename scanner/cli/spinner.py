@@ -36,5 +36,14 @@ def spinning(first: str) -> Iterator[Callable[[str], None]]:
     from rich.console import Console
     from rich.text import Text
 
-    with Console(stderr=True, highlight=False, emoji=False).status(first, spinner="dots") as status:
-        yield lambda step: status.update(Text(escape_for_terminal(step, 200)))
+    console = Console(stderr=True, highlight=False, emoji=False)
+
+    def line(step: str) -> Text:
+        """One line beside the spinner's frame, cut with an ellipsis at the terminal's width (read at each step):
+        wrapped, the status would jump between one line and two as the steps change."""
+        text = Text(escape_for_terminal(step, 200))
+        text.truncate(max(console.width - 2, 10), overflow="ellipsis")
+        return text
+
+    with console.status(line(first), spinner="dots") as status:
+        yield lambda step: status.update(line(step))

@@ -13,10 +13,11 @@ from sandbox.core import images
 from sandbox.core.session import SandboxSession
 from sandbox.install import container as install
 from sandbox.install.proxy.log import EgressAttempt as SandboxEgressAttempt
-from sandbox.install.request import InstalledServer, InstallRequest
+from sandbox.install.request import InstalledServer, InstallPhase, InstallRequest
 from sandbox.install.writes import StepWrites
 from sandbox.core.untrusted import escape_for_terminal
 from scanner.ecosystems.registry import ecosystem as ecosystem_named
+from scanner.pipeline.phase_clock import Phase, PhaseClock
 from scanner.pipeline.scan_options import Progress
 from scanner.provenance.model import EgressAttempt as InstallEgress
 from scanner.report.model import Finding, InstallInfo, InstallStepWrites
@@ -25,6 +26,10 @@ from scanner.rules.provenance import egress_finding
 
 MAX_ATTRIBUTION_CHARS = 300  # an install egress attempt's package or script, as stored in the report
 MAX_PATH_CHARS = 320  # a path an install step wrote (escaped and capped at 300 by the install already)
+# The report's timings field of each of a fresh install's phases (sandbox.install.request.INSTALL_PHASES).
+TIMED_AS: dict[InstallPhase, Phase] = {"proxy": "install_proxy", "container": "install_container",
+                                       "steps": "install_steps", "finish": "install_finish",
+                                       "commit": "install_commit"}
 
 
 @dataclass(frozen=True)
@@ -48,10 +53,15 @@ def runtime_image(client: docker.DockerClient, ecosystem: str, ca_bundle: Path |
 
 
 def install_server(session: SandboxSession, request: InstallRequest, runtime_image: images.RuntimeImage, *,
-                   use_cache: bool, progress: Progress) -> Installation:
+                   use_cache: bool, progress: Progress, clock: PhaseClock) -> Installation:
+    """The install (or the earlier one of the same identity); a fresh install's parts go into `clock` as
+    install_proxy, install_container, … (the caller times the whole as install_lookup)."""
     progress(f"installing {request.spec}")
-    return installation_of(install.install(session, request, runtime_image.tag, runtime_image.image_id,
-                                           use_cache=use_cache))
+    installed = install.install(session, request, runtime_image.tag, runtime_image.image_id, use_cache=use_cache,
+                                progress=progress)
+    for phase, seconds in installed.phases.items():
+        clock.add(TIMED_AS[phase], seconds)
+    return installation_of(installed)
 
 
 def installation_of(installed: InstalledServer) -> Installation:

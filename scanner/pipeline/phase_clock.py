@@ -13,7 +13,8 @@ from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from typing import Literal, ParamSpec, TypeVar
 
-Phase = Literal["resolve", "engine_connect", "gc_sweep", "image_check", "install_lookup", "provenance", "sink_start",
+Phase = Literal["resolve", "engine_connect", "gc_sweep", "image_check", "install_lookup", "install_proxy",
+                "install_container", "install_steps", "install_finish", "install_commit", "provenance", "sink_start",
                 "probe_plan", "container_create", "container_start", "namespace_read", "seed", "first_answer",
                 "listing", "probes", "relisting", "late_egress", "server_end", "teardown", "assemble"]
 

@@ -227,9 +227,9 @@ def _run_stages(parts: ScanParts, session: SandboxSession, request: InstallReque
     if early is not None:  # looked up (and timed as install_lookup) in the head start
         parts.installation = installation_of(early.installed)
     else:
-        with clock.phase("install_lookup"):
+        with clock.phase("install_lookup"):  # a fresh install's parts are timed inside (install_proxy, …)
             parts.installation = install_server(session, request, image, use_cache=options.use_cache,
-                                                progress=progress)
+                                                progress=progress, clock=clock)
     running.sweep.result()
     installed = parts.installation.installed
     # Provenance asks the registries about what was installed; nothing the run does waits for it. It and the source
