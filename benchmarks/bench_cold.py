@@ -281,6 +281,10 @@ def report(sides: dict[str, list[dict[str, Any]]]) -> None:
         line(f"report timings.{phase}", "timings", phase)
     for phase in (*PHASES, "total"):
         line(f"  install: {phase}", "phases", phase)
+    # The report's own parts of the install (a checkout before 2026-12-07 has none: nan); `steps` is installer plus
+    # between steps above, `finish` end+log+manifest.
+    for phase in ("proxy", "container", "steps", "finish", "commit"):
+        line(f"  report: install_{phase}", "timings", f"install_{phase}")
     for kind in ("Resolved", "Prepared", "Installed", "Bytecode compiled"):
         line(f"  uv says: {kind}", "uv", kind)
     line("registry: resolution", "registry", "resolve")
