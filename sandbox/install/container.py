@@ -73,23 +73,25 @@ def installed_tag(runtime_image_id: str, request: InstallRequest) -> str:
 
 
 def install(session: SandboxSession, request: InstallRequest, runtime_image: str, runtime_image_id: str, *,
-            use_cache: bool = True, progress: Progress = lambda _step: None) -> InstalledServer:
+            use_cache: bool = True, progress: Progress = lambda _step: None,
+            phases: dict[InstallPhase, float] | None = None) -> InstalledServer:
     """Install the package (or reuse an earlier install of the same identity) and return the installed image;
-    `progress` is told what a fresh install is doing (each step as it begins)."""
+    `progress` is told what a fresh install is doing (each step as it begins), `phases` (the caller's: kept when the
+    install fails) receives each phase's seconds as it ends (a cached install adds none)."""
     tag = installed_tag(runtime_image_id, request)
     if use_cache:
         cached = cached_install(session, tag, runtime_image)
         if cached is not None:
             return cached
-    return _install_afresh(session, request, runtime_image, tag, progress)
+    return _install_afresh(session, request, runtime_image, tag, progress, {} if phases is None else phases)
 
 
 def _install_afresh(session: SandboxSession, request: InstallRequest, runtime_image: str, tag: str,
-                    progress: Progress) -> InstalledServer:
-    """The install itself; the result's `phases`: where its wall time went (INSTALL_PHASES), all on this thread."""
+                    progress: Progress, phases: dict[InstallPhase, float]) -> InstalledServer:
+    """The install itself; `phases` (also the result's): where its wall time went (INSTALL_PHASES), all on this
+    thread, filled as each phase ends (a failed install's too)."""
     client = session.client
     started = time.monotonic()
-    phases: dict[InstallPhase, float] = {}
     progress(f"installing {request.spec}: starting the install proxy and container")
     # The install reaches only the registry: an internal network whose one way out is an allowlisting proxy. Its
     # squid and dnsmasq boot while the install container is created and started; no step runs before they are ready.

@@ -55,12 +55,16 @@ def runtime_image(client: docker.DockerClient, ecosystem: str, ca_bundle: Path |
 def install_server(session: SandboxSession, request: InstallRequest, runtime_image: images.RuntimeImage, *,
                    use_cache: bool, progress: Progress, clock: PhaseClock) -> Installation:
     """The install (or the earlier one of the same identity); a fresh install's parts go into `clock` as
-    install_proxy, install_container, … (the caller times the whole as install_lookup)."""
+    install_proxy, install_container, … (the caller times the whole as install_lookup), also when it raises: an
+    engine error mid-install is a partial report (a SandboxError is the CLI's one line), which keeps them."""
     progress(f"installing {request.spec}")
-    installed = install.install(session, request, runtime_image.tag, runtime_image.image_id, use_cache=use_cache,
-                                progress=progress)
-    for phase, seconds in installed.phases.items():
-        clock.add(TIMED_AS[phase], seconds)
+    phases: dict[InstallPhase, float] = {}
+    try:
+        installed = install.install(session, request, runtime_image.tag, runtime_image.image_id,
+                                    use_cache=use_cache, progress=progress, phases=phases)
+    finally:
+        for phase, seconds in phases.items():
+            clock.add(TIMED_AS[phase], seconds)
     return installation_of(installed)
 
 
