@@ -282,7 +282,8 @@ def report(sides: dict[str, list[dict[str, Any]]]) -> None:
     for phase in (*PHASES, "total"):
         line(f"  install: {phase}", "phases", phase)
     # The report's own parts of the install (a checkout before 2026-12-07 has none: nan); `steps` is installer plus
-    # between steps above, `finish` end+log+manifest.
+    # between steps above, `finish` end+log+manifest, and its `container` also holds the kept writable places' lookup
+    # (an inspect and an info call), which the timers above leave in rest.
     for phase in ("proxy", "container", "steps", "finish", "commit"):
         line(f"  report: install_{phase}", "timings", f"install_{phase}")
     for kind in ("Resolved", "Prepared", "Installed", "Bytecode compiled"):

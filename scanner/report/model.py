@@ -243,7 +243,7 @@ class Timings(_Model):
     engine_connect: float | None = _phase("connecting to the Docker engine")
     gc_sweep: float | None = _phase("sweeping what killed scanners left behind (in a thread)")
     image_check: float | None = _phase("checking (or building) the runtime image")
-    install_lookup: float | None = _phase("in the install stage (a cache lookup, or the whole fresh install)")
+    install_lookup: float | None = _phase("in the install stage: the cache lookups, and any fresh install whole")
     install_proxy: float | None = _phase("in a fresh install on the install proxy until squid and dnsmasq answered")
     install_container: float | None = _phase("in a fresh install starting its container, its writable places listed")
     install_steps: float | None = _phase("in a fresh install on the installer's steps and the checks between them")
