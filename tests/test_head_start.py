@@ -322,7 +322,8 @@ def test_the_workspace_seed_is_built_while_the_server_is_created_with_the_canari
         assert set(plan.canaries.env) <= set(plan.policy.env) and plan.policy.network_mode.startswith("container:")
         report = run_scan(options, head_start=early)
     assert len(built_in) == 1 and built_in[0][0].startswith("mcp-sandbox-seed") and built_in[0][1], built_in
-    assert report.status == "complete" and report.probes and report.timings.probe_plan is not None
+    assert report.status == "complete" and report.probes and report.timings.probe_plan is not None, (
+        report.status, report.skipped, report.errors)
 
 
 @pytest.mark.docker
