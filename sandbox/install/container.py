@@ -36,6 +36,7 @@ from sandbox.install.steps import IDLE_COMMAND, StepRunner, StepTimeout
 from sandbox.install.windows import Window
 from sandbox.run.policy import RUN_UID
 from sandbox.core.hardening import hardened_host_config
+from sandbox.core.images import ProgressFn
 from sandbox.core.session import SandboxSession
 from sandbox.install.request import (LOCAL_SOURCE_DIR, Ecosystem, InstalledServer, InstallPhase, InstallRequest,
                                      local_source_name)
@@ -60,7 +61,6 @@ STOP_WAIT_SECONDS = 30
 
 P = ParamSpec("P")
 R = TypeVar("R")
-Progress = Callable[[str], None]
 
 
 def installed_tag(runtime_image_id: str, request: InstallRequest) -> str:
@@ -73,7 +73,7 @@ def installed_tag(runtime_image_id: str, request: InstallRequest) -> str:
 
 
 def install(session: SandboxSession, request: InstallRequest, runtime_image: str, runtime_image_id: str, *,
-            use_cache: bool = True, progress: Progress = lambda _step: None,
+            use_cache: bool = True, progress: ProgressFn = lambda _step: None,
             phases: dict[InstallPhase, float] | None = None) -> InstalledServer:
     """Install the package (or reuse an earlier install of the same identity) and return the installed image;
     `progress` is told what a fresh install is doing (each step as it begins), `phases` (the caller's: kept when the
@@ -87,7 +87,7 @@ def install(session: SandboxSession, request: InstallRequest, runtime_image: str
 
 
 def _install_afresh(session: SandboxSession, request: InstallRequest, runtime_image: str, tag: str,
-                    progress: Progress, phases: dict[InstallPhase, float]) -> InstalledServer:
+                    progress: ProgressFn, phases: dict[InstallPhase, float]) -> InstalledServer:
     """The install itself; `phases` (also the result's): where its wall time went (INSTALL_PHASES), all on this
     thread, filled as each phase ends (a failed install's too)."""
     client = session.client
@@ -197,7 +197,7 @@ def _started_runner(session: SandboxSession, container_id: str, request: Install
 
 
 def _run_steps(runner: StepRunner, request: InstallRequest, windows: list[Window],
-               progress: Progress = lambda _step: None) -> InstallSteps:
+               progress: ProgressFn) -> InstallSteps:
     """Run the ecosystem's steps in the started install container; `windows` receives the window each step opened
     (also when a step fails), `progress` each step as it begins. Returns the steps run (their output and whether
     they could all be timed)."""

@@ -17,10 +17,10 @@ from __future__ import annotations
 
 import dataclasses
 import json
-from collections.abc import Callable
 from pathlib import Path
 
 from sandbox.core.errors import SandboxError
+from sandbox.core.images import ProgressFn
 from sandbox.install.steps import StepLeftover, StepResult, StepRunner
 from sandbox.install.windows import Window
 from sandbox.install.npm import ScriptPackage, script_names, script_packages
@@ -58,7 +58,7 @@ class InstallSteps:
     report's install section shows it)."""
 
     def __init__(self, runner: StepRunner, spec: str, windows: list[Window] | None = None,
-                 progress: Callable[[str], None] = lambda _step: None) -> None:
+                 progress: ProgressFn = lambda _step: None) -> None:
         self.runner = runner
         self.spec = spec
         self.progress = progress  # told each step as it begins (its label names a package: untrusted, escaped)
