@@ -234,3 +234,19 @@ def test_writing_a_report_file_imports_no_lock(tmp_path) -> None:
                                 timeout=120).stdout.split())
     assert "scanner.atomic_write" in loaded and _under(loaded, ("scanner.lock",)) == set()
     assert (tmp_path / "report.json").read_text() == "{}"
+
+
+def test_the_report_models_are_built_on_first_use_not_at_import() -> None:
+    """Every pydantic model the check path imports defers its validator to its first use (scanner/report/base.py):
+    a model built at import costs each command its schema build (ProbeResult's was ~10 ms) whether it uses it or
+    not."""
+    code = ("import pydantic\nimport scanner.cli.check, scanner.report.model, scanner.rules.static.engine, "
+            "scanner.report.terminal, scanner.tools_file\n"
+            "def below(c):\n    for s in c.__subclasses__():\n        yield s\n        yield from below(s)\n"
+            "print(' '.join(sorted(f'{c.__module__}.{c.__name__}' for c in below(pydantic.BaseModel) "
+            "if c.__module__.startswith(('scanner', 'sandbox')) and c.__dict__.get('__pydantic_complete__'))))\n"
+            "print(sum(1 for c in below(pydantic.BaseModel) if c.__module__.startswith('scanner.report')))")
+    built, report_models = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120,
+                                          check=True).stdout.split("\n")[:2]
+    assert int(report_models) > 20  # the probe saw the report's models
+    assert built == ""

@@ -38,7 +38,7 @@ class ProbeCall:
 class ProbeResult(BaseModel):
     """One tools/call made by a probe and its outcome. Everything server-sent is untrusted, capped text."""
 
-    model_config = ConfigDict(extra="forbid")
+    model_config = ConfigDict(extra="forbid", defer_build=True)  # built on first use (scanner/report/base.py)
 
     tool: str
     label: str
