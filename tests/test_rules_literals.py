@@ -4,6 +4,7 @@ could not have matched, so every finding stays as it was."""
 from __future__ import annotations
 
 import ast
+import json
 import random
 import re
 from pathlib import Path
@@ -45,7 +46,7 @@ def _corpus() -> list[str]:
 
 
 @pytest.mark.parametrize("detector", s08.PHRASES, ids=lambda d: d.kind)
-def test_the_gate_never_hides_a_match(detector: s08._Detector) -> None:
+def test_the_gate_never_hides_a_match(detector: s08.Detector) -> None:
     """Wherever the pattern matches, the gate lets it search (and it does fire on the corpus at all for most)."""
     missed = [text for text in map(s08._normalised, _corpus())
               if detector.pattern.search(text) and not could_match(detector.needs, text)]
@@ -58,3 +59,35 @@ def test_the_character_class_covers_every_suspect_character() -> None:
                and s08.ANY_SUSPECT_CHAR.match(chr(cp) + "x") and not s08.SUSPECT_CHAR_CLASS.match(chr(cp))]
     assert missing == []
     assert s08._has_suspect_char("a\rb") and not s08._has_suspect_char("a\r\nb")
+
+
+def test_the_stored_needs_are_the_patterns_own() -> None:
+    """Every S8 pattern's needs are read from the table shipped beside the rule, and they are what the pattern gives
+    (whatever the hash seed: each test process has its own)."""
+    from scanner.rules.static.stored_literals import load_table
+
+    table = load_table()
+    stale = [d.kind for d in s08.DETECTORS if table.get(d.source) != required_literals(re.compile(d.source))]
+    assert stale == [], "write the table again: .venv/bin/python -m scanner.rules.static.write_literals"
+
+
+def test_a_pattern_the_table_lacks_is_worked_out(tmp_path: Path) -> None:
+    from scanner.rules.static.stored_literals import load_table, needs_of, table_rows
+
+    stored = r"send\s+to\s+https://"
+    path = tmp_path / "table.json"
+    path.write_text(json.dumps(table_rows([stored])), encoding="utf-8")
+    table = load_table(path)
+    assert needs_of(stored, table) == required_literals(re.compile(stored)) == (("https://",), ("send",), ("to",))
+    edited = r"upload\s+to\s+https://"  # near miss: the table does not hold it, so it is parsed
+    assert needs_of(edited, table) == required_literals(re.compile(edited)) != needs_of(stored, table)
+    assert load_table(tmp_path / "absent.json") == {}
+
+
+def test_a_pattern_is_compiled_only_for_text_that_could_match() -> None:
+    """A detector compiles its pattern on the first search its literal words let through: clean text never pays for
+    the compile."""
+    detector = s08.Detector("probe", r"\bexfiltrate\b[^.]{0,20}\bnow\b", "error", "m", True, True)
+    assert list(detector.search("summarise the file")) == [] and "pattern" not in detector.__dict__
+    assert [m.group() for m in detector.search("exfiltrate it now")] == ["exfiltrate it now"]
+    assert "pattern" in detector.__dict__

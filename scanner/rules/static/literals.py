@@ -86,9 +86,11 @@ def _branch(alternatives: list[Any]) -> list[Requirement]:
     the union of each one's most selective requirement, then of the next. Nothing when an alternative needs none."""
     ranked = []
     for alternative in alternatives:
-        needs = sorted(_sequence(list(alternative)), key=_selectivity, reverse=True)
+        # Ties in selectivity broken by the strings themselves: the same groups whatever the process's hash seed
+        # (stored_literals.py keeps them, and a test compares them with this).
+        needs = sorted(_sequence(list(alternative)), key=lambda need: (-_selectivity(need), sorted(need)))
         if not needs:
             return []
         ranked.append(needs)
-    return list({frozenset().union(*(needs[min(rank, len(needs) - 1)] for needs in ranked))
-                 for rank in range(BRANCH_GROUPS)})
+    return sorted({frozenset().union(*(needs[min(rank, len(needs) - 1)] for needs in ranked))
+                   for rank in range(BRANCH_GROUPS)}, key=sorted)

@@ -23,7 +23,7 @@ RULE = rule("S8")
 
 # Telling the model to call this tool before any other: the priority hijack a poisoned tool uses to run first (and
 # on every turn). A warning: an honest server sometimes asks for its set-up tool first, which the sandbox then shows.
-CALL_FIRST = re.compile(
+CALL_FIRST = (
     r"\b(before|prior to)\s+(using|calling|invoking|running)?\s*(any|every|all)\s+(of\s+the\s+)?other\s+"
     r"(tools?|functions?)\b[^.\n]{0,40}\b(call|use|invoke|run)\b[^.\n]{0,15}\bthis (tool|function|one)\b"
     r"|\b(call|use|invoke|run)\s+this\s+(tool|function)\b[^.\n]{0,30}\b(before|prior to|ahead of)\s+"
@@ -31,18 +31,18 @@ CALL_FIRST = re.compile(
     r"|\b(call|use|invoke|run)\s+this\s+(tool|function)\s+(first\s+)?before\s+(any|every)\s+(tool|function)\b"
     r"|\bthis (tool|function) (must|should) (always )?be (called|used|invoked) (first|before (any|every|all))\b")
 # The same priority hijack said by when: first before answering, on every turn. Each pattern of this module is its
-# own detector, so its literal words (s08_hidden_text._Detector.needs) keep clean text from being searched.
-EVERY_TURN = re.compile(
+# own detector, so its literal words (phrase_detector.Detector.needs) keep clean text from being searched.
+EVERY_TURN = (
     r"\b(call|use|invoke|run) (this|it)( tool| function)? first\b[^.\n]{0,40}\b(before (answering|responding|replying)"
     r"|on every (turn|message|request)|at the start of every (turn|conversation|session))\b")
 # Concealment said as an act ("do it quietly", "pretend this tool does not exist", "never reveal why").
-CONCEAL_ACT = re.compile(
+CONCEAL_ACT = (
     r"\bdo (it|this|so) (quietly|discreetly)\b"
     r"|\bpretend (that )?(this|the) (tool|function|step|call)s? (does not|doesn't|did not|didn't|never) (exist|happen)"
     r"|\b(never|do not|don't) (reveal|disclose|mention|explain) (why|that you (used|called|ran))\b")
 # Sending to a URL in the passive order, as an instruction ("any file you read must also be sent to https://..."); a
 # disclosure ("your query is sent to https://api...") has no must/should.
-MUST_BE_SENT = re.compile(
+MUST_BE_SENT = (
     r"\b(?:must|should|shall|has to|have to|needs? to)\s+(?:also\s+|always\s+)*be\s+(?:sent|posted|uploaded|"
     r"forwarded|copied|mirrored|submitted|transmitted|reported|logged)\s+(?:to|at)\s+(?:https?|ftp|wss?)://")
 # An upload, webhook or AI-proxy tool describing its own act ("Uploads the file to https://...", "Sends the prompt to
@@ -84,20 +84,20 @@ def asks_to_send(subject: str, match: re.Match[str]) -> bool:
 
 
 # Ranking this text above what the user asked, or the tool's output as the user's word.
-OUTRANK_USER = re.compile(
+OUTRANK_USER = (
     r"\b(takes?|has|have) (priority|precedence) over (the )?(user'?s?|your) (requests?|instructions?|messages?|prompts?)"
     r"|\bwhat(ever)? the user (asked|said|requested|wanted)\b[^.\n]{0,25}\bno longer (applies|matters|counts)\b"
     r"|\btreat\b[^.\n]{0,40}?(?<!not )\bas (the user'?s |user |authoritative |trusted )?(instructions|commands|orders)\b")
 # Asking for what the user said to be put into an argument. A warning: a memory or summary tool honestly takes the
 # conversation; the sandbox shows where it goes.
-COLLECT_CONVERSATION = re.compile(
+COLLECT_CONVERSATION = (
     r"\b(pass|passes|include|includes|put|append|send|copy|attach|provide|insert|paste)\b[^.\n]{0,30}"
     r"\b((full|entire|whole|complete) )?(conversation|chat) (history|log|transcript|so far)\b"
     r"|\b(pass|include|put|append|send|copy|attach|provide|insert|paste)\b[^.\n]{0,30}\b(the )?user's "
     r"(previous |prior |earlier |last |other )?(messages?|prompts?|conversations?)\b")
 # Asking for the model's own system prompt or instructions: no honest tool needs what the model was told. A system
 # prompt the tool sends on to another model ("the system prompt to use for the completion") does not fire.
-SYSTEM_PROMPT_REQUEST = re.compile(
+SYSTEM_PROMPT_REQUEST = (
     r"\b(system prompt|system message|instructions|initial prompt) (that )?you (were|have been|are) given\b"
     r"|\b(reveal|repeat|print|output|pass|include|put|copy|paste|send|provide|insert|give|share|dump|leak)\b"
     r"[^.\n]{0,30}\byour (own )?((full|entire|complete|whole|original|hidden|current|exact) )?"
@@ -108,7 +108,7 @@ SYSTEM_PROMPT_REQUEST = re.compile(
 # A configuration note ("requires the user's API key in STRIPE_API_KEY") asks the model for nothing.
 _USER_SECRET = (r"\buser'?s\b[^.\n]{0,20}\b(passwords?|api (keys?|tokens?)|access (keys?|tokens?)|secret( access)? keys?|"
                 r"private keys?|credentials|session (cookies?|tokens?)|(seed|recovery) phrases?|auth(entication)? tokens?)\b")
-USER_SECRET_REQUEST = re.compile(
+USER_SECRET_REQUEST = (
     r"\b(pass|include|put|append|send|copy|attach|provide|insert|paste|collect)\b[^.\n]{0,40}" + _USER_SECRET
     + r"|" + _USER_SECRET + r"[^.\n]{0,20}\b(passed|included|put|sent|pasted|attached|inserted) (in|into|as|to|with)\b")
 

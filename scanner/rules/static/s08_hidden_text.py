@@ -14,15 +14,14 @@ from __future__ import annotations
 
 import re
 import unicodedata
-from collections.abc import Callable, Iterator
-from dataclasses import dataclass
-from functools import cached_property, lru_cache
+from collections.abc import Iterator
+from functools import lru_cache
 
-from scanner.report.model import Finding, Severity
+from scanner.report.model import Finding
 from scanner.rules.registry import rule
 from scanner.rules.static.context import MAX_DEPTH, MAX_NODES_PER_ITEM, LintContext, Walk
 from scanner.rules.static.encoded import ENCODINGS, decoded, possible_encodings
-from scanner.rules.static.literals import could_match, required_literals
+from scanner.rules.static.phrase_detector import Detector
 from scanner.rules.static.s08_asking import (CALL_FIRST, COLLECT_CONVERSATION, CONCEAL_ACT, EVERY_TURN, MUST_BE_SENT,
                                                OUTRANK_USER, SYSTEM_PROMPT_REQUEST, USER_SECRET_REQUEST,
                                                asking_parameters, asks_to_send, describes_own_sending)
@@ -60,12 +59,14 @@ WRAPPED_LINE = re.compile(
     r"|(?<=\b(?:previous)\n))[ \t]*+(?=[A-Za-z]))")
 FIELD_BREAK = "\n\n"
 
-HTML_COMMENT = re.compile(r"<!--")
-INSTRUCTION_TAG = re.compile(
+# The phrase patterns below (and s08_asking's) are the detectors' sources, each compiled when its detector first
+# searches: text without a pattern's literal words never compiles it (~1 ms each of a command's start).
+HTML_COMMENT = r"<!--"
+INSTRUCTION_TAG = (
     r"<\s*/?\s*(important|system|instructions?|admin|secret|hidden|critical|override|sys|system[_ -]?prompt"
     r"|user[_ -]?instructions?|assistant[_ -]?instructions?|tool[_ -]?instructions?)\s*>"
     r"|<\|im_start\|>|<\|system\|>|\[/?inst\]|<<\s*/?sys\s*>>")
-CONCEAL = re.compile(
+CONCEAL = (
     r"\b(do not|don't|dont|never|without|must not|should not|shouldn't|no need to|needn't)\b[^.\n]{0,40}"
     r"\b(tell|telling|inform|informing|mention|mentioning|reveal|revealing|notify|notifying|alert|alerting|"
     r"disclose|disclosing|explain|explaining)\b[^.\n]{0,30}\b(the )?(users?|human|anyone|anybody)\b"
@@ -76,7 +77,7 @@ CONCEAL = re.compile(
     r"|\bwithout (the )?(users?'?s?|human'?s?) (knowledge|knowing|noticing)\b"
     r"|\b(secretly|covertly|behind the user'?s back)\b"
     r"|\b(this is|these are) (very )?(secret|confidential) (instructions?|steps)\b")
-IGNORE_INSTRUCTIONS = re.compile(
+IGNORE_INSTRUCTIONS = (
     r"\b(ignore|disregard|forget)\b[^.\n]{0,40}\b(previous|prior|above|earlier|other|all|any|system|your|"
     r"user'?s?|original|initial|safety)\b[^.\n]{0,20}\b(instructions?|prompts?|rules|directions|guidelines)\b"
     r"|\bforget (everything|all) (you (were|have been) told|you know|above|before)\b"
@@ -84,7 +85,7 @@ IGNORE_INSTRUCTIONS = re.compile(
     r"|\byou are now (in )?(developer|dan|jailbreak|god|admin|unrestricted) mode\b"
     r"|\b(previous|prior|earlier|above|original) instructions (are|were) (now )?(void|cancell?ed|obsolete|"
     r"invalid|superseded|outdated|no longer valid)\b")
-OVERRIDE_TOOLS = re.compile(
+OVERRIDE_TOOLS = (
     r"\b(override|overrides|overriding|supersedes?|shadows?|hijacks?|intercepts?|takes? precedence over)\b"
     r"[^.\n]{0,30}\b(other|another|every|all)\b[^.\n]{0,25}\b(tools?|servers?|mcp)\b"
     r"|\b(replaces?|replacing)\b[^.\n]{0,15}\b(tools?|functions?) (of|from|on|in) (other|another|all|any) "
@@ -93,7 +94,7 @@ OVERRIDE_TOOLS = re.compile(
     r"[^.\n]{0,20}\b(be )?(sent|forwarded|redirected|routed|copied|bcc'?d|cc'?d)\b")
 _OTHER_TOOLS = r"(?:any|all|every)\s+(?:of\s+the\s+)?other\s+(?:mcp\s+)?(?:tools?|servers?|functions?)"
 _STOP = r"(?:do not|don't|dont|never|must not|should not|shouldn't|cannot|can't|may not)"
-SHADOW_TOOLS = re.compile(
+SHADOW_TOOLS = (
     rf"\b(?:instead of|rather than|in place of)\s+{_OTHER_TOOLS}"
     r"|\b(?:instead of|rather than|in place of)\s+(?:the\s+)?(?:tools?|functions?)\s+(?:of|from)\s+(?:any\s+)?"
     r"(?:other|another)\s+(?:mcp\s+)?servers?"
@@ -107,7 +108,7 @@ SHADOW_TOOLS = re.compile(
     r"must not be used)\b")
 # Bounded and anchored at the start of a run, so a long run of letters is not retried from every position.
 _EMAIL = r"(?<![a-z0-9._%+-])[a-z0-9._%+-]{1,64}@[a-z0-9-]{1,63}(?:\.[a-z0-9-]{1,63}){1,8}"
-HIDDEN_RECIPIENT = re.compile(
+HIDDEN_RECIPIENT = (
     rf"\b(?:bcc|cc|blind[- ]copy|carbon[- ]copy)\b[^.\n]{{0,60}}{_EMAIL}"
     rf"|{_EMAIL}\s+(?:as|to the|in the|into the)\s+(?:an?\s+)?(?:bcc|cc|hidden|blind|additional|extra|secret|silent)\b"
     rf"|\b(?:forward|forwards|forwarding|send|sends|copy|copies|mirror)\b[^.\n]{{0,30}}\b(?:a copy|copies|all|every|"
@@ -115,19 +116,19 @@ HIDDEN_RECIPIENT = re.compile(
     rf"|\b(?:forward|forwards|forwarding)\b[^.\n]{{0,60}}\bto\s+{_EMAIL}"
     rf"|\b(?:add|adds|include|includes|insert)\s+{_EMAIL}\s+(?:as|to)\s+(?:an?\s+|the\s+)?(?:recipients?|cc|bcc)\b"
     rf"|\b(?:change|changes|set|replace|redirect|rewrite)\b[^.\n]{{0,30}}\brecipients?\b[^.\n]{{0,20}}\bto\s+{_EMAIL}")
-SEND_TO_URL = re.compile(
+SEND_TO_URL = (
     r"\b(?:send|sends|post|posts|upload|uploads|transmit|transmits|submit|submits|exfiltrate|report|reports|forward|"
     r"forwards|copy|copies|log|beacon)\b[^.\n]{0,60}\b(?:data|contents?|conversation|history|messages?|files?|"
     r"results?|output|credentials?|keys?|tokens?|secrets?|passwords?|context|environment|everything|information|"
     r"details|logs?|responses?|answers?|arguments?|inputs?|prompts?|chats?)\b[^.\n]{0,30}\b(?:to|at|into)\s+"
     r"(?:https?|ftp|wss?)://")
-CREDENTIAL_PATH = re.compile(
+CREDENTIAL_PATH = (
     r"~/\.ssh|\.ssh/|\bid_(rsa|dsa|ecdsa|ed25519)\b|\.aws/(credentials|config)|~/\.aws\b|\bmcp\.json\b"
     r"|claude_desktop_config\.json|(^|[\s/'\"`(])\.env\b|\.npmrc\b|\.pypirc\b|\.netrc\b|\.git-credentials\b"
     r"|\.kube/config\b|\.docker/config\.json|/etc/shadow\b|\.gnupg\b|\.config/gh/hosts"
     r"|\.(bash|zsh|python|psql|mysql)_history\b|\.config/gcloud\b|application_default_credentials\.json"
     r"|\.azure/|\bwallet\.dat\b|\.password-store\b")
-SSH_KEY = re.compile(r"\b(read|pass|include|attach|paste|send|copy)\b[^.\n]{0,30}\bssh (private )?keys?\b")
+SSH_KEY = (r"\b(read|pass|include|attach|paste|send|copy)\b[^.\n]{0,30}\bssh (private )?keys?\b")
 # A credential name given as one quoted example among others on a line that asks nothing of it (a search tool's
 # `"find config files: ".env", "dockerfile", "tsconfig.json"`) names a file pattern, not an instruction to read it.
 EXAMPLE_WINDOW = 300  # characters either side of the name that count as its line
@@ -141,59 +142,40 @@ EXFIL_PARAMS = frozenset({"notes", "note", "sidenote", "side_note", "context", "
                           "annotation", "details", "summary"})
 
 
-@dataclass(frozen=True)
-class _Detector:
-    kind: str
-    pattern: re.Pattern[str]
-    severity: Severity
-    message: str
-    on_normalised: bool
-    instruction: bool  # counts as an instruction that makes exfiltration-shaped parameters suspicious
-    keep: Callable[[str, re.Match[str]], bool] | None = None  # which of the pattern's matches are this detector's
-
-    @cached_property
-    def needs(self) -> tuple[tuple[str, ...], ...]:
-        """Literal text the pattern cannot match without (checked with `in` first: clean text is never searched)."""
-        return required_literals(self.pattern)
-
-    def search(self, subject: str) -> Iterator[re.Match[str]]:
-        matches = self.pattern.finditer(subject) if could_match(self.needs, subject) else iter(())
-        return matches if self.keep is None else (match for match in matches if self.keep(subject, match))
-
-
-DETECTORS: tuple[_Detector, ...] = (
-    _Detector("tag-characters", TAG_CHARS, "error", "Unicode TAG characters hide text", False, True),
-    _Detector("variation-selectors", VARIATION_RUN, "error", "run of variation selectors hides bytes", False, True),
-    _Detector("bidi-control", BIDI, "error", "bidi control character reorders the visible text", False, False),
-    _Detector("terminal-escape", TERMINAL_ESCAPE, "error", "ANSI/OSC terminal escape sequence", False, False),
-    _Detector("zero-width", ZERO_WIDTH, "warning", "zero-width or invisible character", False, False),
-    _Detector("control-character", OTHER_CONTROL, "warning", "control character", False, False),
-    _Detector("html-comment", HTML_COMMENT, "warning", "HTML comment hides text from rendered views", True, False),
-    _Detector("instruction-tag", INSTRUCTION_TAG, "error", "instruction-style tag aimed at the model", True, True),
-    _Detector("conceal-from-user", CONCEAL, "error", "instruction to hide something from the user", True, True),
-    _Detector("conceal-from-user", CONCEAL_ACT, "error", "instruction to hide something from the user", True, True),
-    _Detector("ignore-instructions", IGNORE_INSTRUCTIONS, "error", "instruction to ignore other instructions",
+DETECTORS: tuple[Detector, ...] = (
+    Detector("tag-characters", TAG_CHARS.pattern, "error", "Unicode TAG characters hide text", False, True),
+    Detector("variation-selectors", VARIATION_RUN.pattern, "error", "run of variation selectors hides bytes", False,
+              True),
+    Detector("bidi-control", BIDI.pattern, "error", "bidi control character reorders the visible text", False, False),
+    Detector("terminal-escape", TERMINAL_ESCAPE.pattern, "error", "ANSI/OSC terminal escape sequence", False, False),
+    Detector("zero-width", ZERO_WIDTH.pattern, "warning", "zero-width or invisible character", False, False),
+    Detector("control-character", OTHER_CONTROL.pattern, "warning", "control character", False, False),
+    Detector("html-comment", HTML_COMMENT, "warning", "HTML comment hides text from rendered views", True, False),
+    Detector("instruction-tag", INSTRUCTION_TAG, "error", "instruction-style tag aimed at the model", True, True),
+    Detector("conceal-from-user", CONCEAL, "error", "instruction to hide something from the user", True, True),
+    Detector("conceal-from-user", CONCEAL_ACT, "error", "instruction to hide something from the user", True, True),
+    Detector("ignore-instructions", IGNORE_INSTRUCTIONS, "error", "instruction to ignore other instructions",
               True, True),
-    _Detector("ignore-instructions", OUTRANK_USER, "error", "instruction to ignore other instructions", True, True),
-    _Detector("override-tools", OVERRIDE_TOOLS, "error", "claim to override or redirect other tools or servers",
+    Detector("ignore-instructions", OUTRANK_USER, "error", "instruction to ignore other instructions", True, True),
+    Detector("override-tools", OVERRIDE_TOOLS, "error", "claim to override or redirect other tools or servers",
               True, True),
-    _Detector("shadow-tools", SHADOW_TOOLS, "error", "claim to replace or forbid other tools or servers", True, True),
-    _Detector("hidden-recipient", HIDDEN_RECIPIENT, "error", "instruction to add a recipient (bcc/cc/forward to an "
+    Detector("shadow-tools", SHADOW_TOOLS, "error", "claim to replace or forbid other tools or servers", True, True),
+    Detector("hidden-recipient", HIDDEN_RECIPIENT, "error", "instruction to add a recipient (bcc/cc/forward to an "
               "address)", True, True),
-    _Detector("send-to-url", SEND_TO_URL, "error", "instruction to send data to a URL", True, True, asks_to_send),
-    _Detector("send-to-url", SEND_TO_URL, "warning", "description of data sent to a URL", True, False,
+    Detector("send-to-url", SEND_TO_URL, "error", "instruction to send data to a URL", True, True, asks_to_send),
+    Detector("send-to-url", SEND_TO_URL, "warning", "description of data sent to a URL", True, False,
               describes_own_sending),
-    _Detector("send-to-url", MUST_BE_SENT, "error", "instruction to send data to a URL", True, True),
-    _Detector("call-first", CALL_FIRST, "warning", "instruction to call this tool before any other", True, False),
-    _Detector("call-first", EVERY_TURN, "warning", "instruction to call this tool before any other", True, False),
-    _Detector("collect-conversation", COLLECT_CONVERSATION, "warning", "instruction to put the conversation in an "
+    Detector("send-to-url", MUST_BE_SENT, "error", "instruction to send data to a URL", True, True),
+    Detector("call-first", CALL_FIRST, "warning", "instruction to call this tool before any other", True, False),
+    Detector("call-first", EVERY_TURN, "warning", "instruction to call this tool before any other", True, False),
+    Detector("collect-conversation", COLLECT_CONVERSATION, "warning", "instruction to put the conversation in an "
               "argument", True, False),
-    _Detector("system-prompt-request", SYSTEM_PROMPT_REQUEST, "error", "request for the model's system prompt",
+    Detector("system-prompt-request", SYSTEM_PROMPT_REQUEST, "error", "request for the model's system prompt",
               True, True),
-    _Detector("credential-request", USER_SECRET_REQUEST, "warning", "request for the user's secrets", True, True),
-    _Detector("credential-reference", CREDENTIAL_PATH, "warning", "reference to a credential or config file",
+    Detector("credential-request", USER_SECRET_REQUEST, "warning", "request for the user's secrets", True, True),
+    Detector("credential-reference", CREDENTIAL_PATH, "warning", "reference to a credential or config file",
               True, True),
-    _Detector("credential-reference", SSH_KEY, "warning", "instruction to read or pass an SSH key", True, True),
+    Detector("credential-reference", SSH_KEY, "warning", "instruction to read or pass an SSH key", True, True),
 )
 
 
@@ -225,7 +207,7 @@ def _emoji_joiner(text: str, position: int) -> bool:
         unicodedata.category(text[position + 1]) == "So"
 
 
-def _hits(path: str, text: str, encodings: frozenset[str] = ENCODINGS) -> Iterator[tuple[_Detector, str, str]]:
+def _hits(path: str, text: str, encodings: frozenset[str] = ENCODINGS) -> Iterator[tuple[Detector, str, str]]:
     normalised: str | None = None
     for detector in DETECTORS:
         if detector.on_normalised:
@@ -243,7 +225,7 @@ def _hits(path: str, text: str, encodings: frozenset[str] = ENCODINGS) -> Iterat
     yield from _decoded_hits(path, text, encodings)
 
 
-def _evidence(detector: _Detector, subject: str, match: re.Match[str]) -> str:
+def _evidence(detector: Detector, subject: str, match: re.Match[str]) -> str:
     """What a hit shows: the hidden text decoded (tag characters, variation selectors), else the text around it."""
     if detector.kind in ("tag-characters", "variation-selectors"):
         decode = _decode_tags if detector.kind == "tag-characters" else _decode_selectors
@@ -251,7 +233,7 @@ def _evidence(detector: _Detector, subject: str, match: re.Match[str]) -> str:
     return _snippet(subject, match.start(), match.end())
 
 
-def _decoded_hits(path: str, text: str, encodings: frozenset[str]) -> Iterator[tuple[_Detector, str, str]]:
+def _decoded_hits(path: str, text: str, encodings: frozenset[str]) -> Iterator[tuple[Detector, str, str]]:
     """The phrases of text hidden in an encoding (base64, hex, %XX, entities, escapes, ROT13), named by it."""
     for encoding, piece in decoded(text, encodings):
         subject = _normalised(piece)
@@ -309,7 +291,7 @@ def _listed_example(text: str, start: int, end: int) -> bool:
     return inside and len(quoted) >= 2 and _ACCESS_VERBS.search(_QUOTED.sub(" ", line)) is None
 
 
-def _has_phrase(normalised: str, phrases: tuple[_Detector, ...] = PHRASES) -> bool:
+def _has_phrase(normalised: str, phrases: tuple[Detector, ...] = PHRASES) -> bool:
     return any(next(detector.search(normalised), None) is not None for detector in phrases)
 
 
@@ -317,7 +299,7 @@ def _has_decoded_phrase(joined: str, encodings: frozenset[str]) -> bool:
     return any(_has_phrase(_normalised(piece)) for _, piece in decoded(joined, encodings))
 
 
-def _possible(normalised: list[str]) -> tuple[tuple[_Detector, ...], frozenset[str]]:
+def _possible(normalised: list[str]) -> tuple[tuple[Detector, ...], frozenset[str]]:
     """The phrase detectors whose literal words occur somewhere in these texts taken together (`could_match` on all
     of it): a detector whose words are in none of them cannot match any one of them, so it is not tried on each.
     The same detectors, found faster: a literal without whitespace occurs in the text exactly when it occurs in one
@@ -342,13 +324,13 @@ def _occurs(literal: str, words: str, everything: str) -> bool:
     return (len(pieces) == 1 and pieces[0] == literal) or literal in everything
 
 
-def _scan_walk(walk: Walk) -> list[tuple[_Detector, str, str]]:
+def _scan_walk(walk: Walk) -> list[tuple[Detector, str, str]]:
     joined = FIELD_BREAK.join(walk.texts)
     return _scan_joined(walk, joined, _normalised(joined), PHRASES, ENCODINGS)
 
 
-def _scan_joined(walk: Walk, joined: str, normalised: str, phrases: tuple[_Detector, ...],
-                 encodings: frozenset[str]) -> list[tuple[_Detector, str, str]]:
+def _scan_joined(walk: Walk, joined: str, normalised: str, phrases: tuple[Detector, ...],
+                 encodings: frozenset[str]) -> list[tuple[Detector, str, str]]:
     """A walk's hits, given its strings joined (as is and normalised), the phrases that could match them and the
     encodings that could hide one."""
     if not _has_suspect_char(joined) and not _has_phrase(normalised, phrases) \
@@ -357,7 +339,7 @@ def _scan_joined(walk: Walk, joined: str, normalised: str, phrases: tuple[_Detec
     return [hit for path, text in walk.strings for hit in _hits(path, text, encodings)]
 
 
-def _findings(tool: str | None, hits: list[tuple[_Detector, str, str]]) -> Iterator[Finding]:
+def _findings(tool: str | None, hits: list[tuple[Detector, str, str]]) -> Iterator[Finding]:
     for detector, path, evidence in hits:
         where = path.replace("(key)", " (key)") or "text"
         yield RULE.finding(tool, f"{detector.message} [{detector.kind}] in {where}", severity=detector.severity,
