@@ -17,7 +17,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from paired import CLI, Side, alternate, describe_ref, export_ref, median_seconds  # noqa: E402
+from paired import CLI, Side, alternate, describe_ref, export_ref, median_cpu, median_seconds  # noqa: E402
 
 BASELINE_REF = "aa7ca09"  # the commit before the start-up work (issue 12)
 SMALL = {"tools": [{"name": "get_weather", "description": "Get the current weather for a city, in metric units, "
@@ -48,10 +48,14 @@ def main() -> None:
         figures = {}
         for label, argv in COMMANDS.items():
             sides = [bare, Side(f"{label} (baseline)", [*CLI, *argv], tree), Side(label, [*CLI, *argv])]
-            python, before, after = (median_seconds(s) for s in alternate(sides, args.runs, work))
-            figures[label] = {"python": python, "baseline": before, "current": after}
+            samples = alternate(sides, args.runs, work)
+            python, before, after = (median_seconds(s) for s in samples)
+            cpu_before, cpu_after = (median_cpu(s) for s in samples[1:])
+            figures[label] = {"python": python, "baseline": before, "current": after, "baseline_cpu": cpu_before,
+                              "current_cpu": cpu_after}
             print(f"{label:<12} python -c pass {python:.3f} s  baseline {before:.3f} s  current {after:.3f} s  "
-                  f"current/baseline {after / before:.2f}x  current/python {after / python:.1f}x")
+                  f"current/baseline {after / before:.2f}x  current/python {after / python:.1f}x  "
+                  f"(CPU {cpu_before:.3f} -> {cpu_after:.3f} s)")
         print(json.dumps({"startup": {k: {n: round(v, 3) for n, v in f.items()} for k, f in figures.items()}}))
 
 

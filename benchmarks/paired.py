@@ -1,8 +1,9 @@
 """Helpers the whole-process benchmarks share: run a command and read its wall time and peak memory, alternate a
 baseline with the current code in one run, export a baseline git ref's code to a temporary folder, print medians.
 
-A baseline ref runs as `python -c "from scanner.cli.app import main; main()"` with PYTHONPATH at its exported tree
-(the PYTHONPATH entry is found before the editable install's finder), with the same interpreter and packages.
+Both sides run as `python -m scanner` (the package's entry, which the console script calls too: it sets what the
+CLI sets before it imports anything), a baseline ref with PYTHONPATH at its exported tree (the PYTHONPATH entry is
+found before the editable install's finder), with the same interpreter and packages.
 """
 
 from __future__ import annotations
@@ -20,7 +21,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
-CLI = ["-c", "from scanner.cli.app import main; main()"]
+CLI = ["-m", "scanner"]
 
 
 @dataclass(frozen=True)
@@ -28,6 +29,7 @@ class Sample:
     seconds: float
     peak_mib: float
     code: int
+    cpu_seconds: float = float("nan")  # the process's user and system time (steadier than wall time on a busy hour)
 
 
 @dataclass(frozen=True)
@@ -62,7 +64,7 @@ def run(side: Side, cwd: Path, stdout: Path | None = None) -> Sample:
         if stdout is not None:
             out.close()  # type: ignore[union-attr]
     peak_mib = usage.ru_maxrss / 1024 if usage.ru_maxrss > floor_kib else float("nan")
-    return Sample(seconds, peak_mib, process.returncode)
+    return Sample(seconds, peak_mib, process.returncode, usage.ru_utime + usage.ru_stime)
 
 
 def alternate(sides: Sequence[Side], runs: int, cwd: Path) -> list[list[Sample]]:
@@ -79,6 +81,10 @@ def alternate(sides: Sequence[Side], runs: int, cwd: Path) -> list[list[Sample]]
 
 def median_seconds(samples: Sequence[Sample]) -> float:
     return statistics.median(s.seconds for s in samples)
+
+
+def median_cpu(samples: Sequence[Sample]) -> float:
+    return statistics.median(s.cpu_seconds for s in samples)
 
 
 def median_peak(samples: Sequence[Sample]) -> float:

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import ast
 import re
+import tomllib
 from pathlib import Path
 
 import pytest
@@ -82,7 +83,7 @@ def test_one_lookup_by_id_or_name_for_every_family() -> None:
 ])
 def test_a_malformed_catalogue_is_refused(text: str, needle: str) -> None:
     with pytest.raises((CatalogueError, ValueError), match=needle):
-        load_rules(text)
+        load_rules(tomllib.loads(text))
 
 
 @pytest.mark.parametrize("rule_id", ["S7", "P3", "B2", "I7", "FX"])

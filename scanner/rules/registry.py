@@ -5,11 +5,11 @@ found by id or name with one `lookup`. `--explain`, the SARIF rule catalogue, co
 from __future__ import annotations
 
 import re
-import tomllib
 from importlib.resources import files
 from types import MappingProxyType
 from typing import Any, get_args
 
+from scanner.parsed_toml import read_toml
 from scanner.report.model import Category
 from scanner.report.severity import Severity
 from scanner.rules.model import Family, Rule, family_of
@@ -40,9 +40,9 @@ def _rule(entry: dict[str, Any]) -> Rule:
                 reference=entry.get("reference", ""))
 
 
-def load_rules(text: str) -> tuple[Rule, ...]:
-    """Every rule of a catalogue text, checked: each field present, ids and names unique."""
-    rules = tuple(_rule(entry) for entry in tomllib.loads(text).get("rule", []))
+def load_rules(catalogue: dict[str, Any]) -> tuple[Rule, ...]:
+    """Every rule of a parsed catalogue, checked: each field present, ids and names unique."""
+    rules = tuple(_rule(entry) for entry in catalogue.get("rule", []))
     for key in ("id", "name"):
         values = [getattr(rule, key) for rule in rules]
         repeated = sorted({value for value in values if values.count(value) > 1})
@@ -51,7 +51,7 @@ def load_rules(text: str) -> tuple[Rule, ...]:
     return rules
 
 
-ALL_RULES: tuple[Rule, ...] = load_rules(files("scanner.rules").joinpath(CATALOGUE).read_text(encoding="utf-8"))
+ALL_RULES: tuple[Rule, ...] = load_rules(read_toml(files("scanner.rules"), CATALOGUE))
 _BY_KEY = MappingProxyType({**{r.id.lower(): r for r in ALL_RULES}, **{r.name: r for r in ALL_RULES}})
 
 
