@@ -16,7 +16,6 @@ Only a config given explicitly with `--config PATH` can suppress those.
 from __future__ import annotations
 
 import hashlib
-import tomllib
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -194,6 +193,8 @@ def parse(entries: dict[str, Any], where: str, *, path: str | None = None, table
 
 def _read_toml(path: Path) -> tuple[dict[str, Any], str]:
     """The file's TOML document and the sha256 of its bytes."""
+    import tomllib  # only when there is a config to read: a command without one does not load the parser
+
     try:
         size = path.stat().st_size
         if size > MAX_CONFIG_BYTES:

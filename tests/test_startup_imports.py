@@ -250,3 +250,13 @@ def test_the_report_models_are_built_on_first_use_not_at_import() -> None:
                                           check=True).stdout.split("\n")[:2]
     assert int(report_models) > 20  # the probe saw the report's models
     assert built == ""
+
+
+def test_a_check_without_a_config_loads_no_toml_parser(tmp_path: Path) -> None:
+    """The rules catalogue comes from its parsed copy and no config file is there to read: tomllib (pure Python,
+    10-15 ms for the catalogue) is never imported."""
+    (tmp_path / "tools.json").write_text(json.dumps({"tools": [{"name": "get_x", "description": "Get x."}]}))
+    loaded = _modules("check", "tools.json", "-q", cwd=tmp_path)
+    assert "scanner.rules.registry" in loaded and "tomllib" not in loaded
+    (tmp_path / "mcp-sandbox.toml").write_text("[rules]\ndisable = []\n")  # near miss: a config to read
+    assert "tomllib" in _modules("check", "tools.json", "-q", "--config", "mcp-sandbox.toml", cwd=tmp_path)
