@@ -9,13 +9,16 @@ import tomllib
 from importlib.resources import files
 from pathlib import Path
 
+import pytest
+
 from scanner.parsed_toml import copy_of, read_toml, write_copy
 
 WRITE_AGAIN = "write the copies again: .venv/bin/python -m scanner.rules.write_tables"
 
 
-def test_the_shipped_catalogue_copy_is_current() -> None:
-    folder = files("scanner.rules")
+@pytest.mark.parametrize("package", ["scanner.rules", "scanner.vet"])
+def test_the_shipped_catalogue_copy_is_current(package: str) -> None:
+    folder = files(package)
     text = folder.joinpath("rules.toml").read_text(encoding="utf-8")
     shipped = json.loads(folder.joinpath("rules.toml.parsed.json").read_text(encoding="utf-8"))
     assert shipped == copy_of(text), WRITE_AGAIN

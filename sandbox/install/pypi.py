@@ -12,7 +12,6 @@ from __future__ import annotations
 
 import re
 import tarfile
-import tomllib
 import zipfile
 from collections.abc import Mapping
 from dataclasses import dataclass
@@ -82,6 +81,8 @@ class SourceBuild:
 def source_builds(pylock: bytes, requirements: str) -> list[SourceBuild] | None:
     """The packages to build from an sdist, sorted by name; None when the lock cannot be read (then no step may
     assume that nothing is built)."""
+    import tomllib  # a fresh install's lock only: a scan of an installed server does not load the parser
+
     try:
         data = tomllib.loads(pylock.decode("utf-8"))
     except (UnicodeDecodeError, tomllib.TOMLDecodeError):

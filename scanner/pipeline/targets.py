@@ -7,7 +7,6 @@ import json
 import os
 import re
 import tarfile
-import tomllib
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Literal
@@ -169,6 +168,8 @@ def _npm_archive_name(path: Path) -> str:
 
 
 def _python_folder_name(manifest: Path) -> str:
+    import tomllib  # a local folder's pyproject.toml only: a package scan does not load the parser
+
     try:
         project = tomllib.loads(_manifest_text(manifest)).get("project")
     except (tomllib.TOMLDecodeError, UnicodeDecodeError) as exc:

@@ -1,6 +1,6 @@
 """Write the data the rules read at start-up from files derived from their sources, after editing a source:
-the rules catalogue's parsed copy (scanner/parsed_toml.py) and S8's literal table (scanner/rules/static/
-stored_literals.py). The test suite fails, naming this command, while either is out of date.
+the rules catalogues' parsed copies (scanner/parsed_toml.py: the registry's and vet's) and S8's literal table
+(scanner/rules/static/stored_literals.py). The test suite fails, naming this command, while one is out of date.
 
     .venv/bin/python -m scanner.rules.write_tables
 """
@@ -14,13 +14,15 @@ from scanner.parsed_toml import write_copy
 from scanner.rules.registry import CATALOGUE
 from scanner.rules.static.s08_hidden_text import DETECTORS
 from scanner.rules.static.stored_literals import TABLE, table_rows
+from scanner.vet import catalogue as vet_catalogue
 
 
 def main() -> None:
-    copy = write_copy(Path(__file__).with_name(CATALOGUE))
+    copies = [write_copy(Path(__file__).with_name(CATALOGUE)),
+              write_copy(Path(vet_catalogue.__file__).with_name(vet_catalogue.CATALOGUE))]
     rows = table_rows(detector.source for detector in DETECTORS)
     TABLE.write_text(json.dumps(rows, indent=1, ensure_ascii=True) + "\n", encoding="utf-8")
-    print(f"wrote {copy} and {len(rows)} patterns' literals to {TABLE}")
+    print(f"wrote {', '.join(map(str, copies))} and {len(rows)} patterns' literals to {TABLE}")
 
 
 if __name__ == "__main__":

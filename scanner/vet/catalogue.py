@@ -4,11 +4,12 @@ form and the dated specification page (an ADVISORY's is its SDK's migration guid
 
 from __future__ import annotations
 
-import tomllib
 from dataclasses import dataclass
 from importlib.resources import files
 from types import MappingProxyType
+from typing import Any
 
+from scanner.parsed_toml import read_toml
 from scanner.vet.model import Tier
 
 CATALOGUE = "rules.toml"
@@ -46,15 +47,16 @@ def _rule(entry: dict[str, object]) -> VetRule:
     return VetRule(**{k: (Tier(entry[k]) if k == "tier" else str(entry[k])) for k in _FIELDS})  # type: ignore[arg-type]
 
 
-def load(text: str) -> tuple[VetRule, ...]:
-    rules = tuple(_rule(entry) for entry in tomllib.loads(text).get("rule", []))
+def load(catalogue: dict[str, Any]) -> tuple[VetRule, ...]:
+    """Every rule of the parsed catalogue, checked."""
+    rules = tuple(_rule(entry) for entry in catalogue.get("rule", []))
     ids = [r.id for r in rules]
     if len(set(ids)) != len(ids):
         raise VetCatalogueError("a vet rule id is listed more than once")
     return rules
 
 
-VET_RULES: tuple[VetRule, ...] = load(files("scanner.vet").joinpath(CATALOGUE).read_text(encoding="utf-8"))
+VET_RULES: tuple[VetRule, ...] = load(read_toml(files("scanner.vet"), CATALOGUE))
 BY_ID = MappingProxyType({r.id: r for r in VET_RULES})
 
 
