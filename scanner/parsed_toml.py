@@ -23,8 +23,8 @@ def read_toml(folder: Traversable, name: str) -> dict[str, Any]:
     text = folder.joinpath(name).read_text(encoding="utf-8")
     try:
         copy = json.loads(folder.joinpath(name + COPY_SUFFIX).read_text(encoding="utf-8"))
-    except FileNotFoundError:
-        copy = None
+    except (FileNotFoundError, ValueError):  # none, or not JSON (a cut-off write, a merge's conflict markers): the
+        copy = None  # TOML itself, so the CLI and the writer that repairs the copy still start
     if isinstance(copy, dict) and copy.get("sha256") == _digest(text) and isinstance(copy.get("data"), dict):
         return copy["data"]
     return _parse(text)

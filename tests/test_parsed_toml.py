@@ -41,3 +41,18 @@ def test_a_current_copy_is_read_and_a_stale_one_is_not(tmp_path: Path) -> None:
     assert read_toml(tmp_path, "table.toml") == {"rule": [{"id": "S2"}]}
     copy.unlink()
     assert read_toml(tmp_path, "table.toml") == {"rule": [{"id": "S2"}]}
+
+
+@pytest.mark.parametrize("broken", ["<<<<<<< HEAD\n{}\n=======\n{}\n>>>>>>> other\n", '{"sha256": "ab', "\xff"],
+                         ids=["conflict-markers", "cut-off", "not-utf-8"])
+def test_a_copy_that_is_not_json_is_passed_over(tmp_path: Path, broken: str) -> None:
+    """A copy cut off mid-write or left with a merge's conflict markers is no copy: the TOML is parsed itself (the CLI
+    and the writer that repairs the copy still start)."""
+    source = tmp_path / "table.toml"
+    source.write_text('[[rule]]\nid = "S1"\n', encoding="utf-8")
+    copy = tmp_path / "table.toml.parsed.json"
+    copy.write_bytes(b"\xff\xfe" if broken == "\xff" else broken.encode("utf-8"))
+    assert read_toml(tmp_path, "table.toml") == {"rule": [{"id": "S1"}]}
+    write_copy(source)  # near miss: the repaired copy is read again
+    assert json.loads(copy.read_text(encoding="utf-8")) == copy_of(source.read_text(encoding="utf-8"))
+    assert read_toml(tmp_path, "table.toml") == {"rule": [{"id": "S1"}]}

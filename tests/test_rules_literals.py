@@ -82,6 +82,11 @@ def test_a_pattern_the_table_lacks_is_worked_out(tmp_path: Path) -> None:
     edited = r"upload\s+to\s+https://"  # near miss: the table does not hold it, so it is parsed
     assert needs_of(edited, table) == required_literals(re.compile(edited)) != needs_of(stored, table)
     assert load_table(tmp_path / "absent.json") == {}
+    # A table that is not JSON (cut off mid-write, a merge's conflict markers) is no table: every pattern is worked
+    # out, and the writer that repairs it still imports the rule.
+    path.write_text("<<<<<<< HEAD\n[]\n=======\n[]\n>>>>>>> other\n", encoding="utf-8")
+    assert load_table(path) == {}
+    assert needs_of(stored, load_table(path)) == required_literals(re.compile(stored))
 
 
 def test_a_pattern_is_compiled_only_for_text_that_could_match() -> None:

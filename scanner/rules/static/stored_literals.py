@@ -22,10 +22,11 @@ Needs = tuple[tuple[str, ...], ...]
 
 
 def load_table(path: Path = TABLE) -> dict[str, Needs]:
-    """The stored needs by pattern text; an absent file is an empty table (every pattern worked out)."""
+    """The stored needs by pattern text; an absent file, or one that is not JSON (a cut-off write, a merge's conflict
+    markers), is an empty table (every pattern worked out, and the writer that repairs it still starts)."""
     try:
         rows = json.loads(path.read_text(encoding="utf-8"))
-    except FileNotFoundError:
+    except (FileNotFoundError, ValueError):
         return {}
     return {row["pattern"]: tuple(tuple(group) for group in row["needs"]) for row in rows}
 
