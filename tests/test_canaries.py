@@ -183,9 +183,9 @@ def test_a_blob_with_no_form_is_ruled_out_by_the_blocks_alone() -> None:
     from sandbox.run import canary_search
 
     planted = plant_canaries(HOME, 0, 0)
-    exact, folded = canary_search._windows(tuple(planted.locations))
+    windows = canary_search._windows(tuple(planted.locations))
     answer = (b"README: the tool lists files under /workspace and reads them back. " * 20_000)
-    assert not canary_search._could_hold(answer, exact) and not canary_search._could_hold(answer.lower(), folded)
+    assert not canary_search._could_hold(answer.lower(), windows)
     token = planted.env["NPM_TOKEN"].encode()
     with_token = answer[:500_003] + token + answer[500_003:]
-    assert canary_search._could_hold(with_token, exact)
+    assert canary_search._could_hold(with_token.lower(), windows)

@@ -3,9 +3,10 @@ name. `find_canaries` spots a token plain, base64-, base32- or hex-encoded, with
 piece of one (PIECE_MIN characters or more: half a token in each of two responses, or in two DNS names).
 
 Every form searched is 16 bytes or longer, so any copy of one covers a whole 8-byte block of the blob at an offset
-that is a multiple of 8. The search first asks whether any such block of the blob is one of the forms' 8-byte
-windows (`_could_hold`: a set lookup per block, about a quarter of the time of the forms' own searches over a
-megabyte); only a blob that could hold one is searched form by form. Most answers hold none."""
+that is a multiple of 8. The search first asks whether any such block of the blob lowered is one of the forms'
+8-byte windows, lowered too (`_could_hold`: a set lookup per block, about a quarter of the time of the forms' own
+searches over a megabyte; one pass, since a form the blob holds as it is, its lowered blob holds lowered); only a blob
+that could hold one is searched form by form. Most answers hold none."""
 
 from __future__ import annotations
 
@@ -35,8 +36,7 @@ def find_canaries(blob: str | bytes, locations: dict[str, str]) -> list[CanaryHi
     data = blob.encode("utf-8", errors="surrogateescape") if isinstance(blob, str) else blob
     lowered = data.lower()
     tokens = tuple(locations)
-    exact, folded = _windows(tokens)
-    if not (_could_hold(data, exact) or _could_hold(lowered, folded)):
+    if not _could_hold(lowered, _windows(tokens)):
         return []
     runs = lowered if RUN_MARK in lowered.translate(_alphabet_mask(tokens)) else b""
     hits: list[CanaryHit] = []
@@ -55,20 +55,19 @@ def _could_hold(data: bytes, windows: frozenset[int]) -> bool:
 
 
 @functools.lru_cache(maxsize=64)
-def _windows(tokens: tuple[str, ...]) -> tuple[frozenset[int], frozenset[int]]:
-    """Every BLOCK-byte window of the first FORM_MIN bytes of each form the tokens are searched in, as native
-    integers: of the forms searched in the blob as it is (plain, base64), and of those searched in it lowered (hex,
-    base32, the case-changed, reversed and pieces)."""
-    exact: set[int] = set()
-    folded: set[int] = set()
+def _windows(tokens: tuple[str, ...]) -> frozenset[int]:
+    """Every BLOCK-byte window of the first FORM_MIN bytes of each form the tokens are searched in, lowered, as
+    native integers: those searched in the blob as it is (plain, base64) lowered, and those searched in it lowered
+    (hex, base32, the case-changed, reversed and pieces) as they are. A blob holding a form of the first kind holds
+    it lowered once lowered itself (bytes.lower keeps every byte's place), so one pass over the lowered blob rules
+    out both kinds."""
+    windows: set[int] = set()
     for token in tokens:
         raw, base64s, hexed, base32s = _encoded(token)
         lower, backwards, pieces = _altered(token)
-        for form in (raw, *base64s):
-            exact.update(_form_windows(form))
-        for form in (hexed, *base32s, lower, backwards, *pieces):
-            folded.update(_form_windows(form))
-    return frozenset(exact), frozenset(folded)
+        for form in (raw, *base64s, hexed, *base32s, lower, backwards, *pieces):
+            windows.update(_form_windows(form.lower()))
+    return frozenset(windows)
 
 
 def _form_windows(form: bytes) -> list[int]:
