@@ -87,6 +87,10 @@ def test_a_pattern_the_table_lacks_is_worked_out(tmp_path: Path) -> None:
     path.write_text("<<<<<<< HEAD\n[]\n=======\n[]\n>>>>>>> other\n", encoding="utf-8")
     assert load_table(path) == {}
     assert needs_of(stored, load_table(path)) == required_literals(re.compile(stored))
+    # So is JSON of another shape (a row without its needs, a group that is not strings).
+    for other in ({"pattern": stored}, [{"pattern": stored}], [{"pattern": stored, "needs": [["x", 1]]}]):
+        path.write_text(json.dumps(other), encoding="utf-8")
+        assert load_table(path) == {}, other
 
 
 def test_a_pattern_is_compiled_only_for_text_that_could_match() -> None:

@@ -23,12 +23,21 @@ Needs = tuple[tuple[str, ...], ...]
 
 def load_table(path: Path = TABLE) -> dict[str, Needs]:
     """The stored needs by pattern text; an absent file, or one that is not JSON (a cut-off write, a merge's conflict
-    markers), is an empty table (every pattern worked out, and the writer that repairs it still starts)."""
+    markers) or not rows of a pattern and its groups of strings, is an empty table (every pattern worked out, and the
+    writer that repairs it still starts)."""
     try:
         rows = json.loads(path.read_text(encoding="utf-8"))
     except (FileNotFoundError, ValueError):
         return {}
+    if not isinstance(rows, list) or not all(_is_row(row) for row in rows):
+        return {}
     return {row["pattern"]: tuple(tuple(group) for group in row["needs"]) for row in rows}
+
+
+def _is_row(row: object) -> bool:
+    return (isinstance(row, dict) and isinstance(row.get("pattern"), str) and isinstance(row.get("needs"), list)
+            and all(isinstance(group, list) and all(isinstance(option, str) for option in group)
+                    for group in row["needs"]))
 
 
 def needs_of(source: str, table: Mapping[str, Needs]) -> Needs:
