@@ -3,7 +3,7 @@ its data as JSON). tomllib is pure Python: it takes 10-15 ms to parse the rules 
 its JSON copy loads in under 1 ms. A TOML edited since its copy was written is parsed itself (slower, never stale),
 and the test suite says when to write the copies again:
 
-    .venv/bin/python -m scanner.rules.write_tables
+    .venv/bin/python -m scanner.write_tables
 """
 
 from __future__ import annotations

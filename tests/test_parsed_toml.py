@@ -13,7 +13,7 @@ import pytest
 
 from scanner.parsed_toml import copy_of, read_toml, write_copy
 
-WRITE_AGAIN = "write the copies again: .venv/bin/python -m scanner.rules.write_tables"
+WRITE_AGAIN = "write the copies again: .venv/bin/python -m scanner.write_tables"
 
 
 @pytest.mark.parametrize("package", ["scanner.rules", "scanner.vet"])

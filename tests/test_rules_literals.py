@@ -68,7 +68,7 @@ def test_the_stored_needs_are_the_patterns_own() -> None:
 
     table = load_table()
     stale = [d.kind for d in s08.DETECTORS if table.get(d.source) != required_literals(re.compile(d.source))]
-    assert stale == [], "write the table again: .venv/bin/python -m scanner.rules.write_tables"
+    assert stale == [], "write the table again: .venv/bin/python -m scanner.write_tables"
 
 
 def test_a_pattern_the_table_lacks_is_worked_out(tmp_path: Path) -> None:

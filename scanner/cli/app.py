@@ -44,11 +44,28 @@ def commands_of(module: str) -> dict[str, Any]:
 
 
 class Commands(TyperGroup):
-    """The root group, its commands built on first lookup (scanner.cli.lazy_commands)."""
+    """The root group, its commands built on first lookup (scanner.cli.lazy_commands); its own help lists them by
+    their stored summaries (scanner.cli.command_summaries) rather than building every one."""
 
     def __init__(self, **kwargs: Any) -> None:
         super().__init__(**kwargs)
         self.commands = LazyCommands(COMMANDS, commands_of, built=self.commands)
+
+    def format_help(self, ctx: Any, formatter: Any) -> None:
+        from scanner.cli.command_summaries import load_summaries, summary_command
+
+        summaries = load_summaries(COMMANDS)
+        lazy = self.commands
+        if summaries is None or not isinstance(lazy, LazyCommands):
+            super().format_help(ctx, formatter)
+            return
+        built = set(lazy.loaded())
+        self.commands = {name: lazy[name] if name in built or name not in summaries
+                         else summary_command(name, summaries[name]) for name in lazy}
+        try:
+            super().format_help(ctx, formatter)
+        finally:
+            self.commands = lazy
 
 
 app = typer.Typer(

@@ -4,7 +4,7 @@ the rules 15-25 ms. The table is keyed by each pattern's text (S8 compiles its p
 edited since is worked out again when first used (slower, never a wrong gate), and tests/test_rules_literals.py says
 when to write the table again:
 
-    .venv/bin/python -m scanner.rules.write_tables
+    .venv/bin/python -m scanner.write_tables
 """
 
 from __future__ import annotations
