@@ -29,7 +29,7 @@ class Sample:
     seconds: float
     peak_mib: float
     code: int
-    cpu_seconds: float = float("nan")  # the process's user and system time (steadier than wall time on a busy hour)
+    cpu_seconds: float  # the process's user and system time (steadier than wall time on a busy hour)
 
 
 @dataclass(frozen=True)

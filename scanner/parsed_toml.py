@@ -9,10 +9,11 @@ and the test suite says when to write the copies again:
 from __future__ import annotations
 
 import hashlib
-import json
 from importlib.resources.abc import Traversable
 from pathlib import Path
 from typing import Any
+
+from scanner.derived_json import read_derived, write_derived
 
 COPY_SUFFIX = ".parsed.json"
 
@@ -21,10 +22,7 @@ def read_toml(folder: Traversable, name: str) -> dict[str, Any]:
     """The data of the TOML file `name` in `folder` (a package's files()), from its parsed copy when the copy is of
     this very text."""
     text = folder.joinpath(name).read_text(encoding="utf-8")
-    try:
-        copy = json.loads(folder.joinpath(name + COPY_SUFFIX).read_text(encoding="utf-8"))
-    except (FileNotFoundError, ValueError):  # none, or not JSON (a cut-off write, a merge's conflict markers): the
-        copy = None  # TOML itself, so the CLI and the writer that repairs the copy still start
+    copy = read_derived(folder.joinpath(name + COPY_SUFFIX))  # None: the TOML itself, so the writer still starts
     if isinstance(copy, dict) and copy.get("sha256") == _digest(text) and isinstance(copy.get("data"), dict):
         return copy["data"]
     return _parse(text)
@@ -38,8 +36,7 @@ def copy_of(text: str) -> dict[str, Any]:
 def write_copy(path: Path) -> Path:
     """Write the parsed copy of the TOML file at `path` beside it; its path."""
     target = path.with_name(path.name + COPY_SUFFIX)
-    copy = copy_of(path.read_text(encoding="utf-8"))
-    target.write_text(json.dumps(copy, indent=1, ensure_ascii=False) + "\n", encoding="utf-8")
+    write_derived(target, copy_of(path.read_text(encoding="utf-8")))
     return target
 
 

@@ -8,30 +8,30 @@ The test suite fails, naming this command, while one is out of date.
 
 from __future__ import annotations
 
-import json
 from pathlib import Path
 
 import typer
 
 from scanner.cli import command_summaries
 from scanner.cli.app import COMMANDS, app
+from scanner.derived_json import write_derived
 from scanner.parsed_toml import write_copy
 from scanner.rules import registry
-from scanner.rules.registry import CATALOGUE
+from scanner.rules.static import stored_literals
 from scanner.rules.static.s08_hidden_text import DETECTORS
-from scanner.rules.static.stored_literals import TABLE, table_rows
 from scanner.vet import catalogue as vet_catalogue
 
 
 def main() -> None:
     commands = typer.main.get_command(app).commands  # type: ignore[attr-defined]
-    table = command_summaries.table_of({name: commands[name] for name in COMMANDS}, COMMANDS)
-    command_summaries.TABLE.write_text(json.dumps(table, indent=1, ensure_ascii=False) + "\n", encoding="utf-8")
-    copies = [command_summaries.TABLE, write_copy(Path(registry.__file__).with_name(CATALOGUE)),
-              write_copy(Path(vet_catalogue.__file__).with_name(vet_catalogue.CATALOGUE))]
-    rows = table_rows(detector.source for detector in DETECTORS)
-    TABLE.write_text(json.dumps(rows, indent=1, ensure_ascii=True) + "\n", encoding="utf-8")
-    print(f"wrote {', '.join(map(str, copies))} and {len(rows)} patterns' literals to {TABLE}")
+    write_derived(command_summaries.TABLE, command_summaries.table_of({name: commands[name] for name in COMMANDS},
+                                                                      COMMANDS))
+    rows = stored_literals.table_rows(detector.source for detector in DETECTORS)
+    write_derived(stored_literals.TABLE, rows)
+    written = [command_summaries.TABLE, stored_literals.TABLE,
+               write_copy(Path(registry.__file__).with_name(registry.CATALOGUE)),
+               write_copy(Path(vet_catalogue.__file__).with_name(vet_catalogue.CATALOGUE))]
+    print(f"wrote {', '.join(map(str, written))} ({len(rows)} patterns' literals)")
 
 
 if __name__ == "__main__":

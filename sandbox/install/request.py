@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Literal
+from typing import Any, Literal, get_args
 
 from sandbox.install.disk import DEFAULT_MAX_BYTES, DEFAULT_MAX_FILES
 from sandbox.install.proxy.log import EgressAttempt
@@ -22,7 +22,7 @@ LOCAL_SOURCE_DIR = "/opt/src"  # where a local target is copied in the install c
 # - finish: the last look that nothing of the install runs, the proxy's log once settled, the manifest;
 # - commit: `docker commit` of the installed tree as the image every run starts from.
 InstallPhase = Literal["proxy", "container", "steps", "finish", "commit"]
-INSTALL_PHASES: tuple[InstallPhase, ...] = ("proxy", "container", "steps", "finish", "commit")
+INSTALL_PHASES: tuple[InstallPhase, ...] = get_args(InstallPhase)
 
 
 def local_source_name(path: Path) -> str:

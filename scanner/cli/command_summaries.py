@@ -8,12 +8,13 @@ from __future__ import annotations
 
 import hashlib
 import inspect
-import json
 from collections.abc import Iterable, Mapping
 from pathlib import Path
 from typing import Any
 
 from typer.core import TyperCommand
+
+from scanner.derived_json import read_derived
 
 TABLE = Path(__file__).with_name("command_summaries.json")
 
@@ -33,12 +34,10 @@ def sources_digest(modules: Iterable[str]) -> str | None:
 def load_summaries(modules: Mapping[str, str], path: Path = TABLE) -> dict[str, str] | None:
     """Each command's summary by name, in the order of `modules` (command name -> module); None unless the table is
     of these commands and of these modules' very source."""
-    try:
-        table = json.loads(path.read_text(encoding="utf-8"))
-    except (OSError, ValueError):
+    table = read_derived(path)
+    if not isinstance(table, dict):
         return None
-    digest = sources_digest(modules.values())
-    summaries = table.get("summaries") if isinstance(table, dict) else None
+    digest, summaries = sources_digest(modules.values()), table.get("summaries")
     if digest is None or table.get("sources_sha256") != digest or not isinstance(summaries, dict):
         return None
     if list(summaries) != list(modules) or not all(isinstance(text, str) for text in summaries.values()):

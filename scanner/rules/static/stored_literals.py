@@ -9,11 +9,11 @@ when to write the table again:
 
 from __future__ import annotations
 
-import json
 import re
 from collections.abc import Iterable, Mapping
 from pathlib import Path
 
+from scanner.derived_json import read_derived
 from scanner.rules.static.literals import required_literals
 
 TABLE = Path(__file__).with_name("pattern_literals.json")
@@ -25,10 +25,7 @@ def load_table(path: Path = TABLE) -> dict[str, Needs]:
     """The stored needs by pattern text; an absent file, or one that is not JSON (a cut-off write, a merge's conflict
     markers) or not rows of a pattern and its groups of strings, is an empty table (every pattern worked out, and the
     writer that repairs it still starts)."""
-    try:
-        rows = json.loads(path.read_text(encoding="utf-8"))
-    except (FileNotFoundError, ValueError):
-        return {}
+    rows = read_derived(path)
     if not isinstance(rows, list) or not all(_is_row(row) for row in rows):
         return {}
     return {row["pattern"]: tuple(tuple(group) for group in row["needs"]) for row in rows}
@@ -49,4 +46,3 @@ def needs_of(source: str, table: Mapping[str, Needs]) -> Needs:
 def table_rows(sources: Iterable[str]) -> list[dict[str, object]]:
     """The table's rows for these patterns (each once, in the given order), worked out from each pattern."""
     return [{"pattern": source, "needs": required_literals(re.compile(source))} for source in dict.fromkeys(sources)]
-
